@@ -1,0 +1,164 @@
+import { spawn } from 'node:child_process';
+
+/**
+ * Runs a plugin executable in its own process group with an exact environment, and
+ * stays in control of it: a deadline and an abort signal kill the whole group, output
+ * is capped, and the call returns promptly even when a process the plugin left behind
+ * still holds its stdout open.
+ */
+export interface SpawnOptions {
+  timeoutMs: number;
+  signal?: AbortSignal | undefined;
+  maxOutputBytes: number;
+  cwd?: string | undefined;
+}
+
+export interface SpawnResult {
+  /** Set when the process could not be started at all (ENOENT, EACCES, ENOEXEC...). */
+  spawnError?: NodeJS.ErrnoException;
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: Buffer;
+  stderr: Buffer;
+  stdoutTruncated: boolean;
+  stderrTruncated: boolean;
+  timedOut: boolean;
+  aborted: boolean;
+  /** The plugin exited, but a process it started kept stdout or stderr open. */
+  outputHeldOpen: boolean;
+  durationMs: number;
+}
+
+/** How long stdout and stderr may stay open after the plugin exits before we call it held open. */
+const CLOSE_GRACE_MS = 200;
+
+export const DEFAULT_MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
+
+export function spawnPlugin(
+  executable: string,
+  argv: readonly string[],
+  env: Readonly<Record<string, string>>,
+  options: SpawnOptions,
+): Promise<SpawnResult> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const stdout = new CappedBuffer(options.maxOutputBytes);
+    const stderr = new CappedBuffer(options.maxOutputBytes);
+    let timedOut = false;
+    let aborted = false;
+    let outputHeldOpen = false;
+    let exitCode: number | null = null;
+    let exitSignal: NodeJS.Signals | null = null;
+    let settled = false;
+    let exited = false;
+    let timers: NodeJS.Timeout[] = [];
+
+    const child = spawn(executable, [...argv], {
+      env: { ...env },
+      cwd: options.cwd,
+      detached: true, // its own process group, so the whole group can be killed
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+
+    const killGroup = () => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // ESRCH: the group is already gone.
+      }
+    };
+
+    const finish = (spawnError?: NodeJS.ErrnoException) => {
+      if (settled) return;
+      settled = true;
+      for (const t of timers) clearTimeout(t);
+      options.signal?.removeEventListener('abort', onAbort);
+      child.stdout?.destroy();
+      child.stderr?.destroy();
+      resolve({
+        ...(spawnError ? { spawnError } : {}),
+        exitCode,
+        signal: exitSignal,
+        stdout: stdout.contents(),
+        stderr: stderr.contents(),
+        stdoutTruncated: stdout.truncated,
+        stderrTruncated: stderr.truncated,
+        timedOut,
+        aborted,
+        outputHeldOpen,
+        durationMs: performance.now() - started,
+      });
+    };
+
+    const onAbort = () => {
+      aborted = true;
+      killGroup();
+    };
+
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (!stdout.push(chunk)) killGroup(); // more than any response can be: stop it now
+    });
+    child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk));
+
+    child.once('error', (err: NodeJS.ErrnoException) => {
+      if (child.pid === undefined) finish(err);
+    });
+
+    child.once('exit', (code, sig) => {
+      exited = true;
+      exitCode = code;
+      exitSignal = sig;
+      timers.push(
+        setTimeout(() => {
+          outputHeldOpen = true;
+          killGroup();
+          // Whatever escaped the group and still holds the pipe, we stop waiting for it.
+          timers.push(setTimeout(() => finish(), CLOSE_GRACE_MS));
+        }, CLOSE_GRACE_MS),
+      );
+    });
+
+    child.once('close', () => {
+      killGroup(); // nothing the plugin started may outlive it
+      if (exited) finish();
+    });
+
+    if (child.pid !== undefined) {
+      timers.push(
+        setTimeout(() => {
+          timedOut = true;
+          killGroup();
+        }, options.timeoutMs),
+      );
+      if (options.signal?.aborted) onAbort();
+      else options.signal?.addEventListener('abort', onAbort, { once: true });
+    }
+  });
+}
+
+class CappedBuffer {
+  private chunks: Buffer[] = [];
+  private size = 0;
+  truncated = false;
+
+  constructor(private readonly cap: number) {}
+
+  /** Keeps what fits under the cap; returns false once the cap was passed. */
+  push(chunk: Buffer): boolean {
+    if (this.size >= this.cap) {
+      this.truncated = true;
+      return false;
+    }
+    const room = this.cap - this.size;
+    const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
+    this.chunks.push(kept);
+    this.size += kept.length;
+    if (chunk.length > room) this.truncated = true;
+    return !this.truncated;
+  }
+
+  contents(): Buffer {
+    return Buffer.concat(this.chunks);
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * Sizes as the Nomad CLI reads and prints them: go-humanize's ParseBytes for volume
+ * specs and IBytes for `Capacity = 47 MiB`.
+ */
+const UNITS: Record<string, number> = {
+  '': 1, b: 1,
+  k: 1e3, kb: 1e3, ki: 2 ** 10, kib: 2 ** 10,
+  m: 1e6, mb: 1e6, mi: 2 ** 20, mib: 2 ** 20,
+  g: 1e9, gb: 1e9, gi: 2 ** 30, gib: 2 ** 30,
+  t: 1e12, tb: 1e12, ti: 2 ** 40, tib: 2 ** 40,
+  p: 1e15, pb: 1e15, pi: 2 ** 50, pib: 2 ** 50,
+  e: 1e18, eb: 1e18, ei: 2 ** 60, eib: 2 ** 60,
+};
+
+export const INT64_MAX = 2n ** 63n - 1n;
+
+export class SizeError extends Error {
+  constructor(message: string, readonly input: string) {
+    super(message);
+    this.name = 'SizeError';
+  }
+}
+
+/**
+ * Parses a human size ("50MB" = 50000000, "100GiB" = 107374182400) exactly as
+ * go-humanize does. Nomad then converts to int64, which wraps sizes of 8 EiB and more
+ * to negative numbers; this refuses them instead.
+ */
+export function parseSize(input: string): bigint {
+  let end = 0;
+  let digits = '';
+  for (const ch of input) {
+    if (!(/\p{Nd}/u.test(ch) || ch === '.' || ch === ',')) break;
+    end += ch.length;
+    if (ch !== ',') digits += ch;
+  }
+  if (!/^([0-9]+\.?[0-9]*|\.[0-9]+)$/.test(digits)) {
+    throw new SizeError(`invalid size ${JSON.stringify(input)}: expected a number with an optional unit, like "50MB" or "100GiB"`, input);
+  }
+  const unit = input.slice(end).trim().toLowerCase();
+  const multiplier = UNITS[unit];
+  if (multiplier === undefined) {
+    throw new SizeError(`invalid size ${JSON.stringify(input)}: unknown unit ${JSON.stringify(unit)} (use B, kB, KiB, MB, MiB, GB, GiB, TB, TiB, PB, PiB, EB or EiB)`, input);
+  }
+  const value = Number(digits) * multiplier;
+  if (value >= 2 ** 64 || BigInt(Math.trunc(value)) > INT64_MAX) {
+    throw new SizeError(`invalid size ${JSON.stringify(input)}: too large (the largest size is 8 EiB less one byte)`, input);
+  }
+  return BigInt(Math.trunc(value));
+}
+
+const BINARY_UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB'];
+
+/** Formats bytes with binary units as `nomad volume status` prints them: `0 B`, `47 MiB`, `1.5 KiB`. */
+export function formatSize(bytes: bigint | number): string {
+  const n = typeof bytes === 'bigint' ? bytes : BigInt(Math.trunc(bytes));
+  if (n < 0n) return `-${formatSize(-n)}`;
+  if (n < 10n) return `${n} B`;
+  const f = Number(n);
+  const e = Math.floor(Math.log(f) / Math.log(1024));
+  const value = Math.floor((f / 1024 ** e) * 10 + 0.5) / 10;
+  return `${value < 10 ? value.toFixed(1) : roundHalfEven(value)} ${BINARY_UNITS[e]}`;
+}
+
+function roundHalfEven(value: number): string {
+  const floor = Math.floor(value);
+  const diff = value - floor;
+  if (diff > 0.5 || (diff === 0.5 && floor % 2 === 1)) return String(floor + 1);
+  return String(floor);
+}

@@ -1,0 +1,70 @@
+import { execFile } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { PluginFailure } from './errors.js';
+
+/**
+ * Plugins run with no PATH, so system tools are looked up in the directories a Debian
+ * or RHEL host keeps them in, and run with that same list as their PATH.
+ */
+export const SYSTEM_DIRS = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'] as const;
+
+export const TOOL_ENV = { PATH: SYSTEM_DIRS.join(':'), LC_ALL: 'C' } as const;
+
+const found = new Map<string, string>();
+
+/** The absolute path of a system tool; throws naming the package to install when it is missing. */
+export function findTool(name: string, debianPackage?: string): string {
+  const cached = found.get(name);
+  if (cached) return cached;
+  for (const dir of SYSTEM_DIRS) {
+    const candidate = `${dir}/${name}`;
+    try {
+      accessSync(candidate, constants.X_OK);
+      found.set(name, candidate);
+      return candidate;
+    } catch {
+      // keep looking
+    }
+  }
+  throw new PluginFailure(
+    'ETOOLMISSING',
+    `${name} was not found in ${SYSTEM_DIRS.join(', ')}${debianPackage ? `; install it (Debian/Ubuntu: apt-get install ${debianPackage})` : ''}`,
+    { tool: name },
+  );
+}
+
+export interface ToolResult {
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunToolOptions {
+  signal?: AbortSignal;
+  /** The Debian package that provides the tool, named in the error when it is missing. */
+  debianPackage?: string;
+}
+
+/** Runs a system tool without a shell; a failure throws with the command, exit status and stderr. */
+export function runTool(name: string, args: readonly string[], options: RunToolOptions = {}): Promise<ToolResult> {
+  const file = findTool(name, options.debianPackage);
+  return new Promise((resolve, reject) => {
+    execFile(
+      file,
+      [...args],
+      { env: TOOL_ENV, signal: options.signal, maxBuffer: 16 * 1024 * 1024, encoding: 'utf8' },
+      (err, stdout, stderr) => {
+        if (!err) return resolve({ stdout, stderr });
+        const status = (err as { code?: unknown }).code;
+        const why = typeof status === 'number' ? `exit status ${status}` : err.message;
+        reject(
+          new PluginFailure('ETOOLFAILED', `${name} ${args.join(' ')} failed (${why}): ${stderr.trim() || stdout.trim() || 'no output'}`, {
+            tool: name,
+            args,
+            exitCode: typeof status === 'number' ? status : undefined,
+            stderr,
+          }),
+        );
+      },
+    );
+  });
+}

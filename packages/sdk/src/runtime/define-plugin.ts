@@ -1,0 +1,195 @@
+import { ABORT_MARGIN_MS, AGENT_TIMEOUT_MS, OPERATIONS, isOperation, type Operation } from '../protocol/operations.js';
+import { ENV } from '../protocol/variables.js';
+import type { CreateRequest, DeleteRequest } from '../protocol/request.js';
+import type { CreateResponse, FingerprintResponse } from '../protocol/response.js';
+import { encodeError, encodeResponse } from '../protocol/encode.js';
+import { isGoVersion } from '../go/version.js';
+import { realStderrWrite, realStdoutWrite, withOutputTo } from './output-redirect.js';
+
+export interface HandlerContext {
+  operation: Operation;
+  /** Fires shortly before the agent's deadline (or on SIGTERM/SIGINT): stop, undo, and throw. */
+  signal: AbortSignal;
+  /** Writes a line to stderr, which the agent keeps in its debug log. Never log secrets. */
+  log: (message: string) => void;
+}
+
+export interface PluginDefinition {
+  /** The plugin ID, which is also its file name in the plugin directory. */
+  name: string;
+  /** A go-version string, reported by fingerprint unless `fingerprint` is given. */
+  version: string;
+  fingerprint?: (ctx: HandlerContext) => FingerprintResponse | Promise<FingerprintResponse>;
+  create: (request: CreateRequest, ctx: HandlerContext) => CreateResponse | Promise<CreateResponse>;
+  delete: (request: DeleteRequest, ctx: HandlerContext) => void | Promise<void>;
+}
+
+export interface Invocation {
+  /** The plugin's arguments as the agent passes them: `[operation]`. */
+  argv: readonly string[];
+  env: Readonly<Record<string, string | undefined>>;
+  /** Aborts the handler as the deadline would. */
+  signal?: AbortSignal;
+}
+
+export interface InvocationResult {
+  exitCode: number;
+  /** The one JSON document written to stdout. */
+  stdout: string;
+  /** Everything the plugin logged. */
+  stderr: string;
+}
+
+export interface Plugin {
+  readonly name: string;
+  readonly version: string;
+  /** Runs the operation named by process.argv and process.env, writes the response, and exits. */
+  main(): Promise<never>;
+  /** Runs one operation in-process and returns what a caller would see; never exits the process. */
+  invoke(invocation: Invocation): Promise<InvocationResult>;
+}
+
+/** Exit codes: 1 when the operation failed, 2 when the plugin was called wrongly. */
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+class UsageError extends Error {}
+
+export function definePlugin(definition: PluginDefinition): Plugin {
+  if (!isGoVersion(definition.version)) {
+    throw new Error(`definePlugin: version ${JSON.stringify(definition.version)} is not a valid go-version; use a form like "1.0.0"`);
+  }
+  return {
+    name: definition.name,
+    version: definition.version,
+    invoke: (invocation) => runOperation(definition, invocation, undefined),
+    main: () => runMain(definition),
+  };
+}
+
+async function runOperation(
+  definition: PluginDefinition,
+  { argv, env, signal: outerSignal }: Invocation,
+  liveStderr: ((text: string) => void) | undefined,
+): Promise<InvocationResult> {
+  let stderr = '';
+  const log = (text: string) => {
+    if (liveStderr) liveStderr(text);
+    else stderr += text;
+  };
+  const operation = argv[0];
+  const controller = new AbortController();
+  const abort = () => controller.abort(outerSignal?.reason ?? new Error('cancelled by caller'));
+  outerSignal?.addEventListener('abort', abort, { once: true });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const op = checkOperation(argv, env);
+    const budget = AGENT_TIMEOUT_MS[op] - ABORT_MARGIN_MS[op];
+    timer = setTimeout(() => controller.abort(new Error(`the agent's ${AGENT_TIMEOUT_MS[op] / 1000}s deadline is near`)), budget);
+    timer.unref();
+    const ctx: HandlerContext = { operation: op, signal: controller.signal, log: (m) => log(`${m}\n`) };
+    const response = await withOutputTo(log, () => handle(definition, op, env, ctx));
+    return { exitCode: 0, stdout: response, stderr };
+  } catch (err) {
+    const message = errorMessage(err);
+    log(`${definition.name}${operation && isOperation(operation) ? ` ${operation}` : ''}: ${message}\n`);
+    if (!(err instanceof UsageError) && err instanceof Error && err.stack && !isExpectedError(err)) log(`${err.stack}\n`);
+    return { exitCode: err instanceof UsageError ? EXIT_USAGE : EXIT_FAILURE, stdout: encodeError(message), stderr };
+  } finally {
+    clearTimeout(timer);
+    outerSignal?.removeEventListener('abort', abort);
+  }
+}
+
+function checkOperation(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Operation {
+  const op = argv[0];
+  const expected = `expected one of: ${OPERATIONS.join(', ')}`;
+  if (op === undefined) throw new UsageError(`no operation given; ${expected}`);
+  if (!isOperation(op)) throw new UsageError(`unknown operation ${JSON.stringify(op)}; ${expected}`);
+  const fromEnv = env[ENV.operation];
+  if (fromEnv !== op) {
+    throw new UsageError(
+      fromEnv === undefined
+        ? `${ENV.operation} is missing; the agent sets it to the operation (${op}). To run a plugin by hand, use \`dhv plugin run\``
+        : `${ENV.operation} is ${JSON.stringify(fromEnv)} but the operation argument is ${JSON.stringify(op)}; they must agree`,
+    );
+  }
+  return op;
+}
+
+async function handle(
+  definition: PluginDefinition,
+  op: Operation,
+  env: Readonly<Record<string, string | undefined>>,
+  ctx: HandlerContext,
+): Promise<string> {
+  if (op === 'fingerprint') {
+    // Kept free of zod: fingerprint has 1 s, and the agent runs every plugin's at once.
+    const response = definition.fingerprint ? await definition.fingerprint(ctx) : { version: definition.version };
+    if (typeof response?.version !== 'string' || !isGoVersion(response.version)) {
+      throw new Error(`fingerprint returned version ${JSON.stringify(response?.version)}, which is not a valid go-version`);
+    }
+    return encodeResponse(response);
+  }
+  const [{ readRequest, InvalidRequestError }, { createResponseSchema }] = await Promise.all([
+    import('../protocol/request.js'),
+    import('../protocol/response.js'),
+  ]);
+  let request;
+  try {
+    request = readRequest(op, env);
+  } catch (err) {
+    if (err instanceof InvalidRequestError) throw new UsageError(err.message);
+    throw err;
+  }
+  if (op === 'create') {
+    const response = await definition.create(request as CreateRequest, ctx);
+    const checked = createResponseSchema.safeParse(response);
+    if (!checked.success) {
+      throw new Error(`create returned an invalid response: ${checked.error.issues.map((i) => i.message).join('; ')}`);
+    }
+    return encodeResponse(checked.data);
+  }
+  await definition.delete(request as DeleteRequest, ctx);
+  return encodeResponse(undefined);
+}
+
+function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message || err.name;
+  return String(err);
+}
+
+/** Errors a plugin raises on purpose carry a code; their stack would only be noise in the agent's log. */
+function isExpectedError(err: Error): boolean {
+  return typeof (err as { code?: unknown }).code === 'string';
+}
+
+async function runMain(definition: PluginDefinition): Promise<never> {
+  const external = new AbortController();
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(sig, () => external.abort(new Error(`received ${sig}`)));
+  }
+  let written = false;
+  const finish = (exitCode: number, stdout: string): never => {
+    if (!written) {
+      written = true;
+      process.stdout.on('error', () => process.exit(exitCode));
+      realStdoutWrite(`${stdout}\n`, () => process.exit(exitCode));
+    }
+    return undefined as never;
+  };
+  const crash = (err: unknown) => {
+    const message = `unexpected failure: ${errorMessage(err)}`;
+    realStderrWrite(`${definition.name}: ${message}\n${err instanceof Error ? err.stack ?? '' : ''}\n`);
+    finish(EXIT_FAILURE, encodeError(message));
+  };
+  process.on('uncaughtException', crash);
+  process.on('unhandledRejection', crash);
+  const result = await runOperation(
+    definition,
+    { argv: process.argv.slice(2), env: process.env, signal: external.signal },
+    (text) => realStderrWrite(text),
+  );
+  finish(result.exitCode, result.stdout);
+  return new Promise<never>(() => {});
+}
