@@ -1,0 +1,201 @@
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { lstat, mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Helpers for the reliability tests: sandboxes, byte-for-byte tree snapshots, process checks, seeded randomness. */
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const HOSTILE_FIXTURES = join(REPO_ROOT, 'test/fixtures/hostile');
+export const DHV_BIN = join(REPO_ROOT, 'packages/harness/bin/run.js');
+
+export const PLUGIN_EXECUTABLES = {
+  'dhv-mkdir': join(REPO_ROOT, 'packages/plugin-mkdir/dist/dhv-mkdir'),
+  'dhv-loopback': join(REPO_ROOT, 'packages/plugin-loopback/dist/dhv-loopback'),
+} as const;
+
+export type ReferencePlugin = keyof typeof PLUGIN_EXECUTABLES;
+
+const PLUGIN_WORKSPACES: Record<ReferencePlugin, string> = {
+  'dhv-mkdir': '@dhv/plugin-mkdir',
+  'dhv-loopback': '@dhv/plugin-loopback',
+};
+
+/** The reference plugin's executable, built first when `dist/` does not have it yet. */
+export function builtPlugin(id: ReferencePlugin): string {
+  const file = PLUGIN_EXECUTABLES[id];
+  if (!existsSync(file)) {
+    execFileSync('npm', ['run', 'build', '-w', PLUGIN_WORKSPACES[id]], { cwd: REPO_ROOT, stdio: 'ignore' });
+  }
+  return file;
+}
+
+/** Whether the reference plugin's sources exist yet (the plugins are written in parallel with these tests). */
+export function pluginSourcesExist(id: ReferencePlugin): boolean {
+  return existsSync(join(REPO_ROOT, 'packages', id.replace('dhv-', 'plugin-'), 'src/plugin.ts'));
+}
+
+/** A fresh directory under the system temp dir; remove it with `removeSandbox`. */
+export function makeSandbox(prefix: string): Promise<string> {
+  return mkdtemp(join(tmpdir(), `dhv-${prefix}-`));
+}
+
+export async function removeSandbox(dir: string | undefined): Promise<void> {
+  if (dir) await rm(dir, { recursive: true, force: true });
+}
+
+export interface TreeEntry {
+  path: string;
+  type: 'file' | 'dir' | 'symlink' | 'other';
+  mode: string;
+  uid: number;
+  gid: number;
+  /** sha256 of a file's contents, a symlink's target, or '' for directories. */
+  content: string;
+}
+
+/**
+ * Every entry under `root` (root included), without following symlinks: path, type,
+ * permission bits, owner and a hash of the contents or the link target. Two snapshots
+ * are equal exactly when nothing under `root` changed in a way a user could notice.
+ */
+export async function snapshotTree(root: string): Promise<TreeEntry[]> {
+  const entries: TreeEntry[] = [];
+  const visit = async (path: string, rel: string): Promise<void> => {
+    const info = await lstat(path);
+    const base = { path: rel || '.', mode: (info.mode & 0o7777).toString(8).padStart(4, '0'), uid: info.uid, gid: info.gid };
+    if (info.isSymbolicLink()) {
+      entries.push({ ...base, type: 'symlink', content: `-> ${await readlink(path)}` });
+    } else if (info.isDirectory()) {
+      entries.push({ ...base, type: 'dir', content: '' });
+      for (const name of (await readdir(path)).sort()) await visit(join(path, name), rel ? `${rel}/${name}` : name);
+    } else if (info.isFile()) {
+      entries.push({ ...base, type: 'file', content: createHash('sha256').update(await readFile(path)).digest('hex') });
+    } else {
+      entries.push({ ...base, type: 'other', content: '' });
+    }
+  };
+  await visit(root, '');
+  return entries;
+}
+
+/** Whether a process exists and is not a zombie (a killed orphan may wait for a reaper that never comes). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** The PIDs a fixture recorded, one a line, in `<fixture>.pids`. */
+export async function recordedPids(pidFile: string): Promise<number[]> {
+  const text = await readFile(pidFile, 'utf8').catch(() => '');
+  return text
+    .split('\n')
+    .map((line) => Number(line.trim()))
+    .filter((pid) => Number.isInteger(pid) && pid > 0);
+}
+
+/** PIDs still alive after up to `graceMs` (SIGKILL is asynchronous: the kernel needs a moment). */
+export async function survivors(pids: readonly number[], graceMs = 1_000): Promise<number[]> {
+  const deadline = Date.now() + graceMs;
+  for (;;) {
+    const alive = pids.filter(processAlive);
+    if (alive.length === 0 || Date.now() >= deadline) return alive;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Kills whatever a failed test left running; never throws. */
+export function killAll(pids: readonly number[]): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
+/** A small, fast, seeded PRNG (mulberry32), so a generated case or crash point can be replayed from its seed. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function pick<T>(random: () => number, items: readonly T[]): T {
+  return items[Math.floor(random() * items.length)]!;
+}
+
+/** Runs `fn` over `items` with at most `limit` running at once, keeping the order of results. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+export function median(samples: readonly number[]): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Loop devices whose backing file lies under `dir` (`losetup -a` lists them by backing file). */
+export function loopDevicesUnder(dir: string): string[] {
+  const out = execFileSync('/usr/sbin/losetup', ['-a'], { encoding: 'utf8' });
+  return out
+    .split('\n')
+    .filter((line) => line.includes(`(${dir}/`) || line.includes(`(${dir})`))
+    .map((line) => line.split(':')[0]!);
+}
+
+/** Mount points under `dir`, deepest first, so they can be unmounted in that order. */
+export function mountsUnder(dir: string): string[] {
+  const lines = readFileSync('/proc/self/mounts', 'utf8').split('\n');
+  return lines
+    .map((line) => line.split(' ')[1] ?? '')
+    .map((p) => p.replace(/\\040/g, ' '))
+    .filter((p) => p === dir || p.startsWith(`${dir}/`))
+    .sort((a, b) => b.length - a.length);
+}
+
+/** Unmounts and detaches everything a test left under `dir`; used in afterEach before the sandbox is removed. */
+export function releaseMountsAndLoops(dir: string): void {
+  for (const mountPoint of mountsUnder(dir)) {
+    try {
+      execFileSync('/usr/bin/umount', ['-l', mountPoint], { stdio: 'ignore' });
+    } catch {
+      // already unmounted
+    }
+  }
+  for (const device of loopDevicesUnder(dir)) {
+    try {
+      execFileSync('/usr/sbin/losetup', ['-d', device], { stdio: 'ignore' });
+    } catch {
+      // already detached
+    }
+  }
+}
