@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { killOutputHolders, outputEndsOf } from './output-holders.js';
 
 /**
  * Runs a plugin executable in its own process group with an exact environment, and
@@ -60,6 +61,9 @@ export function spawnPlugin(
       stdio: ['ignore', 'pipe', 'pipe'],
     });
 
+    // Read now, while the child surely holds them: they identify a daemon that escapes the group.
+    const outputEnds = child.pid !== undefined ? outputEndsOf(child.pid) : [];
+
     const killGroup = () => {
       if (child.pid === undefined) return;
       try {
@@ -113,6 +117,7 @@ export function spawnPlugin(
         setTimeout(() => {
           outputHeldOpen = true;
           killGroup();
+          killOutputHolders(outputEnds);
           // Whatever escaped the group and still holds the pipe, we stop waiting for it.
           timers.push(setTimeout(() => finish(), CLOSE_GRACE_MS));
         }, CLOSE_GRACE_MS),
