@@ -1,5 +1,7 @@
 import { chmod, mkdir, stat } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { dirname, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Plugin as EsbuildPlugin } from 'esbuild';
 
 /**
  * Bundles a plugin into one executable file: minified CommonJS with every dependency
@@ -30,9 +32,9 @@ export async function bundlePlugin(options: BundleOptions): Promise<BundleResult
   await stat(entry).catch(() => {
     throw new Error(`plugin entry ${entry} does not exist`);
   });
-  const { build } = await import('esbuild');
+  const esbuild = await import('esbuild');
   await mkdir(dirname(outfile), { recursive: true });
-  await build({
+  await esbuild.build({
     stdin: {
       contents: [
         `const entry = require(${JSON.stringify(entry)});`,
@@ -53,8 +55,60 @@ export async function bundlePlugin(options: BundleOptions): Promise<BundleResult
     legalComments: 'none',
     banner: { js: `#!${interpreter}` },
     logLevel: 'silent',
+    plugins: [deferSdkDynamicImports(esbuild.build)],
   });
   await chmod(outfile, 0o755);
   const { size } = await stat(outfile);
   return { outfile, bytes: size, interpreter };
+}
+
+/** The SDK's own compiled files; dynamic imports from these are deferred. */
+const SDK_DIST = dirname(fileURLToPath(import.meta.url)) + sep;
+
+const DEFERRED = 'dhv-deferred';
+
+/**
+ * Keeps what the SDK loads lazily (zod and the request schemas, behind the runtime's
+ * `await import()`) out of the code node parses at start-up. esbuild turns a dynamic
+ * import into a lazily *evaluated* wrapper, but node still has to parse the whole file
+ * before running a line of it, and for zod that parse alone costs more than the rest of
+ * a fingerprint. So each such module is bundled on its own and embedded as a string
+ * (which node only scans), compiled the first time create or delete imports it. The
+ * result is still one self-contained file.
+ */
+function deferSdkDynamicImports(build: typeof import('esbuild').build): EsbuildPlugin {
+  return {
+    name: 'dhv-defer-sdk-dynamic-imports',
+    setup(b) {
+      b.onResolve({ filter: /.*/ }, async (args) => {
+        if (args.kind !== 'dynamic-import' || !args.importer.startsWith(SDK_DIST)) return undefined;
+        const resolved = await b.resolve(args.path, { kind: 'require-call', resolveDir: args.resolveDir, importer: args.importer });
+        if (resolved.errors.length > 0 || resolved.external) return undefined;
+        return { path: resolved.path, namespace: DEFERRED };
+      });
+      b.onLoad({ filter: /.*/, namespace: DEFERRED }, async (args) => {
+        const chunk = await build({
+          entryPoints: [args.path],
+          bundle: true,
+          write: false,
+          platform: 'node',
+          target: 'node20',
+          format: 'cjs',
+          minify: true,
+          legalComments: 'none',
+          logLevel: 'silent',
+        });
+        const code = chunk.outputFiles[0]!.text;
+        return {
+          contents: [
+            `const deferred = { exports: {} };`,
+            `new Function('module', 'exports', 'require', ${JSON.stringify(code)})(deferred, deferred.exports, require);`,
+            `module.exports = deferred.exports;`,
+          ].join('\n'),
+          loader: 'js',
+          resolveDir: dirname(args.path),
+        };
+      });
+    },
+  };
 }

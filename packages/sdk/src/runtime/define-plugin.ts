@@ -30,6 +30,12 @@ export interface Invocation {
   env: Readonly<Record<string, string | undefined>>;
   /** Aborts the handler as the deadline would. */
   signal?: AbortSignal;
+  /**
+   * When the handler's signal fires on its own. Defaults to shortly before the agent's
+   * deadline (AGENT_TIMEOUT_MS less ABORT_MARGIN_MS: 55 s for create and delete); tests
+   * set it low to see a handler react to the deadline without waiting for it.
+   */
+  abortAfterMs?: number;
 }
 
 export interface InvocationResult {
@@ -69,7 +75,7 @@ export function definePlugin(definition: PluginDefinition): Plugin {
 
 async function runOperation(
   definition: PluginDefinition,
-  { argv, env, signal: outerSignal }: Invocation,
+  { argv, env, signal: outerSignal, abortAfterMs }: Invocation,
   liveStderr: ((text: string) => void) | undefined,
 ): Promise<InvocationResult> {
   let stderr = '';
@@ -80,11 +86,12 @@ async function runOperation(
   const operation = argv[0];
   const controller = new AbortController();
   const abort = () => controller.abort(outerSignal?.reason ?? new Error('cancelled by caller'));
-  outerSignal?.addEventListener('abort', abort, { once: true });
+  if (outerSignal?.aborted) abort();
+  else outerSignal?.addEventListener('abort', abort, { once: true });
   let timer: NodeJS.Timeout | undefined;
   try {
     const op = checkOperation(argv, env);
-    const budget = AGENT_TIMEOUT_MS[op] - ABORT_MARGIN_MS[op];
+    const budget = abortAfterMs ?? AGENT_TIMEOUT_MS[op] - ABORT_MARGIN_MS[op];
     timer = setTimeout(() => controller.abort(new Error(`the agent's ${AGENT_TIMEOUT_MS[op] / 1000}s deadline is near`)), budget);
     timer.unref();
     const ctx: HandlerContext = { operation: op, signal: controller.signal, log: (m) => log(`${m}\n`) };
@@ -131,10 +138,7 @@ async function handle(
     }
     return encodeResponse(response);
   }
-  const [{ readRequest, InvalidRequestError }, { createResponseSchema }] = await Promise.all([
-    import('../protocol/request.js'),
-    import('../protocol/response.js'),
-  ]);
+  const { readRequest, InvalidRequestError, createResponseSchema } = await import('./validation.js');
   let request;
   try {
     request = readRequest(op, env);
@@ -170,13 +174,15 @@ async function runMain(definition: PluginDefinition): Promise<never> {
     process.once(sig, () => external.abort(new Error(`received ${sig}`)));
   }
   let written = false;
-  const finish = (exitCode: number, stdout: string): never => {
-    if (!written) {
-      written = true;
-      process.stdout.on('error', () => process.exit(exitCode));
-      realStdoutWrite(`${stdout}\n`, () => process.exit(exitCode));
+  const finish = (exitCode: number, stdout: string): void => {
+    if (written) return;
+    written = true;
+    try {
+      realStdoutWrite(`${stdout}\n`);
+    } catch (err) {
+      realStderrWrite(`${definition.name}: could not write the response to stdout: ${errorMessage(err)}\n`);
     }
-    return undefined as never;
+    process.exit(exitCode);
   };
   const crash = (err: unknown) => {
     const message = `unexpected failure: ${errorMessage(err)}`;

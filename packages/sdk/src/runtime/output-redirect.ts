@@ -1,11 +1,16 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Console } from 'node:console';
+import { writeSync } from 'node:fs';
 
 /**
  * While a handler runs, everything plugin code prints (console.*, process.stdout.write)
  * goes to the handler's log sink instead of stdout, so nothing can corrupt the one JSON
  * document the protocol allows there. Sinks are per async context, so concurrent
  * in-process invocations (tests) keep their output apart.
+ *
+ * Nothing here touches process.stdout or process.stderr unless plugin code does: node
+ * builds those streams on first access, and for pipes that loads its networking stack,
+ * a few milliseconds of every fingerprint's 1 s budget for nothing.
  */
 export type Sink = (text: string) => void;
 
@@ -15,15 +20,66 @@ const CONSOLE_METHODS = ['log', 'info', 'debug', 'warn', 'error', 'trace', 'dir'
 let active = 0;
 let restore: (() => void) | undefined;
 
-/** The writes that really reach file descriptors 1 and 2, whatever plugin code has patched. */
-export const realStdoutWrite = process.stdout.write.bind(process.stdout) as (text: string, cb?: (err?: Error | null) => void) => boolean;
-export const realStderrWrite = process.stderr.write.bind(process.stderr) as (text: string) => boolean;
+/** Writes all of `text` to a file descriptor, synchronously, whatever plugin code has patched. */
+function writeAll(fd: number, text: string): void {
+  let buffer = Buffer.from(text);
+  while (buffer.length > 0) {
+    try {
+      buffer = buffer.subarray(writeSync(fd, buffer));
+    } catch (err) {
+      // A non-blocking pipe that is full: wait a moment for the reader.
+      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
+    }
+  }
+}
+
+/** The protocol's one write to stdout (file descriptor 1). Throws EPIPE when nobody reads. */
+export function realStdoutWrite(text: string): void {
+  writeAll(1, text);
+}
+
+/** A write to stderr (file descriptor 2); losing a log line is better than failing the operation. */
+export function realStderrWrite(text: string): void {
+  try {
+    writeAll(2, text);
+  } catch {
+    // stderr closed: nobody is listening.
+  }
+}
+
+interface Route {
+  write(chunk: unknown): boolean;
+}
+
+/** Makes `process[name].write` go to the current sink, patching the stream only once something builds it. */
+function redirectStream(name: 'stdout' | 'stderr', route: Route): () => void {
+  const descriptor = Object.getOwnPropertyDescriptor(process, name);
+  let patched: { stream: NodeJS.WriteStream; write: NodeJS.WriteStream['write'] } | undefined;
+  const patch = (stream: NodeJS.WriteStream) => {
+    if (patched) return stream;
+    const write = stream.write;
+    stream.write = ((chunk: unknown, ...rest: unknown[]) =>
+      sinks.getStore() ? route.write(chunk) : (write as Function).call(stream, chunk, ...rest)) as never;
+    patched = { stream, write };
+    return stream;
+  };
+  if (descriptor?.get) {
+    const get = descriptor.get;
+    Object.defineProperty(process, name, { ...descriptor, get: () => patch(get.call(process)) });
+  } else if (descriptor) {
+    patch(descriptor.value as NodeJS.WriteStream);
+  }
+  return () => {
+    if (descriptor?.get) Object.defineProperty(process, name, descriptor);
+    if (patched) patched.stream.write = patched.write;
+  };
+}
 
 function install(): () => void {
-  const originals = new Map<string, unknown>();
   const noop = () => undefined;
   // Console needs only write() and listener bookkeeping from a stream.
-  const route = (fallback: (text: string) => boolean) => ({
+  const route = (fallback: (text: string) => void): Route & Record<string, unknown> => ({
     on: noop,
     once: noop,
     off: noop,
@@ -39,24 +95,24 @@ function install(): () => void {
   });
   const toStdout = route(realStdoutWrite);
   const toStderr = route(realStderrWrite);
-  const redirected = new Console({ stdout: toStdout as never, stderr: toStderr as never });
-  const target = console as unknown as Record<string, unknown>;
+  let redirected: Console | undefined;
+  const target = console as unknown as Record<string, (...args: unknown[]) => void>;
+  const originals = new Map<string, (...args: unknown[]) => void>();
   for (const method of CONSOLE_METHODS) {
-    originals.set(method, target[method]);
-    const replacement = (redirected as unknown as Record<string, (...args: unknown[]) => void>)[method]!;
-    const original = target[method] as (...args: unknown[]) => void;
-    target[method] = (...args: unknown[]) => (sinks.getStore() ? replacement.apply(redirected, args) : original.apply(console, args));
+    const original = target[method]!;
+    originals.set(method, original);
+    target[method] = (...args: unknown[]) => {
+      if (!sinks.getStore()) return original.apply(console, args);
+      redirected ??= new Console({ stdout: toStdout as never, stderr: toStderr as never });
+      return (redirected as unknown as Record<string, (...a: unknown[]) => void>)[method]!.apply(redirected, args);
+    };
   }
-  const stdoutWrite = process.stdout.write;
-  const stderrWrite = process.stderr.write;
-  process.stdout.write = ((chunk: unknown, ...rest: unknown[]) =>
-    sinks.getStore() ? toStdout.write(chunk) : (stdoutWrite as Function).call(process.stdout, chunk, ...rest)) as never;
-  process.stderr.write = ((chunk: unknown, ...rest: unknown[]) =>
-    sinks.getStore() ? toStderr.write(chunk) : (stderrWrite as Function).call(process.stderr, chunk, ...rest)) as never;
+  const restoreStdout = redirectStream('stdout', toStdout);
+  const restoreStderr = redirectStream('stderr', toStderr);
   return () => {
     for (const [method, fn] of originals) target[method] = fn;
-    process.stdout.write = stdoutWrite;
-    process.stderr.write = stderrWrite;
+    restoreStdout();
+    restoreStderr();
   };
 }
 
