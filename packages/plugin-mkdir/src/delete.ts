@@ -1,0 +1,43 @@
+import { rm, stat, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { expectCreatedPath, PluginFailure, volumePath, type DeleteRequest, type HandlerContext } from '@dhv/sdk/plugin';
+import { errnoOf, lstatIfExists } from './fs-safe.js';
+import { withVolumePathLock } from './lock.js';
+import { mountPointsWithin } from './mounts.js';
+
+/**
+ * delete: removes `<volumes dir>/<volume id>` and everything in it. Deleting what is not
+ * there is success (the agent never retries, and may delete a volume twice). A link at
+ * the volume path is removed itself, never followed.
+ */
+export async function deleteVolume(request: DeleteRequest, ctx: HandlerContext): Promise<void> {
+  const path = volumePath(request.volumesDir, request.volumeId);
+  expectCreatedPath(request.createdPath, path);
+  const volumesDir = await stat(dirname(path)).catch((err: unknown) => {
+    if (errnoOf(err) === 'ENOENT') return undefined;
+    throw err;
+  });
+  if (!volumesDir) return; // no volumes dir, so no volume
+  await withVolumePathLock(path, ctx.signal, async () => {
+    const stats = await lstatIfExists(path);
+    if (!stats) return;
+    if (!stats.isDirectory()) {
+      await unlink(path);
+      ctx.log(`removed ${stats.isSymbolicLink() ? 'the symbolic link' : 'the file'} ${path}`);
+      return;
+    }
+    const mounted = await mountPointsWithin(path);
+    if (mounted.length > 0) {
+      throw new PluginFailure(
+        'EMOUNTED',
+        `refusing to delete ${path}: ${mounted.join(', ')} ${mounted.length === 1 ? 'is a mount point' : 'are mount points'} inside it, ` +
+          `and removing it would erase that filesystem's files; unmount ${mounted.length === 1 ? 'it' : 'them'} and delete again`,
+        { path, mountPoints: mounted },
+      );
+    }
+    ctx.signal.throwIfAborted();
+    // rm never follows links inside the tree: it removes the links themselves.
+    await rm(path, { recursive: true, force: true });
+    ctx.log(`removed ${path}`);
+  });
+}
