@@ -1,0 +1,107 @@
+import { access, constants, mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import { bundlePlugin } from '@dhv/sdk/build';
+import { execPlugin, PluginError } from '@dhv/sdk/client';
+import { AuthoringError } from './errors.js';
+import { makeSingleExecutable } from './single-executable.js';
+
+export interface BuildOptions {
+  /** The TypeScript or JavaScript file whose default export is `definePlugin({...})`. */
+  entry: string;
+  outfile: string;
+  /** The node named by the interpreter line (or copied into a single executable); defaults to the one running. */
+  nodePath?: string;
+  /** Build a Node single executable application instead of a script. */
+  sea?: boolean;
+}
+
+export interface BuildResult {
+  outfile: string;
+  kind: 'script' | 'sea';
+  bytes: number;
+  /** The interpreter line's node, or the node copied into the single executable. */
+  node: string;
+  /** What the built file answered to `fingerprint` under the agent's environment; null when it could not be run here. */
+  version: string | null;
+  warnings: string[];
+}
+
+/** Time for the smoke test; the 1 s budget itself is `dhv check`'s business, not the build's. */
+const SMOKE_TEST_TIMEOUT_MS = 10_000;
+
+/**
+ * Builds a plugin into one executable file with the SDK's bundler (the code path the
+ * reference plugins build with), then runs its fingerprint exactly as an agent would,
+ * so a build that cannot start under the agent's empty environment never ships.
+ */
+export async function buildPlugin(options: BuildOptions): Promise<BuildResult> {
+  const entry = resolve(options.entry);
+  const outfile = resolve(options.outfile);
+  const node = options.nodePath ?? process.execPath;
+  if (!isAbsolute(node)) {
+    throw new AuthoringError('BAD_INTERPRETER', `--node must be an absolute path (the agent runs plugins without PATH), got ${JSON.stringify(node)}`, {
+      node,
+    });
+  }
+  const nodeHere = await access(node, constants.X_OK).then(() => true, () => false);
+  if (options.sea && !nodeHere) {
+    throw new AuthoringError('BAD_INTERPRETER', `${node} is not an executable file here; --sea copies the node binary into the plugin, so it must exist`, {
+      node,
+    });
+  }
+  if (!(await stat(entry).then((s) => s.isFile(), () => false))) {
+    throw new AuthoringError('BUILD_FAILED', `the plugin entry ${entry} does not exist; give the file that exports default definePlugin({...})`, {
+      entry,
+    });
+  }
+
+  const warnings: string[] = [];
+  if (options.sea) {
+    const work = await mkdtemp(join(tmpdir(), 'dhv-build-'));
+    try {
+      const script = join(work, 'plugin.cjs');
+      await bundle(entry, script, node);
+      await makeSingleExecutable({ script, outfile, nodePath: node });
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
+  } else {
+    await bundle(entry, outfile, node);
+  }
+
+  let version: string | null = null;
+  if (nodeHere) {
+    version = await smokeTest(outfile);
+  } else {
+    warnings.push(`${node} does not exist on this machine, so the built plugin was not run; run dhv check on a machine that has it`);
+  }
+  const { size } = await stat(outfile);
+  return { outfile, kind: options.sea ? 'sea' : 'script', bytes: size, node, version, warnings };
+}
+
+async function bundle(entry: string, outfile: string, nodePath: string): Promise<void> {
+  try {
+    await bundlePlugin({ entry, outfile, nodePath });
+  } catch (err) {
+    await rm(outfile, { force: true });
+    const message = err instanceof Error ? err.message : String(err);
+    throw new AuthoringError('BUILD_FAILED', `could not bundle ${entry}: ${message}`, { entry });
+  }
+}
+
+/** Runs `fingerprint` with only what an agent passes; removes the file when it does not answer. */
+async function smokeTest(outfile: string): Promise<string> {
+  try {
+    const { version } = await execPlugin(outfile, 'fingerprint', {}, { timeoutMs: SMOKE_TEST_TIMEOUT_MS });
+    return version;
+  } catch (err) {
+    await rm(outfile, { force: true });
+    if (!(err instanceof PluginError)) throw err;
+    throw new AuthoringError(
+      'BUILD_DOES_NOT_RUN',
+      `the built plugin does not answer fingerprint under the agent's environment, so it was removed: ${err.message}${err.stderr ? `\n${err.stderr.trim()}` : ''}`,
+      { outfile, pluginError: err.code, stderr: err.stderr },
+    );
+  }
+}

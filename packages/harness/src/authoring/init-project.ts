@@ -1,0 +1,171 @@
+import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { AuthoringError } from './errors.js';
+import { packageSource } from './package-source.js';
+import { packageNameFor, validatePluginId } from './plugin-id.js';
+import { isTemplateName, STORED_NAMES, TEMPLATE_NAMES, TEMPLATES, TEMPLATES_DIR, type TemplateName } from './templates.js';
+
+export interface InitOptions {
+  /** The project folder; created when missing. */
+  dir: string;
+  /** The plugin ID; defaults to the folder's name. */
+  name?: string;
+  template?: string;
+  /** Write into a folder that already holds files (files of the same name are replaced). */
+  force?: boolean;
+  /** A folder or `npm pack` tarball of @dhv/sdk to depend on instead of the published package. */
+  sdkFrom?: string;
+  /** Likewise for @dhv/harness. */
+  harnessFrom?: string;
+}
+
+export interface InitResult {
+  dir: string;
+  pluginId: string;
+  template: TemplateName;
+  /** Paths written, relative to `dir`. */
+  files: string[];
+  dependencies: Record<string, string>;
+  /** Commands to run next, from inside `dir`. */
+  nextSteps: string[];
+}
+
+/** The tool versions a generated project builds and tests with (those this repo uses). */
+const DEV_TOOLS = { '@types/node': '^20.19.43', typescript: '^5.9.3', vitest: '^3.2.7' };
+
+/** Scaffolds a standalone plugin project; on failure, leaves nothing it wrote behind. */
+export async function initProject(options: InitOptions): Promise<InitResult> {
+  const dir = resolve(options.dir);
+  const pluginId = choosePluginId(options.name, dir);
+  const template = options.template ?? 'minimal';
+  if (!isTemplateName(template)) {
+    throw new AuthoringError('UNKNOWN_TEMPLATE', `no template named ${JSON.stringify(template)}; choose one of: ${TEMPLATE_NAMES.join(', ')}`, {
+      template,
+    });
+  }
+  const dirExisted = await checkTarget(dir, options.force ?? false);
+
+  const version = await ownVersion();
+  const dependencies = {
+    sdk: await packageSource('@dhv/sdk', version, options.sdkFrom),
+    harness: await packageSource('@dhv/harness', version, options.harnessFrom),
+  };
+  const needsRoot = TEMPLATES[template].needsRoot;
+  const values: Record<string, string> = {
+    pluginId,
+    summary: TEMPLATES[template].summary,
+    needsRoot: String(needsRoot),
+    checkCommand: needsRoot ? 'sudo npm run check' : 'npm run check',
+    testCommand: needsRoot ? 'sudo npm test' : 'npm test',
+    requirements: needsRoot
+      ? '\nThis plugin formats and mounts filesystems, so it needs root (as the Nomad agent runs it); without root, the test skips.\n'
+      : '',
+  };
+
+  const files = new Map<string, string>();
+  for (const folder of ['common', template]) {
+    for (const [path, text] of await readTree(join(TEMPLATES_DIR, folder))) files.set(path, fill(text, values));
+  }
+  files.set('package.json', `${JSON.stringify(manifest(pluginId, dependencies), null, 2)}\n`);
+
+  const written: string[] = [];
+  try {
+    for (const [path, text] of [...files].sort(([a], [b]) => a.localeCompare(b))) {
+      const target = join(dir, path);
+      await mkdir(dirname(target), { recursive: true });
+      await writeFile(target, text);
+      written.push(path);
+    }
+  } catch (err) {
+    if (!dirExisted) await rm(dir, { recursive: true, force: true });
+    else await Promise.all(written.map((path) => rm(join(dir, path), { force: true })));
+    throw err;
+  }
+
+  const run = needsRoot ? 'sudo npm' : 'npm';
+  const cd = relative(process.cwd(), dir) || '.';
+  return {
+    dir,
+    pluginId,
+    template,
+    files: written,
+    dependencies: { '@dhv/sdk': dependencies.sdk, '@dhv/harness': dependencies.harness },
+    nextSteps: [`cd ${cd}`, 'npm install', 'npm run build', `${run} run check`],
+  };
+}
+
+function choosePluginId(name: string | undefined, dir: string): string {
+  if (name !== undefined) return validatePluginId(name);
+  try {
+    return validatePluginId(basename(dir));
+  } catch (err) {
+    if (err instanceof AuthoringError) {
+      throw new AuthoringError(err.code, `${err.message}; it comes from the folder name, so pass --name to choose the plugin ID`, err.details);
+    }
+    throw err;
+  }
+}
+
+/** Whether the folder already existed; refuses one that holds files unless forced. */
+async function checkTarget(dir: string, force: boolean): Promise<boolean> {
+  const info = await stat(dir).catch(() => undefined);
+  if (!info) return false;
+  if (!info.isDirectory()) {
+    throw new AuthoringError('DIRECTORY_NOT_EMPTY', `${dir} exists and is not a folder; choose another path`, { dir });
+  }
+  const entries = await readdir(dir);
+  if (entries.length > 0 && !force) {
+    throw new AuthoringError(
+      'DIRECTORY_NOT_EMPTY',
+      `${dir} is not empty (${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}); use an empty folder, or --force to write into it and replace files of the same names`,
+      { dir, entries: entries.slice(0, 20) },
+    );
+  }
+  return true;
+}
+
+async function ownVersion(): Promise<string> {
+  const text = await readFile(new URL('../../package.json', import.meta.url), 'utf8');
+  return (JSON.parse(text) as { version: string }).version;
+}
+
+function manifest(pluginId: string, dependencies: { sdk: string; harness: string }) {
+  const local = dependencies.sdk.startsWith('file:');
+  return {
+    name: packageNameFor(pluginId),
+    version: '0.1.0',
+    private: true,
+    description: `Nomad dynamic host volume plugin ${pluginId}`,
+    type: 'module',
+    engines: { node: '>=20.5' },
+    scripts: {
+      build: `dhv build src/plugin.ts -o dist/${pluginId}`,
+      check: `npm run build && dhv check dist/${pluginId}`,
+      test: 'npm run build && vitest run',
+      typecheck: 'tsc',
+    },
+    dependencies: { '@dhv/sdk': dependencies.sdk },
+    devDependencies: { '@dhv/harness': dependencies.harness, ...DEV_TOOLS },
+    // The harness depends on @dhv/sdk too: make it use the same local copy rather than
+    // look for the version on the registry.
+    ...(local ? { overrides: { '@dhv/sdk': '$@dhv/sdk' } } : {}),
+  };
+}
+
+function fill(text: string, values: Record<string, string>): string {
+  return text.replace(/\{\{(\w+)\}\}/g, (whole, key: string) => values[key] ?? whole);
+}
+
+/** Every file under `root`, keyed by its path in the generated project. */
+async function readTree(root: string): Promise<Map<string, string>> {
+  const files = new Map<string, string>();
+  for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const from = join(entry.parentPath ?? entry.path, entry.name);
+    const path = relative(root, from);
+    const stored = basename(path);
+    const name = STORED_NAMES[stored] ? join(dirname(path), STORED_NAMES[stored]) : path;
+    files.set(name, await readFile(from, 'utf8'));
+  }
+  return files;
+}

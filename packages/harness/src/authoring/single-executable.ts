@@ -1,0 +1,51 @@
+import { execFile } from 'node:child_process';
+import { chmod, copyFile, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { AuthoringError } from './errors.js';
+
+/** The marker Node's binary carries for an injected application (Node's SEA documentation). */
+const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+
+export interface SingleExecutableOptions {
+  /** The bundled CommonJS plugin, everything inside it (a SEA can require only Node's built-ins). */
+  script: string;
+  outfile: string;
+  /** The node binary to copy; it also writes the blob, whose format is tied to its version. */
+  nodePath: string;
+}
+
+/**
+ * A Node single executable application: a copy of `node` with the plugin injected, so
+ * a client without Node can run it. Node 20's `--experimental-sea-config` writes the
+ * blob and postject puts it into the copy.
+ */
+export async function makeSingleExecutable({ script, outfile, nodePath }: SingleExecutableOptions): Promise<void> {
+  const work = await mkdtemp(join(tmpdir(), 'dhv-sea-'));
+  const partial = `${outfile}.partial`;
+  try {
+    const blob = join(work, 'plugin.blob');
+    const config = join(work, 'sea-config.json');
+    await writeFile(config, JSON.stringify({ main: script, output: blob, disableExperimentalSEAWarning: true }));
+    await promisify(execFile)(nodePath, ['--experimental-sea-config', config], { cwd: work }).catch((err: { stderr?: string; message: string }) => {
+      throw new AuthoringError(
+        'SEA_FAILED',
+        `${nodePath} could not write a single executable blob (it needs Node 20 or later): ${(err.stderr || err.message).trim()}`,
+        { nodePath },
+      );
+    });
+    await copyFile(nodePath, partial);
+    await chmod(partial, 0o755);
+    const { inject } = await import('postject');
+    await inject(partial, 'NODE_SEA_BLOB', await readFile(blob), { sentinelFuse: SEA_FUSE }).catch((err: Error) => {
+      throw new AuthoringError('SEA_FAILED', `postject could not inject the plugin into a copy of ${nodePath}: ${err.message}`, { nodePath });
+    });
+    await rename(partial, outfile);
+  } catch (err) {
+    await rm(partial, { force: true });
+    throw err;
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,70 @@
+import { chmod, lstat, mkdir, rm } from 'node:fs/promises';
+import { definePlugin, diskSpace, expectCreatedPath, formatSize, PluginFailure, volumePath, type Parameters } from '@dhv/sdk/plugin';
+
+/**
+ * {{pluginId}}: each volume is a directory, `<volumes dir>/<volume id>`, with the mode
+ * the spec asks for, and reports the space its filesystem really has.
+ *
+ * The agent runs this file as `{{pluginId}} fingerprint|create|delete` with only DHV_*
+ * variables in its environment (no PATH, no HOME). console.log goes to stderr.
+ */
+
+const DEFAULT_MODE = 0o700;
+
+/** The spec's `parameters { mode = "0750" }`; anything else is refused by name. */
+function readMode(parameters: Parameters | null): number {
+  const { mode, ...unknown } = parameters ?? {};
+  const extra = Object.keys(unknown);
+  if (extra.length > 0) {
+    throw new PluginFailure('EBADPARAM', `unknown parameter${extra.length > 1 ? 's' : ''} ${extra.map((k) => JSON.stringify(k)).join(', ')}; {{pluginId}} takes only "mode"`);
+  }
+  if (mode === undefined) return DEFAULT_MODE;
+  if (!/^0?[0-7]{3,4}$/.test(mode)) {
+    throw new PluginFailure('EBADPARAM', `parameter "mode" must be an octal mode such as "0750", got ${JSON.stringify(mode)}`);
+  }
+  return parseInt(mode, 8);
+}
+
+export default definePlugin({
+  name: '{{pluginId}}',
+  version: '0.1.0',
+
+  // Also the restore call after every agent restart: an existing volume is success,
+  // left as it is.
+  async create(request) {
+    const mode = readMode(request.parameters);
+    const path = volumePath(request.volumesDir, request.volumeId);
+
+    const existing = await lstat(path).catch(() => undefined);
+    if (existing?.isSymbolicLink()) {
+      throw new PluginFailure('EUNSAFEPATH', `${path} is a symbolic link; refusing to use it as a volume`);
+    }
+    if (existing && !existing.isDirectory()) {
+      throw new PluginFailure('EEXIST', `${path} exists and is not a directory`);
+    }
+
+    const { free } = await diskSpace(request.volumesDir);
+    if (free < request.capacityMinBytes) {
+      throw new PluginFailure(
+        'ENOSPACE',
+        `the volumes dir has ${formatSize(free)} free, less than capacity_min ${formatSize(request.capacityMinBytes)}`,
+      );
+    }
+
+    if (!existing) {
+      await mkdir(path, { mode });
+      // mkdir's mode is filtered by the umask; chmod applies it exactly.
+      await chmod(path, mode);
+    }
+    const max = request.capacityMaxBytes;
+    return { path, bytes: max > 0n && max < free ? max : free };
+  },
+
+  // Removes the directory; a volume that is already gone is success.
+  async delete(request) {
+    const path = volumePath(request.volumesDir, request.volumeId);
+    expectCreatedPath(request.createdPath, path);
+    // rm never follows a symbolic link: a link at the path is removed, not its target.
+    await rm(path, { recursive: true, force: true });
+  },
+});
