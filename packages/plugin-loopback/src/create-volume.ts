@@ -1,0 +1,196 @@
+import { chmod, chown, mkdir, rmdir, stat } from 'node:fs/promises';
+import { PluginFailure, formatSize, withVolumeLock, type CreateRequest, type CreateResponse, type HandlerContext } from '@dhv/sdk/plugin';
+import { parseParameters, type LoopbackParameters } from './parameters.js';
+import { provisionedSize } from './size.js';
+import { ensureStateDir, entryKind, expectDirectoryOrMissing, volumeLayout, type VolumeLayout } from './layout.js';
+import { checkHost, toolsFor } from './preflight.js';
+import { UndoStack } from './undo-stack.js';
+import { checkRoom, createSparseImage, imageSize, preallocate, publishImage, removeFile } from './image.js';
+import { checkFilesystem, detectFilesystem, makeFilesystem } from './filesystem.js';
+import { attachLoopDevice, deviceNumberOf, detachLoopDevice, loopDevicesFor } from './loop-device.js';
+import { mount, mountsAt, unmount } from './mounts.js';
+import { expandVolume } from './expand.js';
+import { noHook, type StepHook } from './steps.js';
+
+export interface CreateOptions {
+  /** Runs after each step; tests use it to fail a create part way. */
+  afterStep?: StepHook;
+}
+
+interface Job {
+  layout: VolumeLayout;
+  params: LoopbackParameters;
+  fsGiven: boolean;
+  size: bigint;
+  undo: UndoStack;
+  afterStep: StepHook;
+  ctx: HandlerContext;
+}
+
+/**
+ * Creates, restores or expands a volume: an image in the hidden folder, attached to a
+ * loop device and mounted at `<volumes dir>/<id>`. Whatever this call made is undone
+ * when it fails.
+ */
+export async function createVolume(request: CreateRequest, ctx: HandlerContext, options: CreateOptions = {}): Promise<CreateResponse> {
+  const layout = volumeLayout(request.volumesDir, request.volumeId);
+  const params = parseParameters(request.parameters);
+  const size = provisionedSize(request.capacityMinBytes, request.capacityMaxBytes);
+  checkHost(toolsFor(params.fs, params.preallocate));
+  await ensureStateDir(layout);
+  return withVolumeLock(
+    layout.lockPath,
+    async () => {
+      const job: Job = {
+        layout,
+        params,
+        fsGiven: request.parameters?.fs !== undefined,
+        size,
+        undo: new UndoStack(),
+        afterStep: options.afterStep ?? noHook,
+        ctx,
+      };
+      try {
+        const response = await provision(job);
+        job.undo.commit();
+        return response;
+      } catch (err) {
+        const leftovers = await job.undo.unwind(ctx.log);
+        if (leftovers.length > 0 && err instanceof Error) err.message += `; cleaning up also failed, so something may be left behind: ${leftovers.join('; ')}`;
+        throw err;
+      }
+    },
+    { signal: ctx.signal },
+  );
+}
+
+async function provision(job: Job): Promise<CreateResponse> {
+  const { layout } = job;
+  await expectDirectoryOrMissing(layout.mountPath, 'mount point');
+  const existing = await imageSize(layout.imagePath);
+  return existing === undefined ? createNew(job) : restore(job, existing);
+}
+
+async function createNew(job: Job): Promise<CreateResponse> {
+  const { layout, params, size, undo, afterStep, ctx } = job;
+  const signal = ctx.signal;
+  const foreign = await mountsAt(layout.mountPath);
+  if (foreign.length > 0) {
+    throw new PluginFailure(
+      'EMOUNTED',
+      `${layout.mountPath} already has ${foreign.at(-1)!.source} mounted on it, but this volume has no image; unmount it and create again`,
+      { path: layout.mountPath },
+    );
+  }
+  // An image left by a create that was killed before its filesystem was made.
+  await removeFile(layout.partialImagePath);
+  await checkRoom(layout.stateDir, size, `the ${formatSize(size)} image of volume ${layout.mountPath}`);
+
+  await createSparseImage(layout.partialImagePath, size);
+  undo.push('make the image', async () => {
+    await removeFile(layout.partialImagePath);
+    await removeFile(layout.imagePath);
+  });
+  await afterStep('image');
+  if (params.preallocate) {
+    await preallocate(layout.partialImagePath, 0n, size, signal);
+    await afterStep('preallocate');
+  }
+  await makeFilesystem(params.fs, layout.partialImagePath, signal);
+  await publishImage(layout.partialImagePath, layout.imagePath);
+  await afterStep('filesystem');
+
+  const device = await attachLoopDevice(layout.imagePath, signal);
+  undo.push(`attach ${device}`, () => detachLoopDevice(device));
+  await afterStep('loop-device');
+
+  await makeMountPoint(job);
+  await mountVolume(job, device, params.mountOptions.filter((o) => o !== 'ro'));
+
+  await chmod(layout.mountPath, params.mode);
+  if (params.uid !== undefined || params.gid !== undefined) await chown(layout.mountPath, params.uid ?? -1, params.gid ?? -1);
+  if (params.mountOptions.includes('ro')) await mount('none', layout.mountPath, params.fs, ['remount', ...params.mountOptions], signal);
+  await afterStep('root-directory');
+  ctx.log(`created ${params.fs} volume ${layout.mountPath} (${formatSize(size)}) on ${device}`);
+  return { path: layout.mountPath, bytes: size };
+}
+
+/** The image exists: the volume is mounted already, or is mounted again (after a reboot), then grown if asked. */
+async function restore(job: Job, current: bigint): Promise<CreateResponse> {
+  const { layout, params, size, undo, ctx } = job;
+  const signal = ctx.signal;
+  const fs = await detectFilesystem(layout.imagePath);
+  if (fs === undefined) {
+    throw new PluginFailure(
+      'EBADIMAGE',
+      `the image ${layout.imagePath} holds no ext4 or xfs filesystem, so it was not mounted (it is never reformatted); delete the volume to start again`,
+      { imagePath: layout.imagePath },
+    );
+  }
+  if (job.fsGiven && fs !== params.fs) {
+    throw new PluginFailure('EFSCHANGED', `the volume already holds an ${fs} filesystem; fs cannot change to ${params.fs} (delete and create the volume instead)`);
+  }
+
+  const attached = await loopDevicesFor(layout.imagePath, signal);
+  const mounted = await mountsAt(layout.mountPath);
+  let device: string | undefined;
+  if (mounted.length > 0) {
+    const top = mounted.at(-1)!;
+    for (const candidate of attached) if ((await deviceNumberOf(candidate)) === top.device) device = candidate;
+    if (device === undefined) {
+      throw new PluginFailure(
+        'EMOUNTED',
+        `${layout.mountPath} has ${top.source} mounted on it, which is not this volume's image ${layout.imagePath}; unmount it and create again`,
+        { path: layout.mountPath },
+      );
+    }
+  } else {
+    if (attached.length > 0) {
+      device = attached[0]!;
+    } else {
+      const fresh = await attachLoopDevice(layout.imagePath, signal);
+      undo.push(`attach ${fresh}`, () => detachLoopDevice(fresh));
+      device = fresh;
+    }
+    await checkFilesystem(fs, device, signal);
+    await makeMountPoint(job);
+    await mountVolume({ ...job, params: { ...params, fs } }, device, params.mountOptions);
+    ctx.log(`mounted ${layout.imagePath} again at ${layout.mountPath} on ${device}`);
+  }
+
+  if (size <= current) return { path: layout.mountPath, bytes: current };
+  await expandVolume(
+    {
+      imagePath: layout.imagePath,
+      stateDir: layout.stateDir,
+      mountPath: layout.mountPath,
+      device,
+      fs,
+      from: current,
+      to: size,
+      preallocate: params.preallocate,
+      mountOptions: params.mountOptions,
+    },
+    undo,
+    job.afterStep,
+    signal,
+  );
+  ctx.log(`grew ${layout.mountPath} from ${formatSize(current)} to ${formatSize(size)}`);
+  return { path: layout.mountPath, bytes: size };
+}
+
+async function makeMountPoint({ layout, undo, afterStep }: Job): Promise<void> {
+  if ((await entryKind(layout.mountPath)) === 'missing') {
+    await mkdir(layout.mountPath, { mode: 0o700 });
+    undo.push(`make ${layout.mountPath}`, () => rmdir(layout.mountPath));
+  } else if (!(await stat(layout.mountPath)).isDirectory()) {
+    throw new PluginFailure('EUNSAFEPATH', `${layout.mountPath} is not a directory`, { path: layout.mountPath });
+  }
+  await afterStep('mount-point');
+}
+
+async function mountVolume({ layout, params, undo, afterStep, ctx }: Job, device: string, options: string[]): Promise<void> {
+  await mount(device, layout.mountPath, params.fs, options, ctx.signal);
+  undo.push(`mount ${device} at ${layout.mountPath}`, () => unmount(layout.mountPath));
+  await afterStep('mount');
+}

@@ -1,0 +1,67 @@
+import { rm, rmdir } from 'node:fs/promises';
+import { PluginFailure, expectCreatedPath, withVolumeLock, type DeleteRequest, type HandlerContext } from '@dhv/sdk/plugin';
+import { ensureStateDir, entryKind, expectDirectoryOrMissing, volumeLayout, type VolumeLayout } from './layout.js';
+import { checkHost, toolsFor } from './preflight.js';
+import { deviceNumberOf, detachLoopDevice, loopDevicesFor } from './loop-device.js';
+import { mountsAt, mountsBelow, unmount } from './mounts.js';
+import { removeFile } from './image.js';
+
+/**
+ * Unmounts the volume, detaches its loop device (found by its backing file), and removes
+ * the image and the mount point. A volume that is already gone is success; one still in
+ * use is an error, and then nothing is removed.
+ */
+export async function deleteVolume(request: DeleteRequest, ctx: HandlerContext): Promise<void> {
+  const layout = volumeLayout(request.volumesDir, request.volumeId);
+  expectCreatedPath(request.createdPath, layout.mountPath);
+  await expectDirectoryOrMissing(layout.mountPath, 'mount point');
+  if (await alreadyGone(layout)) return;
+  checkHost(toolsFor(undefined));
+  await ensureStateDir(layout);
+  await withVolumeLock(layout.lockPath, () => removeVolume(layout, ctx), { signal: ctx.signal });
+}
+
+async function alreadyGone(layout: VolumeLayout): Promise<boolean> {
+  for (const path of [layout.mountPath, layout.imagePath, layout.partialImagePath]) {
+    if ((await entryKind(path)) !== 'missing') return false;
+  }
+  return (await mountsAt(layout.mountPath)).length === 0;
+}
+
+async function removeVolume(layout: VolumeLayout, ctx: HandlerContext): Promise<void> {
+  const signal = ctx.signal;
+  const devices = await loopDevicesFor(layout.imagePath, signal);
+  const ours = new Set(await Promise.all(devices.map(deviceNumberOf)));
+  const mounted = await mountsAt(layout.mountPath);
+  const foreign = mounted.find((m) => !ours.has(m.device));
+  if (foreign) {
+    throw new PluginFailure(
+      'EMOUNTED',
+      `${layout.mountPath} has ${foreign.source} mounted on it, which is not this volume's image; nothing was removed. Unmount it and delete again`,
+      { path: layout.mountPath },
+    );
+  }
+  // The first unmount is the one that finds out whether the volume is in use; it removes nothing.
+  for (let i = 0; i < mounted.length; i++) await unmount(layout.mountPath, signal);
+  for (const device of devices) await detachLoopDevice(device, signal);
+  await removeFile(layout.imagePath);
+  await removeFile(layout.partialImagePath);
+  await removeMountPoint(layout.mountPath);
+  ctx.log(`deleted ${layout.mountPath}${devices.length > 0 ? ` (detached ${devices.join(', ')})` : ''}`);
+}
+
+async function removeMountPoint(path: string): Promise<void> {
+  try {
+    await rmdir(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return;
+    if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
+    // Files written while the volume was not mounted. Never recurse into another mount.
+    const below = await mountsBelow(path);
+    if (below.length > 0) {
+      throw new PluginFailure('EMOUNTED', `${path} still has ${below[0]!.mountPoint} mounted inside it; unmount it and delete again`, { path });
+    }
+    await rm(path, { recursive: true, force: true });
+  }
+}

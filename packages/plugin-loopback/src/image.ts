@@ -1,0 +1,63 @@
+import { constants } from 'node:fs';
+import { lstat, open, rename, truncate, unlink } from 'node:fs/promises';
+import { PluginFailure, diskSpace, formatSize } from '@dhv/sdk/plugin';
+import { tool } from './tools.js';
+
+/** Refuses to make or grow an image when the filesystem holding it has less room than it needs. */
+export async function checkRoom(dir: string, needed: bigint, what: string): Promise<void> {
+  const { free } = await diskSpace(dir);
+  if (free < needed) {
+    throw new PluginFailure(
+      'ENOSPACE',
+      `not enough room for ${what}: it needs ${formatSize(needed)} but only ${formatSize(free)} is free on the filesystem holding ${dir}; free some space or ask for a smaller capacity`,
+      { needed, free, dir },
+    );
+  }
+}
+
+/**
+ * Makes a sparse image of `size` bytes: nothing is written, so it takes no time and no
+ * disk until the filesystem uses it. O_EXCL and O_NOFOLLOW refuse anything already there.
+ */
+export async function createSparseImage(path: string, size: bigint): Promise<void> {
+  const handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  try {
+    await handle.truncate(Number(size));
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Reserves the blocks of `[offset, size)` so the volume can never run into a full host disk. */
+export async function preallocate(path: string, offset: bigint, size: bigint, signal?: AbortSignal): Promise<void> {
+  await tool('fallocate', ['--keep-size', '--offset', String(offset), '--length', String(size - offset), path], signal);
+}
+
+/** The size of an existing image; a symlink or anything but a regular file is refused. */
+export async function imageSize(path: string): Promise<bigint | undefined> {
+  let stats;
+  try {
+    stats = await lstat(path, { bigint: true });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  if (!stats.isFile()) {
+    throw new PluginFailure('EUNSAFEPATH', `refusing to use ${path} as a volume image: it is not a regular file; remove it and try again`, { path });
+  }
+  return stats.size;
+}
+
+export async function growImage(path: string, size: bigint): Promise<void> {
+  await truncate(path, Number(size));
+}
+
+export async function publishImage(partialPath: string, path: string): Promise<void> {
+  await rename(partialPath, path);
+}
+
+export async function removeFile(path: string): Promise<void> {
+  await unlink(path).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ENOENT') throw err;
+  });
+}

@@ -1,0 +1,66 @@
+import { readFile } from 'node:fs/promises';
+import { PluginFailure } from '@dhv/sdk/plugin';
+import { tool } from './tools.js';
+
+export interface MountEntry {
+  /** `major:minor` of the mounted device. */
+  device: string;
+  mountPoint: string;
+  fsType: string;
+  source: string;
+  options: string[];
+}
+
+// mountinfo escapes space, tab, newline and backslash as \ooo.
+const unescape = (field: string) => field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
+
+/** The mount table of this process's mount namespace, from /proc/self/mountinfo. */
+export async function readMounts(): Promise<MountEntry[]> {
+  const text = await readFile('/proc/self/mountinfo', 'utf8');
+  const entries: MountEntry[] = [];
+  for (const line of text.split('\n')) {
+    if (line === '') continue;
+    const [before, after] = line.split(' - ');
+    const fields = before?.split(' ') ?? [];
+    const tail = after?.split(' ') ?? [];
+    if (fields.length < 6 || tail.length < 2) continue;
+    entries.push({
+      device: fields[2]!,
+      mountPoint: unescape(fields[4]!),
+      options: fields[5]!.split(','),
+      fsType: tail[0]!,
+      source: unescape(tail[1]!),
+    });
+  }
+  return entries;
+}
+
+/** What is mounted at `path`, topmost last. */
+export async function mountsAt(path: string): Promise<MountEntry[]> {
+  return (await readMounts()).filter((m) => m.mountPoint === path);
+}
+
+/** Mounts strictly below `path`. */
+export async function mountsBelow(path: string): Promise<MountEntry[]> {
+  return (await readMounts()).filter((m) => m.mountPoint.startsWith(`${path}/`));
+}
+
+export async function mount(device: string, path: string, fsType: string, options: readonly string[], signal?: AbortSignal): Promise<void> {
+  await tool('mount', ['-t', fsType, ...(options.length > 0 ? ['-o', options.join(',')] : []), device, path], signal);
+}
+
+/** Unmounts `path`; a busy filesystem gives an error that says the volume is in use. */
+export async function unmount(path: string, signal?: AbortSignal): Promise<void> {
+  try {
+    await tool('umount', [path], signal);
+  } catch (err) {
+    if (err instanceof PluginFailure && /busy/i.test(String(err.details.stderr ?? err.message))) {
+      throw new PluginFailure(
+        'EVOLUMEBUSY',
+        `the volume at ${path} is in use (a process has files open or its working directory there), so it cannot be unmounted; stop the workloads using it and try again`,
+        { path },
+      );
+    }
+    throw err;
+  }
+}
