@@ -27,6 +27,8 @@ export class SizeError extends Error {
  * to negative numbers; this refuses them instead.
  */
 export function parseSize(input: string): bigint {
+  // The Nomad CLI reads an empty capacity as "not set", which the agent passes on as 0.
+  if (input === '') return 0n;
   let end = 0;
   let digits = '';
   for (const ch of input) {

@@ -14,7 +14,8 @@ import { isUuid } from './uuid.js';
 const text = (env: EnvName) =>
   z.string({ error: (issue) => (issue.input === undefined ? `${env} is missing` : `${env} must be a string`) });
 
-const nonEmpty = (env: EnvName) => text(env).min(1, { error: `${env} is empty` });
+// abort: an empty value is one problem, not also "not a UUID" or "not absolute".
+const nonEmpty = (env: EnvName) => text(env).min(1, { error: `${env} is empty`, abort: true });
 
 const absolutePath = (env: EnvName) =>
   nonEmpty(env).refine((value) => value.startsWith('/'), {

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { decodeCreateOutput, decodeErrorOutput, decodeFingerprintOutput } from './decode.js';
+import { loadVectors } from '../__fixtures__/vectors.js';
+
+interface FingerprintCase { stdout: string; ok: boolean; version?: string; note?: string }
+interface CreateCase { stdout: string; ok: boolean; path?: string; bytes?: bigint }
+
+describe('fingerprint stdout is decoded as the agent decodes it (vectors: decode-fingerprint.json)', () => {
+  for (const c of loadVectors<FingerprintCase>('decode-fingerprint')) {
+    if (c.ok) {
+      it(`accepts ${JSON.stringify(c.stdout)} as version ${c.version}`, () => {
+        const decoded = decodeFingerprintOutput(c.stdout);
+        expect(decoded.ok && decoded.value.version.normalized).toBe(c.version);
+      });
+    } else {
+      it(`refuses ${JSON.stringify(c.stdout)}${c.note ? ` (${c.note})` : ''}`, () => {
+        const decoded = decodeFingerprintOutput(c.stdout);
+        expect(decoded.ok).toBe(false);
+        if (!decoded.ok) expect(decoded.error).not.toBe('');
+      });
+    }
+  }
+
+  it('refuses a version go-version cannot parse, such as "one"', () => {
+    expect(decodeFingerprintOutput('{"version":"one"}')).toEqual({ ok: false, error: 'Malformed version: one' });
+  });
+
+  it('says a missing version would crash a real agent', () => {
+    expect(decodeFingerprintOutput('{}')).toMatchObject({ ok: false, error: expect.stringMatching(/no "version".*crashes/) });
+  });
+});
+
+describe('create stdout is decoded as the agent decodes it (vectors: decode-create.json)', () => {
+  for (const c of loadVectors<CreateCase>('decode-create')) {
+    if (c.ok) {
+      // An empty path is accepted here as the agent accepts it; execPlugin then refuses it.
+      it(`accepts ${JSON.stringify(c.stdout)} as path ${JSON.stringify(c.path ?? '')}, ${c.bytes ?? 0n} bytes`, () => {
+        expect(decodeCreateOutput(c.stdout)).toEqual({ ok: true, value: { path: c.path ?? '', bytes: c.bytes ?? 0n } });
+      });
+    } else {
+      it(`refuses ${JSON.stringify(c.stdout)}`, () => {
+        expect(decodeCreateOutput(c.stdout).ok).toBe(false);
+      });
+    }
+  }
+
+  it('keeps bytes beyond 2^53 exact', () => {
+    expect(decodeCreateOutput('{"path":"/v","bytes":9223372036854775807}')).toEqual({
+      ok: true,
+      value: { path: '/v', bytes: 9223372036854775807n },
+    });
+  });
+
+  it('says why bytes as 5.0 or as a string is refused, in Go words', () => {
+    expect(decodeCreateOutput('{"path":"/v","bytes":5.0}')).toEqual({
+      ok: false,
+      error: 'json: cannot unmarshal number 5.0 into Go struct field .bytes of type int64',
+    });
+    expect(decodeCreateOutput('{"path":"/v","bytes":"5"}')).toEqual({
+      ok: false,
+      error: 'json: cannot unmarshal string into Go struct field .bytes of type int64',
+    });
+  });
+});
+
+describe('decodeErrorOutput finds the message of a failed plugin', () => {
+  it.each([
+    ['{"error":"disk full"}', 'disk full'],
+    ['{"Error":"disk full"}\n', 'disk full'],
+    ['{"error":""}', undefined],
+    ['disk full', undefined],
+    ['', undefined],
+    ['{"error":"a"} trailing', undefined],
+  ])('%j gives %j', (stdout, expected) => {
+    expect(decodeErrorOutput(stdout)).toBe(expected);
+  });
+});
