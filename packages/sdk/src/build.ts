@@ -2,6 +2,7 @@ import { chmod, mkdir, stat } from 'node:fs/promises';
 import { dirname, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Plugin as EsbuildPlugin } from 'esbuild';
+import { keepCommonJsScope } from './build-module-scope.js';
 
 /**
  * Bundles a plugin into one executable file: minified CommonJS with every dependency
@@ -20,6 +21,8 @@ export interface BundleResult {
   outfile: string;
   bytes: number;
   interpreter: string;
+  /** The `{"type":"commonjs"}` package.json written beside the bundle, when a module-type package would otherwise claim it. */
+  commonJsMarker?: string;
 }
 
 export async function bundlePlugin(options: BundleOptions): Promise<BundleResult> {
@@ -58,8 +61,9 @@ export async function bundlePlugin(options: BundleOptions): Promise<BundleResult
     plugins: [deferSdkDynamicImports(esbuild.build)],
   });
   await chmod(outfile, 0o755);
+  const commonJsMarker = await keepCommonJsScope(outfile);
   const { size } = await stat(outfile);
-  return { outfile, bytes: size, interpreter };
+  return { outfile, bytes: size, interpreter, ...(commonJsMarker ? { commonJsMarker } : {}) };
 }
 
 /** The SDK's own compiled files; dynamic imports from these are deferred. */
