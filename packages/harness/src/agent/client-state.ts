@@ -1,0 +1,179 @@
+import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { isUuid } from '@dhv/sdk';
+import { AgentError } from './errors.js';
+import { TEMP_PREFIX, removeFileDurably, tempFileWriter, writeFileDurably } from './durable-file.js';
+import { decodeJson, encodeJson } from './json-codec.js';
+import { mapWithConcurrency } from './pool.js';
+import { ACCESS_MODES, ATTACHMENT_MODES } from '../spec/volume-spec.js';
+
+/**
+ * The client state of the host volume manager. Nomad keeps it in its state DB, bucket
+ * `host_volumes_to_create`, keyed by volume ID, each value `{ID, HostPath, CreateReq}`.
+ * Here each volume is one file, `<data_dir>/client/host_volumes/<id>.json`, written by
+ * rename after fsync: a crash leaves every volume fully recorded or absent, and two
+ * processes writing different volumes never touch each other's files.
+ */
+
+const int64 = z.bigint().min(0n);
+
+/** Nomad's ClientHostVolumeCreateRequest: what restore hands the plugin again. */
+const createRequestSchema = z.object({
+  ID: z.string().refine(isUuid, 'must be a UUID'),
+  Name: z.string().min(1),
+  /** Empty for a registered volume. */
+  PluginID: z.string(),
+  Namespace: z.string().min(1),
+  NodeID: z.string().min(1),
+  RequestedCapacityMinBytes: int64,
+  RequestedCapacityMaxBytes: int64,
+  Parameters: z.record(z.string(), z.string()).nullable(),
+});
+
+/** What Nomad's servers hold about the volume, kept beside the client's record so `volume status` can show it. */
+const volumeSchema = z.object({
+  NodePool: z.string(),
+  CapacityBytes: int64,
+  RequestedCapabilities: z.array(z.object({ AccessMode: z.enum(ACCESS_MODES), AttachmentMode: z.enum(ATTACHMENT_MODES) })),
+  Constraints: z.array(z.object({ LTarget: z.string(), RTarget: z.string(), Operand: z.string() })),
+  CreateTime: z.string(),
+  ModifyTime: z.string(),
+});
+
+const recordSchema = z.object({
+  ID: z.string().refine(isUuid, 'must be a UUID'),
+  HostPath: z.string(),
+  CreateReq: createRequestSchema,
+  Volume: volumeSchema,
+});
+
+export type ClientCreateRequest = z.infer<typeof createRequestSchema>;
+export type VolumeRecord = z.infer<typeof recordSchema>;
+
+export function isRegistered(record: VolumeRecord): boolean {
+  return record.CreateReq.PluginID === '';
+}
+
+/** How many record files are read at once while loading. */
+const READ_CONCURRENCY = 64;
+
+export class ClientState {
+  readonly dir: string;
+
+  constructor(dataDir: string) {
+    this.dir = join(dataDir, 'client', 'host_volumes');
+  }
+
+  fileOf(id: string): string {
+    return join(this.dir, `${id}.json`);
+  }
+
+  async put(record: VolumeRecord): Promise<void> {
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    try {
+      await writeFileDurably(this.fileOf(record.ID), `${encodeJson(record)}\n`);
+    } catch (err) {
+      throw new AgentError('STATE_WRITE_FAILED', `could not save volume ${record.ID} to client state ${this.fileOf(record.ID)}: ${(err as Error).message}`, {
+        volumeId: record.ID,
+        file: this.fileOf(record.ID),
+      });
+    }
+  }
+
+  async remove(id: string): Promise<void> {
+    try {
+      await removeFileDurably(this.fileOf(id));
+    } catch (err) {
+      throw new AgentError('STATE_WRITE_FAILED', `could not remove volume ${id} from client state ${this.fileOf(id)}: ${(err as Error).message}`, {
+        volumeId: id,
+        file: this.fileOf(id),
+      });
+    }
+  }
+
+  /** One volume's record, or undefined when it has none. A record that does not load throws. */
+  async get(id: string): Promise<VolumeRecord | undefined> {
+    if (!isUuid(id)) return undefined;
+    return this.readRecord(this.fileOf(id), id);
+  }
+
+  /** The IDs that have a record, without reading them. */
+  async ids(): Promise<string[]> {
+    return (await this.entries()).map((name) => name.slice(0, -'.json'.length));
+  }
+
+  /**
+   * Every record, sorted by ID. Any file that does not load stops the load with an
+   * error naming it: the state is never silently discarded or overwritten.
+   */
+  async list(): Promise<VolumeRecord[]> {
+    const names = await this.entries();
+    const records = await mapWithConcurrency(names, READ_CONCURRENCY, (name) => this.readRecord(join(this.dir, name), name.slice(0, -5)));
+    return records.filter((r): r is VolumeRecord => r !== undefined);
+  }
+
+  /** Temporary files left by writers that died mid-write; they never hold a committed record. */
+  async staleTempFiles(): Promise<string[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch {
+      return [];
+    }
+    return names
+      .filter((n) => n.startsWith(TEMP_PREFIX))
+      .filter((n) => {
+        const pid = tempFileWriter(n);
+        if (pid === undefined) return true;
+        try {
+          process.kill(pid, 0);
+          return false;
+        } catch {
+          return true;
+        }
+      })
+      .map((n) => join(this.dir, n));
+  }
+
+  private async entries(): Promise<string[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw new AgentError('STATE_UNREADABLE', `cannot list client state ${this.dir}: ${(err as Error).message}`, { file: this.dir });
+    }
+    return names.filter((n) => n.endsWith('.json') && !n.startsWith(TEMP_PREFIX)).sort();
+  }
+
+  private async readRecord(file: string, expectedId: string): Promise<VolumeRecord | undefined> {
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw new AgentError(
+        'STATE_UNREADABLE',
+        `cannot read client state file ${file}: ${(err as Error).message}. Fix its permissions; the agent will not start without it`,
+        { file },
+      );
+    }
+    const corrupt = (why: string) =>
+      new AgentError(
+        'STATE_CORRUPT',
+        `client state file ${file} is corrupt (${why}). The agent stopped rather than forget this volume: repair the file, or move it out of ${this.dir} if the volume is gone`,
+        { file },
+      );
+    let raw: unknown;
+    try {
+      raw = decodeJson(text);
+    } catch (err) {
+      throw corrupt((err as Error).message);
+    }
+    const parsed = recordSchema.safeParse(raw);
+    if (!parsed.success) throw corrupt(parsed.error.issues.map((i) => `${i.path.join('.') || 'record'}: ${i.message}`).join('; '));
+    if (parsed.data.ID !== expectedId || parsed.data.CreateReq.ID !== expectedId) throw corrupt(`it holds volume ${parsed.data.ID}, not ${expectedId}`);
+    return parsed.data;
+  }
+}

@@ -1,0 +1,57 @@
+import { open, rename, unlink } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { basename, dirname, join } from 'node:path';
+
+/** Prefix of the temporary files written beside a record before it is renamed into place. */
+export const TEMP_PREFIX = '.tmp-';
+
+/**
+ * Writes a file so that a crash at any instant leaves either the old contents or the
+ * new ones, never a mix: write a temporary file, fsync it, rename it over the target,
+ * fsync the directory so the rename itself is on disk.
+ */
+export async function writeFileDurably(path: string, contents: string, mode = 0o600): Promise<void> {
+  const temp = join(dirname(path), `${TEMP_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}-${basename(path)}`);
+  try {
+    const handle = await open(temp, 'wx', mode);
+    try {
+      await handle.writeFile(contents);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, path);
+  } catch (err) {
+    await unlink(temp).catch(() => {});
+    throw err;
+  }
+  await syncDirectory(dirname(path));
+}
+
+/** Removes a file and makes the removal durable; a file already gone is fine. */
+export async function removeFileDurably(path: string): Promise<boolean> {
+  try {
+    await unlink(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+  await syncDirectory(dirname(path));
+  return true;
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The PID that wrote a temporary file, so leftovers of dead writers can be swept. */
+export function tempFileWriter(name: string): number | undefined {
+  if (!name.startsWith(TEMP_PREFIX)) return undefined;
+  const pid = Number(name.slice(TEMP_PREFIX.length).split('-')[0]);
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}

@@ -1,0 +1,32 @@
+/**
+ * Every way the simulated agent refuses or fails an operation, built in one place.
+ * Each error carries a `code` a program can act on, and its message says what to do.
+ */
+export type AgentErrorCode =
+  | 'VOLUME_NAME_EXISTS'
+  | 'VOLUME_NOT_FOUND'
+  | 'VOLUME_ID_AMBIGUOUS'
+  | 'VOLUME_UPDATE_REFUSED'
+  | 'HOST_PATH_MISSING'
+  | 'STATE_CORRUPT'
+  | 'STATE_UNREADABLE'
+  | 'STATE_WRITE_FAILED'
+  | 'CONFIG_INVALID'
+  | 'SPEC_INVALID'
+  | 'AGENT_SHUT_DOWN'
+  | 'REBOOT_FAILED';
+
+export class AgentError extends Error {
+  constructor(
+    readonly code: AgentErrorCode,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'AgentError';
+  }
+
+  toJSON() {
+    return { code: this.code, message: this.message, ...this.details };
+  }
+}

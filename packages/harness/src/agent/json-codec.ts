@@ -1,0 +1,33 @@
+import { encodeResponse, parseGoJson, type GoJsonValue } from '@dhv/sdk';
+
+/**
+ * JSON for files the agent keeps: capacities are int64 in Nomad and may exceed 2^53,
+ * so integers are written and read back exactly (as bigint) rather than through Number.
+ */
+export function encodeJson(value: unknown): string {
+  return encodeResponse(value);
+}
+
+/** Parses JSON into plain values where every integer literal becomes a bigint. Throws on bad syntax. */
+export function decodeJson(text: string): unknown {
+  return toPlain(parseGoJson(text));
+}
+
+function toPlain(value: GoJsonValue): unknown {
+  switch (value.kind) {
+    case 'null':
+      return null;
+    case 'bool':
+    case 'string':
+      return value.value;
+    case 'number':
+      return /^-?[0-9]+$/.test(value.raw) ? BigInt(value.raw) : Number(value.raw);
+    case 'array':
+      return value.items.map(toPlain);
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of value.entries) out[k] = toPlain(v);
+      return out;
+    }
+  }
+}

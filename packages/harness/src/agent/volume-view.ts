@@ -1,0 +1,49 @@
+import type { VolumeRecord } from './client-state.js';
+import type { VolumeFailure } from './volume-health.js';
+
+export type VolumeState = 'ready' | 'unavailable';
+
+/** A volume as `nomad volume status` shows it: Nomad's HostVolume field names, plus the state and why. */
+export interface HostVolume {
+  ID: string;
+  Name: string;
+  Namespace: string;
+  PluginID: string;
+  NodeID: string;
+  NodePool: string;
+  CapacityBytes: bigint;
+  RequestedCapacityMinBytes: bigint;
+  RequestedCapacityMaxBytes: bigint;
+  RequestedCapabilities: VolumeRecord['Volume']['RequestedCapabilities'];
+  Constraints: VolumeRecord['Volume']['Constraints'];
+  Parameters: Record<string, string> | null;
+  HostPath: string;
+  State: VolumeState;
+  /** Why the volume is unavailable (its last restore failed). */
+  StateError?: string;
+  CreateTime: string;
+  ModifyTime: string;
+}
+
+export function toHostVolume(record: VolumeRecord, failure: VolumeFailure | undefined): HostVolume {
+  const req = record.CreateReq;
+  return {
+    ID: record.ID,
+    Name: req.Name,
+    Namespace: req.Namespace,
+    PluginID: req.PluginID,
+    NodeID: req.NodeID,
+    NodePool: record.Volume.NodePool,
+    CapacityBytes: record.Volume.CapacityBytes,
+    RequestedCapacityMinBytes: req.RequestedCapacityMinBytes,
+    RequestedCapacityMaxBytes: req.RequestedCapacityMaxBytes,
+    RequestedCapabilities: record.Volume.RequestedCapabilities,
+    Constraints: record.Volume.Constraints,
+    Parameters: req.Parameters,
+    HostPath: record.HostPath,
+    State: failure ? 'unavailable' : 'ready',
+    ...(failure ? { StateError: failure.error } : {}),
+    CreateTime: record.Volume.CreateTime,
+    ModifyTime: record.Volume.ModifyTime,
+  };
+}

@@ -1,0 +1,130 @@
+import { isAbsolute, resolve } from 'node:path';
+import { AgentError } from '../agent/errors.js';
+import { blocks, parseDocument, readSource, singleBlock } from './read-document.js';
+
+/** A classic host volume from the agent config: reported beside dynamic ones, with an empty ID. */
+export interface StaticHostVolume {
+  name: string;
+  path: string;
+  readOnly: boolean;
+}
+
+export interface AgentConfig {
+  /** Holds the node ID and client state. */
+  dataDir: string;
+  /** `host_volume_plugin_dir`. */
+  pluginDir: string;
+  /** `host_volumes_dir`, given to plugins as DHV_VOLUMES_DIR. */
+  volumesDir: string;
+  nodePool: string;
+  hostVolumes: StaticHostVolume[];
+  /** The config file it was read from, if any. */
+  configFile?: string | undefined;
+}
+
+export interface AgentConfigInput {
+  /** `--data-dir`; falls back to `data_dir` in the file, then `$DHV_DATA_DIR`, then `./.dhv`. */
+  dataDir?: string | undefined;
+  /** `--config`: an agent config in HCL or JSON, shaped like Nomad's. */
+  config?: string | undefined;
+  pluginDir?: string | undefined;
+  volumesDir?: string | undefined;
+  nodePool?: string | undefined;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export const DEFAULT_DATA_DIR = '.dhv';
+export const DEFAULT_NODE_POOL = 'default';
+
+/**
+ * The agent configuration: flags override the config file, which overrides Nomad's
+ * defaults (`<data_dir>/host_volume_plugins`, `<data_dir>/host_volumes`, `default`).
+ * Every path is made absolute against the working directory, as Nomad does.
+ */
+export async function loadAgentConfig(input: AgentConfigInput = {}): Promise<AgentConfig> {
+  const cwd = input.cwd ?? process.cwd();
+  const env = input.env ?? process.env;
+  const file = input.config ? await readConfigFile(input.config) : {};
+  const abs = (p: string) => (isAbsolute(p) ? resolve(p) : resolve(cwd, p));
+  const dataDir = abs(input.dataDir ?? env.DHV_DATA_DIR ?? file.dataDir ?? DEFAULT_DATA_DIR);
+  return {
+    dataDir,
+    pluginDir: abs(input.pluginDir ?? file.pluginDir ?? `${dataDir}/host_volume_plugins`),
+    volumesDir: abs(input.volumesDir ?? file.volumesDir ?? `${dataDir}/host_volumes`),
+    nodePool: input.nodePool ?? file.nodePool ?? DEFAULT_NODE_POOL,
+    hostVolumes: (file.hostVolumes ?? []).map((v) => ({ ...v, path: abs(v.path) })),
+    configFile: input.config ? abs(input.config) : undefined,
+  };
+}
+
+interface FileConfig {
+  dataDir?: string;
+  pluginDir?: string;
+  volumesDir?: string;
+  nodePool?: string;
+  hostVolumes?: StaticHostVolume[];
+}
+
+async function readConfigFile(path: string): Promise<FileConfig> {
+  let doc: Record<string, unknown>;
+  try {
+    doc = await parseDocument(await readSource(path), path);
+  } catch (err) {
+    throw new AgentError('CONFIG_INVALID', `${(err as Error).message}; fix the agent config file`, { file: path });
+  }
+  return parseClientConfig(doc, path);
+}
+
+/** Reads the parts of a Nomad agent config the host volume manager uses; reports every problem at once. */
+export function parseClientConfig(doc: Record<string, unknown>, file = '<config>'): FileConfig {
+  const problems: string[] = [];
+  const out: FileConfig = {};
+  const text = (where: string, value: unknown): string | undefined => {
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string' || value === '') {
+      problems.push(`${where} must be a non-empty string`);
+      return undefined;
+    }
+    return value;
+  };
+  const dataDir = text('data_dir', doc.data_dir);
+  if (dataDir) out.dataDir = dataDir;
+  const client = singleBlock(doc.client) ?? {};
+  const pluginDir = text('client.host_volume_plugin_dir', client.host_volume_plugin_dir);
+  if (pluginDir) out.pluginDir = pluginDir;
+  const volumesDir = text('client.host_volumes_dir', client.host_volumes_dir);
+  if (volumesDir) out.volumesDir = volumesDir;
+  const nodePool = text('client.node_pool', client.node_pool);
+  if (nodePool) out.nodePool = nodePool;
+  const hostVolumes: StaticHostVolume[] = [];
+  for (const [name, body] of staticVolumeEntries(client.host_volume)) {
+    const where = `client.host_volume "${name}"`;
+    const path = text(`${where}.path`, body.path);
+    if (body.path === undefined) problems.push(`${where}.path is required`);
+    const readOnly = body.read_only ?? false;
+    if (typeof readOnly !== 'boolean') problems.push(`${where}.read_only must be true or false`);
+    if (path) hostVolumes.push({ name, path, readOnly: readOnly === true });
+  }
+  if (hostVolumes.length > 0) out.hostVolumes = hostVolumes;
+  if (problems.length > 0) {
+    throw new AgentError('CONFIG_INVALID', `invalid agent config ${file}: ${problems.join('; ')}`, { file, problems });
+  }
+  return out;
+}
+
+/**
+ * `host_volume "name" { ... }` comes from HCL as `{ name: [body] }`, and from Nomad's
+ * JSON config either that way or as a list of `{ name: body }` objects.
+ */
+function staticVolumeEntries(value: unknown): Array<[string, Record<string, unknown>]> {
+  const entries: Array<[string, Record<string, unknown>]> = [];
+  for (const group of blocks(value)) {
+    if (!group || typeof group !== 'object') continue;
+    for (const [name, bodies] of Object.entries(group as Record<string, unknown>)) {
+      const body = singleBlock(bodies);
+      if (body) entries.push([name, body]);
+    }
+  }
+  return entries;
+}
