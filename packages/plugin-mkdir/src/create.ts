@@ -6,7 +6,7 @@ import { freeSpace, provisionedBytes, reportedBytes } from './capacity.js';
 import { describeType, errnoOf, lstatIfExists, openDirectoryNoFollow } from './fs-safe.js';
 import { withVolumePathLock } from './lock.js';
 import { formatMode, parseMkdirParameters, type MkdirParameters } from './parameters.js';
-import { ensureVolumesDir } from './volumes-dir.js';
+import { inspectVolumesDir, makeVolumesDir } from './volumes-dir.js';
 
 /**
  * create: `<volumes dir>/<volume id>` as a directory with the requested mode and owner.
@@ -14,15 +14,19 @@ import { ensureVolumesDir } from './volumes-dir.js';
  * directory that is already there is success and is left exactly as it is.
  */
 export async function createVolume(request: CreateRequest, ctx: HandlerContext): Promise<CreateResponse> {
-  // Everything that can be refused is refused before the disk is touched.
+  // Everything that can be refused is refused before the disk is touched: the ID and
+  // paths, the parameters, the volumes dir, and (for a new volume) capacity_min.
   const path = volumePath(request.volumesDir, request.volumeId);
   const wanted = parseMkdirParameters(request.parameters);
   const volumesDir = dirname(path);
-  await ensureVolumesDir(volumesDir);
+  const volumesDirState = await inspectVolumesDir(volumesDir);
+  // free space of the volumes dir, or of its parent when it is still to be made
+  const newVolumeBytes = (await lstatIfExists(path)) ? undefined : provisionedBytes(await freeSpace(volumesDir), request, volumesDir);
+  if (volumesDirState === 'missing') await makeVolumesDir(volumesDir);
   return withVolumePathLock(path, ctx.signal, async () => {
     const existing = await lstatIfExists(path);
     if (existing) return useExisting(path, existing, request, ctx);
-    const bytes = provisionedBytes(await freeSpace(volumesDir), request, volumesDir);
+    const bytes = newVolumeBytes ?? provisionedBytes(await freeSpace(volumesDir), request, volumesDir);
     ctx.signal.throwIfAborted();
     try {
       await mkdir(path, { mode: 0o700 });

@@ -1,12 +1,13 @@
 import { constants, type Stats } from 'node:fs';
 import { lstat, open, type FileHandle } from 'node:fs/promises';
 
-/** lstat that answers undefined for a missing path instead of throwing. */
+/** lstat that answers undefined for a missing path (or one under a missing directory) instead of throwing. */
 export async function lstatIfExists(path: string): Promise<Stats | undefined> {
   try {
     return await lstat(path);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined;
     throw err;
   }
 }

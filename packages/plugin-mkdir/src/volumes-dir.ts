@@ -7,18 +7,18 @@ import { errnoOf, openDirectoryNoFollow } from './fs-safe.js';
 export const VOLUMES_DIR_MODE = 0o711;
 
 /**
- * Makes sure the volumes dir is a directory. A missing one is created (mode 0711, umask
- * ignored) only when its parent exists: a missing parent more likely means a mistyped
- * host_volumes_dir or an unmounted disk than a wish for a new directory tree.
+ * Whether the volumes dir is there, or may be made. A missing one may be created only
+ * when its parent exists: a missing parent more likely means a mistyped host_volumes_dir
+ * or an unmounted disk than a wish for a new directory tree. Touches nothing.
  */
-export async function ensureVolumesDir(dir: string): Promise<void> {
+export async function inspectVolumesDir(dir: string): Promise<'exists' | 'missing'> {
   const existing = await stat(dir).catch((err: unknown) => {
     if (errnoOf(err) === 'ENOENT') return undefined;
     throw volumesDirError(dir, `cannot be examined: ${(err as Error).message}`);
   });
   if (existing) {
     if (!existing.isDirectory()) throw volumesDirError(dir, 'exists but is not a directory');
-    return;
+    return 'exists';
   }
   const parent = dirname(dir);
   const parentStats = await stat(parent).catch(() => undefined);
@@ -26,13 +26,18 @@ export async function ensureVolumesDir(dir: string): Promise<void> {
     throw volumesDirError(
       dir,
       `does not exist, and neither does its parent ${parent}, so it was not created; ` +
-        `create ${parent} (or mount the disk that should be there), or set host_volumes_dir to an existing directory`,
+        `create ${parent} (or mount the disk that belongs there), or set host_volumes_dir to an existing directory`,
     );
   }
+  return 'missing';
+}
+
+/** Creates the volumes dir with mode 0711 exactly (umask ignored); another create making it first is fine. */
+export async function makeVolumesDir(dir: string): Promise<void> {
   try {
     await mkdir(dir, { mode: VOLUMES_DIR_MODE });
   } catch (err) {
-    if (errnoOf(err) === 'EEXIST') return; // another create made it first
+    if (errnoOf(err) === 'EEXIST') return;
     throw volumesDirError(dir, `could not be created: ${(err as Error).message}`);
   }
   const handle = await openDirectoryNoFollow(dir);

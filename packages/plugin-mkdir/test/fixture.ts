@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto';
+import { chmod, lstat, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { bundlePlugin } from '@dhv/sdk/build';
+import { execPlugin, type ExecOptions, type RequestInput } from '@dhv/sdk/client';
+
+/**
+ * Test support for dhv-mkdir: the plugin built from source into a temporary directory
+ * (so tests need no `npm run build` of this package), run as a separate process through
+ * the SDK's execPlugin, exactly as an agent runs it.
+ */
+export const PLUGIN_ENTRY = fileURLToPath(new URL('../src/plugin.ts', import.meta.url));
+export const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url));
+
+export interface BuiltPlugin {
+  /** The bundled dhv-mkdir, inside a plugin directory of its own. */
+  executable: string;
+  dir: string;
+  remove(): Promise<void>;
+}
+
+export async function buildPlugin(): Promise<BuiltPlugin> {
+  const dir = await mkdtemp(join(tmpdir(), 'dhv-mkdir-plugin-'));
+  const { outfile } = await bundlePlugin({ entry: PLUGIN_ENTRY, outfile: join(dir, 'dhv-mkdir') });
+  return { executable: outfile, dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * A plugin executable that runs dhv-mkdir after some shell set-up (a umask, a working
+ * directory): the plugin inherits both from its parent, as it does from the agent.
+ */
+export async function wrapPlugin(dir: string, executable: string, name: string, setup: string): Promise<string> {
+  const wrapper = join(dir, name);
+  await writeFile(wrapper, `#!/bin/sh\n${setup}\nexec '${executable}' "$@"\n`);
+  await chmod(wrapper, 0o755);
+  return wrapper;
+}
+
+export const newVolumeId = (): string => randomUUID();
+
+export function createRequest(volumesDir: string, volumeId: string, extra: Partial<RequestInput<'create'>> = {}): RequestInput<'create'> {
+  return { volumesDir, volumeId, volumeName: `vol-${volumeId.slice(0, 8)}`, nodeId: NODE_ID, ...extra };
+}
+
+export function deleteRequest(volumesDir: string, volumeId: string, extra: Partial<RequestInput<'delete'>> = {}): RequestInput<'delete'> {
+  return { volumesDir, volumeId, volumeName: `vol-${volumeId.slice(0, 8)}`, nodeId: NODE_ID, ...extra };
+}
+
+const NODE_ID = '9d1f3c6e-0000-4000-8000-00000000a001';
+
+export function create(executable: string, request: RequestInput<'create'>, options: ExecOptions = {}) {
+  return execPlugin(executable, 'create', request, { pluginId: 'dhv-mkdir', ...options });
+}
+
+export function remove(executable: string, request: RequestInput<'delete'>, options: ExecOptions = {}) {
+  return execPlugin(executable, 'delete', request, { pluginId: 'dhv-mkdir', ...options });
+}
+
+/** A temporary directory that `cleanup()` removes, registered by the caller in afterEach. */
+export async function sandbox(prefix = 'dhv-mkdir-test-'): Promise<string> {
+  return mkdtemp(join(tmpdir(), prefix));
+}
+
+/** mode, owner and group of a path (not followed), and its entries when it is a directory. */
+export async function snapshot(path: string): Promise<{ mode: number; uid: number; gid: number; entries: Record<string, string> }> {
+  const stats = await lstat(path);
+  const entries: Record<string, string> = {};
+  if (stats.isDirectory()) {
+    for (const name of (await readdir(path)).sort()) {
+      const child = join(path, name);
+      const s = await lstat(child);
+      entries[name] = s.isFile() ? `file ${(s.mode & 0o7777).toString(8)} ${s.uid}:${s.gid} ${await readFile(child, 'utf8')}` : `${s.isDirectory() ? 'dir' : 'other'} ${(s.mode & 0o7777).toString(8)} ${s.uid}:${s.gid}`;
+    }
+  }
+  return { mode: stats.mode & 0o7777, uid: stats.uid, gid: stats.gid, entries };
+}
+
+/** Every path under `dir`, relative, sorted; for "nothing else changed" assertions. */
+export async function listTree(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true });
+  return entries.map(String).sort();
+}
+
+export async function modeOf(path: string): Promise<number> {
+  return (await lstat(path)).mode & 0o7777;
+}
