@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
-import { chmod, copyFile, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { AuthoringError } from './errors.js';
 
@@ -35,17 +35,38 @@ export async function makeSingleExecutable({ script, outfile, nodePath }: Single
         { nodePath },
       );
     });
+    await mkdir(dirname(outfile), { recursive: true });
     await copyFile(nodePath, partial);
     await chmod(partial, 0o755);
-    const { inject } = await import('postject');
-    await inject(partial, 'NODE_SEA_BLOB', await readFile(blob), { sentinelFuse: SEA_FUSE }).catch((err: Error) => {
-      throw new AuthoringError('SEA_FAILED', `postject could not inject the plugin into a copy of ${nodePath}: ${err.message}`, { nodePath });
-    });
+    await injectBlob(partial, await readFile(blob), nodePath);
     await rename(partial, outfile);
   } catch (err) {
     await rm(partial, { force: true });
     throw err;
   } finally {
     await rm(work, { recursive: true, force: true });
+  }
+}
+
+/**
+ * postject's ELF parser (LIEF, compiled to wasm) warns about harmless section names on
+ * Node's own binary through console.warn; those lines are kept out of the output and
+ * only reported when injecting fails.
+ */
+async function injectBlob(executable: string, blob: Buffer, nodePath: string): Promise<void> {
+  const { inject } = await import('postject');
+  const warnings: string[] = [];
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => void warnings.push(args.join(' '));
+  try {
+    await inject(executable, 'NODE_SEA_BLOB', blob, { sentinelFuse: SEA_FUSE });
+  } catch (err) {
+    throw new AuthoringError(
+      'SEA_FAILED',
+      `postject could not inject the plugin into a copy of ${nodePath}: ${err instanceof Error ? err.message : String(err)}`,
+      { nodePath, warnings },
+    );
+  } finally {
+    console.warn = warn;
   }
 }

@@ -1,0 +1,145 @@
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { execPlugin } from '@dhv/sdk/client';
+
+const repo = fileURLToPath(new URL('..', import.meta.url));
+const dhv = join(repo, 'packages/harness/bin/run.js');
+
+interface Run {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+function run(file: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(file, args, { ...options, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      resolve({ exitCode: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+const dhvBuild = (args: string[], cwd: string) => run(process.execPath, [dhv, 'build', ...args], { cwd });
+
+const PLUGIN = `import { definePlugin } from '@dhv/sdk/plugin';
+export default definePlugin({
+  name: 'tiny',
+  version: '2',
+  create: (request) => ({ path: request.volumesDir + '/' + request.volumeId, bytes: 0 }),
+  delete: () => {},
+});
+`;
+
+describe('dhv build', () => {
+  let work: string;
+  beforeEach(async () => {
+    work = await mkdtemp(join(tmpdir(), 'dhv-authoring-build-'));
+    // The entry imports @dhv/sdk the way a plugin project does.
+    await mkdir(join(work, 'node_modules/@dhv'), { recursive: true });
+    await symlink(join(repo, 'packages/sdk'), join(work, 'node_modules/@dhv/sdk'));
+    await writeFile(join(work, 'plugin.ts'), PLUGIN);
+  });
+  afterEach(async () => {
+    await rm(work, { recursive: true, force: true });
+  });
+
+  it('bundles one executable file whose interpreter line names the node running the build', async () => {
+    const result = await dhvBuild(['plugin.ts', '-o', 'dist/tiny', '--json'], work);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout);
+    expect(report).toMatchObject({ outfile: join(work, 'dist/tiny'), kind: 'script', node: process.execPath, version: '2.0.0', warnings: [] });
+    const text = await readFile(join(work, 'dist/tiny'), 'utf8');
+    expect(text.split('\n')[0]).toBe(`#!${process.execPath}`);
+    expect((await stat(join(work, 'dist/tiny'))).mode & 0o777).toBe(0o755);
+  });
+
+  it('builds a plugin that works under env -i, with no PATH, from any directory', async () => {
+    expect((await dhvBuild(['plugin.ts', '-o', 'dist/tiny'], work)).exitCode).toBe(0);
+    const bare = await run('/usr/bin/env', ['-i', 'DHV_OPERATION=fingerprint', join(work, 'dist/tiny'), 'fingerprint'], { cwd: '/' });
+    expect(bare).toMatchObject({ exitCode: 0, stdout: '{"version":"2"}\n' });
+    const created = await execPlugin(join(work, 'dist/tiny'), 'create', {
+      volumesDir: join(work, 'volumes'),
+      volumeId: '0b8a3b5e-3f1c-4c47-9d3e-6a3c4c1e2f10',
+      volumeName: 'v',
+      nodeId: 'a1f0c3d2-5b6e-4f70-8a9b-0c1d2e3f4a5b',
+    });
+    expect(created.path).toBe(join(work, 'volumes/0b8a3b5e-3f1c-4c47-9d3e-6a3c4c1e2f10'));
+  });
+
+  it('writes the interpreter chosen with --node', async () => {
+    const result = await dhvBuild(['plugin.ts', '-o', 'dist/tiny', '--node', process.execPath, '--json'], work);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect((await readFile(join(work, 'dist/tiny'), 'utf8')).startsWith(`#!${process.execPath}\n`)).toBe(true);
+  });
+
+  it('builds for a node that is not on this machine, but says it could not run the result', async () => {
+    const result = await dhvBuild(['plugin.ts', '-o', 'dist/tiny', '--node', '/opt/node-20/bin/node', '--json'], work);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout);
+    expect(report.version).toBeNull();
+    expect(report.warnings[0]).toContain('/opt/node-20/bin/node does not exist on this machine');
+    expect((await readFile(join(work, 'dist/tiny'), 'utf8')).startsWith('#!/opt/node-20/bin/node\n')).toBe(true);
+  });
+
+  it('refuses a relative --node, since the agent runs plugins without PATH', async () => {
+    const result = await dhvBuild(['plugin.ts', '-o', 'dist/tiny', '--node', 'node', '--json'], work);
+    expect(result.exitCode).toBe(1);
+    expect(JSON.parse(result.stdout).error).toMatchObject({ code: 'BAD_INTERPRETER' });
+    await expect(stat(join(work, 'dist/tiny'))).rejects.toThrow();
+  });
+
+  it('names a missing entry', async () => {
+    const result = await dhvBuild(['nope.ts', '-o', 'dist/tiny', '--json'], work);
+    expect(result.exitCode).toBe(1);
+    expect(JSON.parse(result.stdout).error.message).toContain(`the plugin entry ${join(work, 'nope.ts')} does not exist`);
+  });
+
+  it('reports a bundling error with the file and leaves no output', async () => {
+    await writeFile(join(work, 'broken.ts'), "import { nothing } from './missing.js';\nexport default nothing;\n");
+    const result = await dhvBuild(['broken.ts', '-o', 'dist/broken', '--json'], work);
+    expect(result.exitCode).toBe(1);
+    const { error } = JSON.parse(result.stdout);
+    expect(error.code).toBe('BUILD_FAILED');
+    expect(error.message).toContain('missing.js');
+    await expect(stat(join(work, 'dist/broken'))).rejects.toThrow();
+  });
+
+  it('removes a build that does not answer fingerprint as an agent runs it, and says why', async () => {
+    await writeFile(join(work, 'crash.ts'), "throw new Error('boom at start-up');\n");
+    const result = await dhvBuild(['crash.ts', '-o', 'dist/crash', '--json'], work);
+    expect(result.exitCode).toBe(1);
+    const { error } = JSON.parse(result.stdout);
+    expect(error.code).toBe('BUILD_DOES_NOT_RUN');
+    expect(error.message).toContain('boom at start-up');
+    await expect(stat(join(work, 'dist/crash'))).rejects.toThrow();
+  });
+
+  it('keeps the bundle CommonJS inside a "type": "module" project', async () => {
+    await writeFile(join(work, 'package.json'), JSON.stringify({ name: 'p', type: 'module' }));
+    expect((await dhvBuild(['plugin.ts', '-o', 'dist/tiny'], work)).exitCode).toBe(0);
+    expect(JSON.parse(await readFile(join(work, 'dist/package.json'), 'utf8'))).toEqual({ type: 'commonjs' });
+    const bare = await run('/usr/bin/env', ['-i', 'DHV_OPERATION=fingerprint', join(work, 'dist/tiny'), 'fingerprint']);
+    expect(bare.stdout).toBe('{"version":"2"}\n');
+  });
+
+  it('with --sea, builds a single executable that answers fingerprint under env -i', async () => {
+    const result = await dhvBuild(['plugin.ts', '-o', 'dist/tiny', '--sea', '--json'], work);
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ kind: 'sea', version: '2.0.0' });
+    const binary = await readFile(join(work, 'dist/tiny'));
+    expect(binary.subarray(0, 4).toString('latin1')).toBe('\x7fELF');
+    const bare = await run('/usr/bin/env', ['-i', 'DHV_OPERATION=fingerprint', join(work, 'dist/tiny'), 'fingerprint'], { cwd: '/' });
+    expect(bare).toMatchObject({ exitCode: 0, stdout: '{"version":"2"}\n', stderr: '' });
+    const created = await execPlugin(join(work, 'dist/tiny'), 'create', {
+      volumesDir: join(work, 'volumes'),
+      volumeId: '0b8a3b5e-3f1c-4c47-9d3e-6a3c4c1e2f10',
+      volumeName: 'v',
+      nodeId: 'a1f0c3d2-5b6e-4f70-8a9b-0c1d2e3f4a5b',
+    });
+    expect(created.bytes).toBe(0n);
+  }, 120_000);
+});
