@@ -11,8 +11,14 @@ export const fingerprintResponseSchema = z.looseObject({
 });
 
 const byteCount = z
-  .union([z.bigint(), z.number().int({ error: 'bytes must be a whole number' })])
-  .refine((n) => BigInt(n) >= 0n && BigInt(n) <= INT64_MAX, { error: 'bytes must be between 0 and 2^63-1' });
+  .union([z.bigint(), z.number()], { error: (issue) => `bytes must be a number or a bigint, got ${typeof issue.input}` })
+  .superRefine((n, ctx) => {
+    if (typeof n === 'number' && !Number.isSafeInteger(n)) {
+      ctx.addIssue({ code: 'custom', message: `bytes must be a whole number (a bigint above 2^53), got ${n}` });
+    } else if (BigInt(n) < 0n || BigInt(n) > INT64_MAX) {
+      ctx.addIssue({ code: 'custom', message: `bytes must be between 0 and 2^63-1, got ${n}` });
+    }
+  });
 
 export const createResponseSchema = z.object({
   path: z.string().refine((p) => p.startsWith('/'), { error: (issue) => `path must be absolute, got ${JSON.stringify(issue.input)}` }),
