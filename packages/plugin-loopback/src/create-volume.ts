@@ -131,7 +131,7 @@ async function restore(job: Job, current: bigint): Promise<CreateResponse> {
     throw new PluginFailure('EFSCHANGED', `the volume already holds an ${fs} filesystem; fs cannot change to ${params.fs} (delete and create the volume instead)`);
   }
 
-  const attached = await loopDevicesFor(layout.imagePath, signal);
+  const attached = await loopDevicesFor(layout.imagePath);
   const mounted = await mountsAt(layout.mountPath);
   let device: string | undefined;
   if (mounted.length > 0) {

@@ -30,7 +30,7 @@ async function alreadyGone(layout: VolumeLayout): Promise<boolean> {
 
 async function removeVolume(layout: VolumeLayout, ctx: HandlerContext): Promise<void> {
   const signal = ctx.signal;
-  const devices = await loopDevicesFor(layout.imagePath, signal);
+  const devices = await loopDevicesFor(layout.imagePath);
   const ours = new Set(await Promise.all(devices.map(deviceNumberOf)));
   const mounted = await mountsAt(layout.mountPath);
   const foreign = mounted.find((m) => !ours.has(m.device));

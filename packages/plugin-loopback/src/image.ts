@@ -1,11 +1,16 @@
 import { constants } from 'node:fs';
-import { lstat, open, rename, truncate, unlink } from 'node:fs/promises';
-import { PluginFailure, diskSpace, formatSize } from '@dhv/sdk/plugin';
+import { lstat, open, rename, statfs, truncate, unlink } from 'node:fs/promises';
+import { PluginFailure, formatSize } from '@dhv/sdk/plugin';
 import { tool } from './tools.js';
 
-/** Refuses to make or grow an image when the filesystem holding it has less room than it needs. */
+/**
+ * Refuses to make or grow an image when the filesystem holding it has less room than it
+ * needs. Free space is what `df` calls available, read with statfs(2) in-process: the
+ * SDK's diskSpace runs `df`, which costs a process spawn out of create's time budget.
+ */
 export async function checkRoom(dir: string, needed: bigint, what: string): Promise<void> {
-  const { free } = await diskSpace(dir);
+  const stats = await statfs(dir, { bigint: true });
+  const free = stats.bavail * stats.bsize;
   if (free < needed) {
     throw new PluginFailure(
       'ENOSPACE',

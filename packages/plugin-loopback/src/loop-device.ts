@@ -1,37 +1,37 @@
-import { stat } from 'node:fs/promises';
+import { readFile, readdir, realpath, stat } from 'node:fs/promises';
 import { PluginFailure } from '@dhv/sdk/plugin';
 import { tool } from './tools.js';
 
-interface LoopListing {
-  loopdevices?: { name: string; 'back-ino'?: number | string | null; 'back-maj:min'?: string | null }[];
-}
-
-/** `major:minor` of the filesystem holding a file, as losetup prints BACK-MAJ:MIN. */
+/** `major:minor` of a device number, as /proc/self/mountinfo prints it. */
 function deviceNumber(dev: number): string {
-  const major = Number((BigInt(dev) >> 8n) & 0xfffn) | Number((BigInt(dev) >> 32n) & ~0xfffn);
-  const minor = Number(BigInt(dev) & 0xffn) | Number((BigInt(dev) >> 12n) & ~0xffn);
+  const n = BigInt(dev);
+  const major = ((n >> 8n) & 0xfffn) | ((n >> 32n) & ~0xfffn);
+  const minor = (n & 0xffn) | ((n >> 12n) & ~0xffn);
   return `${major}:${minor}`;
 }
 
 /**
- * Every loop device backed by `imagePath`, matched by inode and device rather than by
- * name, so a renamed or symlinked path cannot fool it. Empty when the image is missing.
+ * Every loop device backed by `imagePath`, found by the backing file the kernel records
+ * for each attached device (/sys/block/loopN/loop/backing_file, the path as the kernel
+ * resolves it), never by guessing a device name. Empty when the image is missing.
  */
-export async function loopDevicesFor(imagePath: string, signal?: AbortSignal): Promise<string[]> {
-  let image;
+export async function loopDevicesFor(imagePath: string): Promise<string[]> {
+  let backing: string;
   try {
-    image = await stat(imagePath);
+    backing = await realpath(imagePath);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw err;
   }
-  const { stdout } = await tool('losetup', ['--list', '--json', '--output', 'NAME,BACK-INO,BACK-MAJ:MIN'], signal);
-  if (stdout.trim() === '') return [];
-  const listing = JSON.parse(stdout) as LoopListing;
-  const dev = deviceNumber(image.dev);
-  return (listing.loopdevices ?? [])
-    .filter((d) => String(d['back-ino'] ?? '').trim() === String(image.ino) && String(d['back-maj:min'] ?? '').trim() === dev)
-    .map((d) => d.name);
+  const loops = (await readdir('/sys/block')).filter((name) => /^loop[0-9]+$/.test(name));
+  const matches = await Promise.all(
+    loops.map(async (name) => {
+      // Only attached devices have a backing_file.
+      const file = await readFile(`/sys/block/${name}/loop/backing_file`, 'utf8').catch(() => undefined);
+      return file?.replace(/\n$/, '') === backing ? `/dev/${name}` : undefined;
+    }),
+  );
+  return matches.filter((device): device is string => device !== undefined).sort();
 }
 
 const ATTACH_ATTEMPTS = 10;
@@ -47,7 +47,7 @@ export async function attachLoopDevice(imagePath: string, signal?: AbortSignal):
     try {
       const { stdout } = await tool('losetup', ['--find', '--show', imagePath], signal);
       const device = stdout.trim();
-      if ((await loopDevicesFor(imagePath, signal)).includes(device)) return device;
+      if ((await loopDevicesFor(imagePath)).includes(device)) return device;
       lastError = new Error(`losetup reported ${device}, but that device is not backed by ${imagePath}`);
     } catch (err) {
       if (signal?.aborted) throw err;
@@ -82,10 +82,6 @@ export async function detachLoopDevice(device: string, signal?: AbortSignal): Pr
   await tool('losetup', ['--detach', device], signal);
 }
 
-/** Detaches every loop device backed by the image. */
-export async function detachAll(imagePath: string, signal?: AbortSignal): Promise<void> {
-  for (const device of await loopDevicesFor(imagePath, signal)) await detachLoopDevice(device, signal);
-}
 
 /** `major:minor` of a block device, as /proc/self/mountinfo names a mounted device. */
 export async function deviceNumberOf(device: string): Promise<string> {

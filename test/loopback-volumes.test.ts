@@ -1,0 +1,261 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { mkdir, readFile, stat, statfs, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { execPlugin, PluginError, type RequestInput } from '@dhv/sdk/client';
+import { skipRootTests } from './support/root.js';
+import {
+  GIB,
+  MIB,
+  NOTHING,
+  builtPlugin,
+  destroySandbox,
+  inventory,
+  loopDevicesUnder,
+  makeSandbox,
+  mountsUnder,
+} from '../packages/plugin-loopback/src/testing/sandbox.js';
+
+/** The dhv-loopback plugin, built, run exactly as a Nomad agent runs it, as root on real loop devices. */
+describe.skipIf(skipRootTests())('dhv-loopback on real loop devices', () => {
+  let volumesDir: string;
+  let children: ChildProcess[];
+  const plugin = () => builtPlugin();
+
+  beforeEach(async () => {
+    children = [];
+    volumesDir = await makeSandbox();
+  });
+
+  afterEach(async () => {
+    for (const child of children) child.kill('SIGKILL');
+    await Promise.all(children.map((c) => (c.exitCode === null && c.signalCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));
+    await destroySandbox(volumesDir);
+  });
+
+  const createRequest = (id: string, over: Partial<RequestInput<'create'>> = {}): RequestInput<'create'> => ({
+    volumesDir,
+    volumeId: id,
+    volumeName: `vol-${id.slice(0, 8)}`,
+    nodeId: 'node-1',
+    capacityMinBytes: GIB,
+    ...over,
+  });
+  const create = (id: string, over: Partial<RequestInput<'create'>> = {}) => execPlugin(plugin(), 'create', createRequest(id, over));
+  const remove = (id: string) =>
+    execPlugin(plugin(), 'delete', { volumesDir, volumeId: id, volumeName: `vol-${id.slice(0, 8)}`, nodeId: 'node-1', createdPath: join(volumesDir, id) });
+  const imageOf = (id: string) => join(volumesDir, '.dhv-loopback', `${id}.img`);
+  const failure = async (promise: Promise<unknown>): Promise<PluginError> => {
+    const err = await promise.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(PluginError);
+    return err as PluginError;
+  };
+  const filesystemBytes = async (path: string) => {
+    const s = await statfs(path, { bigint: true });
+    return s.blocks * s.bsize;
+  };
+  const sha256 = async (path: string) => createHash('sha256').update(await readFile(path)).digest('hex');
+
+  it('creates a 1 GiB ext4 volume: a sparse image, mounted at <volumes dir>/<id>, reporting its size', async () => {
+    const id = randomUUID();
+    const result = await create(id);
+    expect(result.path).toBe(join(volumesDir, id));
+    expect(result.bytes).toBe(GIB);
+
+    const [mount] = mountsUnder(volumesDir);
+    expect(mount).toMatchObject({ mountPoint: result.path, fsType: 'ext4' });
+    expect(loopDevicesUnder(volumesDir).map((l) => l.backingFile)).toEqual([imageOf(id)]);
+    const size = await filesystemBytes(result.path);
+    expect(size).toBeGreaterThan((GIB * 9n) / 10n);
+    expect(size).toBeLessThanOrEqual(GIB);
+    const image = await stat(imageOf(id));
+    expect(BigInt(image.size)).toBe(GIB);
+    expect(image.blocks * 512).toBeLessThan(64 * 1024 * 1024); // sparse: never written with zeros
+    expect((await stat(result.path)).mode & 0o7777).toBe(0o700);
+  });
+
+  it('keeps every file when the host reboots: unmounted and detached behind its back, create mounts it again', async () => {
+    const id = randomUUID();
+    const { path } = await create(id);
+    await writeFile(join(path, 'data.bin'), randomBytes(4 * 1024 * 1024));
+    const before = await sha256(join(path, 'data.bin'));
+
+    // What a reboot does: the mount and the loop device are gone, the image stays.
+    await runTool('/usr/bin/umount', [path]);
+    for (const loop of loopDevicesUnder(volumesDir)) await runTool('/usr/sbin/losetup', ['--detach', loop.device]);
+    expect(mountsUnder(volumesDir)).toEqual([]);
+    expect(loopDevicesUnder(volumesDir)).toEqual([]);
+
+    const again = await create(id);
+    expect(again).toMatchObject({ path, bytes: GIB });
+    expect(await sha256(join(path, 'data.bin'))).toBe(before);
+    expect(mountsUnder(volumesDir).map((m) => m.mountPoint)).toEqual([path]);
+    expect(loopDevicesUnder(volumesDir)).toHaveLength(1);
+  });
+
+  it('reports a volume that is already mounted unchanged, with no second loop device or mount', async () => {
+    const id = randomUUID();
+    const first = await create(id);
+    await writeFile(join(first.path, 'keep'), 'kept');
+    const second = await create(id);
+    expect(second).toMatchObject({ path: first.path, bytes: first.bytes });
+    expect(await readFile(join(first.path, 'keep'), 'utf8')).toBe('kept');
+    expect(mountsUnder(volumesDir)).toHaveLength(1);
+    expect(loopDevicesUnder(volumesDir)).toHaveLength(1);
+  });
+
+  for (const fs of ['ext4', 'xfs'] as const) {
+    it(`expands a mounted ${fs} volume from 1 GiB to 2 GiB online, keeping the data byte for byte`, async () => {
+      const id = randomUUID();
+      const parameters = { fs };
+      const { path } = await create(id, { parameters, capacityMaxBytes: 4n * GIB });
+      await writeFile(join(path, 'data.bin'), randomBytes(16 * 1024 * 1024));
+      const before = await sha256(join(path, 'data.bin'));
+      const sizeBefore = await filesystemBytes(path);
+
+      const grown = await create(id, { parameters, capacityMinBytes: 2n * GIB, capacityMaxBytes: 4n * GIB });
+      expect(grown.bytes).toBe(2n * GIB);
+      expect(BigInt((await stat(imageOf(id))).size)).toBe(2n * GIB);
+      expect(await filesystemBytes(path)).toBeGreaterThan(sizeBefore + (GIB * 9n) / 10n);
+      expect(await sha256(join(path, 'data.bin'))).toBe(before);
+      expect(mountsUnder(volumesDir).map((m) => m.fsType)).toEqual([fs]);
+
+      // A smaller capacity_min never shrinks anything.
+      const again = await create(id, { parameters, capacityMinBytes: GIB });
+      expect(again.bytes).toBe(2n * GIB);
+      expect(await sha256(join(path, 'data.bin'))).toBe(before);
+    });
+  }
+
+  it('deletes: unmounts, detaches, removes the image and the mount point; a second delete succeeds too', async () => {
+    const id = randomUUID();
+    await create(id);
+    await remove(id);
+    expect(await inventory(volumesDir)).toEqual(NOTHING);
+    await remove(id);
+    expect(await inventory(volumesDir)).toEqual(NOTHING);
+  });
+
+  it('refuses to delete a volume in use, saying so, and removes nothing', async () => {
+    const id = randomUUID();
+    const { path } = await create(id);
+    const holder = spawn('/bin/sleep', ['600'], { cwd: path, stdio: 'ignore' });
+    children.push(holder);
+    await new Promise((r) => holder.once('spawn', r));
+
+    const err = await failure(remove(id));
+    expect(err.pluginMessage).toMatch(/in use/);
+    expect(mountsUnder(volumesDir).map((m) => m.mountPoint)).toEqual([path]);
+    expect(loopDevicesUnder(volumesDir)).toHaveLength(1);
+    expect((await stat(imageOf(id))).isFile()).toBe(true);
+  });
+
+  it('creates 8 volumes concurrently, each on its own loop device, and deletes them concurrently', async () => {
+    const ids = Array.from({ length: 8 }, () => randomUUID());
+    const results = await Promise.all(ids.map((id) => create(id, { capacityMinBytes: 256n * MIB })));
+    expect(results.map((r) => r.path).sort()).toEqual(ids.map((id) => join(volumesDir, id)).sort());
+    const loops = loopDevicesUnder(volumesDir);
+    expect(loops).toHaveLength(8);
+    expect(new Set(loops.map((l) => l.device)).size).toBe(8);
+    expect(mountsUnder(volumesDir)).toHaveLength(8);
+
+    await Promise.all(ids.map((id) => remove(id)));
+    expect(await inventory(volumesDir)).toEqual(NOTHING);
+  });
+
+  it('serialises concurrent creates of the same volume: one image, one loop device, one mount', async () => {
+    const id = randomUUID();
+    const results = await Promise.all(Array.from({ length: 4 }, () => create(id)));
+    for (const r of results) expect(r).toMatchObject({ path: join(volumesDir, id), bytes: GIB });
+    expect(loopDevicesUnder(volumesDir)).toHaveLength(1);
+    expect(mountsUnder(volumesDir)).toHaveLength(1);
+  });
+
+  it('leaves no loop device and no mount behind after 50 create/delete cycles', async () => {
+    const id = randomUUID();
+    for (let cycle = 0; cycle < 50; cycle++) {
+      await create(id, { capacityMinBytes: 32n * MIB });
+      await remove(id);
+    }
+    expect(await inventory(volumesDir)).toEqual(NOTHING);
+  }, 300_000);
+
+  it('sets mode, uid and gid on the filesystem root and mounts with the allowed mount_options', async () => {
+    const id = randomUUID();
+    const { path } = await create(id, {
+      capacityMinBytes: 64n * MIB,
+      parameters: { mode: '0750', uid: '1234', gid: '5678', mount_options: 'noexec,nosuid,nodev,noatime,ro' },
+    });
+    const root = await stat(path);
+    expect(root.mode & 0o7777).toBe(0o750);
+    expect([root.uid, root.gid]).toEqual([1234, 5678]);
+    const [mount] = mountsUnder(volumesDir);
+    expect(mount!.options).toEqual(expect.arrayContaining(['ro', 'noexec', 'nosuid', 'nodev', 'noatime']));
+  });
+
+  it('reserves every block up front with preallocate = "true"', async () => {
+    const id = randomUUID();
+    await create(id, { capacityMinBytes: 64n * MIB, parameters: { preallocate: 'true' } });
+    const image = await stat(imageOf(id));
+    expect(image.blocks * 512).toBeGreaterThanOrEqual(64 * 1024 * 1024);
+  });
+
+  it('sizes by capacity_max when only it is set, rounded to whole MiB within the range', async () => {
+    const id = randomUUID();
+    expect((await create(id, { capacityMinBytes: 0n, capacityMaxBytes: 100n * MIB })).bytes).toBe(100n * MIB);
+    const other = randomUUID();
+    const odd = await create(other, { capacityMinBytes: 50_000_000n, capacityMaxBytes: 60_000_000n });
+    expect(odd.bytes).toBe(48n * MIB);
+  });
+
+  it('refuses a volume with no capacity, an unknown parameter, a bad fs or mount option, naming each', async () => {
+    const id = randomUUID();
+    expect((await failure(create(id, { capacityMinBytes: 0n }))).pluginMessage).toMatch(/capacity is required/);
+    const bad = await failure(create(id, { parameters: { colour: 'blue', fs: 'btrfs', mount_options: 'noexec,suid' } }));
+    expect(bad.pluginMessage).toMatch(/unknown parameter "colour"/);
+    expect(bad.pluginMessage).toMatch(/fs must be one of ext4, xfs, got "btrfs"/);
+    expect(bad.pluginMessage).toMatch(/"suid" is not allowed/);
+    expect(await inventory(volumesDir)).toEqual(NOTHING);
+  });
+
+  it('answers fingerprint without root, and says create needs root when run as another user', async () => {
+    const nobody = { uid: 65534, gid: 65534 };
+    const fp = await runAs(plugin(), ['fingerprint'], { DHV_OPERATION: 'fingerprint' }, nobody);
+    expect(fp.code).toBe(0);
+    expect(JSON.parse(fp.stdout)).toEqual({ version: '0.1.0' });
+
+    await mkdir(join(volumesDir, 'nobody'), { mode: 0o777 });
+    const { buildEnvironment } = await import('@dhv/sdk/client');
+    const env = buildEnvironment('create', createRequest(randomUUID(), { volumesDir: join(volumesDir, 'nobody') }), plugin());
+    const denied = await runAs(plugin(), ['create'], env, nobody);
+    expect(denied.code).not.toBe(0);
+    expect(JSON.parse(denied.stdout).error).toMatch(/must run as root/);
+  });
+});
+
+function runTool(file: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { stdio: 'ignore' });
+    child.once('error', reject);
+    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${file} ${args.join(' ')} exited ${code}`))));
+  });
+}
+
+function runAs(
+  file: string,
+  args: string[],
+  env: Record<string, string>,
+  ids: { uid: number; gid: number },
+): Promise<{ code: number | null; stdout: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { env, ...ids, cwd: '/', stdio: ['ignore', 'pipe', 'ignore'] });
+    let stdout = '';
+    child.stdout!.on('data', (chunk) => (stdout += chunk));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, stdout }));
+  });
+}
