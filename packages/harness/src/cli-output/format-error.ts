@@ -1,0 +1,48 @@
+import { PluginError } from '@dhv/sdk';
+import { AgentError } from '../agent/errors.js';
+
+/** An error for a person: the message, then for a plugin failure its exit, stdout and stderr. */
+export function describeError(err: unknown): string {
+  if (err instanceof PluginError) {
+    const lines = [err.message];
+    const detail = (label: string, text: string) => {
+      const trimmed = text.trimEnd();
+      if (trimmed !== '') lines.push(`  ${label}:\n${trimmed.split('\n').map((l) => `    ${l}`).join('\n')}`);
+    };
+    lines.push(`  code: ${err.code}`);
+    if (err.executable) lines.push(`  executable: ${err.executable}`);
+    detail('stdout', err.stdout);
+    detail('stderr', err.stderr);
+    lines.push(`  ${hintFor(err)}`);
+    return lines.join('\n');
+  }
+  if (err instanceof Error) return err.message;
+  return String(err);
+}
+
+function hintFor(err: PluginError): string {
+  switch (err.code) {
+    case 'PLUGIN_NOT_FOUND':
+      return 'Put the plugin in the plugin directory (--plugin-dir), or check the plugin_id.';
+    case 'PLUGIN_NOT_EXECUTABLE':
+      return 'Make the plugin executable (chmod +x), with a #! line that works without PATH.';
+    case 'PLUGIN_TIMED_OUT':
+      return 'The agent kills a plugin at its deadline; make the operation faster.';
+    case 'PLUGIN_BAD_OUTPUT':
+      return 'A plugin must print exactly one JSON document to stdout (dhv check tests this).';
+    case 'PLUGIN_ABORTED':
+      return 'The agent shut down while the plugin ran; run the command again.';
+    default:
+      return 'See the plugin message and stderr above; `dhv check <plugin>` runs the conformance suite.';
+  }
+}
+
+/** An error for a program: its code and every detail it carries. */
+export function errorJson(err: unknown): Record<string, unknown> {
+  if (err instanceof PluginError || err instanceof AgentError) return { error: err.toJSON() };
+  if (err instanceof Error) {
+    const code = (err as { code?: unknown }).code;
+    return { error: { code: typeof code === 'string' ? code : 'ERROR', message: err.message } };
+  }
+  return { error: { code: 'ERROR', message: String(err) } };
+}

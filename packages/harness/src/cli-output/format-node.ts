@@ -1,0 +1,49 @@
+import type { NodeStatus } from '../agent/agent.js';
+import type { Fingerprint } from '../agent/plugins.js';
+import { columns, keyValues } from './columns.js';
+
+/** `nomad node status -self`, cut to what host volumes touch: the node, its host volumes, and plugin attributes. */
+export function nodeDetail({ node, skippedPlugins }: NodeStatus): string {
+  const parts = [
+    keyValues([
+      ['ID', node.ID],
+      ['Name', node.Name],
+      ['Node Pool', node.NodePool],
+      ['Datacenter', node.Datacenter],
+      ['Status', node.Status],
+    ]),
+    `Host Volumes\n${hostVolumeTable(node.HostVolumes)}`,
+    `Attributes\n${keyValues(Object.entries(node.Attributes))}`,
+  ];
+  if (skippedPlugins.length > 0) parts.push(`Skipped Plugins\n${skippedTable(skippedPlugins)}`);
+  return parts.join('\n\n');
+}
+
+function hostVolumeTable(hostVolumes: NodeStatus['node']['HostVolumes']): string {
+  const names = Object.keys(hostVolumes);
+  if (names.length === 0) return 'No host volumes';
+  return columns(
+    ['Name', 'ReadOnly', 'ID', 'Source'],
+    names.map((name) => {
+      const v = hostVolumes[name]!;
+      return [name, String(v.ReadOnly), v.ID === '' ? '<static>' : v.ID.slice(0, 8), v.Path];
+    }),
+  );
+}
+
+/** `dhv agent fingerprint`: the attributes the plugins gave the node, and what was skipped. */
+export function fingerprintText(fingerprint: Fingerprint): string {
+  const parts = [
+    `Plugins\n${columns(
+      ['ID', 'Version', 'Executable'],
+      fingerprint.plugins.map((p) => [p.id, p.version, p.executable]),
+    )}`,
+    `Attributes\n${keyValues(Object.entries(fingerprint.attributes))}`,
+  ];
+  if (fingerprint.skipped.length > 0) parts.push(`Skipped Plugins\n${skippedTable(fingerprint.skipped)}`);
+  return parts.join('\n\n');
+}
+
+function skippedTable(skipped: Fingerprint['skipped']): string {
+  return columns(['ID', 'Reason'], skipped.map((s) => [s.id, s.reason]));
+}

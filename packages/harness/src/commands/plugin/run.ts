@@ -1,0 +1,104 @@
+import { Args, Flags } from '@oclif/core';
+import { parseSize } from '@dhv/sdk';
+import { runPluginOnce, type PluginRunOutcome } from '../../agent/run-plugin-once.js';
+import { loadNodeId } from '../../agent/node-identity.js';
+import { AgentError } from '../../agent/errors.js';
+import { DhvCommand, agentConfigFrom, agentFlags } from '../../cli-output/dhv-command.js';
+import { keyValues } from '../../cli-output/columns.js';
+import { withSpinner } from '../../cli-output/spinner.js';
+
+export default class PluginRun extends DhvCommand {
+  static override summary = 'Run one plugin operation exactly as a Nomad agent would, and show the decoded result.';
+  static override description =
+    'The plugin gets only the DHV_* variables the agent sends for the operation, the agent\'s timeout (1 s fingerprint, 60 s create/delete), and its stdout is decoded as Go decodes it. ' +
+    '<plugin> is a path to an executable, or a plugin ID in the plugin dir (mkdir is the built-in). An operation outside the protocol is run raw, to see how the plugin answers it.';
+  static override examples = [
+    '<%= config.bin %> plugin run ./dist/dhv-mkdir fingerprint',
+    '<%= config.bin %> plugin run dhv-loopback create --name data --capacity-min 47MiB --param fs=ext4',
+    '<%= config.bin %> plugin run ./my-plugin delete --volume-id 1e1d4540-14f9-2515-8502-24d46291717d --created-path /srv/volumes/1e1d4540-14f9-2515-8502-24d46291717d --json',
+  ];
+  static override args = {
+    plugin: Args.string({ description: 'Path to a plugin executable, or a plugin ID in --plugin-dir', required: true }),
+    operation: Args.string({ description: 'fingerprint, create or delete (anything else is run raw)', required: true }),
+  };
+  static override flags = {
+    ...agentFlags,
+    'volume-id': Flags.string({ description: 'DHV_VOLUME_ID (a UUID). Default: a new random one' }),
+    name: Flags.string({ description: 'DHV_VOLUME_NAME. Default: dhv-plugin-run' }),
+    namespace: Flags.string({ description: 'DHV_NAMESPACE. Default: default' }),
+    'capacity-min': Flags.string({ description: 'DHV_CAPACITY_MIN_BYTES, as a human size (50MB, 47MiB, 1GiB) or bytes' }),
+    'capacity-max': Flags.string({ description: 'DHV_CAPACITY_MAX_BYTES, as a human size or bytes' }),
+    param: Flags.string({ description: 'A DHV_PARAMETERS entry, key=value (repeatable)', multiple: true }),
+    'created-path': Flags.string({ description: 'DHV_CREATED_PATH for delete: the path create returned' }),
+    'node-id': Flags.string({ description: 'DHV_NODE_ID. Default: the simulated node\'s ID from the data dir' }),
+    timeout: Flags.string({ description: 'Deadline, like 500ms, 5s or 2m. Default: the agent\'s (1s fingerprint, 60s create/delete)' }),
+  };
+
+  async run(): Promise<void> {
+    const { args, flags } = await this.parse(PluginRun);
+    this.jsonOutput = flags.json;
+    const config = await agentConfigFrom(flags);
+    const outcome = await withSpinner(
+      `Running ${args.plugin} ${args.operation}`,
+      runPluginOnce({
+        plugin: args.plugin,
+        operation: args.operation,
+        pluginDir: config.pluginDir,
+        volumesDir: config.volumesDir,
+        nodePool: config.nodePool,
+        nodeId: flags['node-id'] ?? (await loadNodeId(config.dataDir)),
+        volumeId: flags['volume-id'],
+        name: flags.name,
+        namespace: flags.namespace,
+        capacityMinBytes: size('--capacity-min', flags['capacity-min']),
+        capacityMaxBytes: size('--capacity-max', flags['capacity-max']),
+        parameters: parameters(flags.param),
+        createdPath: flags['created-path'],
+        timeoutMs: duration(flags.timeout),
+      }),
+    );
+    if (this.jsonOutput) return this.printJson(outcome);
+    this.print(outcomeText(outcome));
+  }
+}
+
+function size(flag: string, value: string | undefined): bigint | undefined {
+  if (value === undefined) return undefined;
+  try {
+    return parseSize(value);
+  } catch (err) {
+    throw new AgentError('SPEC_INVALID', `${flag}: ${(err as Error).message}`);
+  }
+}
+
+function parameters(entries: string[] | undefined): Record<string, string> | null {
+  if (!entries || entries.length === 0) return null;
+  const out: Record<string, string> = {};
+  for (const entry of entries) {
+    const eq = entry.indexOf('=');
+    if (eq <= 0) throw new AgentError('SPEC_INVALID', `--param ${JSON.stringify(entry)}: expected key=value, like --param mode=0755`);
+    out[entry.slice(0, eq)] = entry.slice(eq + 1);
+  }
+  return out;
+}
+
+function duration(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const m = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m)$/.exec(value.trim());
+  if (!m) throw new AgentError('SPEC_INVALID', `--timeout ${JSON.stringify(value)}: expected a duration like 500ms, 5s or 2m`);
+  return Math.round(Number(m[1]) * { ms: 1, s: 1000, m: 60_000 }[m[2] as 'ms' | 's' | 'm']);
+}
+
+function outcomeText(o: PluginRunOutcome): string {
+  const result = Object.entries(o.result).map(([k, v]) => [k, String(v)] as const);
+  const parts = [
+    'exitCode' in o.result
+      ? `==> ${o.pluginId} ${o.operation} (not a protocol operation) ran in ${Math.round(o.durationMs)} ms (${o.executable})`
+      : `==> ${o.pluginId} ${o.operation} succeeded in ${Math.round(o.durationMs)} ms (${o.builtin ? 'built-in' : o.executable})`,
+    `Environment\n${keyValues(Object.entries(o.environment), '  ')}`,
+    `Result\n${result.length > 0 ? keyValues(result, '  ') : '  (no fields)'}`,
+  ];
+  if ('exitCode' in o.result && o.stdout.trim() !== '') parts.push(`stdout\n${o.stdout.trimEnd().replace(/^/gm, '  ')}`);
+  if (o.stderr.trim() !== '') parts.push(`stderr\n${o.stderr.trimEnd().replace(/^/gm, '  ')}`);
+  return parts.join('\n\n');
+}

@@ -1,0 +1,20 @@
+import { Args } from '@oclif/core';
+import { DhvCommand, agentFlags, openAgent } from '../../cli-output/dhv-command.js';
+import { withSpinner } from '../../cli-output/spinner.js';
+
+export default class VolumeDelete extends DhvCommand {
+  static override summary = 'Delete a dynamic host volume by ID or unique ID prefix, like nomad volume delete.';
+  static override description = 'Runs the plugin\'s delete (none for a registered volume), removes the volume from client state and from the node\'s HostVolumes.';
+  static override examples = ['<%= config.bin %> volume delete 1e1d4540'];
+  static override args = { id: Args.string({ description: 'Volume ID or a unique prefix of it', required: true }) };
+  static override flags = { ...agentFlags };
+
+  async run(): Promise<void> {
+    const { args, flags } = await this.parse(VolumeDelete);
+    this.jsonOutput = flags.json;
+    const agent = await openAgent(flags, (w) => this.warnLine(w));
+    const volume = await withSpinner(`Deleting host volume ${args.id}`, agent.deleteVolume(args.id));
+    if (this.jsonOutput) return this.printJson({ Deleted: volume.ID, Volume: volume });
+    this.print(`Successfully deleted volume "${volume.ID}"!`);
+  }
+}
