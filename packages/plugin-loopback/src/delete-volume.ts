@@ -1,4 +1,4 @@
-import { rm, rmdir } from 'node:fs/promises';
+import { rm, rmdir, unlink } from 'node:fs/promises';
 import { PluginFailure, expectCreatedPath, withVolumeLock, type DeleteRequest, type HandlerContext } from '@dhv/sdk/plugin';
 import { ensureStateDir, entryKind, expectDirectoryOrMissing, volumeLayout, type VolumeLayout } from './layout.js';
 import { checkHost, toolsFor } from './preflight.js';
@@ -14,6 +14,8 @@ import { removeFile } from './image.js';
 export async function deleteVolume(request: DeleteRequest, ctx: HandlerContext): Promise<void> {
   const layout = volumeLayout(request.volumesDir, request.volumeId);
   expectCreatedPath(request.createdPath, layout.mountPath);
+  // A link planted at the mount point is removed itself and never followed (the same rule as dhv-mkdir).
+  if ((await entryKind(layout.mountPath)) === 'symlink') await unlink(layout.mountPath);
   await expectDirectoryOrMissing(layout.mountPath, 'mount point');
   if (await alreadyGone(layout)) return;
   checkHost(toolsFor(undefined));
