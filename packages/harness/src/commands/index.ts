@@ -1,6 +1,14 @@
 import type { Command } from '@oclif/core';
 import Build from './build.js';
 import Init from './init.js';
+import AgentFingerprint from './agent/fingerprint.js';
+import AgentRestart from './agent/restart.js';
+import NodeStatus from './node/status.js';
+import PluginRun from './plugin/run.js';
+import VolumeCreate from './volume/create.js';
+import VolumeDelete from './volume/delete.js';
+import VolumeRegister from './volume/register.js';
+import VolumeStatus from './volume/status.js';
 
 /**
  * Every `dhv` command, by its oclif ID (topics joined with ':'). Explicit, so the CLI
@@ -9,4 +17,12 @@ import Init from './init.js';
 export const COMMANDS: Record<string, Command.Class> = {
   build: Build,
   init: Init,
+  'agent:fingerprint': AgentFingerprint,
+  'agent:restart': AgentRestart,
+  'node:status': NodeStatus,
+  'plugin:run': PluginRun,
+  'volume:create': VolumeCreate,
+  'volume:delete': VolumeDelete,
+  'volume:register': VolumeRegister,
+  'volume:status': VolumeStatus,
 };
