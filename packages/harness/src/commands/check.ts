@@ -1,0 +1,102 @@
+import { writeFile } from 'node:fs/promises';
+import { Args, Command, Flags } from '@oclif/core';
+import {
+  CATALOGUE,
+  DEFAULT_REPEAT,
+  InvalidSettingsError,
+  UnknownCheckError,
+  formatHuman,
+  formatJUnit,
+  formatJson,
+  formatProgressLine,
+  parseParameterPairs,
+  runConformance,
+  type ProgressEvent,
+} from '../conformance/index.js';
+
+export default class Check extends Command {
+  static override summary = 'Run the conformance checks against a plugin executable.';
+  static override description = `Runs a catalogue of named checks against a plugin, exactly as a Nomad agent runs it (no PATH, no HOME, only DHV_* variables), in a sandbox volumes dir that is removed afterwards, with mounts and loop devices released. Each check states one requirement of PROTOCOL.md and is required or recommended.
+
+Exit status: 0 when no required check failed, 1 when one did, 2 on a usage error.`;
+
+  static override examples = [
+    '<%= config.bin %> check ./dist/my-plugin',
+    '<%= config.bin %> check ./dist/my-plugin --only create --skip create.restore',
+    '<%= config.bin %> check ./dhv-loopback --capacity-min 10MiB --capacity-max 20MiB --volumes-dir /srv/scratch',
+    '<%= config.bin %> check ./dist/my-plugin --json > report.json',
+    '<%= config.bin %> check ./dist/my-plugin --junit report.xml',
+    '<%= config.bin %> check --list',
+  ];
+
+  static override args = {
+    plugin: Args.string({ description: 'the plugin executable to check' }),
+  };
+
+  static override flags = {
+    only: Flags.string({ description: 'run only these checks: IDs or areas (repeat, or separate with commas)', multiple: true, default: [] }),
+    skip: Flags.string({ description: 'leave out these checks: IDs or areas (repeat, or separate with commas)', multiple: true, default: [] }),
+    repeat: Flags.integer({ description: 'how often create.idempotent repeats the same create', default: DEFAULT_REPEAT, min: 1 }),
+    'volumes-dir': Flags.string({ description: 'make the sandbox under this directory (default: the OS temp dir), e.g. to test on a given filesystem' }),
+    param: Flags.string({ description: 'a parameter the plugin needs, key=value (repeatable); sent as DHV_PARAMETERS', multiple: true, default: [] }),
+    'capacity-min': Flags.string({ description: 'capacity_min for every create, a human size like 10MiB' }),
+    'capacity-max': Flags.string({ description: 'capacity_max for every create, a human size like 20MiB' }),
+    json: Flags.boolean({ description: 'print the whole report as JSON', default: false }),
+    junit: Flags.string({ description: 'also write the report as JUnit XML to this file' }),
+    verbose: Flags.boolean({ char: 'v', description: 'show each check\'s notes (measured times, versions, sizes)', default: false }),
+    list: Flags.boolean({ description: 'list the checks and exit', default: false }),
+  };
+
+  async run(): Promise<void> {
+    const { args, flags } = await this.parse(Check);
+    if (flags.list) return this.list(flags.json);
+    if (!args.plugin) this.error('give the plugin executable to check, e.g. `dhv check ./dist/my-plugin` (or --list)', { exit: 2 });
+
+    const split = (values: string[]) => values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+    const abort = new AbortController();
+    const onSignal = () => abort.abort();
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    let report;
+    try {
+      report = await runConformance(args.plugin, {
+        only: split(flags.only),
+        skip: split(flags.skip),
+        repeat: flags.repeat,
+        volumesDir: flags['volumes-dir'],
+        parameters: parseParameterPairs(flags.param),
+        capacityMin: flags['capacity-min'],
+        capacityMax: flags['capacity-max'],
+        signal: abort.signal,
+        onProgress: !flags.json && process.stderr.isTTY ? progress : undefined,
+      });
+    } catch (err) {
+      if (err instanceof UnknownCheckError || err instanceof InvalidSettingsError) this.error(err.message, { exit: 2, code: err.code });
+      throw err;
+    } finally {
+      process.removeListener('SIGINT', onSignal);
+      process.removeListener('SIGTERM', onSignal);
+    }
+
+    if (flags.junit) await writeFile(flags.junit, formatJUnit(report));
+    process.stdout.write(flags.json ? formatJson(report) : formatHuman(report, { verbose: flags.verbose }));
+    if (!report.ok) this.exit(1);
+  }
+
+  private list(json: boolean): void {
+    const rows = CATALOGUE.map(({ id, area, title, protocolRef, severity, needs }) => ({ id, area, severity, title, protocolRef, needs: needs ?? [] }));
+    if (json) {
+      process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+      return;
+    }
+    const width = Math.max(...rows.map((r) => r.id.length));
+    for (const r of rows) process.stdout.write(`${r.id.padEnd(width)}  ${r.severity.padEnd(11)}  ${r.title}\n`);
+  }
+}
+
+/** A one-line status on a terminal while checks run; erased before the report prints. */
+function progress(event: ProgressEvent): void {
+  const line = event.kind === 'start' ? `[${event.index + 1}/${event.total}] ${event.check.id} …` : formatProgressLine(event.result, event.index, event.total);
+  process.stderr.write(`\r\x1b[2K${line}`);
+  if (event.kind === 'done' && event.index + 1 === event.total) process.stderr.write('\r\x1b[2K');
+}

@@ -1,0 +1,212 @@
+import { stat } from 'node:fs/promises';
+import { isAbsolute } from 'node:path';
+import { formatSize, isStrictlyInside } from '@dhv/sdk';
+import type { CreateResult } from '@dhv/sdk/client';
+import { readCreatedBytes, readCreatedPath } from '../inspect.js';
+import { describeRun, succeeded, type RawRun } from '../raw-run.js';
+import { releaseSystemResources } from '../sandbox.js';
+import type { Check, CheckContext, CreateInput } from '../types.js';
+import { markerProblem, writeMarker } from './volume-files.js';
+import { decodeErrorOutput } from '@dhv/sdk/client';
+
+const REF = 'PROTOCOL.md § create';
+/** Checks that need a create which works at all; without one they would only repeat that failure. */
+export const NEEDS_WORKING_CREATE = ['environment.dhv-only', 'create.path', 'create.bytes'] as const;
+const CONCURRENT_VOLUMES = 8;
+const CONCURRENT_SAME = 4;
+/** Used by create.bytes-within-capacity when the user gave no capacities. */
+const DEFAULT_RANGE = { min: 16n * 1024n * 1024n, max: 64n * 1024n * 1024n };
+const MiB = 1024n * 1024n;
+
+/** One create exactly as the agent runs it, with its cleanup registered first; the output is left for the caller to judge. */
+async function rawCreate(ctx: CheckContext, request: CreateInput): Promise<RawRun> {
+  let createdPath = '';
+  ctx.cleanup(() => ctx.delete(ctx.deleteRequest(request, createdPath)));
+  const run = await ctx.runAsAgent('create', request);
+  const path = readCreatedPath(run.stdout);
+  if (path.ok) createdPath = path.value;
+  return run;
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  return stat(path).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
+}
+
+function samePathOrFail(ctx: CheckContext, first: string, again: CreateResult, what: string): void {
+  if (again.path !== first) ctx.fail(`${what} returned ${JSON.stringify(again.path)}, but the first create returned ${JSON.stringify(first)}`);
+}
+
+export const createChecks: Check[] = [
+  {
+    id: 'create.path',
+    area: 'create',
+    title: 'create returns an absolute "path" that exists and is a directory.',
+    protocolRef: REF,
+    severity: 'required',
+    needs: ['environment.dhv-only'],
+    async run(ctx: CheckContext) {
+      const run = await rawCreate(ctx, ctx.newVolume());
+      if (!succeeded(run)) ctx.fail(`create failed: ${describeRun(run)}`);
+      const path = readCreatedPath(run.stdout);
+      if (!path.ok) ctx.fail(path.problem);
+      if (!isAbsolute(path.value)) ctx.fail(`"path" is ${JSON.stringify(path.value)}, which is not absolute`);
+      if (!(await isDirectory(path.value))) ctx.fail(`"path" is ${JSON.stringify(path.value)}, which is not an existing directory`);
+      if (!isStrictlyInside(ctx.volumesDir, path.value)) ctx.note(`the volume lives outside DHV_VOLUMES_DIR, at ${path.value}`);
+    },
+  },
+  {
+    id: 'create.bytes',
+    area: 'create',
+    title: 'create reports "bytes" as a non-negative JSON integer (0 when it cannot tell).',
+    protocolRef: REF,
+    severity: 'required',
+    needs: ['environment.dhv-only'],
+    async run(ctx: CheckContext) {
+      const run = await rawCreate(ctx, ctx.newVolume());
+      if (!succeeded(run)) ctx.skip(`create failed, so it reported no bytes: ${describeRun(run)}`);
+      const bytes = readCreatedBytes(run.stdout);
+      if (!bytes.ok) ctx.fail(bytes.problem);
+      if (bytes.value < 0n) ctx.fail(`"bytes" is ${bytes.value}; a capacity cannot be negative`);
+      ctx.note(`reports ${bytes.value} bytes (${formatSize(bytes.value)})`);
+    },
+  },
+  {
+    id: 'create.bytes-within-capacity',
+    area: 'create',
+    title: 'A plugin that reports capacity reports "bytes" within [capacity_min, capacity_max].',
+    protocolRef: REF,
+    severity: 'recommended',
+    needs: NEEDS_WORKING_CREATE,
+    async run(ctx: CheckContext) {
+      const given = ctx.settings.capacityMin > 0n || ctx.settings.capacityMax > 0n;
+      const min = given ? ctx.settings.capacityMin : DEFAULT_RANGE.min;
+      const max = given ? ctx.settings.capacityMax : DEFAULT_RANGE.max;
+      const result = await ctx.provision(ctx.newVolume({ capacityMinBytes: min, capacityMaxBytes: max }));
+      if (result.bytes === 0n) ctx.skip('the plugin reports 0 bytes: it does not claim to enforce capacity');
+      const range = `[${min > 0n ? formatSize(min) : 'unset'}, ${max > 0n ? formatSize(max) : 'unset'}]`;
+      if (min > 0n && result.bytes < min) ctx.fail(`reported ${result.bytes} bytes (${formatSize(result.bytes)}), less than capacity_min of ${range}`);
+      if (max > 0n && result.bytes > max) ctx.fail(`reported ${result.bytes} bytes (${formatSize(result.bytes)}), more than capacity_max of ${range}`);
+      ctx.note(`asked for ${range}, got ${formatSize(result.bytes)}`);
+    },
+  },
+  {
+    id: 'create.idempotent',
+    area: 'create',
+    title: 'Repeating a create with the same inputs succeeds with the same path and keeps the data in the volume.',
+    protocolRef: REF,
+    severity: 'required',
+    needs: NEEDS_WORKING_CREATE,
+    async run(ctx: CheckContext) {
+      const request = ctx.newVolume();
+      const first = await ctx.provision(request);
+      const marker = await writeMarker(ctx, first.path);
+      for (let i = 1; i <= ctx.settings.repeat; i++) {
+        const again = await ctx.create(request);
+        samePathOrFail(ctx, first.path, again, `repeat ${i}`);
+        const lost = await markerProblem(first.path, marker);
+        if (lost) ctx.fail(`after repeat ${i}, ${lost}`);
+        if (again.bytes !== first.bytes) ctx.warn(`repeat ${i} reported ${again.bytes} bytes, the first create ${first.bytes}`);
+      }
+      ctx.note(`${ctx.settings.repeat} repeats`);
+    },
+  },
+  {
+    id: 'create.concurrent-volumes',
+    area: 'create',
+    title: `${CONCURRENT_VOLUMES} concurrent creates of different volumes all succeed with distinct paths.`,
+    protocolRef: REF,
+    severity: 'required',
+    needs: NEEDS_WORKING_CREATE,
+    async run(ctx: CheckContext) {
+      const requests = Array.from({ length: CONCURRENT_VOLUMES }, () => ctx.newVolume());
+      const settled = await Promise.allSettled(requests.map((r) => ctx.provision(r)));
+      const failures = settled.flatMap((s, i) => (s.status === 'rejected' ? [`volume ${i + 1}: ${(s.reason as Error).message}`] : []));
+      if (failures.length > 0) ctx.fail(`${failures.length} of ${CONCURRENT_VOLUMES} failed: ${failures.join('; ')}`);
+      const paths = settled.map((s) => (s as PromiseFulfilledResult<CreateResult>).value.path);
+      const shared = paths.filter((p, i) => paths.indexOf(p) !== i);
+      if (shared.length > 0) ctx.fail(`different volumes were given the same path: ${[...new Set(shared)].join(', ')}`);
+      for (const path of paths) if (!(await isDirectory(path))) ctx.fail(`${path} was returned but is not a directory`);
+    },
+  },
+  {
+    id: 'create.concurrent-same-volume',
+    area: 'create',
+    title: `${CONCURRENT_SAME} concurrent creates of the same volume all succeed with the same path.`,
+    protocolRef: REF,
+    severity: 'required',
+    needs: [...NEEDS_WORKING_CREATE, 'create.idempotent'],
+    async run(ctx: CheckContext) {
+      const request = ctx.newVolume();
+      let createdPath = '';
+      ctx.cleanup(() => ctx.delete(ctx.deleteRequest(request, createdPath)));
+      const settled = await Promise.allSettled(Array.from({ length: CONCURRENT_SAME }, () => ctx.create(request)));
+      const ok = settled.filter((s): s is PromiseFulfilledResult<CreateResult> => s.status === 'fulfilled').map((s) => s.value);
+      createdPath = ok[0]?.path ?? '';
+      const failures = settled.flatMap((s) => (s.status === 'rejected' ? [(s.reason as Error).message] : []));
+      if (failures.length > 0) ctx.fail(`${failures.length} of ${CONCURRENT_SAME} failed: ${failures.join('; ')}`);
+      const paths = new Set(ok.map((r) => r.path));
+      if (paths.size > 1) ctx.fail(`the same volume was given different paths: ${[...paths].join(', ')}`);
+      if (!(await isDirectory(createdPath))) ctx.fail(`${createdPath} was returned but is not a directory`);
+    },
+  },
+  {
+    id: 'create.restore',
+    area: 'create',
+    title: 'Creating a volume again after a restart (as after a host reboot: its mounts gone) succeeds with the same path and keeps its data.',
+    protocolRef: 'PROTOCOL.md § What the agent does with volumes (restore on restart)',
+    severity: 'required',
+    needs: [...NEEDS_WORKING_CREATE, 'create.idempotent'],
+    async run(ctx: CheckContext) {
+      const request = ctx.newVolume();
+      const first = await ctx.provision(request);
+      const marker = await writeMarker(ctx, first.path);
+      const problems = await releaseSystemResources(ctx.sandbox);
+      if (problems.length > 0) ctx.skip(`could not simulate the reboot: ${problems.join('; ')}`);
+      const restored = await ctx.create(request);
+      samePathOrFail(ctx, first.path, restored, 'the restore');
+      const lost = await markerProblem(restored.path, marker);
+      if (lost) ctx.fail(`after the restore, ${lost}`);
+    },
+  },
+  {
+    id: 'create.larger-capacity',
+    area: 'create',
+    title: 'A repeated create with a larger capacity_min either expands the volume or is refused cleanly, keeping the volume and its data.',
+    protocolRef: REF,
+    severity: 'required',
+    needs: [...NEEDS_WORKING_CREATE, 'create.idempotent'],
+    async run(ctx: CheckContext) {
+      const request = ctx.newVolume();
+      const first = await ctx.provision(request);
+      const marker = await writeMarker(ctx, first.path);
+      const baseMin = BigInt(request.capacityMinBytes ?? 0);
+      const baseMax = BigInt(request.capacityMaxBytes ?? 0);
+      const largerMin = baseMin > 0n ? baseMin * 2n : first.bytes > 0n ? first.bytes + 16n * MiB : 32n * MiB;
+      const larger = { ...request, capacityMinBytes: largerMin, capacityMaxBytes: baseMax > 0n && baseMax < largerMin ? largerMin : baseMax };
+      const run = await ctx.runAsAgent('create', larger);
+      if (succeeded(run)) {
+        const path = readCreatedPath(run.stdout);
+        if (!path.ok) ctx.fail(`the larger create succeeded but ${path.problem}`);
+        if (path.value !== first.path) ctx.fail(`the larger create moved the volume from ${first.path} to ${path.value}`);
+        const bytes = readCreatedBytes(run.stdout);
+        if (bytes.ok && bytes.value > 0n && bytes.value < largerMin) {
+          ctx.warn(`accepted capacity_min ${formatSize(largerMin)} but reports only ${formatSize(bytes.value)}`);
+        } else {
+          ctx.note(bytes.ok && bytes.value > 0n ? `expanded to ${formatSize(bytes.value)}` : 'accepted (reports no capacity)');
+        }
+      } else {
+        if (run.timedOut || run.spawnError) ctx.fail(`the larger create did not finish: ${describeRun(run)}`);
+        const message = decodeErrorOutput(run.stdout);
+        if (run.stdout.trim() !== '' && message === undefined) {
+          ctx.fail(`the larger create was refused, but stdout is not an {"error": ...} document: ${JSON.stringify(run.stdout.slice(0, 120))}`);
+        }
+        ctx.note(`refused: ${message ?? describeRun(run)}`);
+      }
+      const lost = await markerProblem(first.path, marker);
+      if (lost) ctx.fail(`after the larger create, ${lost}`);
+    },
+  },
+];

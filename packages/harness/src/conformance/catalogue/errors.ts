@@ -1,0 +1,109 @@
+import { decodeErrorOutput } from '@dhv/sdk/client';
+import { looksLikeStackTrace, parseDocument } from '../inspect.js';
+import { clip, describeRun, succeeded } from '../raw-run.js';
+import type { Check, CheckContext } from '../types.js';
+import { added, listTree } from './volume-files.js';
+import { lifecycleRuns, refusableRequest, UNKNOWN_OPERATION, UNKNOWN_PARAMETER } from './lifecycle.js';
+import { INT64_MAX } from '@dhv/sdk';
+
+const REF = 'PROTOCOL.md § Running an operation';
+
+export const errorChecks: Check[] = [
+  {
+    id: 'errors.unknown-operation',
+    area: 'errors',
+    title: 'An unknown operation exits non-zero.',
+    protocolRef: REF,
+    severity: 'required',
+    needs: ['discovery.executable'],
+    async run(ctx: CheckContext) {
+      const run = (await lifecycleRuns(ctx)).find((r) => r.operation === UNKNOWN_OPERATION)!.run;
+      if (run.spawnError) ctx.skip(`the plugin could not be started: ${run.spawnError}`);
+      if (succeeded(run)) ctx.fail(`operation "${UNKNOWN_OPERATION}" exited 0; a future agent operation would be taken as done`);
+    },
+  },
+  {
+    id: 'errors.failure-output',
+    area: 'errors',
+    title: 'On failure stdout is empty or one {"error": ...} document.',
+    protocolRef: 'PROTOCOL.md § create',
+    severity: 'required',
+    async run(ctx: CheckContext) {
+      const failed = (await lifecycleRuns(ctx)).filter((r) => !succeeded(r.run) && !r.run.spawnError && !r.run.timedOut);
+      if (failed.length === 0) ctx.skip('no run failed, so there was no failure output to judge');
+      const bad = failed.filter((r) => r.run.stdout.trim() !== '' && decodeErrorOutput(r.run.stdout) === undefined);
+      if (bad.length > 0) {
+        ctx.fail(bad.map((r) => `${r.label}: stdout was ${JSON.stringify(clip(r.run.stdout))}`).join('; '));
+      }
+    },
+  },
+  {
+    id: 'errors.failure-error-json',
+    area: 'errors',
+    title: 'On failure stdout holds {"error": "..."} with a message, which the agent shows to the user.',
+    protocolRef: 'PROTOCOL.md § create',
+    severity: 'recommended',
+    async run(ctx: CheckContext) {
+      const failed = (await lifecycleRuns(ctx)).filter((r) => !succeeded(r.run) && !r.run.spawnError && !r.run.timedOut);
+      if (failed.length === 0) ctx.skip('no run failed, so there was no failure output to judge');
+      const silent = failed.filter((r) => decodeErrorOutput(r.run.stdout) === undefined);
+      if (silent.length > 0) ctx.fail(`no {"error": ...} on stdout for: ${silent.map((r) => `${r.label} (${describeRun(r.run)})`).join('; ')}`);
+    },
+  },
+  {
+    id: 'errors.stdout-only-json',
+    area: 'errors',
+    title: 'A successful run writes nothing to stdout but its one JSON document (delete: that or nothing); logs go to stderr.',
+    protocolRef: REF,
+    severity: 'required',
+    async run(ctx: CheckContext) {
+      const ok = (await lifecycleRuns(ctx)).filter((r) => succeeded(r.run));
+      const bad = ok.filter((r) => {
+        if (r.operation === 'delete' && r.run.stdout.trim() === '') return false;
+        return !parseDocument(r.run.stdout).ok;
+      });
+      if (bad.length > 0) ctx.fail(bad.map((r) => `${r.label}: stdout was ${JSON.stringify(clip(r.run.stdout))}`).join('; '));
+    },
+  },
+  {
+    id: 'errors.no-stack-traces',
+    area: 'errors',
+    title: 'No stack trace ever reaches stdout, where the agent shows it to the user.',
+    protocolRef: REF,
+    severity: 'required',
+    async run(ctx: CheckContext) {
+      const traced = (await lifecycleRuns(ctx)).filter(
+        (r) => looksLikeStackTrace(r.run.stdout) || looksLikeStackTrace(decodeErrorOutput(r.run.stdout) ?? ''),
+      );
+      if (traced.length > 0) ctx.fail(`stack trace on stdout of: ${traced.map((r) => r.label).join(', ')}; write it to stderr`);
+    },
+  },
+  {
+    id: 'errors.failed-create-leaves-nothing',
+    area: 'errors',
+    title: 'A create that fails part way leaves nothing behind (the agent never calls delete after a failed create).',
+    protocolRef: 'PROTOCOL.md § create',
+    severity: 'required',
+    needs: ['environment.dhv-only'],
+    async run(ctx: CheckContext) {
+      const attempts = [
+        { what: `an unknown parameter (${UNKNOWN_PARAMETER})`, request: refusableRequest(ctx) },
+        { what: 'capacity_min of 8 EiB', request: ctx.newVolume({ capacityMinBytes: INT64_MAX, capacityMaxBytes: INT64_MAX }) },
+      ];
+      let refused = 0;
+      for (const { what, request } of attempts) {
+        ctx.cleanup(() => ctx.delete(ctx.deleteRequest(request, '')));
+        const before = await listTree(ctx.sandbox);
+        const run = await ctx.runAsAgent('create', request);
+        if (succeeded(run)) {
+          ctx.note(`accepted ${what}`);
+          continue;
+        }
+        refused++;
+        const left = added(before, await listTree(ctx.sandbox));
+        if (left.length > 0) ctx.fail(`create with ${what} failed (${describeRun(run)}) but left behind: ${left.slice(0, 5).join(', ')}`);
+      }
+      if (refused === 0) ctx.skip('could not make create fail: it accepted an unknown parameter and 8 EiB');
+    },
+  },
+];

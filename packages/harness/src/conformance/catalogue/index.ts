@@ -1,0 +1,19 @@
+import type { Check } from '../types.js';
+import { budgetChecks } from './budgets.js';
+import { createChecks } from './create.js';
+import { deleteChecks } from './delete.js';
+import { discoveryChecks } from './discovery.js';
+import { environmentChecks } from './environment.js';
+import { errorChecks } from './errors.js';
+import { safetyChecks } from './safety.js';
+
+/** Every check, in the order they run: a check only needs checks listed before it. */
+export const CATALOGUE: readonly Check[] = [
+  ...discoveryChecks,
+  ...environmentChecks,
+  ...createChecks,
+  ...deleteChecks,
+  ...errorChecks,
+  ...budgetChecks,
+  ...safetyChecks,
+];

@@ -1,0 +1,56 @@
+import { stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { isStrictlyInside } from '@dhv/sdk';
+import { readCreatedPath } from '../inspect.js';
+import { succeeded } from '../raw-run.js';
+import type { Check, CheckContext } from '../types.js';
+import { NEEDS_WORKING_CREATE } from './create.js';
+import { added, listTree } from './volume-files.js';
+
+export const safetyChecks: Check[] = [
+  {
+    id: 'safety.name-traversal',
+    area: 'safety',
+    title: 'A volume name containing "../" or "/" creates nothing outside the volumes dir.',
+    protocolRef: 'PROTOCOL.md § Environment variables (DHV_VOLUME_NAME is user controlled)',
+    severity: 'required',
+    needs: NEEDS_WORKING_CREATE,
+    async run(ctx: CheckContext) {
+      // The whole run root is watched, so names that climb several levels are caught too.
+      const watched = dirname(ctx.sandbox);
+      const tag = ctx.newVolume().volumeId.slice(0, 8);
+      const names = [`../escape-${tag}`, `../../escape2-${tag}`, `x/../../escape3-${tag}`, join(ctx.sandbox, `absolute-${tag}`), `nested/${tag}`];
+      const before = await listTree(watched, [ctx.volumesDir]);
+      const escaped: string[] = [];
+      for (const volumeName of names) {
+        const request = ctx.newVolume({ volumeName });
+        let createdPath = '';
+        ctx.cleanup(() => ctx.delete(ctx.deleteRequest(request, createdPath)));
+        const run = await ctx.runAsAgent('create', request);
+        const path = readCreatedPath(run.stdout);
+        if (succeeded(run) && path.ok) {
+          createdPath = path.value;
+          if (!isStrictlyInside(ctx.volumesDir, path.value)) escaped.push(`name ${JSON.stringify(volumeName)} gave path ${path.value}`);
+        }
+      }
+      const outside = added(before, await listTree(watched, [ctx.volumesDir]));
+      if (outside.length > 0) escaped.push(`created outside the volumes dir: ${outside.slice(0, 5).join(', ')}`);
+      if (escaped.length > 0) ctx.fail(`${escaped.join('; ')}; derive paths from the volume ID, not the name`);
+    },
+  },
+  {
+    id: 'safety.not-world-writable',
+    area: 'safety',
+    title: 'The created directory is not world-writable unless the parameters ask for it.',
+    protocolRef: 'PROTOCOL.md § The built-in mkdir plugin (mode defaults to 0700)',
+    severity: 'recommended',
+    needs: NEEDS_WORKING_CREATE,
+    async run(ctx: CheckContext) {
+      if (ctx.settings.parameters && 'mode' in ctx.settings.parameters) ctx.skip('the parameters choose the mode');
+      const created = await ctx.provision(ctx.newVolume());
+      const mode = (await stat(created.path)).mode & 0o7777;
+      ctx.note(`mode ${mode.toString(8).padStart(4, '0')}`);
+      if ((mode & 0o002) !== 0) ctx.fail(`${created.path} has mode ${mode.toString(8)}: any user on the host can write to it`);
+    },
+  },
+];

@@ -1,0 +1,18 @@
+import type { Status } from './types.js';
+
+/** Thrown by ctx.fail and ctx.skip to end a check; anything else thrown is a failure of the check. */
+export class CheckOutcome extends Error {
+  constructor(
+    readonly status: Extract<Status, 'fail' | 'skip'>,
+    readonly reason: string,
+  ) {
+    super(reason);
+    this.name = 'CheckOutcome';
+  }
+}
+
+/** The reason to show for an error a check did not expect, which is a failure of the plugin or of the check. */
+export function describeUnexpected(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}

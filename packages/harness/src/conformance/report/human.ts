@@ -1,0 +1,54 @@
+import { AREAS, type CheckResult, type ConformanceReport, type Status } from '../types.js';
+
+const MARK: Record<Status, string> = { pass: 'PASS', fail: 'FAIL', warn: 'WARN', skip: 'SKIP' };
+
+export interface HumanOptions {
+  /** Also list each passing check's notes (measured values, the normalised version). */
+  verbose?: boolean;
+}
+
+/** The report as a table grouped by area: status, check ID, timing, and why for each non-pass. */
+export function formatHuman(report: ConformanceReport, options: HumanOptions = {}): string {
+  const lines: string[] = [`dhv check ${report.plugin}`, ''];
+  const idWidth = Math.max(...report.results.map((r) => r.id.length), 10);
+  for (const area of AREAS) {
+    const inArea = report.results.filter((r) => r.area === area);
+    if (inArea.length === 0) continue;
+    lines.push(area);
+    for (const r of inArea) {
+      const severity = r.severity === 'recommended' && r.status === 'fail' ? ' (recommended)' : '';
+      lines.push(`  ${MARK[r.status]}  ${r.id.padEnd(idWidth)}  ${formatMs(r.durationMs).padStart(8)}${severity}`);
+      if (r.status !== 'pass' && r.reason) lines.push(...wrap(r.reason, '        '));
+      if (r.status === 'fail') lines.push(`        requirement: ${r.title} (${r.protocolRef})`);
+      if (options.verbose) for (const note of r.notes) lines.push(`        note: ${note}`);
+      else for (const note of r.notes.filter((n) => n.startsWith('cleanup') || n.startsWith('run cleanup'))) lines.push(`        ${note}`);
+    }
+    lines.push('');
+  }
+  const s = report.summary;
+  lines.push(`${s.pass} passed, ${s.fail} failed (${s.requiredFailed} required), ${s.warn} warned, ${s.skip} skipped in ${formatMs(report.durationMs)}`);
+  lines.push(report.ok ? 'OK: no required check failed' : 'FAILED: the plugin does not meet the required checks above');
+  return `${lines.join('\n')}\n`;
+}
+
+export function formatMs(ms: number): string {
+  return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${Math.round(ms)} ms`;
+}
+
+function wrap(text: string, indent: string, width = 100): string[] {
+  const out: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/)) {
+    if (line && line.length + word.length + 1 > width) {
+      out.push(indent + line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  if (line) out.push(indent + line);
+  return out;
+}
+
+/** One line for a progress display. */
+export function formatProgressLine(result: CheckResult, index: number, total: number): string {
+  return `[${index + 1}/${total}] ${MARK[result.status]} ${result.id} (${formatMs(result.durationMs)})`;
+}

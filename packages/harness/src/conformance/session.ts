@@ -1,0 +1,202 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { execPlugin, PluginError, buildEnvironment, type RequestInput } from '@dhv/sdk/client';
+import { AGENT_TIMEOUT_MS } from '@dhv/sdk/plugin';
+import { CheckOutcome, describeUnexpected } from './outcome.js';
+import { runRaw, type RawRun } from './raw-run.js';
+import { forceRemove, makeRunRoot } from './sandbox.js';
+import type { Check, CheckContext, CheckResult, CreateInput, DeleteInput, Status, SuiteSettings } from './types.js';
+
+/**
+ * One run of the suite against one plugin: the run-wide temporary root, the values
+ * computed once and shared by several checks, and the running of a single check with
+ * its own sandbox and cleanup. Both front doors (the runner and the vitest API) use it.
+ */
+export class ConformanceSession {
+  readonly plugin: string;
+  readonly nodeId = randomUUID();
+  private root: string | undefined;
+  private workDir = '';
+  private counter = 0;
+  private readonly sharedValues = new Map<string, Promise<unknown>>();
+  private readonly sharedCleanups: Array<() => unknown> = [];
+  private readonly results = new Map<string, Status>();
+
+  constructor(
+    plugin: string,
+    readonly settings: SuiteSettings,
+    private readonly parentDir: string | undefined,
+    private readonly signal: AbortSignal = new AbortController().signal,
+  ) {
+    this.plugin = resolve(plugin);
+  }
+
+  /** The run-wide temporary root; created on first use. */
+  async start(): Promise<string> {
+    if (this.root === undefined) {
+      if (this.parentDir !== undefined) await mkdir(this.parentDir, { recursive: true });
+      this.root = await makeRunRoot(this.parentDir);
+      this.workDir = join(this.root, 'elsewhere');
+      await mkdir(this.workDir);
+    }
+    return this.root;
+  }
+
+  /** Runs one check: skipped when a check it needs did not pass; cleanup always runs. */
+  async runCheck(check: Check): Promise<CheckResult> {
+    const root = await this.start();
+    const started = performance.now();
+    const base = { id: check.id, area: check.area, title: check.title, protocolRef: check.protocolRef, severity: check.severity };
+    const blocker = (check.needs ?? []).find((id) => {
+      const status = this.results.get(id);
+      return status === 'fail' || status === 'skip';
+    });
+    if (blocker !== undefined) {
+      const result: CheckResult = {
+        ...base,
+        status: 'skip',
+        reason: `needs ${blocker}, which ${this.results.get(blocker) === 'fail' ? 'failed' : 'was skipped'}`,
+        notes: [],
+        durationMs: 0,
+      };
+      this.results.set(check.id, result.status);
+      return result;
+    }
+
+    const sandbox = join(root, `${String(++this.counter).padStart(2, '0')}-${check.id}`);
+    const cleanups: Array<() => unknown> = [];
+    const notes: string[] = [];
+    const warnings: string[] = [];
+    let status: Status = 'pass';
+    let reason: string | undefined;
+    try {
+      await mkdir(join(sandbox, 'volumes'), { recursive: true });
+      const ctx = this.context(sandbox, cleanups, notes, warnings);
+      await check.run(ctx);
+    } catch (err) {
+      if (err instanceof CheckOutcome) {
+        status = err.status;
+        reason = err.reason;
+      } else {
+        status = 'fail';
+        reason = describeUnexpected(err);
+      }
+    } finally {
+      for (const problem of await runCleanups(cleanups, sandbox)) notes.push(`cleanup: ${problem}`);
+    }
+    if (status === 'pass' && warnings.length > 0) {
+      status = 'warn';
+      reason = warnings.join('; ');
+    }
+    this.results.set(check.id, status);
+    return { ...base, status, ...(reason !== undefined ? { reason } : {}), notes, durationMs: performance.now() - started };
+  }
+
+  /** Removes everything the run made. Returns what could not be undone. */
+  async close(): Promise<string[]> {
+    if (this.root === undefined) return [];
+    const problems = await runCleanups(this.sharedCleanups, this.root);
+    this.root = undefined;
+    return problems;
+  }
+
+  private context(sandbox: string, cleanups: Array<() => unknown>, notes: string[], warnings: string[]): CheckContext {
+    const session = this;
+    const volumesDir = join(sandbox, 'volumes');
+    const execOptions = { cwd: this.workDir, signal: this.signal };
+    const ctx: CheckContext = {
+      plugin: this.plugin,
+      settings: this.settings,
+      volumesDir,
+      sandbox,
+      workDir: this.workDir,
+      signal: this.signal,
+      newVolume(overrides = {}) {
+        const volumeId = randomUUID();
+        return {
+          volumesDir,
+          volumeName: `dhv-check-${volumeId.slice(0, 8)}`,
+          volumeId,
+          nodeId: session.nodeId,
+          namespace: 'default',
+          nodePool: 'default',
+          capacityMinBytes: session.settings.capacityMin,
+          capacityMaxBytes: session.settings.capacityMax,
+          parameters: session.settings.parameters,
+          ...overrides,
+        };
+      },
+      deleteRequest(request, createdPath): DeleteInput {
+        const { capacityMinBytes: _min, capacityMaxBytes: _max, ...rest } = request;
+        return { ...rest, createdPath };
+      },
+      async provision(request) {
+        let createdPath = '';
+        ctx.cleanup(() => execPlugin(session.plugin, 'delete', ctx.deleteRequest(request, createdPath), execOptions));
+        const result = await execPlugin(session.plugin, 'create', request, execOptions);
+        createdPath = result.path;
+        return result;
+      },
+      create: (request) => execPlugin(session.plugin, 'create', request, execOptions),
+      delete: (request) => execPlugin(session.plugin, 'delete', request, execOptions),
+      runAsAgent<Op extends 'fingerprint' | 'create' | 'delete'>(operation: Op, request: RequestInput<Op>) {
+        return ctx.runRaw([operation], buildEnvironment(operation, request, session.plugin), { timeoutMs: AGENT_TIMEOUT_MS[operation] });
+      },
+      runRaw(argv, env, options = {}): Promise<RawRun> {
+        return runRaw(session.plugin, argv, env, {
+          cwd: options.cwd ?? session.workDir,
+          timeoutMs: options.timeoutMs ?? AGENT_TIMEOUT_MS.create,
+          signal: session.signal,
+        });
+      },
+      cleanup: (fn) => void cleanups.push(fn),
+      fail(reason): never {
+        throw new CheckOutcome('fail', reason);
+      },
+      skip(reason): never {
+        throw new CheckOutcome('skip', reason);
+      },
+      warn: (reason) => void warnings.push(reason),
+      note: (text) => void notes.push(text),
+      shared: (key, compute) => session.shared(key, compute),
+    };
+    return ctx;
+  }
+
+  private shared<T>(key: string, compute: (ctx: CheckContext) => Promise<T>): Promise<T> {
+    let value = this.sharedValues.get(key) as Promise<T> | undefined;
+    if (value === undefined) {
+      value = (async () => {
+        const sandbox = join(await this.start(), `shared-${key}`);
+        await mkdir(join(sandbox, 'volumes'), { recursive: true });
+        this.sharedCleanups.push(() => forceRemove(sandbox).then(throwProblems));
+        return compute(this.context(sandbox, this.sharedCleanups, [], []));
+      })();
+      this.sharedValues.set(key, value);
+    }
+    return value;
+  }
+}
+
+/** Runs cleanups newest first, then forcibly removes `dir`; collects what went wrong instead of throwing. */
+async function runCleanups(cleanups: Array<() => unknown>, dir: string): Promise<string[]> {
+  const problems: string[] = [];
+  while (cleanups.length > 0) {
+    const fn = cleanups.pop()!;
+    try {
+      await fn();
+    } catch (err) {
+      // The plugin's own delete failing here is already judged by the check; only our own failures matter.
+      if (!(err instanceof PluginError)) problems.push(describeUnexpected(err));
+    }
+  }
+  problems.push(...(await forceRemove(dir)));
+  return problems;
+}
+
+function throwProblems(problems: string[]): void {
+  if (problems.length > 0) throw new Error(problems.join('; '));
+}
+
+export type { CreateInput };

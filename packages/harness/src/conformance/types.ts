@@ -1,0 +1,105 @@
+import type { CreateResult, DeleteResult, RequestInput } from '@dhv/sdk/client';
+import type { RawRun } from './raw-run.js';
+
+/** The parts of PROTOCOL.md a plugin is checked against, in the order they are reported. */
+export const AREAS = ['discovery', 'environment', 'create', 'delete', 'errors', 'budgets', 'safety'] as const;
+export type Area = (typeof AREAS)[number];
+
+/** A required check failing fails the run; a recommended one only reports. */
+export type Severity = 'required' | 'recommended';
+
+export type Status = 'pass' | 'fail' | 'warn' | 'skip';
+
+export type CreateInput = RequestInput<'create'>;
+export type DeleteInput = RequestInput<'delete'>;
+
+export interface Check {
+  /** `<area>.<name>`, stable: users pass it to --only and --skip. */
+  id: string;
+  area: Area;
+  /** One sentence stating the requirement. */
+  title: string;
+  /** Where PROTOCOL.md states the rule, like `PROTOCOL.md § create`. */
+  protocolRef: string;
+  severity: Severity;
+  /**
+   * Checks that must not have failed or been skipped first: this check would only
+   * repeat their failure. Ignored when they are not part of the run.
+   */
+  needs?: readonly string[];
+  run(ctx: CheckContext): Promise<void>;
+}
+
+/** What the user tells the suite about the plugin. */
+export interface SuiteSettings {
+  /** How often create.idempotent repeats the same create. */
+  repeat: number;
+  /** Given to every create and delete as DHV_PARAMETERS; null when none. */
+  parameters: Record<string, string> | null;
+  capacityMin: bigint;
+  capacityMax: bigint;
+}
+
+export interface CheckContext {
+  /** The plugin executable, absolute. */
+  readonly plugin: string;
+  readonly settings: SuiteSettings;
+  /** A fresh, empty volumes dir owned by this check alone. */
+  readonly volumesDir: string;
+  /** The directory that holds volumesDir; nothing but the plugin's volumes should appear in it. */
+  readonly sandbox: string;
+  /** An empty directory unrelated to the plugin, used as the working directory of every run. */
+  readonly workDir: string;
+  readonly signal: AbortSignal;
+
+  /** A create request for a new volume (fresh UUID, unique name) with the user's parameters and capacities. */
+  newVolume(overrides?: Partial<CreateInput>): CreateInput;
+  /** The delete request the agent sends for a volume created with `request` at `createdPath`. */
+  deleteRequest(request: CreateInput, createdPath: string): DeleteInput;
+
+  /** Registers cleanup (the plugin's own delete) and then creates, as the agent runs it. */
+  provision(request: CreateInput): Promise<CreateResult>;
+  create(request: CreateInput): Promise<CreateResult>;
+  delete(request: DeleteInput): Promise<DeleteResult>;
+  /** Runs the plugin as the agent would and returns what happened, without judging it. */
+  runAsAgent<Op extends 'fingerprint' | 'create' | 'delete'>(operation: Op, request: RequestInput<Op>): Promise<RawRun>;
+  /** Runs the plugin with any argv and environment (unknown operations, hand-made environments). */
+  runRaw(argv: readonly string[], env: Record<string, string>, options?: { cwd?: string; timeoutMs?: number }): Promise<RawRun>;
+
+  /** Registers cleanup to run after the check, whatever happens; the last registered runs first. */
+  cleanup(fn: () => unknown): void;
+  /** Ends the check as failed. */
+  fail(reason: string): never;
+  /** Ends the check as skipped: it cannot judge this plugin. */
+  skip(reason: string): never;
+  /** Marks the check as passed with a warning, and carries on. */
+  warn(reason: string): void;
+  /** Adds a line to a passing check's report (a measured value, a normalised version). */
+  note(text: string): void;
+  /** Computed once per run and shared by the checks that ask for it; its volumes are removed at the end of the run. */
+  shared<T>(key: string, compute: (ctx: CheckContext) => Promise<T>): Promise<T>;
+}
+
+export interface CheckResult {
+  id: string;
+  area: Area;
+  title: string;
+  protocolRef: string;
+  severity: Severity;
+  status: Status;
+  /** Why it did not pass, or the warning. */
+  reason?: string;
+  notes: string[];
+  durationMs: number;
+}
+
+export interface ConformanceReport {
+  plugin: string;
+  startedAt: string;
+  durationMs: number;
+  settings: { repeat: number; parameters: Record<string, string> | null; capacityMin: string; capacityMax: string };
+  results: CheckResult[];
+  summary: Record<Status, number> & { requiredFailed: number };
+  /** True when no required check failed. */
+  ok: boolean;
+}
