@@ -1,5 +1,6 @@
 import type { Command } from '@oclif/core';
 import Build from './build.js';
+import Check from './check.js';
 import Init from './init.js';
 import AgentFingerprint from './agent/fingerprint.js';
 import AgentRestart from './agent/restart.js';
@@ -16,6 +17,7 @@ import VolumeStatus from './volume/status.js';
  */
 export const COMMANDS: Record<string, Command.Class> = {
   build: Build,
+  check: Check,
   init: Init,
   'agent:fingerprint': AgentFingerprint,
   'agent:restart': AgentRestart,
