@@ -83,7 +83,8 @@ export async function initProject(options: InitOptions): Promise<InitResult> {
   }
 
   const run = needsRoot ? 'sudo npm' : 'npm';
-  const cd = relative(process.cwd(), dir) || '.';
+  const fromHere = relative(process.cwd(), dir);
+  const cd = fromHere === '' ? '.' : fromHere.startsWith('..') ? dir : fromHere;
   return {
     dir,
     pluginId,

@@ -1,0 +1,114 @@
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+const repo = fileURLToPath(new URL('..', import.meta.url));
+const dhv = join(repo, 'packages/harness/bin/run.js');
+
+function dhvInit(args: string[], cwd: string): Promise<{ exitCode: number; json: any; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [dhv, 'init', ...args, '--json'], { cwd }, (err, stdout, stderr) => {
+      resolve({ exitCode: err ? (typeof err.code === 'number' ? err.code : 1) : 0, json: stdout ? JSON.parse(stdout) : undefined, stderr });
+    });
+  });
+}
+
+describe('dhv init options', () => {
+  let work: string;
+  beforeEach(async () => {
+    work = await mkdtemp(join(tmpdir(), 'dhv-authoring-init-'));
+  });
+  afterEach(async () => {
+    await rm(work, { recursive: true, force: true });
+  });
+
+  it('names the plugin after the folder and writes the whole project', async () => {
+    const { exitCode, json } = await dhvInit(['scratch-dir'], work);
+    expect(exitCode).toBe(0);
+    expect(json).toMatchObject({ dir: join(work, 'scratch-dir'), pluginId: 'scratch-dir', template: 'minimal' });
+    expect(json.files).toEqual(['.gitignore', 'package.json', 'README.md', 'src/plugin.ts', 'test/plugin.test.ts', 'tsconfig.json', 'volume.hcl']);
+    const manifest = JSON.parse(await readFile(join(work, 'scratch-dir/package.json'), 'utf8'));
+    expect(manifest.scripts.build).toBe('dhv build src/plugin.ts -o dist/scratch-dir');
+    expect(manifest.dependencies['@dhv/sdk']).toBe('^0.1.0');
+    expect(manifest.devDependencies['@dhv/harness']).toBe('^0.1.0');
+    expect(await readFile(join(work, 'scratch-dir/src/plugin.ts'), 'utf8')).toContain("name: 'scratch-dir'");
+    expect(await readFile(join(work, 'scratch-dir/volume.hcl'), 'utf8')).toContain('plugin_id = "scratch-dir"');
+  });
+
+  it('fills every placeholder in every template', async () => {
+    for (const template of ['minimal', 'mkdir', 'loopback']) {
+      const { exitCode, json } = await dhvInit([template, '--template', template, '--name', `my-${template}`], work);
+      expect(exitCode).toBe(0);
+      for (const file of json.files) {
+        expect(await readFile(join(json.dir, file), 'utf8'), `${template}/${file}`).not.toMatch(/\{\{\w+\}\}/);
+      }
+    }
+  });
+
+  it.each([
+    ['mkdir', 'built-in plugin called mkdir'],
+    ['a.b', "letters, digits, '-' and '_'"],
+    ['-rf', "letters, digits, '-' and '_'"],
+    ['has space', "letters, digits, '-' and '_'"],
+    ['x'.repeat(129), 'longer than 128'],
+  ])('refuses the plugin ID %j', async (name, why) => {
+    const { exitCode, json } = await dhvInit(['project', '--name', name], work);
+    expect(exitCode).toBe(1);
+    expect(json.error.code).toBe('INVALID_PLUGIN_ID');
+    expect(json.error.message).toContain(why);
+    expect(await readdir(work)).toEqual([]);
+  });
+
+  it('says to pass --name when the folder name cannot be a plugin ID', async () => {
+    const { exitCode, json } = await dhvInit(['mkdir'], work);
+    expect(exitCode).toBe(1);
+    expect(json.error.message).toContain('pass --name');
+    expect(await readdir(work)).toEqual([]);
+  });
+
+  it('refuses a folder that is not empty, and writes into it with --force', async () => {
+    await mkdir(join(work, 'busy'));
+    await writeFile(join(work, 'busy/notes.txt'), 'keep me');
+    const refused = await dhvInit(['busy'], work);
+    expect(refused.exitCode).toBe(1);
+    expect(refused.json.error.code).toBe('DIRECTORY_NOT_EMPTY');
+    expect(refused.json.error.message).toContain('--force');
+    expect(await readdir(join(work, 'busy'))).toEqual(['notes.txt']);
+
+    const forced = await dhvInit(['busy', '--force'], work);
+    expect(forced.exitCode).toBe(0);
+    expect(await readFile(join(work, 'busy/notes.txt'), 'utf8')).toBe('keep me');
+    expect(await readFile(join(work, 'busy/src/plugin.ts'), 'utf8')).toContain("name: 'busy'");
+  });
+
+  it('refuses an unknown template', async () => {
+    const result = await dhvInit(['project', '--template', 'zfs'], work);
+    expect(result.exitCode).not.toBe(0);
+    expect(result.json.error.message).toContain('minimal, mkdir, loopback');
+    expect(await readdir(work)).toEqual([]);
+  });
+
+  it('points the dependencies at local folders, and the sdk of the harness at the same copy', async () => {
+    const { exitCode, json } = await dhvInit(
+      ['project', '--sdk-from', join(repo, 'packages/sdk'), '--harness-from', join(repo, 'packages/harness')],
+      work,
+    );
+    expect(exitCode).toBe(0);
+    const manifest = JSON.parse(await readFile(join(json.dir, 'package.json'), 'utf8'));
+    expect(manifest.dependencies['@dhv/sdk']).toBe(`file:${join(repo, 'packages/sdk')}`);
+    expect(manifest.devDependencies['@dhv/harness']).toBe(`file:${join(repo, 'packages/harness')}`);
+    expect(manifest.overrides).toEqual({ '@dhv/sdk': '$@dhv/sdk' });
+  });
+
+  it('refuses a package source that is missing, or is another package', async () => {
+    const missing = await dhvInit(['project', '--sdk-from', join(work, 'nowhere.tgz')], work);
+    expect(missing.json.error).toMatchObject({ code: 'BAD_PACKAGE_SOURCE' });
+    expect(missing.json.error.message).toContain('does not exist');
+    const wrong = await dhvInit(['project', '--sdk-from', join(repo, 'packages/harness')], work);
+    expect(wrong.json.error.message).toContain('is not the @dhv/sdk package');
+    expect(await readdir(work)).toEqual([]);
+  });
+});
