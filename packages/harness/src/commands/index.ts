@@ -3,6 +3,8 @@ import Build from './build.js';
 import Check from './check.js';
 import Init from './init.js';
 import AgentFingerprint from './agent/fingerprint.js';
+import AgentGc from './agent/gc.js';
+import Demo from './demo.js';
 import AgentRestart from './agent/restart.js';
 import NodeStatus from './node/status.js';
 import PluginRun from './plugin/run.js';
@@ -20,7 +22,9 @@ export const COMMANDS: Record<string, Command.Class> = {
   check: Check,
   init: Init,
   'agent:fingerprint': AgentFingerprint,
+  'agent:gc': AgentGc,
   'agent:restart': AgentRestart,
+  demo: Demo,
   'node:status': NodeStatus,
   'plugin:run': PluginRun,
   'volume:create': VolumeCreate,
