@@ -14,8 +14,12 @@ import { removeFile } from './image.js';
 export async function deleteVolume(request: DeleteRequest, ctx: HandlerContext): Promise<void> {
   const layout = volumeLayout(request.volumesDir, request.volumeId);
   expectCreatedPath(request.createdPath, layout.mountPath);
-  // A link planted at the mount point is removed itself and never followed (the same rule as dhv-mkdir).
-  if ((await entryKind(layout.mountPath)) === 'symlink') await unlink(layout.mountPath);
+  // A link or file at the mount point is removed itself and never followed (the same rule as dhv-mkdir).
+  const kind = await entryKind(layout.mountPath);
+  if (kind === 'symlink' || kind === 'file') {
+    await unlink(layout.mountPath);
+    ctx.log(`removed the ${kind === 'symlink' ? 'symbolic link' : 'file'} ${layout.mountPath}`);
+  }
   await expectDirectoryOrMissing(layout.mountPath, 'mount point');
   if (await alreadyGone(layout)) return;
   checkHost(toolsFor(undefined));

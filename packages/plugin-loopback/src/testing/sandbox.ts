@@ -74,9 +74,16 @@ export function loopDevicesUnder(dir: string): LoopDevice[] {
 }
 
 /** Everything under a volumes dir, relative paths, the plugin's empty hidden folder left out. */
-export async function filesUnder(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { recursive: true }).catch(() => [] as string[]);
-  return entries.filter((e) => e !== '.dhv-loopback').sort();
+export async function filesUnder(dir: string, prefix = ''): Promise<string[]> {
+  const entries = await readdir(join(dir, prefix), { withFileTypes: true }).catch(() => []);
+  const found: string[] = [];
+  for (const entry of entries) {
+    const path = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
+    // Links are listed, never followed.
+    if (entry.isDirectory()) found.push(...(await filesUnder(dir, path)));
+    if (path !== '.dhv-loopback') found.push(path);
+  }
+  return found.sort();
 }
 
 /** What a volumes dir holds on the host: all empty after a failed create or a delete. */

@@ -1,0 +1,176 @@
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { copyFile, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { execPlugin, PluginError, type RequestInput } from '@dhv/sdk/client';
+import { bundlePlugin } from '@dhv/sdk/build';
+import { skipRootTests } from './support/root.js';
+import {
+  GIB,
+  MIB,
+  NOTHING,
+  PACKAGE_DIR,
+  builtPlugin,
+  destroySandbox,
+  inventory,
+  loopDevicesUnder,
+  makeSandbox,
+  mountsUnder,
+} from '../packages/plugin-loopback/src/testing/sandbox.js';
+
+/**
+ * A create that fails part way leaves nothing behind: no image, no loop device, no
+ * mount, no directory. Failures are real where the host can make them fail (mkfs
+ * refusing a size, a full disk, a path in the way); elsewhere the plugin is built with
+ * a hook that fails right after a chosen step (src/testing/fault-injecting-plugin.ts).
+ */
+describe.skipIf(skipRootTests())('dhv-loopback undoes a failed create', () => {
+  let volumesDir: string;
+  let faultyDir: string;
+  let faultyBundle: string;
+
+  beforeAll(async () => {
+    faultyDir = await mkdtemp('/var/tmp/dhv-loopback-faulty-');
+    faultyBundle = join(faultyDir, 'bundle');
+    await bundlePlugin({ entry: join(PACKAGE_DIR, 'src/testing/fault-injecting-plugin.ts'), outfile: faultyBundle });
+  });
+  afterAll(async () => {
+    if (faultyDir) await rm(faultyDir, { recursive: true, force: true });
+  });
+
+  beforeEach(async () => {
+    volumesDir = await makeSandbox();
+  });
+  afterEach(async () => {
+    await destroySandbox(volumesDir);
+  });
+
+  const request = (id: string, over: Partial<RequestInput<'create'>> = {}): RequestInput<'create'> => ({
+    volumesDir,
+    volumeId: id,
+    volumeName: `vol-${id.slice(0, 8)}`,
+    nodeId: 'node-1',
+    capacityMinBytes: 256n * MIB,
+    ...over,
+  });
+  const failure = async (promise: Promise<unknown>): Promise<PluginError> => {
+    const err = await promise.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(PluginError);
+    return err as PluginError;
+  };
+  /** The fault-injecting plugin reads the step to fail after from its own file name. */
+  const failingAfter = async (step: string) => {
+    const file = join(faultyDir, `dhv-loopback-fail-after-${step}`);
+    await copyFile(faultyBundle, file);
+    execFileSync('/bin/chmod', ['755', file]);
+    return file;
+  };
+
+  const cases: { step: string; fs: 'ext4' | 'xfs'; parameters?: Record<string, string> }[] = [
+    { step: 'image', fs: 'ext4' },
+    { step: 'preallocate', fs: 'ext4', parameters: { preallocate: 'true' } },
+    { step: 'filesystem', fs: 'ext4' },
+    { step: 'loop-device', fs: 'ext4' },
+    { step: 'mount-point', fs: 'ext4' },
+    { step: 'mount', fs: 'ext4' },
+    { step: 'mount', fs: 'xfs' },
+    { step: 'root-directory', fs: 'ext4', parameters: { mount_options: 'ro', uid: '1000' } },
+  ];
+  for (const { step, fs, parameters } of cases) {
+    it(`leaves nothing behind when a new ${fs} volume fails right after step "${step}"`, async () => {
+      const plugin = await failingAfter(step);
+      const id = randomUUID();
+      const err = await failure(
+        execPlugin(plugin, 'create', request(id, { capacityMinBytes: fs === 'xfs' ? 320n * MIB : 64n * MIB, parameters: { fs, ...parameters } })),
+      );
+      expect(err.pluginMessage).toBe(`injected failure after step ${step}`);
+      expect(await inventory(volumesDir)).toEqual(NOTHING);
+
+      // Nothing half-made gets in the way of the next create.
+      const ok = await execPlugin(builtPlugin(), 'create', request(id, { capacityMinBytes: fs === 'xfs' ? 320n * MIB : 64n * MIB, parameters: { fs } }));
+      expect(ok.path).toBe(join(volumesDir, id));
+    });
+  }
+
+  it('puts the image back when growing a volume fails after the image grew, and keeps the volume mounted with its data', async () => {
+    const id = randomUUID();
+    const { path } = await execPlugin(builtPlugin(), 'create', request(id));
+    await writeFile(join(path, 'keep'), 'kept');
+    const err = await failure(execPlugin(await failingAfter('grow-image'), 'create', request(id, { capacityMinBytes: 512n * MIB })));
+    expect(err.pluginMessage).toBe('injected failure after step grow-image');
+    expect((await stat(join(volumesDir, '.dhv-loopback', `${id}.img`))).size).toBe(Number(256n * MIB));
+    expect(mountsUnder(volumesDir).map((m) => m.mountPoint)).toEqual([path]);
+    expect(await readFile(join(path, 'keep'), 'utf8')).toBe('kept');
+  });
+
+  it('undoes the image when mkfs fails for real (xfs smaller than mkfs.xfs allows)', async () => {
+    const err = await failure(execPlugin(builtPlugin(), 'create', request(randomUUID(), { capacityMinBytes: 64n * MIB, parameters: { fs: 'xfs' } })));
+    expect(err.pluginMessage).toMatch(/mkfs\.xfs/);
+    expect(await inventory(volumesDir)).toEqual(NOTHING);
+  });
+
+  it('refuses an image larger than the free space, with both sizes in human units', async () => {
+    execFileSync('/usr/bin/mount', ['-t', 'tmpfs', '-o', 'size=64m', 'dhv-loopback-test', volumesDir]);
+    const err = await failure(execPlugin(builtPlugin(), 'create', request(randomUUID(), { capacityMinBytes: GIB })));
+    expect(err.pluginMessage).toMatch(/needs 1\.0 GiB but only 6\d(\.\d)? MiB is free/);
+    expect(loopDevicesUnder(volumesDir)).toEqual([]);
+    expect(mountsUnder(volumesDir).map((m) => m.mountPoint)).toEqual([volumesDir]); // only the test's tmpfs
+    expect((await inventory(volumesDir)).files).toEqual([]);
+  });
+
+  it('refuses to create on a mount point that is a file or a symlink; delete removes the link itself, never its target', async () => {
+    const file = randomUUID();
+    await writeFile(join(volumesDir, file), 'not a directory');
+    expect((await failure(execPlugin(builtPlugin(), 'create', request(file)))).pluginMessage).toMatch(/refusing to use .* as the mount point/);
+
+    const link = randomUUID();
+    const target = await makeSandbox('dhv-loopback-target-');
+    try {
+      await writeFile(join(target, 'precious'), 'untouched');
+      await symlink(target, join(volumesDir, link));
+      expect((await failure(execPlugin(builtPlugin(), 'create', request(link)))).pluginMessage).toMatch(/symlink/);
+      expect(mountsUnder(target)).toEqual([]);
+      expect((await inventory(volumesDir)).files).toEqual([file, link].sort());
+      expect(loopDevicesUnder(volumesDir)).toEqual([]);
+
+      await execPlugin(builtPlugin(), 'delete', { ...request(link), createdPath: '' });
+      await execPlugin(builtPlugin(), 'delete', { ...request(file), createdPath: '' });
+      expect(await inventory(volumesDir)).toEqual(NOTHING);
+      expect(await readFile(join(target, 'precious'), 'utf8')).toBe('untouched');
+    } finally {
+      await rm(target, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses an image path blocked by a directory, and never reformats or removes it', async () => {
+    const id = randomUUID();
+    await mkdir(join(volumesDir, '.dhv-loopback', `${id}.img`), { recursive: true });
+    expect((await failure(execPlugin(builtPlugin(), 'create', request(id)))).pluginMessage).toMatch(/not a regular file/);
+    expect((await stat(join(volumesDir, '.dhv-loopback', `${id}.img`))).isDirectory()).toBe(true);
+    expect(loopDevicesUnder(volumesDir)).toEqual([]);
+    expect(mountsUnder(volumesDir)).toEqual([]);
+  });
+
+  it('refuses to mount over something else already mounted at the volume path', async () => {
+    const id = randomUUID();
+    await mkdir(join(volumesDir, id));
+    execFileSync('/usr/bin/mount', ['-t', 'tmpfs', '-o', 'size=1m', 'someone-else', join(volumesDir, id)]);
+    expect((await failure(execPlugin(builtPlugin(), 'create', request(id)))).pluginMessage).toMatch(/already has someone-else mounted/);
+    expect((await failure(execPlugin(builtPlugin(), 'delete', { ...request(id), createdPath: '' }))).pluginMessage).toMatch(/not this volume's image/);
+    expect(mountsUnder(volumesDir).map((m) => m.source)).toEqual(['someone-else']);
+    expect(loopDevicesUnder(volumesDir)).toEqual([]);
+  });
+
+  it('refuses an image that holds no filesystem instead of formatting it', async () => {
+    const id = randomUUID();
+    await mkdir(join(volumesDir, '.dhv-loopback'), { recursive: true });
+    await writeFile(join(volumesDir, '.dhv-loopback', `${id}.img`), Buffer.alloc(1024 * 1024, 7));
+    expect((await failure(execPlugin(builtPlugin(), 'create', request(id)))).pluginMessage).toMatch(/holds no ext4 or xfs filesystem/);
+    expect((await readFile(join(volumesDir, '.dhv-loopback', `${id}.img`)))[0]).toBe(7);
+    expect(loopDevicesUnder(volumesDir)).toEqual([]);
+  });
+});
