@@ -25,6 +25,20 @@ function readMode(parameters: Parameters | null): number {
   return parseInt(mode, 8);
 }
 
+const GiB = 1024n ** 3n;
+
+/**
+ * The free space, rounded down to whole GiB so that repeated creates (and restores)
+ * report the same capacity while other writers change the free space by a few blocks;
+ * never below capacity_min (create already checked it is free), never above capacity_max.
+ */
+function reportedCapacity(free: bigint, min: bigint, max: bigint): bigint {
+  let bytes = (free / GiB) * GiB;
+  if (bytes < min) bytes = min;
+  if (max > 0n && bytes > max) bytes = max;
+  return bytes;
+}
+
 export default definePlugin({
   name: '{{pluginId}}',
   version: '0.1.0',
@@ -52,12 +66,19 @@ export default definePlugin({
     }
 
     if (!existing) {
-      await mkdir(path, { mode });
+      // Another create of this volume may be running at the same moment: the one whose
+      // mkdir wins sets the mode, the others find a directory and succeed too.
+      const made = await mkdir(path, { mode }).then(
+        () => true,
+        (err: NodeJS.ErrnoException) => {
+          if (err.code === 'EEXIST') return false;
+          throw err;
+        },
+      );
       // mkdir's mode is filtered by the umask; chmod applies it exactly.
-      await chmod(path, mode);
+      if (made) await chmod(path, mode);
     }
-    const max = request.capacityMaxBytes;
-    return { path, bytes: max > 0n && max < free ? max : free };
+    return { path, bytes: reportedCapacity(free, request.capacityMinBytes, request.capacityMaxBytes) };
   },
 
   // Removes the directory; a volume that is already gone is success.
