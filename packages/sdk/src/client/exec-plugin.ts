@@ -20,6 +20,8 @@ export interface ExecOptions {
 interface RunInfo {
   stdout: string;
   stderr: string;
+  /** stderr was longer than maxOutputBytes and was cut (a long stdout fails the run instead). */
+  truncated: boolean;
   durationMs: number;
 }
 
@@ -116,7 +118,7 @@ export function interpretRun(
       details,
     );
   }
-  const info: RunInfo = { stdout, stderr, durationMs: run.durationMs };
+  const info: RunInfo = { stdout, stderr, truncated: run.stderrTruncated, durationMs: run.durationMs };
   switch (operation) {
     case 'fingerprint': {
       const decoded = decodeFingerprintOutput(stdout);

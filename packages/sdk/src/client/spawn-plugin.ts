@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { killOutputHolders, outputEndsOf } from './output-holders.js';
+import { execFormatError } from './exec-format.js';
 
 /**
  * Runs a plugin executable in its own process group with an exact environment, and
@@ -35,7 +36,35 @@ const CLOSE_GRACE_MS = 200;
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
 
-export function spawnPlugin(
+export async function spawnPlugin(
+  executable: string,
+  argv: readonly string[],
+  env: Readonly<Record<string, string>>,
+  options: SpawnOptions,
+): Promise<SpawnResult> {
+  const formatError = await execFormatError(executable);
+  if (formatError) return notStarted(formatError);
+  return startPlugin(executable, argv, env, options);
+}
+
+function notStarted(spawnError: NodeJS.ErrnoException): SpawnResult {
+  const empty = Buffer.alloc(0);
+  return {
+    spawnError,
+    exitCode: null,
+    signal: null,
+    stdout: empty,
+    stderr: empty,
+    stdoutTruncated: false,
+    stderrTruncated: false,
+    timedOut: false,
+    aborted: false,
+    outputHeldOpen: false,
+    durationMs: 0,
+  };
+}
+
+function startPlugin(
   executable: string,
   argv: readonly string[],
   env: Readonly<Record<string, string>>,

@@ -1,0 +1,66 @@
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** A temp directory of throw-away plugin executables, removed (with anything they left running) by cleanup(). */
+export class PluginDir {
+  private constructor(readonly path: string) {}
+
+  static async create(prefix = 'dhv-sdk-test-'): Promise<PluginDir> {
+    return new PluginDir(await mkdtemp(join(tmpdir(), prefix)));
+  }
+
+  /** Writes an executable bash plugin; `body` runs with no PATH, as under an agent. */
+  async bash(name: string, body: string, mode = 0o755): Promise<string> {
+    return this.file(name, `#!/bin/bash\n${body}\n`, mode);
+  }
+
+  /** Writes an executable plugin run by this very node, as a bundled SDK plugin is. */
+  async node(name: string, body: string, mode = 0o755): Promise<string> {
+    return this.file(name, `#!${process.execPath}\n${body}\n`, mode);
+  }
+
+  async file(name: string, text: string, mode = 0o644): Promise<string> {
+    const path = join(this.path, name);
+    await writeFile(path, text);
+    await chmod(path, mode);
+    return path;
+  }
+
+  join(name: string): string {
+    return join(this.path, name);
+  }
+
+  async cleanup(): Promise<void> {
+    await rm(this.path, { recursive: true, force: true });
+  }
+}
+
+/** Whether any process is left in process group `pgid`. */
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Waits (bounded) for a process group to be gone; killed processes take a moment to be reaped. */
+export async function groupGone(pgid: number, waitMs = 3000): Promise<boolean> {
+  const until = Date.now() + waitMs;
+  while (groupAlive(pgid)) {
+    if (Date.now() > until) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return true;
+}
+
+/** SIGKILLs a process group if anything of it is left; for afterEach. */
+export function killGroup(pgid: number): void {
+  try {
+    process.kill(-pgid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}

@@ -1,0 +1,248 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readFile } from 'node:fs/promises';
+import { execPlugin } from './exec-plugin.js';
+import { PluginError, type PluginErrorCode } from './errors.js';
+import { ENV } from '../protocol/variables.js';
+import { PluginDir, groupGone, killGroup } from '../__fixtures__/plugins.js';
+
+const VOLUME_ID = '5b8a2a5e-8f0a-4c8e-9a4f-0c7d3f2b1a99';
+const request = { volumesDir: '/srv/volumes', volumeName: 'data', volumeId: VOLUME_ID, nodeId: 'node-1' };
+
+let dir: PluginDir;
+const groups: number[] = [];
+
+beforeEach(async () => {
+  dir = await PluginDir.create();
+});
+
+afterEach(async () => {
+  for (const pgid of groups.splice(0)) killGroup(pgid);
+  await dir.cleanup();
+});
+
+async function failure(promise: Promise<unknown>, code: PluginErrorCode): Promise<PluginError> {
+  const err = await promise.then(
+    () => {
+      throw new Error(`expected ${code}, but the plugin succeeded`);
+    },
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(PluginError);
+  expect((err as PluginError).code).toBe(code);
+  return err as PluginError;
+}
+
+/** A plugin that records its process group (its own PID: it leads its group) before doing `rest`. */
+async function groupRecordingPlugin(name: string, rest: string): Promise<{ executable: string; pgid: () => Promise<number> }> {
+  const pidFile = dir.join(`${name}.pid`);
+  const executable = await dir.bash(name, `echo $$ > ${pidFile}\n${rest}`);
+  return {
+    executable,
+    pgid: async () => {
+      const pgid = Number((await readFile(pidFile, 'utf8')).trim());
+      groups.push(pgid);
+      return pgid;
+    },
+  };
+}
+
+describe('execPlugin decodes what a plugin prints', () => {
+  it('fingerprints, normalizing the version as the agent stores it', async () => {
+    const p = await dir.bash('fp', `echo '{"version": "v2"}'`);
+    expect(await execPlugin(p, 'fingerprint', {})).toMatchObject({ version: '2.0.0', rawVersion: 'v2', stderr: '' });
+  });
+
+  it('creates, with bytes as a bigint', async () => {
+    const p = await dir.bash('c', `echo '{"path": "/srv/volumes/x", "bytes": 9223372036854775807}'`);
+    expect(await execPlugin(p, 'create', request)).toMatchObject({ path: '/srv/volumes/x', bytes: 9223372036854775807n });
+  });
+
+  it('matches upper-case keys as Go does', async () => {
+    const fp = await dir.bash('fp', `echo '{"VERSION": "1.0"}'`);
+    expect((await execPlugin(fp, 'fingerprint', {})).version).toBe('1.0.0');
+    const c = await dir.bash('c', `echo '{"PATH": "/srv/x", "Bytes": 5}'`);
+    expect(await execPlugin(c, 'create', request)).toMatchObject({ path: '/srv/x', bytes: 5n });
+  });
+
+  it('deletes, ignoring stdout', async () => {
+    const p = await dir.bash('d', `echo 'whatever'`);
+    expect(await execPlugin(p, 'delete', request)).toMatchObject({ stdout: 'whatever\n' });
+  });
+
+  it('keeps stderr', async () => {
+    const p = await dir.bash('fp', `echo 'warming up' >&2; echo '{"version": "1"}'`);
+    expect((await execPlugin(p, 'fingerprint', {})).stderr).toBe('warming up\n');
+  });
+
+  it.each([
+    ['a log line before the JSON', `echo starting; echo '{"path": "/x"}'`, /invalid character 's' looking for beginning of value/],
+    ['bytes as 5.0', `echo '{"path": "/x", "bytes": 5.0}'`, /cannot unmarshal number 5.0 into Go struct field .bytes of type int64/],
+    ['bytes as a string', `echo '{"path": "/x", "bytes": "5"}'`, /cannot unmarshal string into Go struct field .bytes/],
+    ['bytes beyond int64', `echo '{"path": "/x", "bytes": 9223372036854775808}'`, /of type int64/],
+    ['no path', `echo '{"bytes": 5}'`, /no "path"/],
+    ['nothing', `true`, /unexpected end of JSON input/],
+    ['two documents', `echo '{"path": "/x"}{}'`, /after top-level value/],
+  ])('refuses create output with %s', async (_what, body, message) => {
+    const p = await dir.bash('c', body);
+    const err = await failure(execPlugin(p, 'create', request), 'PLUGIN_BAD_OUTPUT');
+    expect(err.message).toMatch(message);
+    expect(err.message).toMatch(/^error creating volume "5b8a2a5e-8f0a-4c8e-9a4f-0c7d3f2b1a99" with plugin "c": bad output: /);
+    expect(err.stdout).not.toBe(undefined);
+  });
+
+  it('refuses a fingerprint version of "one"', async () => {
+    const p = await dir.bash('fp', `echo '{"version": "one"}'`);
+    const err = await failure(execPlugin(p, 'fingerprint', {}), 'PLUGIN_BAD_OUTPUT');
+    expect(err.message).toBe('error fingerprinting plugin "fp": bad output: Malformed version: one (stdout was "{\\"version\\": \\"one\\"}\\n")');
+  });
+
+  it('refuses a fingerprint with no version (it would crash a real agent)', async () => {
+    const p = await dir.bash('fp', `echo '{"name": "x"}'`);
+    expect((await failure(execPlugin(p, 'fingerprint', {}), 'PLUGIN_BAD_OUTPUT')).message).toMatch(/no "version"/);
+  });
+});
+
+describe('execPlugin reports a failed plugin like the agent does', () => {
+  it('appends the plugin\'s own {"error"} message to the exit status', async () => {
+    const p = await dir.bash('c', `echo 'details' >&2; echo '{"error": "disk full"}'; exit 1`);
+    const err = await failure(execPlugin(p, 'create', request), 'PLUGIN_FAILED');
+    expect(err.message).toBe(`error creating volume "${VOLUME_ID}" with plugin "c": exit status 1: disk full`);
+    expect(err).toMatchObject({ exitCode: 1, signal: null, pluginMessage: 'disk full', stderr: 'details\n', stdout: '{"error": "disk full"}\n' });
+  });
+
+  it('gives the exit status alone when stdout holds no error document', async () => {
+    const p = await dir.bash('d', `echo oops; exit 3`);
+    const err = await failure(execPlugin(p, 'delete', request, { pluginId: 'my-plugin' }), 'PLUGIN_FAILED');
+    expect(err.message).toBe(`error deleting volume "${VOLUME_ID}" with plugin "my-plugin": exit status 3`);
+    expect(err.pluginMessage).toBeUndefined();
+  });
+
+  it('names the signal that killed it, as Go does', async () => {
+    const p = await dir.bash('c', `kill -KILL $$`);
+    const err = await failure(execPlugin(p, 'create', request), 'PLUGIN_FAILED');
+    expect(err.message).toMatch(/: signal: killed$/);
+    expect(err).toMatchObject({ exitCode: null, signal: 'SIGKILL' });
+  });
+
+  it('reports a missing plugin', async () => {
+    const err = await failure(execPlugin(dir.join('nope'), 'fingerprint', {}), 'PLUGIN_NOT_FOUND');
+    expect(err.message).toMatch(/does not exist/);
+  });
+
+  it('reports a plugin whose interpreter line names a missing program', async () => {
+    const p = await dir.file('p', '#!/nonexistent/interpreter\n', 0o755);
+    await failure(execPlugin(p, 'fingerprint', {}), 'PLUGIN_NOT_FOUND');
+  });
+
+  it('reports a plugin without an execute bit', async () => {
+    const p = await dir.bash('p', `echo '{"version": "1"}'`, 0o644);
+    expect((await failure(execPlugin(p, 'fingerprint', {}), 'PLUGIN_NOT_EXECUTABLE')).message).toMatch(/chmod \+x/);
+  });
+
+  it('refuses a script with no interpreter line, as the agent\'s execve does (no fallback to /bin/sh)', async () => {
+    const p = await dir.file('p', `echo '{"version": "1"}'\n`, 0o755);
+    expect((await failure(execPlugin(p, 'fingerprint', {}), 'PLUGIN_NOT_EXECUTABLE')).message).toMatch(/exec format error/);
+  });
+
+  it('refuses an empty executable file', async () => {
+    const p = await dir.file('p', '', 0o755);
+    await failure(execPlugin(p, 'fingerprint', {}), 'PLUGIN_NOT_EXECUTABLE');
+  });
+});
+
+describe('execPlugin gives a plugin exactly what an agent gives it', () => {
+  const dumpEnv = `process.stderr.write(JSON.stringify({ argv: process.argv.slice(2), env: process.env, cwd: process.cwd() }));
+process.stdout.write(JSON.stringify({ version: '1', path: '/x' }));`;
+
+  it('an environment of only the operation\'s DHV_* variables, whatever the caller\'s environment holds', async () => {
+    process.env.DHV_TEST_LEAK = 'must not leak';
+    try {
+      const p = await dir.node('p', dumpEnv);
+      const fp = JSON.parse((await execPlugin(p, 'fingerprint', {})).stderr);
+      expect(fp).toMatchObject({ argv: ['fingerprint'], env: { [ENV.operation]: 'fingerprint' } });
+      expect(Object.keys(fp.env)).toEqual([ENV.operation]);
+      const created = JSON.parse((await execPlugin(p, 'create', { ...request, capacityMinBytes: 2n ** 60n })).stderr);
+      expect(created.argv).toEqual(['create']);
+      expect(created.env).toEqual({
+        [ENV.operation]: 'create',
+        [ENV.volumesDir]: '/srv/volumes',
+        [ENV.pluginDir]: dir.path,
+        [ENV.namespace]: 'default',
+        [ENV.volumeName]: 'data',
+        [ENV.volumeId]: VOLUME_ID,
+        [ENV.nodeId]: 'node-1',
+        [ENV.nodePool]: 'default',
+        [ENV.capacityMinBytes]: '1152921504606846976',
+        [ENV.capacityMaxBytes]: '0',
+        [ENV.parameters]: 'null',
+      });
+    } finally {
+      delete process.env.DHV_TEST_LEAK;
+    }
+  });
+
+  it('DHV_PARAMETERS byte for byte as Go marshals it', async () => {
+    const p = await dir.node('p', dumpEnv);
+    const run = await execPlugin(p, 'delete', { ...request, parameters: { z: 'last', a: '<b>&"\u2028' }, createdPath: '/srv/volumes/x' });
+    const { env } = JSON.parse(run.stderr);
+    expect(env[ENV.parameters]).toBe('{"a":"\\u003cb\\u003e\\u0026\\"\\u2028","z":"last"}');
+    expect(env[ENV.createdPath]).toBe('/srv/volumes/x');
+  });
+
+  it('the working directory the caller chooses', async () => {
+    const p = await dir.node('p', dumpEnv);
+    expect(JSON.parse((await execPlugin(p, 'fingerprint', {}, { cwd: '/' })).stderr).cwd).toBe('/');
+  });
+});
+
+describe('execPlugin stays in control of a misbehaving plugin', () => {
+  it('kills a plugin that hangs, with its whole process group, at the timeout', async () => {
+    const p = await groupRecordingPlugin('hang', `sleep 1000 & sleep 1000 & wait`);
+    const err = await failure(execPlugin(p.executable, 'create', request, { timeoutMs: 300 }), 'PLUGIN_TIMED_OUT');
+    expect(err.message).toBe(`error creating volume "${VOLUME_ID}" with plugin "hang": timed out after 300ms and was killed (signal: killed)`);
+    expect(await groupGone(await p.pgid())).toBe(true);
+  });
+
+  it("uses the agent's 1 s fingerprint timeout by default", async () => {
+    const p = await groupRecordingPlugin('slow', `sleep 1000`);
+    expect((await failure(execPlugin(p.executable, 'fingerprint', {}), 'PLUGIN_TIMED_OUT')).message).toMatch(/timed out after 1s/);
+    expect(await groupGone(await p.pgid())).toBe(true);
+  });
+
+  it('kills the whole process group when the caller aborts', async () => {
+    const p = await groupRecordingPlugin('abort', `sleep 1000 & sleep 1000`);
+    const controller = new AbortController();
+    const run = execPlugin(p.executable, 'create', request, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 100);
+    expect((await failure(run, 'PLUGIN_ABORTED')).message).toMatch(/cancelled/);
+    expect(await groupGone(await p.pgid())).toBe(true);
+  });
+
+  it('does not start a plugin when the signal is already aborted', async () => {
+    const p = await dir.bash('p', `echo '{"version": "1"}'`);
+    await failure(execPlugin(p, 'fingerprint', {}, { signal: AbortSignal.abort() }), 'PLUGIN_ABORTED');
+  });
+
+  it('returns when the plugin exits, though a child it forked still holds stdout, and kills that child', async () => {
+    const p = await groupRecordingPlugin('fork', `sleep 1000 &\necho '{"version": "1"}'`);
+    const err = await failure(execPlugin(p.executable, 'fingerprint', {}, { timeoutMs: 30_000 }), 'PLUGIN_BAD_OUTPUT');
+    expect(err.message).toMatch(/kept stdout or stderr open/);
+    expect(await groupGone(await p.pgid())).toBe(true);
+  });
+
+  it('keeps at most maxOutputBytes of a plugin that prints 100 MB, kills it, and says the output was cut', async () => {
+    const p = await groupRecordingPlugin('flood', `exec /usr/bin/head -c 100000000 /dev/zero`);
+    const err = await failure(execPlugin(p.executable, 'create', request), 'PLUGIN_BAD_OUTPUT');
+    expect(err.truncated).toBe(true);
+    expect(err.stdout.length).toBe(4 * 1024 * 1024);
+    expect(err.message).toMatch(/wrote more than 4 MiB to stdout/);
+    expect(await groupGone(await p.pgid())).toBe(true);
+  });
+
+  it('cuts a long stderr too, and says so, but a run whose stdout is fine still succeeds', async () => {
+    const p = await dir.bash('noisy', `/usr/bin/head -c 200000 /dev/zero >&2; echo '{"version": "1"}'`);
+    const run = await execPlugin(p, 'fingerprint', {}, { maxOutputBytes: 1000 });
+    expect(run).toMatchObject({ version: '1.0.0', truncated: true });
+    expect(run.stderr.length).toBe(1000);
+  });
+});
