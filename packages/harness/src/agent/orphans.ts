@@ -1,0 +1,244 @@
+import { lstat, readdir, readFile, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { BUILTIN_MKDIR_ID, PluginError, execPlugin, isUuid, resolvePlugin } from '@dhv/sdk';
+import type { AgentConfig } from '../config/agent-config.js';
+import { builtinMkdirDelete } from './builtin-mkdir.js';
+import { ClientState } from './client-state.js';
+import { NameClaims } from './name-claims.js';
+import { loadNodeId } from './node-identity.js';
+import { mountsUnder } from './reboot.js';
+
+/**
+ * Orphans: volumes on disk under the volumes dir that client state does not know. The
+ * agent writes state only after a plugin's create succeeded, so a `dhv` killed between
+ * the two leaves a volume nobody will restore or delete. They are found by what plugins
+ * leave in the volumes dir: `<volumes dir>/<volume id>` (every plugin that follows the
+ * protocol's suggestion, the built-in mkdir included), and files named by a volume ID in
+ * a plugin's hidden folder `<volumes dir>/.<plugin id>/` (as dhv-loopback keeps images).
+ */
+
+export type OrphanKind = 'directory' | 'mount point' | 'symlink' | 'file' | 'plugin files';
+
+export interface Orphan {
+  id: string;
+  /** The name its create claimed, when the claim is still there. */
+  name: string | undefined;
+  kind: OrphanKind;
+  /** Everything on disk that belongs to it. */
+  paths: string[];
+  /** The plugin whose delete removes it: one that left files in its hidden folder, else the built-in mkdir. */
+  plugin: string | undefined;
+  /** Set when gc cannot remove it safely by itself, saying what a person must do. */
+  blocker: string | undefined;
+}
+
+export class OrphanError extends Error {
+  readonly code = 'ORPHAN_NOT_REMOVED';
+  constructor(
+    message: string,
+    readonly volumeId: string,
+    readonly paths: string[],
+  ) {
+    super(message);
+    this.name = 'OrphanError';
+  }
+
+  toJSON() {
+    return { code: this.code, message: this.message, volumeId: this.volumeId, paths: this.paths };
+  }
+}
+
+/** Lock files are not volumes: the SDK's lock takes over one whose holder died. */
+const LOCK_SUFFIX = '.lock';
+
+/** Every orphan under the volumes dir, sorted by ID. */
+export async function findOrphans(config: AgentConfig): Promise<Orphan[]> {
+  const state = new ClientState(config.dataDir);
+  const records = await state.list();
+  const known = new Set(records.map((r) => r.ID));
+  // A registered volume may live at <volumes dir>/<uuid> under another ID.
+  for (const r of records) if (dirname(r.HostPath) === config.volumesDir) known.add(basename(r.HostPath));
+
+  const traces = await volumeTraces(config.volumesDir);
+  const claims = await claimedNames(config.dataDir);
+  const mounts = await mountsUnder(config.volumesDir);
+  const orphans: Orphan[] = [];
+  for (const [id, trace] of [...traces].sort(([a], [b]) => a.localeCompare(b))) {
+    if (known.has(id)) continue;
+    orphans.push(describeOrphan(id, trace, claims.get(id), mounts, config.volumesDir));
+  }
+  return orphans;
+}
+
+interface Trace {
+  /** What is at `<volumes dir>/<id>`, if anything. */
+  volumePath: { path: string; kind: 'directory' | 'symlink' | 'file' } | undefined;
+  /** Files in plugins' hidden folders, by plugin ID. */
+  pluginFiles: Map<string, string[]>;
+}
+
+async function volumeTraces(volumesDir: string): Promise<Map<string, Trace>> {
+  const traces = new Map<string, Trace>();
+  const traceOf = (id: string) => {
+    let t = traces.get(id);
+    if (!t) traces.set(id, (t = { volumePath: undefined, pluginFiles: new Map() }));
+    return t;
+  };
+  for (const name of await listDir(volumesDir)) {
+    const path = join(volumesDir, name);
+    const info = await lstat(path).catch(() => undefined);
+    if (!info) continue;
+    if (isUuid(name)) {
+      traceOf(name).volumePath = { path, kind: info.isSymbolicLink() ? 'symlink' : info.isDirectory() ? 'directory' : 'file' };
+    } else if (name.startsWith('.') && name.length > 1 && info.isDirectory()) {
+      const pluginId = name.slice(1);
+      for (const file of await listDir(path)) {
+        const id = file.slice(0, 36);
+        if (!isUuid(id) || file.endsWith(LOCK_SUFFIX)) continue;
+        const files = traceOf(id).pluginFiles;
+        files.set(pluginId, [...(files.get(pluginId) ?? []), join(path, file)]);
+      }
+    }
+  }
+  return traces;
+}
+
+function describeOrphan(id: string, trace: Trace, name: string | undefined, mounts: string[], volumesDir: string): Orphan {
+  const paths = [...(trace.volumePath ? [trace.volumePath.path] : []), ...[...trace.pluginFiles.values()].flat()];
+  const makers = [...trace.pluginFiles.keys()];
+  const volumePath = join(volumesDir, id);
+  const mounted = mounts.filter((m) => m === volumePath || m.startsWith(`${volumePath}/`));
+  const base = { id, name, paths };
+  if (makers.length > 1) {
+    return { ...base, kind: 'plugin files', plugin: undefined, blocker: `plugins ${makers.join(', ')} all hold files of this volume; remove them by hand` };
+  }
+  if (makers.length === 1) {
+    return { ...base, kind: mounted.length > 0 ? 'mount point' : 'plugin files', plugin: makers[0], blocker: undefined };
+  }
+  const kind = trace.volumePath!.kind;
+  if (kind !== 'directory') return { ...base, kind, plugin: undefined, blocker: undefined };
+  if (mounted.length > 0) {
+    return {
+      ...base,
+      kind: 'mount point',
+      plugin: undefined,
+      blocker: `${mounted.join(', ')} ${mounted.length === 1 ? 'is' : 'are'} mounted there and no plugin left a trace of making it; unmount, then run gc again`,
+    };
+  }
+  return { ...base, kind: 'directory', plugin: BUILTIN_MKDIR_ID, blocker: undefined };
+}
+
+export interface RemoveOptions {
+  signal?: AbortSignal;
+}
+
+export type RemoveOutcome = 'removed' | 'recorded meanwhile';
+
+/**
+ * Removes one orphan with the delete of the plugin that made it. Holding the name lock
+ * of its create (when its claim survives) and checking client state again under it, so
+ * a create still running in another `dhv` process is never mistaken for an orphan.
+ */
+export async function removeOrphan(config: AgentConfig, orphan: Orphan, options: RemoveOptions = {}): Promise<RemoveOutcome> {
+  const state = new ClientState(config.dataDir);
+  const work = async (): Promise<RemoveOutcome> => {
+    if (await state.get(orphan.id)) return 'recorded meanwhile';
+    if (orphan.blocker) throw new OrphanError(`orphan ${orphan.id} was not removed: ${orphan.blocker}`, orphan.id, orphan.paths);
+    try {
+      await deleteWithPlugin(config, orphan, options.signal);
+    } catch (err) {
+      const why = err instanceof PluginError ? err.message : (err as Error).message;
+      throw new OrphanError(`orphan ${orphan.id} was not removed: ${why}`, orphan.id, orphan.paths);
+    }
+    const left = (await findOrphans(config)).find((o) => o.id === orphan.id);
+    if (left) {
+      throw new OrphanError(
+        `orphan ${orphan.id}: plugin ${orphan.plugin ?? '(none)'} reported success but left ${left.paths.join(', ')}; remove it by hand`,
+        orphan.id,
+        left.paths,
+      );
+    }
+    return 'removed';
+  };
+  if (orphan.name === undefined) return work();
+  return new NameClaims(config.dataDir).withLock(orphan.name, work, options.signal);
+}
+
+async function deleteWithPlugin(config: AgentConfig, orphan: Orphan, signal: AbortSignal | undefined): Promise<void> {
+  if (orphan.plugin === undefined) {
+    // A symlink or a file at <volumes dir>/<id>: removed itself, a link never followed.
+    for (const path of orphan.paths) await unlink(path).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? undefined : Promise.reject(err)));
+    return;
+  }
+  if (orphan.plugin === BUILTIN_MKDIR_ID) return builtinMkdirDelete({ volumesDir: config.volumesDir, volumeId: orphan.id });
+  const executable = await resolvePlugin(config.pluginDir, orphan.plugin);
+  await execPlugin(
+    executable,
+    'delete',
+    {
+      volumesDir: config.volumesDir,
+      pluginDir: config.pluginDir,
+      volumeName: orphan.name ?? orphan.id,
+      volumeId: orphan.id,
+      nodeId: await loadNodeId(config.dataDir),
+      nodePool: config.nodePool,
+      // Empty: the plugin derives the path as its create did, which is what it must remove.
+      createdPath: '',
+    },
+    { pluginId: orphan.plugin, ...(signal ? { signal } : {}) },
+  );
+}
+
+export interface GcReport {
+  volumesDir: string;
+  orphans: Orphan[];
+  removed: string[];
+  failed: Array<{ id: string; error: OrphanError }>;
+}
+
+/** Lists the orphans (only those in `ids`, when given) and, with `remove`, removes each, reporting every failure. */
+export async function collectOrphans(
+  config: AgentConfig,
+  options: { remove?: boolean; ids?: readonly string[]; signal?: AbortSignal } = {},
+): Promise<GcReport> {
+  const all = await findOrphans(config);
+  const orphans = options.ids && options.ids.length > 0 ? all.filter((o) => options.ids!.some((id) => o.id.startsWith(id))) : all;
+  const report: GcReport = { volumesDir: config.volumesDir, orphans, removed: [], failed: [] };
+  if (!options.remove) return report;
+  for (const orphan of orphans) {
+    try {
+      if ((await removeOrphan(config, orphan, options.signal ? { signal: options.signal } : {})) === 'removed') report.removed.push(orphan.id);
+    } catch (err) {
+      if (!(err instanceof OrphanError)) throw err;
+      report.failed.push({ id: orphan.id, error: err });
+    }
+  }
+  return report;
+}
+
+/**
+ * Volume IDs and the names their creates claimed. The claims live beside client state
+ * (NameClaims: one `{Name, ID}` file per name); a claim outlives a create cut short.
+ */
+async function claimedNames(dataDir: string): Promise<Map<string, string>> {
+  const dir = join(dataDir, 'client', 'host_volume_names');
+  const names = new Map<string, string>();
+  for (const file of await listDir(dir)) {
+    try {
+      const claim = JSON.parse(await readFile(join(dir, file), 'utf8')) as { Name?: unknown; ID?: unknown };
+      if (typeof claim.Name === 'string' && typeof claim.ID === 'string') names.set(claim.ID, claim.Name);
+    } catch {
+      // a claim being rewritten, or not a claim
+    }
+  }
+  return names;
+}
+
+async function listDir(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir)).sort();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return [];
+    throw err;
+  }
+}
