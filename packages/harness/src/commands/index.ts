@@ -4,7 +4,6 @@ import Check from './check.js';
 import Init from './init.js';
 import AgentFingerprint from './agent/fingerprint.js';
 import AgentGc from './agent/gc.js';
-import AgentGc from './agent/gc.js';
 import Demo from './demo.js';
 import AgentRestart from './agent/restart.js';
 import NodeStatus from './node/status.js';
@@ -23,7 +22,6 @@ export const COMMANDS: Record<string, Command.Class> = {
   check: Check,
   init: Init,
   'agent:fingerprint': AgentFingerprint,
-  'agent:gc': AgentGc,
   'agent:gc': AgentGc,
   'agent:restart': AgentRestart,
   demo: Demo,
