@@ -6,8 +6,9 @@ const roundUp = (n: bigint, unit: bigint) => ((n + unit - 1n) / unit) * unit;
 
 /**
  * The image size for a request: capacity_min (or capacity_max when only that is set),
- * rounded up to a whole MiB, but never above capacity_max. When no whole MiB fits
- * between the two, a finer unit is used; a loop device needs whole 512-byte sectors.
+ * rounded up to a whole MiB, but never above capacity_max (then capacity_max rounded
+ * down, if that is still at least capacity_min). When no whole MiB fits between the
+ * two, a finer unit is used; a loop device needs whole 512-byte sectors.
  */
 export function provisionedSize(capacityMin: bigint, capacityMax: bigint): bigint {
   const wanted = capacityMin > 0n ? capacityMin : capacityMax;
@@ -18,8 +19,10 @@ export function provisionedSize(capacityMin: bigint, capacityMax: bigint): bigin
     );
   }
   for (const unit of [MIB, 4096n, 512n]) {
-    const size = roundUp(wanted, unit);
-    if (capacityMax === 0n || size <= capacityMax) return size;
+    const up = roundUp(wanted, unit);
+    if (capacityMax === 0n || up <= capacityMax) return up;
+    const down = (capacityMax / unit) * unit;
+    if (down >= capacityMin && down > 0n) return down;
   }
   throw new PluginFailure(
     'ECAPACITYRANGE',
