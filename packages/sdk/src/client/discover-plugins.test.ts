@@ -1,0 +1,111 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mkdir, symlink } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { discoverPlugins, BUILTIN_MKDIR_ID } from './discover-plugins.js';
+import { PluginError } from './errors.js';
+import { PluginDir } from '../__fixtures__/plugins.js';
+
+let dir: PluginDir;
+let outside: PluginDir;
+
+beforeEach(async () => {
+  dir = await PluginDir.create();
+  outside = await PluginDir.create();
+});
+
+afterEach(async () => {
+  await dir.cleanup();
+  await outside.cleanup();
+});
+
+describe('discoverPlugins lists and fingerprints candidates as the agent does', () => {
+  it('returns each good plugin with the version the agent stores', async () => {
+    await dir.bash('alpha', `echo '{"version": "1"}'`);
+    await dir.bash('beta', `echo '{"version": "v2.1-rc.1"}'`);
+    const discovery = await discoverPlugins(dir.path);
+    expect(discovery.plugins.map(({ id, version, executable }) => ({ id, version, executable }))).toEqual([
+      { id: 'alpha', version: '1.0.0', executable: dir.join('alpha') },
+      { id: 'beta', version: '2.1.0-rc.1', executable: dir.join('beta') },
+    ]);
+    expect(discovery.skipped).toEqual([]);
+  });
+
+  it('fingerprints every candidate at once', async () => {
+    // Each plugin waits until all three have started: run one after another, each would time out.
+    const names = ['one', 'two', 'three'];
+    for (const name of names) {
+      await dir.bash(
+        name,
+        [
+          `/usr/bin/touch ${outside.join(`${name}.started`)}`,
+          `for i in $(/usr/bin/seq 1 150); do`,
+          `  [ ${names.map((n) => `-e ${outside.join(`${n}.started`)}`).join(' -a ')} ] && break`,
+          `  /usr/bin/sleep 0.005`,
+          `done`,
+          `[ ${names.map((n) => `-e ${outside.join(`${n}.started`)}`).join(' -a ')} ] || exit 7`,
+          `echo '{"version": "1"}'`,
+        ].join('\n'),
+      );
+    }
+    const discovery = await discoverPlugins(dir.path, { timeoutMs: 5000 });
+    expect(discovery.skipped).toEqual([]);
+    expect(discovery.plugins.map((p) => p.id).sort()).toEqual([...names].sort());
+  });
+
+  it('skips a slow plugin at the 1 s fingerprint timeout, with the reason, and keeps the others', async () => {
+    await dir.bash('good', `echo '{"version": "1"}'`);
+    await dir.bash('slow', `/usr/bin/sleep 30`);
+    const discovery = await discoverPlugins(dir.path);
+    expect(discovery.plugins.map((p) => p.id)).toEqual(['good']);
+    expect(discovery.skipped).toHaveLength(1);
+    expect(discovery.skipped[0]).toMatchObject({ id: 'slow', reason: expect.stringMatching(/timed out after 1s/) });
+    expect(discovery.skipped[0]!.error).toBeInstanceOf(PluginError);
+    expect(discovery.skipped[0]!.error!.code).toBe('PLUGIN_TIMED_OUT');
+  });
+
+  it('skips failing and unparseable plugins with their reasons', async () => {
+    await dir.bash('fails', `echo '{"error": "no license"}'; exit 1`);
+    await dir.bash('garbage', `echo 'hello'`);
+    await dir.bash('bad-version', `echo '{"version": "one"}'`);
+    const { plugins, skipped } = await discoverPlugins(dir.path);
+    expect(plugins).toEqual([]);
+    expect(Object.fromEntries(skipped.map((s) => [s.id, s.error?.code]))).toEqual({
+      fails: 'PLUGIN_FAILED',
+      garbage: 'PLUGIN_BAD_OUTPUT',
+      'bad-version': 'PLUGIN_BAD_OUTPUT',
+    });
+    expect(skipped.find((s) => s.id === 'fails')!.reason).toBe('error fingerprinting plugin "fails": exit status 1: no license');
+  });
+
+  it('does not run directories or files without an execute bit', async () => {
+    await mkdir(dir.join('folder'));
+    await dir.bash('plain', `/usr/bin/touch ${outside.join('plain.ran')}; echo '{"version": "1"}'`, 0o644);
+    const discovery = await discoverPlugins(dir.path);
+    expect(discovery.plugins).toEqual([]);
+    expect(discovery.skipped.map((s) => s.id)).toEqual(['plain']);
+    expect(discovery.skipped[0]!.reason).toMatch(/not executable/);
+    expect(discovery.skipped[0]!.error).toBeUndefined();
+    expect(existsSync(outside.join('plain.ran'))).toBe(false);
+  });
+
+  it(`never runs a file named ${BUILTIN_MKDIR_ID}: the built-in shadows it`, async () => {
+    await dir.bash(BUILTIN_MKDIR_ID, `/usr/bin/touch ${outside.join('mkdir.ran')}; echo '{"version": "9"}'`);
+    const discovery = await discoverPlugins(dir.path);
+    expect(discovery.plugins).toEqual([]);
+    expect(discovery.skipped).toMatchObject([{ id: BUILTIN_MKDIR_ID, reason: expect.stringMatching(/shadowed by the built-in/) }]);
+    expect(existsSync(outside.join('mkdir.ran'))).toBe(false);
+  });
+
+  it('skips a symlink that leads outside the plugin directory as "no such plugin", without running it', async () => {
+    const target = await outside.bash('evil', `/usr/bin/touch ${outside.join('evil.ran')}; echo '{"version": "1"}'`);
+    await symlink(target, dir.join('evil'));
+    const { plugins, skipped } = await discoverPlugins(dir.path);
+    expect(plugins).toEqual([]);
+    expect(skipped).toMatchObject([{ id: 'evil', error: { code: 'PLUGIN_NOT_FOUND' } }]);
+    expect(existsSync(outside.join('evil.ran'))).toBe(false);
+  });
+
+  it('finds nothing in a plugin directory that does not exist', async () => {
+    expect(await discoverPlugins(dir.join('absent'))).toEqual({ plugins: [], skipped: [] });
+  });
+});
