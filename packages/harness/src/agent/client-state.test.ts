@@ -1,0 +1,86 @@
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ClientState, type VolumeRecord } from './client-state.js';
+
+const ID = '1e1d4540-14f9-2515-8502-24d46291717d';
+
+function sampleRecord(id = ID, overrides: Partial<VolumeRecord['CreateReq']> = {}): VolumeRecord {
+  return {
+    ID: id,
+    HostPath: `/srv/volumes/${id}`,
+    CreateReq: {
+      ID: id,
+      Name: `vol-${id.slice(0, 8)}`,
+      PluginID: 'mkdir',
+      Namespace: 'default',
+      NodeID: 'ae118273-5416-3ed7-01dd-10fe8bf49e81',
+      RequestedCapacityMinBytes: 2n ** 62n + 1n,
+      RequestedCapacityMaxBytes: 0n,
+      Parameters: { mode: '0755' },
+      ...overrides,
+    },
+    Volume: {
+      NodePool: 'default',
+      CapacityBytes: 49_283_072n,
+      RequestedCapabilities: [{ AccessMode: 'single-node-writer', AttachmentMode: 'file-system' }],
+      Constraints: [],
+      CreateTime: '2024-12-05T22:06:46.000Z',
+      ModifyTime: '2024-12-05T22:06:46.000Z',
+    },
+  };
+}
+
+let dir: string;
+let state: ClientState;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'dhv-state-'));
+  state = new ClientState(dir);
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('client state', () => {
+  it("keeps each volume as {ID, HostPath, CreateReq} with Nomad's field names, int64 capacities exact", async () => {
+    await state.put(sampleRecord());
+    expect(await state.get(ID)).toEqual(sampleRecord());
+    expect(await state.list()).toEqual([sampleRecord()]);
+    expect(await readdir(state.dir)).toEqual([`${ID}.json`]); // no temporary file left
+  });
+
+  it('forgets a removed volume, and removing one that is gone is fine', async () => {
+    await state.put(sampleRecord());
+    await state.remove(ID);
+    await state.remove(ID);
+    expect(await state.list()).toEqual([]);
+  });
+
+  it('ignores a temporary file a killed writer left, and reports it as stale once the writer is gone', async () => {
+    await state.put(sampleRecord());
+    const leftover = join(state.dir, `.tmp-999999999-abcd-${ID}.json`);
+    await writeFile(leftover, '{"ID": "half a rec');
+    expect(await state.list()).toEqual([sampleRecord()]);
+    expect(await state.staleTempFiles()).toEqual([leftover]);
+  });
+
+  it('stops with an error naming a corrupt file, and never rewrites it', async () => {
+    await state.put(sampleRecord());
+    const other = '2b2b2b2b-14f9-2515-8502-24d46291717d';
+    await writeFile(state.fileOf(other), '{"ID": "not json');
+    await expect(state.list()).rejects.toMatchObject({ code: 'STATE_CORRUPT', details: { file: state.fileOf(other) } });
+    await expect(state.list()).rejects.toThrow(/is corrupt .*repair the file, or move it out/);
+  });
+
+  it('treats a record that is valid JSON but not a volume, or holds another ID, as corrupt', async () => {
+    await state.put(sampleRecord());
+    await writeFile(state.fileOf(ID), JSON.stringify({ ID, HostPath: '/x' }));
+    await expect(state.get(ID)).rejects.toMatchObject({ code: 'STATE_CORRUPT', message: expect.stringMatching(/CreateReq/) });
+    const other = '3c3c3c3c-14f9-2515-8502-24d46291717d';
+    await state.put(sampleRecord(other));
+    await rm(state.fileOf(ID));
+    await writeFile(state.fileOf(ID), (await import('node:fs')).readFileSync(state.fileOf(other)));
+    await expect(state.list()).rejects.toThrow(/holds volume 3c3c3c3c/);
+  });
+});

@@ -1,0 +1,57 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadAgentConfig } from './agent-config.js';
+
+let dir: string | undefined;
+afterEach(async () => {
+  if (dir) await rm(dir, { recursive: true, force: true });
+  dir = undefined;
+});
+
+describe('agent configuration', () => {
+  it("defaults like Nomad's: <data_dir>/host_volume_plugins, <data_dir>/host_volumes, pool default, data dir ./.dhv", async () => {
+    const config = await loadAgentConfig({ cwd: '/srv', env: {} });
+    expect(config).toMatchObject({
+      dataDir: '/srv/.dhv',
+      pluginDir: '/srv/.dhv/host_volume_plugins',
+      volumesDir: '/srv/.dhv/host_volumes',
+      nodePool: 'default',
+      hostVolumes: [],
+    });
+  });
+
+  it('takes the data dir from $DHV_DATA_DIR when no flag names one', async () => {
+    expect((await loadAgentConfig({ cwd: '/srv', env: { DHV_DATA_DIR: 'state' } })).dataDir).toBe('/srv/state');
+  });
+
+  it('reads a Nomad client block in HCL, with static host volumes, and lets flags override it', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'dhv-config-'));
+    const file = join(dir, 'agent.hcl');
+    await writeFile(
+      file,
+      `client {\n  host_volume_plugin_dir = "/opt/plugins"\n  host_volumes_dir = "vols"\n  node_pool = "gpu"\n  host_volume "cloud-img" {\n    path = "/opt/nomad/cloud-img"\n    read_only = true\n  }\n}\n`,
+    );
+    const config = await loadAgentConfig({ config: file, cwd: dir, env: {}, nodePool: 'edge' });
+    expect(config).toMatchObject({
+      pluginDir: '/opt/plugins',
+      volumesDir: join(dir, 'vols'),
+      nodePool: 'edge',
+      hostVolumes: [{ name: 'cloud-img', path: '/opt/nomad/cloud-img', readOnly: true }],
+    });
+  });
+
+  it('reads the same config as JSON, and reports every bad setting at once', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'dhv-config-'));
+    const good = join(dir, 'agent.json');
+    await writeFile(good, JSON.stringify({ client: { host_volume: [{ data: { path: '/data' } }] } }));
+    expect((await loadAgentConfig({ config: good, env: {} })).hostVolumes).toEqual([{ name: 'data', path: '/data', readOnly: false }]);
+    const bad = join(dir, 'bad.json');
+    await writeFile(bad, JSON.stringify({ client: { node_pool: 3, host_volume: { a: { read_only: 'yes' } } } }));
+    await expect(loadAgentConfig({ config: bad, env: {} })).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      details: { problems: ['client.node_pool must be a non-empty string', 'client.host_volume "a".path is required', 'client.host_volume "a".read_only must be true or false'] },
+    });
+  });
+});

@@ -1,0 +1,129 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loopDevicesBackedUnder, mountsUnder, simulateReboot } from '@dhv/harness';
+
+/** The real `dhv` executable; tests run it as a separate process, as a user would. */
+export const DHV_BIN = resolve(fileURLToPath(new URL('../../packages/harness/bin/run.js', import.meta.url)));
+export const REFERENCE_MKDIR = resolve(fileURLToPath(new URL('../../packages/plugin-mkdir/dist/dhv-mkdir', import.meta.url)));
+export const REFERENCE_LOOPBACK = resolve(fileURLToPath(new URL('../../packages/plugin-loopback/dist/dhv-loopback', import.meta.url)));
+
+export interface DhvRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** A temporary simulated agent: its own data dir, plugin dir and volumes dir, and a `dhv` bound to them. */
+export interface TempAgent {
+  dir: string;
+  dataDir: string;
+  pluginDir: string;
+  volumesDir: string;
+  /** Runs `dhv <args> --data-dir <dataDir>` (plus `--config` when the agent has one). */
+  dhv(...args: string[]): Promise<DhvRun>;
+  /** Runs with `--json` and parses stdout; throws with stderr when the command fails. */
+  json<T = any>(...args: string[]): Promise<T>;
+  /** Starts `dhv` without waiting, for kill -9 and concurrency tests. */
+  start(...args: string[]): ChildProcess;
+  /** Writes an HCL file into the agent's dir and returns its path. */
+  file(name: string, text: string): Promise<string>;
+  /** Writes an executable plugin into the plugin dir. */
+  plugin(name: string, script: string): Promise<string>;
+  config?: string;
+  /** Unmounts and detaches whatever lives under the agent's dir, kills processes it started, removes the dir. */
+  cleanup(): Promise<void>;
+}
+
+export async function tempAgent(options: { config?: (dir: string) => string } = {}): Promise<TempAgent> {
+  const dir = await mkdtemp(join(tmpdir(), 'dhv-agent-test-'));
+  const dataDir = join(dir, 'data');
+  const pluginDir = join(dataDir, 'host_volume_plugins');
+  const volumesDir = join(dataDir, 'host_volumes');
+  await mkdir(pluginDir, { recursive: true });
+  const children = new Set<ChildProcess>();
+  let configFile: string | undefined;
+  if (options.config) {
+    configFile = join(dir, 'agent.hcl');
+    await writeFile(configFile, options.config(dir));
+  }
+  const argv = (args: string[]) => [DHV_BIN, ...args, '--data-dir', dataDir, ...(configFile ? ['--config', configFile] : [])];
+  const env = () => {
+    const e = { ...process.env };
+    delete e.DHV_DATA_DIR;
+    return e;
+  };
+  const agent: TempAgent = {
+    dir,
+    dataDir,
+    pluginDir,
+    volumesDir,
+    ...(configFile ? { config: configFile } : {}),
+    dhv: (...args) =>
+      new Promise((done) => {
+        execFile(process.execPath, argv(args), { cwd: dir, env: env(), maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+          const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
+          done({ code, stdout, stderr });
+        });
+      }),
+    async json(...args) {
+      const run = await agent.dhv(...args, '--json');
+      if (run.code !== 0) throw new Error(`dhv ${args.join(' ')} failed (${run.code}): ${run.stderr}`);
+      return JSON.parse(run.stdout);
+    },
+    start(...args) {
+      const child = spawn(process.execPath, argv(args), { cwd: dir, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+      children.add(child);
+      child.once('exit', () => children.delete(child));
+      return child;
+    },
+    async file(name, text) {
+      const path = join(dir, name);
+      await writeFile(path, text);
+      return path;
+    },
+    async plugin(name, script) {
+      const path = join(pluginDir, name);
+      await writeFile(path, script);
+      await chmod(path, 0o755);
+      return path;
+    },
+    async cleanup() {
+      for (const child of children) child.kill('SIGKILL');
+      await simulateReboot(dir).catch(() => {});
+      const left = [...(await mountsUnder(dir)), ...(await loopDevicesBackedUnder(dir)).map((l) => l.device)];
+      await rm(dir, { recursive: true, force: true });
+      if (left.length > 0) throw new Error(`left behind: ${left.join(', ')}`);
+    },
+  };
+  return agent;
+}
+
+/** A volume spec in HCL. */
+export function volumeHcl(fields: Record<string, string>, extra = ''): string {
+  const body = Object.entries({ type: 'host', ...fields })
+    .map(([k, v]) => `${k} = ${JSON.stringify(v)}`)
+    .join('\n');
+  return `${body}\n${extra}\n`;
+}
+
+/**
+ * A small bash plugin for tests: no PATH (the agent gives none), so tools by absolute
+ * path. create makes `<volumes dir>/<id>` and reports DHV_CAPACITY_MIN_BYTES as bytes.
+ */
+export function bashPlugin({ version = '1.0.0', createPrefix = '' } = {}): string {
+  return `#!/bin/bash
+dir="$DHV_VOLUMES_DIR/$DHV_VOLUME_ID"
+case "$1" in
+  fingerprint) echo '{"version": "${version}"}' ;;
+  create)
+    ${createPrefix}
+    /bin/mkdir -p "$dir" || exit 1
+    echo "{\\"path\\": \\"$dir\\", \\"bytes\\": $DHV_CAPACITY_MIN_BYTES}" ;;
+  delete) /bin/rm -rf "$dir"; echo '{}' ;;
+  *) echo '{"error": "unknown operation"}'; exit 1 ;;
+esac
+`;
+}
