@@ -5,7 +5,8 @@ import { PluginFailure } from './errors.js';
 /** Whether `child` is strictly inside `parent` (both absolute; neither is resolved through links). */
 export function isStrictlyInside(parent: string, child: string): boolean {
   const rel = relative(normalize(parent), normalize(child));
-  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel) && rel !== '.';
+  // `..b` is a name inside; only `..` itself or `../...` leaves.
+  return rel !== '' && rel !== '.' && rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel);
 }
 
 /**

@@ -1,0 +1,96 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile, readdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { withVolumeLock } from './volume-lock.js';
+
+// Other processes use the built module, as separate plugin processes would.
+const BUILT = fileURLToPath(new URL('../../dist/helpers/volume-lock.js', import.meta.url));
+
+let dir: string;
+const children: ChildProcess[] = [];
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'dhv-lock-'));
+});
+
+afterEach(async () => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+  await rm(dir, { recursive: true, force: true });
+});
+
+function node(script: string): ChildProcess {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  return child;
+}
+
+const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+const printed = (child: ChildProcess, text: string) =>
+  new Promise<void>((resolve) => child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes(text) && resolve()));
+
+describe('withVolumeLock', () => {
+  it('lets one process at a time in', async () => {
+    const lock = join(dir, 'vol.lock');
+    const log = join(dir, 'log');
+    const worker = `
+      import { withVolumeLock } from ${JSON.stringify(BUILT)};
+      import { appendFileSync } from 'node:fs';
+      for (let i = 0; i < 3; i++) {
+        await withVolumeLock(${JSON.stringify(lock)}, async () => {
+          appendFileSync(${JSON.stringify(log)}, 'in ' + process.pid + '\\n');
+          await new Promise((r) => setTimeout(r, 15));
+          appendFileSync(${JSON.stringify(log)}, 'out ' + process.pid + '\\n');
+        }, { pollMs: 5 });
+      }`;
+    const workers = [node(worker), node(worker), node(worker), node(worker)];
+    expect(await Promise.all(workers.map(exited))).toEqual([0, 0, 0, 0]);
+    const lines = (await readFile(log, 'utf8')).trim().split('\n');
+    expect(lines).toHaveLength(4 * 3 * 2);
+    for (let i = 0; i < lines.length; i += 2) {
+      const pid = lines[i]!.split(' ')[1];
+      expect([lines[i], lines[i + 1]]).toEqual([`in ${pid}`, `out ${pid}`]);
+    }
+    expect(await readdir(dir)).toEqual(['log']); // no lock or token file left
+  });
+
+  it('waits while a live process holds the lock, and gives up when the signal aborts', async () => {
+    const lock = join(dir, 'vol.lock');
+    const holder = node(`
+      import { acquireVolumeLock } from ${JSON.stringify(BUILT)};
+      await acquireVolumeLock(${JSON.stringify(lock)});
+      process.stdout.write('locked\\n');
+      setInterval(() => {}, 1000);`);
+    await printed(holder, 'locked');
+    const err = await withVolumeLock(lock, async () => 'entered', { signal: AbortSignal.timeout(200), pollMs: 10 }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'ELOCKED', message: expect.stringContaining(`held by process ${holder.pid}`) });
+  });
+
+  it('takes the lock over from a holder that was killed with SIGKILL', async () => {
+    const lock = join(dir, 'vol.lock');
+    const holder = node(`
+      import { acquireVolumeLock } from ${JSON.stringify(BUILT)};
+      await acquireVolumeLock(${JSON.stringify(lock)});
+      process.stdout.write('locked\\n');
+      setInterval(() => {}, 1000);`);
+    await printed(holder, 'locked');
+    holder.kill('SIGKILL');
+    await exited(holder);
+    expect(await withVolumeLock(lock, async () => 'entered', { signal: AbortSignal.timeout(10_000) })).toBe('entered');
+  });
+
+  it('takes the lock over when its PID now belongs to another process (PID reuse)', async () => {
+    const lock = join(dir, 'vol.lock');
+    await writeFile(lock, `${process.ppid} 1`); // a live PID, but not started at tick 1
+    expect(await withVolumeLock(lock, async () => 'entered', { signal: AbortSignal.timeout(10_000) })).toBe('entered');
+  });
+
+  it('releases the lock when the function throws', async () => {
+    const lock = join(dir, 'vol.lock');
+    await expect(withVolumeLock(lock, async () => { throw new Error('boom'); })).rejects.toThrow('boom');
+    expect(await withVolumeLock(lock, async () => 'again', { signal: AbortSignal.timeout(1000) })).toBe('again');
+    expect(await readdir(dir)).toEqual([]);
+  });
+});
