@@ -57,7 +57,7 @@ export const errorChecks: Check[] = [
     protocolRef: REF,
     severity: 'required',
     async run(ctx: CheckContext) {
-      const ok = (await lifecycleRuns(ctx)).filter((r) => succeeded(r.run));
+      const ok = (await lifecycleRuns(ctx)).filter((r) => r.operation !== UNKNOWN_OPERATION && succeeded(r.run));
       const bad = ok.filter((r) => {
         if (r.operation === 'delete' && r.run.stdout.trim() === '') return false;
         return !parseDocument(r.run.stdout).ok;

@@ -33,7 +33,7 @@ export async function exists(path: string): Promise<boolean> {
   );
 }
 
-/** Every path under `dir` (relative, directories and files), not descending into `exclude` or mount points' contents beyond depth. */
+/** Every path under `dir`, relative; directories end with `/`. Nothing under `exclude` is listed. */
 export async function listTree(dir: string, exclude: readonly string[] = [], maxEntries = 5000): Promise<Set<string>> {
   const found = new Set<string>();
   const walk = async (current: string): Promise<void> => {
@@ -47,7 +47,7 @@ export async function listTree(dir: string, exclude: readonly string[] = [], max
     for (const entry of entries) {
       const full = join(current, entry.name);
       if (exclude.includes(full)) continue;
-      found.add(relative(dir, full));
+      found.add(relative(dir, full) + (entry.isDirectory() ? '/' : ''));
       if (entry.isDirectory()) await walk(full);
     }
   };

@@ -1,0 +1,47 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import type { ConformanceReport } from '../../packages/harness/src/conformance/index.js';
+
+const run = promisify(execFile);
+export const ROOT = resolve(import.meta.dirname, '../..');
+export const DHV = join(ROOT, 'packages/harness/bin/run.js');
+export const FIXTURES = join(ROOT, 'packages/harness/fixtures');
+
+export interface CheckRun {
+  exitCode: number;
+  report: ConformanceReport;
+  stderr: string;
+  /** What was left in the --volumes-dir after the run (must be nothing). */
+  leftovers: string[];
+}
+
+/** Runs `dhv check --json` as a user would, in a scratch --volumes-dir that is removed afterwards. */
+export async function dhvCheck(plugin: string, args: string[] = []): Promise<CheckRun> {
+  const scratch = await mkdtemp(join(tmpdir(), 'dhv-check-test-'));
+  try {
+    const { exitCode, stdout, stderr } = await run(process.execPath, [DHV, 'check', plugin, '--json', '--volumes-dir', scratch, ...args], {
+      maxBuffer: 16 * 1024 * 1024,
+    }).then(
+      (r) => ({ exitCode: 0, ...r }),
+      (err: { code: number; stdout: string; stderr: string }) => ({ exitCode: err.code, stdout: err.stdout, stderr: err.stderr }),
+    );
+    return { exitCode, report: JSON.parse(stdout) as ConformanceReport, stderr, leftovers: await readdir(scratch) };
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+/** Builds a reference plugin when another package's build has not produced it yet. */
+export async function ensureBuilt(workspace: string, executable: string): Promise<string> {
+  const file = join(ROOT, executable);
+  if (!existsSync(file)) await run('npm', ['run', 'build', '-w', workspace], { cwd: ROOT });
+  return file;
+}
+
+export function failedRequired(report: ConformanceReport): string[] {
+  return report.results.filter((r) => r.status === 'fail' && r.severity === 'required').map((r) => r.id);
+}
