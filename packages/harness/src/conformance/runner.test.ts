@@ -1,0 +1,110 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { runConformance } from './runner.js';
+import { formatJUnit } from './report/junit.js';
+import { formatHuman } from './report/human.js';
+import type { Check, CheckContext } from './types.js';
+
+const GOOD = resolve(import.meta.dirname, '../../fixtures/good-plugin');
+
+let scratch: string;
+beforeEach(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'dhv-runner-test-'));
+});
+afterEach(async () => {
+  await rm(scratch, { recursive: true, force: true });
+});
+
+function check(id: string, run: (ctx: CheckContext) => Promise<void>, extra: Partial<Check> = {}): Check {
+  return { id, area: 'create', title: `${id} holds.`, protocolRef: 'PROTOCOL.md § create', severity: 'required', run, ...extra };
+}
+
+describe('runConformance', () => {
+  test('a check that crashes after creating a volume still has the volume deleted and its sandbox removed', async () => {
+    let volumePath = '';
+    const report = await runConformance(GOOD, {
+      volumesDir: scratch,
+      catalogue: [
+        check('create.crashes', async (ctx) => {
+          volumePath = (await ctx.provision(ctx.newVolume())).path;
+          throw new TypeError('the check itself broke');
+        }),
+      ],
+    });
+    expect(report.results[0]).toMatchObject({ status: 'fail', reason: 'the check itself broke' });
+    expect(volumePath).not.toBe('');
+    expect(existsSync(volumePath)).toBe(false);
+    expect(await readdir(scratch)).toEqual([]);
+  });
+
+  test('a check is skipped, naming the check it needs, when that check failed', async () => {
+    const report = await runConformance(GOOD, {
+      volumesDir: scratch,
+      catalogue: [
+        check('create.first', async (ctx) => ctx.fail('broken')),
+        check('create.second', async () => {}, { needs: ['create.first'] }),
+      ],
+    });
+    expect(report.results.map((r) => [r.id, r.status, r.reason])).toEqual([
+      ['create.first', 'fail', 'broken'],
+      ['create.second', 'skip', 'needs create.first, which failed'],
+    ]);
+    expect(report.ok).toBe(false);
+    expect(report.summary).toMatchObject({ fail: 1, skip: 1, requiredFailed: 1 });
+  });
+
+  test('a recommended failure or a warning leaves the run ok', async () => {
+    const report = await runConformance(GOOD, {
+      volumesDir: scratch,
+      catalogue: [
+        check('create.soft', async (ctx) => ctx.fail('not ideal'), { severity: 'recommended' }),
+        check('create.warns', async (ctx) => ctx.warn('slowish')),
+      ],
+    });
+    expect(report.results.map((r) => r.status)).toEqual(['fail', 'warn']);
+    expect(report.ok).toBe(true);
+  });
+
+  test('--only and --skip take IDs and areas, and refuse names that match nothing', async () => {
+    const report = await runConformance(GOOD, { volumesDir: scratch, only: ['discovery'], skip: ['discovery.fingerprint-fast'] });
+    expect(report.results.map((r) => r.id)).toEqual([
+      'discovery.executable',
+      'discovery.fingerprint-succeeds',
+      'discovery.fingerprint-one-json-object',
+      'discovery.version-present',
+      'discovery.version-valid',
+    ]);
+    await expect(runConformance(GOOD, { only: ['create.idempotnet'] })).rejects.toMatchObject({ code: 'UNKNOWN_CHECK' });
+  });
+
+  test('a plugin that does not exist fails discovery.executable and everything that needs it is skipped', async () => {
+    const report = await runConformance(join(scratch, 'nope'), { volumesDir: scratch, only: ['discovery', 'errors.unknown-operation'] });
+    expect(report.results.find((r) => r.id === 'discovery.executable')).toMatchObject({ status: 'fail' });
+    expect(report.results.filter((r) => r.status === 'fail').map((r) => r.id)).toEqual(['discovery.executable']);
+  });
+});
+
+describe('reports', () => {
+  test('JUnit XML has a testcase per check, with failures and skips, and escapes the reasons', async () => {
+    const report = await runConformance(GOOD, {
+      volumesDir: scratch,
+      catalogue: [check('create.a', async (ctx) => ctx.fail('stdout was "<oops> & more"')), check('create.b', async (ctx) => ctx.skip('n/a'))],
+    });
+    const xml = formatJUnit(report);
+    expect(xml).toContain('<testcase classname="dhv.create" name="create.a"');
+    expect(xml).toContain('<failure message="stdout was &quot;&lt;oops&gt; &amp; more&quot;" type="required">');
+    expect(xml).toContain('<skipped message="n/a"/>');
+    expect(xml).toMatch(/<testsuites name="dhv check" tests="2" failures="1" skipped="1"/);
+  });
+
+  test('the human table groups by area and gives the reason for each non-pass', async () => {
+    const report = await runConformance(GOOD, { volumesDir: scratch, only: ['discovery.executable', 'errors.unknown-operation'] });
+    const text = formatHuman(report);
+    expect(text).toMatch(/^discovery\n {2}PASS {2}discovery\.executable/m);
+    expect(text).toMatch(/^errors\n {2}PASS {2}errors\.unknown-operation/m);
+    expect(text).toContain('OK: no required check failed');
+  });
+});
