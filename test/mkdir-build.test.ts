@@ -1,0 +1,54 @@
+import { execFile } from 'node:child_process';
+import { copyFile, mkdir, readFile, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { discoverPlugins, execPlugin } from '@dhv/sdk/client';
+import { createRequest, deleteRequest, newVolumeId, PACKAGE_DIR, sandbox } from '../packages/plugin-mkdir/test/fixture.js';
+
+const run = promisify(execFile);
+const BUILT = join(PACKAGE_DIR, 'dist', 'dhv-mkdir');
+const packageVersion = async () => (JSON.parse(await readFile(join(PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string }).version;
+
+/** What `npm run build` leaves in packages/plugin-mkdir/dist, and that copying it is the whole installation. */
+describe('dhv-mkdir packaging', () => {
+  beforeAll(async () => {
+    await run('npm', ['run', 'build'], { cwd: PACKAGE_DIR });
+  }, 120_000);
+
+  let dir: string | undefined;
+  afterEach(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+    dir = undefined;
+  });
+
+  it('is one executable file whose interpreter line names node by absolute path (the agent gives no PATH)', async () => {
+    const text = await readFile(BUILT, 'utf8');
+    const firstLine = text.slice(0, text.indexOf('\n'));
+    expect(firstLine).toBe(`#!${process.execPath}`);
+    expect((await stat(BUILT)).mode & 0o111).toBe(0o111);
+    expect(text).not.toMatch(/require\(["']zod["']\)|require\(["']check-disk-space["']\)|require\(["']@dhv\/sdk/);
+  });
+
+  it('runs in place, inside this type: module package', async () => {
+    const result = await execPlugin(BUILT, 'fingerprint', {}, { pluginId: 'dhv-mkdir' });
+    expect(result.rawVersion).toBe(await packageVersion());
+  });
+
+  it('works after copying only that file into a plugin directory', async () => {
+    dir = await sandbox();
+    const pluginDir = join(dir, 'host_volume_plugins');
+    await mkdir(pluginDir);
+    const installed = join(pluginDir, 'dhv-mkdir');
+    await copyFile(BUILT, installed);
+    await run('/bin/chmod', ['0755', installed]);
+    const discovery = await discoverPlugins(pluginDir);
+    expect(discovery.plugins.map((p) => [p.id, p.version])).toContainEqual(['dhv-mkdir', await packageVersion()]);
+    const volumesDir = join(dir, 'host_volumes');
+    const id = newVolumeId();
+    const created = await execPlugin(installed, 'create', createRequest(volumesDir, id, { parameters: { mode: '0755' } }));
+    expect(created.path).toBe(join(volumesDir, id));
+    await execPlugin(installed, 'delete', deleteRequest(volumesDir, id, { createdPath: created.path }));
+    await expect(stat(created.path)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
