@@ -1,4 +1,4 @@
-import { PluginFailure, type Parameters } from '@dhv/sdk/plugin';
+import { DEFAULT_VOLUME_MODE, parseModeParameter, parseOwnerParameter, PluginFailure, type Parameters, type ParsedParameter } from '@dhv/sdk/plugin';
 
 /** What a volume spec's `parameters` block may ask of dhv-mkdir. */
 export interface MkdirParameters {
@@ -9,35 +9,14 @@ export interface MkdirParameters {
   gid: number | undefined;
 }
 
-export const DEFAULT_MODE = 0o700;
+export const DEFAULT_MODE = DEFAULT_VOLUME_MODE;
 export const PARAMETER_NAMES = ['mode', 'uid', 'gid'] as const;
 
-/** The kernel reads (uid_t)-1 as "leave as is", so the largest real ID is one less. */
-const MAX_ID = 2 ** 32 - 2;
-
-type Parsed = { ok: true; value: number | undefined } | { ok: false; problem: string };
-
-function parseMode(value: string): Parsed {
-  if (/^(0o)?[0-7]+$/i.test(value)) {
-    const mode = Number.parseInt(value.replace(/^0o/i, ''), 8);
-    if (mode <= 0o7777) return { ok: true, value: mode };
-  }
-  return { ok: false, problem: `parameter "mode" must be an octal permission such as "0750" (at most 7777), got ${JSON.stringify(value)}` };
-}
-
-function parseId(name: 'uid' | 'gid', what: string) {
-  return (value: string): Parsed => {
-    // Nomad's built-in mkdir passes -1 straight to chown, which means "leave as is"; accept it as such.
-    if (value === '-1') return { ok: true, value: undefined };
-    if (/^[0-9]+$/.test(value) && Number(value) <= MAX_ID) return { ok: true, value: Number(value) };
-    return { ok: false, problem: `parameter "${name}" must be a numeric ${what} ID from 0 to ${MAX_ID}, got ${JSON.stringify(value)}` };
-  };
-}
-
-const PARSERS: Record<(typeof PARAMETER_NAMES)[number], (value: string) => Parsed> = {
-  mode: parseMode,
-  uid: parseId('uid', 'user'),
-  gid: parseId('gid', 'group'),
+// The value rules are the SDK's, shared with dhv-loopback, so one spec reads the same in both.
+const PARSERS: Record<(typeof PARAMETER_NAMES)[number], (value: string) => ParsedParameter<number | undefined>> = {
+  mode: parseModeParameter,
+  uid: (value) => parseOwnerParameter('uid', value),
+  gid: (value) => parseOwnerParameter('gid', value),
 };
 
 function isKnown(name: string): name is (typeof PARAMETER_NAMES)[number] {
