@@ -1,26 +1,18 @@
-import { execFile } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, test } from 'vitest';
+import { conformanceTests } from '@dhv/harness';
 
-// `npm test` builds first: these checks run the built file, exactly as a Nomad agent would.
+// `npm test` builds first: every check runs the built file exactly as a Nomad agent
+// would (empty environment, the agent's timeouts), one vitest test per check.
 const plugin = fileURLToPath(new URL('../dist/{{pluginId}}', import.meta.url));
-const dhv = join(dirname(createRequire(import.meta.url).resolve('@dhv/harness/package.json')), 'bin', 'run.js');
 const needsRoot = {{needsRoot}};
+const canRun = !needsRoot || process.getuid?.() === 0;
 
-function check(): Promise<{ exitCode: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [dhv, 'check', plugin, '--json'], { maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const exitCode = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-      resolve({ exitCode, stdout, stderr });
-    });
-  });
-}
-
-describe.skipIf(needsRoot && process.getuid?.() !== 0)('{{pluginId}} conformance', () => {
-  it('passes every required check of dhv check', async () => {
-    const { exitCode, stdout, stderr } = await check();
-    expect(exitCode, `dhv check found a problem:\n${stdout}\n${stderr}`).toBe(0);
-  }, 120_000);
+conformanceTests({
+  plugin,
+  describe: canRun ? describe : describe.skip,
+  test,
+  afterAll,
+  // Parameters or capacities your plugin needs for every create, as `dhv check` takes them:
+  // parameters: { mode: '0750' }, capacityMin: '10MiB', capacityMax: '20MiB',
 });

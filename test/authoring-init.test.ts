@@ -1,0 +1,134 @@
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildEnvironment } from '@dhv/sdk/client';
+import { skipRootTests } from './support/root.js';
+
+/**
+ * The whole author's path, offline: `dhv init` every template against packed tarballs
+ * of this repo's packages, install, build, `dhv check`, and run the result the way a
+ * Nomad agent does. One `npm pack` per package and one `npm install` per run: the
+ * projects have the same dependencies, so the others share the first one's node_modules.
+ */
+
+const repo = fileURLToPath(new URL('..', import.meta.url));
+const dhv = join(repo, 'packages/harness/bin/run.js');
+const TEMPLATES = ['minimal', 'mkdir', 'loopback'] as const;
+
+interface Run {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** The environment for npm and vitest children: none of the npm_* or VITEST* settings of the run that started us. */
+const childEnv = {
+  ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(npm_|VITEST|NODE_OPTIONS$|FORCE_COLOR$)/i.test(key))),
+  NO_COLOR: '1',
+};
+
+function run(file: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(file, [...args], { cwd: options.cwd, env: options.env ?? childEnv, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+      resolve({ exitCode: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+function expectSuccess(result: Run, what: string): void {
+  expect(result.exitCode, `${what} failed:\n${result.stdout}\n${result.stderr}`).toBe(0);
+}
+
+/** Runs the built plugin under `env -i` with only the variables an agent sets. */
+function runBare(plugin: string, operation: 'fingerprint' | 'create' | 'delete', request: object): Promise<Run> {
+  const env = buildEnvironment(operation, request as never, plugin);
+  return run('/usr/bin/env', ['-i', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), plugin, operation], { cwd: '/' });
+}
+
+/** Mount points under `dir`, from the kernel's table. */
+async function mountsUnder(dir: string): Promise<string[]> {
+  const table = await readFile('/proc/self/mountinfo', 'utf8');
+  return table
+    .split('\n')
+    .map((line) => line.split(' ')[4]?.replace(/\\040/g, ' '))
+    .filter((point): point is string => point !== undefined && point.startsWith(`${dir}/`));
+}
+
+describe('dhv init, install, build, check: every template, offline', () => {
+  let work: string;
+  const projects = new Map<string, string>();
+
+  beforeAll(async () => {
+    work = await mkdtemp(join(tmpdir(), 'dhv-authoring-e2e-'));
+    const packs = join(work, 'packs');
+    await mkdir(packs);
+    expectSuccess(await run('npm', ['pack', '-w', '@dhv/sdk', '-w', '@dhv/harness', '--pack-destination', packs, '--silent'], { cwd: repo }), 'npm pack');
+    const tarballs = await readdir(packs);
+    const sdk = join(packs, tarballs.find((name) => name.startsWith('dhv-sdk-'))!);
+    const harness = join(packs, tarballs.find((name) => name.startsWith('dhv-harness-'))!);
+
+    for (const template of TEMPLATES) {
+      const init = await run(process.execPath, [dhv, 'init', `my-${template}`, '--template', template, '--sdk-from', sdk, '--harness-from', harness, '--json'], {
+        cwd: work,
+      });
+      expectSuccess(init, `dhv init --template ${template}`);
+      projects.set(template, JSON.parse(init.stdout).dir);
+    }
+
+    const first = projects.get('minimal')!;
+    expectSuccess(await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: first }), 'npm install');
+    for (const template of TEMPLATES.slice(1)) await symlink(join(first, 'node_modules'), join(projects.get(template)!, 'node_modules'));
+  }, 300_000);
+
+  afterAll(async () => {
+    if (!work) return;
+    for (const point of (await mountsUnder(work)).reverse()) await run('/usr/bin/umount', ['-l', point]);
+    await rm(work, { recursive: true, force: true });
+  }, 60_000);
+
+  for (const template of TEMPLATES) {
+    const needsRoot = template === 'loopback';
+    it.skipIf(needsRoot && skipRootTests())(`${template}: builds, type-checks, passes dhv check, and runs under env -i`, async () => {
+      const project = projects.get(template)!;
+      const plugin = join(project, `dist/my-${template}`);
+
+      const check = await run('npm', ['run', 'check', '--silent', '--', '--json'], { cwd: project });
+      expectSuccess(check, `npm run check (${template})`);
+      expectSuccess(await run('npm', ['run', 'typecheck', '--silent'], { cwd: project }), `npm run typecheck (${template})`);
+
+      const fingerprint = await run('/usr/bin/env', ['-i', 'DHV_OPERATION=fingerprint', plugin, 'fingerprint'], { cwd: '/' });
+      expect(fingerprint).toMatchObject({ exitCode: 0, stdout: '{"version":"0.1.0"}\n' });
+
+      const volumesDir = join(work, `volumes-${template}`);
+      const request = {
+        volumesDir,
+        pluginDir: join(project, 'dist'),
+        volumeName: 'example',
+        volumeId: '3c2f1a7e-8b4d-4e6f-9a0b-1c2d3e4f5a6b',
+        nodeId: '7d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f2a',
+        capacityMinBytes: 16 * 1024 * 1024,
+        capacityMaxBytes: 32 * 1024 * 1024,
+      };
+      await mkdir(volumesDir, { recursive: true });
+      const created = await runBare(plugin, 'create', request);
+      expectSuccess(created, `${template} create under env -i`);
+      const { path } = JSON.parse(created.stdout);
+      expect(path).toBe(join(volumesDir, request.volumeId));
+      expectSuccess(await runBare(plugin, 'delete', { ...request, createdPath: path }), `${template} delete under env -i`);
+      expect(await readdir(volumesDir)).toEqual([]);
+      expect(await mountsUnder(work)).toEqual([]);
+    }, 180_000);
+  }
+
+  it("runs the conformance catalogue from the generated project's own vitest test", async () => {
+    // One check is enough to prove the wiring; the whole catalogue ran through dhv check above.
+    const result = await run('npm', ['test', '--silent', '--', '--testNamePattern', 'create.idempotent'], { cwd: projects.get('minimal')! });
+    expectSuccess(result, 'npm test in the generated project');
+    const output = result.stdout.replace(/\x1b\[[0-9;]*m/g, '');
+    expect(output).toContain('create.idempotent');
+    expect(output).toMatch(/Tests\s+1 passed/);
+  }, 180_000);
+});
