@@ -1,0 +1,35 @@
+// Wall time of the whole conformance suite, `dhv check` as a user runs it, against the
+// reference plugin dhv-mkdir (packages/plugin-mkdir/dist/dhv-mkdir, from `npm run build`).
+// Baseline: the same suite against the bash fixture good-plugin, whose operations cost
+// almost nothing, so the difference is what dhv-mkdir's own runs add. Target: under 10 s.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const DHV = fileURLToPath(new URL('../packages/harness/bin/run.js', import.meta.url));
+const MKDIR = fileURLToPath(new URL('../packages/plugin-mkdir/dist/dhv-mkdir', import.meta.url));
+const BASH = fileURLToPath(new URL('../packages/harness/fixtures/good-plugin', import.meta.url));
+const RUNS = 3;
+const WARMUP = 1;
+
+export default async function run(lib) {
+  const dir = await mkdtemp(join(tmpdir(), 'dhv-bench-check-'));
+  try {
+    const suite = (plugin) =>
+      lib.timeProcess(process.execPath, [DHV, 'check', plugin, '--volumes-dir', dir], { env: { ...process.env }, runs: RUNS, warmup: WARMUP });
+    return {
+      title: 'dhv check: the whole conformance suite',
+      note:
+        '`dhv check <plugin>` end to end (CLI start, every check with the default --repeat 5, cleanup), one run after another. ' +
+        'The bash fixture good-plugin is the baseline: its operations take a few milliseconds, so the rest is what ' +
+        "dhv-mkdir's own process runs add (about a hundred of them).",
+      rows: [
+        { label: 'dhv check good-plugin (bash)', samplesMs: await suite(BASH), baseline: true },
+        { label: 'dhv check dhv-mkdir', samplesMs: await suite(MKDIR), target: '< 10 s' },
+      ],
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
