@@ -78,24 +78,26 @@ describe.skipIf(skipRootTests())('dhv-loopback on real loop devices', () => {
     expect((await stat(result.path)).mode & 0o7777).toBe(0o700);
   });
 
-  it('keeps every file when the host reboots: unmounted and detached behind its back, create mounts it again', async () => {
-    const id = randomUUID();
-    const { path } = await create(id);
-    await writeFile(join(path, 'data.bin'), randomBytes(4 * 1024 * 1024));
-    const before = await sha256(join(path, 'data.bin'));
+  for (const fs of ['ext4', 'xfs'] as const) {
+    it(`keeps every file of an ${fs} volume when the host reboots: unmounted and detached behind its back, create mounts it again`, async () => {
+      const id = randomUUID();
+      const { path } = await create(id, { parameters: { fs } });
+      await writeFile(join(path, 'data.bin'), randomBytes(4 * 1024 * 1024));
+      const before = await sha256(join(path, 'data.bin'));
 
-    // What a reboot does: the mount and the loop device are gone, the image stays.
-    await runTool('/usr/bin/umount', [path]);
-    for (const loop of loopDevicesUnder(volumesDir)) await runTool('/usr/sbin/losetup', ['--detach', loop.device]);
-    expect(mountsUnder(volumesDir)).toEqual([]);
-    expect(loopDevicesUnder(volumesDir)).toEqual([]);
+      // What a reboot does: the mount and the loop device are gone, the image stays.
+      await runTool('/usr/bin/umount', [path]);
+      for (const loop of loopDevicesUnder(volumesDir)) await runTool('/usr/sbin/losetup', ['--detach', loop.device]);
+      expect(mountsUnder(volumesDir)).toEqual([]);
+      expect(loopDevicesUnder(volumesDir)).toEqual([]);
 
-    const again = await create(id);
-    expect(again).toMatchObject({ path, bytes: GIB });
-    expect(await sha256(join(path, 'data.bin'))).toBe(before);
-    expect(mountsUnder(volumesDir).map((m) => m.mountPoint)).toEqual([path]);
-    expect(loopDevicesUnder(volumesDir)).toHaveLength(1);
-  });
+      const again = await create(id, { parameters: { fs } });
+      expect(again).toMatchObject({ path, bytes: GIB });
+      expect(await sha256(join(path, 'data.bin'))).toBe(before);
+      expect(mountsUnder(volumesDir).map((m) => [m.mountPoint, m.fsType])).toEqual([[path, fs]]);
+      expect(loopDevicesUnder(volumesDir)).toHaveLength(1);
+    });
+  }
 
   it('reports a volume that is already mounted unchanged, with no second loop device or mount', async () => {
     const id = randomUUID();
@@ -130,6 +132,33 @@ describe.skipIf(skipRootTests())('dhv-loopback on real loop devices', () => {
       expect(await sha256(join(path, 'data.bin'))).toBe(before);
     });
   }
+
+  it('grows an ext4 volume offline when it cannot grow mounted (read-only), and mounts it again as it was', async () => {
+    const id = randomUUID();
+    const parameters = { mount_options: 'ro,nodev' };
+    const { path } = await create(id, { capacityMinBytes: 256n * MIB, parameters });
+    const sizeBefore = await filesystemBytes(path);
+    const grown = await create(id, { capacityMinBytes: 512n * MIB, parameters });
+    expect(grown.bytes).toBe(512n * MIB);
+    expect(await filesystemBytes(path)).toBeGreaterThan(sizeBefore + 200n * MIB);
+    const [mount] = mountsUnder(volumesDir);
+    expect(mount!.options).toEqual(expect.arrayContaining(['ro', 'nodev']));
+  });
+
+  it('refuses to grow a volume it cannot grow mounted while it is in use, saying so, and keeps the old size', async () => {
+    const id = randomUUID();
+    const parameters = { mount_options: 'ro' };
+    const { path } = await create(id, { capacityMinBytes: 256n * MIB, parameters });
+    const holder = spawn('/bin/sleep', ['600'], { cwd: path, stdio: 'ignore' });
+    children.push(holder);
+    await new Promise((r) => holder.once('spawn', r));
+
+    const err = await failure(create(id, { capacityMinBytes: 512n * MIB, parameters }));
+    expect(err.pluginMessage).toMatch(/cannot grow/);
+    expect(err.pluginMessage).toMatch(/in use/);
+    expect(BigInt((await stat(imageOf(id))).size)).toBe(256n * MIB);
+    expect(mountsUnder(volumesDir).map((m) => m.mountPoint)).toEqual([path]);
+  });
 
   it('deletes: unmounts, detaches, removes the image and the mount point; a second delete succeeds too', async () => {
     const id = randomUUID();

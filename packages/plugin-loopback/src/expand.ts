@@ -45,9 +45,13 @@ export async function expandVolume(e: Expansion, undo: UndoStack, afterStep: Ste
     try {
       await unmount(e.mountPath, signal);
     } catch (busy) {
+      const code = busy instanceof PluginFailure ? busy.code : undefined;
       throw new PluginFailure(
         'EEXPANDBUSY',
-        `cannot grow the ext4 filesystem of ${e.mountPath} while it is mounted (${(online as Error).message}), and it cannot be unmounted: ${(busy as Error).message}`,
+        `cannot grow ${e.mountPath} from ${formatSize(e.from)} to ${formatSize(e.to)}: its ext4 filesystem cannot grow while mounted (${firstLine(online)}), ` +
+          (code === 'EVOLUMEBUSY'
+            ? 'and the volume is in use, so it cannot be unmounted to grow offline; stop the workloads using it and create again'
+            : `and unmounting it failed: ${firstLine(busy)}`),
         { mountPath: e.mountPath },
       );
     }
@@ -59,6 +63,10 @@ export async function expandVolume(e: Expansion, undo: UndoStack, afterStep: Ste
   }
   filesystemGrown = true;
   await afterStep('grow-filesystem');
+}
+
+function firstLine(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).split('\n')[0]!.trim();
 }
 
 function expandFailure(e: Expansion, err: unknown): PluginFailure {
