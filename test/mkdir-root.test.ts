@@ -165,6 +165,26 @@ describe.skipIf(skipRootTests())('dhv-mkdir as root', () => {
       expect(await readFile(join(inner, 'precious'), 'utf8')).toBe('keep me');
     });
 
+    it('says what was left when a file inside cannot be removed, and a second delete finishes the job', async (ctx) => {
+      dir = await sandbox();
+      const volumesDir = join(dir, 'volumes');
+      const id = newVolumeId();
+      const { path } = await create(plugin.executable, createRequest(volumesDir, id));
+      const stuck = join(path, 'immutable');
+      await writeFile(stuck, 'x');
+      const immutable = await run('/usr/bin/chattr', ['+i', stuck]).then(() => true, () => false);
+      if (!immutable) ctx.skip(); // the temp dir's filesystem has no immutable flag (tmpfs)
+      try {
+        const err = await remove(plugin.executable, deleteRequest(volumesDir, id)).catch((e) => e);
+        expect(err).toMatchObject({ code: 'PLUGIN_FAILED' });
+        expect(err.pluginMessage).toContain(`could not remove all of ${path}`);
+      } finally {
+        await run('/usr/bin/chattr', ['-i', stuck]);
+      }
+      await remove(plugin.executable, deleteRequest(volumesDir, id));
+      expect(await listTree(volumesDir)).toEqual([]);
+    });
+
     it('deletes the volume once the filesystem inside it is unmounted', async () => {
       dir = await sandbox();
       const volumesDir = join(dir, 'volumes');

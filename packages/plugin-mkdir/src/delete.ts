@@ -37,7 +37,13 @@ export async function deleteVolume(request: DeleteRequest, ctx: HandlerContext):
     }
     ctx.signal.throwIfAborted();
     // rm never follows links inside the tree: it removes the links themselves.
-    await rm(path, { recursive: true, force: true });
+    await rm(path, { recursive: true, force: true }).catch((err: Error) => {
+      throw new PluginFailure(
+        'EDELETE',
+        `could not remove all of ${path}: ${err.message}; what was not removed is still there. Fix the cause (an immutable or busy file?) and delete again`,
+        { path },
+      );
+    });
     ctx.log(`removed ${path}`);
   });
 }
