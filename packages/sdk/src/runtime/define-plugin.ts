@@ -93,7 +93,9 @@ async function runOperation(
     const op = checkOperation(argv, env);
     const budget = abortAfterMs ?? AGENT_TIMEOUT_MS[op] - ABORT_MARGIN_MS[op];
     timer = setTimeout(() => controller.abort(new Error(`the agent's ${AGENT_TIMEOUT_MS[op] / 1000}s deadline is near`)), budget);
-    timer.unref();
+    // In-process callers must not be held up by it; a plugin process must be, since a
+    // handler that waits for the signal would otherwise see node exit under it.
+    if (!liveStderr) timer.unref();
     const ctx: HandlerContext = { operation: op, signal: controller.signal, log: (m) => log(`${m}\n`) };
     const response = await withOutputTo(log, () => handle(definition, op, env, ctx));
     return { exitCode: 0, stdout: response, stderr };
@@ -191,6 +193,14 @@ async function runMain(definition: PluginDefinition): Promise<never> {
   };
   process.on('uncaughtException', crash);
   process.on('unhandledRejection', crash);
+  // Node exits with status 0 when nothing is left to wait for, even while a handler's
+  // promise is pending: that would be "success" with an empty stdout.
+  process.once('beforeExit', () => {
+    const operation = process.argv[2] ?? 'the operation';
+    const message = `${operation} never finished: its handler's promise was still pending when nothing was left that could settle it (a promise that is never resolved?)`;
+    realStderrWrite(`${definition.name}: ${message}\n`);
+    finish(EXIT_FAILURE, encodeError(message));
+  });
   const result = await runOperation(
     definition,
     { argv: process.argv.slice(2), env: process.env, signal: external.signal },
