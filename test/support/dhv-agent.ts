@@ -74,7 +74,7 @@ export async function tempAgent(options: { config?: (dir: string) => string } = 
       return JSON.parse(run.stdout);
     },
     start(...args) {
-      const child = spawn(process.execPath, argv(args), { cwd: dir, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, argv(args), { cwd: dir, env: env(), stdio: ['pipe', 'pipe', 'pipe'] });
       children.add(child);
       child.once('exit', () => children.delete(child));
       return child;

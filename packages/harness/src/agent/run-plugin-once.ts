@@ -114,6 +114,13 @@ export async function runPluginOnce(input: PluginRunInput): Promise<PluginRunOut
     pluginId,
   };
   const run = await execPlugin(executable, operation, request, options);
-  const { stdout, stderr, durationMs, ...decoded } = run as unknown as { stdout: string; stderr: string; durationMs: number } & Record<string, unknown>;
-  return { ...base, environment, result: decoded, durationMs, stdout, stderr };
+  return { ...base, environment, result: decodedFields(run), durationMs: run.durationMs, stdout: run.stdout, stderr: run.stderr };
+}
+
+/** Only the fields the agent decodes from stdout, without the run's bookkeeping. */
+function decodedFields(run: { stdout: string; stderr: string; durationMs: number }): Record<string, unknown> {
+  const r = run as unknown as Record<string, unknown>;
+  if ('version' in r) return { version: r.version, rawVersion: r.rawVersion };
+  if ('path' in r) return { path: r.path, bytes: r.bytes };
+  return {};
 }

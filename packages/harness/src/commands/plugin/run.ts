@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises';
 import { Args, Flags } from '@oclif/core';
 import { parseSize } from '@dhv/sdk';
 import { runPluginOnce, type PluginRunOutcome } from '../../agent/run-plugin-once.js';
@@ -38,6 +39,8 @@ export default class PluginRun extends DhvCommand {
     const { args, flags } = await this.parse(PluginRun);
     this.jsonOutput = flags.json;
     const config = await agentConfigFrom(flags);
+    // A running agent has made its volumes dir; so does this one, or a built-in create has nowhere to go.
+    await mkdir(config.volumesDir, { recursive: true, mode: 0o700 });
     const outcome = await withSpinner(
       `Running ${args.plugin} ${args.operation}`,
       runPluginOnce({

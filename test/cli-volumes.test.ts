@@ -1,0 +1,195 @@
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bashPlugin, tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
+
+let agent: TempAgent;
+beforeEach(async () => {
+  agent = await tempAgent({ config: (dir) => `client {\n  host_volume "cloud-img" {\n    path = "${dir}/cloud-img"\n    read_only = true\n  }\n}\n` });
+});
+afterEach(async () => {
+  await agent.cleanup();
+});
+
+/**
+ * A bash stand-in for dhv-mkdir: these tests are about the agent, not the plugin (the
+ * reference plugins run for real in agent-reboot and demo-seed).
+ */
+async function installMkdirPlugin(): Promise<void> {
+  await agent.plugin('dhv-mkdir', bashPlugin({ version: '0.1.0' }));
+}
+
+describe('dhv volume create, status and delete (the seed flow)', () => {
+  it('creates a volume with the built-in mkdir and prints what nomad volume create prints', async () => {
+    const spec = await agent.file('test.hcl', volumeHcl({ name: 'test', plugin_id: 'mkdir' }, 'parameters {\n  mode = "0750"\n}'));
+    const run = await agent.dhv('volume', 'create', spec);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const id = /^==> Created host volume test with ID ([0-9a-f-]{36})$/m.exec(run.stdout)?.[1];
+    expect(id).toBeDefined();
+    expect(run.stdout).toContain(`  ✓ Host volume "${id!.slice(0, 8)}" ready`);
+    expect(run.stdout).toMatch(/^ {4}\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)$/m);
+    for (const line of ['ID        = ' + id, 'Name      = test', 'Namespace = default', 'Plugin ID = mkdir', 'Node Pool = default', 'Capacity  = 0 B', 'State     = ready', `Host Path = ${agent.volumesDir}/${id}`]) {
+      expect(run.stdout).toContain(`    ${line}`);
+    }
+    expect(((await stat(join(agent.volumesDir, id!))).mode & 0o777).toString(8)).toBe('750');
+  });
+
+  it('shows created volumes in node status beside the static volume, and in the volume list', async () => {
+    await installMkdirPlugin();
+    const created = await agent.json('volume', 'create', await agent.file('a.hcl', volumeHcl({ name: 'scratch', plugin_id: 'dhv-mkdir' })));
+    expect(created).toMatchObject({ Created: true, Volume: { Name: 'scratch', PluginID: 'dhv-mkdir', State: 'ready' } });
+    const id: string = created.Volume.ID;
+
+    const node = await agent.json('node', 'status');
+    expect(node.HostVolumes).toEqual({
+      'cloud-img': { ID: '', Path: join(agent.dir, 'cloud-img'), ReadOnly: true },
+      scratch: { ID: id, Path: join(agent.volumesDir, id), ReadOnly: false },
+    });
+    expect(node.Attributes).toMatchObject({ 'plugins.host_volume.mkdir.version': '0.0.1', 'plugins.host_volume.dhv-mkdir.version': '0.1.0' });
+    expect(node).toMatchObject({ ID: created.Volume.NodeID, NodePool: 'default' });
+
+    const list = await agent.dhv('volume', 'status');
+    expect(list.stdout.split('\n').slice(0, 2)).toEqual([
+      expect.stringMatching(/^Dynamic Host Volumes$/),
+      expect.stringMatching(/^ID\s+Name\s+Namespace\s+Plugin ID\s+Node ID\s+Node Pool\s+State$/),
+    ]);
+    expect(list.stdout).toMatch(new RegExp(`^${id.slice(0, 8)}\\s+scratch\\s+default\\s+dhv-mkdir\\s+${created.Volume.NodeID.slice(0, 8)}\\s+default\\s+ready$`, 'm'));
+
+    const detail = await agent.dhv('volume', 'status', id.slice(0, 6));
+    expect(detail.stdout).toContain(`ID        = ${id}`);
+    expect(detail.stdout).toMatch(/Capabilities\nAccess Mode\s+Attachment Mode\nsingle-node-writer\s+file-system/);
+  });
+
+  it('deletes a volume by ID prefix, running the plugin, and forgets it', async () => {
+    await installMkdirPlugin();
+    const { Volume } = await agent.json('volume', 'create', await agent.file('a.hcl', volumeHcl({ name: 'gone', plugin_id: 'dhv-mkdir' })));
+    const run = await agent.dhv('volume', 'delete', Volume.ID.slice(0, 8));
+    expect(run.stdout.trim()).toBe(`Successfully deleted volume "${Volume.ID}"!`);
+    expect(existsSync(Volume.HostPath)).toBe(false);
+    expect(await agent.json('volume', 'status')).toEqual([]);
+    expect((await agent.json('node', 'status')).HostVolumes.gone).toBeUndefined();
+  });
+
+  it('refuses a second volume with the same name on the node, and lets the name go once the volume is deleted', async () => {
+    const spec = await agent.file('dup.hcl', volumeHcl({ name: 'dup', plugin_id: 'mkdir' }));
+    const first = await agent.json('volume', 'create', spec);
+    const second = await agent.dhv('volume', 'create', spec);
+    expect(second.code).toBe(1);
+    expect(second.stdout).toBe('');
+    expect(second.stderr).toMatch(/^Error: volume name already exists on this node: "dup" belongs to volume .*set id = /);
+    const asJson = await agent.dhv('volume', 'create', spec, '--json');
+    expect(JSON.parse(asJson.stderr)).toMatchObject({ error: { code: 'VOLUME_NAME_EXISTS', volumeId: first.Volume.ID } });
+    await agent.json('volume', 'delete', first.Volume.ID);
+    expect((await agent.json('volume', 'create', spec)).Volume.Name).toBe('dup');
+  });
+
+  it('updates a volume given its id: create runs again with the larger capacity, and shrinking or moving it is refused', async () => {
+    await agent.plugin('sized', bashPlugin());
+    const created = await agent.json('volume', 'create', await agent.file('v1.hcl', volumeHcl({ name: 'grow', plugin_id: 'sized', capacity_min: '10MiB' })));
+    expect(created.Volume.CapacityBytes).toBe(10 * 2 ** 20);
+    const id: string = created.Volume.ID;
+    const grow = await agent.dhv('volume', 'create', await agent.file('v2.hcl', volumeHcl({ id, name: 'grow', plugin_id: 'sized', capacity_min: '20MiB' })));
+    expect(grow.stdout).toContain(`==> Updated host volume grow with ID ${id}`);
+    expect(grow.stdout).toContain('Capacity  = 20 MiB');
+    expect((await agent.json('volume', 'status', id)).CreateTime).toBe(created.Volume.CreateTime);
+
+    const refused = await agent.dhv(
+      'volume', 'create',
+      await agent.file('v3.hcl', volumeHcl({ id, name: 'grow', plugin_id: 'sized', capacity_max: '15MiB', node_id: '00000000-0000-0000-0000-000000000000' })),
+    );
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/no such node 00000000/);
+    const shrink = await agent.dhv('volume', 'create', await agent.file('v4.hcl', volumeHcl({ id, name: 'grow', plugin_id: 'sized', capacity_max: '15MiB' })));
+    expect(shrink.stderr).toMatch(/capacity_max \(15728640\) cannot be less than the existing provisioned capacity \(20971520\)/);
+    const unknown = await agent.dhv('volume', 'create', await agent.file('v5.hcl', volumeHcl({ id: '11111111-2222-3333-4444-555555555555', name: 'x', plugin_id: 'sized' })));
+    expect(unknown.stderr).toMatch(/cannot update volume "11111111-2222-3333-4444-555555555555": volume does not exist/);
+  });
+
+  it('registers an existing path without running any plugin, and refuses a path that does not exist', async () => {
+    const existing = join(agent.dir, 'existing');
+    await mkdir(existing);
+    await writeFile(join(existing, 'keep.txt'), 'keep');
+    const spec = await agent.file('reg.hcl', volumeHcl({ name: 'legacy', host_path: existing, capacity: '1GiB' }));
+    const run = await agent.dhv('volume', 'register', spec);
+    expect(run.stdout).toMatch(/==> Registered host volume legacy with ID/);
+    expect(run.stdout).toContain('Plugin ID = <none>');
+    expect(run.stdout).toContain('Capacity  = 1.0 GiB');
+    const node = await agent.json('node', 'status');
+    expect(node.HostVolumes.legacy).toMatchObject({ Path: existing, ReadOnly: false });
+    const id = node.HostVolumes.legacy.ID;
+    expect((await agent.dhv('volume', 'delete', id)).code).toBe(0);
+    expect(await readFile(join(existing, 'keep.txt'), 'utf8')).toBe('keep'); // delete of a registered volume never touches it
+
+    const missing = await agent.dhv('volume', 'register', await agent.file('missing.hcl', volumeHcl({ name: 'nope', host_path: join(agent.dir, 'nowhere') })));
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/host_path .*nowhere does not exist on this node/);
+  });
+
+  it('reports every problem of a bad spec at once, and reads a spec from stdin', async () => {
+    const bad = await agent.dhv('volume', 'create', await agent.file('bad.hcl', 'type = "csi"\ncapacity_min = "10 parsecs"\n'));
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/type: must be "host"[\s\S]*name: missing[\s\S]*plugin_id: missing[\s\S]*capacity_min: invalid size/);
+
+    const child = agent.start('volume', 'create', '-', '--json');
+    child.stdin!.end(JSON.stringify({ type: 'host', name: 'piped', plugin_id: 'mkdir', capacity_min: '1GB' }));
+    let out = '';
+    child.stdout!.on('data', (d) => (out += d));
+    await new Promise((r) => child.once('close', r));
+    expect(JSON.parse(out).Volume).toMatchObject({ Name: 'piped', RequestedCapacityMinBytes: 1_000_000_000 });
+  });
+
+  it('names the plugin, its exit and its stderr when create fails, and leaves the name free', async () => {
+    await agent.plugin('broken', '#!/bin/bash\necho "disk on fire" >&2\necho \'{"error": "no space left"}\'\nexit 3\n');
+    const run = await agent.dhv('volume', 'create', await agent.file('b.hcl', volumeHcl({ name: 'b', plugin_id: 'broken' })));
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/error creating volume "[0-9a-f-]{36}" with plugin "broken": exit status 3: no space left/);
+    expect(run.stderr).toContain('disk on fire');
+    expect(await agent.json('volume', 'status')).toEqual([]);
+    expect((await agent.json('volume', 'create', await agent.file('ok.hcl', volumeHcl({ name: 'b', plugin_id: 'mkdir' })))).Created).toBe(true);
+  });
+});
+
+describe('dhv plugin run', () => {
+  it('runs create exactly as an agent would, with every request field from flags', async () => {
+    await agent.plugin('echo-env', '#!/bin/bash\n/usr/bin/env >&2\n/bin/mkdir -p "$DHV_VOLUMES_DIR/$DHV_VOLUME_ID"\necho "{\\"path\\": \\"$DHV_VOLUMES_DIR/$DHV_VOLUME_ID\\", \\"BYTES\\": 5}"\n');
+    const out = await agent.json(
+      'plugin', 'run', 'echo-env', 'create',
+      '--volume-id', '1e1d4540-14f9-2515-8502-24d46291717d', '--name', 'test', '--namespace', 'prod',
+      '--capacity-min', '50MB', '--capacity-max', '1GiB', '--param', 'b=<&>', '--param', 'a=1', '--node-id', 'n1', '--node-pool', 'gpu',
+    );
+    expect(out.environment).toEqual({
+      DHV_OPERATION: 'create',
+      DHV_VOLUMES_DIR: agent.volumesDir,
+      DHV_PLUGIN_DIR: agent.pluginDir,
+      DHV_NAMESPACE: 'prod',
+      DHV_VOLUME_NAME: 'test',
+      DHV_VOLUME_ID: '1e1d4540-14f9-2515-8502-24d46291717d',
+      DHV_NODE_ID: 'n1',
+      DHV_NODE_POOL: 'gpu',
+      DHV_CAPACITY_MIN_BYTES: '50000000',
+      DHV_CAPACITY_MAX_BYTES: '1073741824',
+      DHV_PARAMETERS: '{"a":"1","b":"\\u003c\\u0026\\u003e"}',
+    });
+    expect(out.result).toEqual({ path: `${agent.volumesDir}/1e1d4540-14f9-2515-8502-24d46291717d`, bytes: 5 });
+    expect(out.stderr).not.toMatch(/^PATH=/m); // the environment is replaced, not extended
+  });
+
+  it("prints the SDK's typed error with the plugin's stdout and stderr, and exits 1", async () => {
+    const plugin = await agent.plugin('slow', '#!/bin/bash\necho "about to hang" >&2\n/bin/sleep 5\n');
+    const run = await agent.dhv('plugin', 'run', plugin, 'fingerprint', '--json', '--timeout', '300ms');
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stderr).error).toMatchObject({ code: 'PLUGIN_TIMED_OUT', stderr: 'about to hang\n', signal: 'SIGKILL' });
+    const human = await agent.dhv('plugin', 'run', plugin, 'fingerprint', '--timeout', '300ms');
+    expect(human.stderr).toMatch(/^Error: error fingerprinting plugin "slow": timed out after 300ms[\s\S]*code: PLUGIN_TIMED_OUT[\s\S]*stderr:\n {4}about to hang/);
+  });
+
+  it('runs the built-in mkdir by its ID, and refuses a bad flag with what to do', async () => {
+    const out = await agent.json('plugin', 'run', 'mkdir', 'create', '--volume-id', '2b2b2b2b-14f9-2515-8502-24d46291717d');
+    expect(out).toMatchObject({ builtin: true, result: { path: `${agent.volumesDir}/2b2b2b2b-14f9-2515-8502-24d46291717d`, bytes: 0 } });
+    const bad = await agent.dhv('plugin', 'run', 'mkdir', 'create', '--param', 'novalue');
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/--param "novalue": expected key=value/);
+  });
+});
