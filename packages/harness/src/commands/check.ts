@@ -2,6 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { Args, Command, Flags } from '@oclif/core';
 import {
   CATALOGUE,
+  DEFAULT_JOBS,
   DEFAULT_REPEAT,
   InvalidSettingsError,
   UnknownCheckError,
@@ -37,6 +38,7 @@ Exit status: 0 when no required check failed, 1 when one did, 2 on a usage error
     only: Flags.string({ description: 'run only these checks: IDs or areas (repeat, or separate with commas)', multiple: true, default: [] }),
     skip: Flags.string({ description: 'leave out these checks: IDs or areas (repeat, or separate with commas)', multiple: true, default: [] }),
     repeat: Flags.integer({ description: 'how often create.idempotent repeats the same create', default: DEFAULT_REPEAT, min: 1 }),
+    jobs: Flags.integer({ char: 'j', description: 'how many checks run at once; 1 runs them one after another', default: DEFAULT_JOBS, min: 1 }),
     'volumes-dir': Flags.string({ description: 'make the sandbox under this directory (default: the OS temp dir), e.g. to test on a given filesystem' }),
     param: Flags.string({ description: 'a parameter the plugin needs, key=value (repeatable); sent as DHV_PARAMETERS', multiple: true, default: [] }),
     'capacity-min': Flags.string({ description: 'capacity_min for every create, a human size like 10MiB' }),
@@ -63,6 +65,7 @@ Exit status: 0 when no required check failed, 1 when one did, 2 on a usage error
         only: split(flags.only),
         skip: split(flags.skip),
         repeat: flags.repeat,
+        jobs: flags.jobs,
         volumesDir: flags['volumes-dir'],
         parameters: parseParameterPairs(flags.param),
         capacityMin: flags['capacity-min'],

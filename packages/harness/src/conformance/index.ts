@@ -1,6 +1,6 @@
 /** The conformance suite: a catalogue of named checks, a runner, reporters, and a test API. */
 export { CATALOGUE } from './catalogue/index.js';
-export { runConformance, type RunOptions, type ProgressEvent } from './runner.js';
+export { runConformance, DEFAULT_JOBS, type RunOptions, type ProgressEvent } from './runner.js';
 export { conformanceTests, type ConformanceTestOptions, type TestFunctions } from './test-api.js';
 export { selectChecks, UnknownCheckError } from './select.js';
 export { resolveSettings, parseParameterPairs, InvalidSettingsError, DEFAULT_REPEAT, type SettingsInput } from './settings.js';

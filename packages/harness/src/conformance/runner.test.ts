@@ -87,6 +87,34 @@ describe('runConformance', () => {
   });
 });
 
+test('checks run several at once, a check marked alone runs by itself, and results keep catalogue order', async () => {
+  let running = 0;
+  let most = 0;
+  const seenAlone: number[] = [];
+  const busy = (alone = false) => async () => {
+    running++;
+    most = Math.max(most, running);
+    if (alone) seenAlone.push(running);
+    await new Promise((r) => setTimeout(r, 30));
+    running--;
+  };
+  const report = await runConformance(GOOD, {
+    volumesDir: scratch,
+    jobs: 3,
+    catalogue: [
+      check('create.a', busy()),
+      check('create.b', busy()),
+      check('create.c', busy()),
+      check('create.timed', busy(true), { alone: true }),
+      check('create.d', busy()),
+      check('create.e', busy(), { needs: ['create.d'] }),
+    ],
+  });
+  expect(report.results.map((r) => r.id)).toEqual(['create.a', 'create.b', 'create.c', 'create.timed', 'create.d', 'create.e']);
+  expect(most).toBe(3);
+  expect(seenAlone).toEqual([1]);
+});
+
 describe('reports', () => {
   test('JUnit XML has a testcase per check, with failures and skips, and escapes the reasons', async () => {
     const report = await runConformance(GOOD, {

@@ -1,7 +1,10 @@
 import { CATALOGUE } from './catalogue/index.js';
 import { selectChecks } from './select.js';
 import { ConformanceSession } from './session.js';
-import { resolveSettings, type SettingsInput } from './settings.js';
+import { InvalidSettingsError, resolveSettings, type SettingsInput } from './settings.js';
+
+/** Checks are independent (each has its own sandbox), and most of their time is spent waiting for plugin processes. */
+export const DEFAULT_JOBS = 4;
 import type { Check, CheckResult, ConformanceReport, Status } from './types.js';
 
 export interface RunOptions extends SettingsInput {
@@ -11,6 +14,8 @@ export interface RunOptions extends SettingsInput {
   skip?: readonly string[];
   /** Where the run's temporary root is made (default: the OS temp dir); use it to test on a given filesystem. */
   volumesDir?: string;
+  /** How many checks run at once (default 4); 1 runs them strictly one after another. */
+  jobs?: number;
   signal?: AbortSignal;
   /** Called before and after each check, for progress displays. */
   onProgress?: (event: ProgressEvent) => void;
@@ -28,14 +33,17 @@ export async function runConformance(plugin: string, options: RunOptions = {}): 
   const session = new ConformanceSession(plugin, settings, options.volumesDir, options.signal);
   const startedAt = new Date();
   const started = performance.now();
-  const results: CheckResult[] = [];
+  const jobs = options.jobs ?? DEFAULT_JOBS;
+  if (!Number.isInteger(jobs) || jobs < 1) throw new InvalidSettingsError(`jobs must be a whole number of at least 1, got ${jobs}`, 'jobs');
+  const results: CheckResult[] = new Array(checks.length);
+  let finished = 0;
   try {
-    for (const [index, check] of checks.entries()) {
+    await schedule(checks, jobs, async (check, index) => {
       options.onProgress?.({ kind: 'start', check, index, total: checks.length });
       const result = await session.runCheck(check);
-      results.push(result);
-      options.onProgress?.({ kind: 'done', result, index, total: checks.length });
-    }
+      results[index] = result;
+      options.onProgress?.({ kind: 'done', result, index: finished++, total: checks.length });
+    });
   } finally {
     const problems = await session.close();
     if (problems.length > 0) {
@@ -44,6 +52,27 @@ export async function runConformance(plugin: string, options: RunOptions = {}): 
     }
   }
   return buildReport(session.plugin, settings, startedAt, performance.now() - started, results);
+}
+
+/**
+ * Starts checks in catalogue order, up to `jobs` at once. A check starts only after
+ * the checks it needs have finished, and a check marked `alone` (it measures time)
+ * runs with nothing else running. Needs always point backwards, so this cannot deadlock.
+ */
+async function schedule(checks: readonly Check[], jobs: number, run: (check: Check, index: number) => Promise<void>): Promise<void> {
+  const done = new Map<string, Promise<void>>();
+  const running = new Set<Promise<void>>();
+  const ids = new Set(checks.map((c) => c.id));
+  for (const [index, check] of checks.entries()) {
+    await Promise.all((check.needs ?? []).filter((id) => ids.has(id)).map((id) => done.get(id)));
+    if (check.alone) await Promise.all(running);
+    while (running.size >= jobs) await Promise.race(running);
+    const task = run(check, index).finally(() => running.delete(task));
+    running.add(task);
+    done.set(check.id, task);
+    if (check.alone) await task;
+  }
+  await Promise.all(running);
 }
 
 function buildReport(

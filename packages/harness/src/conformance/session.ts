@@ -17,6 +17,7 @@ export class ConformanceSession {
   readonly plugin: string;
   readonly nodeId = randomUUID();
   private root: string | undefined;
+  private starting: Promise<string> | undefined;
   private workDir = '';
   private counter = 0;
   private readonly sharedValues = new Map<string, Promise<unknown>>();
@@ -32,21 +33,24 @@ export class ConformanceSession {
     this.plugin = resolve(plugin);
   }
 
-  /** The run-wide temporary root; created on first use. */
-  async start(): Promise<string> {
-    if (this.root === undefined) {
+  /** The run-wide temporary root; created once, on first use, however many checks start at once. */
+  start(): Promise<string> {
+    this.starting ??= (async () => {
       if (this.parentDir !== undefined) await mkdir(this.parentDir, { recursive: true });
-      this.root = await makeRunRoot(this.parentDir);
-      this.workDir = join(this.root, 'elsewhere');
+      const root = await makeRunRoot(this.parentDir);
+      this.workDir = join(root, 'elsewhere');
       await mkdir(this.workDir);
-    }
-    return this.root;
+      this.root = root;
+      return root;
+    })();
+    return this.starting;
   }
 
   /** Runs one check: skipped when a check it needs did not pass; cleanup always runs. */
   async runCheck(check: Check): Promise<CheckResult> {
     const root = await this.start();
     const started = performance.now();
+    const sandbox = join(root, `${String(++this.counter).padStart(2, '0')}-${check.id}`);
     const base = { id: check.id, area: check.area, title: check.title, protocolRef: check.protocolRef, severity: check.severity };
     const blocker = (check.needs ?? []).find((id) => {
       const status = this.results.get(id);
@@ -64,7 +68,6 @@ export class ConformanceSession {
       return result;
     }
 
-    const sandbox = join(root, `${String(++this.counter).padStart(2, '0')}-${check.id}`);
     const cleanups: Array<() => unknown> = [];
     const notes: string[] = [];
     const warnings: string[] = [];
@@ -98,6 +101,7 @@ export class ConformanceSession {
     if (this.root === undefined) return [];
     const problems = await runCleanups(this.sharedCleanups, this.root);
     this.root = undefined;
+    this.starting = undefined;
     return problems;
   }
 
@@ -105,6 +109,8 @@ export class ConformanceSession {
     const session = this;
     const volumesDir = join(sandbox, 'volumes');
     const execOptions = { cwd: this.workDir, signal: this.signal };
+    // Volumes the check itself deleted successfully: their cleanup would only repeat that delete.
+    const deleted = new Set<string>();
     const ctx: CheckContext = {
       plugin: this.plugin,
       settings: this.settings,
@@ -133,13 +139,19 @@ export class ConformanceSession {
       },
       async provision(request) {
         let createdPath = '';
-        ctx.cleanup(() => execPlugin(session.plugin, 'delete', ctx.deleteRequest(request, createdPath), execOptions));
+        ctx.cleanup(async () => {
+          if (!deleted.has(request.volumeId)) await execPlugin(session.plugin, 'delete', ctx.deleteRequest(request, createdPath), execOptions);
+        });
         const result = await execPlugin(session.plugin, 'create', request, execOptions);
         createdPath = result.path;
         return result;
       },
       create: (request) => execPlugin(session.plugin, 'create', request, execOptions),
-      delete: (request) => execPlugin(session.plugin, 'delete', request, execOptions),
+      async delete(request) {
+        const result = await execPlugin(session.plugin, 'delete', request, execOptions);
+        deleted.add(request.volumeId);
+        return result;
+      },
       runAsAgent<Op extends 'fingerprint' | 'create' | 'delete'>(operation: Op, request: RequestInput<Op>) {
         return ctx.runRaw([operation], buildEnvironment(operation, request, session.plugin), { timeoutMs: AGENT_TIMEOUT_MS[operation] });
       },

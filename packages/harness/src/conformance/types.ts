@@ -27,6 +27,8 @@ export interface Check {
    * repeat their failure. Ignored when they are not part of the run.
    */
   needs?: readonly string[];
+  /** Runs with no other check running, because it measures time. */
+  alone?: boolean;
   run(ctx: CheckContext): Promise<void>;
 }
 

@@ -121,7 +121,15 @@ export const createChecks: Check[] = [
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const requests = Array.from({ length: CONCURRENT_VOLUMES }, () => ctx.newVolume());
-      const settled = await Promise.allSettled(requests.map((r) => ctx.provision(r)));
+      const created = new Map<string, string>();
+      ctx.cleanup(() => Promise.allSettled(requests.map((r) => ctx.delete(ctx.deleteRequest(r, created.get(r.volumeId) ?? '')))));
+      const settled = await Promise.allSettled(
+        requests.map(async (r) => {
+          const result = await ctx.create(r);
+          created.set(r.volumeId, result.path);
+          return result;
+        }),
+      );
       const failures = settled.flatMap((s, i) => (s.status === 'rejected' ? [`volume ${i + 1}: ${(s.reason as Error).message}`] : []));
       if (failures.length > 0) ctx.fail(`${failures.length} of ${CONCURRENT_VOLUMES} failed: ${failures.join('; ')}`);
       const paths = settled.map((s) => (s as PromiseFulfilledResult<CreateResult>).value.path);

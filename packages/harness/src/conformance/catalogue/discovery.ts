@@ -48,6 +48,7 @@ export const discoveryChecks: Check[] = [
     protocolRef: REF,
     severity: 'required',
     needs: ['discovery.fingerprint-succeeds'],
+    alone: true,
     async run(ctx: CheckContext) {
       const env = buildEnvironment('fingerprint', {}, ctx.plugin);
       const times: number[] = [];

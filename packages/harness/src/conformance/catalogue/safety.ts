@@ -1,5 +1,5 @@
-import { stat } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { mkdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { isStrictlyInside } from '@dhv/sdk';
 import { readCreatedPath } from '../inspect.js';
 import { succeeded } from '../raw-run.js';
@@ -16,24 +16,28 @@ export const safetyChecks: Check[] = [
     severity: 'required',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
-      // The whole run root is watched, so names that climb several levels are caught too.
-      const watched = dirname(ctx.sandbox);
+      // The volumes dir sits three levels down in the check's own sandbox, so names that
+      // climb up to three levels land where they can be seen.
+      const volumesDir = join(ctx.sandbox, 'a', 'b', 'volumes');
+      await mkdir(volumesDir, { recursive: true });
       const tag = ctx.newVolume().volumeId.slice(0, 8);
-      const names = [`../escape-${tag}`, `../../escape2-${tag}`, `x/../../escape3-${tag}`, join(ctx.sandbox, `absolute-${tag}`), `nested/${tag}`];
-      const before = await listTree(watched, [ctx.volumesDir]);
+      const names = [`../escape-${tag}`, `../../escape2-${tag}`, `x/../../../../escape3-${tag}`, join(ctx.sandbox, `absolute-${tag}`), `nested/${tag}`];
+      const before = await listTree(ctx.sandbox, [volumesDir]);
       const escaped: string[] = [];
-      for (const volumeName of names) {
-        const request = ctx.newVolume({ volumeName });
-        let createdPath = '';
-        ctx.cleanup(() => ctx.delete(ctx.deleteRequest(request, createdPath)));
-        const run = await ctx.runAsAgent('create', request);
-        const path = readCreatedPath(run.stdout);
-        if (succeeded(run) && path.ok) {
-          createdPath = path.value;
-          if (!isStrictlyInside(ctx.volumesDir, path.value)) escaped.push(`name ${JSON.stringify(volumeName)} gave path ${path.value}`);
-        }
-      }
-      const outside = added(before, await listTree(watched, [ctx.volumesDir]));
+      const requests = names.map((volumeName) => ctx.newVolume({ volumeName, volumesDir }));
+      const createdPaths = new Map<string, string>();
+      ctx.cleanup(() => Promise.allSettled(requests.map((r) => ctx.delete(ctx.deleteRequest(r, createdPaths.get(r.volumeId) ?? '')))));
+      // Different volumes, so the agent may run these at once; doing so keeps the suite fast.
+      await Promise.all(
+        requests.map(async (request) => {
+          const run = await ctx.runAsAgent('create', request);
+          const path = readCreatedPath(run.stdout);
+          if (!succeeded(run) || !path.ok) return;
+          createdPaths.set(request.volumeId, path.value);
+          if (!isStrictlyInside(volumesDir, path.value)) escaped.push(`name ${JSON.stringify(request.volumeName)} gave path ${path.value}`);
+        }),
+      );
+      const outside = added(before, await listTree(ctx.sandbox, [volumesDir]));
       if (outside.length > 0) escaped.push(`created outside the volumes dir: ${outside.slice(0, 5).join(', ')}`);
       if (escaped.length > 0) ctx.fail(`${escaped.join('; ')}; derive paths from the volume ID, not the name`);
     },
