@@ -1,9 +1,9 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { copyFile, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { execPlugin, PluginError, type RequestInput } from '@dhv/sdk/client';
+import { buildEnvironment, execPlugin, PluginError, type RequestInput } from '@dhv/sdk/client';
 import { bundlePlugin } from '@dhv/sdk/build';
 import { skipRootTests } from './support/root.js';
 import {
@@ -163,6 +163,16 @@ describe.skipIf(skipRootTests())('dhv-loopback undoes a failed create', () => {
     expect((await failure(execPlugin(builtPlugin(), 'delete', { ...request(id), createdPath: '' }))).pluginMessage).toMatch(/not this volume's image/);
     expect(mountsUnder(volumesDir).map((m) => m.source)).toEqual(['someone-else']);
     expect(loopDevicesUnder(volumesDir)).toEqual([]);
+  });
+
+  it('names the Debian package to install when a tool is missing, and makes nothing', async () => {
+    // mkfs.xfs hidden in a private mount namespace: a file with no execute bit bound over it.
+    const env = buildEnvironment('create', request(randomUUID(), { capacityMinBytes: 320n * MIB, parameters: { fs: 'xfs' } }), builtPlugin());
+    const script = '/usr/bin/mount --bind /dev/null /usr/sbin/mkfs.xfs && exec "$0" create';
+    const run = spawnSync('/usr/bin/unshare', ['--mount', '--propagation', 'private', '/bin/sh', '-c', script, builtPlugin()], { env, encoding: 'utf8' });
+    expect(run.status).toBe(1);
+    expect(JSON.parse(run.stdout).error).toMatch(/mkfs\.xfs was not found in .*; install it \(Debian\/Ubuntu: apt-get install xfsprogs\)/);
+    expect(await inventory(volumesDir)).toEqual(NOTHING);
   });
 
   it('refuses an image that holds no filesystem instead of formatting it', async () => {

@@ -251,7 +251,7 @@ describe.skipIf(skipRootTests())('dhv-loopback on real loop devices', () => {
     expect(await inventory(volumesDir)).toEqual(NOTHING);
   });
 
-  it('answers fingerprint without root, and says create needs root when run as another user', async () => {
+  it('answers fingerprint without root, and says create and delete need root when run as another user', async () => {
     const nobody = { uid: 65534, gid: 65534 };
     const fp = await runAs(plugin(), ['fingerprint'], { DHV_OPERATION: 'fingerprint' }, nobody);
     expect(fp.code).toBe(0);
@@ -263,6 +263,14 @@ describe.skipIf(skipRootTests())('dhv-loopback on real loop devices', () => {
     const denied = await runAs(plugin(), ['create'], env, nobody);
     expect(denied.code).not.toBe(0);
     expect(JSON.parse(denied.stdout).error).toMatch(/must run as root/);
+
+    const id = randomUUID();
+    const { path } = await create(id, { capacityMinBytes: 64n * MIB });
+    const deleteEnv = buildEnvironment('delete', { volumesDir, volumeId: id, volumeName: 'v', nodeId: 'node-1', createdPath: path }, plugin());
+    const notDeleted = await runAs(plugin(), ['delete'], deleteEnv, nobody);
+    expect(notDeleted.code).not.toBe(0);
+    expect(JSON.parse(notDeleted.stdout).error).toMatch(/must run as root/);
+    expect(mountsUnder(volumesDir).map((m) => m.mountPoint)).toEqual([path]);
   });
 });
 

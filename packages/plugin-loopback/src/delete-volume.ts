@@ -14,14 +14,20 @@ import { removeFile } from './image.js';
 export async function deleteVolume(request: DeleteRequest, ctx: HandlerContext): Promise<void> {
   const layout = volumeLayout(request.volumesDir, request.volumeId);
   expectCreatedPath(request.createdPath, layout.mountPath);
-  // A link or file at the mount point is removed itself and never followed (the same rule as dhv-mkdir).
-  const kind = await entryKind(layout.mountPath);
-  if (kind === 'symlink' || kind === 'file') {
-    await unlink(layout.mountPath);
-    ctx.log(`removed the ${kind === 'symlink' ? 'symbolic link' : 'file'} ${layout.mountPath}`);
+  try {
+    // A link or file at the mount point is removed itself and never followed (the same rule as dhv-mkdir).
+    const kind = await entryKind(layout.mountPath);
+    if (kind === 'symlink' || kind === 'file') {
+      await unlink(layout.mountPath);
+      ctx.log(`removed the ${kind === 'symlink' ? 'symbolic link' : 'file'} ${layout.mountPath}`);
+    }
+    await expectDirectoryOrMissing(layout.mountPath, 'mount point');
+    // Nothing to do needs no root: deleting what was never created succeeds anywhere.
+    if (await alreadyGone(layout)) return;
+  } catch (err) {
+    checkHost([]); // a permission error as another user says "needs root", not EACCES
+    throw err;
   }
-  await expectDirectoryOrMissing(layout.mountPath, 'mount point');
-  if (await alreadyGone(layout)) return;
   checkHost(toolsFor(undefined));
   await ensureStateDir(layout);
   await withVolumeLock(layout.lockPath, () => removeVolume(layout, ctx), { signal: ctx.signal });
