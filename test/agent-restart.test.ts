@@ -1,0 +1,196 @@
+import { mkdir, readFile, rm, writeFile, chmod } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { bashPlugin, tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
+
+let agent: TempAgent;
+const pidsToKill: number[] = [];
+afterEach(async () => {
+  for (const pid of pidsToKill.splice(0)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {}
+  }
+  await agent?.cleanup();
+});
+
+async function until(check: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((r) => setTimeout(r, 25));
+}
+
+describe('dhv agent restart', () => {
+  it('restores every volume from client state and fingerprints them again', async () => {
+    agent = await tempAgent();
+    await agent.plugin('p', bashPlugin());
+    const existing = join(agent.dir, 'existing');
+    await mkdir(existing);
+    const a = await agent.json('volume', 'create', await agent.file('a.hcl', volumeHcl({ name: 'a', plugin_id: 'p', capacity_min: '1MiB' })));
+    const b = await agent.json('volume', 'create', await agent.file('b.hcl', volumeHcl({ name: 'b', plugin_id: 'mkdir' })));
+    const c = await agent.json('volume', 'register', await agent.file('c.hcl', volumeHcl({ name: 'c', host_path: existing })));
+    await rm(a.Volume.HostPath, { recursive: true }); // restore must create it again
+    await writeFile(join(b.Volume.HostPath, 'data'), 'kept');
+
+    const run = await agent.dhv('agent', 'restart');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('==> Restored 3 of 3 host volume(s)');
+    expect(run.stdout).toContain('==> Plugins: mkdir 0.0.1, p 1.0.0');
+    expect(existsSync(a.Volume.HostPath)).toBe(true);
+    expect(await readFile(join(b.Volume.HostPath, 'data'), 'utf8')).toBe('kept');
+    const node = await agent.json('node', 'status');
+    expect(Object.fromEntries(Object.entries(node.HostVolumes).map(([k, v]: [string, any]) => [k, v.ID]))).toEqual({ a: a.Volume.ID, b: b.Volume.ID, c: c.Volume.ID });
+    expect(node.Attributes).toEqual({ 'plugins.host_volume.mkdir.version': '0.0.1', 'plugins.host_volume.p.version': '1.0.0' });
+  });
+
+  it('leaves out a volume whose plugin went missing, says what a real agent would have done, and brings it back with the plugin', async () => {
+    agent = await tempAgent();
+    await agent.plugin('p', bashPlugin());
+    const lost = await agent.json('volume', 'create', await agent.file('a.hcl', volumeHcl({ name: 'lost', plugin_id: 'p' })));
+    const kept = await agent.json('volume', 'create', await agent.file('b.hcl', volumeHcl({ name: 'kept', plugin_id: 'mkdir' })));
+    const plugin = await readFile(join(agent.pluginDir, 'p'), 'utf8');
+    await rm(join(agent.pluginDir, 'p'));
+
+    const run = await agent.dhv('agent', 'restart');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain('==> Restored 1 of 2 host volume(s)');
+    expect(run.stdout).toMatch(new RegExp(`✗ Host volume "${lost.Volume.ID.slice(0, 8)}" lost unavailable: .*no such plugin`));
+    expect(run.stderr).toMatch(/warning: plugin "p" is missing from the plugin directory: a real Nomad agent would fail the whole restore and report none of its 2 volumes/);
+
+    const node = await agent.json('node', 'status');
+    expect(Object.keys(node.HostVolumes)).toEqual(['kept']);
+    expect(node.HostVolumes.kept.ID).toBe(kept.Volume.ID);
+    expect(await agent.json('volume', 'status', lost.Volume.ID)).toMatchObject({ State: 'unavailable', StateError: expect.stringMatching(/no such plugin/) });
+    expect((await agent.dhv('node', 'status')).stderr).toMatch(/a real Nomad agent would fail the whole restore/);
+
+    await agent.plugin('p', plugin);
+    expect((await agent.dhv('agent', 'restart')).stdout).toContain('==> Restored 2 of 2 host volume(s)');
+    expect(Object.keys((await agent.json('node', 'status')).HostVolumes)).toEqual(['kept', 'lost']);
+  });
+
+  it('skips broken plugins in the plugin dir with the reason, and keeps the good ones and the built-in mkdir', async () => {
+    agent = await tempAgent();
+    await agent.plugin('good', bashPlugin({ version: 'v2.1' }));
+    await agent.plugin('crashes', '#!/bin/bash\necho "boom" >&2\nexit 2\n');
+    await agent.plugin('slow', '#!/bin/bash\n/bin/sleep 3\necho \'{"version": "1"}\'\n');
+    await agent.plugin('bad-version', '#!/bin/bash\necho \'{"version": "one"}\'\n');
+    await agent.plugin('no-json', '#!/bin/bash\necho hello\n');
+    await agent.plugin('mkdir', bashPlugin({ version: '9.9.9' }));
+    await writeFile(join(agent.pluginDir, 'not-executable'), '#!/bin/bash\necho \'{"version": "1"}\'\n');
+    await mkdir(join(agent.pluginDir, 'a-directory'));
+
+    const out = await agent.json('agent', 'fingerprint');
+    expect(out.Attributes).toEqual({ 'plugins.host_volume.good.version': '2.1.0', 'plugins.host_volume.mkdir.version': '0.0.1' });
+    const reasons = Object.fromEntries(out.Skipped.map((s: { id: string; reason: string }) => [s.id, s.reason]));
+    expect(Object.keys(reasons).sort()).toEqual(['bad-version', 'crashes', 'mkdir', 'no-json', 'not-executable', 'slow']);
+    expect(reasons.crashes).toMatch(/exit status 2/);
+    expect(reasons.slow).toMatch(/timed out after 1s/);
+    expect(reasons.mkdir).toMatch(/shadowed by the built-in mkdir/);
+
+    const human = await agent.dhv('agent', 'fingerprint');
+    expect(human.stdout).toMatch(/Skipped Plugins\nID\s+Reason\n/);
+    // A volume on the built-in mkdir is never handed to the file of that name.
+    const v = await agent.json('volume', 'create', await agent.file('m.hcl', volumeHcl({ name: 'm', plugin_id: 'mkdir' })));
+    expect(v.Volume.CapacityBytes).toBe(0);
+    expect((await agent.dhv('agent', 'restart')).code).toBe(0);
+  });
+
+  it('lets a dynamic volume replace a static one of the same name, with a warning', async () => {
+    agent = await tempAgent({ config: (dir) => `client {\n  host_volume "data" {\n    path = "${dir}/static-data"\n  }\n  host_volume "cloud-img" {\n    path = "${dir}/cloud-img"\n    read_only = true\n  }\n}\n` });
+    expect((await agent.json('node', 'status')).HostVolumes.data).toEqual({ ID: '', Path: join(agent.dir, 'static-data'), ReadOnly: false });
+    const v = await agent.json('volume', 'create', await agent.file('d.hcl', volumeHcl({ name: 'data', plugin_id: 'mkdir' })));
+    const node = await agent.json('node', 'status');
+    expect(node.HostVolumes).toEqual({
+      'cloud-img': { ID: '', Path: join(agent.dir, 'cloud-img'), ReadOnly: true },
+      data: { ID: v.Volume.ID, Path: v.Volume.HostPath, ReadOnly: false },
+    });
+    const human = await agent.dhv('node', 'status');
+    expect(human.stderr).toMatch(/warning: dynamic host volume "data" .* replaces the static host volume of the same name/);
+  });
+
+  it('stops on a corrupt state file, naming it, and never rewrites it', async () => {
+    agent = await tempAgent();
+    const v = await agent.json('volume', 'create', await agent.file('a.hcl', volumeHcl({ name: 'a', plugin_id: 'mkdir' })));
+    const file = join(agent.dataDir, 'client', 'host_volumes', `${v.Volume.ID}.json`);
+    const garbage = '{"ID": "' + v.Volume.ID + '", "HostPath": ';
+    await writeFile(file, garbage);
+    for (const args of [['agent', 'restart'], ['volume', 'status'], ['node', 'status'], ['volume', 'create', await agent.file('b.hcl', volumeHcl({ name: 'a', plugin_id: 'mkdir' }))]]) {
+      const run = await agent.dhv(...args);
+      expect(run.code, args.join(' ')).toBe(1);
+      expect(run.stderr).toContain(`client state file ${file} is corrupt`);
+    }
+    const json = await agent.dhv('agent', 'restart', '--json');
+    expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'STATE_CORRUPT', file });
+    expect(await readFile(file, 'utf8')).toBe(garbage);
+  });
+});
+
+describe('crash safety and concurrent dhv processes', () => {
+  it('survives kill -9 of dhv in the middle of a create: restart works, the volume is absent, its name is free', async () => {
+    agent = await tempAgent();
+    const marker = join(agent.dir, 'plugin.pid');
+    const block = join(agent.dir, 'block');
+    await writeFile(block, '');
+    await agent.plugin('hangs', bashPlugin({ createPrefix: `echo $$ > "${marker}"; while [ -e "${block}" ]; do /bin/sleep 0.05; done` }));
+    const child = agent.start('volume', 'create', await agent.file('h.hcl', volumeHcl({ name: 'h', plugin_id: 'hangs' })));
+    await until(() => existsSync(marker));
+    pidsToKill.push(Number(await readFile(marker, 'utf8')));
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+
+    const restart = await agent.json('agent', 'restart');
+    expect(restart.restored).toEqual([]);
+    expect(restart.failed).toEqual([]);
+    await rm(block);
+    const again = await agent.json('volume', 'create', await agent.file('h2.hcl', volumeHcl({ name: 'h', plugin_id: 'hangs' })));
+    expect(again.Volume.State).toBe('ready');
+  });
+
+  it('leaves client state that loads after kill -9 at any instant of a create', async () => {
+    agent = await tempAgent();
+    const delays = [0, 150, 300, 400, 450, 500, 550, 600, 700, 900];
+    for (const [i, delay] of delays.entries()) {
+      const child = agent.start('volume', 'create', await agent.file(`k${i}.hcl`, volumeHcl({ name: `k${i}`, plugin_id: 'mkdir' })));
+      await new Promise((r) => setTimeout(r, delay));
+      child.kill('SIGKILL');
+      await new Promise((r) => child.once('exit', r));
+    }
+    const restart = await agent.json('agent', 'restart');
+    expect(restart.failed).toEqual([]);
+    const volumes = await agent.json('volume', 'status');
+    for (const v of volumes) {
+      expect(v).toMatchObject({ ID: expect.any(String), Name: expect.stringMatching(/^k\d$/), HostPath: join(agent.volumesDir, v.ID), State: 'ready' });
+    }
+    // Every name is usable again: recorded ones are taken, the rest are free.
+    const taken = new Set(volumes.map((v: { Name: string }) => v.Name));
+    for (let i = 0; i < delays.length; i++) {
+      const run = await agent.dhv('volume', 'create', join(agent.dir, `k${i}.hcl`));
+      expect(run.code, `k${i}: ${run.stderr}`).toBe(taken.has(`k${i}`) ? 1 : 0);
+    }
+  });
+
+  it('loses nothing when two dhv processes create volumes at once on one data dir', async () => {
+    agent = await tempAgent();
+    await agent.plugin('p', bashPlugin());
+    const names = (prefix: string) => Array.from({ length: 4 }, (_, i) => `${prefix}${i}`);
+    for (const n of [...names('left'), ...names('right')]) await agent.file(`${n}.hcl`, volumeHcl({ name: n, plugin_id: n.endsWith('0') ? 'mkdir' : 'p' }));
+    const createAll = async (prefix: string) => {
+      for (const n of names(prefix)) {
+        const run = await agent.dhv('volume', 'create', join(agent.dir, `${n}.hcl`));
+        expect(run.code, run.stderr).toBe(0);
+      }
+    };
+    await Promise.all([createAll('left'), createAll('right')]);
+    const volumes = await agent.json('volume', 'status');
+    expect(volumes.map((v: { Name: string }) => v.Name).sort()).toEqual([...names('left'), ...names('right')].sort());
+    expect(Object.keys((await agent.json('node', 'status')).HostVolumes)).toHaveLength(8);
+  });
+
+  it('gives a name to exactly one of two processes racing to create it', async () => {
+    agent = await tempAgent();
+    const spec = await agent.file('same.hcl', volumeHcl({ name: 'same', plugin_id: 'mkdir' }));
+    const [x, y] = await Promise.all([agent.dhv('volume', 'create', spec), agent.dhv('volume', 'create', spec)]);
+    expect([x.code, y.code].sort()).toEqual([0, 1]);
+    expect([x, y].find((r) => r.code === 1)!.stderr).toMatch(/volume name already exists on this node/);
+    expect(await agent.json('volume', 'status')).toHaveLength(1);
+  });
+});
