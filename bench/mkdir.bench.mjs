@@ -10,49 +10,48 @@ import { fileURLToPath } from 'node:url';
 import { findTool } from '@dhv/sdk/plugin';
 
 const PLUGIN = fileURLToPath(new URL('../packages/plugin-mkdir/dist/dhv-mkdir', import.meta.url));
-const RUNS = 30;
-const WARMUP = 3;
+const ROUNDS = 40;
+const WARMUP = 4;
 
 export default async function run(lib) {
   const dir = await mkdtemp(join(tmpdir(), 'dhv-bench-mkdir-'));
   try {
     const volumesDir = join(dir, 'volumes');
     const request = (volumeId) => ({ volumesDir, volumeId, volumeName: 'bench', nodeId: 'bench-node', parameters: { mode: '0750' } });
-    const createEnv = (volumeId) => lib.agentEnv('create', request(volumeId), PLUGIN);
-    const opts = { env: lib.agentEnv('fingerprint', {}), runs: RUNS, warmup: WARMUP };
-
-    // A new volume every run: each sample is one whole create (mkdir, chmod, df).
-    const createNew = [];
-    for (let i = 0; i < WARMUP + RUNS; i++) {
-      const [ms] = await lib.timeProcess(PLUGIN, ['create'], { env: createEnv(randomUUID()), runs: 1, warmup: 0 });
-      if (i >= WARMUP) createNew.push(ms);
-    }
-    // The same volume again: the restore call the agent makes after every restart.
+    const once = async (file, args, env) => (await lib.timeProcess(file, args, { env, runs: 1, warmup: 0 }))[0];
+    const fingerprintEnv = lib.agentEnv('fingerprint', {});
     const existing = randomUUID();
-    const restore = await lib.timeProcess(PLUGIN, ['create'], { env: createEnv(existing), runs: RUNS, warmup: WARMUP });
-    const deleteMissing = await lib.timeProcess(PLUGIN, ['delete'], {
-      env: lib.agentEnv('delete', { ...request(randomUUID()), parameters: null }, PLUGIN),
-      runs: RUNS,
-      warmup: WARMUP,
-    });
-    // What the free-space query spawns: check-disk-space runs `df -Pk -- <path>`.
-    const df = await lib.timeProcess(findTool('df', 'coreutils'), ['-Pk', '--', volumesDir], { env: {}, runs: RUNS, warmup: WARMUP });
+    const df = findTool('df', 'coreutils');
+
+    // One of each per round, so a machine busy with something else slows every row alike.
+    const rows = [
+      { label: 'node -e 0', baseline: true, measure: () => once(process.execPath, ['-e', '0'], fingerprintEnv) },
+      { label: 'dhv-mkdir fingerprint', target: '≤ 1.5× node -e 0', measure: () => once(PLUGIN, ['fingerprint'], fingerprintEnv) },
+      // A fresh volume every run: one whole create (lock, mkdir, chmod, df).
+      { label: 'dhv-mkdir create, new volume', target: '≤ 2× node -e 0', measure: () => once(PLUGIN, ['create'], lib.agentEnv('create', request(randomUUID()), PLUGIN)) },
+      // The restore call the agent makes for every volume after each restart.
+      { label: 'dhv-mkdir create, existing (restore)', target: '≤ 2× node -e 0', measure: () => once(PLUGIN, ['create'], lib.agentEnv('create', request(existing), PLUGIN)) },
+      { label: 'dhv-mkdir delete, missing volume (no df, no mkdir)', measure: () => once(PLUGIN, ['delete'], lib.agentEnv('delete', { ...request(randomUUID()), parameters: null }, PLUGIN)) },
+      // What the free-space query spawns: check-disk-space runs `df -Pk -- <path>`.
+      { label: 'df -Pk alone (spawned by check-disk-space)', measure: () => once(df, ['-Pk', '--', volumesDir], {}) },
+    ].map((row) => ({ ...row, samplesMs: [] }));
+
+    for (let round = 0; round < WARMUP + ROUNDS; round++) {
+      for (const row of rows) {
+        const ms = await row.measure();
+        if (round >= WARMUP) row.samplesMs.push(ms);
+      }
+    }
 
     return {
       title: 'dhv-mkdir under the agent environment',
       note:
-        'The bundled packages/plugin-mkdir/dist/dhv-mkdir run as `<plugin> <operation>` with exactly the agent\'s ' +
-        'environment (DHV_* only, no PATH/HOME); `node -e 0` with the same environment is the baseline. ' +
-        '"create, new volume" makes a fresh volume each run (mode 0750, free space measured); "create, existing" is ' +
-        'the restore call after an agent restart. The `df` row is the process check-disk-space spawns, inside every create.',
-      rows: [
-        { label: 'node -e 0', samplesMs: await lib.timeProcess(process.execPath, ['-e', '0'], opts), baseline: true },
-        { label: 'dhv-mkdir fingerprint', samplesMs: await lib.timeProcess(PLUGIN, ['fingerprint'], opts), target: '≤ 1.5× node -e 0' },
-        { label: 'dhv-mkdir create, new volume', samplesMs: createNew, target: '≤ 2× node -e 0' },
-        { label: 'dhv-mkdir create, existing (restore)', samplesMs: restore, target: '≤ 2× node -e 0' },
-        { label: 'dhv-mkdir delete, missing volume', samplesMs: deleteMissing },
-        { label: 'df -Pk (spawned by check-disk-space)', samplesMs: df },
-      ],
+        "The bundled packages/plugin-mkdir/dist/dhv-mkdir run as `<plugin> <operation>` with exactly the agent's " +
+        'environment (DHV_* only, no PATH/HOME); `node -e 0` with the same environment is the baseline. Rows are ' +
+        'interleaved, one run of each per round. "create, new volume" makes a fresh volume each run (mode 0750, free ' +
+        'space measured); "create, existing" is the restore call after an agent restart; "delete, missing" shows the ' +
+        "SDK runtime's cost for create/delete (zod request validation) with almost no work of the plugin's own.",
+      rows: rows.map(({ label, samplesMs, baseline, target }) => ({ label, samplesMs, ...(baseline ? { baseline } : {}), ...(target ? { target } : {}) })),
     };
   } finally {
     await rm(dir, { recursive: true, force: true });
