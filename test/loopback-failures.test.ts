@@ -96,6 +96,23 @@ describe.skipIf(skipRootTests())('dhv-loopback undoes a failed create', () => {
     });
   }
 
+  it('undoes everything and says it stopped when the deadline fires part way', async () => {
+    const { createVolume } = await import('../packages/plugin-loopback/src/create-volume.js');
+    const deadline = new AbortController();
+    const id = randomUUID();
+    const err = await createVolume(
+      { ...request(id), volumeName: 'v', pluginDir: '/', namespace: 'default', nodePool: 'default', capacityMinBytes: 64n * MIB, capacityMaxBytes: 0n, parameters: null },
+      { operation: 'create', signal: deadline.signal, log: () => {} },
+      { afterStep: (step) => void (step === 'loop-device' && deadline.abort(new Error("the agent's 60s deadline is near"))) },
+    ).then(
+      () => undefined,
+      (e: unknown) => e as Error & { code?: string },
+    );
+    expect(err?.code).toBe('ESTOPPED');
+    expect(err?.message).toMatch(/create stopped \(the agent's 60s deadline is near\) and undid what it had made/);
+    expect(await inventory(volumesDir)).toEqual(NOTHING);
+  });
+
   it('puts the image back when growing a volume fails after the image grew, and keeps the volume mounted with its data', async () => {
     const id = randomUUID();
     const { path } = await execPlugin(builtPlugin(), 'create', request(id));

@@ -56,12 +56,21 @@ export async function createVolume(request: CreateRequest, ctx: HandlerContext, 
         return response;
       } catch (err) {
         const leftovers = await job.undo.unwind(ctx.log);
-        if (leftovers.length > 0 && err instanceof Error) err.message += `; cleaning up also failed, so something may be left behind: ${leftovers.join('; ')}`;
-        throw err;
+        const failure = ctx.signal.aborted ? stopped(ctx.signal, err) : err;
+        if (leftovers.length > 0 && failure instanceof Error) {
+          failure.message += `; cleaning up also failed, so something may be left behind: ${leftovers.join('; ')}`;
+        }
+        throw failure;
       }
     },
     { signal: ctx.signal },
   );
+}
+
+/** A create cut short by the deadline (or SIGTERM) says so, rather than "The operation was aborted". */
+function stopped(signal: AbortSignal, err: unknown): PluginFailure {
+  const why = signal.reason instanceof Error ? signal.reason.message : String(signal.reason);
+  return new PluginFailure('ESTOPPED', `create stopped (${why}) and undid what it had made; the step under way was: ${err instanceof Error ? err.message : String(err)}`);
 }
 
 async function provision(job: Job): Promise<CreateResponse> {
@@ -107,6 +116,7 @@ async function createNew(job: Job): Promise<CreateResponse> {
   await makeMountPoint(job);
   await mountVolume(job, device, params.mountOptions.filter((o) => o !== 'ro'));
 
+  // Mounted writable even when `ro` is asked for, so the root directory can be set; then remounted.
   await chmod(layout.mountPath, params.mode);
   if (params.uid !== undefined || params.gid !== undefined) await chown(layout.mountPath, params.uid ?? -1, params.gid ?? -1);
   if (params.mountOptions.includes('ro')) await mount('none', layout.mountPath, params.fs, ['remount', ...params.mountOptions], signal);
