@@ -83,6 +83,7 @@ Exit status: 0 when no required check failed, 1 when one did, 2 on a usage error
 
     if (flags.junit) await writeFile(flags.junit, formatJUnit(report));
     process.stdout.write(flags.json ? formatJson(report) : formatHuman(report, { verbose: flags.verbose }));
+    if (report.interrupted) this.exit(130);
     if (!report.ok) this.exit(1);
   }
 

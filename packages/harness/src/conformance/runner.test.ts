@@ -115,6 +115,34 @@ test('checks run several at once, a check marked alone runs by itself, and resul
   expect(seenAlone).toEqual([1]);
 });
 
+test('an interrupted run skips the checks not yet started and still deletes what it made with the plugin\'s own delete', async () => {
+  const abort = new AbortController();
+  let volumePath = '';
+  const report = await runConformance(GOOD, {
+    volumesDir: scratch,
+    jobs: 1,
+    signal: abort.signal,
+    catalogue: [
+      check('create.interrupted', async (ctx) => {
+        volumePath = (await ctx.provision(ctx.newVolume())).path;
+        abort.abort();
+      }),
+      check('create.later', async () => {}),
+    ],
+  });
+  expect(report.interrupted).toBe(true);
+  expect(report.results[1]).toMatchObject({ id: 'create.later', status: 'skip', reason: 'the run was interrupted' });
+  expect(existsSync(volumePath)).toBe(false);
+  expect(await readdir(scratch)).toEqual([]);
+});
+
+test('with a plugin that does not exist, only discovery.executable fails and every other check says what it needed', async () => {
+  const report = await runConformance(join(scratch, 'nope'), { volumesDir: scratch });
+  expect(report.results.filter((r) => r.status === 'fail').map((r) => r.id)).toEqual(['discovery.executable']);
+  expect(report.results.filter((r) => r.status !== 'skip').map((r) => r.id)).toEqual(['discovery.executable']);
+  expect(report.results.find((r) => r.id === 'create.path')?.reason).toBe('needs environment.dhv-only, which was skipped');
+});
+
 describe('reports', () => {
   test('JUnit XML has a testcase per check, with failures and skips, and escapes the reasons', async () => {
     const report = await runConformance(GOOD, {

@@ -39,6 +39,10 @@ export async function runConformance(plugin: string, options: RunOptions = {}): 
   let finished = 0;
   try {
     await schedule(checks, jobs, async (check, index) => {
+      if (options.signal?.aborted) {
+        results[index] = { ...describeCheck(check), status: 'skip', reason: 'the run was interrupted', notes: [], durationMs: 0 };
+        return;
+      }
       options.onProgress?.({ kind: 'start', check, index, total: checks.length });
       const result = await session.runCheck(check);
       results[index] = result;
@@ -51,7 +55,7 @@ export async function runConformance(plugin: string, options: RunOptions = {}): 
       last?.notes.push(...problems.map((p) => `run cleanup: ${p}`));
     }
   }
-  return buildReport(session.plugin, settings, startedAt, performance.now() - started, results);
+  return { ...buildReport(session.plugin, settings, startedAt, performance.now() - started, results), interrupted: options.signal?.aborted ?? false };
 }
 
 /**
@@ -75,7 +79,7 @@ async function schedule(checks: readonly Check[], jobs: number, run: (check: Che
   await Promise.all(running);
 }
 
-function buildReport(
+export function buildReport(
   plugin: string,
   settings: ReturnType<typeof resolveSettings>,
   startedAt: Date,
@@ -100,5 +104,10 @@ function buildReport(
     results,
     summary,
     ok: summary.requiredFailed === 0,
+    interrupted: false,
   };
+}
+
+function describeCheck({ id, area, title, protocolRef, severity }: Check) {
+  return { id, area, title, protocolRef, severity };
 }

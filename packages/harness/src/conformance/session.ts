@@ -23,6 +23,7 @@ export class ConformanceSession {
   private readonly sharedValues = new Map<string, Promise<unknown>>();
   private readonly sharedCleanups: Array<() => unknown> = [];
   private readonly results = new Map<string, Status>();
+  private readonly sharedPhase = { cleaning: false };
 
   constructor(
     plugin: string,
@@ -69,14 +70,14 @@ export class ConformanceSession {
     }
 
     const cleanups: Array<() => unknown> = [];
+    const phase = { cleaning: false };
     const notes: string[] = [];
     const warnings: string[] = [];
     let status: Status = 'pass';
     let reason: string | undefined;
     try {
       await mkdir(join(sandbox, 'volumes'), { recursive: true });
-      const ctx = this.context(sandbox, cleanups, notes, warnings);
-      await check.run(ctx);
+      await check.run(this.context(sandbox, cleanups, notes, warnings, phase));
     } catch (err) {
       if (err instanceof CheckOutcome) {
         status = err.status;
@@ -86,6 +87,7 @@ export class ConformanceSession {
         reason = describeUnexpected(err);
       }
     } finally {
+      phase.cleaning = true;
       for (const problem of await runCleanups(cleanups, sandbox)) notes.push(`cleanup: ${problem}`);
     }
     if (status === 'pass' && warnings.length > 0) {
@@ -99,16 +101,20 @@ export class ConformanceSession {
   /** Removes everything the run made. Returns what could not be undone. */
   async close(): Promise<string[]> {
     if (this.root === undefined) return [];
+    this.sharedPhase.cleaning = true;
     const problems = await runCleanups(this.sharedCleanups, this.root);
     this.root = undefined;
     this.starting = undefined;
     return problems;
   }
 
-  private context(sandbox: string, cleanups: Array<() => unknown>, notes: string[], warnings: string[]): CheckContext {
+  private context(sandbox: string, cleanups: Array<() => unknown>, notes: string[], warnings: string[], phase = { cleaning: false }): CheckContext {
     const session = this;
     const volumesDir = join(sandbox, 'volumes');
-    const execOptions = { cwd: this.workDir, signal: this.signal };
+    // Cleanup is not cancelled with the run: an interrupted run still deletes what it made.
+    const runOptions = { cwd: this.workDir, signal: this.signal };
+    const cleanupOptions = { cwd: this.workDir };
+    const execOptions = () => (phase.cleaning ? cleanupOptions : runOptions);
     // Volumes the check itself deleted successfully: their cleanup would only repeat that delete.
     const deleted = new Set<string>();
     const ctx: CheckContext = {
@@ -140,15 +146,15 @@ export class ConformanceSession {
       async provision(request) {
         let createdPath = '';
         ctx.cleanup(async () => {
-          if (!deleted.has(request.volumeId)) await execPlugin(session.plugin, 'delete', ctx.deleteRequest(request, createdPath), execOptions);
+          if (!deleted.has(request.volumeId)) await execPlugin(session.plugin, 'delete', ctx.deleteRequest(request, createdPath), execOptions());
         });
-        const result = await execPlugin(session.plugin, 'create', request, execOptions);
+        const result = await execPlugin(session.plugin, 'create', request, execOptions());
         createdPath = result.path;
         return result;
       },
-      create: (request) => execPlugin(session.plugin, 'create', request, execOptions),
+      create: (request) => execPlugin(session.plugin, 'create', request, execOptions()),
       async delete(request) {
-        const result = await execPlugin(session.plugin, 'delete', request, execOptions);
+        const result = await execPlugin(session.plugin, 'delete', request, execOptions());
         deleted.add(request.volumeId);
         return result;
       },
@@ -159,7 +165,7 @@ export class ConformanceSession {
         return runRaw(session.plugin, argv, env, {
           cwd: options.cwd ?? session.workDir,
           timeoutMs: options.timeoutMs ?? AGENT_TIMEOUT_MS.create,
-          signal: session.signal,
+          signal: phase.cleaning ? undefined : session.signal,
         });
       },
       cleanup: (fn) => void cleanups.push(fn),
@@ -183,7 +189,7 @@ export class ConformanceSession {
         const sandbox = join(await this.start(), `shared-${key}`);
         await mkdir(join(sandbox, 'volumes'), { recursive: true });
         this.sharedCleanups.push(() => forceRemove(sandbox).then(throwProblems));
-        return compute(this.context(sandbox, this.sharedCleanups, [], []));
+        return compute(this.context(sandbox, this.sharedCleanups, [], [], this.sharedPhase));
       })();
       this.sharedValues.set(key, value);
     }

@@ -104,4 +104,6 @@ export interface ConformanceReport {
   summary: Record<Status, number> & { requiredFailed: number };
   /** True when no required check failed. */
   ok: boolean;
+  /** The run was cancelled (Ctrl-C, SIGTERM, the caller's signal); checks not yet started are skipped. */
+  interrupted: boolean;
 }

@@ -43,6 +43,8 @@ export const environmentChecks: Check[] = [
     title: 'create and delete work with only the DHV_* variables (no PATH, no HOME) and from an unrelated working directory.',
     protocolRef: 'PROTOCOL.md § Running an operation',
     severity: 'required',
+    // The agent never runs create or delete with a plugin whose fingerprint fails.
+    needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
       const agentVolume = ctx.newVolume();
       const friendlyVolume = ctx.newVolume();

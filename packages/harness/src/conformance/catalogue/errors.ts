@@ -28,6 +28,7 @@ export const errorChecks: Check[] = [
     title: 'On failure stdout is empty or one {"error": ...} document.',
     protocolRef: 'PROTOCOL.md § create',
     severity: 'required',
+    needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
       const failed = (await lifecycleRuns(ctx)).filter((r) => !succeeded(r.run) && !r.run.spawnError && !r.run.timedOut);
       if (failed.length === 0) ctx.skip('no run failed, so there was no failure output to judge');
@@ -43,6 +44,7 @@ export const errorChecks: Check[] = [
     title: 'On failure stdout holds {"error": "..."} with a message, which the agent shows to the user.',
     protocolRef: 'PROTOCOL.md § create',
     severity: 'recommended',
+    needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
       const failed = (await lifecycleRuns(ctx)).filter((r) => !succeeded(r.run) && !r.run.spawnError && !r.run.timedOut);
       if (failed.length === 0) ctx.skip('no run failed, so there was no failure output to judge');
@@ -56,6 +58,7 @@ export const errorChecks: Check[] = [
     title: 'A successful run writes nothing to stdout but its one JSON document (delete: that or nothing); logs go to stderr.',
     protocolRef: REF,
     severity: 'required',
+    needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
       const ok = (await lifecycleRuns(ctx)).filter((r) => r.operation !== UNKNOWN_OPERATION && succeeded(r.run));
       const bad = ok.filter((r) => {
@@ -71,6 +74,7 @@ export const errorChecks: Check[] = [
     title: 'No stack trace ever reaches stdout, where the agent shows it to the user.',
     protocolRef: REF,
     severity: 'required',
+    needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
       const traced = (await lifecycleRuns(ctx)).filter(
         (r) => looksLikeStackTrace(r.run.stdout) || looksLikeStackTrace(decodeErrorOutput(r.run.stdout) ?? ''),
