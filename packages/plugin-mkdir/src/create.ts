@@ -96,7 +96,8 @@ async function applyOwnerAndMode(path: string, wanted: MkdirParameters): Promise
       (rmErr: Error) => `removing the directory again failed too (${rmErr.message}); remove ${path} by hand`,
     );
     const what = step === 'chown' ? `change the owner of ${path} to${ownerText(wanted)}` : step === 'chmod' ? `set mode ${formatMode(wanted.mode)} on ${path}` : `open ${path}`;
-    throw failure(step === 'chown' ? 'ECHOWN' : 'ECHMOD', `could not ${what}: ${(err as Error).message}; ${removed}`, path);
+    const code = step === 'chown' ? 'ECHOWN' : step === 'chmod' ? 'ECHMOD' : 'EMKDIR';
+    throw failure(code, `could not ${what}: ${(err as Error).message}; ${removed}`, path);
   }
 }
 
