@@ -118,6 +118,33 @@ describe('dhv build', () => {
     await expect(stat(join(work, 'dist/crash'))).rejects.toThrow();
   });
 
+  it('fails a plugin whose entry does not export definePlugin, saying so', async () => {
+    await writeFile(join(work, 'no-default.ts'), "export const plugin = 1;\n");
+    const result = await dhvBuild(['no-default.ts', '-o', 'dist/no-default', '--json'], work);
+    expect(result.exitCode).toBe(1);
+    const { error } = JSON.parse(result.stdout);
+    expect(error.code).toBe('BUILD_DOES_NOT_RUN');
+    expect(error.message).toContain('definePlugin');
+    await expect(stat(join(work, 'dist/no-default'))).rejects.toThrow();
+  });
+
+  it('refuses --sea with a node that is not on this machine, since it is copied into the plugin', async () => {
+    const result = await dhvBuild(['plugin.ts', '-o', 'dist/tiny', '--sea', '--node', '/opt/node-20/bin/node', '--json'], work);
+    expect(result.exitCode).toBe(1);
+    expect(JSON.parse(result.stdout).error).toMatchObject({ code: 'BAD_INTERPRETER' });
+    await expect(stat(join(work, 'dist/tiny'))).rejects.toThrow();
+  });
+
+  it('refuses to write the bundle beside a "type": "module" package.json, where node would load it as ESM', async () => {
+    await writeFile(join(work, 'package.json'), JSON.stringify({ name: 'p', type: 'module' }));
+    const result = await dhvBuild(['plugin.ts', '-o', 'tiny', '--json'], work);
+    expect(result.exitCode).toBe(1);
+    const { error } = JSON.parse(result.stdout);
+    expect(error.code).toBe('BUILD_FAILED');
+    expect(error.message).toContain('write the bundle to another folder');
+    await expect(stat(join(work, 'tiny'))).rejects.toThrow();
+  });
+
   it('keeps the bundle CommonJS inside a "type": "module" project', async () => {
     await writeFile(join(work, 'package.json'), JSON.stringify({ name: 'p', type: 'module' }));
     expect((await dhvBuild(['plugin.ts', '-o', 'dist/tiny'], work)).exitCode).toBe(0);
