@@ -163,6 +163,12 @@ describe.skipIf(skipRootTests())('dhv-loopback undoes a failed create', () => {
     }
   });
 
+  it('refuses a volumes dir whose parent is missing (a mistyped host_volumes_dir) and makes no directory tree', async () => {
+    const err = await failure(execPlugin(builtPlugin(), 'create', request(randomUUID(), { volumesDir: join(volumesDir, 'typo', 'volumes') })));
+    expect(err.pluginMessage).toMatch(/does not exist, and neither does its parent/);
+    expect((await inventory(volumesDir)).files).toEqual([]);
+  });
+
   it('refuses an image path blocked by a directory, and never reformats or removes it', async () => {
     const id = randomUUID();
     await mkdir(join(volumesDir, '.dhv-loopback', `${id}.img`), { recursive: true });

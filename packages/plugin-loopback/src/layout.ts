@@ -1,5 +1,6 @@
-import { lstat, mkdir } from 'node:fs/promises';
-import { PluginFailure, volumePath } from '@dhv/sdk/plugin';
+import { chmod, lstat, mkdir, stat } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { ENV, PluginFailure, volumePath } from '@dhv/sdk/plugin';
 
 /** The hidden folder of the volumes dir that holds images and locks. */
 export const STATE_DIR_NAME = '.dhv-loopback';
@@ -57,9 +58,34 @@ export async function expectDirectoryOrMissing(path: string, what: string): Prom
   );
 }
 
-/** Makes the volumes dir (as `mkdir` would) and the hidden state folder (root only). */
+/** The volumes dir when the plugin has to make it: others may pass through, not list it (as dhv-mkdir makes it). */
+export const VOLUMES_DIR_MODE = 0o711;
+
+/**
+ * Makes the volumes dir, as dhv-mkdir does: only when its parent exists (a missing parent
+ * more likely means a mistyped host_volumes_dir or an unmounted disk), then the hidden
+ * folder for images and locks, readable by root only.
+ */
 export async function ensureStateDir(layout: VolumeLayout): Promise<void> {
-  await mkdir(layout.volumesDir, { recursive: true, mode: 0o755 });
+  const volumesDir = await stat(layout.volumesDir).catch(() => undefined);
+  if (volumesDir === undefined) {
+    const parent = dirname(layout.volumesDir);
+    if (!(await stat(parent).catch(() => undefined))?.isDirectory()) {
+      throw new PluginFailure(
+        'EVOLUMESDIR',
+        `volumes dir ${layout.volumesDir} (${ENV.volumesDir}) does not exist, and neither does its parent ${parent}, so it was not created; create ${parent} (or mount the disk that should be there), or set host_volumes_dir to an existing directory`,
+        { volumesDir: layout.volumesDir },
+      );
+    }
+    await mkdir(layout.volumesDir, { mode: VOLUMES_DIR_MODE }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err;
+    });
+    await chmod(layout.volumesDir, VOLUMES_DIR_MODE);
+  } else if (!volumesDir.isDirectory()) {
+    throw new PluginFailure('EVOLUMESDIR', `volumes dir ${layout.volumesDir} (${ENV.volumesDir}) exists but is not a directory`, {
+      volumesDir: layout.volumesDir,
+    });
+  }
   await expectDirectoryOrMissing(layout.stateDir, 'image folder');
   await mkdir(layout.stateDir, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
     if (err.code !== 'EEXIST') throw err;
