@@ -1,0 +1,37 @@
+import { existsSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { DHV_BIN } from './support/dhv-agent.js';
+import { rootTestsUnavailable } from './support/root.js';
+
+function demo(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(process.execPath, [DHV_BIN, 'demo', ...args], { maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+      done({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+describe('dhv demo', () => {
+  it("runs the seed's story and leaves nothing behind", async () => {
+    const run = await demo('--json');
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report).toMatchObject({ ok: true, leftBehind: [] });
+    expect(report.loopback.ran).toBe(rootTestsUnavailable() === undefined);
+    expect(existsSync(report.workDir)).toBe(false);
+    const commands = report.steps.map((s: { command: string }) => s.command);
+    expect(commands).toEqual(expect.arrayContaining(['dhv agent fingerprint', 'dhv node status', 'dhv agent restart --reboot', 'dhv volume status']));
+    const node = JSON.parse(report.steps.find((s: { command: string }) => s.command === 'dhv node status --json').stdout);
+    expect(Object.keys(node.HostVolumes).sort()).toEqual(report.loopback.ran ? ['cloud-img', 'scratch', 'test'] : ['cloud-img', 'scratch']);
+    expect(node.HostVolumes['cloud-img'].ID).toBe('');
+  });
+
+  it('says why it skips the loopback volume when asked to leave it out', async () => {
+    const run = await demo('--no-loopback');
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain('skipping the dhv-loopback volume: turned off (--no-loopback)');
+    expect(run.stdout).toContain('✓ every file survived the restart');
+    expect(run.stdout).toMatch(/==> Nothing left behind/);
+  });
+});
