@@ -5,15 +5,18 @@ import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { discoverPlugins, execPlugin } from '@dhv/sdk/client';
 import { createRequest, deleteRequest, newVolumeId, PACKAGE_DIR, sandbox } from '../packages/plugin-mkdir/test/fixture.js';
+import { builtPlugin } from './support/sandbox.js';
 
 const run = promisify(execFile);
 const BUILT = join(PACKAGE_DIR, 'dist', 'dhv-mkdir');
 const packageVersion = async () => (JSON.parse(await readFile(join(PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string }).version;
 
-/** What `npm run build` leaves in packages/plugin-mkdir/dist, and that copying it is the whole installation. */
+/** What `npm run build` leaves in packages/plugin-mkdir/dist, and that copying that one file is the whole installation. */
 describe('dhv-mkdir packaging', () => {
-  beforeAll(async () => {
-    await run('npm', ['run', 'build'], { cwd: PACKAGE_DIR });
+  beforeAll(() => {
+    // `npm test` builds first; on a tree without the bundle this runs the package's build
+    // script. Never rebuilt when present: other test files run this very file meanwhile.
+    expect(builtPlugin('dhv-mkdir')).toBe(BUILT);
   }, 120_000);
 
   let dir: string | undefined;
