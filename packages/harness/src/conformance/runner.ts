@@ -55,7 +55,9 @@ export async function runConformance(plugin: string, options: RunOptions = {}): 
       last?.notes.push(...problems.map((p) => `run cleanup: ${p}`));
     }
   }
-  return { ...buildReport(session.plugin, settings, startedAt, performance.now() - started, results), interrupted: options.signal?.aborted ?? false };
+  const report = buildReport(session.plugin, settings, startedAt, performance.now() - started, results);
+  // An interrupted run proves nothing either way.
+  return options.signal?.aborted ? { ...report, ok: false, interrupted: true } : report;
 }
 
 /**

@@ -90,6 +90,11 @@ export class ConformanceSession {
       phase.cleaning = true;
       for (const problem of await runCleanups(cleanups, sandbox)) notes.push(`cleanup: ${problem}`);
     }
+    if (status === 'fail' && this.signal.aborted) {
+      // Its plugin runs were killed by the interruption: that says nothing about the plugin.
+      status = 'skip';
+      reason = `the run was interrupted while this check ran (${reason ?? ''})`;
+    }
     if (status === 'pass' && warnings.length > 0) {
       status = 'warn';
       reason = warnings.join('; ');

@@ -102,7 +102,7 @@ export interface ConformanceReport {
   settings: { repeat: number; parameters: Record<string, string> | null; capacityMin: string; capacityMax: string };
   results: CheckResult[];
   summary: Record<Status, number> & { requiredFailed: number };
-  /** True when no required check failed. */
+  /** True when the run finished and no required check failed. */
   ok: boolean;
   /** The run was cancelled (Ctrl-C, SIGTERM, the caller's signal); checks not yet started are skipped. */
   interrupted: boolean;

@@ -27,8 +27,8 @@ export function formatHuman(report: ConformanceReport, options: HumanOptions = {
   }
   const s = report.summary;
   lines.push(`${s.pass} passed, ${s.fail} failed (${s.requiredFailed} required), ${s.warn} warned, ${s.skip} skipped in ${formatMs(report.durationMs)}`);
-  if (report.interrupted) lines.push('INTERRUPTED: checks that had not started were skipped');
-  lines.push(report.ok ? 'OK: no required check failed' : 'FAILED: the plugin does not meet the required checks above');
+  if (report.interrupted) lines.push('INTERRUPTED: the results above are incomplete');
+  else lines.push(report.ok ? 'OK: no required check failed' : 'FAILED: the plugin does not meet the required checks above');
   return `${lines.join('\n')}\n`;
 }
 
