@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { mkdir, readFile, stat, statfs, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, statfs, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execPlugin, PluginError, type RequestInput } from '@dhv/sdk/client';
@@ -98,6 +98,25 @@ describe.skipIf(skipRootTests())('dhv-loopback on real loop devices', () => {
       expect(loopDevicesUnder(volumesDir)).toHaveLength(1);
     });
   }
+
+  it('finds its mounts when the volumes dir is reached through a symlink (restore, then delete)', async () => {
+    const real = join(volumesDir, 'real');
+    const linked = join(volumesDir, 'linked');
+    await mkdir(real);
+    await symlink(real, linked);
+    const id = randomUUID();
+    const request = { volumesDir: linked, capacityMinBytes: 64n * MIB };
+    const { path } = await create(id, request);
+    expect(path).toBe(join(linked, id));
+    expect(mountsUnder(volumesDir).map((m) => m.mountPoint)).toEqual([join(real, id)]);
+
+    await create(id, request); // already mounted: no second mount on top
+    expect(mountsUnder(volumesDir)).toHaveLength(1);
+    await execPlugin(plugin(), 'delete', { volumesDir: linked, volumeId: id, volumeName: 'v', nodeId: 'node-1', createdPath: path });
+    expect(mountsUnder(volumesDir)).toEqual([]);
+    expect(loopDevicesUnder(volumesDir)).toEqual([]);
+    expect((await inventory(real)).files).toEqual([]);
+  });
 
   it('reports a volume that is already mounted unchanged, with no second loop device or mount', async () => {
     const id = randomUUID();

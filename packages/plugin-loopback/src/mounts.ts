@@ -1,4 +1,5 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, realpath } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
 import { PluginFailure } from '@dhv/sdk/plugin';
 import { tool } from './tools.js';
 
@@ -35,14 +36,31 @@ export async function readMounts(): Promise<MountEntry[]> {
   return entries;
 }
 
+/**
+ * `path` as the mount table names it: the kernel records mount points with every link
+ * resolved, and a volumes dir reached through a link (/opt/nomad -> /data/nomad) must
+ * still find its mounts. The last component is never a link (create refuses one).
+ */
+async function canonical(path: string): Promise<string | undefined> {
+  try {
+    const parent = await realpath(dirname(path));
+    return parent === '/' ? `/${basename(path)}` : `${parent}/${basename(path)}`;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
 /** What is mounted at `path`, topmost last. */
 export async function mountsAt(path: string): Promise<MountEntry[]> {
-  return (await readMounts()).filter((m) => m.mountPoint === path);
+  const where = await canonical(path);
+  return where === undefined ? [] : (await readMounts()).filter((m) => m.mountPoint === where);
 }
 
 /** Mounts strictly below `path`. */
 export async function mountsBelow(path: string): Promise<MountEntry[]> {
-  return (await readMounts()).filter((m) => m.mountPoint.startsWith(`${path}/`));
+  const where = await canonical(path);
+  return where === undefined ? [] : (await readMounts()).filter((m) => m.mountPoint.startsWith(`${where}/`));
 }
 
 export async function mount(device: string, path: string, fsType: string, options: readonly string[], signal?: AbortSignal): Promise<void> {
