@@ -1,7 +1,7 @@
 import { lstat, mkdir, readFile, rm, stat, symlink, writeFile, chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { execPlugin, PluginError } from '@dhv/sdk/client';
+import { buildEnvironment, execPlugin, PluginError } from '@dhv/sdk/client';
 import {
   buildPlugin,
   create,
@@ -273,9 +273,11 @@ describe('dhv-mkdir create: safety', () => {
 describe('dhv-mkdir create: the agent environment', () => {
   it('works with no PATH and no HOME (execPlugin passes only DHV_* variables), finding df for the free space', async () => {
     await setup();
-    const result = await create(plugin.executable, createRequest(volumesDir, newVolumeId()));
+    const request = createRequest(volumesDir, newVolumeId());
+    const env = buildEnvironment('create', request, plugin.executable);
+    expect(Object.keys(env).filter((name) => !name.startsWith('DHV_'))).toEqual([]);
+    const result = await create(plugin.executable, request);
     expect(result.bytes).toBeGreaterThan(0n);
-    expect(result.stderr).not.toMatch(/PATH|HOME/);
   });
 
   it('works from / as the working directory', async () => {
