@@ -84,6 +84,13 @@ describe('dhv init options', () => {
     expect(await readFile(join(work, 'busy/src/plugin.ts'), 'utf8')).toContain("name: 'busy'");
   });
 
+  it('refuses a path that is a file', async () => {
+    await writeFile(join(work, 'a-file'), '');
+    const { exitCode, json } = await dhvInit(['a-file'], work);
+    expect(exitCode).toBe(1);
+    expect(json.error.code).toBe('NOT_A_DIRECTORY');
+  });
+
   it('refuses an unknown template', async () => {
     const result = await dhvInit(['project', '--template', 'zfs'], work);
     expect(result.exitCode).not.toBe(0);

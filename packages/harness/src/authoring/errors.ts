@@ -6,6 +6,7 @@ export type AuthoringErrorCode =
   | 'INVALID_PLUGIN_ID'
   | 'UNKNOWN_TEMPLATE'
   | 'DIRECTORY_NOT_EMPTY'
+  | 'NOT_A_DIRECTORY'
   | 'BAD_PACKAGE_SOURCE'
   | 'BAD_INTERPRETER'
   | 'BUILD_FAILED'

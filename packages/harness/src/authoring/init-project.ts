@@ -112,7 +112,7 @@ async function checkTarget(dir: string, force: boolean): Promise<boolean> {
   const info = await stat(dir).catch(() => undefined);
   if (!info) return false;
   if (!info.isDirectory()) {
-    throw new AuthoringError('DIRECTORY_NOT_EMPTY', `${dir} exists and is not a folder; choose another path`, { dir });
+    throw new AuthoringError('NOT_A_DIRECTORY', `${dir} exists and is not a folder; choose another path`, { dir });
   }
   const entries = await readdir(dir);
   if (entries.length > 0 && !force) {
