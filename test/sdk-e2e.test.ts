@@ -123,3 +123,32 @@ describe('a plugin written with definePlugin, bundled to one file, run as a Noma
     expect(err).toMatchObject({ code: 'PLUGIN_FAILED', exitCode: 1, pluginMessage: expect.stringMatching(/^fingerprint never finished/) });
   });
 });
+
+describe('a bundled plugin whose modules misbehave while loading', () => {
+  const bundled = async (fixture: string, name: string) => {
+    const outfile = join(work, 'plugins', name);
+    await bundlePlugin({ entry: fileURLToPath(new URL(`./fixtures/sdk/${fixture}`, import.meta.url)), outfile });
+    return outfile;
+  };
+
+  it('sends what its modules print at load time to stderr, keeping stdout for the response', async () => {
+    const loud = await bundled('loud-plugin.ts', 'loud');
+    const run = await execPlugin(loud, 'fingerprint', {});
+    expect(run.stdout).toBe('{"version":"1.0.0"}\n');
+    expect(run.stderr).toBe('loading the loud plugin\n{ loading: true }\n');
+  });
+
+  it('answers {"error"} with exit status 1 when a module throws while loading', async () => {
+    const loud = await bundled('loud-plugin.ts', 'loud');
+    const err = await execPlugin(loud, 'create', request({ volumeName: 'explode' })).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'PLUGIN_FAILED', exitCode: 1, pluginMessage: 'the plugin failed to load: configuration is broken' });
+    expect((err as PluginError).stdout).not.toMatch(/\n\s+at /);
+    expect((err as PluginError).stderr).toMatch(/\n\s+at /);
+  });
+
+  it('answers {"error"} with exit status 2 when the entry has no default export', async () => {
+    const forgetful = await bundled('no-default.ts', 'forgetful');
+    const err = await execPlugin(forgetful, 'fingerprint', {}).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'PLUGIN_FAILED', exitCode: 2, pluginMessage: 'the plugin entry has no default export from definePlugin' });
+  });
+});

@@ -39,12 +39,7 @@ export async function bundlePlugin(options: BundleOptions): Promise<BundleResult
   await mkdir(dirname(outfile), { recursive: true });
   await esbuild.build({
     stdin: {
-      contents: [
-        `const entry = require(${JSON.stringify(entry)});`,
-        `const plugin = entry && entry.default && typeof entry.default.main === 'function' ? entry.default : entry;`,
-        `if (!plugin || typeof plugin.main !== 'function') { process.stderr.write('the plugin entry must export default definePlugin({...})\\n'); process.stdout.write('{"error":"plugin entry has no default export from definePlugin"}\\n'); process.exit(2); }`,
-        `plugin.main();`,
-      ].join('\n'),
+      contents: bundleMain(entry),
       resolveDir: dirname(entry),
       sourcefile: 'dhv-plugin-main.js',
       loader: 'js',
@@ -64,6 +59,36 @@ export async function bundlePlugin(options: BundleOptions): Promise<BundleResult
   const commonJsMarker = await keepCommonJsScope(outfile);
   const { size } = await stat(outfile);
   return { outfile, bytes: size, interpreter, ...(commonJsMarker ? { commonJsMarker } : {}) };
+}
+
+/**
+ * The bundle's own entry: load the plugin's module, then run its main(). Written as
+ * plain CommonJS so it costs nothing at start-up. While the plugin's modules load,
+ * before the runtime takes over, whatever they print goes to stderr, and a module that
+ * throws still ends as the protocol's `{"error"}` rather than a bare stack trace.
+ */
+function bundleMain(entry: string): string {
+  return `
+const { writeSync } = require('node:fs');
+const fail = (message, detail, exitCode) => {
+  try { writeSync(2, message + '\\n' + (detail ? detail + '\\n' : '')); } catch {}
+  try { writeSync(1, JSON.stringify({ error: message }) + '\\n'); } catch {}
+  process.exit(exitCode);
+};
+for (const method of ['log', 'info', 'debug', 'dirxml']) console[method] = console.error;
+console.dir = (value, options) => console.error(require('node:util').inspect(value, options));
+let entry;
+try {
+  entry = require(${JSON.stringify(entry)});
+} catch (err) {
+  fail('the plugin failed to load: ' + (err instanceof Error ? err.message : String(err)), err instanceof Error ? err.stack : '', 1);
+}
+const plugin = entry && entry.default && typeof entry.default.main === 'function' ? entry.default : entry;
+if (!plugin || typeof plugin.main !== 'function') {
+  fail('the plugin entry has no default export from definePlugin', 'the entry must end with: export default definePlugin({ ... })', 2);
+}
+plugin.main();
+`;
 }
 
 /** The SDK's own compiled files; dynamic imports from these are deferred. */
