@@ -1,6 +1,6 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { lstat, mkdtemp, readdir, readFile, readlink, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -197,5 +197,71 @@ export function releaseMountsAndLoops(dir: string): void {
     } catch {
       // already detached
     }
+  }
+}
+
+export interface DhvRun {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** True when the run was cut by `killAfterMs` before it finished by itself. */
+  killed: boolean;
+  durationMs: number;
+}
+
+/**
+ * Runs the real `dhv` executable as a separate process. With `killAfterMs`, SIGKILLs it
+ * at that moment unless it finished first, as a crash or an OOM kill would.
+ */
+export function runDhv(args: readonly string[], options: { killAfterMs?: number; input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<DhvRun> {
+  const started = performance.now();
+  return new Promise((resolveRun, reject) => {
+    const child = spawn(process.execPath, [DHV_BIN, ...args], {
+      env: { ...process.env, NO_COLOR: '1', ...options.env },
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    let killed = false;
+    child.stdout!.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
+    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    if (options.input !== undefined) child.stdin!.end(options.input);
+    const timer =
+      options.killAfterMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            killed = child.exitCode === null && child.signalCode === null;
+            child.kill('SIGKILL');
+          }, options.killAfterMs);
+    child.once('error', reject);
+    child.once('close', (exitCode, signal) => {
+      clearTimeout(timer);
+      resolveRun({ exitCode, signal, stdout, stderr, killed: killed && signal === 'SIGKILL', durationMs: performance.now() - started });
+    });
+  });
+}
+
+/** Processes whose command line mentions `needle` (a plugin a killed `dhv` left running, for example). */
+export function processesMentioning(needle: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(needle) && processAlive(Number(name))) pids.push(Number(name));
+    } catch {
+      // gone
+    }
+  }
+  return pids;
+}
+
+/** Waits until no process mentions `needle`, up to `timeoutMs`; returns those still running. */
+export async function waitForProcessesMentioning(needle: string, timeoutMs = 15_000): Promise<number[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const left = processesMentioning(needle);
+    if (left.length === 0 || Date.now() >= deadline) return left;
+    await new Promise((r) => setTimeout(r, 50));
   }
 }

@@ -1,0 +1,175 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { copyFile, lstat, mkdir, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { execPlugin } from '@dhv/sdk/client';
+import { skipRootTests } from './support/root.js';
+import {
+  builtPlugin,
+  loopDevicesUnder,
+  makeSandbox,
+  mountsUnder,
+  pluginSourcesExist,
+  releaseMountsAndLoops,
+  removeSandbox,
+  runDhv,
+  snapshotTree,
+  type DhvRun,
+} from './support/sandbox.js';
+
+/**
+ * `dhv agent gc`: volumes on disk under the volumes dir that client state does not know
+ * (a create cut after its plugin ran and before state was written) are listed with the
+ * command that removes them, and removed with --remove by the plugin that made them.
+ */
+
+const ORPHAN_ID = '0f8e7d6c-5b4a-4938-a271-605f4e3d2c1b';
+const MiB = 1024 * 1024;
+
+let sandbox: string;
+let dataDir: string;
+let pluginDir: string;
+let volumesDir: string;
+let flags: string[];
+
+beforeEach(async () => {
+  sandbox = await makeSandbox('gc');
+  dataDir = join(sandbox, 'data');
+  pluginDir = join(sandbox, 'plugins');
+  volumesDir = join(dataDir, 'host_volumes');
+  await mkdir(pluginDir, { recursive: true });
+  flags = ['--data-dir', dataDir, '--plugin-dir', pluginDir];
+});
+
+afterEach(async () => {
+  releaseMountsAndLoops(sandbox);
+  await removeSandbox(sandbox);
+});
+
+const dhv = (...args: string[]) => runDhv([...args, ...flags]);
+
+function parsed<T>(run: DhvRun): T {
+  expect(run.exitCode, run.stderr).toBe(0);
+  return JSON.parse(run.stdout) as T;
+}
+
+interface GcJson {
+  VolumesDir: string;
+  Orphans: Array<{ ID: string; Name: string; Kind: string; Paths: string[]; PluginID: string; Blocker: string; RemoveCommand: string }>;
+  Removed: string[];
+  Failed: Array<{ ID: string; Error: { code: string; message: string } }>;
+}
+
+async function createWithBuiltinMkdir(name: string): Promise<string> {
+  const spec = join(sandbox, `${name}.hcl`);
+  await writeFile(spec, `type = "host"\nname = "${name}"\nplugin_id = "mkdir"\n`);
+  return parsed<{ Volume: { ID: string } }>(await dhv('volume', 'create', spec, '--json')).Volume.ID;
+}
+
+describe('dhv agent gc', () => {
+  it('says there is nothing to do when everything on disk is in client state', async () => {
+    await createWithBuiltinMkdir('kept');
+
+    const run = await dhv('agent', 'gc');
+
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/No orphaned volumes in .*: everything on disk is in client state/);
+  });
+
+  it('lists a directory that client state does not know, with the command that removes it, and --remove removes only it', async () => {
+    const kept = await createWithBuiltinMkdir('kept');
+    await mkdir(join(volumesDir, ORPHAN_ID));
+    await writeFile(join(volumesDir, ORPHAN_ID, 'file'), 'left by a create cut short\n');
+    await mkdir(join(volumesDir, 'not-a-volume')); // not named by a volume ID: not gc's business
+
+    const listing = await dhv('agent', 'gc');
+    expect(listing.exitCode, listing.stderr).toBe(0);
+    expect(listing.stdout).toContain('1 orphaned volume(s)');
+    expect(listing.stdout).toContain(join(volumesDir, ORPHAN_ID));
+    expect(listing.stdout).toContain(`agent gc --remove --data-dir ${dataDir} --plugin-dir ${pluginDir} --id ${ORPHAN_ID}`);
+    const json = parsed<GcJson>(await dhv('agent', 'gc', '--json'));
+    expect(json.Orphans).toMatchObject([{ ID: ORPHAN_ID, Kind: 'directory', PluginID: 'mkdir', Blocker: '', RemoveCommand: expect.stringContaining('agent gc --remove') }]);
+    expect(existsSync(join(volumesDir, ORPHAN_ID)), 'listing removes nothing').toBe(true);
+
+    const removed = parsed<GcJson>(await dhv('agent', 'gc', '--remove', '--json'));
+
+    expect(removed.Removed).toEqual([ORPHAN_ID]);
+    expect(existsSync(join(volumesDir, ORPHAN_ID))).toBe(false);
+    expect(existsSync(join(volumesDir, kept))).toBe(true);
+    expect(existsSync(join(volumesDir, 'not-a-volume'))).toBe(true);
+    expect(parsed<GcJson>(await dhv('agent', 'gc', '--json')).Orphans).toEqual([]);
+  });
+
+  it('removes a planted symlink itself, never its target', async () => {
+    const victim = join(sandbox, 'victim');
+    await mkdir(victim);
+    await writeFile(join(victim, 'secret'), 'keep\n');
+    await mkdir(volumesDir, { recursive: true });
+    await symlink(victim, join(volumesDir, ORPHAN_ID));
+    const before = await snapshotTree(victim);
+
+    const removed = parsed<GcJson>(await dhv('agent', 'gc', '--remove', '--json'));
+
+    expect(removed.Orphans).toMatchObject([{ ID: ORPHAN_ID, Kind: 'symlink' }]);
+    await expect(lstat(join(volumesDir, ORPHAN_ID))).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await snapshotTree(victim)).toEqual(before);
+  });
+
+  it('does not count a registered volume that lives at <volumes dir>/<uuid> under another ID', async () => {
+    const path = join(volumesDir, ORPHAN_ID);
+    await mkdir(path, { recursive: true });
+    const spec = join(sandbox, 'registered.hcl');
+    await writeFile(spec, `type = "host"\nname = "registered"\nhost_path = "${path}"\n`);
+    parsed(await dhv('volume', 'register', spec, '--json'));
+
+    expect(parsed<GcJson>(await dhv('agent', 'gc', '--json')).Orphans).toEqual([]);
+  });
+
+  it.skipIf(!pluginSourcesExist('dhv-mkdir'))('removes what dhv-mkdir made for a volume that was never recorded', async () => {
+    await copyFile(builtPlugin('dhv-mkdir'), join(pluginDir, 'dhv-mkdir'));
+    await mkdir(volumesDir, { recursive: true });
+    // The plugin ran, then the agent died before writing state.
+    await execPlugin(join(pluginDir, 'dhv-mkdir'), 'create', { volumesDir, volumeName: 'cut', volumeId: ORPHAN_ID, nodeId: 'node' });
+
+    const json = parsed<GcJson>(await dhv('agent', 'gc', '--remove', '--json'));
+
+    expect(json.Removed).toEqual([ORPHAN_ID]);
+    expect(existsSync(join(volumesDir, ORPHAN_ID))).toBe(false);
+  });
+});
+
+describe.skipIf(skipRootTests())('dhv agent gc on mounted orphans', () => {
+  it.skipIf(!pluginSourcesExist('dhv-loopback'))('removes an unrecorded dhv-loopback volume with its plugin: unmounted, loop device detached, image gone', async () => {
+    await copyFile(builtPlugin('dhv-loopback'), join(pluginDir, 'dhv-loopback'));
+    await mkdir(volumesDir, { recursive: true });
+    await execPlugin(join(pluginDir, 'dhv-loopback'), 'create', { volumesDir, volumeName: 'cut', volumeId: ORPHAN_ID, nodeId: 'node', capacityMinBytes: 16 * MiB });
+    expect(mountsUnder(volumesDir)).toHaveLength(1);
+
+    const listed = parsed<GcJson>(await dhv('agent', 'gc', '--json'));
+    expect(listed.Orphans).toMatchObject([{ ID: ORPHAN_ID, Kind: 'mount point', PluginID: 'dhv-loopback', Blocker: '' }]);
+    expect(listed.Orphans[0]!.Paths).toEqual(expect.arrayContaining([join(volumesDir, ORPHAN_ID), expect.stringMatching(/\.dhv-loopback\/.*\.img$/)]));
+
+    const removed = parsed<GcJson>(await dhv('agent', 'gc', '--remove', '--json'));
+
+    expect(removed.Removed).toEqual([ORPHAN_ID]);
+    expect(mountsUnder(volumesDir)).toEqual([]);
+    expect(loopDevicesUnder(volumesDir)).toEqual([]);
+    expect(existsSync(join(volumesDir, ORPHAN_ID))).toBe(false);
+  });
+
+  it('refuses to remove something mounted there that no plugin left a trace of, says why, and exits 1', async () => {
+    const path = join(volumesDir, ORPHAN_ID);
+    await mkdir(path, { recursive: true });
+    execFileSync('/usr/bin/mount', ['-t', 'tmpfs', '-o', 'size=1m', 'dhv-gc-foreign', path]);
+    await writeFile(join(path, 'data'), 'not ours\n');
+
+    const run = await dhv('agent', 'gc', '--remove', '--json');
+
+    expect(run.exitCode).toBe(1);
+    const json = JSON.parse(run.stdout) as GcJson;
+    expect(json.Orphans[0]!.Blocker).toMatch(/mounted there and no plugin left a trace/);
+    expect(json.Failed).toMatchObject([{ ID: ORPHAN_ID, Error: { code: 'ORPHAN_NOT_REMOVED' } }]);
+    expect(existsSync(join(path, 'data'))).toBe(true);
+  });
+});
