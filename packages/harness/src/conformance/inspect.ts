@@ -1,4 +1,4 @@
-import { createResponseSchema, goInt64, goKeyMatches, parseGoJson, type GoJsonValue } from '@dhv/sdk';
+import { createResponseSchema, fingerprintResponseSchema, goInt64, goKeyMatches, parseGoJson, type GoJsonValue } from '@dhv/sdk';
 
 /**
  * Reads a plugin's stdout field by field, so that each check can judge one field
@@ -24,6 +24,8 @@ export function field(document: GoJsonValue, name: string): GoJsonValue | undefi
 }
 
 const [PATH_FIELD, BYTES_FIELD] = Object.keys(createResponseSchema.shape) as ['path', 'bytes'];
+/** The fingerprint's one field, as the SDK's schema names it. */
+export const VERSION_FIELD = Object.keys(fingerprintResponseSchema.shape)[0] as 'version';
 
 export type FieldReading<T> = { ok: true; value: T } | { ok: false; problem: string };
 

@@ -1,13 +1,13 @@
 import { stat } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import { formatSize, isStrictlyInside } from '@dhv/sdk';
-import type { CreateResult } from '@dhv/sdk/client';
+import { ENV } from '@dhv/sdk/plugin';
+import { decodeErrorOutput, type CreateResult } from '@dhv/sdk/client';
 import { readCreatedBytes, readCreatedPath } from '../inspect.js';
 import { describeRun, succeeded, type RawRun } from '../raw-run.js';
 import { releaseSystemResources } from '../sandbox.js';
 import type { Check, CheckContext, CreateInput } from '../types.js';
 import { markerProblem, writeMarker } from './volume-files.js';
-import { decodeErrorOutput } from '@dhv/sdk/client';
 
 const REF = 'PROTOCOL.md § create';
 /** Checks that need a create which works at all; without one they would only repeat that failure. */
@@ -54,7 +54,7 @@ export const createChecks: Check[] = [
       if (!path.ok) ctx.fail(path.problem);
       if (!isAbsolute(path.value)) ctx.fail(`"path" is ${JSON.stringify(path.value)}, which is not absolute`);
       if (!(await isDirectory(path.value))) ctx.fail(`"path" is ${JSON.stringify(path.value)}, which is not an existing directory`);
-      if (!isStrictlyInside(ctx.volumesDir, path.value)) ctx.note(`the volume lives outside DHV_VOLUMES_DIR, at ${path.value}`);
+      if (!isStrictlyInside(ctx.volumesDir, path.value)) ctx.note(`the volume lives outside ${ENV.volumesDir}, at ${path.value}`);
     },
   },
   {

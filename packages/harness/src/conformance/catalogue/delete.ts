@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeErrorOutput } from '@dhv/sdk/client';
+import { ENV } from '@dhv/sdk/plugin';
 import { describeRun, succeeded } from '../raw-run.js';
 import type { Check, CheckContext } from '../types.js';
 import { NEEDS_WORKING_CREATE } from './create.js';
@@ -62,7 +63,7 @@ export const deleteChecks: Check[] = [
   {
     id: 'delete.uses-created-path',
     area: 'delete',
-    title: 'delete acts on DHV_CREATED_PATH: when the volumes dir changed since create, it removes that path or refuses, and never reports success while leaving it.',
+    title: `delete acts on ${ENV.createdPath}: when the volumes dir changed since create, it removes that path or refuses, and never reports success while leaving it.`,
     protocolRef: REF,
     severity: 'required',
     needs: NEEDS_WORKING_CREATE,
@@ -74,9 +75,11 @@ export const deleteChecks: Check[] = [
       const run = await ctx.runAsAgent('delete', { ...ctx.deleteRequest(request, created.path), volumesDir: movedVolumesDir });
       const stillThere = await exists(created.path);
       if (succeeded(run) && stillThere) {
-        ctx.fail(`delete with DHV_CREATED_PATH=${created.path} (and another DHV_VOLUMES_DIR) reported success but left that path in place: it does not use DHV_CREATED_PATH`);
+        ctx.fail(
+          `delete with ${ENV.createdPath}=${created.path} (and another ${ENV.volumesDir}) reported success but left that path in place: it does not use ${ENV.createdPath}`,
+        );
       }
-      if (succeeded(run)) ctx.note('removed DHV_CREATED_PATH');
+      if (succeeded(run)) ctx.note(`removed ${ENV.createdPath}`);
       else ctx.note(`refused: ${decodeErrorOutput(run.stdout) ?? describeRun(run)}`);
     },
   },

@@ -2,7 +2,7 @@ import { lstat, stat } from 'node:fs/promises';
 import { AGENT_TIMEOUT_MS, ENV } from '@dhv/sdk/plugin';
 import { buildEnvironment } from '@dhv/sdk/client';
 import { parseGoVersion } from '@dhv/sdk';
-import { field, parseDocument } from '../inspect.js';
+import { VERSION_FIELD, field, parseDocument } from '../inspect.js';
 import { describeRun, succeeded } from '../raw-run.js';
 import type { Check, CheckContext } from '../types.js';
 import { fingerprintRun } from './fingerprint-run.js';
@@ -90,7 +90,7 @@ export const discoveryChecks: Check[] = [
     needs: ['discovery.fingerprint-one-json-object'],
     async run(ctx: CheckContext) {
       const doc = parseDocument((await fingerprintRun(ctx)).stdout);
-      const version = doc.ok ? field(doc.value, 'version') : undefined;
+      const version = doc.ok ? field(doc.value, VERSION_FIELD) : undefined;
       if (version === undefined || version.kind === 'null') ctx.fail('the fingerprint has no "version"; a real Nomad agent dereferences a nil version and crashes');
     },
   },
@@ -103,7 +103,7 @@ export const discoveryChecks: Check[] = [
     needs: ['discovery.version-present'],
     async run(ctx: CheckContext) {
       const doc = parseDocument((await fingerprintRun(ctx)).stdout);
-      const version = doc.ok ? field(doc.value, 'version') : undefined;
+      const version = doc.ok ? field(doc.value, VERSION_FIELD) : undefined;
       if (version === undefined) ctx.skip('no version to validate');
       if (version.kind !== 'string') ctx.fail(`"version" is a JSON ${version.kind}; it must be a string like "1.0.0"`);
       const parsed = parseGoVersion(version.value);

@@ -1,6 +1,7 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isStrictlyInside } from '@dhv/sdk';
+import { ENV } from '@dhv/sdk/plugin';
 import { readCreatedPath } from '../inspect.js';
 import { succeeded } from '../raw-run.js';
 import type { Check, CheckContext } from '../types.js';
@@ -12,7 +13,7 @@ export const safetyChecks: Check[] = [
     id: 'safety.name-traversal',
     area: 'safety',
     title: 'A volume name containing "../" or "/" creates nothing outside the volumes dir.',
-    protocolRef: 'PROTOCOL.md § Environment variables (DHV_VOLUME_NAME is user controlled)',
+    protocolRef: `PROTOCOL.md § Environment variables (${ENV.volumeName} is user controlled)`,
     severity: 'required',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
