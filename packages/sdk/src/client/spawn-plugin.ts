@@ -36,6 +36,9 @@ const CLOSE_GRACE_MS = 200;
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
 
+/** How long to wait for a killed plugin to be gone before returning without it. */
+const KILL_WAIT_MS = 2_000;
+
 export async function spawnPlugin(
   executable: string,
   argv: readonly string[],
@@ -127,7 +130,12 @@ function startPlugin(
     const onAbort = () => {
       aborted = true;
       killGroup();
+      stopWaitingSoon();
     };
+
+    // A process stuck in uninterruptible sleep (a hung mount, a dead NFS server) does not
+    // die even from SIGKILL; a caller that gave up on it must not wait on it forever.
+    const stopWaitingSoon = () => timers.push(setTimeout(() => finish(), KILL_WAIT_MS));
 
     child.stdout!.on('data', (chunk: Buffer) => {
       if (!stdout.push(chunk)) killGroup(); // more than any response can be: stop it now
@@ -143,13 +151,20 @@ function startPlugin(
       exitCode = code;
       exitSignal = sig;
       timers.push(
-        setTimeout(() => {
-          outputHeldOpen = true;
-          killGroup();
-          killOutputHolders(outputEnds);
-          // Whatever escaped the group and still holds the pipe, we stop waiting for it.
-          timers.push(setTimeout(() => finish(), CLOSE_GRACE_MS));
-        }, CLOSE_GRACE_MS),
+        setTimeout(
+          // Through setImmediate: if this process was too busy to read the pipes' end
+          // before the grace ran out, their EOF is read first and the run ends normally.
+          () =>
+            setImmediate(() => {
+              if (settled) return;
+              outputHeldOpen = true;
+              killGroup();
+              killOutputHolders(outputEnds);
+              // Whatever escaped the group and still holds the pipe, we stop waiting for it.
+              timers.push(setTimeout(() => finish(), CLOSE_GRACE_MS));
+            }),
+          CLOSE_GRACE_MS,
+        ),
       );
     });
 
@@ -163,6 +178,7 @@ function startPlugin(
         setTimeout(() => {
           timedOut = true;
           killGroup();
+          stopWaitingSoon();
         }, options.timeoutMs),
       );
       if (options.signal?.aborted) onAbort();
