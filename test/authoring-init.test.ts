@@ -123,6 +123,16 @@ describe('dhv init, install, build, check: every template, offline', () => {
     }, 180_000);
   }
 
+  it('scaffolds from the installed package too: the templates ship in the tarball', async () => {
+    const installed = join(projects.get('minimal')!, 'node_modules/@dhv/harness/bin/run.js');
+    const init = await run(process.execPath, [installed, 'init', 'from-package', '--template', 'loopback', '--json'], { cwd: work });
+    expectSuccess(init, 'dhv init from the installed @dhv/harness');
+    expect(JSON.parse(init.stdout).files).toContain('src/plugin.ts');
+    expect(await readFile(join(work, 'from-package/src/plugin.ts'), 'utf8')).toBe(
+      await readFile(join(projects.get('loopback')!, 'src/plugin.ts'), 'utf8').then((text) => text.replaceAll('my-loopback', 'from-package')),
+    );
+  });
+
   it("runs the conformance catalogue from the generated project's own vitest test", async () => {
     // One check is enough to prove the wiring; the whole catalogue ran through dhv check above.
     const result = await run('npm', ['test', '--silent', '--', '--testNamePattern', 'create.idempotent'], { cwd: projects.get('minimal')! });
