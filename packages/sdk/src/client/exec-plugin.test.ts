@@ -52,6 +52,11 @@ describe('execPlugin decodes what a plugin prints', () => {
     expect(await execPlugin(p, 'fingerprint', {})).toMatchObject({ version: '2.0.0', rawVersion: 'v2', stderr: '' });
   });
 
+  it('reports the version as written by the key Go would have used (the last of duplicate keys, any case)', async () => {
+    const p = await dir.bash('fp', `echo '{"version": "1", "Version": "2", "version": "3"}'`);
+    expect(await execPlugin(p, 'fingerprint', {})).toMatchObject({ version: '3.0.0', rawVersion: '3' });
+  });
+
   it('creates, with bytes as a bigint', async () => {
     const p = await dir.bash('c', `echo '{"path": "/srv/volumes/x", "bytes": 9223372036854775807}'`);
     expect(await execPlugin(p, 'create', request)).toMatchObject({ path: '/srv/volumes/x', bytes: 9223372036854775807n });

@@ -123,8 +123,7 @@ export function interpretRun(
     case 'fingerprint': {
       const decoded = decodeFingerprintOutput(stdout);
       if (!decoded.ok) throw badOutput(decoded.error, details);
-      const rawVersion = rawVersionOf(stdout);
-      return { ...info, version: decoded.value.version.normalized, rawVersion };
+      return { ...info, version: decoded.value.version.normalized, rawVersion: decoded.value.version.original };
     }
     case 'create': {
       const decoded = decodeCreateOutput(stdout);
@@ -136,16 +135,6 @@ export function interpretRun(
     }
     default:
       return info;
-  }
-}
-
-function rawVersionOf(stdout: string): string {
-  try {
-    const parsed = JSON.parse(stdout) as Record<string, unknown>;
-    const key = Object.keys(parsed).reverse().find((k) => k.toLowerCase() === 'version');
-    return key ? String(parsed[key]) : '';
-  } catch {
-    return '';
   }
 }
 

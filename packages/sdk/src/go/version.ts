@@ -13,6 +13,8 @@ export interface GoVersion {
   metadata: string;
   /** The form the agent reports: at least three segments, `-pre` and `+meta` kept. */
   normalized: string;
+  /** The text it was parsed from. */
+  original: string;
 }
 
 export type GoVersionResult = { ok: true; version: GoVersion } | { ok: false; error: string };
@@ -32,7 +34,7 @@ export function parseGoVersion(input: string): GoVersionResult {
   let normalized = segments.join('.');
   if (prerelease) normalized += `-${prerelease}`;
   if (metadata) normalized += `+${metadata}`;
-  return { ok: true, version: { segments, prerelease, metadata, normalized } };
+  return { ok: true, version: { segments, prerelease, metadata, normalized, original: input } };
 }
 
 export function isGoVersion(input: string): boolean {
