@@ -1,21 +1,26 @@
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { isStrictlyInside, runTool } from '@dhv/sdk';
+import { runTool } from '@dhv/sdk';
+import { loopDevicesBackedUnder, mountsUnder } from '../agent/reboot.js';
 
 /**
  * The suite's scratch space: one temporary root per run, a directory per check under
  * it, and a forced removal that also undoes what a loopback plugin leaves behind
- * (mounts and loop devices) when its own delete did not.
+ * (mounts and loop devices) when its own delete did not. Unlike the agent's reboot,
+ * which stops at the first failure, this carries on and reports every problem: it is
+ * the last chance to leave the host clean.
  */
 export async function makeRunRoot(parent?: string): Promise<string> {
   return mkdtemp(join(parent ?? tmpdir(), 'dhv-check-'));
 }
 
-/** Unmounts everything mounted at or under `dir` (deepest first) and detaches loop devices backed by files under it. */
+/** Unmounts everything mounted under `dir` (deepest first) and detaches loop devices backed by files under it. */
 export async function releaseSystemResources(dir: string): Promise<string[]> {
   const problems: string[] = [];
-  for (const mountPoint of await mountsUnder(dir)) {
+  // Deepest first, so nested mounts come off before their parents.
+  const mounts = (await mountsUnder(dir)).sort((a, b) => b.length - a.length);
+  for (const mountPoint of mounts) {
     try {
       await runTool('umount', [mountPoint], { debianPackage: 'mount' });
     } catch {
@@ -26,7 +31,7 @@ export async function releaseSystemResources(dir: string): Promise<string[]> {
       }
     }
   }
-  for (const device of await loopDevicesBackedUnder(dir)) {
+  for (const { device } of await loopDevicesBackedUnder(dir)) {
     try {
       await runTool('losetup', ['-d', device], { debianPackage: 'mount' });
     } catch (err) {
@@ -45,46 +50,4 @@ export async function forceRemove(dir: string): Promise<string[]> {
     problems.push(`could not remove ${dir}: ${err instanceof Error ? err.message : String(err)}`);
   }
   return problems;
-}
-
-const inside = (dir: string, path: string) => path === dir || isStrictlyInside(dir, path);
-
-async function mountsUnder(dir: string): Promise<string[]> {
-  let table: string;
-  try {
-    table = await readFile('/proc/self/mountinfo', 'utf8');
-  } catch {
-    return [];
-  }
-  const points = table
-    .split('\n')
-    .map((line) => line.split(' ')[4])
-    .filter((p): p is string => p !== undefined)
-    .map(unescapeMountPath)
-    .filter((p) => inside(dir, p));
-  return [...new Set(points)].sort((a, b) => b.length - a.length);
-}
-
-/** mountinfo writes space, tab, newline and backslash as octal escapes. */
-function unescapeMountPath(path: string): string {
-  return path.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
-}
-
-async function loopDevicesBackedUnder(dir: string): Promise<string[]> {
-  let names: string[];
-  try {
-    names = (await readdir('/sys/block')).filter((n) => n.startsWith('loop'));
-  } catch {
-    return [];
-  }
-  const devices: string[] = [];
-  for (const name of names) {
-    try {
-      const backing = (await readFile(`/sys/block/${name}/loop/backing_file`, 'utf8')).trim().replace(/ \(deleted\)$/, '');
-      if (inside(dir, backing)) devices.push(`/dev/${name}`);
-    } catch {
-      // Not attached.
-    }
-  }
-  return devices;
 }

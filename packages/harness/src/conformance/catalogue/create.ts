@@ -5,7 +5,7 @@ import { ENV } from '@dhv/sdk/plugin';
 import { decodeErrorOutput, type CreateResult } from '@dhv/sdk/client';
 import { readCreatedBytes, readCreatedPath } from '../inspect.js';
 import { describeRun, succeeded, type RawRun } from '../raw-run.js';
-import { releaseSystemResources } from '../sandbox.js';
+import { simulateReboot } from '../../agent/reboot.js';
 import type { Check, CheckContext, CreateInput } from '../types.js';
 import { markerProblem, writeMarker } from './volume-files.js';
 
@@ -170,8 +170,11 @@ export const createChecks: Check[] = [
       const request = ctx.newVolume();
       const first = await ctx.provision(request);
       const marker = await writeMarker(ctx, first.path);
-      const problems = await releaseSystemResources(ctx.sandbox);
-      if (problems.length > 0) ctx.skip(`could not simulate the reboot: ${problems.join('; ')}`);
+      try {
+        await simulateReboot(ctx.sandbox);
+      } catch (err) {
+        ctx.skip(`could not simulate the reboot: ${(err as Error).message}`);
+      }
       const restored = await ctx.create(request);
       samePathOrFail(ctx, first.path, restored, 'the restore');
       const lost = await markerProblem(restored.path, marker);
