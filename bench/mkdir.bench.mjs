@@ -3,10 +3,11 @@
 // HOME), against `node -e 0` with the same environment in the same run. Targets:
 // fingerprint within 1.5x, create within 2x of `node -e 0`.
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bundlePlugin } from '@dhv/sdk/build';
 import { findTool } from '@dhv/sdk/plugin';
 
 const PLUGIN = fileURLToPath(new URL('../packages/plugin-mkdir/dist/dhv-mkdir', import.meta.url));
@@ -22,6 +23,7 @@ export default async function run(lib) {
     const fingerprintEnv = lib.agentEnv('fingerprint', {});
     const existing = randomUUID();
     const df = findTool('df', 'coreutils');
+    const minimal = await bundleMinimalPlugin(dir);
 
     // One of each per round, so a machine busy with something else slows every row alike.
     const rows = [
@@ -32,6 +34,8 @@ export default async function run(lib) {
       // The restore call the agent makes for every volume after each restart.
       { label: 'dhv-mkdir create, existing (restore)', target: '≤ 2× node -e 0', measure: () => once(PLUGIN, ['create'], lib.agentEnv('create', request(existing), PLUGIN)) },
       { label: 'dhv-mkdir delete, missing volume (no df, no mkdir)', measure: () => once(PLUGIN, ['delete'], lib.agentEnv('delete', { ...request(randomUUID()), parameters: null }, PLUGIN)) },
+      // The SDK runtime's own floor for create: a plugin whose create does nothing.
+      { label: 'minimal definePlugin plugin, create (SDK floor)', measure: () => once(minimal, ['create'], lib.agentEnv('create', request(randomUUID()), minimal)) },
       // What the free-space query spawns: check-disk-space runs `df -Pk -- <path>`.
       { label: 'df -Pk alone (spawned by check-disk-space)', measure: () => once(df, ['-Pk', '--', volumesDir], {}) },
     ].map((row) => ({ ...row, samplesMs: [] }));
@@ -49,11 +53,24 @@ export default async function run(lib) {
         "The bundled packages/plugin-mkdir/dist/dhv-mkdir run as `<plugin> <operation>` with exactly the agent's " +
         'environment (DHV_* only, no PATH/HOME); `node -e 0` with the same environment is the baseline. Rows are ' +
         'interleaved, one run of each per round. "create, new volume" makes a fresh volume each run (mode 0750, free ' +
-        'space measured); "create, existing" is the restore call after an agent restart; "delete, missing" shows the ' +
-        "SDK runtime's cost for create/delete (zod request validation) with almost no work of the plugin's own.",
+        'space measured); "create, existing" is the restore call after an agent restart. "delete, missing" and the ' +
+        "minimal plugin's create show the SDK runtime's own cost for create/delete (loading zod, validating the request), " +
+        'with almost no work of the plugin\'s own.',
       rows: rows.map(({ label, samplesMs, baseline, target }) => ({ label, samplesMs, ...(baseline ? { baseline } : {}), ...(target ? { target } : {}) })),
     };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** A definePlugin plugin that does nothing, bundled the same way: the floor any SDK plugin's create pays. */
+async function bundleMinimalPlugin(dir) {
+  const entry = join(dir, 'minimal.mjs');
+  const sdkPlugin = fileURLToPath(import.meta.resolve('@dhv/sdk/plugin'));
+  await writeFile(
+    entry,
+    `import { definePlugin } from ${JSON.stringify(sdkPlugin)};\n` +
+      `export default definePlugin({ name: 'minimal', version: '1.0.0', create: (r) => ({ path: r.volumesDir + '/' + r.volumeId, bytes: 0 }), delete: () => {} });\n`,
+  );
+  return (await bundlePlugin({ entry, outfile: join(dir, 'minimal') })).outfile;
 }
