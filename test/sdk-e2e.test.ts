@@ -138,6 +138,13 @@ describe('a bundled plugin whose modules misbehave while loading', () => {
     expect(run.stderr).toBe('loading the loud plugin\n{ loading: true }\n');
   });
 
+  it('redirects writes to a stdout stream the plugin saved while loading', async () => {
+    const loud = await bundled('loud-plugin.ts', 'loud');
+    const run = await execPlugin(loud, 'create', request());
+    expect(run.stdout).toBe(`{"path":"${join(volumesDir, VOLUME_ID)}","bytes":0}\n`);
+    expect(run.stderr).toContain('written through a stream saved at load time\n');
+  });
+
   it('answers {"error"} with exit status 1 when a module throws while loading', async () => {
     const loud = await bundled('loud-plugin.ts', 'loud');
     const err = await execPlugin(loud, 'create', request({ volumeName: 'explode' })).catch((e: unknown) => e);

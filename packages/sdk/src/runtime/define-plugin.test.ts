@@ -129,6 +129,12 @@ describe('output', () => {
     expect(result.stderr).toBe("log line { a: 1 }\ninfo\nerror line\nraw stdout\nraw stderr\nafter await\n");
   });
 
+  it('redirects a reference to process.stdout taken before the handler ran', async () => {
+    const saved = process.stdout;
+    const result = await create(plugin({ create: () => (saved.write('through a saved reference\n'), { path: '/v' }) }));
+    expect(result).toMatchObject({ stdout: '{"path":"/v","bytes":0}', stderr: 'through a saved reference\n' });
+  });
+
   it('gives handlers a log function that writes a line to stderr', async () => {
     const result = await create(plugin({ create: (_r, ctx) => (ctx.log('creating'), { path: '/v' }) }));
     expect(result.stderr).toBe('creating\n');

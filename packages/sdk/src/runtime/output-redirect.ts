@@ -64,16 +64,30 @@ function redirectStream(name: 'stdout' | 'stderr', route: Route): () => void {
     patched = { stream, write };
     return stream;
   };
-  if (descriptor?.get) {
+  let restoreGetter: (() => void) | undefined;
+  if (descriptor?.get && !streamMayExist()) {
     const get = descriptor.get;
     Object.defineProperty(process, name, { ...descriptor, get: () => patch(get.call(process)) });
+    restoreGetter = () => Object.defineProperty(process, name, descriptor);
   } else if (descriptor) {
-    patch(descriptor.value as NodeJS.WriteStream);
+    // Plugin code may hold the stream already (`const out = process.stdout`): patch it now.
+    patch((descriptor.get ? descriptor.get.call(process) : descriptor.value) as NodeJS.WriteStream);
   }
   return () => {
-    if (descriptor?.get) Object.defineProperty(process, name, descriptor);
+    restoreGetter?.();
     if (patched) patched.stream.write = patched.write;
   };
+}
+
+/**
+ * Whether node may have built process.stdout or process.stderr already. Building one
+ * loads the module behind it (net for a pipe, tty for a terminal, a sync write stream
+ * for a file), so when none of those is loaded, neither stream exists yet.
+ */
+function streamMayExist(): boolean {
+  const loaded = (process as { moduleLoadList?: unknown }).moduleLoadList;
+  if (!Array.isArray(loaded)) return true;
+  return loaded.some((m) => m === 'NativeModule net' || m === 'NativeModule tty' || m === 'NativeModule internal/fs/sync_write_stream');
 }
 
 function install(): () => void {
