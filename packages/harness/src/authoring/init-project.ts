@@ -58,7 +58,7 @@ export async function initProject(options: InitOptions): Promise<InitResult> {
     checkCommand: needsRoot ? 'sudo npm run check' : 'npm run check',
     testCommand: needsRoot ? 'sudo npm test' : 'npm test',
     requirements: needsRoot
-      ? '\nThis plugin formats and mounts filesystems, so it needs root (as the Nomad agent runs it); without root, the test skips.\n'
+      ? ' This plugin formats and mounts filesystems, so it needs root, as the Nomad agent runs it; without root, the test skips.'
       : '',
   };
 
