@@ -83,6 +83,14 @@ describe('dhv-mkdir delete', () => {
     expect(await listTree(dir)).toEqual([]);
   });
 
+  it('succeeds when the volumes dir is a file, leaving the file alone', async () => {
+    dir = await sandbox();
+    const file = join(dir, 'volumes');
+    await writeFile(file, 'not a directory');
+    await remove(plugin.executable, deleteRequest(file, newVolumeId()));
+    expect(await readFile(file, 'utf8')).toBe('not a directory');
+  });
+
   it('derives the path the way create does when DHV_CREATED_PATH is empty', async () => {
     await setup();
     const id = newVolumeId();

@@ -14,10 +14,10 @@ export async function deleteVolume(request: DeleteRequest, ctx: HandlerContext):
   const path = volumePath(request.volumesDir, request.volumeId);
   expectCreatedPath(request.createdPath, path);
   const volumesDir = await stat(dirname(path)).catch((err: unknown) => {
-    if (errnoOf(err) === 'ENOENT') return undefined;
+    if (errnoOf(err) === 'ENOENT' || errnoOf(err) === 'ENOTDIR') return undefined;
     throw err;
   });
-  if (!volumesDir) return; // no volumes dir, so no volume
+  if (!volumesDir?.isDirectory()) return; // no volumes dir, so no volume in it
   await withVolumePathLock(path, ctx.signal, async () => {
     const stats = await lstatIfExists(path);
     if (!stats) return;
