@@ -2,7 +2,7 @@
 // line: `node bench/run.mjs fingerprint`), prints a table, and rewrites bench/RESULTS.md.
 // Expects a build first (`npm run bench` does `npm run build` then this).
 import { readdir, readFile, writeFile } from 'node:fs/promises';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as lib from './lib.mjs';
@@ -81,7 +81,12 @@ function markdown(summary) {
   const out = [`## ${summary.title}`, '', `Source: \`bench/${summary.file}\`. ${summary.note}`.trim(), ''];
   out.push(`| ${cells[0].join(' | ')} |`, `|${cells[0].map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`);
   for (const row of cells.slice(1)) out.push(`| ${row.join(' | ')} |`);
-  out.push('', `Measured ${date} on ${machine.cpu} (${machine.cores} cores), node ${machine.node}, ${machine.platform}.`, '');
+  out.push(
+    '',
+    `Measured ${date} on ${machine.cpu} (${machine.cores} cores), node ${machine.node}, ${machine.platform}; ` +
+      `load average ${summary.load} when it started (anything near or above the core count skews the figures).`,
+    '',
+  );
   return out.join('\n');
 }
 
@@ -103,7 +108,8 @@ for (const file of selected) {
   try {
     const mod = await import(pathToFileURL(join(here, file)).href);
     if (typeof mod.default !== 'function') throw new Error(`${file} has no default export function run(lib)`);
-    const summary = summarize(await mod.default(lib), file);
+    const load = loadavg()[0].toFixed(2);
+    const summary = { ...summarize(await mod.default(lib), file), load };
     printTable(summary);
     sections.set(file, markdown(summary));
   } catch (err) {
