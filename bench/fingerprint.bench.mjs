@@ -10,7 +10,7 @@ import { bundlePlugin } from '@dhv/sdk/build';
 export default async function run(lib) {
   const dir = await mkdtemp(join(tmpdir(), 'dhv-bench-fingerprint-'));
   try {
-    const sdkPlugin = fileURLToPath(import.meta.resolve('@dhv/sdk/plugin'));
+    const sdkPlugin = fileURLToPath(new URL('../packages/sdk/dist/plugin.js', import.meta.url));
     const entry = join(dir, 'minimal.mjs');
     await writeFile(
       entry,
