@@ -45,7 +45,6 @@ Exit status: 0 when no required check failed, 1 when one did, 2 on a usage error
     'capacity-max': Flags.string({ description: 'capacity_max for every create, a human size like 20MiB' }),
     json: Flags.boolean({ description: 'print the whole report as JSON', default: false }),
     junit: Flags.string({ description: 'also write the report as JUnit XML to this file' }),
-    verbose: Flags.boolean({ char: 'v', description: 'show each check\'s notes (measured times, versions, sizes)', default: false }),
     list: Flags.boolean({ description: 'list the checks and exit', default: false }),
   };
 
@@ -82,7 +81,7 @@ Exit status: 0 when no required check failed, 1 when one did, 2 on a usage error
     }
 
     if (flags.junit) await writeFile(flags.junit, formatJUnit(report));
-    process.stdout.write(flags.json ? formatJson(report) : formatHuman(report, { verbose: flags.verbose }));
+    process.stdout.write(flags.json ? formatJson(report) : formatHuman(report));
     if (report.interrupted) this.exit(130);
     if (!report.ok) this.exit(1);
   }

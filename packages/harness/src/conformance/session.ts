@@ -6,7 +6,7 @@ import { AGENT_TIMEOUT_MS } from '@dhv/sdk/plugin';
 import { CheckOutcome, describeUnexpected } from './outcome.js';
 import { runRaw, type RawRun } from './raw-run.js';
 import { forceRemove, makeRunRoot } from './sandbox.js';
-import type { Check, CheckContext, CheckResult, CreateInput, DeleteInput, Status, SuiteSettings } from './types.js';
+import type { Check, CheckContext, CheckResult, DeleteInput, Status, SuiteSettings } from './types.js';
 
 /**
  * One run of the suite against one plugin: the run-wide temporary root, the values
@@ -222,4 +222,3 @@ function throwProblems(problems: string[]): void {
   if (problems.length > 0) throw new Error(problems.join('; '));
 }
 
-export type { CreateInput };

@@ -2,13 +2,8 @@ import { AREAS, type CheckResult, type ConformanceReport, type Status } from '..
 
 const MARK: Record<Status, string> = { pass: 'PASS', fail: 'FAIL', warn: 'WARN', skip: 'SKIP' };
 
-export interface HumanOptions {
-  /** Also list each passing check's notes (measured values, the normalised version). */
-  verbose?: boolean;
-}
-
-/** The report as a table grouped by area: status, check ID, timing, and why for each non-pass. */
-export function formatHuman(report: ConformanceReport, options: HumanOptions = {}): string {
+/** The report as a table grouped by area: status, check ID, timing, why for each non-pass, and what was measured. */
+export function formatHuman(report: ConformanceReport): string {
   const lines: string[] = [`dhv check ${report.plugin}`, ''];
   const idWidth = Math.max(...report.results.map((r) => r.id.length), 10);
   for (const area of AREAS) {
@@ -20,8 +15,7 @@ export function formatHuman(report: ConformanceReport, options: HumanOptions = {
       lines.push(`  ${MARK[r.status]}  ${r.id.padEnd(idWidth)}  ${formatMs(r.durationMs).padStart(8)}${severity}`);
       if (r.status !== 'pass' && r.reason) lines.push(...wrap(r.reason, '        '));
       if (r.status === 'fail') lines.push(`        requirement: ${r.title} (${r.protocolRef})`);
-      if (options.verbose) for (const note of r.notes) lines.push(`        note: ${note}`);
-      else for (const note of r.notes.filter((n) => n.startsWith('cleanup') || n.startsWith('run cleanup'))) lines.push(`        ${note}`);
+      for (const note of r.notes) lines.push(...wrap(`· ${note}`, '        '));
     }
     lines.push('');
   }
