@@ -1,16 +1,57 @@
 #!/usr/bin/env node
 // Bundles a plugin into one executable file; the same code path as `dhv build`.
+import { parseArgs } from 'node:util';
 import { bundlePlugin } from '../dist/build.js';
 
-const [entry, outfile] = process.argv.slice(2);
-if (!entry || !outfile) {
-  process.stderr.write('usage: dhv-bundle <entry> <outfile>\n');
+const USAGE = `usage: dhv-bundle <entry> <outfile> [--node /abs/path/to/node] [--no-minify] [--json]
+
+Bundles a plugin written with definePlugin (the entry's default export) into one
+executable file: every dependency inside, a #! line naming node by absolute path (the
+Nomad agent gives plugins no PATH), mode 755. Copy the file into the client's
+host_volume_plugin_dir; its file name is the plugin ID.
+
+  --node PATH   the node the #! line names (default: this node, ${process.execPath})
+  --no-minify   keep the output readable
+  --json        print the result as JSON
+`;
+
+let parsed;
+try {
+  parsed = parseArgs({
+    allowPositionals: true,
+    options: {
+      node: { type: 'string' },
+      'no-minify': { type: 'boolean' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+} catch (err) {
+  process.stderr.write(`dhv-bundle: ${err.message}\n\n${USAGE}`);
   process.exit(2);
 }
+const { values, positionals } = parsed;
+if (values.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
+if (positionals.length !== 2) {
+  process.stderr.write(`dhv-bundle: expected an entry and an output file\n\n${USAGE}`);
+  process.exit(2);
+}
+const [entry, outfile] = positionals;
 try {
-  const result = await bundlePlugin({ entry, outfile });
-  process.stdout.write(`built ${result.outfile} (${result.bytes} bytes, #!${result.interpreter})\n`);
+  const result = await bundlePlugin({
+    entry,
+    outfile,
+    ...(values.node ? { nodePath: values.node } : {}),
+    ...(values['no-minify'] ? { minify: false } : {}),
+  });
+  process.stdout.write(
+    values.json ? `${JSON.stringify(result)}\n` : `built ${result.outfile} (${result.bytes} bytes, #!${result.interpreter})\n`,
+  );
 } catch (err) {
+  if (values.json) process.stdout.write(`${JSON.stringify({ error: err instanceof Error ? err.message : String(err) })}\n`);
   process.stderr.write(`dhv-bundle: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
 }
