@@ -39,6 +39,14 @@ function samePathOrFail(ctx: CheckContext, first: string, again: CreateResult, w
   if (again.path !== first) ctx.fail(`${what} returned ${JSON.stringify(again.path)}, but the first create returned ${JSON.stringify(first)}`);
 }
 
+/** The same volume asked for again with a larger capacity_min (twice the old one, or 16 MiB more than it has). */
+function largerRequest(request: CreateInput, bytes: bigint): CreateInput {
+  const baseMin = BigInt(request.capacityMinBytes ?? 0);
+  const baseMax = BigInt(request.capacityMaxBytes ?? 0);
+  const largerMin = baseMin > 0n ? baseMin * 2n : bytes > 0n ? bytes + 16n * MiB : 32n * MiB;
+  return { ...request, capacityMinBytes: largerMin, capacityMaxBytes: baseMax > 0n && baseMax < largerMin ? largerMin : baseMax };
+}
+
 export const createChecks: Check[] = [
   {
     id: 'create.path',
@@ -192,21 +200,15 @@ export const createChecks: Check[] = [
       const request = ctx.newVolume();
       const first = await ctx.provision(request);
       const marker = await writeMarker(ctx, first.path);
-      const baseMin = BigInt(request.capacityMinBytes ?? 0);
-      const baseMax = BigInt(request.capacityMaxBytes ?? 0);
-      const largerMin = baseMin > 0n ? baseMin * 2n : first.bytes > 0n ? first.bytes + 16n * MiB : 32n * MiB;
-      const larger = { ...request, capacityMinBytes: largerMin, capacityMaxBytes: baseMax > 0n && baseMax < largerMin ? largerMin : baseMax };
+      const larger = largerRequest(request, first.bytes);
+      const largerMin = BigInt(larger.capacityMinBytes ?? 0);
       const run = await ctx.runAsAgent('create', larger);
       if (succeeded(run)) {
         const path = readCreatedPath(run.stdout);
         if (!path.ok) ctx.fail(`the larger create succeeded but ${path.problem}`);
         if (path.value !== first.path) ctx.fail(`the larger create moved the volume from ${first.path} to ${path.value}`);
         const bytes = readCreatedBytes(run.stdout);
-        if (bytes.ok && bytes.value > 0n && bytes.value < largerMin) {
-          ctx.warn(`accepted capacity_min ${largerMin} bytes (${formatSize(largerMin)}) but reports only ${bytes.value} bytes`);
-        } else {
-          ctx.note(bytes.ok && bytes.value > 0n ? `expanded to ${formatSize(bytes.value)}` : 'accepted (reports no capacity)');
-        }
+        ctx.note(`accepted capacity_min ${formatSize(largerMin)}; reports ${bytes.ok ? formatSize(bytes.value) : 'no valid bytes'}`);
       } else {
         if (run.timedOut || run.spawnError) ctx.fail(`the larger create did not finish: ${describeRun(run)}`);
         const message = decodeErrorOutput(run.stdout);
@@ -217,6 +219,31 @@ export const createChecks: Check[] = [
       }
       const lost = await markerProblem(first.path, marker);
       if (lost) ctx.fail(`after the larger create, ${lost}`);
+    },
+  },
+  {
+    id: 'create.expands',
+    area: 'create',
+    title: 'A plugin that reports capacity and accepts a larger capacity_min on a repeat create reports at least that much afterwards.',
+    protocolRef: REF,
+    severity: 'recommended',
+    needs: [...NEEDS_WORKING_CREATE, 'create.larger-capacity'],
+    async run(ctx: CheckContext) {
+      const request = ctx.newVolume();
+      const first = await ctx.provision(request);
+      if (first.bytes === 0n) ctx.skip('the plugin reports 0 bytes: it does not claim capacity, so there is nothing to expand');
+      const larger = largerRequest(request, first.bytes);
+      const wanted = BigInt(larger.capacityMinBytes ?? 0);
+      let again: CreateResult;
+      try {
+        again = await ctx.create(larger);
+      } catch (err) {
+        ctx.skip(`the plugin refuses a larger capacity_min (it does not claim expansion): ${(err as Error).message}`);
+      }
+      if (again.bytes < wanted) {
+        ctx.fail(`accepted capacity_min ${wanted} bytes (${formatSize(wanted)}) but reports ${again.bytes} bytes (${formatSize(again.bytes)}): the agent records less than was asked for`);
+      }
+      ctx.note(`${formatSize(first.bytes)} → ${formatSize(again.bytes)}`);
     },
   },
 ];
