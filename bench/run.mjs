@@ -101,7 +101,7 @@ async function readSections() {
   return sections;
 }
 
-const sections = await readSections();
+const fresh = new Map();
 let failed = 0;
 for (const file of selected) {
   process.stdout.write(`running ${file}...\n`);
@@ -111,13 +111,16 @@ for (const file of selected) {
     const load = loadavg()[0].toFixed(2);
     const summary = { ...summarize(await mod.default(lib), file), load };
     printTable(summary);
-    sections.set(file, markdown(summary));
+    fresh.set(file, markdown(summary));
   } catch (err) {
     failed++;
     process.stderr.write(`\n${file} failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
   }
 }
 
+// Read the file again only now: another run may have rewritten other sections meanwhile.
+const sections = await readSections();
+for (const [file, section] of fresh) sections.set(file, section);
 const body = [...sections.keys()]
   .filter((file) => available.includes(file))
   .sort()
