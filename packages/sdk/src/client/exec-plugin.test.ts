@@ -223,7 +223,7 @@ describe('execPlugin stays in control of a misbehaving plugin', () => {
     expect(await groupGone(await p.pgid())).toBe(true);
   });
 
-  it('does not start a plugin when the signal is already aborted', async () => {
+  it('reports PLUGIN_ABORTED when the signal was aborted before the call', async () => {
     const p = await dir.bash('p', `echo '{"version": "1"}'`);
     await failure(execPlugin(p, 'fingerprint', {}, { signal: AbortSignal.abort() }), 'PLUGIN_ABORTED');
   });
