@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readlinkSync } from 'node:fs';
+import { findTool, TOOL_ENV } from '../helpers/system-tools.js';
 
 /**
  * A plugin can leave a daemon behind in a session of its own (setsid), out of reach of
@@ -56,4 +58,46 @@ export function killOutputHolders(ends: readonly string[]): number[] {
     }
   }
   return killed;
+}
+
+/**
+ * This process's ends of a child's stdout and stderr. Unlike the child's own ends they
+ * can be read at any time: a plugin that forks and exits within a millisecond is gone
+ * (its /proc entry empty) before the parent gets to look at it.
+ */
+export function parentEndsOf(streams: ReadonlyArray<unknown>): string[] {
+  const ends: string[] = [];
+  for (const stream of streams) {
+    const fd = (stream as { _handle?: { fd?: unknown } } | null)?._handle?.fd;
+    if (typeof fd !== 'number' || fd < 0) continue;
+    try {
+      ends.push(readlinkSync(`/proc/self/fd/${fd}`));
+    } catch {
+      // not on Linux
+    }
+  }
+  return ends;
+}
+
+/**
+ * The other ends of this process's unix sockets `ends` (libuv gives a child socketpairs
+ * as stdio). Only the kernel's socket diagnostics know a socket's peer; `ss` (iproute2)
+ * asks them. Without `ss` this returns nothing, and the ends read at spawn are all there is.
+ */
+export function peerSocketsOf(ends: readonly string[]): string[] {
+  const inodes = new Set(ends.map((e) => /^socket:\[([0-9]+)\]$/.exec(e)?.[1]).filter((i): i is string => i !== undefined));
+  if (inodes.size === 0) return [];
+  let table: string;
+  try {
+    table = execFileSync(findTool('ss', 'iproute2'), ['-x', '-a', '-n', '-H'], { env: TOOL_ENV, encoding: 'utf8', timeout: 2_000, stdio: ['ignore', 'pipe', 'ignore'] });
+  } catch {
+    return [];
+  }
+  const peers: string[] = [];
+  for (const line of table.split('\n')) {
+    // Netid State Recv-Q Send-Q Local-Address Port Peer-Address Port: an unnamed socket's address is "*", its port its inode.
+    const m = /\s([0-9]+)\s+\S+\s+([0-9]+)\s*$/.exec(line);
+    if (m && inodes.has(m[1]!) && m[2] !== '0') peers.push(`socket:[${m[2]}]`);
+  }
+  return peers;
 }

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { killOutputHolders, outputEndsOf } from './output-holders.js';
+import { killOutputHolders, outputEndsOf, parentEndsOf, peerSocketsOf } from './output-holders.js';
 import { execFormatError } from './exec-format.js';
 
 /**
@@ -95,6 +95,7 @@ function startPlugin(
 
     // Read now, while the child surely holds them: they identify a daemon that escapes the group.
     const outputEnds = child.pid !== undefined ? outputEndsOf(child.pid) : [];
+    const parentEnds = parentEndsOf([child.stdout, child.stderr]);
 
     const killGroup = () => {
       if (child.pid === undefined) return;
@@ -159,7 +160,7 @@ function startPlugin(
               if (settled) return;
               outputHeldOpen = true;
               killGroup();
-              killOutputHolders(outputEnds);
+              killOutputHolders([...outputEnds, ...peerSocketsOf(parentEnds)]);
               // Whatever escaped the group and still holds the pipe, we stop waiting for it.
               timers.push(setTimeout(() => finish(), CLOSE_GRACE_MS));
             }),
