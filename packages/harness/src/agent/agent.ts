@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { mkdir, unlink } from 'node:fs/promises';
 import type { AgentConfig } from '../config/agent-config.js';
@@ -20,6 +21,13 @@ export interface AgentOptions {
   restoreConcurrency?: number;
   /** Where warnings go as they happen (a CLI prints them to stderr). */
   onWarning?: (message: string) => void;
+}
+
+/** Every plugin run in flight listens on the shutdown signal: thousands of them are expected, not a leak. */
+function newShutdownController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
 }
 
 /** The node as `nomad node status -self -json` shows it, cut to what host volumes touch. */
@@ -56,7 +64,7 @@ export interface StartReport {
  * process) sees the same node; `start()` is what a real agent does when it starts.
  */
 export class Agent {
-  private controller = new AbortController();
+  private controller = newShutdownController();
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly state: ClientState;
   private readonly names: NameClaims;
@@ -87,7 +95,7 @@ export class Agent {
    */
   async start(): Promise<StartReport> {
     this.closed = false;
-    this.controller = new AbortController();
+    this.controller = newShutdownController();
     return this.track(async () => {
       for (const file of await this.state.staleTempFiles()) await unlink(file).catch(() => {});
       const records = await this.state.list();
