@@ -22,6 +22,7 @@ export interface RunOptions extends SettingsInput {
   catalogue?: readonly Check[];
 }
 
+/** `index` counts the checks finished before this event, so a display can show `[index + 1/total]`. */
 export type ProgressEvent =
   | { kind: 'start'; check: Check; index: number; total: number }
   | { kind: 'done'; result: CheckResult; index: number; total: number };
@@ -43,7 +44,7 @@ export async function runConformance(plugin: string, options: RunOptions = {}): 
         results[index] = { ...describeCheck(check), status: 'skip', reason: 'the run was interrupted', notes: [], durationMs: 0 };
         return;
       }
-      options.onProgress?.({ kind: 'start', check, index, total: checks.length });
+      options.onProgress?.({ kind: 'start', check, index: finished, total: checks.length });
       const result = await session.runCheck(check);
       results[index] = result;
       options.onProgress?.({ kind: 'done', result, index: finished++, total: checks.length });
