@@ -30,8 +30,9 @@ export abstract class DhvCommand extends Command {
   protected override async catch(err: Interfaces.CommandError): Promise<never> {
     // oclif's own errors (usage mistakes, exits) keep oclif's handling and exit codes.
     if ((err as { oclif?: unknown }).oclif !== undefined) throw err;
-    if (this.jsonOutput) process.stderr.write(`${toJson(errorJson(err))}\n`);
-    else process.stderr.write(`Error: ${describeError(err)}\n`);
+    const text = this.jsonOutput ? `${toJson(errorJson(err))}\n` : `Error: ${describeError(err)}\n`;
+    // A pipe is written asynchronously: exiting before the write completes would cut the error short.
+    await new Promise<void>((resolve) => process.stderr.write(text, () => resolve()));
     this.exit(1);
   }
 }
