@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { mkdir, readFile, stat, statfs, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, statfs, symlink, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execPlugin, PluginError, type RequestInput } from '@dhv/sdk/client';
@@ -149,6 +149,25 @@ describe.skipIf(skipRootTests())('dhv-loopback on real loop devices', () => {
       const again = await create(id, { parameters, capacityMinBytes: GIB });
       expect(again.bytes).toBe(2n * GIB);
       expect(await sha256(join(path, 'data.bin'))).toBe(before);
+    });
+  }
+
+  for (const fs of ['ext4', 'xfs'] as const) {
+    it(`finishes growing an ${fs} volume whose create was killed after the image grew`, async () => {
+      const id = randomUUID();
+      const parameters = { fs };
+      const { path } = await create(id, { capacityMinBytes: 320n * MIB, parameters });
+      await writeFile(join(path, 'keep'), 'kept');
+      const sizeBefore = await filesystemBytes(path);
+      // What a create killed by the deadline mid-growth leaves: a larger image and the marker.
+      await truncate(imageOf(id), Number(640n * MIB));
+      await writeFile(`${imageOf(id)}.growing`, `${320n * MIB} ${640n * MIB}\n`);
+
+      const restored = await create(id, { capacityMinBytes: 320n * MIB, parameters });
+      expect(restored.bytes).toBe(640n * MIB);
+      expect(await filesystemBytes(path)).toBeGreaterThan(sizeBefore + 250n * MIB);
+      expect(await readFile(join(path, 'keep'), 'utf8')).toBe('kept');
+      await expect(stat(`${imageOf(id)}.growing`)).rejects.toThrow(/ENOENT/);
     });
   }
 

@@ -9,7 +9,7 @@ import { checkRoom, createSparseImage, imageSize, preallocate, publishImage, rem
 import { checkFilesystem, detectFilesystem, makeFilesystem } from './filesystem.js';
 import { attachLoopDevice, deviceNumberOf, detachLoopDevice, loopDevicesFor } from './loop-device.js';
 import { mount, mountsAt, unmount } from './mounts.js';
-import { expandVolume } from './expand.js';
+import { expandVolume, finishInterruptedGrowth } from './expand.js';
 import { noHook, type StepHook } from './steps.js';
 
 export interface CreateOptions {
@@ -168,23 +168,10 @@ async function restore(job: Job, current: bigint): Promise<CreateResponse> {
     ctx.log(`mounted ${layout.imagePath} again at ${layout.mountPath} on ${device}`);
   }
 
+  const volume = { imagePath: layout.imagePath, mountPath: layout.mountPath, device, fs, mountOptions: params.mountOptions };
+  if (await finishInterruptedGrowth(volume, signal)) ctx.log(`finished growing ${layout.mountPath} to ${formatSize(current)}`);
   if (size <= current) return { path: layout.mountPath, bytes: current };
-  await expandVolume(
-    {
-      imagePath: layout.imagePath,
-      stateDir: layout.stateDir,
-      mountPath: layout.mountPath,
-      device,
-      fs,
-      from: current,
-      to: size,
-      preallocate: params.preallocate,
-      mountOptions: params.mountOptions,
-    },
-    undo,
-    job.afterStep,
-    signal,
-  );
+  await expandVolume({ ...volume, stateDir: layout.stateDir, from: current, to: size, preallocate: params.preallocate }, undo, job.afterStep, signal);
   ctx.log(`grew ${layout.mountPath} from ${formatSize(current)} to ${formatSize(size)}`);
   return { path: layout.mountPath, bytes: size };
 }

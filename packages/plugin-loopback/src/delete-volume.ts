@@ -5,6 +5,7 @@ import { checkHost, toolsFor } from './preflight.js';
 import { deviceNumberOf, detachLoopDevice, loopDevicesFor } from './loop-device.js';
 import { mountsAt, mountsBelow, unmount } from './mounts.js';
 import { removeFile } from './image.js';
+import { growthMarker } from './expand.js';
 
 /**
  * Unmounts the volume, detaches its loop device (found by its backing file), and removes
@@ -58,6 +59,7 @@ async function removeVolume(layout: VolumeLayout, ctx: HandlerContext): Promise<
   for (const device of devices) await detachLoopDevice(device, signal);
   await removeFile(layout.imagePath);
   await removeFile(layout.partialImagePath);
+  await removeFile(growthMarker(layout.imagePath));
   await removeMountPoint(layout.mountPath);
   ctx.log(`deleted ${layout.mountPath}${devices.length > 0 ? ` (detached ${devices.join(', ')})` : ''}`);
 }

@@ -10,6 +10,11 @@ function deviceNumber(dev: number): string {
   return `${major}:${minor}`;
 }
 
+/** `major:minor` of a block device, as /proc/self/mountinfo names a mounted device. */
+export async function deviceNumberOf(device: string): Promise<string> {
+  return deviceNumber((await stat(device)).rdev);
+}
+
 /**
  * Every loop device backed by `imagePath`, found by the backing file the kernel records
  * for each attached device (/sys/block/loopN/loop/backing_file, the path as the kernel
@@ -80,10 +85,4 @@ export async function refreshLoopCapacity(device: string, signal?: AbortSignal):
 
 export async function detachLoopDevice(device: string, signal?: AbortSignal): Promise<void> {
   await tool('losetup', ['--detach', device], signal);
-}
-
-
-/** `major:minor` of a block device, as /proc/self/mountinfo names a mounted device. */
-export async function deviceNumberOf(device: string): Promise<string> {
-  return deviceNumber((await stat(device)).rdev);
 }
