@@ -1,0 +1,167 @@
+import { chmod, copyFile, mkdir, symlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { PluginError, execPlugin, resolvePlugin, type PluginErrorCode } from '@dhv/sdk/client';
+import type { Operation } from '@dhv/sdk/plugin';
+import { Agent } from '../packages/harness/src/agent/agent.js';
+import { loadAgentConfig } from '../packages/harness/src/config/agent-config.js';
+import { validateVolumeSpec } from '../packages/harness/src/spec/volume-spec.js';
+import { HOSTILE_FIXTURES, killAll, makeSandbox, mapLimit, recordedPids, removeSandbox, runDhv, survivors } from './support/sandbox.js';
+
+/**
+ * Issue 8, "Hostile plugins", on the agent's side: the simulated agent goes on serving
+ * other volumes while a plugin misbehaves, and `dhv plugin run` shows a person the same
+ * errors the SDK gives a program.
+ */
+
+const VOLUME_ID = '6f1c2a9e-5b7d-4c3e-9a8f-0123456789ab';
+
+let sandbox: string;
+let pluginDir: string;
+let volumesDir: string;
+let dataDir: string;
+const pidFiles: string[] = [];
+
+beforeEach(async () => {
+  sandbox = await makeSandbox('hostile-agent');
+  pluginDir = join(sandbox, 'plugins');
+  dataDir = join(sandbox, 'data');
+  volumesDir = join(dataDir, 'host_volumes');
+  await mkdir(pluginDir);
+  await mkdir(volumesDir, { recursive: true });
+});
+
+afterEach(async () => {
+  for (const file of pidFiles.splice(0)) killAll(await recordedPids(file));
+  await removeSandbox(sandbox);
+});
+
+async function install(fixture: string, id = fixture.replace(/\.sh$/, '')): Promise<string> {
+  const file = join(pluginDir, id);
+  await copyFile(join(HOSTILE_FIXTURES, fixture), file);
+  await chmod(file, 0o755);
+  pidFiles.push(`${file}.pids`);
+  return file;
+}
+
+interface Case {
+  fixture: string;
+  operation: Operation;
+  code: PluginErrorCode;
+  /** How the plugin is named on the command line: its path, or its ID in the plugin dir. */
+  byId?: boolean;
+  prepare?: (file: string) => Promise<void>;
+}
+
+const CASES: Case[] = [
+  { fixture: 'hang.sh', operation: 'create', code: 'PLUGIN_TIMED_OUT' },
+  { fixture: 'daemon-holds-stdout.sh', operation: 'create', code: 'PLUGIN_BAD_OUTPUT' },
+  { fixture: 'daemon-new-session.sh', operation: 'create', code: 'PLUGIN_BAD_OUTPUT' },
+  { fixture: 'flood-stdout.sh', operation: 'create', code: 'PLUGIN_BAD_OUTPUT' },
+  { fixture: 'invalid-utf8.sh', operation: 'create', code: 'PLUGIN_BAD_OUTPUT' },
+  { fixture: 'garbage.sh', operation: 'create', code: 'PLUGIN_BAD_OUTPUT' },
+  { fixture: 'killed-by-signal.sh', operation: 'create', code: 'PLUGIN_FAILED' },
+  { fixture: 'bytes-overflow.sh', operation: 'create', code: 'PLUGIN_BAD_OUTPUT' },
+  { fixture: 'fingerprint-empty.sh', operation: 'fingerprint', code: 'PLUGIN_BAD_OUTPUT' },
+  { fixture: 'missing-interpreter.sh', operation: 'create', code: 'PLUGIN_NOT_FOUND' },
+  { fixture: 'well-behaved.sh', operation: 'create', code: 'PLUGIN_NOT_EXECUTABLE', byId: true, prepare: (file) => chmod(file, 0o644) },
+];
+
+describe('dhv plugin run with a hostile plugin', () => {
+  it('shows a person the same typed error the SDK gives a program, and leaves no process running', async () => {
+    const outcomes = await mapLimit(CASES, 3, async (c) => {
+      const id = `${c.fixture.replace(/\.sh$/, '')}${c.byId ? '-by-id' : ''}`;
+      const file = await install(c.fixture, id);
+      await c.prepare?.(file);
+      const sdkError = await (c.byId ? resolvePlugin(pluginDir, id).then((exe) => execPlugin(exe, c.operation, request(), { timeoutMs: 2_000 })) : execPlugin(file, c.operation, request(), { timeoutMs: 2_000 })).then(
+        () => undefined,
+        (e: unknown) => e as PluginError,
+      );
+      const text = await runDhv(['plugin', 'run', c.byId ? id : file, c.operation, '--volume-id', VOLUME_ID, '--timeout', '2s', '--data-dir', dataDir, '--plugin-dir', pluginDir]);
+      const json = await runDhv(['plugin', 'run', c.byId ? id : file, c.operation, '--volume-id', VOLUME_ID, '--timeout', '2s', '--data-dir', dataDir, '--plugin-dir', pluginDir, '--json']);
+      return { c, file, sdkError, text, json };
+    });
+    for (const { c, file, sdkError, text, json } of outcomes) {
+      expect(sdkError, c.fixture).toBeInstanceOf(PluginError);
+      expect(sdkError!.code, c.fixture).toBe(c.code);
+      expect(text.exitCode, `${c.fixture}: ${text.stderr}`).toBe(1);
+      // The same reason, word for word (the volume ID differs only where the SDK was given none).
+      expect(text.stderr, c.fixture).toContain(sdkError!.reason.slice(0, 60));
+      expect(text.stderr, c.fixture).toContain(`code: ${c.code}`);
+      expect(text.stderr, c.fixture).not.toMatch(/^\s+at .+:\d+:\d+\)?$/m);
+      expect(json.exitCode, c.fixture).toBe(1);
+      expect((JSON.parse(json.stderr) as { error: { code: string } }).error.code, c.fixture).toBe(c.code);
+      expect(await survivors(await recordedPids(`${file}.pids`)), c.fixture).toEqual([]);
+    }
+  }, 120_000);
+
+  it('refuses a plugin ID that leaves the plugin dir, runs nothing, and says "no such plugin"', async () => {
+    const outside = join(sandbox, 'outside');
+    await mkdir(outside);
+    const target = join(outside, 'evil');
+    await copyFile(join(HOSTILE_FIXTURES, 'well-behaved.sh'), target);
+    await chmod(target, 0o755);
+    await symlink(target, join(pluginDir, 'linked'));
+    pidFiles.push(`${target}.pids`, join(pluginDir, 'linked.pids'));
+
+    for (const id of ['linked', '../outside/evil']) {
+      const run = await runDhv(['volume', 'create', '-', '--data-dir', dataDir, '--plugin-dir', pluginDir], {
+        input: `type = "host"\nname = "x"\nplugin_id = "${id}"\n`,
+      });
+      expect(run.exitCode, run.stderr).toBe(1);
+      expect(run.stderr).toMatch(/no such plugin|plugin_id/);
+    }
+    expect(await recordedPids(`${target}.pids`)).toEqual([]);
+  }, 60_000);
+});
+
+const request = () => ({ volumesDir, volumeName: 'hostile', volumeId: VOLUME_ID, nodeId: 'node-1' });
+
+const spec = (name: string, pluginId: string) => validateVolumeSpec({ type: 'host', name, plugin_id: pluginId }, 'create');
+
+describe('the simulated agent while a plugin hangs', () => {
+  it('goes on creating, listing and deleting other volumes, and its shutdown kills the hanging plugin', async () => {
+    await install('hang.sh');
+    await install('well-behaved.sh', 'good');
+    const agent = await Agent.open(await loadAgentConfig({ dataDir, pluginDir }));
+    await agent.start();
+
+    const hanging = agent.createVolume(spec('stuck', 'hang')).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    const created = [];
+    for (const [name, plugin] of [['a', 'mkdir'], ['b', 'good'], ['c', 'mkdir']] as const) created.push((await agent.createVolume(spec(name, plugin))).volume);
+    await agent.deleteVolume(created[2]!.ID);
+    const status = await agent.status();
+
+    expect(Object.keys(status.node.HostVolumes).sort()).toEqual(['a', 'b']);
+    const pids = await recordedPids(join(pluginDir, 'hang.pids'));
+    expect(pids.length, 'the hanging plugin is running').toBeGreaterThan(0);
+
+    await agent.shutdown();
+
+    expect(await hanging).toMatchObject({ code: 'PLUGIN_ABORTED' });
+    expect(await survivors(pids)).toEqual([]);
+  }, 60_000);
+
+  it('starts with a plugin dir full of hostile plugins: the good one is fingerprinted, every other is skipped with its reason, and volumes are restored', async () => {
+    for (const fixture of ['hang.sh', 'daemon-holds-stdout.sh', 'daemon-new-session.sh', 'flood-stdout.sh', 'garbage.sh', 'invalid-utf8.sh', 'killed-by-signal.sh', 'fingerprint-empty.sh']) await install(fixture);
+    await install('well-behaved.sh', 'good');
+    let agent = await Agent.open(await loadAgentConfig({ dataDir, pluginDir }));
+    const volume = (await agent.createVolume(spec('kept', 'mkdir'))).volume;
+    agent = await Agent.open(await loadAgentConfig({ dataDir, pluginDir }));
+
+    const report = await agent.start();
+
+    expect(report.fingerprint.plugins.map((p) => p.id).sort()).toEqual(['good', 'mkdir']);
+    expect(report.fingerprint.skipped.map((s) => s.id).sort()).toEqual(
+      ['daemon-holds-stdout', 'daemon-new-session', 'fingerprint-empty', 'flood-stdout', 'garbage', 'hang', 'invalid-utf8', 'killed-by-signal'].sort(),
+    );
+    for (const s of report.fingerprint.skipped) expect(s.reason, s.id).toMatch(/^error fingerprinting plugin/);
+    expect(report.restored.map((v) => v.ID)).toEqual([volume.ID]);
+    const pids = (await Promise.all(pidFiles.map(recordedPids))).flat();
+    expect(await survivors(pids)).toEqual([]);
+    await agent.shutdown();
+  }, 60_000);
+});
