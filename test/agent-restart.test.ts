@@ -98,6 +98,7 @@ describe('dhv agent restart', () => {
     agent = await tempAgent({ config: (dir) => `client {\n  host_volume "data" {\n    path = "${dir}/static-data"\n  }\n  host_volume "cloud-img" {\n    path = "${dir}/cloud-img"\n    read_only = true\n  }\n}\n` });
     expect((await agent.json('node', 'status')).HostVolumes.data).toEqual({ ID: '', Path: join(agent.dir, 'static-data'), ReadOnly: false });
     const v = await agent.json('volume', 'create', await agent.file('d.hcl', volumeHcl({ name: 'data', plugin_id: 'mkdir' })));
+    expect(v.Warnings).toEqual([expect.stringMatching(/replaces the static host volume of the same name/)]);
     const node = await agent.json('node', 'status');
     expect(node.HostVolumes).toEqual({
       'cloud-img': { ID: '', Path: join(agent.dir, 'cloud-img'), ReadOnly: true },

@@ -162,14 +162,18 @@ export class Agent {
   async createVolume(spec: VolumeSpec): Promise<{ volume: HostVolume; created: boolean }> {
     return this.track(async () => {
       const { record, created } = await this.manager().create(spec);
-      return { volume: toHostVolume(record, undefined), created };
+      const volume = toHostVolume(record, undefined);
+      this.warnIfShadowingStatic(volume);
+      return { volume, created };
     });
   }
 
   async registerVolume(spec: VolumeSpec): Promise<{ volume: HostVolume; created: boolean }> {
     return this.track(async () => {
       const { record, created } = await this.manager().register(spec);
-      return { volume: toHostVolume(record, undefined), created };
+      const volume = toHostVolume(record, undefined);
+      this.warnIfShadowingStatic(volume);
+      return { volume, created };
     });
   }
 
@@ -248,6 +252,11 @@ export class Agent {
       signal: this.controller.signal,
       warn: (m) => this.warn(m),
     });
+  }
+
+  private warnIfShadowingStatic(volume: HostVolume): void {
+    const dynamic = [{ id: volume.ID, name: volume.Name, path: volume.HostPath }];
+    for (const w of buildHostVolumes(this.config.hostVolumes, dynamic).warnings) this.warn(w);
   }
 
   private warn(message: string): void {

@@ -14,9 +14,11 @@ export default class VolumeRegister extends DhvCommand {
     const { args, flags } = await this.parse(VolumeRegister);
     this.jsonOutput = flags.json;
     const spec = await readVolumeSpec(args.spec, 'register');
-    const agent = await openAgent(flags, (w) => this.warnLine(w));
+    const warnings: string[] = [];
+    const agent = await openAgent(flags, (w) => warnings.push(w));
     const { volume, created } = await agent.registerVolume(spec);
-    if (this.jsonOutput) return this.printJson({ Volume: volume, Created: created, Warnings: [] });
+    if (this.jsonOutput) return this.printJson({ Volume: volume, Created: created, Warnings: warnings });
+    for (const w of warnings) this.warnLine(w);
     this.print(volumeCreatedText(volume, created ? 'Registered' : 'Updated'));
   }
 }
