@@ -221,6 +221,20 @@ describe.skipIf(skipRootTests())('dhv-loopback on real loop devices', () => {
     expect((await stat(imageOf(id))).isFile()).toBe(true);
   });
 
+  it('refuses to delete a volume that is also mounted elsewhere (a workload\'s bind mount), and removes nothing', async () => {
+    const id = randomUUID();
+    const { path } = await create(id, { capacityMinBytes: 64n * MIB });
+    const workload = join(volumesDir, 'alloc-data');
+    await mkdir(workload);
+    await runTool('/usr/bin/mount', ['--bind', path, workload]);
+
+    const err = await failure(remove(id));
+    expect(err.pluginMessage).toMatch(/in use: its filesystem is also mounted at .*alloc-data/);
+    expect(mountsUnder(volumesDir).map((m) => m.mountPoint).sort()).toEqual([path, workload].sort());
+    expect(loopDevicesUnder(volumesDir)).toHaveLength(1);
+    expect((await stat(imageOf(id))).isFile()).toBe(true);
+  });
+
   it('creates 8 volumes concurrently, each on its own loop device, and deletes them concurrently', async () => {
     const ids = Array.from({ length: 8 }, () => randomUUID());
     const results = await Promise.all(ids.map((id) => create(id, { capacityMinBytes: 256n * MIB })));

@@ -3,7 +3,7 @@ import { PluginFailure, expectCreatedPath, withVolumeLock, type DeleteRequest, t
 import { ensureStateDir, entryKind, expectDirectoryOrMissing, volumeLayout, type VolumeLayout } from './layout.js';
 import { checkHost, toolsFor } from './preflight.js';
 import { deviceNumberOf, detachLoopDevice, loopDevicesFor } from './loop-device.js';
-import { mountsAt, mountsBelow, unmount } from './mounts.js';
+import { mountsAt, mountsBelow, mountsElsewhere, unmount } from './mounts.js';
 import { removeFile } from './image.js';
 import { growthMarker } from './expand.js';
 
@@ -52,6 +52,15 @@ async function removeVolume(layout: VolumeLayout, ctx: HandlerContext): Promise<
       'EMOUNTED',
       `${layout.mountPath} has ${foreign.source} mounted on it, which is not this volume's image; nothing was removed. Unmount it and delete again`,
       { path: layout.mountPath },
+    );
+  }
+  // Unmounting here would leave the filesystem alive under those mounts, with its image deleted.
+  const elsewhere = await mountsElsewhere(ours, layout.mountPath);
+  if (elsewhere.length > 0) {
+    throw new PluginFailure(
+      'EVOLUMEBUSY',
+      `the volume is in use: its filesystem is also mounted at ${elsewhere.map((m) => m.mountPoint).join(', ')}; nothing was removed. Stop the workloads using it (or unmount those) and delete again`,
+      { path: layout.mountPath, mountPoints: elsewhere.map((m) => m.mountPoint) },
     );
   }
   // The first unmount is the one that finds out whether the volume is in use; it removes nothing.

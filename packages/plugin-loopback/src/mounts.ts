@@ -82,3 +82,9 @@ export async function unmount(path: string, signal?: AbortSignal): Promise<void>
     throw err;
   }
 }
+
+/** Mounts of any of `devices` (major:minor) somewhere other than `path`: bind mounts into workloads, mostly. */
+export async function mountsElsewhere(devices: ReadonlySet<string>, path: string): Promise<MountEntry[]> {
+  const where = await canonical(path);
+  return (await readMounts()).filter((m) => devices.has(m.device) && m.mountPoint !== where);
+}
