@@ -4,9 +4,15 @@ import { describe, expect, it } from 'vitest';
 import { DHV_BIN } from './support/dhv-agent.js';
 import { rootTestsUnavailable } from './support/root.js';
 
+const SETPRIV = '/usr/bin/setpriv';
+
 function demo(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return run(process.execPath, [DHV_BIN, 'demo', ...args]);
+}
+
+function run(file: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((done) => {
-    execFile(process.execPath, [DHV_BIN, 'demo', ...args], { maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+    execFile(file, args, { maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
       done({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
     });
   });
@@ -33,5 +39,13 @@ describe('dhv demo', () => {
     expect(run.stdout).toContain('skipping the dhv-loopback volume: turned off (--no-loopback)');
     expect(run.stdout).toContain('✓ every file survived the restart');
     expect(run.stdout).toMatch(/==> Nothing left behind/);
+  });
+
+  it.skipIf(process.getuid?.() !== 0 || !existsSync(SETPRIV))('as a non-root user, runs the mkdir part and says why it skips the loopback volume', async () => {
+    const asNobody = await run(SETPRIV, ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, DHV_BIN, 'demo']);
+    expect(asNobody.code, asNobody.stderr).toBe(0);
+    expect(asNobody.stdout).toMatch(/skipping the dhv-loopback volume: the loopback plugin attaches loop devices and mounts filesystems, which needs root/);
+    expect(asNobody.stdout).toContain('✓ every file survived the restart');
+    expect(asNobody.stdout).toMatch(/==> Nothing left behind/);
   });
 });
