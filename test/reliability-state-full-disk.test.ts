@@ -1,0 +1,86 @@
+import { execFileSync } from 'node:child_process';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { skipRootTests } from './support/root.js';
+import { makeSandbox, releaseMountsAndLoops, removeSandbox, runDhv, snapshotTree } from './support/sandbox.js';
+
+/**
+ * Issue 8, "Crashes and lost writes": client state written to a full disk. The data dir
+ * is a tiny loop-mounted ext4 filesystem, filled up but for a few blocks: enough for the
+ * name's lock and claim, not for the volume's record. The create must fail with a clear
+ * error, the volume the plugin made must be deleted again (the agent's rule), and the
+ * state already there must be exactly as it was.
+ */
+
+let sandbox: string;
+let dataDir: string;
+let volumesDir: string;
+let flags: string[];
+
+beforeEach(async () => {
+  sandbox = await makeSandbox('state-full');
+  dataDir = join(sandbox, 'data');
+  volumesDir = join(sandbox, 'volumes');
+  await mkdir(dataDir);
+  await mkdir(volumesDir);
+  const image = join(sandbox, 'data.img');
+  execFileSync('/usr/bin/truncate', ['-s', '8M', image]);
+  // 1 KiB blocks and no reserved blocks, so "full" means full, for root too.
+  execFileSync('/usr/sbin/mkfs.ext4', ['-q', '-F', '-m', '0', '-b', '1024', image]);
+  execFileSync('/usr/bin/mount', ['-o', 'loop', image, dataDir]);
+  flags = ['--data-dir', dataDir, '--volumes-dir', volumesDir];
+});
+
+afterEach(async () => {
+  releaseMountsAndLoops(sandbox);
+  await removeSandbox(sandbox);
+});
+
+async function spec(name: string, namespace = 'default'): Promise<string> {
+  const file = join(sandbox, `${name}.hcl`);
+  await writeFile(file, `type = "host"\nname = "${name}"\nnamespace = "${namespace}"\nplugin_id = "mkdir"\n`);
+  return file;
+}
+
+/** Fills the filesystem at `dir`, then frees `keepKiB` KiB, which small files can still use. */
+async function fillLeaving(dir: string, keepKiB: number): Promise<void> {
+  const reserve = join(dir, 'reserve');
+  await mkdir(reserve);
+  for (let i = 0; i < keepKiB; i++) await writeFile(join(reserve, String(i)), Buffer.alloc(1024, 1));
+  try {
+    execFileSync('/bin/sh', ['-c', `/usr/bin/head -c 67108864 /dev/zero > ${join(dir, 'ballast')}`], { stdio: 'ignore' });
+  } catch {
+    // ENOSPC is the point
+  }
+  await rm(reserve, { recursive: true });
+}
+
+describe.skipIf(skipRootTests())('client state on a full disk', () => {
+  it('fails the create with a clear error, deletes what the plugin made, and keeps the previous state intact', async () => {
+    const first = await runDhv(['volume', 'create', await spec('first'), '--json', ...flags]);
+    expect(first.exitCode, first.stderr).toBe(0);
+    const firstId = (JSON.parse(first.stdout) as { Volume: { ID: string } }).Volume.ID;
+    const stateDir = join(dataDir, 'client', 'host_volumes');
+    const stateBefore = await snapshotTree(stateDir);
+    // A record far larger than the room left, so the state write is what fails.
+    const big = await spec('second', 'n'.repeat(60_000));
+    await fillLeaving(dataDir, 24);
+
+    const second = await runDhv(['volume', 'create', big, '--json', ...flags]);
+
+    expect(second.exitCode).toBe(1);
+    const error = (JSON.parse(second.stderr) as { error: { code: string; message: string } }).error;
+    expect(error.code).toBe('STATE_WRITE_FAILED');
+    expect(error.message).toMatch(/could not save volume .* to client state .*: .*(ENOSPC|no space left)/i);
+    expect(await snapshotTree(stateDir)).toEqual(stateBefore);
+    expect((await readdir(volumesDir)).sort()).toEqual([firstId]);
+    const status = await runDhv(['volume', 'status', '--json', ...flags]);
+    expect(status.exitCode, status.stderr).toBe(0);
+    expect((JSON.parse(status.stdout) as Array<{ ID: string }>).map((v) => v.ID)).toEqual([firstId]);
+
+    await rm(join(dataDir, 'ballast'));
+    const again = await runDhv(['volume', 'create', big, '--json', ...flags]);
+    expect(again.exitCode, again.stderr).toBe(0);
+  }, 120_000);
+});
