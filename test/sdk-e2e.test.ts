@@ -41,7 +41,8 @@ describe('a plugin written with definePlugin, bundled to one file, run as a Noma
   });
 
   it('fingerprints under the agent environment (only DHV_OPERATION)', async () => {
-    expect(await execPlugin(plugin, 'fingerprint', {})).toMatchObject({ version: '0.3.0', rawVersion: '0.3', stdout: '{"version":"0.3"}\n', stderr: '' });
+    // A generous timeout: this is about the environment, and a loaded CI machine starts node slowly.
+    expect(await execPlugin(plugin, 'fingerprint', {}, { timeoutMs: 10_000 })).toMatchObject({ version: '0.3.0', rawVersion: '0.3', stdout: '{"version":"0.3"}\n', stderr: '' });
   });
 
   it('creates the volume, idempotently, with its log on stderr and one JSON document on stdout', async () => {
@@ -133,7 +134,7 @@ describe('a bundled plugin whose modules misbehave while loading', () => {
 
   it('sends what its modules print at load time to stderr, keeping stdout for the response', async () => {
     const loud = await bundled('loud-plugin.ts', 'loud');
-    const run = await execPlugin(loud, 'fingerprint', {});
+    const run = await execPlugin(loud, 'fingerprint', {}, { timeoutMs: 10_000 });
     expect(run.stdout).toBe('{"version":"1.0.0"}\n');
     expect(run.stderr).toBe('loading the loud plugin\n{ loading: true }\n');
   });
@@ -155,7 +156,7 @@ describe('a bundled plugin whose modules misbehave while loading', () => {
 
   it('answers {"error"} with exit status 2 when the entry has no default export', async () => {
     const forgetful = await bundled('no-default.ts', 'forgetful');
-    const err = await execPlugin(forgetful, 'fingerprint', {}).catch((e: unknown) => e);
+    const err = await execPlugin(forgetful, 'fingerprint', {}, { timeoutMs: 10_000 }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'PLUGIN_FAILED', exitCode: 2, pluginMessage: 'the plugin entry has no default export from definePlugin' });
   });
 });

@@ -5,6 +5,9 @@ import { discoverPlugins, BUILTIN_MKDIR_ID } from './discover-plugins.js';
 import { PluginError } from './errors.js';
 import { PluginDir } from '../__fixtures__/plugins.js';
 
+// Tests that are not about the 1 s budget get more, so a loaded machine cannot fail them.
+const RELAXED = { timeoutMs: 10_000 };
+
 let dir: PluginDir;
 let outside: PluginDir;
 
@@ -22,7 +25,7 @@ describe('discoverPlugins lists and fingerprints candidates as the agent does', 
   it('returns each good plugin with the version the agent stores', async () => {
     await dir.bash('alpha', `echo '{"version": "1"}'`);
     await dir.bash('beta', `echo '{"version": "v2.1-rc.1"}'`);
-    const discovery = await discoverPlugins(dir.path);
+    const discovery = await discoverPlugins(dir.path, RELAXED);
     expect(discovery.plugins.map(({ id, version, executable }) => ({ id, version, executable }))).toEqual([
       { id: 'alpha', version: '1.0.0', executable: dir.join('alpha') },
       { id: 'beta', version: '2.1.0-rc.1', executable: dir.join('beta') },
@@ -67,7 +70,7 @@ describe('discoverPlugins lists and fingerprints candidates as the agent does', 
     await dir.bash('fails', `echo '{"error": "no license"}'; exit 1`);
     await dir.bash('garbage', `echo 'hello'`);
     await dir.bash('bad-version', `echo '{"version": "one"}'`);
-    const { plugins, skipped } = await discoverPlugins(dir.path);
+    const { plugins, skipped } = await discoverPlugins(dir.path, RELAXED);
     expect(plugins).toEqual([]);
     expect(Object.fromEntries(skipped.map((s) => [s.id, s.error?.code]))).toEqual({
       fails: 'PLUGIN_FAILED',
@@ -80,7 +83,7 @@ describe('discoverPlugins lists and fingerprints candidates as the agent does', 
   it('does not run directories or files without an execute bit', async () => {
     await mkdir(dir.join('folder'));
     await dir.bash('plain', `/usr/bin/touch ${outside.join('plain.ran')}; echo '{"version": "1"}'`, 0o644);
-    const discovery = await discoverPlugins(dir.path);
+    const discovery = await discoverPlugins(dir.path, RELAXED);
     expect(discovery.plugins).toEqual([]);
     expect(discovery.skipped.map((s) => s.id)).toEqual(['plain']);
     expect(discovery.skipped[0]!.reason).toMatch(/not executable/);
@@ -90,7 +93,7 @@ describe('discoverPlugins lists and fingerprints candidates as the agent does', 
 
   it(`never runs a file named ${BUILTIN_MKDIR_ID}: the built-in shadows it`, async () => {
     await dir.bash(BUILTIN_MKDIR_ID, `/usr/bin/touch ${outside.join('mkdir.ran')}; echo '{"version": "9"}'`);
-    const discovery = await discoverPlugins(dir.path);
+    const discovery = await discoverPlugins(dir.path, RELAXED);
     expect(discovery.plugins).toEqual([]);
     expect(discovery.skipped).toMatchObject([{ id: BUILTIN_MKDIR_ID, reason: expect.stringMatching(/shadowed by the built-in/) }]);
     expect(existsSync(outside.join('mkdir.ran'))).toBe(false);
@@ -99,7 +102,7 @@ describe('discoverPlugins lists and fingerprints candidates as the agent does', 
   it('skips a symlink that leads outside the plugin directory as "no such plugin", without running it', async () => {
     const target = await outside.bash('evil', `/usr/bin/touch ${outside.join('evil.ran')}; echo '{"version": "1"}'`);
     await symlink(target, dir.join('evil'));
-    const { plugins, skipped } = await discoverPlugins(dir.path);
+    const { plugins, skipped } = await discoverPlugins(dir.path, RELAXED);
     expect(plugins).toEqual([]);
     expect(skipped).toMatchObject([{ id: 'evil', error: { code: 'PLUGIN_NOT_FOUND' } }]);
     expect(existsSync(outside.join('evil.ran'))).toBe(false);
