@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
-import { PluginError, type CreateRequest } from '@dhv/sdk';
+import type { CreateRequest } from '@dhv/sdk';
 import type { AgentConfig } from '../config/agent-config.js';
 import type { VolumeSpec } from '../spec/volume-spec.js';
 import { ClientState, isRegistered, type VolumeRecord } from './client-state.js';
@@ -40,7 +40,7 @@ export class VolumeManager {
     checkPlacement(spec, config, nodeId);
     const id = spec.id || randomUUID();
     return names.withLock(spec.name, async () => {
-      const existing = spec.id ? await this.existingForUpdate(spec, 'create') : undefined;
+      const existing = spec.id ? await this.existingForUpdate(spec) : undefined;
       await this.claimName(spec.name, id);
       const request = createRequest(spec, id, config, nodeId);
       const plugin = await lookupPlugin(config.pluginDir, spec.pluginId).catch(async (err: unknown) => {
@@ -141,7 +141,7 @@ export class VolumeManager {
   }
 
   /** The checks Nomad makes before it updates a volume (validating volume update). */
-  private async existingForUpdate(spec: VolumeSpec, purpose: 'create'): Promise<VolumeRecord> {
+  private async existingForUpdate(spec: VolumeSpec): Promise<VolumeRecord> {
     const existing = await this.ctx.state.get(spec.id);
     if (!existing) {
       throw new AgentError('VOLUME_NOT_FOUND', `cannot update volume "${spec.id}": volume does not exist; leave id out of the spec to create a new volume`, { volumeId: spec.id });
@@ -155,7 +155,7 @@ export class VolumeManager {
     }
     // Stricter than Nomad, which would strand the old name's lock or the old plugin's volume.
     if (spec.name !== existing.CreateReq.Name) problems.push(`name cannot be updated (it is "${existing.CreateReq.Name}")`);
-    if (purpose === 'create' && !isRegistered(existing) && spec.pluginId !== existing.CreateReq.PluginID) {
+    if (!isRegistered(existing) && spec.pluginId !== existing.CreateReq.PluginID) {
       problems.push(`plugin ID cannot be updated (it is "${existing.CreateReq.PluginID}")`);
     }
     if (problems.length > 0) {
@@ -232,8 +232,4 @@ function toRecord(
       ModifyTime: modifyTime,
     },
   };
-}
-
-export function isPluginError(err: unknown): err is PluginError {
-  return err instanceof PluginError;
 }
