@@ -163,7 +163,7 @@ process.stdout.write(JSON.stringify({ version: '1', path: '/x' }));`;
     process.env.DHV_TEST_LEAK = 'must not leak';
     try {
       const p = await dir.node('p', dumpEnv);
-      const fp = JSON.parse((await execPlugin(p, 'fingerprint', {})).stderr);
+      const fp = JSON.parse((await execPlugin(p, 'fingerprint', {}, { timeoutMs: 10_000 })).stderr);
       expect(fp).toMatchObject({ argv: ['fingerprint'], env: { [ENV.operation]: 'fingerprint' } });
       expect(Object.keys(fp.env)).toEqual([ENV.operation]);
       const created = JSON.parse((await execPlugin(p, 'create', { ...request, capacityMinBytes: 2n ** 60n })).stderr);
@@ -196,7 +196,7 @@ process.stdout.write(JSON.stringify({ version: '1', path: '/x' }));`;
 
   it('the working directory the caller chooses', async () => {
     const p = await dir.node('p', dumpEnv);
-    expect(JSON.parse((await execPlugin(p, 'fingerprint', {}, { cwd: '/' })).stderr).cwd).toBe('/');
+    expect(JSON.parse((await execPlugin(p, 'fingerprint', {}, { cwd: '/', timeoutMs: 10_000 })).stderr).cwd).toBe('/');
   });
 });
 
