@@ -1,9 +1,10 @@
-import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isUuid } from '@dhv/sdk/plugin';
 import {
   builtPlugin,
+  HOSTILE_FIXTURES,
   makeSandbox,
   median,
   pick,
@@ -70,6 +71,8 @@ describe.skipIf(!pluginSourcesExist('dhv-mkdir'))(`kill -9 of dhv during ${OPERA
     await mkdir(pluginDir, { recursive: true });
     await mkdir(specDir);
     await copyFile(builtPlugin('dhv-mkdir'), join(pluginDir, 'dhv-mkdir'));
+    await copyFile(join(HOSTILE_FIXTURES, 'slow-mkdir.sh'), join(pluginDir, 'slow-mkdir'));
+    await chmod(join(pluginDir, 'slow-mkdir'), 0o755);
     flags = ['--data-dir', dataDir, '--plugin-dir', pluginDir];
   }, 120_000);
 
@@ -152,9 +155,10 @@ describe.skipIf(!pluginSourcesExist('dhv-mkdir'))(`kill -9 of dhv during ${OPERA
       for (let j = i; j < Math.min(i + PARALLEL, OPERATIONS); j++) {
         const candidates = [...known.keys()].filter((id) => !picked.has(id)).sort();
         const deleting = candidates.length > 0 && random() < 0.45;
-        const plugin = pick(random, ['mkdir', 'dhv-mkdir']);
+        const plugin = pick(random, ['mkdir', 'dhv-mkdir', 'slow-mkdir']);
         const kill = random() < KILL_PROBABILITY;
-        const killAt = 0.1 + random() * 1.0; // a fraction of a typical run: early in start-up to just past the end
+        // A fraction of a typical run: half the kills early (start-up, locks), half late (plugin, state write).
+        const killAt = random() < 0.5 ? 0.1 + random() * 0.5 : 0.6 + random() * 0.5;
         const typicalMs = durations.length > 0 ? median(durations.slice(-20)) : 450;
         const killAfterMs = kill ? killAt * typicalMs : undefined;
         const cut = kill ? `, killed after ${killAfterMs!.toFixed(0)} ms` : '';
