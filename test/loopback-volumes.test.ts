@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { mkdir, readFile, stat, statfs, symlink, truncate, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readlink, stat, statfs, symlink, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execPlugin, PluginError, type RequestInput } from '@dhv/sdk/client';
@@ -231,6 +231,21 @@ describe.skipIf(skipRootTests())('dhv-loopback on real loop devices', () => {
     const err = await failure(remove(id));
     expect(err.pluginMessage).toMatch(/in use: its filesystem is also mounted at .*alloc-data/);
     expect(mountsUnder(volumesDir).map((m) => m.mountPoint).sort()).toEqual([path, workload].sort());
+    expect(loopDevicesUnder(volumesDir)).toHaveLength(1);
+    expect((await stat(imageOf(id))).isFile()).toBe(true);
+  });
+
+  it('refuses to delete a volume a container still holds in its own mount namespace, and leaves it mounted', async () => {
+    const id = randomUUID();
+    const { path } = await create(id, { capacityMinBytes: 64n * MIB });
+    const container = spawn('/usr/bin/unshare', ['--mount', '--propagation', 'private', '/bin/sleep', '600'], { stdio: 'ignore' });
+    children.push(container);
+    const ours = await readlink('/proc/self/ns/mnt');
+    while ((await readlink(`/proc/${container.pid}/ns/mnt`).catch(() => ours)) === ours) await new Promise((r) => setTimeout(r, 10));
+
+    const err = await failure(remove(id));
+    expect(err.pluginMessage).toMatch(new RegExp(`in use: its filesystem is also mounted at ${path} \\(in the mount namespace of process ${container.pid}\\)`));
+    expect(mountsUnder(volumesDir).map((m) => m.mountPoint)).toEqual([path]);
     expect(loopDevicesUnder(volumesDir)).toHaveLength(1);
     expect((await stat(imageOf(id))).isFile()).toBe(true);
   });

@@ -3,7 +3,8 @@ import { PluginFailure, expectCreatedPath, withVolumeLock, type DeleteRequest, t
 import { ensureStateDir, entryKind, expectDirectoryOrMissing, volumeLayout, type VolumeLayout } from './layout.js';
 import { checkHost, toolsFor } from './preflight.js';
 import { deviceNumberOf, detachLoopDevice, loopDevicesFor } from './loop-device.js';
-import { mountsAt, mountsBelow, mountsElsewhere, unmount } from './mounts.js';
+import { mount, mountsAt, mountsBelow, mountsElsewhere, mountsInOtherNamespaces, unmount } from './mounts.js';
+import { MOUNT_OPTIONS } from './parameters.js';
 import { removeFile } from './image.js';
 import { growthMarker } from './expand.js';
 
@@ -54,23 +55,32 @@ async function removeVolume(layout: VolumeLayout, ctx: HandlerContext): Promise<
       { path: layout.mountPath },
     );
   }
-  // Unmounting here would leave the filesystem alive under those mounts, with its image deleted.
+  // Unmounting here would leave the filesystem alive under those mounts, its image deleted.
   const elsewhere = await mountsElsewhere(ours, layout.mountPath);
-  if (elsewhere.length > 0) {
-    throw new PluginFailure(
-      'EVOLUMEBUSY',
-      `the volume is in use: its filesystem is also mounted at ${elsewhere.map((m) => m.mountPoint).join(', ')}; nothing was removed. Stop the workloads using it (or unmount those) and delete again`,
-      { path: layout.mountPath, mountPoints: elsewhere.map((m) => m.mountPoint) },
-    );
-  }
+  if (elsewhere.length > 0) throw inUse(elsewhere.map((m) => m.mountPoint));
   // The first unmount is the one that finds out whether the volume is in use; it removes nothing.
   for (let i = 0; i < mounted.length; i++) await unmount(layout.mountPath, signal);
+  // Copies in other mount namespaces that propagation did not take down with ours still hold it.
+  const held = await mountsInOtherNamespaces(ours);
+  if (held.length > 0) {
+    const [first] = mounted;
+    if (first) await mount(first.source, layout.mountPath, first.fsType, first.options.filter((o) => o === 'ro' || (MOUNT_OPTIONS as readonly string[]).includes(o)));
+    throw inUse(held.map((m) => `${m.mountPoint} (in the mount namespace of process ${m.pid})`));
+  }
   for (const device of devices) await detachLoopDevice(device, signal);
   await removeFile(layout.imagePath);
   await removeFile(layout.partialImagePath);
   await removeFile(growthMarker(layout.imagePath));
   await removeMountPoint(layout.mountPath);
   ctx.log(`deleted ${layout.mountPath}${devices.length > 0 ? ` (detached ${devices.join(', ')})` : ''}`);
+}
+
+function inUse(where: string[]): PluginFailure {
+  return new PluginFailure(
+    'EVOLUMEBUSY',
+    `the volume is in use: its filesystem is also mounted at ${where.join(', ')}; nothing was removed. Stop the workloads using it (or unmount those) and delete again`,
+    { mountPoints: where },
+  );
 }
 
 async function removeMountPoint(path: string): Promise<void> {

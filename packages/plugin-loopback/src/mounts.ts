@@ -1,4 +1,4 @@
-import { readFile, realpath } from 'node:fs/promises';
+import { readFile, readdir, readlink, realpath } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { PluginFailure } from '@dhv/sdk/plugin';
 import { tool } from './tools.js';
@@ -17,7 +17,10 @@ const unescape = (field: string) => field.replace(/\\([0-7]{3})/g, (_, octal: st
 
 /** The mount table of this process's mount namespace, from /proc/self/mountinfo. */
 export async function readMounts(): Promise<MountEntry[]> {
-  const text = await readFile('/proc/self/mountinfo', 'utf8');
+  return parseMountinfo(await readFile('/proc/self/mountinfo', 'utf8'));
+}
+
+function parseMountinfo(text: string): MountEntry[] {
   const entries: MountEntry[] = [];
   for (const line of text.split('\n')) {
     if (line === '') continue;
@@ -83,8 +86,32 @@ export async function unmount(path: string, signal?: AbortSignal): Promise<void>
   }
 }
 
-/** Mounts of any of `devices` (major:minor) somewhere other than `path`: bind mounts into workloads, mostly. */
+/** Mounts of any of `devices` (major:minor) in this mount namespace other than the one at `path`: bind mounts, mostly. */
 export async function mountsElsewhere(devices: ReadonlySet<string>, path: string): Promise<MountEntry[]> {
   const where = await canonical(path);
   return (await readMounts()).filter((m) => devices.has(m.device) && m.mountPoint !== where);
+}
+
+export interface ForeignMount extends MountEntry {
+  /** A process in the mount namespace that holds the mount. */
+  pid: number;
+}
+
+/**
+ * Mounts of any of `devices` in every other mount namespace. A container sees a volume
+ * through its own copy of the mount; unless mount propagation removed that copy with
+ * ours, it keeps the filesystem alive after we unmount it.
+ */
+export async function mountsInOtherNamespaces(devices: ReadonlySet<string>): Promise<ForeignMount[]> {
+  const found: ForeignMount[] = [];
+  const seen = new Set([await readlink('/proc/self/ns/mnt').catch(() => '')]);
+  for (const entry of await readdir('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    const namespace = await readlink(`/proc/${entry}/ns/mnt`).catch(() => undefined);
+    if (namespace === undefined || seen.has(namespace)) continue;
+    seen.add(namespace);
+    const text = await readFile(`/proc/${entry}/mountinfo`, 'utf8').catch(() => '');
+    for (const m of parseMountinfo(text)) if (devices.has(m.device)) found.push({ ...m, pid: Number(entry) });
+  }
+  return found;
 }
