@@ -247,6 +247,12 @@ describe('the abort signal', () => {
     expect((await p.invoke({ argv: ['create'], env: createEnv, signal })).stdout).toBe('{"path":"/aborted","bytes":0}');
   });
 
+  it("counts the deadline from when the agent started the plugin, not from when the handler starts", async () => {
+    // Started 59.99 s ago: the 55 s point is long past, so the signal fires at once.
+    const result = await waitForAbort.invoke({ argv: ['create'], env: createEnv, startedAt: performance.now() - 59_990 });
+    expect(result).toMatchObject({ exitCode: EXIT_FAILURE, stdout: '{"error":"stopped: the agent\'s 60s deadline is near"}' });
+  });
+
   it('leaves 55 s of the 60 s create budget by default', async () => {
     // Nothing waits 55 s here: the handler reads the signal's state right away.
     const p = plugin({ create: (_r, ctx) => ({ path: ctx.signal.aborted ? '/aborted' : '/running' }) });

@@ -36,6 +36,12 @@ export interface Invocation {
    * set it low to see a handler react to the deadline without waiting for it.
    */
   abortAfterMs?: number;
+  /**
+   * When the agent started the plugin, as a performance.now() time; the deadline counts
+   * from then. Defaults to now. main() passes its process's start, so the time node
+   * took to start (long on a loaded machine) is not taken from the handler's margin.
+   */
+  startedAt?: number;
 }
 
 export interface InvocationResult {
@@ -75,7 +81,7 @@ export function definePlugin(definition: PluginDefinition): Plugin {
 
 async function runOperation(
   definition: PluginDefinition,
-  { argv, env, signal: outerSignal, abortAfterMs }: Invocation,
+  { argv, env, signal: outerSignal, abortAfterMs, startedAt }: Invocation,
   liveStderr: ((text: string) => void) | undefined,
 ): Promise<InvocationResult> {
   let stderr = '';
@@ -91,7 +97,8 @@ async function runOperation(
   let timer: NodeJS.Timeout | undefined;
   try {
     const op = checkOperation(argv, env);
-    const budget = abortAfterMs ?? AGENT_TIMEOUT_MS[op] - ABORT_MARGIN_MS[op];
+    const elapsed = startedAt === undefined ? 0 : performance.now() - startedAt;
+    const budget = abortAfterMs ?? Math.max(0, AGENT_TIMEOUT_MS[op] - ABORT_MARGIN_MS[op] - elapsed);
     timer = setTimeout(() => controller.abort(new Error(`the agent's ${AGENT_TIMEOUT_MS[op] / 1000}s deadline is near`)), budget);
     // In-process callers must not be held up by it; a plugin process must be, since a
     // handler that waits for the signal would otherwise see node exit under it.
@@ -203,7 +210,8 @@ async function runMain(definition: PluginDefinition): Promise<never> {
   });
   const result = await runOperation(
     definition,
-    { argv: process.argv.slice(2), env: process.env, signal: external.signal },
+    // performance.now() counts from the process's start.
+    { argv: process.argv.slice(2), env: process.env, signal: external.signal, startedAt: 0 },
     (text) => realStderrWrite(text),
   );
   finish(result.exitCode, result.stdout);
