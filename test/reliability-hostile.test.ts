@@ -142,6 +142,7 @@ describe('a hostile plugin run through execPlugin', () => {
 
     const { error, elapsedMs, rssGrowth } = await runExpectingFailure(executable, operation);
 
+    console.log(`${fixture} ${operation}: ${error.code} after ${elapsedMs.toFixed(0)} ms, rss ${rssGrowth >= 0 ? '+' : ''}${(rssGrowth / 1024 / 1024).toFixed(1)} MiB`);
     expect(error.code).toBe(code);
     expect(error.message).toMatch(says);
     expect(error.operation).toBe(operation);
