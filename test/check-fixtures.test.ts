@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { FIXTURES, ROOT, dhvCheck, failedRequired } from './support/check-cli.js';
+import { FIXTURES, ROOT, SUITE_TIMEOUT_MS, dhvCheck, failedRequired } from './support/check-cli.js';
 
 /** Each defective fixture and the one required check that must catch it (also the table in the harness README). */
 const CAUGHT_BY: Record<string, string> = {
@@ -32,7 +32,7 @@ describe.concurrent('dhv check catches each defect of the fixture plugins on exa
       expect(exitCode).toBe(1);
       expect(report.ok).toBe(false);
       expect(leftovers).toEqual([]);
-    });
+    }, SUITE_TIMEOUT_MS);
   }
 
   test('the correct bash plugin passes every required check', async () => {
@@ -41,7 +41,7 @@ describe.concurrent('dhv check catches each defect of the fixture plugins on exa
     expect(report.results.filter((r) => r.status === 'fail')).toEqual([]);
     expect(exitCode).toBe(0);
     expect(leftovers).toEqual([]);
-  });
+  }, SUITE_TIMEOUT_MS);
 });
 
 test('the harness README lists every fixture with the check that catches it', async () => {

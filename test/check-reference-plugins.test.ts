@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, test } from 'vitest';
 import { skipRootTests } from './support/root.js';
-import { dhvCheck, ensureBuilt, failedRequired } from './support/check-cli.js';
+import { SUITE_TIMEOUT_MS, dhvCheck, ensureBuilt, failedRequired } from './support/check-cli.js';
 
 describe('dhv check passes the reference plugins', () => {
   test('dhv-mkdir passes every required check', async () => {
@@ -10,7 +10,7 @@ describe('dhv check passes the reference plugins', () => {
     expect(failedRequired(report)).toEqual([]);
     expect(exitCode).toBe(0);
     expect(leftovers).toEqual([]);
-  });
+  }, SUITE_TIMEOUT_MS);
 
   describe.skipIf(skipRootTests())('as root', () => {
     test('dhv-loopback passes every required check and leaves no mount or loop device', async () => {
@@ -21,6 +21,6 @@ describe('dhv check passes the reference plugins', () => {
       expect(leftovers).toEqual([]);
       expect(execFileSync('/usr/sbin/losetup', ['-a'], { encoding: 'utf8' })).not.toContain('dhv-check-test-');
       expect(execFileSync('/usr/bin/findmnt', ['-rn', '-o', 'TARGET'], { encoding: 'utf8' })).not.toContain('dhv-check-test-');
-    });
+    }, SUITE_TIMEOUT_MS);
   });
 });

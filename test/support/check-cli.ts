@@ -10,6 +10,8 @@ const run = promisify(execFile);
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const DHV = join(ROOT, 'packages/harness/bin/run.js');
 export const FIXTURES = join(ROOT, 'packages/harness/fixtures');
+/** A whole suite takes seconds on a quiet machine; on a busy CI host it can take much longer, which is not a failure. */
+export const SUITE_TIMEOUT_MS = 240_000;
 
 export interface CheckRun {
   exitCode: number;
