@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { execPlugin } from './exec-plugin.js';
 import { PluginError, type PluginErrorCode } from './errors.js';
 import { ENV } from '../protocol/variables.js';
@@ -223,9 +224,10 @@ describe('execPlugin stays in control of a misbehaving plugin', () => {
     expect(await groupGone(await p.pgid())).toBe(true);
   });
 
-  it('reports PLUGIN_ABORTED when the signal was aborted before the call', async () => {
-    const p = await dir.bash('p', `echo '{"version": "1"}'`);
+  it('does not start a plugin when the signal was aborted before the call', async () => {
+    const p = await dir.bash('p', `/usr/bin/touch ${dir.join('ran')}; echo '{"version": "1"}'`);
     await failure(execPlugin(p, 'fingerprint', {}, { signal: AbortSignal.abort() }), 'PLUGIN_ABORTED');
+    expect(existsSync(dir.join('ran'))).toBe(false);
   });
 
   it('returns when the plugin exits, though a child it forked still holds stdout, and kills that child', async () => {

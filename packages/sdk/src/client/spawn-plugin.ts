@@ -46,14 +46,16 @@ export async function spawnPlugin(
   options: SpawnOptions,
 ): Promise<SpawnResult> {
   const formatError = await execFormatError(executable);
-  if (formatError) return notStarted(formatError);
+  if (formatError) return notStarted({ spawnError: formatError });
+  // Cancelled already: nothing may start.
+  if (options.signal?.aborted) return notStarted({ aborted: true });
   return startPlugin(executable, argv, env, options);
 }
 
-function notStarted(spawnError: NodeJS.ErrnoException): SpawnResult {
+function notStarted(outcome: { spawnError: NodeJS.ErrnoException } | { aborted: true }): SpawnResult {
   const empty = Buffer.alloc(0);
   return {
-    spawnError,
+    ...outcome,
     exitCode: null,
     signal: null,
     stdout: empty,
@@ -61,7 +63,7 @@ function notStarted(spawnError: NodeJS.ErrnoException): SpawnResult {
     stdoutTruncated: false,
     stderrTruncated: false,
     timedOut: false,
-    aborted: false,
+    aborted: 'aborted' in outcome,
     outputHeldOpen: false,
     durationMs: 0,
   };
