@@ -104,12 +104,13 @@ describe('dhv plugin run with a hostile plugin', () => {
     await symlink(target, join(pluginDir, 'linked'));
     pidFiles.push(`${target}.pids`, join(pluginDir, 'linked.pids'));
 
-    for (const id of ['linked', '../outside/evil']) {
+    for (const id of ['linked', '../outside/evil', target, '../bin/sh']) {
       const run = await runDhv(['volume', 'create', '-', '--data-dir', dataDir, '--plugin-dir', pluginDir], {
         input: `type = "host"\nname = "x"\nplugin_id = "${id}"\n`,
       });
       expect(run.exitCode, run.stderr).toBe(1);
-      expect(run.stderr).toMatch(/no such plugin|plugin_id/);
+      expect(run.stderr, id).toMatch(/no such plugin/);
+      expect(run.stderr, id).toContain('code: PLUGIN_NOT_FOUND');
     }
     expect(await recordedPids(`${target}.pids`)).toEqual([]);
   }, 60_000);
