@@ -51,7 +51,9 @@ export default async function run(lib) {
         'A minimal definePlugin plugin bundled with bundlePlugin (one CJS file, `#!` + absolute node), ' +
         'run as `<plugin> fingerprint` with only DHV_OPERATION=fingerprint in the environment; ' +
         '`node -e 0` (same node, same environment) is the floor any Node plugin pays. The agent allows 1 s. ' +
-        'The three are run in turn, 40 rounds after 5 warm-up runs each.',
+        'The three are run in turn, 40 rounds after 5 warm-up runs each. ' +
+        'For the record: before bundlePlugin kept zod out of what node parses at start-up, and before the runtime ' +
+        'stopped building process.stdout, the same plugin measured 39.6 ms against 23.3 ms (1.70×) on this machine at rest.',
       rows: [
         { label: 'node -e 0', samplesMs: samples.node, baseline: true },
         { label: 'SDK plugin (bundled)', samplesMs: samples.sdk, target: '≤ 1.5× node -e 0' },
