@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { chmod, copyFile, mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -6,7 +7,7 @@ import type { Operation } from '@dhv/sdk/plugin';
 import { Agent } from '../packages/harness/src/agent/agent.js';
 import { loadAgentConfig } from '../packages/harness/src/config/agent-config.js';
 import { validateVolumeSpec } from '../packages/harness/src/spec/volume-spec.js';
-import { HOSTILE_FIXTURES, killAll, makeSandbox, mapLimit, recordedPids, removeSandbox, runDhv, survivors } from './support/sandbox.js';
+import { DHV_BIN, HOSTILE_FIXTURES, killAll, makeSandbox, mapLimit, recordedPids, removeSandbox, runDhv, survivors } from './support/sandbox.js';
 
 /**
  * Issue 8, "Hostile plugins", on the agent's side: the simulated agent goes on serving
@@ -114,6 +115,26 @@ describe('dhv plugin run with a hostile plugin', () => {
     }
     expect(await recordedPids(`${target}.pids`)).toEqual([]);
   }, 60_000);
+});
+
+describe('dhv stopped by a signal while a plugin hangs', () => {
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    it(`${signal}: dhv volume create takes the plugin down with it, rather than leave it running with no deadline`, async () => {
+      await install('hang.sh');
+      const child = spawn(process.execPath, [DHV_BIN, 'volume', 'create', '-', '--data-dir', dataDir, '--plugin-dir', pluginDir], { stdio: ['pipe', 'ignore', 'ignore'] });
+      child.stdin.end('type = "host"\nname = "stuck"\nplugin_id = "hang"\n');
+      const exited = new Promise((resolve) => child.once('close', resolve));
+      const pidFile = join(pluginDir, 'hang.pids');
+      for (let i = 0; i < 200 && (await recordedPids(pidFile)).length < 2; i++) await new Promise((r) => setTimeout(r, 50));
+      const pids = await recordedPids(pidFile);
+      expect(pids.length, 'the plugin started').toBe(2);
+
+      child.kill(signal);
+      await exited;
+
+      expect(await survivors(pids, 3_000)).toEqual([]);
+    }, 60_000);
+  }
 });
 
 const request = () => ({ volumesDir, volumeName: 'hostile', volumeId: VOLUME_ID, nodeId: 'node-1' });

@@ -71,5 +71,10 @@ export function agentConfigFrom(flags: AgentFlagValues): Promise<AgentConfig> {
 }
 
 export async function openAgent(flags: AgentFlagValues, onWarning: (message: string) => void): Promise<Agent> {
-  return Agent.open(await agentConfigFrom(flags), { onWarning });
+  const agent = await Agent.open(await agentConfigFrom(flags), { onWarning });
+  // Ctrl-C or a supervisor's TERM must not leave a plugin running with nobody to enforce its deadline.
+  for (const [signal, exitCode] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    process.once(signal, () => void agent.shutdown().finally(() => process.exit(exitCode)));
+  }
+  return agent;
 }
