@@ -1,0 +1,131 @@
+// How long `dhv agent restart` takes to restore a node full of volumes: 500 volumes on
+// the reference dhv-mkdir plugin (one process per volume) and 10,000 on the built-in
+// mkdir (in process), against the ideal for the plugin case measured in the same run:
+// 500 × one dhv-mkdir restore create ÷ cores, i.e. every core busy with plugin runs and
+// nothing else. Targets: within 1.3× of that ideal; 10,000 built-in volumes under 2 s.
+import { randomUUID } from 'node:crypto';
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Agent, ClientState, loadAgentConfig } from '@dhv/harness';
+
+
+const DHV = fileURLToPath(new URL('../packages/harness/bin/run.js', import.meta.url));
+const PLUGIN = fileURLToPath(new URL('../packages/plugin-mkdir/dist/dhv-mkdir', import.meta.url));
+const PLUGIN_VOLUMES = 500;
+const BUILTIN_VOLUMES = 10_000;
+const RUNS = 3;
+
+
+export default async function run(lib) {
+  const cores = availableParallelism();
+  const dir = await mkdtemp(join(tmpdir(), 'dhv-bench-restart-'));
+  try {
+    const pluginAgent = await seed(join(dir, 'plugin'), 'dhv-mkdir', PLUGIN_VOLUMES);
+    const builtinAgent = await seed(join(dir, 'builtin'), 'mkdir', BUILTIN_VOLUMES);
+    const restart = async (config) => (await lib.timeProcess(process.execPath, [DHV, 'agent', 'restart', '--json', '--data-dir', config.dataDir], { env: process.env, runs: 1, warmup: 0 }))[0];
+
+    // The restore call the agent makes for each volume: create of a volume that exists.
+    const existing = randomUUID();
+    const request = { volumesDir: pluginAgent.volumesDir, pluginDir: pluginAgent.pluginDir, volumeId: existing, volumeName: 'bench', nodeId: 'bench-node' };
+    const oneCreate = () => lib.timeProcess(join(pluginAgent.pluginDir, 'dhv-mkdir'), ['create'], { env: lib.agentEnv('create', request, PLUGIN), runs: 9, warmup: 1 });
+
+    // Rounds interleave every row, so a machine busy with something else slows them alike;
+    // the first round (which also makes the volumes' directories) is a warm-up.
+    const rows = { ideal: [], pluginRestart: [], bounded: [], unbounded: [], builtinRestart: [] };
+    let unboundedFailures = 0;
+    for (let round = 0; round <= RUNS; round++) {
+      const sample = {
+        ideal: (lib.median(await oneCreate()) * PLUGIN_VOLUMES) / cores,
+        pluginRestart: await restart(pluginAgent),
+        builtinRestart: await restart(builtinAgent),
+        bounded: await inProcessRestart(pluginAgent, undefined),
+        // Nomad starts every restore at once; the same restore unbounded, in process, for comparison.
+        unbounded: await inProcessRestart(pluginAgent, PLUGIN_VOLUMES),
+      };
+      if (sample.bounded.failures > 0) throw new Error(`the bounded restore failed ${sample.bounded.failures} volumes`);
+      if (round === 0) continue;
+      unboundedFailures += sample.unbounded.failures;
+      rows.ideal.push(sample.ideal);
+      rows.pluginRestart.push(sample.pluginRestart);
+      rows.builtinRestart.push(sample.builtinRestart);
+      rows.bounded.push(sample.bounded.ms);
+      rows.unbounded.push(sample.unbounded.ms);
+    }
+
+    return {
+      title: `dhv agent restart: restoring ${PLUGIN_VOLUMES} dhv-mkdir and ${BUILTIN_VOLUMES.toLocaleString('en')} built-in volumes`,
+      note:
+        `Whole \`dhv agent restart --json\` processes (node start, client state load, plugin fingerprint, restore, node facts written) on data dirs seeded with ` +
+        `${PLUGIN_VOLUMES} volumes on packages/plugin-mkdir/dist/dhv-mkdir and ${BUILTIN_VOLUMES} on the built-in mkdir. ` +
+        `The baseline is the ideal for the plugin case: per round, the median of 9 dhv-mkdir restore creates (an existing volume, agent environment) × ${PLUGIN_VOLUMES} ÷ ${cores} cores. ` +
+        'Rows are interleaved round by round after a warm-up round. ' +
+        'The in-process rows run Agent.restart() without the CLI, bounded (the default pool, twice the cores) and unbounded (every restore at once, as Nomad does).',
+      rows: [
+        { label: `ideal: ${PLUGIN_VOLUMES} × one dhv-mkdir create ÷ ${cores} cores`, samplesMs: rows.ideal, baseline: true },
+        { label: `dhv agent restart, ${PLUGIN_VOLUMES} dhv-mkdir volumes`, samplesMs: rows.pluginRestart, target: '≤ 1.3× ideal' },
+        { label: `Agent.restart() in process, ${PLUGIN_VOLUMES} dhv-mkdir, bounded pool`, samplesMs: rows.bounded },
+        {
+          label: `Agent.restart() in process, ${PLUGIN_VOLUMES} dhv-mkdir, unbounded (Nomad)${unboundedFailures > 0 ? `: ${unboundedFailures} restores failed` : ''}`,
+          samplesMs: rows.unbounded,
+        },
+        { label: `dhv agent restart, ${BUILTIN_VOLUMES.toLocaleString('en')} built-in mkdir volumes`, samplesMs: rows.builtinRestart, target: '< 2000 ms' },
+      ],
+    };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** A data dir whose client state holds `count` created volumes on `pluginId`; the first restore (a warm-up run) makes their directories. */
+async function seed(dataDir, pluginId, count) {
+  const config = await loadAgentConfig({ dataDir });
+  await mkdir(config.pluginDir, { recursive: true });
+  await mkdir(config.volumesDir, { recursive: true });
+  if (pluginId !== 'mkdir') await copyFile(PLUGIN, join(config.pluginDir, pluginId));
+  const state = new ClientState(dataDir);
+  await mkdir(state.dir, { recursive: true });
+  const now = new Date().toISOString();
+  const ids = Array.from({ length: count }, () => randomUUID());
+  for (let i = 0; i < ids.length; i += 200) {
+    await Promise.all(
+      // Plain writes: seeding needs the records, not the fsyncs that make a real create crash-safe.
+      ids.slice(i, i + 200).map((id, j) =>
+        writeFile(state.fileOf(id), JSON.stringify({
+          ID: id,
+          HostPath: join(config.volumesDir, id),
+          CreateReq: {
+            ID: id,
+            Name: `bench-${i + j}`,
+            PluginID: pluginId,
+            Namespace: 'default',
+            NodeID: 'bench-node',
+            RequestedCapacityMinBytes: 0,
+            RequestedCapacityMaxBytes: 0,
+            Parameters: null,
+          },
+          Volume: {
+            NodePool: 'default',
+            CapacityBytes: 0,
+            RequestedCapabilities: [{ AccessMode: 'single-node-writer', AttachmentMode: 'file-system' }],
+            Constraints: [],
+            CreateTime: now,
+            ModifyTime: now,
+          },
+        })),
+      ),
+    );
+  }
+  return config;
+}
+
+async function inProcessRestart(config, concurrency) {
+  const agent = await Agent.open(config, concurrency ? { restoreConcurrency: concurrency } : {});
+  const started = performance.now();
+  const report = await agent.restart();
+  const ms = performance.now() - started;
+  await agent.shutdown();
+  // 500 plugin processes at once can starve each other past the SDK's output deadlines.
+  return { ms, failures: report.failed.length };
+}
