@@ -198,6 +198,16 @@ describe.skipIf(skipRootTests())('dhv-loopback undoes a failed create', () => {
     expect(await inventory(volumesDir)).toEqual(NOTHING);
   });
 
+  it('says the host has no loop device support when /dev has no loop devices, and makes nothing', async () => {
+    // An empty /dev in a private mount namespace, as in an unprivileged container.
+    const env = buildEnvironment('create', request(randomUUID()), builtPlugin());
+    const script = '/usr/bin/mount -t tmpfs none /dev && exec "$0" create';
+    const run = spawnSync('/usr/bin/unshare', ['--mount', '--propagation', 'private', '/bin/sh', '-c', script, builtPlugin()], { env, encoding: 'utf8' });
+    expect(run.status).toBe(1);
+    expect(JSON.parse(run.stdout).error).toMatch(/no loop device support .*modprobe loop/);
+    expect(await inventory(volumesDir)).toEqual(NOTHING);
+  });
+
   it('refuses an image that holds no filesystem instead of formatting it', async () => {
     const id = randomUUID();
     await mkdir(join(volumesDir, '.dhv-loopback'), { recursive: true });
