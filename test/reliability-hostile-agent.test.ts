@@ -118,10 +118,15 @@ describe('dhv plugin run with a hostile plugin', () => {
 });
 
 describe('dhv stopped by a signal while a plugin hangs', () => {
+  const commands = {
+    'volume create': ['volume', 'create', '-'],
+    'plugin run': ['plugin', 'run', 'hang', 'create'],
+  };
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    it(`${signal}: dhv volume create takes the plugin down with it, rather than leave it running with no deadline`, async () => {
+    it.each(Object.keys(commands))(`${signal}: dhv %s takes the plugin down with it, rather than leave it running with no deadline`, async (command) => {
       await install('hang.sh');
-      const child = spawn(process.execPath, [DHV_BIN, 'volume', 'create', '-', '--data-dir', dataDir, '--plugin-dir', pluginDir], { stdio: ['pipe', 'ignore', 'ignore'] });
+      const args = commands[command as keyof typeof commands];
+      const child = spawn(process.execPath, [DHV_BIN, ...args, '--data-dir', dataDir, '--plugin-dir', pluginDir], { stdio: ['pipe', 'ignore', 'ignore'] });
       child.stdin.end('type = "host"\nname = "stuck"\nplugin_id = "hang"\n');
       const exited = new Promise((resolve) => child.once('close', resolve));
       const pidFile = join(pluginDir, 'hang.pids');

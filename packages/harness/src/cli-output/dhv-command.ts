@@ -72,9 +72,16 @@ export function agentConfigFrom(flags: AgentFlagValues): Promise<AgentConfig> {
 
 export async function openAgent(flags: AgentFlagValues, onWarning: (message: string) => void): Promise<Agent> {
   const agent = await Agent.open(await agentConfigFrom(flags), { onWarning });
-  // Ctrl-C or a supervisor's TERM must not leave a plugin running with nobody to enforce its deadline.
-  for (const [signal, exitCode] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
-    process.once(signal, () => void agent.shutdown().finally(() => process.exit(exitCode)));
-  }
+  stopOnSignals(() => agent.shutdown());
   return agent;
+}
+
+/**
+ * On Ctrl-C or a supervisor's TERM, runs `stop` (which kills the plugin in flight) before
+ * exiting: a plugin left running would have nobody to enforce its deadline.
+ */
+export function stopOnSignals(stop: () => Promise<void> | void): void {
+  for (const [signal, exitCode] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+    process.once(signal, () => void Promise.resolve(stop()).finally(() => process.exit(exitCode)));
+  }
 }

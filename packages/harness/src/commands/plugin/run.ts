@@ -4,7 +4,7 @@ import { parseSize } from '@dhv/sdk';
 import { runPluginOnce, type PluginRunOutcome } from '../../agent/run-plugin-once.js';
 import { loadNodeId } from '../../agent/node-identity.js';
 import { AgentError } from '../../agent/errors.js';
-import { DhvCommand, agentConfigFrom, agentFlags } from '../../cli-output/dhv-command.js';
+import { DhvCommand, agentConfigFrom, agentFlags, stopOnSignals } from '../../cli-output/dhv-command.js';
 import { keyValues } from '../../cli-output/columns.js';
 import { withSpinner } from '../../cli-output/spinner.js';
 
@@ -41,6 +41,8 @@ export default class PluginRun extends DhvCommand {
     const config = await agentConfigFrom(flags);
     // A running agent has made its volumes dir; so does this one, or a built-in create has nowhere to go.
     await mkdir(config.volumesDir, { recursive: true, mode: 0o700 });
+    const controller = new AbortController();
+    stopOnSignals(() => controller.abort());
     const outcome = await withSpinner(
       `Running ${args.plugin} ${args.operation}`,
       runPluginOnce({
@@ -58,6 +60,7 @@ export default class PluginRun extends DhvCommand {
         parameters: parameters(flags.param),
         createdPath: flags['created-path'],
         timeoutMs: duration(flags.timeout),
+        signal: controller.signal,
       }),
     );
     if (this.jsonOutput) return this.printJson(outcome);
