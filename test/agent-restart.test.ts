@@ -67,6 +67,22 @@ describe('dhv agent restart', () => {
     expect(Object.keys((await agent.json('node', 'status')).HostVolumes)).toEqual(['kept', 'lost']);
   });
 
+  it('reports the path create returns on restore, and warns that the plugin is not idempotent when it moved', async () => {
+    agent = await tempAgent();
+    const where = join(agent.dir, 'where');
+    await writeFile(where, 'first');
+    await agent.plugin(
+      'moving',
+      `#!/bin/bash\ncase "$1" in\n  fingerprint) echo '{"version": "1"}' ;;\n  create) d="$DHV_VOLUMES_DIR/$(< "${where}")-$DHV_VOLUME_ID"; /bin/mkdir -p "$d"; echo "{\\"path\\": \\"$d\\"}" ;;\n  delete) ;;\nesac\n`,
+    );
+    const v = await agent.json('volume', 'create', await agent.file('m.hcl', volumeHcl({ name: 'm', plugin_id: 'moving' })));
+    expect(v.Volume.HostPath).toBe(join(agent.volumesDir, `first-${v.Volume.ID}`));
+    await writeFile(where, 'second');
+    const run = await agent.dhv('agent', 'restart');
+    expect(run.stderr).toMatch(/came back at .*second-.*, not at its saved path .*first-.*: its plugin's create is not idempotent/);
+    expect((await agent.json('node', 'status')).HostVolumes.m.Path).toBe(join(agent.volumesDir, `second-${v.Volume.ID}`));
+  });
+
   it('skips broken plugins in the plugin dir with the reason, and keeps the good ones and the built-in mkdir', async () => {
     agent = await tempAgent();
     await agent.plugin('good', bashPlugin({ version: 'v2.1' }));

@@ -107,6 +107,8 @@ export class Agent {
       if (this.controller.signal.aborted) {
         throw new AgentError('AGENT_SHUT_DOWN', 'the agent shut down while restoring volumes; start it again to restore them');
       }
+      // The node reports the path create returned this time, as Nomad does; keep it for the next command.
+      for (const r of report.restored) if (r.path !== r.record.HostPath) await this.state.put({ ...r.record, HostPath: r.path });
       const failures = new Map<string, VolumeFailure>();
       const at = new Date().toISOString();
       for (const f of report.failed) failures.set(f.record.ID, { error: f.error.message, code: f.error.code ?? 'UNKNOWN', at });
