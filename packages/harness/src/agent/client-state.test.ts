@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -71,6 +71,13 @@ describe('client state', () => {
     await writeFile(state.fileOf(other), '{"ID": "not json');
     await expect(state.list()).rejects.toMatchObject({ code: 'STATE_CORRUPT', details: { file: state.fileOf(other) } });
     await expect(state.list()).rejects.toThrow(/is corrupt .*repair the file, or move it out/);
+  });
+
+  it('stops with an error naming a record it cannot read', async () => {
+    await state.put(sampleRecord());
+    const other = '4d4d4d4d-14f9-2515-8502-24d46291717d';
+    await mkdir(state.fileOf(other)); // EISDIR: unreadable, even for root
+    await expect(state.list()).rejects.toMatchObject({ code: 'STATE_UNREADABLE', details: { file: state.fileOf(other) } });
   });
 
   it('treats a record that is valid JSON but not a volume, or holds another ID, as corrupt', async () => {
