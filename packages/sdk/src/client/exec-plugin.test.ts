@@ -239,7 +239,10 @@ describe('execPlugin stays in control of a misbehaving plugin', () => {
 
   it('keeps at most maxOutputBytes of a plugin that prints 100 MB, kills it, and says the output was cut', async () => {
     const p = await groupRecordingPlugin('flood', `exec /usr/bin/head -c 100000000 /dev/zero`);
+    const rssBefore = process.memoryUsage().rss;
     const err = await failure(execPlugin(p.executable, 'create', request), 'PLUGIN_BAD_OUTPUT');
+    // Keeping the 100 MB would show here; the 4 MiB kept and some slack do not come close.
+    expect(process.memoryUsage().rss - rssBefore).toBeLessThan(48 * 1024 * 1024);
     expect(err.truncated).toBe(true);
     expect(err.stdout.length).toBe(4 * 1024 * 1024);
     expect(err.message).toMatch(/wrote more than 4 MiB to stdout/);
