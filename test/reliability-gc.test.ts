@@ -4,6 +4,7 @@ import { copyFile, lstat, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execPlugin } from '@dhv/sdk/client';
+import { collectOrphans, findOrphans, loadAgentConfig } from '@dhv/harness';
 import { skipRootTests } from './support/root.js';
 import {
   builtPlugin,
@@ -99,6 +100,23 @@ describe('dhv agent gc', () => {
     expect(existsSync(join(volumesDir, kept))).toBe(true);
     expect(existsSync(join(volumesDir, 'not-a-volume'))).toBe(true);
     expect(parsed<GcJson>(await dhv('agent', 'gc', '--json')).Orphans).toEqual([]);
+  });
+
+  it('has --help that says what an orphan is and how to remove one', async () => {
+    const run = await runDhv(['agent', 'gc', '--help']);
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toMatch(/unknown to client state/);
+    expect(run.stdout).toContain('--remove');
+    expect(run.stdout).toContain('--json');
+  });
+
+  it('is a library call too: findOrphans and collectOrphans from @dhv/harness', async () => {
+    await mkdir(join(volumesDir, ORPHAN_ID), { recursive: true });
+    const config = await loadAgentConfig({ dataDir, pluginDir });
+
+    expect(await findOrphans(config)).toMatchObject([{ id: ORPHAN_ID, kind: 'directory', plugin: 'mkdir', blocker: undefined }]);
+    expect(await collectOrphans(config, { remove: true })).toMatchObject({ removed: [ORPHAN_ID], failed: [] });
+    expect(await findOrphans(config)).toEqual([]);
   });
 
   it('removes a planted symlink itself, never its target', async () => {

@@ -4,9 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PluginError, execPlugin, resolvePlugin, type PluginErrorCode } from '@dhv/sdk/client';
 import type { Operation } from '@dhv/sdk/plugin';
-import { Agent } from '../packages/harness/src/agent/agent.js';
-import { loadAgentConfig } from '../packages/harness/src/config/agent-config.js';
-import { validateVolumeSpec } from '../packages/harness/src/spec/volume-spec.js';
+import { Agent, loadAgentConfig, validateVolumeSpec } from '@dhv/harness';
 import { DHV_BIN, HOSTILE_FIXTURES, killAll, makeSandbox, mapLimit, recordedPids, removeSandbox, runDhv, survivors } from './support/sandbox.js';
 
 /**

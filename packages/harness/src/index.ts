@@ -11,5 +11,6 @@ export { restoreVolumes, defaultRestoreConcurrency, type RestoreReport } from '.
 export { simulateReboot, mountsUnder, loopDevicesBackedUnder, type RebootReport } from './agent/reboot.js';
 export { fingerprintPlugins, lookupPlugin, type Fingerprint } from './agent/plugins.js';
 export { runPluginOnce, type PluginRunInput, type PluginRunOutcome } from './agent/run-plugin-once.js';
+export { findOrphans, removeOrphan, collectOrphans, OrphanError, type Orphan, type OrphanKind, type GcReport } from './agent/orphans.js';
 export type { HostVolume, VolumeState } from './agent/volume-view.js';
 export { runSeedStory, type DemoReport } from './demo/seed-story.js';
