@@ -1,6 +1,7 @@
 import { mkdir, readFile, rm, writeFile, chmod } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bashPlugin, tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
 
@@ -14,6 +15,14 @@ afterEach(async () => {
   }
   await agent?.cleanup();
 });
+
+/** kill -9, then wait for the exit, which may already have happened. */
+async function killHard(child: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => child.once('exit', r));
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGKILL');
+  await exited;
+}
 
 async function until(check: () => boolean | Promise<boolean>): Promise<void> {
   while (!(await check())) await new Promise((r) => setTimeout(r, 25));
@@ -151,8 +160,7 @@ describe('crash safety and concurrent dhv processes', () => {
     const child = agent.start('volume', 'create', await agent.file('h.hcl', volumeHcl({ name: 'h', plugin_id: 'hangs' })));
     await until(() => existsSync(marker));
     pidsToKill.push(Number(await readFile(marker, 'utf8')));
-    child.kill('SIGKILL');
-    await new Promise((r) => child.once('exit', r));
+    await killHard(child);
 
     const restart = await agent.json('agent', 'restart');
     expect(restart.restored).toEqual([]);
@@ -168,8 +176,7 @@ describe('crash safety and concurrent dhv processes', () => {
     for (const [i, delay] of delays.entries()) {
       const child = agent.start('volume', 'create', await agent.file(`k${i}.hcl`, volumeHcl({ name: `k${i}`, plugin_id: 'mkdir' })));
       await new Promise((r) => setTimeout(r, delay));
-      child.kill('SIGKILL');
-      await new Promise((r) => child.once('exit', r));
+      await killHard(child);
     }
     const restart = await agent.json('agent', 'restart');
     expect(restart.failed).toEqual([]);
