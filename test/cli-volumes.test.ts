@@ -178,11 +178,12 @@ describe('dhv plugin run', () => {
 
   it("prints the SDK's typed error with the plugin's stdout and stderr, and exits 1", async () => {
     const plugin = await agent.plugin('slow', '#!/bin/bash\necho "about to hang" >&2\n/bin/sleep 5\n');
-    const run = await agent.dhv('plugin', 'run', plugin, 'fingerprint', '--json', '--timeout', '300ms');
+    // Long enough for bash to have started and written to stderr even on a loaded machine.
+    const run = await agent.dhv('plugin', 'run', plugin, 'fingerprint', '--json', '--timeout', '1500ms');
     expect(run.code).toBe(1);
     expect(JSON.parse(run.stderr).error).toMatchObject({ code: 'PLUGIN_TIMED_OUT', stderr: 'about to hang\n', signal: 'SIGKILL' });
-    const human = await agent.dhv('plugin', 'run', plugin, 'fingerprint', '--timeout', '300ms');
-    expect(human.stderr).toMatch(/^Error: error fingerprinting plugin "slow": timed out after 300ms[\s\S]*code: PLUGIN_TIMED_OUT[\s\S]*stderr:\n {4}about to hang/);
+    const human = await agent.dhv('plugin', 'run', plugin, 'fingerprint', '--timeout', '1.5s');
+    expect(human.stderr).toMatch(/^Error: error fingerprinting plugin "slow": timed out after 1500ms[\s\S]*code: PLUGIN_TIMED_OUT[\s\S]*stderr:\n {4}about to hang/);
   });
 
   it('runs the built-in mkdir by its ID, and refuses a bad flag with what to do', async () => {
