@@ -58,7 +58,7 @@ function summarize(result, file) {
 function table(rows) {
   const header = ['', 'runs', 'median ms', 'min ms', 'max ms', 'vs baseline', 'target'];
   const lines = rows.map((r) => [
-    r.label + (r.baseline ? ' (baseline)' : ''),
+    r.label + (r.baseline && !/\bbaseline\b/i.test(r.label) ? ' (baseline)' : ''),
     String(r.runs),
     fmt(r.median),
     fmt(r.min),
