@@ -31,8 +31,13 @@ export interface SpawnResult {
   durationMs: number;
 }
 
-/** How long stdout and stderr may stay open after the plugin exits before we call it held open. */
-const CLOSE_GRACE_MS = 200;
+/**
+ * How long stdout and stderr may stay open after the plugin exits before we call it held
+ * open. The kernel closes an exiting process's pipe ends before its parent hears of the
+ * exit, so only a process the plugin left behind keeps them open that long; the margin is
+ * for a caller whose event loop is busy (an agent restoring hundreds of volumes at once).
+ */
+const CLOSE_GRACE_MS = 1_000;
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
 
@@ -160,6 +165,8 @@ function startPlugin(
           () =>
             setImmediate(() => {
               if (settled) return;
+              // Both streams already read to their end: the close is only late, nothing holds them.
+              if (child.stdout?.readableEnded && child.stderr?.readableEnded) return finish();
               outputHeldOpen = true;
               killGroup();
               killOutputHolders([...outputEnds, ...peerSocketsOf(parentEnds)]);
