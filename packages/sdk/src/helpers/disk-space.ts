@@ -1,6 +1,3 @@
-import { execFile } from 'node:child_process';
-import { access } from 'node:fs/promises';
-import { release } from 'node:os';
 import { normalize, sep } from 'node:path';
 import { findTool, TOOL_ENV } from './system-tools.js';
 
@@ -15,7 +12,13 @@ export interface DiskSpace {
  * check-disk-space. Its `df` is found without PATH, since plugins have none.
  */
 export async function diskSpace(path: string): Promise<DiskSpace> {
-  const module = await import('check-disk-space');
+  // Loaded on first use, like everything here that fingerprint does not need.
+  const [module, { execFile }, { access }, { release }] = await Promise.all([
+    import('check-disk-space'),
+    import('node:child_process'),
+    import('node:fs/promises'),
+    import('node:os'),
+  ]);
   // The package's types describe CommonJS, its ESM build has a plain default export.
   const checkDiskSpace = ((module.default as { default?: unknown }).default ?? module.default) as unknown as typeof module.default.default;
   const result = await checkDiskSpace(path, {

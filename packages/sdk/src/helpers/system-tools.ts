@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { PluginFailure } from './errors.js';
 
@@ -45,8 +44,10 @@ export interface RunToolOptions {
 }
 
 /** Runs a system tool without a shell; a failure throws with the command, exit status and stderr. */
-export function runTool(name: string, args: readonly string[], options: RunToolOptions = {}): Promise<ToolResult> {
+export async function runTool(name: string, args: readonly string[], options: RunToolOptions = {}): Promise<ToolResult> {
   const file = findTool(name, options.debianPackage);
+  // Loaded on first use: child_process costs a plugin's fingerprint start-up for nothing.
+  const { execFile } = await import('node:child_process');
   return new Promise((resolve, reject) => {
     execFile(
       file,

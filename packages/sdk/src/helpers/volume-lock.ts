@@ -1,7 +1,6 @@
 import { link, readFile, rename, unlink, writeFile, mkdir } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { PluginFailure } from './errors.js';
 
 /**
@@ -9,6 +8,13 @@ import { PluginFailure } from './errors.js';
  * plugin with SIGKILL at its deadline). The lock file names its holder by PID and process
  * start time; a waiter that finds the holder gone takes the lock over.
  */
+
+let tokens = 0;
+
+/** A name no other holder uses: this process's PID, its start, and a counter. */
+function uniqueSuffix(): string {
+  return `${process.pid}.${process.hrtime.bigint().toString(36)}.${++tokens}`;
+}
 
 function startTime(pid: number): string {
   try {
@@ -52,7 +58,7 @@ export async function withVolumeLock<T>(lockPath: string, fn: () => Promise<T>, 
 
 export async function acquireVolumeLock(lockPath: string, options: LockOptions = {}): Promise<() => Promise<void>> {
   const owner = ME();
-  const token = `${lockPath}.${process.pid}.${randomBytes(4).toString('hex')}`;
+  const token = `${lockPath}.${uniqueSuffix()}`;
   await mkdir(dirname(lockPath), { recursive: true, mode: 0o700 });
   await writeFile(token, owner, { mode: 0o600 });
   try {
@@ -82,7 +88,7 @@ export async function acquireVolumeLock(lockPath: string, options: LockOptions =
 
 /** Moves a dead holder's lock aside, and puts it back if a live holder's lock was moved by mistake. */
 async function breakStaleLock(lockPath: string, staleOwner: string): Promise<void> {
-  const aside = `${lockPath}.stale.${process.pid}.${randomBytes(4).toString('hex')}`;
+  const aside = `${lockPath}.stale.${uniqueSuffix()}`;
   try {
     await rename(lockPath, aside);
   } catch {
