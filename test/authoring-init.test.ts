@@ -135,7 +135,8 @@ describe('dhv init, install, build, check: every template, offline', () => {
 
   it("runs the conformance catalogue from the generated project's own vitest test", async () => {
     // One check is enough to prove the wiring; the whole catalogue ran through dhv check above.
-    const result = await run('npm', ['test', '--silent', '--', '--testNamePattern', 'create.idempotent'], { cwd: projects.get('minimal')! });
+    // The verbose reporter names every test even under CI=true, where the default one lists only files.
+    const result = await run('npm', ['test', '--silent', '--', '--reporter=verbose', '--testNamePattern', 'create.idempotent'], { cwd: projects.get('minimal')! });
     expectSuccess(result, 'npm test in the generated project');
     const output = result.stdout.replace(/\x1b\[[0-9;]*m/g, '');
     expect(output).toContain('create.idempotent');
