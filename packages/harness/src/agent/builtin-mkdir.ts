@@ -1,6 +1,15 @@
 import { statSync } from 'node:fs';
 import { chmod, chown, mkdir, rm } from 'node:fs/promises';
-import { PluginError, volumePath, type CreateRequest, type DeleteRequest } from '@dhv/sdk';
+import {
+  DEFAULT_VOLUME_MODE,
+  parseModeParameter,
+  parseOwnerParameter,
+  PluginError,
+  volumePath,
+  type CreateRequest,
+  type DeleteRequest,
+  type ParsedParameter,
+} from '@dhv/sdk';
 
 /** The version Nomad's built-in mkdir plugin reports. */
 export const BUILTIN_MKDIR_VERSION = '0.0.1';
@@ -66,24 +75,20 @@ interface MkdirParameters {
 }
 
 function parseParameters(parameters: Record<string, string> | null, fail: (reason: string) => PluginError): MkdirParameters {
-  const out: MkdirParameters = { mode: 0o700 };
+  const out: MkdirParameters = { mode: DEFAULT_VOLUME_MODE };
   for (const [key, value] of Object.entries(parameters ?? {})) {
-    switch (key) {
-      case 'mode':
-        if (!/^0?[0-7]{1,4}$/.test(value)) throw fail(`invalid mode ${JSON.stringify(value)}: must be an octal number like "0755"`);
-        out.mode = parseInt(value, 8);
-        break;
-      case 'uid':
-      case 'gid': {
-        if (!/^[0-9]+$/.test(value)) throw fail(`invalid ${key} ${JSON.stringify(value)}: must be a whole number`);
-        out[key] = Number(value);
-        break;
-      }
-      default:
-        throw fail(`unknown parameter ${JSON.stringify(key)} (mkdir takes mode, uid and gid)`);
-    }
+    if (key === 'mode') out.mode = parsed(parseModeParameter(value), fail);
+    else if (key === 'uid' || key === 'gid') {
+      const id = parsed(parseOwnerParameter(key, value), fail);
+      if (id !== undefined) out[key] = id;
+    } else throw fail(`unknown parameter ${JSON.stringify(key)} (mkdir takes mode, uid and gid)`);
   }
   return out;
+}
+
+function parsed<T>(result: ParsedParameter<T>, fail: (reason: string) => PluginError): T {
+  if (!result.ok) throw fail(result.problem);
+  return result.value;
 }
 
 function failure(operation: 'create' | 'delete', volumeId: string, reason: string): PluginError {
