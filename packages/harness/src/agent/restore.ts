@@ -5,6 +5,7 @@ import type { AgentConfig } from '../config/agent-config.js';
 import { isRegistered, type VolumeRecord } from './client-state.js';
 import { AgentError } from './errors.js';
 import { lookupPlugin } from './plugins.js';
+import { createRequestFor } from './plugin-requests.js';
 import { mapWithConcurrency } from './pool.js';
 
 export interface RestoredVolume {
@@ -80,23 +81,8 @@ async function restoreVolume(record: VolumeRecord, config: AgentConfig, signal: 
     }
     return record.HostPath;
   }
-  const req = record.CreateReq;
-  const plugin = await lookupPlugin(config.pluginDir, req.PluginID);
-  const result = await plugin.create(
-    {
-      volumesDir: config.volumesDir,
-      pluginDir: config.pluginDir,
-      namespace: req.Namespace,
-      volumeName: req.Name,
-      volumeId: req.ID,
-      nodeId: req.NodeID,
-      nodePool: config.nodePool,
-      capacityMinBytes: req.RequestedCapacityMinBytes,
-      capacityMaxBytes: req.RequestedCapacityMaxBytes,
-      parameters: req.Parameters,
-    },
-    signal,
-  );
+  const plugin = await lookupPlugin(config.pluginDir, record.CreateReq.PluginID);
+  const result = await plugin.create(createRequestFor(record, config), signal);
   return result.path;
 }
 

@@ -7,6 +7,7 @@ import { ClientState, isRegistered, type VolumeRecord } from './client-state.js'
 import { AgentError } from './errors.js';
 import { NameClaims } from './name-claims.js';
 import { lookupPlugin } from './plugins.js';
+import { deleteRequestFor } from './plugin-requests.js';
 import { VolumeHealth } from './volume-health.js';
 
 export interface VolumeManagerContext {
@@ -103,20 +104,7 @@ export class VolumeManager {
     await names.withLock(req.Name, async () => {
       if (!isRegistered(record)) {
         const plugin = await lookupPlugin(config.pluginDir, req.PluginID);
-        await plugin.delete(
-          {
-            volumesDir: config.volumesDir,
-            pluginDir: config.pluginDir,
-            namespace: req.Namespace,
-            volumeName: req.Name,
-            volumeId: req.ID,
-            nodeId: req.NodeID,
-            nodePool: config.nodePool,
-            parameters: req.Parameters,
-            createdPath: record.HostPath,
-          },
-          signal,
-        );
+        await plugin.delete(deleteRequestFor(record, config), signal);
       }
       await state.remove(record.ID);
       await names.release(req.Name, record.ID);
