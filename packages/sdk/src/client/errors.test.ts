@@ -21,6 +21,7 @@ describe('PluginError', () => {
     ['create', 'error creating volume "v-1" with plugin "p": exit status 1: x'],
     ['delete', 'error deleting volume "v-1" with plugin "p": exit status 1: x'],
     ['fingerprint', 'error fingerprinting plugin "p": exit status 1: x'],
+    ['resolve', 'error looking up plugin "p": exit status 1: x'],
     ['resize', 'error running operation "resize" of plugin "p": exit status 1: x'],
   ])('reads like the agent for %s', (operation, message) => {
     expect(new PluginError('PLUGIN_FAILED', 'exit status 1: x', { ...details, operation }).message).toBe(message);

@@ -80,13 +80,15 @@ export class PluginError extends Error {
 
 /** The agent's wording: `error creating volume "<id>" with plugin "<plugin>"`. */
 function prefix({ operation, volumeId, pluginId }: PluginRunDetails): string {
-  switch (operation as Operation) {
+  switch (operation as Operation | 'resolve') {
     case 'create':
       return `error creating volume "${volumeId ?? ''}" with plugin "${pluginId}"`;
     case 'delete':
       return `error deleting volume "${volumeId ?? ''}" with plugin "${pluginId}"`;
     case 'fingerprint':
       return `error fingerprinting plugin "${pluginId}"`;
+    case 'resolve':
+      return `error looking up plugin "${pluginId}"`;
     default:
       return `error running operation "${operation}" of plugin "${pluginId}"`;
   }
