@@ -2,7 +2,7 @@ import { chmod, chown, mkdir, rmdir, stat } from 'node:fs/promises';
 import { PluginFailure, formatSize, withVolumeLock, type CreateRequest, type CreateResponse, type HandlerContext } from '@dhv/sdk/plugin';
 import { parseParameters, type LoopbackParameters } from './parameters.js';
 import { provisionedSize } from './size.js';
-import { ensureStateDir, entryKind, expectDirectoryOrMissing, volumeLayout, type VolumeLayout } from './layout.js';
+import { ensureStateDir, entryKind, expectDirectoryOrMissing, removeEmptyFolders, volumeLayout, type VolumeLayout } from './layout.js';
 import { checkHost, toolsFor } from './preflight.js';
 import { UndoStack } from './undo-stack.js';
 import { checkRoom, createSparseImage, imageSize, preallocate, publishImage, removeFile } from './image.js';
@@ -37,7 +37,7 @@ export async function createVolume(request: CreateRequest, ctx: HandlerContext, 
   const params = parseParameters(request.parameters);
   const size = provisionedSize(request.capacityMinBytes, request.capacityMaxBytes);
   checkHost(toolsFor(params.fs, params.preallocate));
-  await ensureStateDir(layout);
+  const made = await ensureStateDir(layout);
   return withVolumeLock(
     layout.lockPath,
     async () => {
@@ -64,7 +64,11 @@ export async function createVolume(request: CreateRequest, ctx: HandlerContext, 
       }
     },
     { signal: ctx.signal },
-  );
+  ).catch(async (err: unknown) => {
+    // After the lock is released, so an empty hidden folder really is empty.
+    await removeEmptyFolders(layout, made).catch(() => {});
+    throw err;
+  });
 }
 
 /** A create cut short by the deadline (or SIGTERM) says so, rather than "The operation was aborted". */

@@ -1,6 +1,6 @@
 import { rm, rmdir, unlink } from 'node:fs/promises';
 import { PluginFailure, expectCreatedPath, withVolumeLock, type DeleteRequest, type HandlerContext } from '@dhv/sdk/plugin';
-import { ensureStateDir, entryKind, expectDirectoryOrMissing, volumeLayout, type VolumeLayout } from './layout.js';
+import { ensureStateDir, entryKind, expectDirectoryOrMissing, removeEmptyFolders, volumeLayout, type VolumeLayout } from './layout.js';
 import { checkHost, toolsFor } from './preflight.js';
 import { deviceNumberOf, detachLoopDevice, loopDevicesFor } from './loop-device.js';
 import { mount, mountsAt, mountsBelow, mountsElsewhere, mountsInOtherNamespaces, unmount } from './mounts.js';
@@ -31,8 +31,9 @@ export async function deleteVolume(request: DeleteRequest, ctx: HandlerContext):
     throw err;
   }
   checkHost(toolsFor(undefined));
-  await ensureStateDir(layout);
+  const made = await ensureStateDir(layout);
   await withVolumeLock(layout.lockPath, () => removeVolume(layout, ctx), { signal: ctx.signal });
+  await removeEmptyFolders(layout, made).catch(() => {}); // tidiness only: the volume is gone either way
 }
 
 async function alreadyGone(layout: VolumeLayout): Promise<boolean> {

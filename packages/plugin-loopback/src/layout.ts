@@ -1,4 +1,4 @@
-import { chmod, lstat, mkdir, stat } from 'node:fs/promises';
+import { chmod, lstat, mkdir, rmdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { ENV, PluginFailure, volumePath } from '@dhv/sdk/plugin';
 
@@ -66,7 +66,8 @@ export const VOLUMES_DIR_MODE = 0o711;
  * more likely means a mistyped host_volumes_dir or an unmounted disk), then the hidden
  * folder for images and locks, readable by root only.
  */
-export async function ensureStateDir(layout: VolumeLayout): Promise<void> {
+export async function ensureStateDir(layout: VolumeLayout): Promise<MadeFolders> {
+  const made: MadeFolders = { volumesDir: false };
   const volumesDir = await stat(layout.volumesDir).catch(() => undefined);
   if (volumesDir === undefined) {
     const parent = dirname(layout.volumesDir);
@@ -77,9 +78,13 @@ export async function ensureStateDir(layout: VolumeLayout): Promise<void> {
         { volumesDir: layout.volumesDir },
       );
     }
-    await mkdir(layout.volumesDir, { mode: VOLUMES_DIR_MODE }).catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EEXIST') throw err;
-    });
+    made.volumesDir = await mkdir(layout.volumesDir, { mode: VOLUMES_DIR_MODE }).then(
+      () => true,
+      (err: NodeJS.ErrnoException) => {
+        if (err.code !== 'EEXIST') throw err;
+        return false;
+      },
+    );
     await chmod(layout.volumesDir, VOLUMES_DIR_MODE);
   } else if (!volumesDir.isDirectory()) {
     throw new PluginFailure('EVOLUMESDIR', `volumes dir ${layout.volumesDir} (${ENV.volumesDir}) exists but is not a directory`, {
@@ -91,4 +96,33 @@ export async function ensureStateDir(layout: VolumeLayout): Promise<void> {
     if (err.code !== 'EEXIST') throw err;
   });
   await expectDirectoryOrMissing(layout.stateDir, 'image folder');
+  return made;
+}
+
+/** Which folders ensureStateDir had to make (the hidden folder is always judged by whether it is empty). */
+export interface MadeFolders {
+  volumesDir: boolean;
+}
+
+/**
+ * Removes the hidden folder once no volume, image or lock is left in it, and the volumes
+ * dir when this call made it and it is empty again: a failed create, or the delete of the
+ * last volume, leaves no trace. rmdir refuses a folder that is not empty, so a concurrent
+ * create (whose lock file is in there) keeps it; the SDK's lock makes the folder again if
+ * it vanishes before that lock is taken.
+ */
+export async function removeEmptyFolders(layout: VolumeLayout, made: MadeFolders): Promise<void> {
+  const removed = await removeIfEmpty(layout.stateDir);
+  if (removed && made.volumesDir) await removeIfEmpty(layout.volumesDir);
+}
+
+async function removeIfEmpty(path: string): Promise<boolean> {
+  try {
+    await rmdir(path);
+    return true;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOTEMPTY' || code === 'EEXIST' || code === 'ENOENT' || code === 'EBUSY') return false;
+    throw err;
+  }
 }

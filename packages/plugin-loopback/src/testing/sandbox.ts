@@ -73,7 +73,7 @@ export function loopDevicesUnder(dir: string): LoopDevice[] {
   return loopDevices().filter((l) => l.backingFile.startsWith(`${dir}/`));
 }
 
-/** Everything under a volumes dir, relative paths, the plugin's empty hidden folder left out. */
+/** Everything under a volumes dir, relative paths, the plugin's hidden folder included: it goes once it is empty. */
 export async function filesUnder(dir: string, prefix = ''): Promise<string[]> {
   const entries = await readdir(join(dir, prefix), { withFileTypes: true }).catch(() => []);
   const found: string[] = [];
@@ -81,7 +81,7 @@ export async function filesUnder(dir: string, prefix = ''): Promise<string[]> {
     const path = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
     // Links are listed, never followed.
     if (entry.isDirectory()) found.push(...(await filesUnder(dir, path)));
-    if (path !== '.dhv-loopback') found.push(path);
+    found.push(path);
   }
   return found.sort();
 }

@@ -59,8 +59,7 @@ export async function withVolumeLock<T>(lockPath: string, fn: () => Promise<T>, 
 export async function acquireVolumeLock(lockPath: string, options: LockOptions = {}): Promise<() => Promise<void>> {
   const owner = ME();
   const token = `${lockPath}.${uniqueSuffix()}`;
-  await mkdir(dirname(lockPath), { recursive: true, mode: 0o700 });
-  await writeFile(token, owner, { mode: 0o600 });
+  await writeToken(token, owner);
   try {
     for (;;) {
       try {
@@ -83,6 +82,22 @@ export async function acquireVolumeLock(lockPath: string, options: LockOptions =
     }
   } finally {
     await unlink(token).catch(() => {});
+  }
+}
+
+/**
+ * Writes this holder's token beside the lock. A plugin may remove the lock's folder once
+ * it is empty (no lock, no token in it), so a folder that vanishes in between is made again.
+ */
+async function writeToken(token: string, owner: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    await mkdir(dirname(token), { recursive: true, mode: 0o700 });
+    try {
+      await writeFile(token, owner, { mode: 0o600 });
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 10) throw err;
+    }
   }
 }
 
