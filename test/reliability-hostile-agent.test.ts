@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
-import { chmod, copyFile, mkdir, symlink } from 'node:fs/promises';
+import { chmod, mkdir, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PluginError, execPlugin, resolvePlugin, type PluginErrorCode } from '@dhv/sdk/client';
 import type { Operation } from '@dhv/sdk/plugin';
 import { Agent, loadAgentConfig, validateVolumeSpec } from '@dhv/harness';
-import { DHV_BIN, HOSTILE_FIXTURES, killAll, makeSandbox, mapLimit, recordedPids, removeSandbox, runDhv, survivors } from './support/sandbox.js';
+import { DHV_BIN, HostileInstaller, makeSandbox, mapLimit, recordedPids, removeSandbox, runDhv, survivors } from './support/sandbox.js';
 
 /**
  * Issue 8, "Hostile plugins", on the agent's side: the simulated agent goes on serving
@@ -19,7 +19,7 @@ let sandbox: string;
 let pluginDir: string;
 let volumesDir: string;
 let dataDir: string;
-const pidFiles: string[] = [];
+const hostile = new HostileInstaller();
 
 beforeEach(async () => {
   sandbox = await makeSandbox('hostile-agent');
@@ -31,17 +31,12 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  for (const file of pidFiles.splice(0)) killAll(await recordedPids(file));
+  await hostile.killLeftovers();
   await removeSandbox(sandbox);
 });
 
-async function install(fixture: string, id = fixture.replace(/\.sh$/, '')): Promise<string> {
-  const file = join(pluginDir, id);
-  await copyFile(join(HOSTILE_FIXTURES, fixture), file);
-  await chmod(file, 0o755);
-  pidFiles.push(`${file}.pids`);
-  return file;
-}
+/** Copies a fixture into the plugin dir under `id` and returns its path. */
+const install = (fixture: string, id?: string) => hostile.install(pluginDir, fixture, id);
 
 interface Case {
   fixture: string;
@@ -97,11 +92,9 @@ describe('dhv plugin run with a hostile plugin', () => {
   it('refuses a plugin ID that leaves the plugin dir, runs nothing, and says "no such plugin"', async () => {
     const outside = join(sandbox, 'outside');
     await mkdir(outside);
-    const target = join(outside, 'evil');
-    await copyFile(join(HOSTILE_FIXTURES, 'well-behaved.sh'), target);
-    await chmod(target, 0o755);
+    const target = await hostile.install(outside, 'well-behaved.sh', 'evil');
     await symlink(target, join(pluginDir, 'linked'));
-    pidFiles.push(`${target}.pids`, join(pluginDir, 'linked.pids'));
+    hostile.track(join(pluginDir, 'linked.pids'));
 
     for (const id of ['linked', '../outside/evil', target, '../bin/sh']) {
       const run = await runDhv(['volume', 'create', '-', '--data-dir', dataDir, '--plugin-dir', pluginDir], {
@@ -185,7 +178,7 @@ describe('the simulated agent while a plugin hangs', () => {
     );
     for (const s of report.fingerprint.skipped) expect(s.reason, s.id).toMatch(/^error fingerprinting plugin/);
     expect(report.restored.map((v) => v.ID)).toEqual([volume.ID]);
-    const pids = (await Promise.all(pidFiles.map(recordedPids))).flat();
+    const pids = await hostile.recorded();
     expect(await survivors(pids)).toEqual([]);
     await agent.shutdown();
   }, 60_000);

@@ -1,10 +1,10 @@
-import { chmod, copyFile, mkdir, rm, stat, symlink } from 'node:fs/promises';
+import { chmod, mkdir, rm, stat, symlink } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PluginError, discoverPlugins, execPlugin, resolvePlugin, type PluginErrorCode } from '@dhv/sdk/client';
 import type { Operation } from '@dhv/sdk/plugin';
-import { HOSTILE_FIXTURES, killAll, makeSandbox, recordedPids, removeSandbox, survivors } from './support/sandbox.js';
+import { HostileInstaller, makeSandbox, recordedPids, removeSandbox, survivors } from './support/sandbox.js';
 
 /**
  * Issue 8, "Hostile plugins": whatever a plugin does, the client stays in control. Each
@@ -22,7 +22,7 @@ const VOLUME_ID = '6f1c2a9e-5b7d-4c3e-9a8f-0123456789ab';
 let sandbox: string;
 let pluginDir: string;
 let volumesDir: string;
-const pidFiles: string[] = [];
+const hostile = new HostileInstaller();
 
 beforeEach(async () => {
   sandbox = await makeSandbox('hostile');
@@ -34,18 +34,12 @@ beforeEach(async () => {
 
 afterEach(async () => {
   // A failed assertion must not leave a hanging fixture behind.
-  for (const file of pidFiles.splice(0)) killAll(await recordedPids(file));
+  await hostile.killLeftovers();
   await removeSandbox(sandbox);
 });
 
 /** Copies a fixture into the plugin dir under `id` and returns its path. */
-async function install(fixture: string, id = fixture.replace(/\.sh$/, '')): Promise<string> {
-  const file = join(pluginDir, id);
-  await copyFile(join(HOSTILE_FIXTURES, fixture), file);
-  await chmod(file, 0o755);
-  pidFiles.push(`${file}.pids`);
-  return file;
-}
+const install = (fixture: string, id?: string) => hostile.install(pluginDir, fixture, id);
 
 const request = () => ({ volumesDir, volumeName: 'hostile', volumeId: VOLUME_ID, nodeId: 'node-1' });
 
@@ -201,10 +195,8 @@ describe('a plugin that is not a runnable file inside the plugin dir', () => {
   it('is a symlink out of the plugin dir: "no such plugin", and the target never runs', async () => {
     const outside = join(sandbox, 'outside');
     await mkdir(outside);
-    const target = join(outside, 'evil');
-    await copyFile(join(HOSTILE_FIXTURES, 'well-behaved.sh'), target);
-    await chmod(target, 0o755);
-    pidFiles.push(`${target}.pids`, join(pluginDir, 'evil.pids'));
+    const target = await hostile.install(outside, 'well-behaved.sh', 'evil');
+    hostile.track(join(pluginDir, 'evil.pids'));
     await symlink(target, join(pluginDir, 'evil'));
 
     await expect(resolvePlugin(pluginDir, 'evil')).rejects.toMatchObject({
@@ -250,7 +242,7 @@ describe('discovery of a plugin dir full of hostile plugins', () => {
       expect(skipped.error, `${skipped.id} is skipped with a typed error`).toBeInstanceOf(PluginError);
       expect(skipped.reason).toMatch(/^error fingerprinting plugin "[^"]+": .{10,}/);
     }
-    const pids = (await Promise.all(pidFiles.map(recordedPids))).flat();
+    const pids = await hostile.recorded();
     expect(await survivors(pids)).toEqual([]);
     expect((await stat(volumesDir)).isDirectory()).toBe(true);
   });
