@@ -1,8 +1,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
-  buildPlugin,
   create,
   createRequest,
   deleteRequest,
@@ -11,16 +10,10 @@ import {
   newVolumeId,
   remove,
   sandbox,
-  type BuiltPlugin,
+  useBuiltPlugin,
 } from '../packages/plugin-mkdir/test/fixture.js';
 
-let plugin: BuiltPlugin;
-beforeAll(async () => {
-  plugin = await buildPlugin();
-});
-afterAll(async () => {
-  await plugin?.remove();
-});
+const plugin = useBuiltPlugin();
 
 let dir: string;
 afterEach(async () => {

@@ -1,9 +1,8 @@
 import { lstat, mkdir, readFile, rm, stat, symlink, writeFile, chmod } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { buildEnvironment, execPlugin, PluginError } from '@dhv/sdk/client';
 import {
-  buildPlugin,
   create,
   createRequest,
   listTree,
@@ -13,16 +12,10 @@ import {
   sandbox,
   snapshot,
   wrapPlugin,
-  type BuiltPlugin,
+  useBuiltPlugin,
 } from '../packages/plugin-mkdir/test/fixture.js';
 
-let plugin: BuiltPlugin;
-beforeAll(async () => {
-  plugin = await buildPlugin();
-});
-afterAll(async () => {
-  await plugin?.remove();
-});
+const plugin = useBuiltPlugin();
 
 let dir: string;
 let volumesDir: string;

@@ -2,9 +2,8 @@ import { execFile } from 'node:child_process';
 import { mkdir, readFile, rm, stat, statfs, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
-  buildPlugin,
   create,
   createRequest,
   deleteRequest,
@@ -14,7 +13,7 @@ import {
   remove,
   sandbox,
   wrapPlugin,
-  type BuiltPlugin,
+  useBuiltPlugin,
 } from '../packages/plugin-mkdir/test/fixture.js';
 import { skipRootTests } from './support/root.js';
 
@@ -25,13 +24,7 @@ const run = promisify(execFile);
  * test's mounts are registered for unmounting before anything is asserted.
  */
 describe.skipIf(skipRootTests())('dhv-mkdir as root', () => {
-  let plugin: BuiltPlugin;
-  beforeAll(async () => {
-    plugin = await buildPlugin();
-  });
-  afterAll(async () => {
-    await plugin?.remove();
-  });
+  const plugin = useBuiltPlugin();
 
   let dir: string | undefined;
   const mounts: string[] = [];

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundlePlugin } from '@dhv/sdk/build';
 import { execPlugin, type ExecOptions, type RequestInput } from '@dhv/sdk/client';
+import { afterAll, beforeAll } from 'vitest';
 
 /**
  * Test support for dhv-mkdir: the plugin built from source into a temporary directory
@@ -25,6 +26,33 @@ export async function buildPlugin(): Promise<BuiltPlugin> {
   const dir = await mkdtemp(join(tmpdir(), 'dhv-mkdir-plugin-'));
   const { outfile } = await bundlePlugin({ entry: PLUGIN_ENTRY, outfile: join(dir, 'dhv-mkdir') });
   return { executable: outfile, dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * Builds dhv-mkdir once for the enclosing suite (beforeAll) and removes it afterwards
+ * (afterAll). The returned object reads the build lazily, so tests use it as the plugin.
+ */
+export function useBuiltPlugin(): BuiltPlugin {
+  let built: BuiltPlugin | undefined;
+  beforeAll(async () => {
+    built = await buildPlugin();
+  });
+  afterAll(async () => {
+    await built?.remove();
+  });
+  const current = (): BuiltPlugin => {
+    if (!built) throw new Error('dhv-mkdir is not built yet: use the plugin inside a test');
+    return built;
+  };
+  return {
+    get executable() {
+      return current().executable;
+    },
+    get dir() {
+      return current().dir;
+    },
+    remove: () => current().remove(),
+  };
 }
 
 /**
