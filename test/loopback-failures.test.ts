@@ -3,9 +3,10 @@ import { randomUUID } from 'node:crypto';
 import { copyFile, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildEnvironment, execPlugin, PluginError, type RequestInput } from '@dhv/sdk/client';
+import { buildEnvironment, execPlugin, type RequestInput } from '@dhv/sdk/client';
 import { bundlePlugin } from '@dhv/sdk/build';
 import { skipRootTests } from './support/root.js';
+import { expectPluginError } from './support/plugin-error.js';
 import {
   GIB,
   MIB,
@@ -54,14 +55,7 @@ describe.skipIf(skipRootTests())('dhv-loopback undoes a failed create', () => {
     capacityMinBytes: 256n * MIB,
     ...over,
   });
-  const failure = async (promise: Promise<unknown>): Promise<PluginError> => {
-    const err = await promise.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(PluginError);
-    return err as PluginError;
-  };
+  const failure = (promise: Promise<unknown>) => expectPluginError(promise);
   /** The fault-injecting plugin reads the step to fail after from its own file name. */
   const failingAfter = async (step: string) => {
     const file = join(faultyDir, `dhv-loopback-fail-after-${step}`);

@@ -3,8 +3,9 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, readFile, readlink, stat, statfs, symlink, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { execPlugin, PluginError, type RequestInput } from '@dhv/sdk/client';
+import { execPlugin, type RequestInput } from '@dhv/sdk/client';
 import { skipRootTests } from './support/root.js';
+import { expectPluginError } from './support/plugin-error.js';
 import {
   GIB,
   MIB,
@@ -46,14 +47,7 @@ describe.skipIf(skipRootTests())('dhv-loopback on real loop devices', () => {
   const remove = (id: string) =>
     execPlugin(plugin(), 'delete', { volumesDir, volumeId: id, volumeName: `vol-${id.slice(0, 8)}`, nodeId: 'node-1', createdPath: join(volumesDir, id) });
   const imageOf = (id: string) => join(volumesDir, '.dhv-loopback', `${id}.img`);
-  const failure = async (promise: Promise<unknown>): Promise<PluginError> => {
-    const err = await promise.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(PluginError);
-    return err as PluginError;
-  };
+  const failure = (promise: Promise<unknown>) => expectPluginError(promise);
   const filesystemBytes = async (path: string) => {
     const s = await statfs(path, { bigint: true });
     return s.blocks * s.bsize;

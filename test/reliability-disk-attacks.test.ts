@@ -14,6 +14,7 @@ import {
   type ReferencePlugin,
 } from './support/sandbox.js';
 import { skipRootTests } from './support/root.js';
+import { expectPluginError } from './support/plugin-error.js';
 
 /**
  * Issue 8, "Attacks on the disk": links planted where a plugin writes, plugin IDs that
@@ -59,14 +60,7 @@ const createRequest = (capacityMinBytes = 16 * MiB) => ({
 });
 const deleteRequest = () => ({ volumesDir, volumeName: 'attacked', volumeId: VOLUME_ID, nodeId: 'node-1', createdPath: join(volumesDir, VOLUME_ID) });
 
-async function failure(run: Promise<unknown>): Promise<PluginError> {
-  const err = await run.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err, 'the plugin must refuse').toBeInstanceOf(PluginError);
-  return err as PluginError;
-}
+const failure = (run: Promise<unknown>) => expectPluginError(run, 'the plugin must refuse');
 
 function describeFor(plugin: ReferencePlugin, body: (executable: () => string) => void) {
   const needsRoot = plugin === 'dhv-loopback';
