@@ -63,7 +63,7 @@ export async function createVolume(request: CreateRequest, ctx: HandlerContext, 
         throw failure;
       }
     },
-    { signal: ctx.signal },
+    { signal: ctx.signal, folderMode: 0o700 },
   ).catch(async (err: unknown) => {
     // After the lock is released, so an empty hidden folder really is empty.
     await removeEmptyFolders(layout, made).catch(() => {});
