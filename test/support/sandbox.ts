@@ -5,6 +5,7 @@ import { chmod, copyFile, lstat, mkdtemp, readdir, readFile, readlink, rm } from
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { attachedLoopDevicesSync, deepestFirst, entriesAtOrBelow, readMountTableSync } from '@dhv/sdk/host';
 
 /** Helpers for the reliability tests: sandboxes, byte-for-byte tree snapshots, process checks, seeded randomness. */
 
@@ -194,23 +195,16 @@ export function median(samples: readonly number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-/** Loop devices whose backing file lies under `dir` (`losetup -a` lists them by backing file). */
+/** Loop devices whose backing file lies under `dir`. */
 export function loopDevicesUnder(dir: string): string[] {
-  const out = execFileSync('/usr/sbin/losetup', ['-a'], { encoding: 'utf8' });
-  return out
-    .split('\n')
-    .filter((line) => line.includes(`(${dir}/`) || line.includes(`(${dir})`))
-    .map((line) => line.split(':')[0]!);
+  return attachedLoopDevicesSync()
+    .filter((l) => l.backingFile.startsWith(`${dir}/`))
+    .map((l) => l.device);
 }
 
-/** Mount points under `dir`, deepest first, so they can be unmounted in that order. */
+/** Mount points at or below `dir` (the folder itself counts), deepest first, so they can be unmounted in that order. */
 export function mountsUnder(dir: string): string[] {
-  const lines = readFileSync('/proc/self/mounts', 'utf8').split('\n');
-  return lines
-    .map((line) => line.split(' ')[1] ?? '')
-    .map((p) => p.replace(/\\040/g, ' '))
-    .filter((p) => p === dir || p.startsWith(`${dir}/`))
-    .sort((a, b) => b.length - a.length);
+  return deepestFirst(entriesAtOrBelow(readMountTableSync(), dir)).map((m) => m.mountPoint);
 }
 
 /** Unmounts and detaches everything a test left under `dir`; used in afterEach before the sandbox is removed. */

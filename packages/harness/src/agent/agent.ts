@@ -131,7 +131,7 @@ export class Agent {
   /** Shuts down (aborting plugin runs in flight), optionally simulates a host reboot, and starts again. */
   async restart(options: { reboot?: boolean } = {}): Promise<StartReport> {
     await this.shutdown();
-    const reboot = options.reboot ? await simulateReboot(this.config.volumesDir) : undefined;
+    const reboot = options.reboot ? await simulateReboot(this.config) : undefined;
     const report = await this.start();
     return reboot ? { ...report, reboot } : report;
   }

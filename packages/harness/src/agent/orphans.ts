@@ -6,7 +6,7 @@ import { builtinMkdirDelete } from './builtin-mkdir.js';
 import { ClientState } from './client-state.js';
 import { NameClaims } from './name-claims.js';
 import { loadNodeId } from './node-identity.js';
-import { mountsUnder } from './reboot.js';
+import { mountsBelow } from '@dhv/sdk/host';
 
 /**
  * Orphans: volumes on disk under the volumes dir that client state does not know. The
@@ -61,7 +61,7 @@ export async function findOrphans(config: AgentConfig): Promise<Orphan[]> {
 
   const traces = await volumeTraces(config.volumesDir);
   const claims = await claimedNames(config.dataDir);
-  const mounts = await mountsUnder(config.volumesDir);
+  const mounts = (await mountsBelow(config.volumesDir)).map((m) => m.mountPoint);
   const orphans: Orphan[] = [];
   for (const [id, trace] of [...traces].sort(([a], [b]) => a.localeCompare(b))) {
     if (known.has(id)) continue;

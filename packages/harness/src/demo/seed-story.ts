@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loopDevicesBackedUnder, mountsUnder, simulateReboot } from '../agent/reboot.js';
+import { loopDevicesBackedBelow, mountsBelow, releaseEverythingBelow } from '@dhv/sdk/host';
 import { DHV_BIN, findReferencePlugin } from './reference-plugins.js';
 
 export interface DemoStep {
@@ -120,7 +120,7 @@ export async function runSeedStory(options: DemoOptions = {}): Promise<DemoRepor
   } finally {
     for (const id of created) await run(workDir, ['volume', 'delete', id, '--config', 'agent.hcl']).catch(() => {});
     // Whatever a failed step left mounted or attached goes the way a reboot takes it.
-    await simulateReboot(volumesDir).catch(() => {});
+    await releaseEverythingBelow(volumesDir).catch(() => {});
     report.leftBehind = await leftovers(workDir, volumesDir);
     if (report.leftBehind.length > 0) report.ok = false;
   }
@@ -146,8 +146,8 @@ async function loopbackSkipReason(wanted: boolean | undefined): Promise<string |
 
 async function leftovers(workDir: string, volumesDir: string): Promise<string[]> {
   const found: string[] = [];
-  for (const m of await mountsUnder(workDir)) found.push(`mount ${m}`);
-  for (const l of await loopDevicesBackedUnder(volumesDir)) found.push(`loop device ${l.device} (${l.backingFile})`);
+  for (const m of await mountsBelow(workDir)) found.push(`mount ${m.mountPoint}`);
+  for (const l of await loopDevicesBackedBelow(volumesDir)) found.push(`loop device ${l.device} (${l.backingFile})`);
   if (found.length === 0) {
     await rm(workDir, { recursive: true, force: true });
     const still = await stat(workDir).then(() => true, () => false);
