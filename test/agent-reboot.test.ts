@@ -2,7 +2,9 @@ import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loopDevicesBackedUnder, mountsUnder } from '@dhv/harness';
+import { loopDevicesBackedBelow, mountsBelow } from '@dhv/sdk/host';
+
+const mountsUnder = async (dir: string) => (await mountsBelow(dir)).map((m) => m.mountPoint);
 import { skipRootTests } from './support/root.js';
 import { REFERENCE_LOOPBACK, REFERENCE_MKDIR, tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
 
@@ -43,6 +45,6 @@ describe.skipIf(skipRootTests())('loopback volumes through the agent, with a sim
     expect((await agent.dhv('volume', 'delete', loId)).code).toBe(0);
     expect((await agent.dhv('volume', 'delete', mk.Volume.ID)).code).toBe(0);
     expect(await mountsUnder(agent.dir)).toEqual([]);
-    expect(await loopDevicesBackedUnder(agent.dir)).toEqual([]);
+    expect(await loopDevicesBackedBelow(agent.dir)).toEqual([]);
   });
 });
