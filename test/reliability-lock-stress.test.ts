@@ -34,6 +34,9 @@ const random = () => ((s = (s + 0x6d2b79f5) >>> 0), (((s ^ (s >>> 15)) * (s | 1)
 const file = (name) => dir + '/' + name;
 const read = (name) => { try { return readFileSync(file(name), 'utf8'); } catch { return undefined; } };
 const now = () => performance.timeOrigin + performance.now();
+// Gone with the test: stdin closes when the test's process dies.
+process.stdin.on('end', () => process.kill(process.pid, 'SIGKILL')).resume();
+process.stdout.write('ready\\n');
 function live(pid) {
   let stat;
   try { stat = readFileSync('/proc/' + pid + '/stat', 'utf8'); } catch { return false; }
@@ -69,6 +72,8 @@ for (;;) {
 
 let dir: string;
 const workers = new Set<ChildProcess>();
+/** Workers in their loop: killing one still starting up would only test Node's start-up. */
+const ready = new Set<ChildProcess>();
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'dhv-lock-stress-'));
@@ -97,11 +102,13 @@ describe('the volume lock under SIGKILL', () => {
     const finished = new Promise<void>((resolve) => {
       const start = () => {
         const child = spawn(process.execPath, ['--input-type=module', '-e', WORKER, dir, String(SEED + ++started * 7919), String(ROUNDS)], {
-          stdio: ['ignore', 'ignore', 'inherit'],
+          stdio: ['pipe', 'pipe', 'inherit'],
         });
+        child.stdout?.once('data', () => ready.add(child));
         workers.add(child);
         child.once('exit', (code) => {
           workers.delete(child);
+          ready.delete(child);
           if (code === 0) done = true;
           if (done) {
             if (workers.size === 0) resolve();
@@ -116,7 +123,7 @@ describe('the volume lock under SIGKILL', () => {
     const killer = (async () => {
       while (!done) {
         await new Promise((r) => setTimeout(r, random() * 2 * OUTSIDE_KILL_MS));
-        const live = [...workers];
+        const live = [...ready];
         const victim = live[Math.floor(random() * live.length)];
         if (!done && victim?.kill('SIGKILL')) outsideKills++;
       }
