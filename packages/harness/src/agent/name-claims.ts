@@ -1,8 +1,8 @@
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { withVolumeLock } from '@dhv/sdk';
-import { removeFileDurably, writeFileDurably } from './durable-file.js';
+import { removeFreeLock, withVolumeLock } from '@dhv/sdk';
+import { readRegularFile, removeFileDurably, writeFileDurably } from './durable-file.js';
 
 /**
  * Volume names are unique per node. Nomad keeps a name → ID map in memory; across `dhv`
@@ -26,10 +26,20 @@ export class NameClaims {
     return withVolumeLock(join(this.lockDir, `${key(name)}.lock`), fn, signal ? { signal } : {});
   }
 
+  /** Removes name lock files that holders killed meanwhile left behind and nobody holds; returns them. */
+  async sweepFreeLocks(): Promise<string[]> {
+    const names = await readdir(this.lockDir).catch(() => [] as string[]);
+    const removed: string[] = [];
+    for (const name of names.filter((n) => n.endsWith('.lock'))) {
+      if (await removeFreeLock(join(this.lockDir, name))) removed.push(join(this.lockDir, name));
+    }
+    return removed;
+  }
+
   /** The volume ID holding `name`, if any (call with the lock held). */
   async holder(name: string): Promise<string | undefined> {
     try {
-      const claim = JSON.parse(await readFile(this.file(name), 'utf8')) as { Name?: string; ID?: string };
+      const claim = JSON.parse(await readRegularFile(this.file(name))) as { Name?: string; ID?: string };
       return claim.Name === name && typeof claim.ID === 'string' ? claim.ID : undefined;
     } catch {
       return undefined;

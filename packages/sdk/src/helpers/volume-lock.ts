@@ -64,6 +64,18 @@ export async function acquireVolumeLock(lockPath: string, options: LockOptions =
  * (the start-up sweep and `dhv agent gc` call it). Returns whether it was removed.
  */
 export async function removeFreeLock(lockPath: string): Promise<boolean> {
+  return withFreeLock(lockPath, async () => {
+    await unlink(lockPath);
+    return true;
+  });
+}
+
+/** Whether a lock file is there and nobody holds it, found by locking it without waiting and letting go. */
+export async function isFreeLock(lockPath: string): Promise<boolean> {
+  return withFreeLock(lockPath, async () => true);
+}
+
+async function withFreeLock(lockPath: string, fn: () => Promise<boolean>): Promise<boolean> {
   let handle: FileHandle;
   try {
     handle = await open(lockPath, constants.O_RDWR | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -71,13 +83,13 @@ export async function removeFreeLock(lockPath: string): Promise<boolean> {
     return false;
   }
   try {
+    if (!(await handle.stat()).isFile()) return false;
     const free = await lockOpenFile(findTool('flock', 'util-linux'), handle, lockPath, true).then(
       () => true,
       () => false,
     );
     if (!free || !sameFile(await handle.stat(), await lstat(lockPath).catch(() => undefined))) return false;
-    await unlink(lockPath);
-    return true;
+    return await fn();
   } finally {
     await handle.close();
   }
