@@ -1,3 +1,4 @@
+import { dirname } from 'node:path';
 import { statSync } from 'node:fs';
 import { chmod, chown, mkdir, rm } from 'node:fs/promises';
 import {
@@ -44,6 +45,9 @@ export async function builtinMkdirCreate(request: Pick<CreateRequest, 'volumesDi
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw fail((err as Error).message);
   }
   try {
+    // Missing parents, the volumes dir included, are made as Go's MkdirAll makes them (0777 less the umask would be
+    // Go's; the vector mk-volumes-dir-missing shows 0755 under umask 0022).
+    await mkdir(dirname(path), { recursive: true, mode: 0o755 });
     await mkdir(path, { mode: params.mode });
     await chmod(path, params.mode); // mkdir applies the umask; the parameter is meant exactly
   } catch (err) {
