@@ -22,11 +22,11 @@ const WORKERS = 8;
 /** Chance that a holder kills itself inside the critical section. */
 const SELF_KILL = 0.01;
 /** Mean gap between this test's kills of a random worker, at any instant. */
-const OUTSIDE_KILL_MS = Number(process.env.DHV_LOCK_STRESS_KILL_MS ?? 1000);
+const OUTSIDE_KILL_MS = Number(process.env.DHV_LOCK_STRESS_KILL_MS ?? 5000);
 
 const WORKER = `
 import { acquireVolumeLock } from ${JSON.stringify(BUILT)};
-import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 const [dir, seedText, targetText] = process.argv.slice(1);
 const target = Number(targetText);
 let s = Number(seedText) >>> 0;
@@ -56,7 +56,9 @@ for (;;) {
     rmSync(file('killed-at'));
   }
   const round = Number(read('rounds') ?? 0) + 1;
-  writeFileSync(file('rounds'), String(round));
+  // By rename: a holder killed mid-write must not reset the count.
+  writeFileSync(file('rounds.' + process.pid), String(round));
+  renameSync(file('rounds.' + process.pid), file('rounds'));
   if (round >= target) { rmSync(file('inside')); await release(); process.exit(0); }
   if (random() < ${SELF_KILL}) {
     await new Promise((r) => setTimeout(r, random() * 2));

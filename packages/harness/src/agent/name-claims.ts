@@ -1,4 +1,4 @@
-import { mkdir, readdir } from 'node:fs/promises';
+import { lstat, mkdir, readdir } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { removeFreeLock, withVolumeLock } from '@dhv/sdk';
@@ -14,10 +14,12 @@ import { readRegularFile, removeFileDurably, writeFileDurably } from './durable-
 export class NameClaims {
   private readonly dir: string;
   private readonly lockDir: string;
+  private readonly idDir: string;
 
   constructor(dataDir: string) {
     this.dir = join(dataDir, 'client', 'host_volume_names');
     this.lockDir = join(dataDir, 'client', 'locks');
+    this.idDir = join(dataDir, 'client', 'host_volume_ids');
   }
 
   /** Runs `fn` holding the lock of `name`: at most one create or delete per name at a time, across processes. */
@@ -48,12 +50,29 @@ export class NameClaims {
 
   async claim(name: string, id: string): Promise<void> {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    // The ID outlives a later claim of the same name, so gc still knows the volume was ours.
+    await mkdir(this.idDir, { recursive: true, mode: 0o700 });
+    await writeFileDurably(join(this.idDir, id), '');
     await writeFileDurably(this.file(name), JSON.stringify({ Name: name, ID: id }));
+  }
+
+  /** Whether a create of this agent ever claimed a name for volume `id` (and it was not deleted since). */
+  async wasClaimed(id: string): Promise<boolean> {
+    return lstat(join(this.idDir, id)).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  /** Forgets that `id` was claimed, once its volume is gone. */
+  async forgetId(id: string): Promise<void> {
+    await removeFileDurably(join(this.idDir, id)).catch(() => {});
   }
 
   /** Releases `name` if `id` holds it. */
   async release(name: string, id: string): Promise<void> {
     if ((await this.holder(name)) === id) await removeFileDurably(this.file(name));
+    await this.forgetId(id);
   }
 
   private file(name: string): string {

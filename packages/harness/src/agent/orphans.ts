@@ -61,11 +61,12 @@ export async function findOrphans(config: AgentConfig): Promise<Orphan[]> {
 
   const traces = await volumeTraces(config.volumesDir);
   const claims = await claimedNames(config.dataDir);
+  const names = new NameClaims(config.dataDir);
   const mounts = (await mountsBelow(config.volumesDir)).map((m) => m.mountPoint);
   const orphans: Orphan[] = [];
   for (const [id, trace] of [...traces].sort(([a], [b]) => a.localeCompare(b))) {
     if (known.has(id)) continue;
-    orphans.push(describeOrphan(id, trace, claims.get(id), mounts, config.volumesDir));
+    orphans.push(describeOrphan(id, trace, claims.get(id), claims.has(id) || (await names.wasClaimed(id)), mounts, config.volumesDir));
   }
   return orphans;
 }
@@ -103,7 +104,7 @@ async function volumeTraces(volumesDir: string): Promise<Map<string, Trace>> {
   return traces;
 }
 
-function describeOrphan(id: string, trace: Trace, name: string | undefined, mounts: string[], volumesDir: string): Orphan {
+function describeOrphan(id: string, trace: Trace, name: string | undefined, claimed: boolean, mounts: string[], volumesDir: string): Orphan {
   const paths = [...(trace.volumePath ? [trace.volumePath.path] : []), ...[...trace.pluginFiles.values()].flat()];
   const makers = [...trace.pluginFiles.keys()];
   const volumePath = join(volumesDir, id);
@@ -125,7 +126,7 @@ function describeOrphan(id: string, trace: Trace, name: string | undefined, moun
       blocker: `${mounted.join(', ')} ${mounted.length === 1 ? 'is' : 'are'} mounted there and no plugin left a trace of making it; unmount, then run gc again`,
     };
   }
-  if (name === undefined) {
+  if (!claimed) {
     // Every create claims its name before its plugin runs: a directory no claim names was
     // not made by a create of this agent, and removing it could erase someone's data.
     return {
@@ -161,6 +162,7 @@ export async function removeOrphan(config: AgentConfig, orphan: Orphan, options:
       throw new OrphanError(`orphan ${orphan.id} was not removed: ${why}`, orphan.id, orphan.paths);
     }
     const left = (await findOrphans(config)).find((o) => o.id === orphan.id);
+    if (!left) await new NameClaims(config.dataDir).forgetId(orphan.id);
     if (left) {
       throw new OrphanError(
         `orphan ${orphan.id}: plugin ${orphan.plugin ?? '(none)'} reported success but left ${left.paths.join(', ')}; remove it by hand`,
