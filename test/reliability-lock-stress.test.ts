@@ -152,7 +152,7 @@ describe('the volume lock under SIGKILL', () => {
     );
     expect(overlaps).toEqual([]);
     expect(outcome, `only ${rounds} of ${ROUNDS} rounds in ${SECONDS} s (DHV_LOCK_STRESS_SECONDS)`).toBe('done');
-    expect(rounds).toBe(ROUNDS);
+    expect(rounds).toBeGreaterThanOrEqual(ROUNDS); // a waiter may enter once more as the last worker finishes
     // Orphaned flock(1) children of killed waiters take the free lock and let it go at once.
     for (let i = 0; i < 100 && (await readdir(dir)).includes('vol.lock'); i++) await new Promise((r) => setTimeout(r, 50));
   }, (SECONDS + 30) * 1000);
