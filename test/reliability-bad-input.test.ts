@@ -8,7 +8,6 @@ import {
   makeSandbox,
   mapLimit,
   pick,
-  pluginSourcesExist,
   releaseMountsAndLoops,
   removeSandbox,
   seededRandom,
@@ -307,7 +306,7 @@ async function runCase(executable: string, c: Case): Promise<Verdict> {
 }
 
 for (const plugin of ['dhv-mkdir', 'dhv-loopback'] as const) {
-  describe.skipIf(!pluginSourcesExist(plugin))(`${plugin} given a corpus of malformed requests (seed ${SEED})`, () => {
+  describe(`${plugin} given a corpus of malformed requests (seed ${SEED})`, () => {
     let executable: string;
     const corpus = generateCorpus(plugin, SEED + (plugin === 'dhv-mkdir' ? 0 : 1), CASES_PER_PLUGIN);
 

@@ -8,7 +8,6 @@ import {
   makeSandbox,
   median,
   pick,
-  pluginSourcesExist,
   removeSandbox,
   runDhv,
   seededRandom,
@@ -54,7 +53,7 @@ interface VolumeJson {
   State: string;
 }
 
-describe.skipIf(!pluginSourcesExist('dhv-mkdir'))(`kill -9 of dhv during ${OPERATIONS} creates and deletes (DHV_CRASH_SEED=${SEED})`, () => {
+describe(`kill -9 of dhv during ${OPERATIONS} creates and deletes (DHV_CRASH_SEED=${SEED})`, () => {
   let sandbox: string;
   let dataDir: string;
   let pluginDir: string;
