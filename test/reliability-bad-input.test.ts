@@ -14,6 +14,7 @@ import {
   snapshotTree,
   type ReferencePlugin,
 } from './support/sandbox.js';
+import { testSeed } from './support/seed.js';
 
 /**
  * Issue 8, "Bad input to the plugins": a seeded corpus of malformed requests for each
@@ -23,7 +24,7 @@ import {
  * byte-for-byte as it was. Replay a failure with DHV_CORPUS_SEED=<seed>.
  */
 
-const SEED = Number(process.env.DHV_CORPUS_SEED ?? 20261129);
+const SEED = testSeed('DHV_CORPUS_SEED', 20261129, 'test/reliability-bad-input.test.ts');
 const CASES_PER_PLUGIN = 200;
 const CONCURRENCY = 4;
 const MiB = 1024 * 1024;
