@@ -34,11 +34,6 @@ export function builtPlugin(id: ReferencePlugin): string {
   return file;
 }
 
-/** Whether the reference plugin's sources exist yet (the plugins are written in parallel with these tests). */
-export function pluginSourcesExist(id: ReferencePlugin): boolean {
-  return existsSync(join(REPO_ROOT, 'packages', id.replace('dhv-', 'plugin-'), 'src/plugin.ts'));
-}
-
 /** A fresh directory under the system temp dir; remove it with `removeSandbox`. */
 export function makeSandbox(prefix: string): Promise<string> {
   return mkdtemp(join(tmpdir(), `dhv-${prefix}-`));
@@ -195,10 +190,10 @@ export function median(samples: readonly number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-/** Loop devices whose backing file lies under `dir`. */
+/** Loop devices whose backing file lies under `dir`, found by backing file through sysfs. */
 export function loopDevicesUnder(dir: string): string[] {
   return attachedLoopDevicesSync()
-    .filter((l) => l.backingFile.startsWith(`${dir}/`))
+    .filter((l) => l.backingFile === dir || l.backingFile.startsWith(`${dir}/`))
     .map((l) => l.device);
 }
 
