@@ -60,8 +60,9 @@ export async function acquireVolumeLock(lockPath: string, options: LockOptions =
 }
 
 /**
- * Removes a lock file left by a holder that died, when nobody holds or waits for it
- * (the start-up sweep and `dhv agent gc` call it). Returns whether it was removed.
+ * Removes a lock file left by a holder that died, when nobody holds it (the start-up
+ * sweep and `dhv agent gc` call it); a waiter on it finds the path gone and locks afresh.
+ * Returns whether it was removed.
  */
 export async function removeFreeLock(lockPath: string): Promise<boolean> {
   return withFreeLock(lockPath, async () => {
