@@ -186,7 +186,7 @@ export class ClientState {
 function unreadable(file: string, err: unknown): undefined {
   if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
   if (err instanceof NotARegularFileError) {
-    throw new AgentError('STATE_CORRUPT', `client state file ${err.message}. The agent stopped rather than read it: move it out of ${dirname(file)}`, { file });
+    throw new AgentError('STATE_UNREADABLE', `cannot read client state file ${err.message}. The agent stopped rather than read it: move it out of ${dirname(file)}`, { file });
   }
   throw new AgentError(
     'STATE_UNREADABLE',
