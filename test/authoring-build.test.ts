@@ -1,8 +1,8 @@
-import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execPlugin } from '@dhv/sdk/client';
 
@@ -15,12 +15,9 @@ interface Run {
   stderr: string;
 }
 
-function run(file: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(file, args, { ...options, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      resolve({ exitCode: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
-  });
+async function run(file: string, args: string[], options: { cwd?: string } = {}): Promise<Run> {
+  const result = await execa(file, args, { ...options, reject: false, stripFinalNewline: false });
+  return { exitCode: result.exitCode ?? 1, stdout: result.stdout, stderr: result.stderr };
 }
 
 const dhvBuild = (args: string[], cwd: string) => run(process.execPath, [dhv, 'build', ...args], { cwd });

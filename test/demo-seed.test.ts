@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
-import { execFile } from 'node:child_process';
 import { runSeedStory } from '@dhv/harness';
+import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { DHV_BIN } from './support/dhv-agent.js';
 import { rootTestsUnavailable } from './support/root.js';
@@ -11,12 +11,9 @@ function demo(...args: string[]): Promise<{ code: number; stdout: string; stderr
   return run(process.execPath, [DHV_BIN, 'demo', ...args]);
 }
 
-function run(file: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    execFile(file, args, { maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      done({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
+async function run(file: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const result = await execa(file, args, { reject: false });
+  return { code: result.exitCode ?? 1, stdout: result.stdout, stderr: result.stderr };
 }
 
 describe('dhv demo', () => {
