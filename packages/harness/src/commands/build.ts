@@ -1,4 +1,4 @@
-import { Args, Command, Flags } from '@oclif/core';
+import { Args, Command, Flags, ux } from '@oclif/core';
 import { formatSize } from '@dhv/sdk/plugin';
 import { buildPlugin, type BuildResult } from '../authoring/build-plugin.js';
 import { AuthoringError } from '../authoring/errors.js';
@@ -34,6 +34,9 @@ With --sea the plugin is built into a Node single executable application instead
   async run(): Promise<BuildResult> {
     const { args, flags } = await this.parse(Build);
     let result: BuildResult;
+    // oclif's spinner, only for a person watching: pipes and --json get no progress lines.
+    const showProgress = process.stderr.isTTY && !this.jsonEnabled();
+    if (showProgress) ux.action.start(`Bundling ${args.entry}`);
     try {
       result = await buildPlugin({
         entry: args.entry,
@@ -43,9 +46,11 @@ With --sea the plugin is built into a Node single executable application instead
         fixedNode: flags['fixed-node'],
       });
     } catch (err) {
+      if (showProgress) ux.action.stop('failed');
       if (err instanceof AuthoringError) this.error(err.message, { exit: 1, code: err.code });
       throw err;
     }
+    if (showProgress) ux.action.stop();
     const what =
       result.kind === 'sea'
         ? `single executable with ${result.node}`

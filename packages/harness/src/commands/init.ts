@@ -1,4 +1,4 @@
-import { Args, Command, Flags } from '@oclif/core';
+import { Args, Command, Flags, ux } from '@oclif/core';
 import { AuthoringError } from '../authoring/errors.js';
 import { initProject, type InitResult } from '../authoring/init-project.js';
 import { TEMPLATE_NAMES } from '../authoring/templates.js';
@@ -34,6 +34,9 @@ The project depends on the exact @dhv/sdk and @dhv/harness that run this command
   async run(): Promise<InitResult> {
     const { args, flags } = await this.parse(Init);
     let result: InitResult;
+    // oclif's spinner, only for a person watching: pipes and --json get no progress lines.
+    const showProgress = process.stderr.isTTY && !this.jsonEnabled();
+    if (showProgress) ux.action.start('Writing the project and packing @dhv/sdk and @dhv/harness into it');
     try {
       result = await initProject({
         dir: args.dir,
@@ -45,9 +48,11 @@ The project depends on the exact @dhv/sdk and @dhv/harness that run this command
         fromRegistry: flags['from-registry'],
       });
     } catch (err) {
+      if (showProgress) ux.action.stop('failed');
       if (err instanceof AuthoringError) this.error(err.message, { exit: 1, code: err.code });
       throw err;
     }
+    if (showProgress) ux.action.stop();
     this.log(`Created plugin ${result.pluginId} (template ${result.template}) in ${result.dir}`);
     for (const file of result.files) this.log(`  ${file}`);
     this.log('\nNext:');
