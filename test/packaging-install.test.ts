@@ -19,7 +19,8 @@ const PACKAGES = ['@dhv/sdk', '@dhv/harness', '@dhv/plugin-mkdir', '@dhv/plugin-
 const READMES = ['README.md', 'packages/sdk/README.md', 'packages/harness/README.md', 'packages/plugin-mkdir/README.md', 'packages/plugin-loopback/README.md'];
 
 const childEnv = {
-  ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(npm_|VITEST|NODE_OPTIONS$|FORCE_COLOR$|DHV_)/i.test(key))),
+  // Not vitest's NODE_ENV=test either: oclif takes it for a development checkout and looks for TypeScript.
+  ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(npm_|VITEST|NODE_OPTIONS$|NODE_ENV$|FORCE_COLOR$|DHV_)/i.test(key))),
   NO_COLOR: '1',
   npm_config_prefer_offline: 'true',
   npm_config_audit: 'false',
@@ -209,6 +210,8 @@ describe('the packed packages, installed together outside the repo', () => {
       },
       'packages/harness/README.md: npx dhv init my-plugin --template mkdir   # packs this @dhv/sdk and @dhv/harness into my-plugin/vendor/': {
         run: 'sh',
+        // The examples above used ./my-plugin for a plugin file; this one makes a project of that name.
+        before: (s) => fs.remove(join(s, 'my-plugin')),
         timeoutMs: 500_000,
       },
       'packages/plugin-mkdir/README.md: npm ci && npm run build          # at the root of this repository; builds packages/plugin-mkdir/dist/dhv-mkdir': {
