@@ -5,7 +5,7 @@ import { simulateReboot } from '@dhv/harness';
 import { execa } from 'execa';
 import fs from 'fs-extra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { skipRootTests } from './support/root.js';
+import { loopDevices, skipUnless } from './support/requirements.js';
 
 /**
  * The four packages as a user gets them: `npm pack`ed, installed together into an empty
@@ -250,7 +250,7 @@ describe('the packed packages, installed together outside the repo', () => {
       const plan = PLANS[keyOf(example)];
       if (!plan || plan.run === 'not-here') continue;
       const needsRoot = plan.run === 'sh' && plan.needsRoot;
-      it.skipIf(needsRoot && skipRootTests())(keyOf(example), async () => {
+      it.skipIf(needsRoot && skipUnless(`the README example ${keyOf(example)}`, loopDevices()))(keyOf(example), async () => {
         // Examples of one README run in order in one folder, as a reader would type them.
         const sandbox = join(project, 'examples', example.readme.replace(/\W+/g, '-'));
         if (sandbox !== previousSandbox) saved = new Map();

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import fs from 'fs-extra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { skipRootTests } from './support/root.js';
+import { root, skipUnless, tool } from './support/requirements.js';
 
 /**
  * A built plugin copied to a Nomad client whose node lives somewhere else than on the
@@ -43,7 +43,7 @@ function startWithNodeOnlyAt(plugin: string, nodeAt: string | undefined) {
   return execa('/usr/bin/unshare', ['--mount', '--propagation', 'private', '/bin/sh', '-c', script], { reject: false });
 }
 
-describe.skipIf(skipRootTests())('a built plugin on a client whose node is elsewhere', () => {
+describe.skipIf(skipUnless('starting plugins in a mount namespace that hides node', root(), tool('unshare', 'util-linux')))('a built plugin on a client whose node is elsewhere', () => {
   let work: string;
   let built: string;
 
