@@ -76,7 +76,7 @@ export async function runSeedStory(options: DemoOptions = {}): Promise<DemoRepor
       `data_dir = "${dataDir}"\n\nclient {\n  host_volume "cloud-img" {\n    path      = "${join(workDir, 'cloud-img')}"\n    read_only = false\n  }\n}\n`,
     );
     await writeFile(join(workDir, 'scratch.volume.hcl'), `type      = "host"\nname      = "scratch"\nplugin_id = "dhv-mkdir"\n\nparameters {\n  mode = "0755"\n}\n`);
-    await writeFile(join(workDir, 'test.volume.hcl'), `type         = "host"\nname         = "test"\nplugin_id    = "dhv-loopback"\ncapacity_min = "47MiB"\n`);
+    await writeFile(join(workDir, 'test.volume.hcl'), `type         = "host"\nname         = "test"\nplugin_id    = "dhv-loopback"\ncapacity_min = "47MiB"\ncapacity_max = "47MiB"\n`);
     say(`    agent.hcl: a static host volume "cloud-img"; plugins dhv-mkdir${loopbackPlugin ? ' and dhv-loopback' : ''} in ${pluginDir}`);
     if (loopbackSkip) say(`    skipping the dhv-loopback volume: ${loopbackSkip}`);
 
