@@ -157,6 +157,8 @@ describe('what a user typed cannot forge output (issue 13)', () => {
     const created = await agent.dhv('volume', 'create', spec);
     expect(created.code).toBe(0);
     expect(created.stdout).toContain('==> Created host volume evil\\nb6e1f2a3  fake  default  mkdir\\r\\x1b[2K with ID');
+    expect(created.stderr).toMatch(/^warning: the volume name "evil\\nb6e1f2a3 .* holds control characters: Nomad's servers accept it/);
+    expect(created.stderr).not.toMatch(/[\r\x1b]/);
     const list = await agent.dhv('volume', 'status');
     const rows = list.stdout.trimEnd().split('\n');
     expect(rows).toHaveLength(3);

@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentError } from '../agent/errors.js';
 import { parseDocument } from '../config/read-document.js';
-import { MAX_ENV_STRING_BYTES, validateVolumeSpec, readVolumeSpec } from './volume-spec.js';
+import { MAX_ENV_STRING_BYTES, nameWarnings, validateVolumeSpec, readVolumeSpec } from './volume-spec.js';
 
 function problems(doc: Record<string, unknown>, purpose: 'create' | 'register' = 'create'): string[] {
   try {
@@ -174,6 +174,10 @@ describe('bad input gets a short, clear error (issue 13)', () => {
   });
 
   it('accepts the names Nomad\'s servers accept (they only refuse an empty one)', () => {
-    for (const name of ['two\nlines', 'cr\r', '\x1b[31mred', '   ']) expect(problems({ type: 'host', name })).toEqual([]);
+    for (const name of ['two\nlines', 'cr\r', '\x1b[31mred', '   ']) {
+      expect(problems({ type: 'host', name })).toEqual([]);
+      expect(nameWarnings(name)).toEqual([expect.stringMatching(/(holds control characters|is only white space): Nomad's servers accept it/)]);
+    }
+    expect(nameWarnings('data')).toEqual([]);
   });
 });

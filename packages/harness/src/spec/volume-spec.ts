@@ -306,3 +306,16 @@ function environmentLimits(spec: VolumeSpec): string[] {
   if (spec.parameters) check('parameters', 'DHV_PARAMETERS', goMarshalStringMap(spec.parameters));
   return problems;
 }
+
+/**
+ * Names Nomad's servers accept (they only refuse an empty one) but that a person will
+ * regret: said as a warning, since a real cluster would take them too.
+ */
+export function nameWarnings(name: string): string[] {
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) {
+    return [`the volume name ${JSON.stringify(name)} holds control characters: Nomad's servers accept it, but a job's volume block must then spell them exactly, and dhv prints them escaped`];
+  }
+  if (name.trim() === '' && name !== '') return [`the volume name ${JSON.stringify(name)} is only white space: Nomad's servers accept it, but nobody will find it in a list`];
+  return [];
+}
