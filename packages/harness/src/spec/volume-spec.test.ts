@@ -181,3 +181,21 @@ describe('bad input gets a short, clear error (issue 13)', () => {
     expect(nameWarnings('data')).toEqual([]);
   });
 });
+
+describe("numbers as Nomad's HCL reader sees them", () => {
+  it('reads an unquoted 0755 as octal and 0x1ed as hexadecimal (493), as HCL 1 does, and says so', async () => {
+    const spec = await fromStdin('type = "host"\nname = "o"\nparameters {\n  mode = 0755\n  uid = 0x10\n  gid = 1000\n  label = "0755"\n}\n');
+    expect(spec.parameters).toEqual({ mode: '493', uid: '16', gid: '1000', label: '0755' });
+    expect(spec.warnings).toEqual([
+      'the unquoted number 0755 is 493 to Nomad\'s HCL reader (octal); quote it ("0755") to keep the digits',
+      'the unquoted number 0x10 is 16 to Nomad\'s HCL reader (hexadecimal); quote it ("0x10") to keep the digits',
+    ]);
+  });
+
+  it('leaves numbers in strings, comments and heredocs alone', async () => {
+    const spec = await fromStdin('type = "host" # mode 0755\nname = <<EOT\nn0755\n0755\nEOT\nparameters {\n  x = "a 0755"\n}\n');
+    expect(spec.name).toBe('n0755\n0755\n');
+    expect(spec.parameters).toEqual({ x: 'a 0755' });
+    expect(spec.warnings?.filter((w) => w.includes('unquoted'))).toEqual([]);
+  });
+});

@@ -1,6 +1,6 @@
 import { goMarshalStringMap, isUuid, parseSize } from '@dhv/sdk';
 import { AgentError } from '../agent/errors.js';
-import { blocks, isBody, parseDocument, readSource } from '../config/read-document.js';
+import { blocks, isBody, parseDocumentWithNotes, readSource } from '../config/read-document.js';
 import { goString } from './weak-decode.js';
 
 export const ACCESS_MODES = ['single-node-reader-only', 'single-node-writer', 'single-node-single-writer', 'single-node-multi-writer'] as const;
@@ -54,6 +54,8 @@ export interface VolumeSpec {
   parameters: Record<string, string> | null;
   capabilities: Capability[];
   constraints: Constraint[];
+  /** What the user should know that Nomad would not refuse: a name with control characters, an unquoted octal number. */
+  warnings?: string[];
 }
 
 export type SpecPurpose = 'create' | 'register';
@@ -67,13 +69,14 @@ export const MAX_ENV_STRING_BYTES = 32 * 4096;
 
 /** Reads a spec file (or stdin for `-`) in HCL or JSON and validates it; throws SPEC_INVALID naming every bad field. */
 export async function readVolumeSpec(file: string, purpose: SpecPurpose, stdin?: NodeJS.ReadableStream): Promise<VolumeSpec> {
-  let doc: Record<string, unknown>;
+  let parsed: { doc: Record<string, unknown>; notes: string[] };
   try {
-    doc = await parseDocument(await readSource(file, stdin), file);
+    parsed = await parseDocumentWithNotes(await readSource(file, stdin), file);
   } catch (err) {
     throw new AgentError('SPEC_INVALID', (err as Error).message, { file, problems: [(err as Error).message] });
   }
-  return validateVolumeSpec(doc, purpose, file);
+  const spec = validateVolumeSpec(parsed.doc, purpose, file);
+  return { ...spec, warnings: [...parsed.notes, ...(spec.warnings ?? [])] };
 }
 
 /**
@@ -144,6 +147,7 @@ export function validateVolumeSpec(doc: Record<string, unknown>, purpose: SpecPu
     parameters,
     capabilities: readCapabilities(doc.capability, problems),
     constraints: readConstraints(doc.constraint, problems),
+    warnings: nameWarnings(name),
   };
   problems.push(...environmentLimits(spec));
   if (problems.length > 0) {

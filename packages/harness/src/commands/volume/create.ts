@@ -2,7 +2,7 @@ import { Args, Flags } from '@oclif/core';
 import { DhvCommand, agentFlags, openAgent } from '../../cli-output/dhv-command.js';
 import { withSpinner } from '../../cli-output/spinner.js';
 import { volumeCreatedText } from '../../cli-output/volume-output.js';
-import { nameWarnings, readVolumeSpec } from '../../spec/volume-spec.js';
+import { readVolumeSpec } from '../../spec/volume-spec.js';
 import { nomadSpelling } from './nomad-flags.js';
 
 export default class VolumeCreate extends DhvCommand {
@@ -28,7 +28,7 @@ export default class VolumeCreate extends DhvCommand {
     const { args, flags } = await this.parse(VolumeCreate, nomadSpelling(this.argv, { ...DhvCommand.baseFlags, ...VolumeCreate.flags }));
     this.jsonOutput = flags.json;
     const spec = await readVolumeSpec(args.spec, 'create');
-    const warnings: string[] = nameWarnings(spec.name);
+    const warnings: string[] = [...(spec.warnings ?? [])];
     const agent = await openAgent(flags, (w) => warnings.push(w));
     const { volume, created } = await withSpinner(`Creating host volume ${spec.name} with plugin ${spec.pluginId}`, agent.createVolume(spec));
     if (this.jsonOutput) return this.printJson({ Volume: volume, Created: created, Warnings: warnings });

@@ -1,7 +1,7 @@
 import { Args, Flags } from '@oclif/core';
 import { DhvCommand, agentFlags, openAgent } from '../../cli-output/dhv-command.js';
 import { volumeRegisteredText } from '../../cli-output/volume-output.js';
-import { nameWarnings, readVolumeSpec } from '../../spec/volume-spec.js';
+import { readVolumeSpec } from '../../spec/volume-spec.js';
 import { nomadSpelling } from './nomad-flags.js';
 
 export default class VolumeRegister extends DhvCommand {
@@ -22,7 +22,7 @@ export default class VolumeRegister extends DhvCommand {
     const { args, flags } = await this.parse(VolumeRegister, nomadSpelling(this.argv, { ...DhvCommand.baseFlags, ...VolumeRegister.flags }));
     this.jsonOutput = flags.json;
     const spec = await readVolumeSpec(args.spec, 'register');
-    const warnings: string[] = nameWarnings(spec.name);
+    const warnings: string[] = [...(spec.warnings ?? [])];
     const agent = await openAgent(flags, (w) => warnings.push(w));
     const { volume, created } = await agent.registerVolume(spec);
     if (this.jsonOutput) return this.printJson({ Volume: volume, Created: created, Warnings: warnings });
