@@ -86,8 +86,11 @@ export async function runSeedStory(options: DemoOptions = {}): Promise<DemoRepor
     for (const spec of specs) {
       const step = await dhv('volume', 'create', spec);
       const id = /with ID ([0-9a-f-]{36})/.exec(step.stdout)?.[1];
-      const path = /Host Path = (\S+)/.exec(step.stdout)?.[1];
-      if (!id || !path) throw new Error(`could not read the volume ID and path from: ${step.stdout}`);
+      if (!id) throw new Error(`could not read the volume ID from: ${step.stdout}`);
+      // As after `nomad volume create`, the host path is in the volume's status, not in create's output.
+      const detail = await dhv('volume', 'status', id.slice(0, 8));
+      const path = /Host Path = (\S+)/.exec(detail.stdout)?.[1];
+      if (!path) throw new Error(`could not read the host path from: ${detail.stdout}`);
       created.push(id);
       volumes.push({ id, path, name: spec.split('.')[0]! });
     }
