@@ -87,8 +87,8 @@ describe('dhv volume register, delete and status print what nomad prints', () =>
     expect(run.stdout).toBe(`Successfully deleted volume "${id}"!\n`);
   });
 
-  it('status lists volumes sorted by ID, cut to 8 unless -verbose, and says when there are none', async () => {
-    expect((await agent.dhv('volume', 'status')).stdout).toBe('No dynamic host volumes\n');
+  it('status lists volumes sorted by ID, cut to 8 unless -verbose, and with none prints the header and says so on stderr', async () => {
+    expect(await agent.dhv('volume', 'status')).toEqual({ code: 0, stdout: 'Dynamic Host Volumes\n', stderr: 'No dynamic host volumes\n' });
     const ids = [];
     for (const name of ['one', 'two']) ids.push(new RegExp(`ID (${UUID})`).exec((await create(name, '-detach')).stdout)![1]!);
     ids.sort();
@@ -136,9 +136,9 @@ describe('dhv volume register, delete and status print what nomad prints', () =>
     const created = JSON.parse((await create('f', '--json')).stdout);
     const nodeId: string = created.Volume.NodeID;
     expect((await agent.dhv('volume', 'status', '-node', nodeId.slice(0, 4))).stdout).toContain('f ');
-    expect((await agent.dhv('volume', 'status', '-node', 'ffffffff-no')).stdout).toBe('No dynamic host volumes\n');
+    expect((await agent.dhv('volume', 'status', '-node', 'ffffffff-no')).stderr).toBe('No dynamic host volumes\n');
     expect((await agent.dhv('volume', 'status', '-node-pool', 'default')).stdout).toContain(created.Volume.ID.slice(0, 8));
-    expect((await agent.dhv('volume', 'status', '-node-pool=gpu')).stdout).toBe('No dynamic host volumes\n');
+    expect((await agent.dhv('volume', 'status', '-node-pool=gpu')).stdout).toBe('Dynamic Host Volumes\n');
     const both = await agent.dhv('volume', 'status', '-node', nodeId, created.Volume.ID);
     expect(both.code).toBe(1);
     expect(both.stderr).toContain('-node or -node-pool options can only be used when no ID is provided');

@@ -36,9 +36,15 @@ export function volumeDetail(v: HostVolume, { short = false, indent = '' }: Volu
   return `${block}\n\n${indent}Capabilities\n${capabilities}\n\n${indent}Allocations\n${indent}No allocations placed`;
 }
 
-/** `nomad volume status -type host`: the list of dynamic host volumes, sorted by ID, IDs cut to 8 characters unless verbose. */
+/** What `nomad volume status` says on stderr under the header when there are none (exit 0). */
+export const NO_VOLUMES = 'No dynamic host volumes';
+
+/**
+ * `nomad volume status -type host`: the header, then the volumes sorted by ID, IDs cut to
+ * 8 characters unless verbose. With none, the header alone: the caller says NO_VOLUMES on stderr.
+ */
 export function volumeList(volumes: readonly HostVolume[], { verbose = false }: VolumeFormat = {}): string {
-  if (volumes.length === 0) return 'No dynamic host volumes';
+  if (volumes.length === 0) return 'Dynamic Host Volumes';
   const id = (value: string) => (verbose ? value : short(value));
   const sorted = [...volumes].sort((a, b) => (a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0));
   return `Dynamic Host Volumes\n${columns(

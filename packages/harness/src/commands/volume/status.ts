@@ -1,7 +1,7 @@
 import { Args, Flags } from '@oclif/core';
 import { AgentError } from '../../agent/errors.js';
 import { DhvCommand, agentFlags, openAgent } from '../../cli-output/dhv-command.js';
-import { volumeDetail, volumeList } from '../../cli-output/format-volume.js';
+import { NO_VOLUMES, volumeDetail, volumeList } from '../../cli-output/format-volume.js';
 import { renderGoTemplate } from '../../cli-output/go-template.js';
 import { toJson } from '../../cli-output/json.js';
 import { nomadSpelling } from './nomad-flags.js';
@@ -46,9 +46,13 @@ export default class VolumeStatus extends DhvCommand {
         .filter((v) => flags.node === undefined || v.NodeID.startsWith(flags.node))
         .filter((v) => flags['node-pool'] === undefined || v.NodePool === flags['node-pool'])
         .sort((a, b) => (a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0));
+      // Nomad prints nothing for an empty list with -json; a program reading dhv's --json gets [].
       if (this.jsonOutput) return this.printJson(volumes);
-      if (flags.t !== undefined) return this.print(renderGoTemplate(flags.t, asJson(volumes)));
-      return this.print(volumeList(volumes, { verbose: flags.verbose }));
+      const template = flags.t;
+      if (template === undefined) this.print(volumeList(volumes, { verbose: flags.verbose }));
+      else if (volumes.length > 0) return this.print(renderGoTemplate(template, asJson(volumes)));
+      if (volumes.length === 0) process.stderr.write(`${NO_VOLUMES}\n`);
+      return;
     }
     const volume = await agent.volume(args.id);
     if (this.jsonOutput) return this.printJson(volume);
