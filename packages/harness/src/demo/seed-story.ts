@@ -53,7 +53,7 @@ export interface DemoOptions {
 
 const SPECS = {
   scratch: { pluginId: 'dhv-mkdir', text: 'type      = "host"\nname      = "scratch"\nplugin_id = "dhv-mkdir"\n\nparameters {\n  mode = "0755"\n}\n' },
-  test: { pluginId: 'dhv-loopback', text: 'type         = "host"\nname         = "test"\nplugin_id    = "dhv-loopback"\ncapacity_min = "47MiB"\n' },
+  test: { pluginId: 'dhv-loopback', text: 'type         = "host"\nname         = "test"\nplugin_id    = "dhv-loopback"\ncapacity_min = "47MiB"\ncapacity_max = "47MiB"\n' },
 } as const;
 
 /**
