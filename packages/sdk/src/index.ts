@@ -1,6 +1,6 @@
 export * from './plugin.js';
 export * from './client.js';
-export { REQUEST_SCHEMAS, readRequest, InvalidRequestError } from './protocol/request.js';
+export { readRequest, InvalidRequestError } from './protocol/request.js';
 export {
   fingerprintResponseSchema,
   createResponseSchema,

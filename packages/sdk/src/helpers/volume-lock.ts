@@ -1,5 +1,4 @@
-import { link, readFile, rename, unlink, writeFile, mkdir } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
+import { promises as fs, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { PluginFailure } from './errors.js';
 
@@ -63,14 +62,14 @@ export async function acquireVolumeLock(lockPath: string, options: LockOptions =
   try {
     for (;;) {
       try {
-        await link(token, lockPath); // atomic: fails if anyone holds the lock
+        await fs.link(token, lockPath); // atomic: fails if anyone holds the lock
         return async () => {
-          if ((await readFile(lockPath, 'utf8').catch(() => '')) === owner) await unlink(lockPath).catch(() => {});
+          if ((await fs.readFile(lockPath, 'utf8').catch(() => '')) === owner) await fs.unlink(lockPath).catch(() => {});
         };
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }
-      const holder = await readFile(lockPath, 'utf8').catch(() => '');
+      const holder = await fs.readFile(lockPath, 'utf8').catch(() => '');
       if (holder !== '' && !holderAlive(holder)) {
         await breakStaleLock(lockPath, holder);
         continue;
@@ -81,7 +80,7 @@ export async function acquireVolumeLock(lockPath: string, options: LockOptions =
       await new Promise((r) => setTimeout(r, options.pollMs ?? 25));
     }
   } finally {
-    await unlink(token).catch(() => {});
+    await fs.unlink(token).catch(() => {});
   }
 }
 
@@ -91,9 +90,9 @@ export async function acquireVolumeLock(lockPath: string, options: LockOptions =
  */
 async function writeToken(token: string, owner: string): Promise<void> {
   for (let attempt = 0; ; attempt++) {
-    await mkdir(dirname(token), { recursive: true, mode: 0o700 });
+    await fs.mkdir(dirname(token), { recursive: true, mode: 0o700 });
     try {
-      await writeFile(token, owner, { mode: 0o600 });
+      await fs.writeFile(token, owner, { mode: 0o600 });
       return;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 10) throw err;
@@ -105,13 +104,13 @@ async function writeToken(token: string, owner: string): Promise<void> {
 async function breakStaleLock(lockPath: string, staleOwner: string): Promise<void> {
   const aside = `${lockPath}.stale.${uniqueSuffix()}`;
   try {
-    await rename(lockPath, aside);
+    await fs.rename(lockPath, aside);
   } catch {
     return; // someone else broke it first
   }
-  const moved = await readFile(aside, 'utf8').catch(() => '');
+  const moved = await fs.readFile(aside, 'utf8').catch(() => '');
   if (moved !== staleOwner && moved !== '' && holderAlive(moved)) {
-    await link(aside, lockPath).catch(() => {});
+    await fs.link(aside, lockPath).catch(() => {});
   }
-  await unlink(aside).catch(() => {});
+  await fs.unlink(aside).catch(() => {});
 }

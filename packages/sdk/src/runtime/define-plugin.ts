@@ -38,7 +38,7 @@ export interface Invocation {
   abortAfterMs?: number;
   /**
    * When the agent started the plugin, as a performance.now() time; the deadline counts
-   * from then. Defaults to now. main() passes its process's start, so the time node
+   * from then. Defaults to now. main() counts from its process's start instead, so the time node
    * took to start (long on a loaded machine) is not taken from the handler's margin.
    */
   startedAt?: number;
@@ -97,14 +97,16 @@ async function runOperation(
   let timer: NodeJS.Timeout | undefined;
   try {
     const op = checkOperation(argv, env);
-    const elapsed = startedAt === undefined ? 0 : performance.now() - startedAt;
+    // A plugin process counts from its own start (process.uptime(): reading `performance`
+    // would load perf_hooks into every plugin run).
+    const elapsed = liveStderr ? process.uptime() * 1000 : startedAt === undefined ? 0 : performance.now() - startedAt;
     const budget = abortAfterMs ?? Math.max(0, AGENT_TIMEOUT_MS[op] - ABORT_MARGIN_MS[op] - elapsed);
     timer = setTimeout(() => controller.abort(new Error(`the agent's ${AGENT_TIMEOUT_MS[op] / 1000}s deadline is near`)), budget);
     // In-process callers must not be held up by it; a plugin process must be, since a
     // handler that waits for the signal would otherwise see node exit under it.
     if (!liveStderr) timer.unref();
     const ctx: HandlerContext = { operation: op, signal: controller.signal, log: (m) => log(`${m}\n`) };
-    const response = await withOutputTo(log, () => handle(definition, op, env, ctx));
+    const response = await withOutputTo(log, () => handle(definition, op, env, ctx), liveStderr !== undefined);
     return { exitCode: 0, stdout: response, stderr };
   } catch (err) {
     const message = errorMessage(err);
@@ -147,7 +149,7 @@ async function handle(
     }
     return encodeResponse(response);
   }
-  const { readRequest, InvalidRequestError, createResponseSchema } = await import('./validation.js');
+  const { readRequest, InvalidRequestError, checkCreateResponse } = await import('./validation.js');
   let request;
   try {
     request = readRequest(op, env);
@@ -157,11 +159,9 @@ async function handle(
   }
   if (op === 'create') {
     const response = await definition.create(request as CreateRequest, ctx);
-    const checked = createResponseSchema.safeParse(response);
-    if (!checked.success) {
-      throw new Error(`create returned an invalid response: ${checked.error.issues.map((i) => i.message).join('; ')}`);
-    }
-    return encodeResponse(checked.data);
+    const checked = checkCreateResponse(response);
+    if (!checked.ok) throw new Error(`create returned an invalid response: ${checked.problems.join('; ')}`);
+    return encodeResponse(checked.value);
   }
   await definition.delete(request as DeleteRequest, ctx);
   return encodeResponse(undefined);
@@ -210,8 +210,7 @@ async function runMain(definition: PluginDefinition): Promise<never> {
   });
   const result = await runOperation(
     definition,
-    // performance.now() counts from the process's start.
-    { argv: process.argv.slice(2), env: process.env, signal: external.signal, startedAt: 0 },
+    { argv: process.argv.slice(2), env: process.env, signal: external.signal },
     (text) => realStderrWrite(text),
   );
   finish(result.exitCode, result.stdout);
