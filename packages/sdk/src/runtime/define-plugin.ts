@@ -8,7 +8,7 @@ import { realStderrWrite, realStdoutWrite, withOutputTo } from './output-redirec
 
 export interface HandlerContext {
   operation: Operation;
-  /** Fires shortly before the agent's deadline (or on SIGTERM/SIGINT): stop, undo, and throw. */
+  /** Fires shortly before the agent's deadline (or on SIGTERM/SIGINT): stop, undo, and throw. Made on first read. */
   signal: AbortSignal;
   /** Writes a line to stderr, which the agent keeps in its debug log. Never log secrets. */
   log: (message: string) => void;
@@ -90,22 +90,39 @@ async function runOperation(
     else stderr += text;
   };
   const operation = argv[0];
-  const controller = new AbortController();
-  const abort = () => controller.abort(outerSignal?.reason ?? new Error('cancelled by caller'));
-  if (outerSignal?.aborted) abort();
-  else outerSignal?.addEventListener('abort', abort, { once: true });
+  // The signal is made when a handler first reads it: most handlers never do, and a
+  // plugin process that needs none starts no timer and installs no signal handlers.
+  let controller: AbortController | undefined;
   let timer: NodeJS.Timeout | undefined;
-  try {
-    const op = checkOperation(argv, env);
-    // A plugin process counts from its own start (process.uptime(): reading `performance`
-    // would load perf_hooks into every plugin run).
-    const elapsed = liveStderr ? process.uptime() * 1000 : startedAt === undefined ? 0 : performance.now() - startedAt;
-    const budget = abortAfterMs ?? Math.max(0, AGENT_TIMEOUT_MS[op] - ABORT_MARGIN_MS[op] - elapsed);
-    timer = setTimeout(() => controller.abort(new Error(`the agent's ${AGENT_TIMEOUT_MS[op] / 1000}s deadline is near`)), budget);
+  const abort = () => controller?.abort(outerSignal?.reason ?? new Error('cancelled by caller'));
+  const signalOf = (op: Operation, deadline: number): AbortSignal => {
+    if (controller) return controller.signal;
+    const made = (controller = new AbortController());
+    const stop = () => made.abort(new Error(`the agent's ${AGENT_TIMEOUT_MS[op] / 1000}s deadline is near`));
+    timer = setTimeout(stop, Math.max(0, deadline - now()));
     // In-process callers must not be held up by it; a plugin process must be, since a
     // handler that waits for the signal would otherwise see node exit under it.
     if (!liveStderr) timer.unref();
-    const ctx: HandlerContext = { operation: op, signal: controller.signal, log: (m) => log(`${m}\n`) };
+    if (liveStderr) {
+      for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => made.abort(new Error(`received ${sig}`)));
+    }
+    if (outerSignal?.aborted) abort();
+    else outerSignal?.addEventListener('abort', abort, { once: true });
+    return made.signal;
+  };
+  // A plugin process counts from its own start (process.uptime(): reading `performance`
+  // would load perf_hooks into every plugin run).
+  const now = liveStderr ? () => process.uptime() * 1000 : () => performance.now();
+  try {
+    const op = checkOperation(argv, env);
+    const deadline = abortAfterMs !== undefined ? now() + abortAfterMs : (liveStderr ? 0 : startedAt ?? now()) + AGENT_TIMEOUT_MS[op] - ABORT_MARGIN_MS[op];
+    const ctx: HandlerContext = {
+      operation: op,
+      get signal() {
+        return signalOf(op, deadline);
+      },
+      log: (m) => log(`${m}\n`),
+    };
     const response = await withOutputTo(log, () => handle(definition, op, env, ctx), liveStderr !== undefined);
     return { exitCode: 0, stdout: response, stderr };
   } catch (err) {
@@ -178,10 +195,6 @@ function isExpectedError(err: Error): boolean {
 }
 
 async function runMain(definition: PluginDefinition): Promise<never> {
-  const external = new AbortController();
-  for (const sig of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(sig, () => external.abort(new Error(`received ${sig}`)));
-  }
   let written = false;
   const finish = (exitCode: number, stdout: string): void => {
     if (written) return;
@@ -210,7 +223,7 @@ async function runMain(definition: PluginDefinition): Promise<never> {
   });
   const result = await runOperation(
     definition,
-    { argv: process.argv.slice(2), env: process.env, signal: external.signal },
+    { argv: process.argv.slice(2), env: process.env },
     (text) => realStderrWrite(text),
   );
   finish(result.exitCode, result.stdout);
