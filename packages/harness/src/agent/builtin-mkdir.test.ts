@@ -2,7 +2,7 @@ import { mkdtemp, rm, stat, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PluginError } from '@dhv/sdk';
+import { PluginError } from '@dhv/sdk/client';
 import { builtinMkdirCreate, builtinMkdirDelete } from './builtin-mkdir.js';
 
 const ID = '1e1d4540-14f9-2515-8502-24d46291717d';

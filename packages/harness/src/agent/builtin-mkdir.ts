@@ -4,12 +4,12 @@ import {
   DEFAULT_VOLUME_MODE,
   parseModeParameter,
   parseOwnerParameter,
-  PluginError,
   volumePath,
   type CreateRequest,
   type DeleteRequest,
   type ParsedParameter,
 } from '@dhv/sdk';
+import { PluginError } from '@dhv/sdk/client';
 
 /** The version Nomad's built-in mkdir plugin reports. */
 export const BUILTIN_MKDIR_VERSION = '0.0.1';
