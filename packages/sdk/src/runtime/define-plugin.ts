@@ -5,6 +5,7 @@ import type { CreateResponse, FingerprintResponse } from '../protocol/response.j
 import { encodeError, encodeResponse } from '../protocol/encode.js';
 import { isGoVersion } from '../go/version.js';
 import { realStderrWrite, realStdoutWrite, withOutputTo } from './output-redirect.js';
+import { checkCreateResponse, InvalidRequestError, readRequest } from './validation.js';
 
 export interface HandlerContext {
   operation: Operation;
@@ -159,14 +160,12 @@ async function handle(
   ctx: HandlerContext,
 ): Promise<string> {
   if (op === 'fingerprint') {
-    // Kept free of zod: fingerprint has 1 s, and the agent runs every plugin's at once.
     const response = definition.fingerprint ? await definition.fingerprint(ctx) : { version: definition.version };
     if (typeof response?.version !== 'string' || !isGoVersion(response.version)) {
       throw new Error(`fingerprint returned version ${JSON.stringify(response?.version)}, which is not a valid go-version`);
     }
     return encodeResponse(response);
   }
-  const { readRequest, InvalidRequestError, checkCreateResponse } = await import('./validation.js');
   let request;
   try {
     request = readRequest(op, env);

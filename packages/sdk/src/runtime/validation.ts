@@ -1,10 +1,7 @@
 import { INT64_MAX } from '../go/humanize.js';
 import type { CreateResponse } from '../protocol/response.js';
 
-/**
- * What create and delete need that fingerprint does not, in one module the runtime
- * imports only when those run.
- */
+/** How the runtime reads a request and checks a create response; both are plain code, cheap to load. */
 export { readRequest, InvalidRequestError } from '../protocol/request.js';
 
 /**
