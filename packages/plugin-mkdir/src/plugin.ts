@@ -3,8 +3,7 @@ import { PLUGIN_NAME, PLUGIN_VERSION } from './version.js';
 
 /**
  * dhv-mkdir: a Nomad dynamic host volume that is a plain directory, with real capacity.
- * The work lives in modules loaded on demand, so fingerprint loads none of it (nor the
- * node modules it needs, such as fs/promises).
+ * The work lives in modules loaded on demand, so fingerprint loads none of it.
  */
 export default definePlugin({
   name: PLUGIN_NAME,

@@ -1,4 +1,5 @@
-import { promises as fs, readFileSync } from 'node:fs';
+import { link, readFile, rename, unlink, writeFile, mkdir } from './fs-calls.js';
+import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { PluginFailure } from './errors.js';
 
@@ -62,14 +63,14 @@ export async function acquireVolumeLock(lockPath: string, options: LockOptions =
   try {
     for (;;) {
       try {
-        await fs.link(token, lockPath); // atomic: fails if anyone holds the lock
+        await link(token, lockPath); // atomic: fails if anyone holds the lock
         return async () => {
-          if ((await fs.readFile(lockPath, 'utf8').catch(() => '')) === owner) await fs.unlink(lockPath).catch(() => {});
+          if ((await readFile(lockPath, 'utf8').catch(() => '')) === owner) await unlink(lockPath).catch(() => {});
         };
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       }
-      const holder = await fs.readFile(lockPath, 'utf8').catch(() => '');
+      const holder = await readFile(lockPath, 'utf8').catch(() => '');
       if (holder !== '' && !holderAlive(holder)) {
         await breakStaleLock(lockPath, holder);
         continue;
@@ -80,7 +81,7 @@ export async function acquireVolumeLock(lockPath: string, options: LockOptions =
       await new Promise((r) => setTimeout(r, options.pollMs ?? 25));
     }
   } finally {
-    await fs.unlink(token).catch(() => {});
+    await unlink(token).catch(() => {});
   }
 }
 
@@ -90,9 +91,9 @@ export async function acquireVolumeLock(lockPath: string, options: LockOptions =
  */
 async function writeToken(token: string, owner: string): Promise<void> {
   for (let attempt = 0; ; attempt++) {
-    await fs.mkdir(dirname(token), { recursive: true, mode: 0o700 });
+    await mkdir(dirname(token), { recursive: true, mode: 0o700 });
     try {
-      await fs.writeFile(token, owner, { mode: 0o600 });
+      await writeFile(token, owner, { mode: 0o600 });
       return;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 10) throw err;
@@ -104,13 +105,13 @@ async function writeToken(token: string, owner: string): Promise<void> {
 async function breakStaleLock(lockPath: string, staleOwner: string): Promise<void> {
   const aside = `${lockPath}.stale.${uniqueSuffix()}`;
   try {
-    await fs.rename(lockPath, aside);
+    await rename(lockPath, aside);
   } catch {
     return; // someone else broke it first
   }
-  const moved = await fs.readFile(aside, 'utf8').catch(() => '');
+  const moved = await readFile(aside, 'utf8').catch(() => '');
   if (moved !== staleOwner && moved !== '' && holderAlive(moved)) {
-    await fs.link(aside, lockPath).catch(() => {});
+    await link(aside, lockPath).catch(() => {});
   }
-  await fs.unlink(aside).catch(() => {});
+  await unlink(aside).catch(() => {});
 }
