@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PluginError } from '@dhv/sdk';
+import { PluginError } from '@dhv/sdk/client';
 import { builtinMkdirCreate, builtinMkdirDelete } from './builtin-mkdir.js';
 
 interface LayoutEntry {

@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { chmod, chown, rm } from 'node:fs/promises';
-import { PluginError, type CreateRequest, type DeleteRequest } from '@dhv/sdk';
+import type { CreateRequest, DeleteRequest } from '@dhv/sdk';
+import { PluginError } from '@dhv/sdk/client';
 import { GoPathError, goJoin, goMkdirAll, goRemoveAll, goSyscallMode } from './go-os.js';
 import { goAtoi, goParseUint, goQuote } from './go-strconv.js';
 

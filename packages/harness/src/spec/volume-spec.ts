@@ -1,4 +1,5 @@
-import { goMarshalStringMap, isUuid, parseSize } from '@dhv/sdk';
+import { isUuid, parseSize } from '@dhv/sdk';
+import { goMarshalStringMap } from '@dhv/sdk/client';
 import { AgentError } from '../agent/errors.js';
 import { blocks, isBody, parseDocumentWithNotes, readSource } from '../config/read-document.js';
 import { goString } from './weak-decode.js';
