@@ -22,10 +22,10 @@ describe.skipIf(skipRootTests('loopback volumes through the agent'))('loopback v
     agent = await tempAgent();
     await copyFile(REFERENCE_LOOPBACK, join(agent.pluginDir, 'dhv-loopback'));
     await copyFile(REFERENCE_MKDIR, join(agent.pluginDir, 'dhv-mkdir'));
-    const lo = await agent.dhv('volume', 'create', await agent.file('lo.hcl', volumeHcl({ name: 'test', plugin_id: 'dhv-loopback', capacity_min: '47MiB' })));
+    const lo = await agent.dhv('volume', 'create', await agent.file('lo.hcl', volumeHcl({ name: 'test', plugin_id: 'dhv-loopback', capacity_min: '47MiB', capacity_max: '47MiB' })));
     expect(lo.code, lo.stderr).toBe(0);
-    expect(lo.stdout).toContain('Capacity  = 47 MiB');
     const loId = /with ID ([0-9a-f-]{36})/.exec(lo.stdout)![1]!;
+    expect((await agent.dhv('volume', 'status', loId)).stdout).toContain('Capacity  = 47 MiB');
     const mk = await agent.json('volume', 'create', await agent.file('mk.hcl', volumeHcl({ name: 'scratch', plugin_id: 'dhv-mkdir' })));
     const loPath = join(agent.volumesDir, loId);
     expect(await mountsUnder(agent.volumesDir)).toEqual([loPath]);

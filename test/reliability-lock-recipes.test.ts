@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildEnvironment } from '@dhv/sdk';
+import { buildEnvironment } from '@dhv/sdk/client';
 import { loopDevicesBackedBy, mountsAt } from '@dhv/sdk/host';
 import { skipRootTests } from './support/root.js';
 import { REFERENCE_LOOPBACK, tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';

@@ -1,6 +1,7 @@
 import { lstat, readdir, readFile, realpath, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { BUILTIN_MKDIR_ID, PluginError, execPlugin, isFreeLock, isUuid, removeFreeLock, resolvePlugin } from '@dhv/sdk';
+import { isFreeLock, isUuid, removeFreeLock } from '@dhv/sdk';
+import { BUILTIN_MKDIR_ID, PluginError, execPlugin, resolvePlugin } from '@dhv/sdk/client';
 import type { AgentConfig } from '../config/agent-config.js';
 import { builtinMkdirDelete } from './builtin-mkdir.js';
 import { ClientState } from './client-state.js';

@@ -1,5 +1,5 @@
 import { lstat, mkdir, readdir } from 'node:fs/promises';
-import { BUILTIN_MKDIR_ID } from '@dhv/sdk';
+import { BUILTIN_MKDIR_ID } from '@dhv/sdk/client';
 import { isRegistered, type VolumeRecord } from './client-state.js';
 import { AgentError } from './errors.js';
 import type { FailedRestore } from './restore.js';

@@ -1,5 +1,5 @@
 import { constants, type Stats } from 'node:fs';
-import { lstat, mkdir, open, unlink, type FileHandle } from 'node:fs/promises';
+import { close, fstat, lstat, mkdir, open, readFile, unlink, writeFile } from './fs-calls.js';
 import { dirname } from 'node:path';
 import { PluginFailure } from './errors.js';
 import { findTool, TOOL_ENV } from './system-tools.js';
@@ -40,21 +40,21 @@ export async function acquireVolumeLock(lockPath: string, options: LockOptions =
   const flock = findTool('flock', 'util-linux');
   for (;;) {
     if (options.signal?.aborted) throw await gaveUp(lockPath);
-    const handle = await openLockFile(lockPath, options);
+    const fd = await openLockFile(lockPath, options);
     let held = false;
     try {
-      await lockOpenFile(flock, handle, lockPath, false, options.signal);
+      await lockOpenFile(flock, fd, lockPath, false, options.signal);
       // A holder that let go unlinked the path first: the inode this process now locks
       // may be one nobody can find any more, and then it locks the path afresh.
-      held = sameFile(await handle.stat(), await lstat(lockPath).catch(() => undefined));
+      held = sameFile(await fstat(fd), await lstat(lockPath).catch(() => undefined));
     } finally {
-      if (!held) await handle.close();
+      if (!held) await close(fd);
     }
     if (!held) continue;
-    await writeHolder(handle);
+    await writeHolder(fd);
     return once(async () => {
       await unlink(lockPath).catch(() => {});
-      await handle.close();
+      await close(fd);
     });
   }
 }
@@ -77,37 +77,37 @@ export async function isFreeLock(lockPath: string): Promise<boolean> {
 }
 
 async function withFreeLock(lockPath: string, fn: () => Promise<boolean>): Promise<boolean> {
-  let handle: FileHandle;
+  let fd: number;
   try {
-    handle = await open(lockPath, constants.O_RDWR | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fd = await open(lockPath, constants.O_RDWR | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
     return false;
   }
   try {
-    if (!(await handle.stat()).isFile()) return false;
-    const free = await lockOpenFile(findTool('flock', 'util-linux'), handle, lockPath, true).then(
+    if (!(await fstat(fd)).isFile()) return false;
+    const free = await lockOpenFile(findTool('flock', 'util-linux'), fd, lockPath, true).then(
       () => true,
       () => false,
     );
-    if (!free || !sameFile(await handle.stat(), await lstat(lockPath).catch(() => undefined))) return false;
+    if (!free || !sameFile(await fstat(fd), await lstat(lockPath).catch(() => undefined))) return false;
     return await fn();
   } finally {
-    await handle.close();
+    await close(fd);
   }
 }
 
-async function openLockFile(lockPath: string, options: LockOptions): Promise<FileHandle> {
+async function openLockFile(lockPath: string, options: LockOptions): Promise<number> {
   // O_NOFOLLOW: a link planted at the lock path is refused, never followed.
   const flags = constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
   for (let attempt = 0; ; attempt++) {
     try {
-      const handle = await open(lockPath, flags, 0o600);
-      const stats = await handle.stat();
+      const fd = await open(lockPath, flags, 0o600);
+      const stats = await fstat(fd);
       if (!stats.isFile()) {
-        await handle.close();
+        await close(fd);
         throw lockPathRefused(lockPath, 'is not a regular file');
       }
-      return handle;
+      return fd;
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ELOOP') throw lockPathRefused(lockPath, 'is a symbolic link');
@@ -127,11 +127,11 @@ function lockPathRefused(lockPath: string, what: string): PluginFailure {
   return new PluginFailure('ELOCKFILE', `the lock file ${lockPath} ${what}; it is never followed or replaced: remove it`, { path: lockPath });
 }
 
-/** Places an exclusive flock on `handle`'s open file; with `tryOnly`, fails at once when it is held. */
-async function lockOpenFile(flock: string, handle: FileHandle, lockPath: string, tryOnly: boolean, signal?: AbortSignal): Promise<void> {
+/** Places an exclusive flock on `fd`'s open file; with `tryOnly`, fails at once when it is held. */
+async function lockOpenFile(flock: string, fd: number, lockPath: string, tryOnly: boolean, signal?: AbortSignal): Promise<void> {
   // Loaded on first use: child_process costs a plugin's fingerprint start-up for nothing.
   const { spawn } = await import('node:child_process');
-  const child = spawn(flock, [tryOnly ? '-xn' : '-x', '3'], { stdio: ['ignore', 'ignore', 'pipe', handle.fd], env: TOOL_ENV });
+  const child = spawn(flock, [tryOnly ? '-xn' : '-x', '3'], { stdio: ['ignore', 'ignore', 'pipe', fd], env: TOOL_ENV });
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const onAbort = () => child.kill('SIGKILL');
@@ -163,13 +163,12 @@ async function gaveUp(lockPath: string): Promise<PluginFailure> {
 /** The note `writeHolder` left, read without following a link or blocking on a FIFO. */
 async function readHolder(lockPath: string): Promise<string> {
   try {
-    const handle = await open(lockPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    const fd = await open(lockPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     try {
-      if (!(await handle.stat()).isFile()) return '';
-      const { buffer, bytesRead } = await handle.read(Buffer.alloc(32), 0, 32, 0);
-      return buffer.subarray(0, bytesRead).toString('utf8').trim();
+      if (!(await fstat(fd)).isFile()) return '';
+      return String(await readFile(fd, 'utf8')).slice(0, 32).trim();
     } finally {
-      await handle.close();
+      await close(fd);
     }
   } catch {
     return '';
@@ -180,11 +179,13 @@ function sameFile(a: Stats, b: Stats | undefined): boolean {
   return b !== undefined && a.dev === b.dev && a.ino === b.ino;
 }
 
-/** Says who holds the lock, for a waiter's error. Best effort: a full disk only loses the note. */
-async function writeHolder(handle: FileHandle): Promise<void> {
+/**
+ * Says who holds the lock, for a waiter's error. Every note has the same length, so it
+ * overwrites the last one whole. Best effort: a full disk only loses the note.
+ */
+async function writeHolder(fd: number): Promise<void> {
   try {
-    await handle.truncate(0);
-    await handle.write(`${process.pid}\n`, 0);
+    await writeFile(fd, `${String(process.pid).padEnd(11)}\n`);
   } catch {
     // the lock holds without the note
   }
