@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { readFile, realpath } from 'node:fs/promises';
+import { readFile, realpath } from '../helpers/fs-calls.js';
 import { basename, dirname } from 'node:path';
 
 /** One line of /proc/<pid>/mountinfo (proc(5)), paths decoded. */

@@ -1,4 +1,4 @@
-import { realpath } from 'node:fs/promises';
+import { realpath } from '../helpers/fs-calls.js';
 import { runTool } from '../helpers/system-tools.js';
 import { attachedLoopDevices, type LoopDevice } from './loop-devices.js';
 import { canonicalFolder, deepestFirst, entriesAtOrBelow, readMountTable } from './mount-table.js';
