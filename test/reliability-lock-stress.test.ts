@@ -17,7 +17,7 @@ const BUILT = fileURLToPath(new URL('../packages/sdk/dist/helpers/volume-lock.js
 /** 10,000 in CI; fewer by default on a developer's machine, where one round costs a few ms of spawn. */
 const ROUNDS = Number(process.env.DHV_LOCK_STRESS_ROUNDS ?? (process.env.CI ? 10_000 : 2_000));
 const SECONDS = Number(process.env.DHV_LOCK_STRESS_SECONDS ?? (process.env.CI ? 1_200 : 300));
-const SEED = Number(process.env.DHV_LOCK_STRESS_SEED ?? Math.floor(Math.random() * 2 ** 31));
+const SEED = testSeed('DHV_LOCK_STRESS_SEED', 20261201, 'test/reliability-lock-stress.test.ts');
 const WORKERS = 8;
 /** Chance that a holder kills itself inside the critical section. */
 const SELF_KILL = 0.01;
@@ -27,6 +27,7 @@ const OUTSIDE_KILL_MS = Number(process.env.DHV_LOCK_STRESS_KILL_MS ?? 5000);
 const WORKER = `
 import { acquireVolumeLock } from ${JSON.stringify(BUILT)};
 import { appendFileSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { testSeed } from './support/seed.js';
 const [dir, seedText, targetText] = process.argv.slice(1);
 const target = Number(targetText);
 let s = Number(seedText) >>> 0;
