@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testSeed } from './support/seed.js';
 
 /**
  * The SDK's volume lock under 8 contending processes whose holders are SIGKILLed at
@@ -27,7 +28,6 @@ const OUTSIDE_KILL_MS = Number(process.env.DHV_LOCK_STRESS_KILL_MS ?? 5000);
 const WORKER = `
 import { acquireVolumeLock } from ${JSON.stringify(BUILT)};
 import { appendFileSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { testSeed } from './support/seed.js';
 const [dir, seedText, targetText] = process.argv.slice(1);
 const target = Number(targetText);
 let s = Number(seedText) >>> 0;
