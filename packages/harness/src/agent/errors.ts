@@ -13,6 +13,7 @@ export type AgentErrorCode =
   | 'STATE_WRITE_FAILED'
   | 'CONFIG_INVALID'
   | 'SPEC_INVALID'
+  | 'PLACEMENT_FAILED'
   | 'AGENT_SHUT_DOWN'
   | 'REBOOT_FAILED';
 

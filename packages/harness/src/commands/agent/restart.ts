@@ -38,7 +38,8 @@ function restartText(report: StartReport): string {
   lines.push(`==> Plugins: ${report.fingerprint.plugins.map((p) => `${p.id} ${p.version}`).join(', ')}`);
   for (const s of report.fingerprint.skipped) lines.push(`    skipped ${s.id}: ${s.reason}`);
   const total = report.restored.length + report.failed.length;
-  lines.push(`==> Restored ${report.restored.length} of ${total} host volume(s)`);
+  if (report.restoreError) lines.push(`==> Restore failed: no dynamic host volume is reported (${report.restoreError.message.trim().split('\n').join(' ')})`);
+  else lines.push(`==> Restored ${report.restored.length} of ${total} host volume(s)`);
   for (const v of report.restored) lines.push(`  ✓ Host volume "${short(v.ID)}" ${v.Name} ready at ${v.HostPath}`);
   for (const f of report.failed) lines.push(`  ✗ Host volume "${short(f.volume.ID)}" ${f.volume.Name} unavailable: ${f.error.message}`);
   return lines.join('\n');
