@@ -108,6 +108,7 @@ export class Agent {
   /** Opens the agent's data dir (creating it and the node ID on first use) without starting it. */
   static async open(config: AgentConfig, options: AgentOptions = {}): Promise<Agent> {
     await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
+    await mkdir(config.volumesDir, { recursive: true, mode: 0o700 });
     return new Agent(config, await loadNodeId(config.dataDir), options);
   }
 

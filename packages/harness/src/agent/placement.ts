@@ -49,12 +49,18 @@ export function placementProblem(spec: VolumeSpec, node: PlacementNode): AgentEr
   const existing = !poolMismatch && spec.name in node.facts.hostVolumes ? 1 : 0;
   const infeasible = !poolMismatch && existing === 0 && unmet.length > 0 ? 1 : 0;
   if (!poolMismatch && existing === 0 && infeasible === 0) return undefined;
+  const holder = node.facts.hostVolumes[spec.name]?.ID;
   const hint = poolMismatch
     ? `This node is in pool "${node.nodePool}", not "${spec.nodePool}"; leave node_pool out or use --node-pool.`
     : existing
-      ? `This node already reports a host volume named "${spec.name}"; choose another name, or give the id of that volume to update it.`
+      ? holder
+        ? `This node already reports a host volume named "${spec.name}" (volume ${holder}); choose another name, or set id = "${holder}" to update it.`
+        : `This node already reports a static host volume named "${spec.name}"; choose another name, or set node_id to place the volume here anyway (it then hides the static one).`
       : unmet.join('\n');
-  return place(`no node meets constraints: ${existing} nodes had existing volume, 0 nodes filtered by node pool governance, ${infeasible} nodes were infeasible`, hint, { unmet });
+  return place(`no node meets constraints: ${existing} nodes had existing volume, 0 nodes filtered by node pool governance, ${infeasible} nodes were infeasible`, hint, {
+    unmet,
+    ...(holder ? { volumeId: holder } : {}),
+  });
 }
 
 /** Every placement constraint the node fails, each as one line saying why and what to do. */
