@@ -7,8 +7,8 @@ import { withSpinner } from '../../cli-output/spinner.js';
 export default class AgentRestart extends DhvCommand {
   static override summary = 'Stop and start the simulated agent: fingerprint plugins and restore every volume from client state.';
   static override description =
-    'Each created volume is created again with its saved request, each registered one has its path checked, a few at a time. ' +
-    'A volume whose restore fails is left out of HostVolumes (unavailable) and reported; the others are unaffected. ' +
+    'Each created volume is created again with its saved request, each registered one has its path checked, all at once under one 50 s deadline, as Nomad does. ' +
+    'A volume whose restore fails is left out of HostVolumes and reported; a plugin missing from the plugin dir leaves no dynamic volume reported at all, as on a real agent. ' +
     '--reboot first unmounts everything mounted under the volumes dir and detaches loop devices backed by files there, as a host reboot would.';
   static override examples = ['<%= config.bin %> agent restart', '<%= config.bin %> agent restart --reboot'];
   static override flags = {
