@@ -191,7 +191,10 @@ export class VolumeManager {
         try {
           const path = await this.restoreOne(record, remainingMs, outcome);
           if (path === null) return;
-          if (path === undefined) outcome.updates.push({ name: record.CreateReq.Name, volume: null });
+          // Nomad's name claim is an in-memory map: a second volume of a claimed name is refused at
+          // once, before the holder's plugin answers, so its empty update never hides the holder.
+          if (path === NAME_TAKEN) outcome.updates.unshift({ name: record.CreateReq.Name, volume: null });
+          else if (path === undefined) outcome.updates.push({ name: record.CreateReq.Name, volume: null });
           else {
             outcome.restored.push({ record, path });
             outcome.updates.push({ name: record.CreateReq.Name, volume: hostVolume(record.CreateReq.Name, record.ID, path) });
@@ -210,7 +213,7 @@ export class VolumeManager {
   }
 
   /** The path to publish, undefined for a volume left out (logged), null for one deleted meanwhile; throws what fails the whole restore. */
-  private async restoreOne(record: VolumeRecord, remainingMs: () => number, outcome: RestoreOutcome): Promise<string | undefined | null> {
+  private async restoreOne(record: VolumeRecord, remainingMs: () => number, outcome: RestoreOutcome): Promise<string | undefined | null | typeof NAME_TAKEN> {
     const { config, runner, names, state, signal } = this.ctx;
     const req = record.CreateReq;
     if (req.PluginID !== '') await runner.lookup(config.pluginDir, req.PluginID);
@@ -233,7 +236,7 @@ export class VolumeManager {
       }
     }, signal);
     if (claimed === null) return null;
-    if (!claimed) return undefined;
+    if (!claimed) return NAME_TAKEN;
     const registered = req.PluginID === '';
     if (registered) {
       try {
@@ -259,6 +262,8 @@ export class VolumeManager {
     return this.ctx.names.claim(name, id);
   }
 }
+
+const NAME_TAKEN = Symbol('name taken');
 
 export function hostVolume(name: string, id: string, path: string): HostVolumeConfig {
   return { Name: name, Path: path, ReadOnly: false, ID: id };
