@@ -6,7 +6,7 @@
  * HostVolumes, client state and the volume-name locks.
  */
 import { appendFileSync, readFileSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -45,7 +45,7 @@ interface Step {
     response?: Record<string, string>;
     calls: Call[];
     outcomes?: Array<{ hostVolumes: unknown; locks: unknown; pluginCalls: string[] }>;
-    after: { hostVolumes: unknown; clientState: Record<string, unknown>; locks: Record<string, string> };
+    after: { hostVolumes: unknown; clientState: Record<string, unknown>; locks: Record<string, string>; paths?: Record<string, unknown> };
   };
 }
 interface Scenario {
@@ -339,11 +339,28 @@ async function replay(scenario: Scenario): Promise<Mismatch[]> {
       if (!equal(n.after.hostVolumes, hostVolumes)) miss('agent', 'hostVolumes', n.after.hostVolumes, hostVolumes);
       if (!equal(n.after.locks, locks)) miss('agent', 'locks', n.after.locks, locks);
     }
+    for (const [path, want] of Object.entries(n.after.paths ?? {})) {
+      const got = await inspectPath(join(root, path));
+      // The vectors ran as root; elsewhere the owner is the test's user.
+      const owner = (v: unknown) => (process.getuid?.() === 0 ? v : { ...(v as object), uid: undefined, gid: undefined });
+      if (!equal(owner(want), owner(got))) miss('agent', `path ${path}`, want, got);
+    }
     const { ClientState } = await import('../packages/harness/src/agent/client-state.js');
     const state = clientStateView(await new ClientState(config.dataDir).list());
     if (!equal(n.after.clientState, state)) miss('agent', 'clientState', n.after.clientState, state);
   }
   return mismatches;
+}
+
+/** A path's state as the vectors record it (`lstat`; mode with the setuid/setgid/sticky bits). */
+async function inspectPath(path: string): Promise<Record<string, unknown>> {
+  try {
+    const st = await lstat(path);
+    const type = st.isDirectory() ? 'dir' : st.isSymbolicLink() ? 'symlink' : 'file';
+    return { exists: true, type, mode: (st.mode & 0o7777).toString(8).padStart(4, '0'), uid: st.uid, gid: st.gid };
+  } catch {
+    return { exists: false };
+  }
 }
 
 function sortKeys(value: unknown): unknown {
