@@ -1,13 +1,11 @@
+import { AGENT_TIMEOUT_MS, type CreateRequest, type DeleteRequest } from '@dhv/sdk';
 import {
-  AGENT_TIMEOUT_MS,
   BUILTIN_MKDIR_ID,
   discoverPlugins,
   execPlugin,
   resolvePlugin,
-  type CreateRequest,
-  type DeleteRequest,
   type SkippedPlugin,
-} from '@dhv/sdk';
+} from '@dhv/sdk/client';
 import { BUILTIN_EXECUTABLE, BUILTIN_MKDIR_VERSION, builtinMkdirCreate, builtinMkdirDelete } from './builtin-mkdir.js';
 
 /**

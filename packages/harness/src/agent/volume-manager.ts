@@ -1,7 +1,7 @@
-import { stat } from 'node:fs/promises';
 import type { AgentConfig } from '../config/agent-config.js';
 import type { ClientCreateRequest, ClientState, VolumeRecord } from './client-state.js';
 import { AgentError } from './errors.js';
+import { goStat } from './go-os.js';
 import type { HostVolumeConfig, HostVolumeUpdate } from './host-volumes.js';
 import type { NameClaims } from './name-claims.js';
 import { cleanupDeleteRequest, pluginCreateRequest, pluginDeleteRequest, type ClientDeleteRequest, type ClientRegisterRequest } from './plugin-requests.js';
@@ -118,10 +118,10 @@ export class VolumeManager {
     await names.withLock(req.Name, async () => {
       await this.claim(req.Name, req.ID);
       try {
-        await stat(req.HostPath);
+        await goStat(req.HostPath);
       } catch (err) {
         await names.release(req.Name);
-        const error = new AgentError('HOST_PATH_MISSING', `could not verify host path for "${req.Name}": ${goStatError(req.HostPath, err)}`, {
+        const error = new AgentError('HOST_PATH_MISSING', `could not verify host path for "${req.Name}": ${messageOf(err)}`, {
           volumeId: req.ID,
           hostPath: req.HostPath,
         });
@@ -240,10 +240,10 @@ export class VolumeManager {
     const registered = req.PluginID === '';
     if (registered) {
       try {
-        await stat(record.HostPath);
+        await goStat(record.HostPath);
         return record.HostPath;
       } catch (err) {
-        const error = new AgentError('HOST_PATH_MISSING', goStatError(record.HostPath, err), { volumeId: record.ID, hostPath: record.HostPath });
+        const error = new AgentError('HOST_PATH_MISSING', messageOf(err), { volumeId: record.ID, hostPath: record.HostPath });
         this.ctx.log({ level: 'error', message: 'failed to restore: could not verify host path', fields: { volume_id: record.ID, path: record.HostPath, error: error.message } });
         return left(error);
       }
@@ -288,18 +288,4 @@ export function joinErrors(errors: readonly unknown[]): Error & { code?: string 
 
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-const ERRNO_TEXT: Record<string, string> = {
-  ENOENT: 'no such file or directory',
-  EACCES: 'permission denied',
-  ENOTDIR: 'not a directory',
-  ELOOP: 'too many levels of symbolic links',
-  ENAMETOOLONG: 'file name too long',
-};
-
-/** Go's `os.Stat` error text: `stat <path>: no such file or directory`. */
-function goStatError(path: string, err: unknown): string {
-  const code = (err as NodeJS.ErrnoException).code ?? '';
-  return `stat ${path}: ${ERRNO_TEXT[code] ?? messageOf(err)}`;
 }
