@@ -1,26 +1,33 @@
 import { setMaxListeners } from 'node:events';
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { mkdir, unlink } from 'node:fs/promises';
-import type { AgentConfig } from '../config/agent-config.js';
+import type { AgentConfig, StaticHostVolume } from '../config/agent-config.js';
 import type { VolumeSpec } from '../spec/volume-spec.js';
-import { ClientState, type VolumeRecord } from './client-state.js';
+import { ClientState, type ClientCreateRequest, type VolumeRecord } from './client-state.js';
 import { AgentError } from './errors.js';
-import { buildHostVolumes, type HostVolumeConfig } from './host-volumes.js';
+import { applyHostVolumeUpdates, staticHostVolumes, type HostVolumeConfig, type HostVolumeUpdate } from './host-volumes.js';
 import { NameClaims } from './name-claims.js';
-import { loadNodeFacts, saveNodeFacts, type NodeFacts } from './node-facts.js';
+import { loadNodeFacts, statesAfterNodeUpdate, updateNodeFacts, type NodeFacts, type VolumeState } from './node-facts.js';
 import { loadNodeId } from './node-identity.js';
-import { fingerprintPlugins, type Fingerprint } from './plugins.js';
+import { placementProblem, updateProblem } from './placement.js';
+import { deleteRequestFor, type ClientDeleteRequest, type ClientRegisterRequest } from './plugin-requests.js';
+import { processPluginRunner, type Fingerprint, type PluginRunner } from './plugins.js';
 import { simulateReboot, type RebootReport } from './reboot.js';
-import { restoreVolumes } from './restore.js';
-import { VolumeHealth, restorableWithVolumesDir, type VolumeFailure } from './volume-health.js';
-import { VolumeManager } from './volume-manager.js';
+import { DEFAULT_RESTORE_DEADLINE_MS, restoreWarnings } from './restore.js';
+import { VolumeHealth, type VolumeFailure } from './volume-health.js';
+import { VolumeManager, type AgentLogLine, type ClientCreateResponse, type ClientStateStore, type ServerVolume } from './volume-manager.js';
 import { toHostVolume, type HostVolume } from './volume-view.js';
 
 export interface AgentOptions {
-  /** How many plugin processes a restore runs at once (default: twice the cores). */
-  restoreConcurrency?: number;
   /** Where warnings go as they happen (a CLI prints them to stderr). */
   onWarning?: (message: string) => void;
+  /** How plugins are run; the default runs the built-in in process and every other plugin as a process. */
+  runner?: PluginRunner;
+  /** Wraps the client state the host volume manager uses (tests inject failures). */
+  clientState?: (state: ClientState) => ClientStateStore;
+  /** The deadline every restore shares, counted from its start. Default: Nomad's 50 s. */
+  restoreDeadlineMs?: number;
 }
 
 /** Every plugin run in flight listens on the shutdown signal: thousands of them are expected, not a leak. */
@@ -54,22 +61,37 @@ export interface StartReport {
   fingerprint: Fingerprint;
   restored: HostVolume[];
   failed: Array<{ volume: HostVolume; error: { code: string; message: string } }>;
+  /** Restore failed as a whole (a plugin missing, state unreadable): the node reports no dynamic volume. */
+  restoreError?: { code: string; message: string };
   warnings: string[];
   reboot?: RebootReport;
 }
 
+export interface StartOptions {
+  /** This start's restore deadline (default: the agent's). */
+  restoreDeadlineMs?: number;
+  /** Static host volumes for this start (default: the agent config's). */
+  staticVolumes?: readonly StaticHostVolume[];
+}
+
 /**
  * The simulated Nomad client agent: its host volume manager, client state and node
- * fingerprint. Client state on disk is the truth, so every `dhv` command (a separate
- * process) sees the same node; `start()` is what a real agent does when it starts.
+ * fingerprint, with the servers' checks in front of it (placement, update rules, volume
+ * states). Client state and what the node reported live on disk, so every `dhv` command
+ * (a separate process) sees the same node; `start()` is what a real agent does when it
+ * starts.
  */
 export class Agent {
   private controller = newShutdownController();
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly state: ClientState;
+  private readonly store: ClientStateStore;
   private readonly names: NameClaims;
   private readonly health: VolumeHealth;
+  private readonly runner: PluginRunner;
   private closed = false;
+  /** Every warn and error line the host volume manager logged since this object was opened. */
+  readonly logs: AgentLogLine[] = [];
 
   private constructor(
     readonly config: AgentConfig,
@@ -77,8 +99,10 @@ export class Agent {
     private readonly options: AgentOptions,
   ) {
     this.state = new ClientState(config.dataDir);
+    this.store = options.clientState ? options.clientState(this.state) : this.state;
     this.names = new NameClaims(config.dataDir);
     this.health = new VolumeHealth(config.dataDir);
+    this.runner = options.runner ?? processPluginRunner;
   }
 
   /** Opens the agent's data dir (creating it and the node ID on first use) without starting it. */
@@ -88,53 +112,63 @@ export class Agent {
   }
 
   /**
-   * Starts as a real agent does: fingerprint the plugins, load client state (a record
-   * that does not load stops the start), restore every volume with bounded concurrency,
-   * and rebuild the node's attributes and `HostVolumes`.
+   * Starts as a real agent does: fingerprint the plugins, forget every name claim, restore
+   * every volume from client state at once under one deadline, and report the static
+   * volumes plus what restore returned (nothing dynamic if restore failed as a whole).
    */
-  async start(): Promise<StartReport> {
+  async start(options: StartOptions = {}): Promise<StartReport> {
     this.closed = false;
     this.controller = newShutdownController();
     return this.track(async () => {
       for (const file of await this.state.staleTempFiles()) await unlink(file).catch(() => {});
       await this.names.sweepFreeLocks();
-      const records = await this.state.list();
-      const fingerprint = await fingerprintPlugins(this.config.pluginDir, this.controller.signal);
-      const { restorable, failed: notRestorable } = await restorableWithVolumesDir(records, this.config.volumesDir);
-      const report = await restoreVolumes(restorable, this.config, {
-        signal: this.controller.signal,
-        ...(this.options.restoreConcurrency ? { concurrency: this.options.restoreConcurrency } : {}),
-      });
-      report.failed.push(...notRestorable);
+      await this.names.clear();
+      const fingerprint = await this.runner.discover(this.config.pluginDir, { signal: this.controller.signal });
+      const outcome = await this.manager().restore(options.restoreDeadlineMs ?? this.options.restoreDeadlineMs ?? DEFAULT_RESTORE_DEADLINE_MS);
       if (this.controller.signal.aborted) {
         throw new AgentError('AGENT_SHUT_DOWN', 'the agent shut down while restoring volumes; start it again to restore them');
       }
-      // The node reports the path create returned this time, as Nomad does; keep it for the next command.
-      for (const r of report.restored) if (r.path !== r.record.HostPath) await this.state.put({ ...r.record, HostPath: r.path });
-      const failures = new Map<string, VolumeFailure>();
+      // A volume deleted while restore ran (another dhv process) is not reported ready.
+      const updates: HostVolumeUpdate[] = [];
+      for (const u of outcome.error ? [] : outcome.updates) if (u.volume === null || (await this.state.get(u.volume.ID))) updates.push(u);
+      const { hostVolumes, warnings: overrides } = applyHostVolumeUpdates(staticHostVolumes(options.staticVolumes ?? this.config.hostVolumes), updates);
+      const warnings = [...restoreWarnings(outcome), ...overrides];
       const at = new Date().toISOString();
-      for (const f of report.failed) failures.set(f.record.ID, { error: f.error.message, code: f.error.code ?? 'UNKNOWN', at });
+      const failures = new Map<string, VolumeFailure>();
+      for (const f of outcome.failed) failures.set(f.record.ID, { error: f.error.message, code: f.error.code ?? 'UNKNOWN', at });
+      const records = outcome.error ? await this.state.list().catch(() => [] as VolumeRecord[]) : outcome.restored.map((r) => r.record).concat(outcome.failed.map((f) => f.record));
       await this.health.replaceAll(failures);
-      await saveNodeFacts(this.config.dataDir, { fingerprint, fingerprintedAt: at, restoredAt: at, restoreWarnings: report.warnings });
-      for (const w of report.warnings) this.warn(w);
+      const facts = await updateNodeFacts(this.config.dataDir, (previous) => ({
+        fingerprint,
+        fingerprintedAt: at,
+        restoredAt: at,
+        restoreWarnings: warnings,
+        hostVolumes,
+        volumeStates: statesAfterNodeUpdate(previous?.volumeStates ?? {}, records.map(serverKey), hostVolumes),
+      }));
+      for (const w of warnings) this.warn(w);
+      // A state file that does not load stops dhv loudly, after doing what Nomad does (no dynamic volume published).
+      if (outcome.error instanceof AgentError && (outcome.error.code === 'STATE_CORRUPT' || outcome.error.code === 'STATE_UNREADABLE')) throw outcome.error;
+      const stateOf = (id: string) => facts.volumeStates[id] ?? 'pending';
       return {
         nodeId: this.nodeId,
         fingerprint,
-        restored: report.restored.map((r) => toHostVolume({ ...r.record, HostPath: r.path }, undefined)),
-        failed: report.failed.map((f) => ({
-          volume: toHostVolume(f.record, failures.get(f.record.ID)),
+        restored: outcome.restored.map((r) => toHostVolume({ ...r.record, HostPath: r.path }, stateOf(r.record.ID))),
+        failed: outcome.failed.map((f) => ({
+          volume: toHostVolume(f.record, stateOf(f.record.ID), failures.get(f.record.ID)),
           error: { code: f.error.code ?? 'UNKNOWN', message: f.error.message },
         })),
-        warnings: report.warnings,
+        ...(outcome.error ? { restoreError: { code: outcome.error.code ?? 'UNKNOWN', message: outcome.error.message } } : {}),
+        warnings,
       };
     });
   }
 
   /** Shuts down (aborting plugin runs in flight), optionally simulates a host reboot, and starts again. */
-  async restart(options: { reboot?: boolean } = {}): Promise<StartReport> {
+  async restart(options: { reboot?: boolean } & StartOptions = {}): Promise<StartReport> {
     await this.shutdown();
     const reboot = options.reboot ? await simulateReboot(this.config) : undefined;
-    const report = await this.start();
+    const report = await this.start(options);
     return reboot ? { ...report, reboot } : report;
   }
 
@@ -148,69 +182,116 @@ export class Agent {
     await Promise.allSettled([...this.inflight]);
   }
 
-  /** Discovers and fingerprints plugins again, and keeps the result as the node's attributes. */
+  /** Discovers and fingerprints plugins again (a real agent's reload), and keeps the result as the node's attributes. */
   async fingerprint(): Promise<Fingerprint> {
     return this.track(async () => {
-      const fingerprint = await fingerprintPlugins(this.config.pluginDir, this.controller.signal);
-      const previous = await loadNodeFacts(this.config.dataDir);
-      // A cache: a read-only command (node status) must work on a full disk.
-      await saveNodeFacts(this.config.dataDir, {
-        restoreWarnings: [],
-        ...previous,
+      const fingerprint = await this.runner.discover(this.config.pluginDir, { signal: this.controller.signal });
+      // Kept as the node's attributes; best effort, so a read-only command still works on a full disk.
+      const saved = await updateNodeFacts(this.config.dataDir, (previous) => ({
+        ...(previous ?? { restoreWarnings: [], hostVolumes: staticHostVolumes(this.config.hostVolumes), volumeStates: {} }),
         fingerprint,
         fingerprintedAt: new Date().toISOString(),
-      }).catch(() => {});
-      return fingerprint;
+      })).catch(() => undefined);
+      return saved?.fingerprint ?? fingerprint;
     });
   }
 
+  /**
+   * The client's side of a create, exactly as the servers call it (what the
+   * agent-scenario vectors replay). `createVolume` is the whole `volume create`.
+   */
+  get client() {
+    return {
+      create: (req: ClientCreateRequest, server?: ServerVolume): Promise<ClientCreateResponse> => this.track(() => this.manager().create(req, server)),
+      register: (req: ClientRegisterRequest, server?: ServerVolume): Promise<void> => this.track(() => this.manager().register(req, server)),
+      delete: (req: ClientDeleteRequest) => this.track(() => this.manager().delete(req)),
+      /** The volume-name locks, `{name: volume ID}`. */
+      locks: () => this.names.all(),
+    };
+  }
+
+  /**
+   * `volume create` end to end: the servers' checks (update rules, placement on this
+   * node: the plugin must be fingerprinted and the constraints met), then the client's
+   * create, then the state the servers compute.
+   */
   async createVolume(spec: VolumeSpec): Promise<{ volume: HostVolume; created: boolean }> {
     return this.track(async () => {
-      const { record, created } = await this.manager().create(spec);
-      const volume = toHostVolume(record, undefined);
-      this.warnIfShadowingStatic(volume);
-      return { volume, created };
+      const facts = await this.facts();
+      const existing = await this.existingForUpdate(spec);
+      const id = spec.id || randomUUID();
+      const problem = placementProblem(spec, { nodeId: this.nodeId, nodePool: this.config.nodePool, facts, pluginDir: this.config.pluginDir, updating: existing !== undefined });
+      if (problem) throw problem;
+      const req: ClientCreateRequest = {
+        ID: id,
+        Name: spec.name,
+        PluginID: spec.pluginId,
+        Namespace: spec.namespace,
+        NodeID: this.nodeId,
+        RequestedCapacityMinBytes: spec.capacityMinBytes,
+        RequestedCapacityMaxBytes: spec.capacityMaxBytes,
+        Parameters: spec.parameters,
+      };
+      await this.manager().create(req, this.serverVolume(spec, existing));
+      await this.health.clear(id);
+      return { volume: await this.afterUpsert(id), created: !existing };
     });
   }
 
+  /** `volume register`: the servers' update rules, then the client's register (the path must exist; no plugin runs). */
   async registerVolume(spec: VolumeSpec): Promise<{ volume: HostVolume; created: boolean }> {
     return this.track(async () => {
-      const { record, created } = await this.manager().register(spec);
-      const volume = toHostVolume(record, undefined);
-      this.warnIfShadowingStatic(volume);
-      return { volume, created };
+      await this.facts();
+      const existing = await this.existingForUpdate(spec);
+      const id = spec.id || randomUUID();
+      if (spec.nodeId !== '' && spec.nodeId !== this.nodeId) {
+        throw new AgentError('SPEC_INVALID', `validating volume "${id}" against state failed: node "${spec.nodeId}" does not exist\nThis simulated node is ${this.nodeId}; leave node_id out.`, {
+          nodeId: spec.nodeId,
+        });
+      }
+      await this.manager().register(
+        { ID: id, Name: spec.name, NodeID: this.nodeId, HostPath: spec.hostPath, CapacityBytes: spec.capacityBytes, Parameters: spec.parameters },
+        this.serverVolume(spec, existing),
+      );
+      await this.health.clear(id);
+      return { volume: await this.afterUpsert(id), created: !existing };
     });
   }
 
-  /** Deletes a volume named by its ID or a unique prefix of it. */
+  /** Deletes a volume named by its ID or a unique prefix of it, with the request the servers would send. */
   async deleteVolume(ref: string): Promise<HostVolume> {
     return this.track(async () => {
       const record = await this.find(ref);
-      await this.manager().delete(record);
-      return toHostVolume(record, undefined);
+      const view = toHostVolume(record, await this.stateOf(record.ID));
+      await this.manager().delete(deleteRequestFor(record));
+      await this.health.clear(record.ID);
+      await updateNodeFacts(this.config.dataDir, (f) => {
+        const facts = f ?? this.emptyFacts();
+        const { [record.ID]: _gone, ...volumeStates } = facts.volumeStates;
+        return { ...facts, volumeStates };
+      });
+      return view;
     });
   }
 
   async volume(ref: string): Promise<HostVolume> {
     const record = await this.find(ref);
-    return toHostVolume(record, (await this.health.judge([record])).get(record.ID));
+    return toHostVolume(record, await this.stateOf(record.ID), (await this.health.judge([record])).get(record.ID));
   }
 
   async volumes(): Promise<HostVolume[]> {
-    const records = await this.state.list();
+    const [records, facts] = await Promise.all([this.state.list(), loadNodeFacts(this.config.dataDir)]);
     const failures = await this.health.judge(records);
-    return records.map((r) => toHostVolume(r, failures.get(r.ID)));
+    return records.map((r) => toHostVolume(r, facts?.volumeStates[r.ID] ?? 'pending', failures.get(r.ID)));
   }
 
-  /** The node as the servers see it: attributes from the last fingerprint, `HostVolumes` from ready volumes. */
+  /** The node as the servers see it: attributes from the last fingerprint, `HostVolumes` as the node last reported them. */
   async status(): Promise<NodeStatus> {
     const facts = await this.facts();
     const volumes = await this.volumes();
-    const ready = volumes.filter((v) => v.State === 'ready');
-    const { hostVolumes, warnings } = buildHostVolumes(
-      this.config.hostVolumes,
-      ready.map((v) => ({ id: v.ID, name: v.Name, path: v.HostPath })),
-    );
+    const shadowed = this.config.hostVolumes
+      .filter((s) => (facts.hostVolumes[s.name]?.ID ?? '') !== '')
+      .map((s) => `dynamic host volume "${s.name}" (${facts.hostVolumes[s.name]!.ID}) replaces the static host volume of the same name at ${s.path}`);
     return {
       node: {
         ID: this.nodeId,
@@ -219,20 +300,83 @@ export class Agent {
         NodePool: this.config.nodePool,
         Status: 'ready',
         Attributes: facts.fingerprint.attributes,
-        HostVolumes: hostVolumes,
+        HostVolumes: facts.hostVolumes,
       },
       skippedPlugins: facts.fingerprint.skipped,
       volumes,
-      warnings: [...facts.restoreWarnings, ...warnings],
+      warnings: [...new Set([...facts.restoreWarnings, ...shadowed])],
     };
   }
 
-  /** The last fingerprint; a data dir that never had one gets one now, as an agent's first start would. */
+  /** What the node last reported; a data dir that never started gets a start now, as an agent's first start. */
   private async facts(): Promise<NodeFacts> {
     const facts = await loadNodeFacts(this.config.dataDir);
     if (facts) return facts;
-    const fingerprint = await this.fingerprint();
-    return { fingerprint, fingerprintedAt: new Date().toISOString(), restoreWarnings: [] };
+    await this.start();
+    return (await loadNodeFacts(this.config.dataDir)) ?? this.emptyFacts();
+  }
+
+  private emptyFacts(): NodeFacts {
+    return {
+      fingerprint: { plugins: [], skipped: [], attributes: {} },
+      fingerprintedAt: '',
+      restoreWarnings: [],
+      hostVolumes: staticHostVolumes(this.config.hostVolumes),
+      volumeStates: {},
+    };
+  }
+
+  /** Nomad's validateVolumeUpdate: an `id` must name an existing volume, and some fields may not change. */
+  private async existingForUpdate(spec: VolumeSpec): Promise<VolumeRecord | undefined> {
+    if (!spec.id) return undefined;
+    const existing = await this.state.get(spec.id);
+    if (!existing) {
+      throw new AgentError('VOLUME_NOT_FOUND', `cannot update volume "${spec.id}": volume does not exist\nLeave id out of the spec to create a new volume.`, { volumeId: spec.id });
+    }
+    const problem = updateProblem(spec, existing);
+    if (problem) throw problem;
+    return existing;
+  }
+
+  private serverVolume(spec: VolumeSpec, existing: VolumeRecord | undefined): ServerVolume {
+    const now = new Date().toISOString();
+    return {
+      Namespace: spec.namespace,
+      NodePool: this.config.nodePool,
+      CapacityBytes: 0n,
+      RequestedCapabilities: spec.capabilities.map((c) => ({ AccessMode: c.accessMode, AttachmentMode: c.attachmentMode })),
+      Constraints: spec.constraints.map((c) => ({ LTarget: c.attribute, RTarget: c.value, Operand: c.operator })),
+      CreateTime: existing?.Volume.CreateTime ?? now,
+      ModifyTime: now,
+    };
+  }
+
+  /** The servers write the volume after the client answered: `pending`, or `ready` when the node already reports its name. */
+  private async afterUpsert(id: string): Promise<HostVolume> {
+    const record = (await this.state.get(id))!;
+    const facts = await updateNodeFacts(this.config.dataDir, (f) => {
+      const facts = f ?? this.emptyFacts();
+      const state: VolumeState = record.CreateReq.Name in facts.hostVolumes ? 'ready' : 'pending';
+      return { ...facts, volumeStates: { ...facts.volumeStates, [id]: state } };
+    });
+    return toHostVolume(record, facts.volumeStates[id] ?? 'pending');
+  }
+
+  private async stateOf(id: string): Promise<VolumeState> {
+    return (await loadNodeFacts(this.config.dataDir))?.volumeStates[id] ?? 'pending';
+  }
+
+  /** The node tells the servers about changed volumes; they recompute every volume's state on this node. */
+  private async publish(updates: HostVolumeUpdate[]): Promise<void> {
+    const records = await this.state.list();
+    let warnings: string[] = [];
+    await updateNodeFacts(this.config.dataDir, (f) => {
+      const facts = f ?? this.emptyFacts();
+      const applied = applyHostVolumeUpdates(facts.hostVolumes, updates);
+      warnings = applied.warnings;
+      return { ...facts, hostVolumes: applied.hostVolumes, volumeStates: statesAfterNodeUpdate(facts.volumeStates, records.map(serverKey), applied.hostVolumes) };
+    });
+    for (const w of warnings) this.warn(w);
   }
 
   private async find(ref: string): Promise<VolumeRecord> {
@@ -251,18 +395,17 @@ export class Agent {
   private manager(): VolumeManager {
     return new VolumeManager({
       config: this.config,
-      nodeId: this.nodeId,
-      state: this.state,
+      runner: this.runner,
+      state: this.store,
       names: this.names,
-      health: this.health,
+      publish: (updates) => this.publish(updates),
       signal: this.controller.signal,
-      warn: (m) => this.warn(m),
+      health: this.health,
+      log: (line) => {
+        this.logs.push(line);
+        if (line.level === 'warn' && !line.message.startsWith('error deleting volume')) this.warn(line.message);
+      },
     });
-  }
-
-  private warnIfShadowingStatic(volume: HostVolume): void {
-    const dynamic = [{ id: volume.ID, name: volume.Name, path: volume.HostPath }];
-    for (const w of buildHostVolumes(this.config.hostVolumes, dynamic).warnings) this.warn(w);
   }
 
   private warn(message: string): void {
@@ -279,4 +422,8 @@ export class Agent {
       this.inflight.delete(run);
     }
   }
+}
+
+function serverKey(record: VolumeRecord): { ID: string; Name: string } {
+  return { ID: record.ID, Name: record.CreateReq.Name };
 }

@@ -23,7 +23,8 @@ const createRequestSchema = z.object({
   Name: z.string().min(1),
   /** Empty for a registered volume. */
   PluginID: z.string(),
-  Namespace: z.string().min(1),
+  /** Empty for a registered volume: Nomad's register request carries no namespace. */
+  Namespace: z.string(),
   NodeID: z.string().min(1),
   RequestedCapacityMinBytes: int64,
   RequestedCapacityMaxBytes: int64,
@@ -32,6 +33,8 @@ const createRequestSchema = z.object({
 
 /** What Nomad's servers hold about the volume, kept beside the client's record so `volume status` can show it. */
 const volumeSchema = z.object({
+  /** The servers' namespace (a registered volume's CreateReq has none). */
+  Namespace: z.string().optional(),
   NodePool: z.string(),
   CapacityBytes: int64,
   RequestedCapabilities: z.array(z.object({ AccessMode: z.enum(ACCESS_MODES), AttachmentMode: z.enum(ATTACHMENT_MODES) })),

@@ -2,39 +2,52 @@ import type { StaticHostVolume } from '../config/agent-config.js';
 
 /** Nomad's ClientHostVolumeConfig as the node reports it in `HostVolumes`. */
 export interface HostVolumeConfig {
-  ID: string;
+  Name: string;
   Path: string;
   ReadOnly: boolean;
+  /** Empty for a static volume from the agent config. */
+  ID: string;
 }
 
-export interface DynamicHostVolume {
-  id: string;
+export type HostVolumeMap = Record<string, HostVolumeConfig>;
+
+/** One change the host volume manager hands the node: a volume under a name, or `null` to drop the name. */
+export interface HostVolumeUpdate {
   name: string;
-  path: string;
+  volume: HostVolumeConfig | null;
+}
+
+/** The node's map at agent start, before restore: the static volumes of the agent config. */
+export function staticHostVolumes(staticVolumes: readonly StaticHostVolume[]): HostVolumeMap {
+  const map: HostVolumeMap = {};
+  for (const v of staticVolumes) map[v.name] = { Name: v.name, Path: v.path, ReadOnly: v.readOnly, ID: '' };
+  return map;
 }
 
 /**
- * The node's `HostVolumes` map, keyed by name: static volumes from the agent config
- * with an empty ID, dynamic ones with theirs. A dynamic volume whose name matches a
- * static one replaces it, and the replacement is reported as a warning.
+ * Applies updates as Nomad's node updater does: a volume replaces whatever the name held
+ * (a static volume included, with a warning), and `null` removes the name, so deleting a
+ * dynamic volume that shadowed a static one leaves neither until the agent restarts.
  */
-export function buildHostVolumes(
-  staticVolumes: readonly StaticHostVolume[],
-  dynamicVolumes: readonly DynamicHostVolume[],
-): { hostVolumes: Record<string, HostVolumeConfig>; warnings: string[] } {
-  const map = new Map<string, HostVolumeConfig>();
+export function applyHostVolumeUpdates(map: HostVolumeMap, updates: readonly HostVolumeUpdate[]): { hostVolumes: HostVolumeMap; warnings: string[] } {
+  const next = new Map(Object.entries(map));
   const warnings: string[] = [];
-  for (const v of staticVolumes) map.set(v.name, { ID: '', Path: v.path, ReadOnly: v.readOnly });
-  for (const v of dynamicVolumes) {
-    const replaced = map.get(v.name);
+  for (const { name, volume } of updates) {
+    if (volume === null) {
+      next.delete(name);
+      continue;
+    }
+    const replaced = next.get(name);
     if (replaced && replaced.ID === '') {
       warnings.push(
-        `dynamic host volume "${v.name}" (${v.id}) replaces the static host volume of the same name at ${replaced.Path}; rename one of them so jobs get the volume they expect`,
+        `overriding static host volume with dynamic: name=${name} id=${volume.ID}\n` +
+          `The static host volume "${name}" at ${replaced.Path} is hidden while the dynamic one exists, and deleting the dynamic one removes the name ` +
+          `from the node until the agent restarts. Rename one of them so jobs get the volume they expect.`,
       );
     }
-    map.set(v.name, { ID: v.id, Path: v.path, ReadOnly: false });
+    next.set(name, volume);
   }
-  const hostVolumes: Record<string, HostVolumeConfig> = {};
-  for (const name of [...map.keys()].sort()) hostVolumes[name] = map.get(name)!;
+  const hostVolumes: HostVolumeMap = {};
+  for (const name of [...next.keys()].sort()) hostVolumes[name] = next.get(name)!;
   return { hostVolumes, warnings };
 }

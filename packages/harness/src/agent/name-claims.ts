@@ -3,13 +3,19 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { removeFreeLock, withVolumeLock } from '@dhv/sdk';
 import { readRegularFile, removeFileDurably, writeFileDurably } from './durable-file.js';
+import { AgentError } from './errors.js';
+
+/** Nomad's ErrVolumeNameExists, word for word. */
+export const VOLUME_NAME_EXISTS = 'volume name already exists on this node';
 
 /**
- * Volume names are unique per node. Nomad keeps a name → ID map in memory; across `dhv`
- * processes the map lives on disk, one claim file per name, changed only while holding
- * that name's lock (the SDK's process lock, which survives a SIGKILLed holder). A claim
- * is written before the plugin runs and outlives the operation; it counts only while
- * the claiming volume has a client state record, so a crash can never strand a name.
+ * The agent's volume-name locks: a map of name to volume ID, as Nomad's host volume
+ * manager keeps it in memory. A name held by one ID refuses every other ID; the holder
+ * itself may claim it again. A claim lasts until it is released by name (a failed
+ * create or update, a cleanup after a failed state write, a delete) or the agent
+ * restarts (`clear`, then restore claims every name again). Every `dhv` command is a new
+ * process, so the map lives on disk: one file per name, changed only under that name's
+ * lock (the SDK's process lock, which survives a SIGKILLed holder).
  */
 export class NameClaims {
   private readonly dir: string;
@@ -22,7 +28,7 @@ export class NameClaims {
     this.idDir = join(dataDir, 'client', 'host_volume_ids');
   }
 
-  /** Runs `fn` holding the lock of `name`: at most one create or delete per name at a time, across processes. */
+  /** Runs `fn` holding the lock of `name`: at most one create, delete or restore per name at a time, across processes. */
   async withLock<T>(name: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     await mkdir(this.lockDir, { recursive: true, mode: 0o700 });
     return withVolumeLock(join(this.lockDir, `${key(name)}.lock`), fn, signal ? { signal } : {});
@@ -38,25 +44,60 @@ export class NameClaims {
     return removed;
   }
 
-  /** The volume ID holding `name`, if any (call with the lock held). */
+  /** The volume ID holding `name`, if any. */
   async holder(name: string): Promise<string | undefined> {
+    return (await this.readClaim(this.file(name)))?.ID;
+  }
+
+  /**
+   * Claims `name` for `id` (call with the name's lock held). Returns whether the name was
+   * free before (Nomad's "new volume", which decides whether a failed state write runs
+   * the cleanup delete); throws when another ID holds it.
+   */
+  async claim(name: string, id: string): Promise<{ wasFree: boolean }> {
+    const holder = await this.holder(name);
+    if (holder !== undefined && holder !== id) throw nameTaken(name, holder);
+    if (holder === undefined) {
+      await mkdir(this.dir, { recursive: true, mode: 0o700 });
+      // The ID outlives a later claim of the same name, so gc still knows the volume was ours.
+      await mkdir(this.idDir, { recursive: true, mode: 0o700 });
+      await writeFileDurably(join(this.idDir, id), '');
+      await writeFileDurably(this.file(name), JSON.stringify({ Name: name, ID: id }));
+    }
+    return { wasFree: holder === undefined };
+  }
+
+  /** Releases `name`, whoever holds it (Nomad releases by name alone). */
+  async release(name: string): Promise<void> {
+    const holder = await this.holder(name);
+    await removeFileDurably(this.file(name));
+    if (holder !== undefined) await this.forgetId(holder);
+  }
+
+  /** Every claim, `{name: volume ID}`. */
+  async all(): Promise<Record<string, string>> {
+    const out: Record<string, string> = {};
+    for (const file of await this.files()) {
+      const claim = await this.readClaim(join(this.dir, file));
+      if (claim) out[claim.Name] = claim.ID;
+    }
+    return out;
+  }
+
+  /** Forgets every claim: the agent's memory at a restart. */
+  async clear(): Promise<void> {
+    for (const file of await this.files()) await removeFileDurably(join(this.dir, file));
+  }
+
+  private async files(): Promise<string[]> {
     try {
-      const claim = JSON.parse(await readRegularFile(this.file(name))) as { Name?: string; ID?: string };
-      return claim.Name === name && typeof claim.ID === 'string' ? claim.ID : undefined;
+      return (await readdir(this.dir)).filter((n) => n.endsWith('.json'));
     } catch {
-      return undefined;
+      return [];
     }
   }
 
-  async claim(name: string, id: string): Promise<void> {
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    // The ID outlives a later claim of the same name, so gc still knows the volume was ours.
-    await mkdir(this.idDir, { recursive: true, mode: 0o700 });
-    await writeFileDurably(join(this.idDir, id), '');
-    await writeFileDurably(this.file(name), JSON.stringify({ Name: name, ID: id }));
-  }
-
-  /** Whether a create of this agent ever claimed a name for volume `id` (and it was not deleted since). */
+  /** Whether a create of this agent ever claimed a name for volume `id` (and it was not released since). */
   async wasClaimed(id: string): Promise<boolean> {
     return lstat(join(this.idDir, id)).then(
       () => true,
@@ -69,15 +110,26 @@ export class NameClaims {
     await removeFileDurably(join(this.idDir, id)).catch(() => {});
   }
 
-  /** Releases `name` if `id` holds it. */
-  async release(name: string, id: string): Promise<void> {
-    if ((await this.holder(name)) === id) await removeFileDurably(this.file(name));
-    await this.forgetId(id);
+  private async readClaim(file: string): Promise<{ Name: string; ID: string } | undefined> {
+    try {
+      const claim = JSON.parse(await readRegularFile(file)) as { Name?: unknown; ID?: unknown };
+      return typeof claim.Name === 'string' && typeof claim.ID === 'string' ? { Name: claim.Name, ID: claim.ID } : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   private file(name: string): string {
     return join(this.dir, `${key(name)}.json`);
   }
+}
+
+function nameTaken(name: string, holder: string): AgentError {
+  return new AgentError(
+    'VOLUME_NAME_EXISTS',
+    `${VOLUME_NAME_EXISTS}\n"${name}" is held by volume ${holder}: choose another name, or set id = "${holder}" to update that volume`,
+    { name, volumeId: holder },
+  );
 }
 
 /** Names are user controlled: hash them into safe file names. */

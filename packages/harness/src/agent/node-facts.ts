@@ -1,19 +1,28 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { withVolumeLock } from '@dhv/sdk';
 import { AgentError } from './errors.js';
 import { readRegularFile, writeFileDurably } from './durable-file.js';
+import type { HostVolumeMap } from './host-volumes.js';
 import type { Fingerprint } from './plugins.js';
 
+/** A volume's state as Nomad's servers compute it from what the node reports. */
+export type VolumeState = 'pending' | 'ready' | 'unavailable';
+
 /**
- * What the last agent start found: the plugin fingerprint (node attributes) and the
- * warnings of the last restore. Kept in the data dir so every `dhv` command (a new
- * process) reports the node as the running agent last saw it.
+ * What the node has reported, as a real agent holds it in memory and the servers see it:
+ * the plugin fingerprint (node attributes), the `HostVolumes` map, the warnings of the
+ * last restore, and the state the servers computed for each of the node's volumes.
+ * Every `dhv` command is a new process, so this lives in the data dir, changed only
+ * under the node's lock.
  */
 export interface NodeFacts {
   fingerprint: Fingerprint;
   fingerprintedAt: string;
   restoredAt?: string | undefined;
   restoreWarnings: string[];
+  hostVolumes: HostVolumeMap;
+  volumeStates: Record<string, VolumeState>;
 }
 
 export function nodeFactsFile(dataDir: string): string {
@@ -22,9 +31,11 @@ export function nodeFactsFile(dataDir: string): string {
 
 export async function loadNodeFacts(dataDir: string): Promise<NodeFacts | undefined> {
   try {
-    return JSON.parse(await readRegularFile(nodeFactsFile(dataDir))) as NodeFacts;
+    const facts = JSON.parse(await readRegularFile(nodeFactsFile(dataDir))) as Partial<NodeFacts>;
+    if (!facts.fingerprint) return undefined;
+    return { restoreWarnings: [], hostVolumes: {}, volumeStates: {}, fingerprintedAt: '', ...facts } as NodeFacts;
   } catch {
-    // Missing or unreadable: only the last fingerprint is lost, and the agent takes a new one.
+    // Missing or unreadable: only what the node last reported is lost, and the agent starts again.
     return undefined;
   }
 }
@@ -42,4 +53,37 @@ export async function saveNodeFacts(dataDir: string, facts: NodeFacts): Promise<
       { file: nodeFactsFile(dataDir) },
     );
   }
+}
+
+/** Reads, changes and writes the node's facts under the node's lock, so concurrent `dhv` commands lose no update. */
+export async function updateNodeFacts(dataDir: string, change: (facts: NodeFacts | undefined) => NodeFacts | Promise<NodeFacts>): Promise<NodeFacts> {
+  const lockDir = join(dataDir, 'client', 'locks');
+  await mkdir(lockDir, { recursive: true, mode: 0o700 });
+  return withVolumeLock(join(lockDir, 'node.lock'), async () => {
+    const next = await change(await loadNodeFacts(dataDir));
+    await saveNodeFacts(dataDir, next);
+    return next;
+  });
+}
+
+/**
+ * Nomad's servers on every node update: a volume whose name the node reports is
+ * `ready` (a static volume of that name counts), a `ready` one it no longer reports is
+ * `unavailable`, a `pending` one stays pending. A node that reports no host volume at
+ * all changes nothing.
+ */
+export function statesAfterNodeUpdate(
+  states: Record<string, VolumeState>,
+  volumes: ReadonlyArray<{ ID: string; Name: string }>,
+  hostVolumes: HostVolumeMap,
+): Record<string, VolumeState> {
+  if (Object.keys(hostVolumes).length === 0) return states;
+  const next = { ...states };
+  for (const v of volumes) {
+    const current = next[v.ID] ?? 'pending';
+    if (v.Name in hostVolumes) next[v.ID] = 'ready';
+    else if (current === 'ready') next[v.ID] = 'unavailable';
+    else next[v.ID] = current;
+  }
+  return next;
 }

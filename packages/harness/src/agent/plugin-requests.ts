@@ -1,34 +1,80 @@
 import type { CreateRequest, DeleteRequest } from '@dhv/sdk';
 import type { AgentConfig } from '../config/agent-config.js';
-import type { VolumeRecord } from './client-state.js';
+import type { ClientCreateRequest, VolumeRecord } from './client-state.js';
 
-/**
- * The requests the agent gives a plugin for a volume it has in client state: create
- * again with the saved request (restore), and delete with the path create returned.
- */
-export function createRequestFor(record: VolumeRecord, config: AgentConfig): CreateRequest {
-  const req = record.CreateReq;
-  return {
-    ...commonFields(record, config),
-    capacityMinBytes: req.RequestedCapacityMinBytes,
-    capacityMaxBytes: req.RequestedCapacityMaxBytes,
-  };
+/** Nomad's ClientHostVolumeRegisterRequest: what the servers send to register an existing path. */
+export interface ClientRegisterRequest {
+  ID: string;
+  Name: string;
+  NodeID: string;
+  HostPath: string;
+  CapacityBytes: bigint;
+  Parameters: Record<string, string> | null;
 }
 
-export function deleteRequestFor(record: VolumeRecord, config: AgentConfig): DeleteRequest {
-  return { ...commonFields(record, config), createdPath: record.HostPath };
+/** Nomad's ClientHostVolumeDeleteRequest; `PluginID` is empty for a registered volume, `HostPath` is what the servers recorded. */
+export interface ClientDeleteRequest {
+  ID: string;
+  Name: string;
+  PluginID: string;
+  Namespace: string;
+  NodeID: string;
+  HostPath: string;
+  Parameters: Record<string, string> | null;
 }
 
-function commonFields(record: VolumeRecord, config: AgentConfig) {
-  const req = record.CreateReq;
+type AgentSettings = Pick<AgentConfig, 'volumesDir' | 'pluginDir' | 'nodePool'>;
+
+/** The plugin's create request for a client create request (a create, an update, or restore's saved one). */
+export function pluginCreateRequest(req: ClientCreateRequest, config: AgentSettings): CreateRequest {
   return {
     volumesDir: config.volumesDir,
     pluginDir: config.pluginDir,
+    nodePool: config.nodePool,
     namespace: req.Namespace,
     volumeName: req.Name,
     volumeId: req.ID,
     nodeId: req.NodeID,
-    nodePool: config.nodePool,
+    capacityMinBytes: req.RequestedCapacityMinBytes,
+    capacityMaxBytes: req.RequestedCapacityMaxBytes,
     parameters: req.Parameters,
+  };
+}
+
+/** The plugin's delete request: `DHV_CREATED_PATH` is the path the servers recorded (the first create's). */
+export function pluginDeleteRequest(req: ClientDeleteRequest, config: AgentSettings): DeleteRequest {
+  return {
+    volumesDir: config.volumesDir,
+    pluginDir: config.pluginDir,
+    nodePool: config.nodePool,
+    createdPath: req.HostPath,
+    namespace: req.Namespace,
+    volumeName: req.Name,
+    volumeId: req.ID,
+    nodeId: req.NodeID,
+    parameters: req.Parameters,
+  };
+}
+
+/**
+ * The cleanup delete after an initial create whose state write failed, exactly as Nomad
+ * sends it (PROTOCOL.md, "The cleanup delete"): `DHV_CREATED_PATH` is the volumes dir
+ * itself, name and namespace are empty.
+ */
+export function cleanupDeleteRequest(req: ClientCreateRequest, config: AgentSettings): DeleteRequest {
+  return pluginDeleteRequest({ ...req, Name: '', Namespace: '', HostPath: config.volumesDir }, config);
+}
+
+/** What the servers send to delete a volume they have: the record's request and its first path. */
+export function deleteRequestFor(record: VolumeRecord): ClientDeleteRequest {
+  const req = record.CreateReq;
+  return {
+    ID: record.ID,
+    Name: req.Name,
+    PluginID: req.PluginID,
+    Namespace: req.Namespace,
+    NodeID: req.NodeID,
+    HostPath: record.HostPath,
+    Parameters: req.Parameters,
   };
 }

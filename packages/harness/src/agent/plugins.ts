@@ -1,4 +1,4 @@
-import type { CreateRequest, DeleteRequest } from '@dhv/sdk';
+import { AGENT_TIMEOUT_MS, type CreateRequest, type DeleteRequest } from '@dhv/sdk';
 import {
   BUILTIN_MKDIR_ID,
   discoverPlugins,
@@ -8,13 +8,13 @@ import {
 } from '@dhv/sdk/client';
 import { BUILTIN_EXECUTABLE, BUILTIN_MKDIR_VERSION, builtinMkdirCreate, builtinMkdirDelete } from './builtin-mkdir.js';
 
-/** One plugin as the volume manager uses it: built in, or an executable in the plugin dir. */
-export interface VolumePlugin {
-  id: string;
-  builtin: boolean;
-  executable: string;
-  create(request: CreateRequest, signal: AbortSignal): Promise<{ path: string; bytes: bigint }>;
-  delete(request: DeleteRequest, signal: AbortSignal): Promise<void>;
+/**
+ * The one place that decides whether a plugin ID is the built-in mkdir or a file in the
+ * plugin directory: the agent looks the built-in up first, and a file named `mkdir` never
+ * replaces it.
+ */
+export function isBuiltinPlugin(pluginId: string): boolean {
+  return pluginId === BUILTIN_MKDIR_ID;
 }
 
 export interface PluginFingerprint {
@@ -35,6 +35,52 @@ export function versionAttribute(pluginId: string): string {
   return `plugins.host_volume.${pluginId}.version`;
 }
 
+export interface RunOptions {
+  signal?: AbortSignal | undefined;
+  /** Defaults to the agent's 60 s. */
+  timeoutMs?: number | undefined;
+}
+
+/**
+ * How the agent runs plugins, handed to it as a dependency (as CNI's `invoke` is): the
+ * real one looks the plugin up and runs its process through the SDK client; a test can
+ * hand in a fake and exercise the agent's rules in process. Each method throws what the
+ * SDK client throws (a PluginError with the agent's message).
+ */
+export interface PluginRunner {
+  /** Discovery at start or reload: every candidate fingerprinted, the built-in added. */
+  discover(pluginDir: string, options?: RunOptions): Promise<Fingerprint>;
+  /** Finds the plugin (the built-in first) without running it: its executable, or the agent's lookup error. */
+  lookup(pluginDir: string, pluginId: string): Promise<string>;
+  create(pluginDir: string, pluginId: string, request: CreateRequest, options?: RunOptions): Promise<{ path: string; bytes: bigint }>;
+  delete(pluginDir: string, pluginId: string, request: DeleteRequest, options?: RunOptions): Promise<void>;
+}
+
+/** The real runner: the built-in mkdir in process, every other plugin as a process through the SDK client. */
+export const processPluginRunner: PluginRunner = {
+  discover: (pluginDir, options = {}) => fingerprintPlugins(pluginDir, options.signal),
+  lookup: (pluginDir, pluginId) => pluginExecutable(pluginDir, pluginId),
+  async create(pluginDir, pluginId, request, options = {}) {
+    if (isBuiltinPlugin(pluginId)) return builtinMkdirCreate(request);
+    const executable = await resolvePlugin(pluginDir, pluginId);
+    const result = await execPlugin(executable, 'create', request, execOptions(pluginId, options));
+    return { path: result.path, bytes: result.bytes };
+  },
+  async delete(pluginDir, pluginId, request, options = {}) {
+    if (isBuiltinPlugin(pluginId)) return builtinMkdirDelete(request);
+    const executable = await resolvePlugin(pluginDir, pluginId);
+    await execPlugin(executable, 'delete', request, execOptions(pluginId, options));
+  },
+};
+
+function execOptions(pluginId: string, options: RunOptions) {
+  return {
+    pluginId,
+    timeoutMs: options.timeoutMs ?? AGENT_TIMEOUT_MS.create,
+    ...(options.signal ? { signal: options.signal } : {}),
+  };
+}
+
 /**
  * Discovers plugins as the agent does (every candidate fingerprinted concurrently within
  * 1 s, failures skipped with the reason) and adds the built-in mkdir, which is always
@@ -44,7 +90,7 @@ export async function fingerprintPlugins(pluginDir: string, signal?: AbortSignal
   const discovery = await discoverPlugins(pluginDir, signal ? { signal } : {});
   const plugins: PluginFingerprint[] = [
     { id: BUILTIN_MKDIR_ID, version: BUILTIN_MKDIR_VERSION, builtin: true, executable: BUILTIN_EXECUTABLE },
-    ...discovery.plugins.map((p) => ({ id: p.id, version: p.version, builtin: false, executable: p.executable })),
+    ...discovery.plugins.filter((p) => !isBuiltinPlugin(p.id)).map((p) => ({ id: p.id, version: p.version, builtin: false, executable: p.executable })),
   ];
   const attributes: Record<string, string> = {};
   for (const p of [...plugins].sort((a, b) => a.id.localeCompare(b.id))) attributes[versionAttribute(p.id)] = p.version;
@@ -55,31 +101,7 @@ export async function fingerprintPlugins(pluginDir: string, signal?: AbortSignal
   };
 }
 
-/**
- * Looks a plugin up for an operation the way the agent does: the built-in first, then a
- * file in the plugin directory (resolved inside it only). Throws the SDK's PluginError.
- */
-export async function lookupPlugin(pluginDir: string, pluginId: string): Promise<VolumePlugin> {
-  if (pluginId === BUILTIN_MKDIR_ID) {
-    return {
-      id: pluginId,
-      builtin: true,
-      executable: BUILTIN_EXECUTABLE,
-      create: (request) => builtinMkdirCreate(request),
-      delete: (request) => builtinMkdirDelete(request),
-    };
-  }
-  const executable = await resolvePlugin(pluginDir, pluginId);
-  return {
-    id: pluginId,
-    builtin: false,
-    executable,
-    async create(request, signal) {
-      const result = await execPlugin(executable, 'create', request, { signal, pluginId });
-      return { path: result.path, bytes: result.bytes };
-    },
-    async delete(request, signal) {
-      await execPlugin(executable, 'delete', request, { signal, pluginId });
-    },
-  };
+/** The executable a plugin ID runs, for messages: the built-in's marker, or the file in the plugin dir. */
+export async function pluginExecutable(pluginDir: string, pluginId: string): Promise<string> {
+  return isBuiltinPlugin(pluginId) ? BUILTIN_EXECUTABLE : resolvePlugin(pluginDir, pluginId);
 }

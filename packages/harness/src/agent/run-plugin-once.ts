@@ -16,6 +16,7 @@ import {
   spawnPlugin,
 } from '@dhv/sdk/client';
 import { BUILTIN_EXECUTABLE, builtinMkdirCreate, builtinMkdirDelete } from './builtin-mkdir.js';
+import { isBuiltinPlugin } from './plugins.js';
 
 export interface PluginRunInput {
   /** A path to an executable (anything with a `/`), or a plugin ID looked up in `pluginDir` (`mkdir` is the built-in). */
@@ -58,7 +59,7 @@ export interface PluginRunOutcome {
  * answers it.
  */
 export async function runPluginOnce(input: PluginRunInput): Promise<PluginRunOutcome> {
-  const builtin = input.plugin === BUILTIN_MKDIR_ID;
+  const builtin = isBuiltinPlugin(input.plugin);
   const looksLikePath = input.plugin.includes('/');
   const executable = builtin
     ? BUILTIN_EXECUTABLE

@@ -2,7 +2,6 @@ import { lstat, mkdir, readdir } from 'node:fs/promises';
 import { BUILTIN_MKDIR_ID } from '@dhv/sdk/client';
 import { isRegistered, type VolumeRecord } from './client-state.js';
 import { AgentError } from './errors.js';
-import type { FailedRestore } from './restore.js';
 import { join } from 'node:path';
 import { readRegularFile, removeFileDurably, writeFileDurably } from './durable-file.js';
 
@@ -107,11 +106,11 @@ export class VolumeHealth {
 export async function restorableWithVolumesDir(
   records: readonly VolumeRecord[],
   volumesDir: string,
-): Promise<{ restorable: VolumeRecord[]; failed: FailedRestore[] }> {
+): Promise<{ restorable: VolumeRecord[]; failed: Array<{ record: VolumeRecord; error: AgentError }> }> {
   const info = await lstat(volumesDir).catch(() => undefined);
   if (info !== undefined) return { restorable: [...records], failed: [] };
   const restorable: VolumeRecord[] = [];
-  const failed: FailedRestore[] = [];
+  const failed: Array<{ record: VolumeRecord; error: AgentError }> = [];
   for (const record of records) {
     if (isRegistered(record) || record.CreateReq.PluginID === BUILTIN_MKDIR_ID) restorable.push(record);
     else {

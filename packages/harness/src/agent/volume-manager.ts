@@ -1,223 +1,303 @@
-import { randomUUID } from 'node:crypto';
-import { stat } from 'node:fs/promises';
-import type { CreateRequest } from '@dhv/sdk';
 import type { AgentConfig } from '../config/agent-config.js';
-import type { VolumeSpec } from '../spec/volume-spec.js';
-import { ClientState, isRegistered, type VolumeRecord } from './client-state.js';
+import type { ClientCreateRequest, ClientState, VolumeRecord } from './client-state.js';
 import { AgentError } from './errors.js';
-import { NameClaims } from './name-claims.js';
-import { lookupPlugin } from './plugins.js';
-import { deleteRequestFor } from './plugin-requests.js';
-import { VolumeHealth } from './volume-health.js';
+import { goStat } from './go-os.js';
+import type { HostVolumeConfig, HostVolumeUpdate } from './host-volumes.js';
+import type { NameClaims } from './name-claims.js';
+import { cleanupDeleteRequest, pluginCreateRequest, pluginDeleteRequest, type ClientDeleteRequest, type ClientRegisterRequest } from './plugin-requests.js';
+import type { PluginRunner } from './plugins.js';
+import { restorableWithVolumesDir, type VolumeHealth } from './volume-health.js';
 
-export interface VolumeManagerContext {
-  config: AgentConfig;
-  nodeId: string;
-  state: ClientState;
-  names: NameClaims;
-  health: VolumeHealth;
-  /** Aborted when the agent shuts down: every plugin run in flight is killed. */
-  signal: AbortSignal;
-  warn: (message: string) => void;
+/** The client state calls the host volume manager makes; a test may hand in one that fails. */
+export type ClientStateStore = Pick<ClientState, 'put' | 'remove' | 'list' | 'get'>;
+
+/** A warn or error line as Nomad's host volume manager logs it, with its fields. */
+export interface AgentLogLine {
+  level: 'warn' | 'error';
+  message: string;
+  fields: Record<string, string>;
 }
 
-export interface VolumeChange {
+export interface VolumeManagerContext {
+  config: Pick<AgentConfig, 'volumesDir' | 'pluginDir' | 'nodePool'>;
+  runner: PluginRunner;
+  state: ClientStateStore;
+  names: NameClaims;
+  /** Tells the node about a volume (or its removal); the node's map and the servers follow. */
+  publish: (updates: HostVolumeUpdate[]) => Promise<void>;
+  /** Aborted when the agent shuts down: every plugin run in flight is killed. */
+  signal: AbortSignal;
+  log: (line: AgentLogLine) => void;
+  /** Marks a volume unavailable while its delete runs, so a killed delete never leaves it ready. */
+  health?: VolumeHealth;
+}
+
+/** Nomad's ClientHostVolumeCreateResponse. */
+export interface ClientCreateResponse {
+  volumeName: string;
+  volumeId: string;
+  hostPath: string;
+  capacityBytes: bigint;
+}
+
+/** The servers' side of a record, kept beside the client's so `volume status` can show it. */
+export type ServerVolume = VolumeRecord['Volume'];
+
+export interface RestoredVolume {
   record: VolumeRecord;
-  /** False when an existing volume was updated. */
-  created: boolean;
+  /** The path the plugin returned this time; client state keeps the first one. */
+  path: string;
+}
+
+export interface FailedRestore {
+  record: VolumeRecord;
+  error: Error & { code?: string };
+}
+
+export interface RestoreOutcome {
+  /** What restore hands the node, in completion order (a later update of a name wins). */
+  updates: HostVolumeUpdate[];
+  restored: RestoredVolume[];
+  failed: FailedRestore[];
+  /** Set when restore as a whole failed (state unreadable, a plugin missing): the node gets no dynamic volume. */
+  error?: Error & { code?: string };
 }
 
 /**
- * Create, register and delete with the agent's rules (PROTOCOL.md, "What the agent
- * does with volumes"): a per-name lock, state written after a successful create,
- * delete after a failed state write on an initial create, and no plugin for
- * registered volumes.
+ * Nomad's client-side host volume manager (PROTOCOL.md, "What the agent does with
+ * volumes"), at the level of the requests the servers send: name claims, plugin runs,
+ * client state, the cleanup delete, and what the node is told.
  */
 export class VolumeManager {
   constructor(private readonly ctx: VolumeManagerContext) {}
 
-  async create(spec: VolumeSpec): Promise<VolumeChange> {
-    const { config, nodeId, state, names, health, signal } = this.ctx;
-    checkPlacement(spec, config, nodeId);
-    const id = spec.id || randomUUID();
-    return names.withLock(spec.name, async () => {
-      const existing = spec.id ? await this.existingForUpdate(spec) : undefined;
-      await this.claimName(spec.name, id);
-      const request = createRequest(spec, id, config, nodeId);
-      const plugin = await lookupPlugin(config.pluginDir, spec.pluginId).catch(async (err: unknown) => {
-        if (!existing) await names.release(spec.name, id);
-        throw err;
-      });
+  async create(req: ClientCreateRequest, server: ServerVolume = defaultServerVolume(this.ctx.config.nodePool)): Promise<ClientCreateResponse> {
+    const { config, runner, state, names, signal } = this.ctx;
+    const fields = { volume_id: req.ID, volume_name: req.Name };
+    await runner.lookup(config.pluginDir, req.PluginID);
+    return names.withLock(req.Name, async () => {
+      const { wasFree } = await this.claim(req.Name, req.ID);
       let result: { path: string; bytes: bigint };
       try {
-        result = await plugin.create(request, signal);
+        result = await runner.create(config.pluginDir, req.PluginID, pluginCreateRequest(req, config), { signal });
       } catch (err) {
-        if (!existing) await names.release(spec.name, id);
-        throw err;
-      }
-      const now = new Date().toISOString();
-      const record = toRecord(spec, id, nodeId, config.nodePool, result.path, result.bytes, existing?.Volume.CreateTime ?? now, now);
-      try {
-        await state.put(record);
-      } catch (err) {
-        if (!existing) {
-          // The agent's rule: an initial create that cannot be saved is undone, so nothing is left unrecorded.
-          await plugin.delete({ ...request, createdPath: result.path }, signal).catch((deleteErr: unknown) => {
-            this.ctx.warn(`could not delete volume ${id} after failing to save it: ${(deleteErr as Error).message}`);
+        await names.release(req.Name);
+        if (!wasFree) {
+          this.ctx.log({
+            level: 'warn',
+            message:
+              `the failed update released the name "${req.Name}" of volume ${req.ID}, which is still on the node and in client state: ` +
+              `a real Nomad agent does the same (a bug), so another volume may now take the name and the next restart keeps only one of them`,
+            fields,
           });
-          await names.release(spec.name, id);
         }
         throw err;
       }
-      await health.clear(id);
-      return { record, created: !existing };
-    }, signal);
-  }
-
-  async register(spec: VolumeSpec): Promise<VolumeChange> {
-    const { config, nodeId, state, names, health, signal } = this.ctx;
-    checkPlacement(spec, config, nodeId);
-    await checkHostPath(spec.hostPath);
-    const id = spec.id || randomUUID();
-    return names.withLock(spec.name, async () => {
-      const existing = spec.id ? await state.get(id) : undefined;
-      if (existing && !isRegistered(existing)) {
-        throw new AgentError('VOLUME_UPDATE_REFUSED', `volume ${id} was created by plugin "${existing.CreateReq.PluginID}"; update it with volume create, not volume register`, { volumeId: id });
-      }
-      await this.claimName(spec.name, id);
-      const now = new Date().toISOString();
-      const record = toRecord({ ...spec, pluginId: '' }, id, nodeId, config.nodePool, spec.hostPath, spec.capacityBytes, existing?.Volume.CreateTime ?? now, now);
+      const record: VolumeRecord = { ID: req.ID, HostPath: result.path, CreateReq: req, Volume: { ...server, CapacityBytes: result.bytes } };
       try {
         await state.put(record);
       } catch (err) {
-        if (!existing) await names.release(spec.name, id);
+        this.ctx.log({ level: 'error', message: 'failed to save volume in client state', fields: { ...fields, error: messageOf(err) } });
+        if (!wasFree) throw err;
+        this.ctx.log({ level: 'error', message: 'initial create detected, running delete', fields });
+        try {
+          await runner.delete(config.pluginDir, req.PluginID, cleanupDeleteRequest(req, config), { signal });
+        } catch (deleteErr) {
+          this.ctx.log({ level: 'warn', message: 'error deleting volume after state store failure', fields: { ...fields, error: messageOf(deleteErr) } });
+          throw joinErrors([err, deleteErr]);
+        } finally {
+          await names.release(req.Name);
+        }
         throw err;
       }
-      await health.clear(id);
-      return { record, created: !existing };
+      await this.ctx.health?.clear(req.ID);
+      await this.ctx.publish([{ name: req.Name, volume: hostVolume(req.Name, req.ID, result.path) }]);
+      return { volumeName: req.Name, volumeId: req.ID, hostPath: result.path, capacityBytes: result.bytes };
     }, signal);
   }
 
-  async delete(record: VolumeRecord): Promise<void> {
-    const { config, state, names, health, signal } = this.ctx;
-    const req = record.CreateReq;
+  async register(req: ClientRegisterRequest, server: ServerVolume = defaultServerVolume(this.ctx.config.nodePool)): Promise<void> {
+    const { state, names, signal } = this.ctx;
+    const fields = { volume_id: req.ID, volume_name: req.Name };
     await names.withLock(req.Name, async () => {
-      if (!isRegistered(record)) {
-        const plugin = await lookupPlugin(config.pluginDir, req.PluginID);
-        await health.whileDeleting(record.ID, () => plugin.delete(deleteRequestFor(record, config), signal));
+      await this.claim(req.Name, req.ID);
+      try {
+        await goStat(req.HostPath);
+      } catch (err) {
+        await names.release(req.Name);
+        const error = new AgentError('HOST_PATH_MISSING', `could not verify host path for "${req.Name}": ${messageOf(err)}`, {
+          volumeId: req.ID,
+          hostPath: req.HostPath,
+        });
+        this.ctx.log({ level: 'error', message: 'error registering volume', fields: { ...fields, error: error.message } });
+        throw error;
       }
-      await state.remove(record.ID);
-      await names.release(req.Name, record.ID);
-      await health.clear(record.ID);
+      const createReq: ClientCreateRequest = {
+        ID: req.ID,
+        Name: req.Name,
+        PluginID: '',
+        Namespace: '',
+        NodeID: req.NodeID,
+        RequestedCapacityMinBytes: 0n,
+        RequestedCapacityMaxBytes: 0n,
+        Parameters: req.Parameters,
+      };
+      try {
+        await state.put({ ID: req.ID, HostPath: req.HostPath, CreateReq: createReq, Volume: { ...server, CapacityBytes: req.CapacityBytes } });
+      } catch (err) {
+        await names.release(req.Name);
+        throw err;
+      }
+      await this.ctx.health?.clear(req.ID);
+      await this.ctx.publish([{ name: req.Name, volume: hostVolume(req.Name, req.ID, req.HostPath) }]);
     }, signal);
   }
 
-  /** A second volume may not take a name held by a volume that still exists (call with the name's lock held). */
-  private async claimName(name: string, id: string): Promise<void> {
-    const holder = await this.ctx.names.holder(name);
-    if (holder && holder !== id) {
-      const held = await this.ctx.state.get(holder);
-      if (held && held.CreateReq.Name === name) {
-        throw new AgentError(
-          'VOLUME_NAME_EXISTS',
-          `volume name already exists on this node: "${name}" belongs to volume ${holder}; choose another name, or set id = "${holder}" to update that volume`,
-          { name, volumeId: holder },
-        );
+  async delete(req: ClientDeleteRequest): Promise<{ volumeName: string; volumeId: string }> {
+    const { config, runner, state, names, signal } = this.ctx;
+    return names.withLock(req.Name, async () => {
+      if (req.PluginID !== '') {
+        await runner.lookup(config.pluginDir, req.PluginID);
+        const run = () => runner.delete(config.pluginDir, req.PluginID, pluginDeleteRequest(req, config), { signal });
+        await (this.ctx.health ? this.ctx.health.whileDeleting(req.ID, run) : run());
+      }
+      try {
+        await state.remove(req.ID);
+      } catch (err) {
+        this.ctx.log({ level: 'error', message: 'failed to delete volume in state', fields: { volume_id: req.ID, error: messageOf(err) } });
+        throw err;
+      }
+      await names.release(req.Name);
+      await this.ctx.publish([{ name: req.Name, volume: null }]);
+      return { volumeName: req.Name, volumeId: req.ID };
+    }, signal);
+  }
+
+  /**
+   * Restore at agent start: every volume in client state at once, under one deadline
+   * counted from now. A created volume's plugin runs create again with the saved
+   * request, a registered one's path is checked. A failure leaves that volume out (its
+   * name stays claimed); a missing plugin, or state that cannot be read, fails the whole
+   * restore, and the node is then told about no dynamic volume at all.
+   */
+  async restore(deadlineMs: number): Promise<RestoreOutcome> {
+    const startedAt = performance.now();
+    let records: VolumeRecord[];
+    try {
+      records = await this.ctx.state.list();
+    } catch (err) {
+      this.ctx.log({ level: 'error', message: 'failed to restore state', fields: { error: messageOf(err) } });
+      return { updates: [], restored: [], failed: [], error: err as Error };
+    }
+    const outcome: RestoreOutcome = { updates: [], restored: [], failed: [] };
+    const errors: Error[] = [];
+    const remainingMs = () => Math.max(1, Math.round(deadlineMs - (performance.now() - startedAt)));
+    await Promise.all(
+      records.map(async (record) => {
+        try {
+          const path = await this.restoreOne(record, remainingMs, outcome);
+          if (path === null) return;
+          // Nomad's name claim is an in-memory map: a second volume of a claimed name is refused at
+          // once, before the holder's plugin answers, so its empty update never hides the holder.
+          if (path === NAME_TAKEN) outcome.updates.unshift({ name: record.CreateReq.Name, volume: null });
+          else if (path === undefined) outcome.updates.push({ name: record.CreateReq.Name, volume: null });
+          else {
+            outcome.restored.push({ record, path });
+            outcome.updates.push({ name: record.CreateReq.Name, volume: hostVolume(record.CreateReq.Name, record.ID, path) });
+          }
+        } catch (err) {
+          errors.push(err as Error);
+          outcome.failed.push({ record, error: err as Error });
+        }
+      }),
+    );
+    if (errors.length > 0) {
+      outcome.error = joinErrors(errors);
+      this.ctx.log({ level: 'error', message: 'failed to restore state', fields: { error: outcome.error.message } });
+    }
+    return outcome;
+  }
+
+  /** The path to publish, undefined for a volume left out (logged), null for one deleted meanwhile; throws what fails the whole restore. */
+  private async restoreOne(record: VolumeRecord, remainingMs: () => number, outcome: RestoreOutcome): Promise<string | undefined | null | typeof NAME_TAKEN> {
+    const { config, runner, names, state, signal } = this.ctx;
+    const req = record.CreateReq;
+    if (req.PluginID !== '') await runner.lookup(config.pluginDir, req.PluginID);
+    const left = (error: Error & { code?: string }) => {
+      outcome.failed.push({ record, error });
+      return undefined;
+    };
+    // The claim is taken under the name's lock, as create and delete take it: a delete that
+    // ran since the list is not undone. The plugin then runs without the lock, as in Nomad,
+    // where a second volume of the same name is refused at once.
+    const claimed = await names.withLock(req.Name, async () => {
+      if (!(await state.get(record.ID))) return null;
+      try {
+        await this.claim(req.Name, req.ID);
+        return true;
+      } catch (err) {
+        this.ctx.log({ level: 'error', message: 'error during restore', fields: { volume_id: req.ID, volume_name: req.Name, error: messageOf(err) } });
+        left(err as Error);
+        return false;
+      }
+    }, signal);
+    if (claimed === null) return null;
+    if (!claimed) return NAME_TAKEN;
+    const registered = req.PluginID === '';
+    if (registered) {
+      try {
+        await goStat(record.HostPath);
+        return record.HostPath;
+      } catch (err) {
+        const error = new AgentError('HOST_PATH_MISSING', messageOf(err), { volumeId: record.ID, hostPath: record.HostPath });
+        this.ctx.log({ level: 'error', message: 'failed to restore: could not verify host path', fields: { volume_id: record.ID, path: record.HostPath, error: error.message } });
+        return left(error);
       }
     }
-    if (holder !== id) await this.ctx.names.claim(name, id);
+    const { failed: volumesDirMissing } = await restorableWithVolumesDir([record], config.volumesDir);
+    if (volumesDirMissing[0]) {
+      const { error } = volumesDirMissing[0];
+      this.ctx.log({ level: 'error', message: 'failed to restore', fields: { plugin_id: req.PluginID, volume_id: record.ID, error: error.message } });
+      return left(error);
+    }
+    try {
+      const result = await runner.create(config.pluginDir, req.PluginID, pluginCreateRequest(req, config), { signal, timeoutMs: remainingMs() });
+      return result.path;
+    } catch (err) {
+      this.ctx.log({ level: 'error', message: 'failed to restore', fields: { plugin_id: req.PluginID, volume_id: record.ID, error: messageOf(err) } });
+      return left(err as Error);
+    }
   }
 
-  /** The checks Nomad makes before it updates a volume (validating volume update). */
-  private async existingForUpdate(spec: VolumeSpec): Promise<VolumeRecord> {
-    const existing = await this.ctx.state.get(spec.id);
-    if (!existing) {
-      throw new AgentError('VOLUME_NOT_FOUND', `cannot update volume "${spec.id}": volume does not exist; leave id out of the spec to create a new volume`, { volumeId: spec.id });
-    }
-    const problems: string[] = [];
-    if (isRegistered(existing)) problems.push(`it was registered, not created; update it with volume register`);
-    if (spec.nodeId !== '' && spec.nodeId !== existing.CreateReq.NodeID) problems.push(`node ID cannot be updated (it is ${existing.CreateReq.NodeID})`);
-    if (spec.nodePool !== '' && spec.nodePool !== existing.Volume.NodePool) problems.push(`node pool cannot be updated (it is ${existing.Volume.NodePool})`);
-    if (spec.capacityMaxBytes !== 0n && spec.capacityMaxBytes < existing.Volume.CapacityBytes) {
-      problems.push(`capacity_max (${spec.capacityMaxBytes}) cannot be less than the existing provisioned capacity (${existing.Volume.CapacityBytes})`);
-    }
-    // Stricter than Nomad, which would strand the old name's lock or the old plugin's volume.
-    if (spec.name !== existing.CreateReq.Name) problems.push(`name cannot be updated (it is "${existing.CreateReq.Name}")`);
-    if (!isRegistered(existing) && spec.pluginId !== existing.CreateReq.PluginID) {
-      problems.push(`plugin ID cannot be updated (it is "${existing.CreateReq.PluginID}")`);
-    }
-    if (problems.length > 0) {
-      throw new AgentError('VOLUME_UPDATE_REFUSED', `validating volume "${spec.id}" update failed: ${problems.join('; ')}`, { volumeId: spec.id, problems });
-    }
-    return existing;
+  /** Claims a name under its lock; restore and create share this path, so claims are serialised across processes. */
+  private claim(name: string, id: string): Promise<{ wasFree: boolean }> {
+    return this.ctx.names.claim(name, id);
   }
 }
 
-/** The simulated cluster has one node: a spec may only name this node and its pool. */
-function checkPlacement(spec: VolumeSpec, config: AgentConfig, nodeId: string): void {
-  const problems: string[] = [];
-  if (spec.nodeId !== '' && spec.nodeId !== nodeId) problems.push(`node_id: no such node ${spec.nodeId} (this node is ${nodeId}); leave node_id out`);
-  if (spec.nodePool !== '' && spec.nodePool !== config.nodePool) {
-    problems.push(`node_pool: no node in pool "${spec.nodePool}" (this node is in "${config.nodePool}"); leave node_pool out or use --node-pool`);
-  }
-  if (problems.length > 0) throw new AgentError('SPEC_INVALID', `cannot place the volume:\n  * ${problems.join('\n  * ')}`, { problems });
+const NAME_TAKEN = Symbol('name taken');
+
+export function hostVolume(name: string, id: string, path: string): HostVolumeConfig {
+  return { Name: name, Path: path, ReadOnly: false, ID: id };
 }
 
-async function checkHostPath(hostPath: string): Promise<void> {
-  try {
-    await stat(hostPath);
-  } catch (err) {
-    throw new AgentError('HOST_PATH_MISSING', `host_path ${hostPath} does not exist on this node (${(err as NodeJS.ErrnoException).code}); create it first, or use volume create`, {
-      hostPath,
-    });
-  }
+export function defaultServerVolume(nodePool: string): ServerVolume {
+  const now = new Date().toISOString();
+  return { NodePool: nodePool, CapacityBytes: 0n, RequestedCapabilities: [], Constraints: [], CreateTime: now, ModifyTime: now };
 }
 
-function createRequest(spec: VolumeSpec, id: string, config: AgentConfig, nodeId: string): CreateRequest {
-  return {
-    volumesDir: config.volumesDir,
-    pluginDir: config.pluginDir,
-    namespace: spec.namespace,
-    volumeName: spec.name,
-    volumeId: id,
-    nodeId,
-    nodePool: config.nodePool,
-    capacityMinBytes: spec.capacityMinBytes,
-    capacityMaxBytes: spec.capacityMaxBytes,
-    parameters: spec.parameters,
-  };
+/**
+ * Errors joined as Nomad joins them (go-multierror): one error is returned alone, more
+ * read `N errors occurred:` with one `\t* ` line each. The first error's code is kept.
+ */
+export function joinErrors(errors: readonly unknown[]): Error & { code?: string } {
+  const list = errors.map((e) => (e instanceof Error ? e : new Error(String(e))));
+  if (list.length === 1) return list[0]!;
+  const message = `${list.length} errors occurred:\n${list.map((e) => `\t* ${e.message}`).join('\n')}\n\n`;
+  const code = (list[0] as { code?: string }).code;
+  return Object.assign(new Error(message), code ? { code } : {}, { errors: list });
 }
 
-function toRecord(
-  spec: VolumeSpec,
-  id: string,
-  nodeId: string,
-  nodePool: string,
-  hostPath: string,
-  capacityBytes: bigint,
-  createTime: string,
-  modifyTime: string,
-): VolumeRecord {
-  return {
-    ID: id,
-    HostPath: hostPath,
-    CreateReq: {
-      ID: id,
-      Name: spec.name,
-      PluginID: spec.pluginId,
-      Namespace: spec.namespace,
-      NodeID: nodeId,
-      RequestedCapacityMinBytes: spec.capacityMinBytes,
-      RequestedCapacityMaxBytes: spec.capacityMaxBytes,
-      Parameters: spec.parameters,
-    },
-    Volume: {
-      NodePool: nodePool,
-      CapacityBytes: capacityBytes,
-      RequestedCapabilities: spec.capabilities.map((c) => ({ AccessMode: c.accessMode, AttachmentMode: c.attachmentMode })),
-      Constraints: spec.constraints.map((c) => ({ LTarget: c.attribute, RTarget: c.value, Operand: c.operator })),
-      CreateTime: createTime,
-      ModifyTime: modifyTime,
-    },
-  };
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }

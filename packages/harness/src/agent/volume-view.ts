@@ -1,7 +1,8 @@
 import type { VolumeRecord } from './client-state.js';
+import type { VolumeState } from './node-facts.js';
 import type { VolumeFailure } from './volume-health.js';
 
-export type VolumeState = 'ready' | 'unavailable';
+export type { VolumeState };
 
 /** A volume as `nomad volume status` shows it: Nomad's HostVolume field names, plus the state and why. */
 export interface HostVolume {
@@ -19,18 +20,19 @@ export interface HostVolume {
   Parameters: Record<string, string> | null;
   HostPath: string;
   State: VolumeState;
-  /** Why the volume is unavailable (its last restore failed). */
+  /** Why the last restore left the volume out. */
   StateError?: string;
   CreateTime: string;
   ModifyTime: string;
 }
 
-export function toHostVolume(record: VolumeRecord, failure: VolumeFailure | undefined): HostVolume {
+/** The one mapping from a client state record (and what the servers computed) to the volume users see. */
+export function toHostVolume(record: VolumeRecord, state: VolumeState, failure?: VolumeFailure): HostVolume {
   const req = record.CreateReq;
   return {
     ID: record.ID,
     Name: req.Name,
-    Namespace: req.Namespace,
+    Namespace: record.Volume.Namespace ?? req.Namespace,
     PluginID: req.PluginID,
     NodeID: req.NodeID,
     NodePool: record.Volume.NodePool,
@@ -41,7 +43,7 @@ export function toHostVolume(record: VolumeRecord, failure: VolumeFailure | unde
     Constraints: record.Volume.Constraints,
     Parameters: req.Parameters,
     HostPath: record.HostPath,
-    State: failure ? 'unavailable' : 'ready',
+    State: state,
     ...(failure ? { StateError: failure.error } : {}),
     CreateTime: record.Volume.CreateTime,
     ModifyTime: record.Volume.ModifyTime,

@@ -8,8 +8,8 @@ import { withSpinner } from '../../cli-output/spinner.js';
 export default class AgentRestart extends DhvCommand {
   static override summary = 'Stop and start the simulated agent: fingerprint plugins and restore every volume from client state.';
   static override description =
-    'Each created volume is created again with its saved request, each registered one has its path checked, a few at a time. ' +
-    'A volume whose restore fails is left out of HostVolumes (unavailable) and reported; the others are unaffected. ' +
+    'Each created volume is created again with its saved request, each registered one has its path checked, all at once under one 50 s deadline, as Nomad does. ' +
+    'A volume whose restore fails is left out of HostVolumes and reported; a plugin missing from the plugin dir leaves no dynamic volume reported at all, as on a real agent. ' +
     '--reboot first does to the volumes what a host reboot would: the mounts at and below each created volume\'s path come off, and the loop ' +
     'devices backed by the files its plugin keeps for it in <volumes dir>/.<plugin id>/ are detached. Nothing else under the volumes dir is touched.';
   static override examples = ['<%= config.bin %> agent restart', '<%= config.bin %> agent restart --reboot'];
@@ -43,7 +43,8 @@ function restartText(report: StartReport): string {
   lines.push(`==> Plugins: ${report.fingerprint.plugins.map((p) => `${p.id} ${p.version}`).join(', ')}`);
   for (const s of report.fingerprint.skipped) lines.push(`    skipped ${s.id}: ${s.reason}`);
   const total = report.restored.length + report.failed.length;
-  lines.push(`==> Restored ${report.restored.length} of ${total} host volume(s)`);
+  if (report.restoreError) lines.push(`==> Restore failed: no dynamic host volume is reported (${report.restoreError.message.trim().split('\n').join(' ')})`);
+  else lines.push(`==> Restored ${report.restored.length} of ${total} host volume(s)`);
   for (const v of report.restored) lines.push(`  ✓ Host volume "${short(v.ID)}" ${v.Name} ready at ${v.HostPath}`);
   for (const f of report.failed) lines.push(`  ✗ Host volume "${short(f.volume.ID)}" ${f.volume.Name} unavailable: ${f.error.message}`);
   return lines.join('\n');

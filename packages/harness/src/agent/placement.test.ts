@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import type { VolumeSpec } from '../spec/volume-spec.js';
+import type { VolumeRecord } from './client-state.js';
+import { constraintHolds, placementProblem, updateProblem, type PlacementNode } from './placement.js';
+
+const NODE_ID = '0b62d807-6101-a80f-374d-e1c430abbf47';
+const node: PlacementNode = {
+  nodeId: NODE_ID,
+  nodePool: 'default',
+  pluginDir: '/opt/plugins',
+  updating: false,
+  facts: {
+    fingerprint: {
+      plugins: [],
+      skipped: [],
+      attributes: { 'plugins.host_volume.p.version': '1.2.0', 'plugins.host_volume.mkdir.version': '0.0.1', 'kernel.name': 'linux', 'cpu.numcores': '8', 'os.features': 'a,b, c' },
+    },
+    fingerprintedAt: '',
+    restoreWarnings: [],
+    hostVolumes: { taken: { Name: 'taken', Path: '/x', ReadOnly: false, ID: 'e3b0c442-98fc-1c14-9afb-f4c8996fb924' } },
+    volumeStates: {},
+  },
+};
+
+function spec(fields: Partial<VolumeSpec>): VolumeSpec {
+  return {
+    type: 'host', id: '', name: 'v', namespace: 'default', pluginId: 'p', nodeId: '', nodePool: '',
+    capacityMinBytes: 0n, capacityMaxBytes: 0n, capacityBytes: 0n, hostPath: '', parameters: null, capabilities: [], constraints: [],
+    ...fields,
+  };
+}
+
+const holds = (attribute: string, operator: string, value: string) => constraintHolds({ attribute, operator, value }, node);
+
+describe('constraints, evaluated against the node with Nomad\'s operators', () => {
+  it('compares attributes for equality, order, sets, regular expressions and versions', () => {
+    expect(holds('${attr.kernel.name}', '=', 'linux')).toBe(true);
+    expect(holds('${attr.kernel.name}', '!=', 'linux')).toBe(false);
+    expect(holds('${attr.missing}', '!=', 'linux')).toBe(true);
+    expect(holds('${attr.missing}', '=', 'linux')).toBe(false);
+    expect(holds('${attr.cpu.numcores}', '>=', '4')).toBe(true);
+    expect(holds('${attr.cpu.numcores}', '<', '4')).toBe(false);
+    expect(holds('${attr.os.features}', 'set_contains', 'a,c')).toBe(true);
+    expect(holds('${attr.os.features}', 'set_contains_any', 'x,b')).toBe(true);
+    expect(holds('${attr.os.features}', 'set_contains_all', 'a,x')).toBe(false);
+    expect(holds('${attr.kernel.name}', 'regexp', '^lin')).toBe(true);
+    expect(holds('${attr.plugins.host_volume.p.version}', 'version', '>= 1.1, < 2')).toBe(true);
+    expect(holds('${attr.plugins.host_volume.p.version}', 'version', '~> 1.3')).toBe(false);
+    expect(holds('${attr.kernel.name}', 'is_set', '')).toBe(true);
+    expect(holds('${attr.nope}', 'is_not_set', '')).toBe(true);
+    expect(holds('${node.unique.id}', '=', NODE_ID)).toBe(true);
+    expect(holds('${node.pool}', '=', 'default')).toBe(true);
+  });
+});
+
+describe('placement on this node', () => {
+  it('needs the plugin fingerprinted, and says dhv agent fingerprint is the reload', () => {
+    const err = placementProblem(spec({ pluginId: 'new' }), node);
+    expect(err?.message).toMatch(
+      /^could not place volume "v": no node meets constraints: 0 nodes had existing volume, 0 nodes filtered by node pool governance, 1 nodes were infeasible\nPlugin "new" is not fingerprinted.*run dhv agent fingerprint/,
+    );
+    expect(placementProblem(spec({}), node)).toBeUndefined();
+  });
+
+  it('passes over a node that already reports the name, unless node_id names it', () => {
+    expect(placementProblem(spec({ name: 'taken' }), node)?.message).toMatch(/: no node meets constraints: 1 nodes had existing volume, /);
+    expect(placementProblem(spec({ name: 'taken', nodeId: NODE_ID }), node)).toBeUndefined();
+  });
+
+  it('refuses a node named by node_id whose attributes fail a constraint', () => {
+    const err = placementProblem(spec({ nodeId: NODE_ID, constraints: [{ attribute: '${attr.kernel.name}', operator: '=', value: 'windows' }] }), node);
+    expect(err?.message).toMatch(new RegExp(`^could not place volume "v": node ${NODE_ID} is not feasible for volume\\nConstraint`));
+  });
+});
+
+describe('update rules', () => {
+  const existing = {
+    ID: 'e3b0c442-98fc-1c14-9afb-f4c8996fb924',
+    HostPath: '/x',
+    CreateReq: { ID: 'e3b0c442-98fc-1c14-9afb-f4c8996fb924', Name: 'v', PluginID: 'p', Namespace: 'default', NodeID: NODE_ID, RequestedCapacityMinBytes: 0n, RequestedCapacityMaxBytes: 0n, Parameters: null },
+    Volume: { NodePool: 'default', CapacityBytes: 2000n, RequestedCapabilities: [], Constraints: [], CreateTime: '', ModifyTime: '' },
+  } satisfies VolumeRecord;
+
+  it('lets the plugin and the name change', () => {
+    expect(updateProblem(spec({ id: existing.ID, name: 'renamed', pluginId: 'q' }), existing)).toBeUndefined();
+  });
+
+  it('refuses another node, another pool and a capacity_max below the provisioned capacity, all at once, in Nomad\'s words', () => {
+    const err = updateProblem(spec({ id: existing.ID, nodeId: 'other', nodePool: 'gpu', capacityMaxBytes: 1000n }), existing);
+    expect(err?.message).toBe(
+      `validating volume "${existing.ID}" update failed: 3 errors occurred:\n\t* node ID cannot be updated\n\t* node pool cannot be updated\n\t* capacity_max (1000) cannot be less than existing provisioned capacity (2000)\n\n`,
+    );
+  });
+});

@@ -1,0 +1,215 @@
+import { parseGoVersion, type GoVersion } from '@dhv/sdk';
+import type { Constraint, VolumeSpec } from '../spec/volume-spec.js';
+import type { VolumeRecord } from './client-state.js';
+import { AgentError } from './errors.js';
+import { joinErrors } from './volume-manager.js';
+import type { NodeFacts } from './node-facts.js';
+import { versionAttribute } from './plugins.js';
+
+export interface PlacementNode {
+  nodeId: string;
+  nodePool: string;
+  facts: NodeFacts;
+  pluginDir: string;
+  /** An update keeps the volume's node: the servers check the node, not the name on it. */
+  updating: boolean;
+}
+
+/**
+ * The servers' placement of a new volume on this one node (Nomad's placeHostVolume): the
+ * plugin must be fingerprinted (an implicit `${attr.plugins.host_volume.<id>.version}
+ * is_set`), the spec's constraints must hold for the node's attributes, and a node that
+ * already reports the name is passed over. Returns Nomad's error, or undefined.
+ */
+export function placementProblem(spec: VolumeSpec, node: PlacementNode): AgentError | undefined {
+  const place = (reason: string, hint: string, details: Record<string, unknown> = {}) =>
+    new AgentError('PLACEMENT_FAILED', `could not place volume "${spec.name}": ${reason}\n${hint}`, { name: spec.name, ...details });
+  if (spec.nodeId !== '' && spec.nodeId !== node.nodeId) {
+    return new AgentError('SPEC_INVALID', `validating volume "${spec.name}" against state failed: node "${spec.nodeId}" does not exist\nThis simulated node is ${node.nodeId}; leave node_id out.`, {
+      nodeId: spec.nodeId,
+    });
+  }
+  if (spec.nodePool !== '' && spec.nodePool !== node.nodePool && spec.nodePool !== 'default' && spec.nodePool !== 'all') {
+    return new AgentError('SPEC_INVALID', `validating volume "${spec.name}" against state failed: node pool "${spec.nodePool}" does not exist\nThis node is in pool "${node.nodePool}"; leave node_pool out or use --node-pool.`, {
+      nodePool: spec.nodePool,
+    });
+  }
+  if (spec.nodeId !== '' && spec.nodePool !== '' && spec.nodePool !== node.nodePool) {
+    return new AgentError('SPEC_INVALID', `validating volume "${spec.name}" against state failed: node ID "${spec.nodeId}" is not in pool "${spec.nodePool}"\nThis node is in pool "${node.nodePool}".`, {
+      nodePool: spec.nodePool,
+    });
+  }
+  const unmet = unmetConstraints(spec, node);
+  const fixedNode = spec.nodeId !== '' || node.updating;
+  if (fixedNode) {
+    if (unmet.length === 0) return undefined;
+    return place(`node ${node.nodeId} is not feasible for volume`, unmet.join('\n'), { unmet });
+  }
+  const poolMismatch = spec.nodePool !== '' && spec.nodePool !== node.nodePool;
+  const existing = !poolMismatch && spec.name in node.facts.hostVolumes ? 1 : 0;
+  const infeasible = !poolMismatch && existing === 0 && unmet.length > 0 ? 1 : 0;
+  if (!poolMismatch && existing === 0 && infeasible === 0) return undefined;
+  const holder = node.facts.hostVolumes[spec.name]?.ID;
+  const hint = poolMismatch
+    ? `This node is in pool "${node.nodePool}", not "${spec.nodePool}"; leave node_pool out or use --node-pool.`
+    : existing
+      ? holder
+        ? `This node already reports a host volume named "${spec.name}" (volume ${holder}); choose another name, or set id = "${holder}" to update it.`
+        : `This node already reports a static host volume named "${spec.name}"; choose another name, or set node_id to place the volume here anyway (it then hides the static one).`
+      : unmet.join('\n');
+  return place(`no node meets constraints: ${existing} nodes had existing volume, 0 nodes filtered by node pool governance, ${infeasible} nodes were infeasible`, hint, {
+    unmet,
+    ...(holder ? { volumeId: holder } : {}),
+  });
+}
+
+/** Every placement constraint the node fails, each as one line saying why and what to do. */
+function unmetConstraints(spec: VolumeSpec, node: PlacementNode): string[] {
+  const attributes = node.facts.fingerprint.attributes;
+  const unmet: string[] = [];
+  if (!(versionAttribute(spec.pluginId) in attributes)) {
+    unmet.push(
+      `Plugin "${spec.pluginId}" is not fingerprinted on this node (no attribute ${versionAttribute(spec.pluginId)}). ` +
+        `Put it in ${node.pluginDir} and run dhv agent fingerprint (a real agent needs a reload or restart) before creating volumes with it.`,
+    );
+  }
+  for (const c of spec.constraints) {
+    if (!constraintHolds(c, node)) unmet.push(`Constraint ${c.attribute} ${c.operator} ${JSON.stringify(c.value)} is not met by this node.`);
+  }
+  return unmet;
+}
+
+/** Resolves `${attr.x}`, `${node.unique.id}`, ... against the node; anything else is a literal. */
+function resolveTarget(target: string, node: PlacementNode): string | undefined {
+  const m = /^\$\{(.+)\}$/.exec(target.trim());
+  if (!m) return target;
+  const key = m[1]!;
+  if (key.startsWith('attr.')) return node.facts.fingerprint.attributes[key.slice(5)];
+  switch (key) {
+    case 'node.unique.id':
+      return node.nodeId;
+    case 'node.datacenter':
+      return 'dc1';
+    case 'node.pool':
+      return node.nodePool;
+    default:
+      return undefined;
+  }
+}
+
+/** Nomad's constraint operators (the scheduler's checkConstraint), for the ones a host volume may use. */
+export function constraintHolds(c: Constraint, node: PlacementNode): boolean {
+  const l = resolveTarget(c.attribute, node);
+  const r = resolveTarget(c.value, node);
+  const both = l !== undefined && r !== undefined;
+  switch (c.operator) {
+    case '':
+    case '=':
+    case '==':
+    case 'is':
+      return both && l === r;
+    case '!=':
+    case 'not':
+      return l !== r;
+    case '<':
+    case '<=':
+    case '>':
+    case '>=':
+      return both && checkOrder(c.operator, l, r);
+    case 'is_set':
+      return l !== undefined;
+    case 'is_not_set':
+      return l === undefined;
+    case 'regexp':
+      try {
+        return both && new RegExp(r).test(l);
+      } catch {
+        return false;
+      }
+    case 'version':
+    case 'semver':
+      return both && versionMatches(l, r);
+    case 'set_contains':
+    case 'set_contains_all':
+      return both && splitSet(r).every((x) => splitSet(l).includes(x));
+    case 'set_contains_any':
+      return both && splitSet(r).some((x) => splitSet(l).includes(x));
+    default:
+      return false;
+  }
+}
+
+function splitSet(value: string): string[] {
+  return value.split(',').map((s) => s.trim());
+}
+
+function checkOrder(op: string, l: string, r: string): boolean {
+  const ln = Number(l);
+  const rn = Number(r);
+  const numeric = l.trim() !== '' && r.trim() !== '' && !Number.isNaN(ln) && !Number.isNaN(rn);
+  const cmp = numeric ? Math.sign(ln - rn) : l < r ? -1 : l > r ? 1 : 0;
+  return op === '<' ? cmp < 0 : op === '<=' ? cmp <= 0 : op === '>' ? cmp > 0 : cmp >= 0;
+}
+
+/** go-version constraints: comma-separated `op version` terms, all of which must hold. */
+function versionMatches(value: string, constraint: string): boolean {
+  const v = parseGoVersion(value.trim());
+  if (!v.ok) return false;
+  return constraint.split(',').every((term) => {
+    const m = /^\s*(=|!=|>=|<=|>|<|~>)?\s*(\S+)\s*$/.exec(term);
+    if (!m) return false;
+    const want = parseGoVersion(m[2]!);
+    if (!want.ok) return false;
+    const cmp = compareVersions(v.version, want.version);
+    switch (m[1] ?? '=') {
+      case '=':
+        return cmp === 0;
+      case '!=':
+        return cmp !== 0;
+      case '>':
+        return cmp > 0;
+      case '<':
+        return cmp < 0;
+      case '>=':
+        return cmp >= 0;
+      case '<=':
+        return cmp <= 0;
+      default: {
+        // ~> 1.2.3 means >= 1.2.3 and < 1.3; ~> 1.2 means >= 1.2 and < 2.
+        const given = m[2]!.replace(/^v/, '').split(/[-+]/)[0]!.split('.').length;
+        const prefix = Math.max(1, given - 1);
+        const same = v.version.segments.slice(0, prefix).every((s, i) => s === want.version.segments[i]);
+        return cmp >= 0 && same;
+      }
+    }
+  });
+}
+
+function compareVersions(a: GoVersion, b: GoVersion): number {
+  const n = Math.max(a.segments.length, b.segments.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.segments[i] ?? 0n;
+    const y = b.segments[i] ?? 0n;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  if (a.prerelease === b.prerelease) return 0;
+  if (a.prerelease === '') return 1;
+  if (b.prerelease === '') return -1;
+  return a.prerelease < b.prerelease ? -1 : 1;
+}
+
+/** Nomad's ValidateUpdate: what an update may not change, all reported at once. */
+export function updateProblem(spec: VolumeSpec, existing: VolumeRecord): AgentError | undefined {
+  const problems: Error[] = [];
+  if (spec.nodeId !== '' && spec.nodeId !== existing.CreateReq.NodeID) problems.push(new Error('node ID cannot be updated'));
+  if (spec.nodePool !== '' && spec.nodePool !== existing.Volume.NodePool) problems.push(new Error('node pool cannot be updated'));
+  if (spec.capacityMaxBytes !== 0n && spec.capacityMaxBytes < existing.Volume.CapacityBytes) {
+    problems.push(new Error(`capacity_max (${spec.capacityMaxBytes}) cannot be less than existing provisioned capacity (${existing.Volume.CapacityBytes})`));
+  }
+  if (problems.length === 0) return undefined;
+  const joined = problems.length === 1 ? `1 error occurred:\n\t* ${problems[0]!.message}\n\n` : joinErrors(problems).message;
+  return new AgentError('VOLUME_UPDATE_REFUSED', `validating volume "${spec.id}" update failed: ${joined}`, {
+    volumeId: spec.id,
+    problems: problems.map((p) => p.message),
+  });
+}
