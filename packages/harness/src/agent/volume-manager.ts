@@ -3,12 +3,12 @@ import { stat } from 'node:fs/promises';
 import type { CreateRequest } from '@dhv/sdk';
 import type { AgentConfig } from '../config/agent-config.js';
 import type { VolumeSpec } from '../spec/volume-spec.js';
-import { ClientState, isRegistered, type VolumeRecord } from './client-state.js';
+import { type ClientState, isRegistered, type VolumeRecord } from './client-state.js';
 import { AgentError } from './errors.js';
-import { NameClaims } from './name-claims.js';
+import { type NameClaims } from './name-claims.js';
 import { lookupPlugin } from './plugins.js';
 import { deleteRequestFor } from './plugin-requests.js';
-import { VolumeHealth } from './volume-health.js';
+import { type VolumeHealth } from './volume-health.js';
 
 export interface VolumeManagerContext {
   config: AgentConfig;
