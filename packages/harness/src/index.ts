@@ -4,7 +4,7 @@ export * from './conformance/index.js';
 export { Agent, type AgentOptions, type NodeView, type NodeStatus, type StartReport } from './agent/agent.js';
 export { AgentError, type AgentErrorCode } from './agent/errors.js';
 export { loadAgentConfig, parseClientConfig, type AgentConfig, type AgentConfigInput, type StaticHostVolume } from './config/agent-config.js';
-export { readVolumeSpec, validateVolumeSpec, type VolumeSpec, type Capability, type Constraint } from './spec/volume-spec.js';
+export { readVolumeSpec, validateVolumeSpec, type VolumeSpec, type Capability, type Constraint } from './volume-specs/volume-spec.js';
 export { ClientState, type VolumeRecord, type ClientCreateRequest } from './agent/client-state.js';
 export { buildHostVolumes, type HostVolumeConfig } from './agent/host-volumes.js';
 export { restoreVolumes, defaultRestoreConcurrency, type RestoreReport } from './agent/restore.js';

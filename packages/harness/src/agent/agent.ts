@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { mkdir, unlink } from 'node:fs/promises';
 import type { AgentConfig } from '../config/agent-config.js';
-import type { VolumeSpec } from '../spec/volume-spec.js';
+import type { VolumeSpec } from '../volume-specs/volume-spec.js';
 import { ClientState, type VolumeRecord } from './client-state.js';
 import { AgentError } from './errors.js';
 import { buildHostVolumes, type HostVolumeConfig } from './host-volumes.js';

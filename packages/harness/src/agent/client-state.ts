@@ -6,7 +6,7 @@ import { isUuid } from '@dhv/sdk';
 import { AgentError } from './errors.js';
 import { TEMP_PREFIX, removeFileDurably, tempFileWriter, writeFileDurably } from './durable-file.js';
 import { decodeJson, encodeJson } from './json-codec.js';
-import { ACCESS_MODES, ATTACHMENT_MODES } from '../spec/volume-spec.js';
+import { ACCESS_MODES, ATTACHMENT_MODES } from '../volume-specs/volume-spec.js';
 
 /**
  * The client state of the host volume manager. Nomad keeps it in its state DB, bucket

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
 import type { CreateRequest } from '@dhv/sdk';
 import type { AgentConfig } from '../config/agent-config.js';
-import type { VolumeSpec } from '../spec/volume-spec.js';
+import type { VolumeSpec } from '../volume-specs/volume-spec.js';
 import { type ClientState, isRegistered, type VolumeRecord } from './client-state.js';
 import { AgentError } from './errors.js';
 import { type NameClaims } from './name-claims.js';

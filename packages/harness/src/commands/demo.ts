@@ -1,5 +1,5 @@
 import { Flags } from '@oclif/core';
-import { DhvCommand } from '../cli-output/dhv-command.js';
+import { DhvCommand } from './dhv-command.js';
 import { runSeedStory } from '../demo/seed-story.js';
 
 export default class Demo extends DhvCommand {

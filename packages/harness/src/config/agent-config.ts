@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { AgentError } from '../agent/errors.js';
-import { blocks, parseDocument, readSource, singleBlock } from './read-document.js';
+import { blocks, parseHclOrJson, readSource, singleBlock } from './read-document.js';
 
 /** A classic host volume from the agent config: reported beside dynamic ones, with an empty ID. */
 export interface StaticHostVolume {
@@ -69,7 +69,7 @@ interface FileConfig {
 async function readConfigFile(path: string): Promise<FileConfig> {
   let doc: Record<string, unknown>;
   try {
-    doc = await parseDocument(await readSource(path), path);
+    doc = await parseHclOrJson(await readSource(path), path);
   } catch (err) {
     throw new AgentError('CONFIG_INVALID', `${(err as Error).message}; fix the agent config file`, { file: path });
   }

@@ -26,7 +26,7 @@ export async function readSource(file: string, stdin: NodeJS.ReadableStream = pr
  * Parses HCL or JSON the way Nomad reads its files: JSON when the text is a JSON object,
  * HCL otherwise (through HashiCorp's own parser, so blocks come back as arrays).
  */
-export async function parseDocument(text: string, file: string): Promise<Record<string, unknown>> {
+export async function parseHclOrJson(text: string, file: string): Promise<Record<string, unknown>> {
   const name = file === '-' ? '<stdin>' : file;
   let parsed: unknown;
   if (text.trimStart().startsWith('{')) {

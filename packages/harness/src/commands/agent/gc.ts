@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { collectOrphans, type GcReport, type Orphan } from '../../agent/orphans.js';
-import { DhvCommand, agentConfigFrom, agentFlags, type AgentFlagValues } from '../../cli-output/dhv-command.js';
-import { short } from '../../cli-output/format-volume.js';
+import { DhvCommand, agentConfigFrom, agentFlags, type AgentFlagValues } from '../dhv-command.js';
+import { short } from '../../presenters/format-volume.js';
 
 export default class AgentGc extends DhvCommand {
   static override summary = 'List orphaned volumes (on disk under the volumes dir, unknown to client state), and remove them with --remove.';

@@ -1,8 +1,8 @@
 import { Flags } from '@oclif/core';
 import type { StartReport } from '../../agent/agent.js';
-import { DhvCommand, agentFlags, openAgent } from '../../cli-output/dhv-command.js';
-import { short } from '../../cli-output/format-volume.js';
-import { withSpinner } from '../../cli-output/spinner.js';
+import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { short } from '../../presenters/format-volume.js';
+import { withSpinner } from '../../presenters/spinner.js';
 
 export default class AgentRestart extends DhvCommand {
   static override summary = 'Stop and start the simulated agent: fingerprint plugins and restore every volume from client state.';

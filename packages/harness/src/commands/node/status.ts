@@ -1,5 +1,5 @@
-import { DhvCommand, agentFlags, openAgent } from '../../cli-output/dhv-command.js';
-import { nodeDetail } from '../../cli-output/format-node.js';
+import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { nodeDetail } from '../../presenters/format-node.js';
 
 export default class NodeStatus extends DhvCommand {
   static override summary = 'Show the simulated node: its plugin attributes and HostVolumes, like nomad node status -self.';

@@ -4,9 +4,9 @@ import { parseSize } from '@dhv/sdk';
 import { runPluginOnce, type PluginRunOutcome } from '../../agent/run-plugin-once.js';
 import { loadNodeId } from '../../agent/node-identity.js';
 import { AgentError } from '../../agent/errors.js';
-import { DhvCommand, agentConfigFrom, agentFlags, stopOnSignals } from '../../cli-output/dhv-command.js';
-import { keyValues } from '../../cli-output/columns.js';
-import { withSpinner } from '../../cli-output/spinner.js';
+import { DhvCommand, agentConfigFrom, agentFlags, stopOnSignals } from '../dhv-command.js';
+import { keyValues } from '../../presenters/columns.js';
+import { withSpinner } from '../../presenters/spinner.js';
 
 export default class PluginRun extends DhvCommand {
   static override summary = 'Run one plugin operation exactly as a Nomad agent would, and show the decoded result.';

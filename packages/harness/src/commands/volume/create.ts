@@ -1,8 +1,8 @@
 import { Args } from '@oclif/core';
-import { DhvCommand, agentFlags, openAgent } from '../../cli-output/dhv-command.js';
-import { withSpinner } from '../../cli-output/spinner.js';
-import { volumeCreatedText } from '../../cli-output/volume-output.js';
-import { readVolumeSpec } from '../../spec/volume-spec.js';
+import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { withSpinner } from '../../presenters/spinner.js';
+import { volumeCreatedText } from '../../presenters/volume-output.js';
+import { readVolumeSpec } from '../../volume-specs/volume-spec.js';
 
 export default class VolumeCreate extends DhvCommand {
   static override summary = 'Create a dynamic host volume from an HCL or JSON spec, like nomad volume create.';

@@ -1,6 +1,6 @@
 import { Args } from '@oclif/core';
-import { DhvCommand, agentFlags, openAgent } from '../../cli-output/dhv-command.js';
-import { withSpinner } from '../../cli-output/spinner.js';
+import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { withSpinner } from '../../presenters/spinner.js';
 
 export default class VolumeDelete extends DhvCommand {
   static override summary = 'Delete a dynamic host volume by ID or unique ID prefix, like nomad volume delete.';

@@ -1,7 +1,7 @@
 import { Args } from '@oclif/core';
-import { DhvCommand, agentFlags, openAgent } from '../../cli-output/dhv-command.js';
-import { volumeCreatedText } from '../../cli-output/volume-output.js';
-import { readVolumeSpec } from '../../spec/volume-spec.js';
+import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { volumeCreatedText } from '../../presenters/volume-output.js';
+import { readVolumeSpec } from '../../volume-specs/volume-spec.js';
 
 export default class VolumeRegister extends DhvCommand {
   static override summary = 'Register a volume that already exists at host_path, like nomad volume register.';

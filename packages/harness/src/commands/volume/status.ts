@@ -1,6 +1,6 @@
 import { Args } from '@oclif/core';
-import { DhvCommand, agentFlags, openAgent } from '../../cli-output/dhv-command.js';
-import { volumeDetail, volumeList } from '../../cli-output/format-volume.js';
+import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { volumeDetail, volumeList } from '../../presenters/format-volume.js';
 
 export default class VolumeStatus extends DhvCommand {
   static override summary = 'List the dynamic host volumes, or show one in detail, like nomad volume status.';

@@ -1,8 +1,8 @@
 import { Command, Flags, type Interfaces } from '@oclif/core';
 import { Agent } from '../agent/agent.js';
 import { loadAgentConfig, type AgentConfig } from '../config/agent-config.js';
-import { errorJson, describeError } from './format-error.js';
-import { toJson } from './json.js';
+import { errorJson, describeError } from '../presenters/format-error.js';
+import { toJson } from '../presenters/json.js';
 
 /**
  * What every `dhv` command shares: `--json`, errors printed to stderr with exit code 1

@@ -1,6 +1,6 @@
 import { isUuid, parseSize } from '@dhv/sdk';
 import { AgentError } from '../agent/errors.js';
-import { blocks, parseDocument, readSource } from '../config/read-document.js';
+import { blocks, parseHclOrJson, readSource } from '../config/read-document.js';
 
 export const ACCESS_MODES = ['single-node-reader-only', 'single-node-writer', 'single-node-single-writer', 'single-node-multi-writer'] as const;
 export const ATTACHMENT_MODES = ['file-system', 'block-device'] as const;
@@ -48,7 +48,7 @@ const REFUSED_OPERATORS = ['distinct_hosts', 'distinct_property'];
 export async function readVolumeSpec(file: string, purpose: SpecPurpose, stdin?: NodeJS.ReadableStream): Promise<VolumeSpec> {
   let doc: Record<string, unknown>;
   try {
-    doc = await parseDocument(await readSource(file, stdin), file);
+    doc = await parseHclOrJson(await readSource(file, stdin), file);
   } catch (err) {
     throw new AgentError('SPEC_INVALID', (err as Error).message, { file, problems: [(err as Error).message] });
   }
