@@ -11,7 +11,9 @@ const dhv = join(repo, 'packages/harness/bin/run.js');
 function dhvInit(args: string[], cwd: string): Promise<{ exitCode: number; json: any; stderr: string }> {
   return new Promise((resolve) => {
     execFile(process.execPath, [dhv, 'init', ...args, '--json'], { cwd }, (err, stdout, stderr) => {
-      resolve({ exitCode: err ? (typeof err.code === 'number' ? err.code : 1) : 0, json: stdout ? JSON.parse(stdout) : undefined, stderr });
+      // With --json the result is printed on stdout, an error on stderr.
+      const exitCode = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+      resolve({ exitCode, json: JSON.parse(err ? stderr : stdout), stderr });
     });
   });
 }

@@ -9,4 +9,5 @@ export {
   type ResponseByOperation,
 } from './protocol/response.js';
 export { encodeResponse, encodeError } from './protocol/encode.js';
+export { encodeJson, decodeJson } from './protocol/bigint-json.js';
 export { parseGoJson, goMarshalStringMap, goMarshalString, goKeyMatches, goInt64, GoJsonSyntaxError, type GoJsonValue } from './go/json.js';

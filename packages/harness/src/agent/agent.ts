@@ -4,7 +4,7 @@ import { mkdir, unlink } from 'node:fs/promises';
 import type { AgentConfig } from '../config/agent-config.js';
 import type { VolumeSpec } from '../volume-specs/volume-spec.js';
 import { ClientState, type VolumeRecord } from './client-state.js';
-import { AgentError } from './errors.js';
+import { AgentError } from '../errors/agent-error.js';
 import { buildHostVolumes, type HostVolumeConfig } from './host-volumes.js';
 import { NameClaims } from './name-claims.js';
 import { loadNodeFacts, saveNodeFacts, type NodeFacts } from './node-facts.js';

@@ -2,10 +2,9 @@ import { readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { isUuid } from '@dhv/sdk';
-import { AgentError } from './errors.js';
+import { decodeJson, encodeJson, isUuid } from '@dhv/sdk';
+import { AgentError } from '../errors/agent-error.js';
 import { TEMP_PREFIX, removeFileDurably, tempFileWriter, writeFileDurably } from './durable-file.js';
-import { decodeJson, encodeJson } from './json-codec.js';
 import { ACCESS_MODES, ATTACHMENT_MODES } from '../volume-specs/volume-spec.js';
 
 /**

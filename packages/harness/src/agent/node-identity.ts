@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isUuid } from '@dhv/sdk';
-import { AgentError } from './errors.js';
+import { AgentError } from '../errors/agent-error.js';
 
 /**
  * The node ID, generated once and kept in the data dir (Nomad keeps `client/client-id`).

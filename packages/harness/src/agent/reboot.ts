@@ -1,6 +1,6 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { isStrictlyInside, runTool } from '@dhv/sdk';
-import { AgentError } from './errors.js';
+import { AgentError } from '../errors/agent-error.js';
 
 export interface RebootReport {
   unmounted: string[];

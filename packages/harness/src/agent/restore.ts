@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import { BUILTIN_MKDIR_ID, PluginError } from '@dhv/sdk';
 import type { AgentConfig } from '../config/agent-config.js';
 import { isRegistered, type VolumeRecord } from './client-state.js';
-import { AgentError } from './errors.js';
+import { AgentError } from '../errors/agent-error.js';
 import { lookupPlugin } from './plugins.js';
 import { createRequestFor } from './plugin-requests.js';
 import { mapWithConcurrency } from './pool.js';

@@ -4,7 +4,7 @@ import type { CreateRequest } from '@dhv/sdk';
 import type { AgentConfig } from '../config/agent-config.js';
 import type { VolumeSpec } from '../volume-specs/volume-spec.js';
 import { type ClientState, isRegistered, type VolumeRecord } from './client-state.js';
-import { AgentError } from './errors.js';
+import { AgentError } from '../errors/agent-error.js';
 import { type NameClaims } from './name-claims.js';
 import { lookupPlugin } from './plugins.js';
 import { deleteRequestFor } from './plugin-requests.js';

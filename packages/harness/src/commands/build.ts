@@ -1,9 +1,9 @@
-import { Args, Command, Flags } from '@oclif/core';
+import { Args, Flags } from '@oclif/core';
 import { formatSize } from '@dhv/sdk/plugin';
 import { buildPlugin, type BuildResult } from '../authoring/build-plugin.js';
-import { AuthoringError } from '../authoring/errors.js';
+import { DhvCommand } from './dhv-command.js';
 
-export default class Build extends Command {
+export default class Build extends DhvCommand {
   static override summary = 'Bundle a plugin into one executable file.';
   static override description = `Bundles the entry (whose default export is definePlugin({...})) and everything it imports into one minified CommonJS file, starting with an interpreter line that names node by absolute path, since a Nomad agent runs plugins without PATH. The file is made executable, then run once as an agent would (fingerprint, empty environment); a file that does not answer is removed and the build fails.
 
@@ -14,8 +14,6 @@ With --sea the plugin is built into a Node single executable application instead
     '<%= config.bin %> build src/plugin.ts -o dist/my-plugin --node /usr/bin/node',
     '<%= config.bin %> build src/plugin.ts -o dist/my-plugin --sea',
   ];
-
-  static override enableJsonFlag = true;
 
   static override args = {
     entry: Args.string({ description: 'the plugin source, e.g. src/plugin.ts', required: true }),
@@ -29,13 +27,7 @@ With --sea the plugin is built into a Node single executable application instead
 
   async run(): Promise<BuildResult> {
     const { args, flags } = await this.parse(Build);
-    let result: BuildResult;
-    try {
-      result = await buildPlugin({ entry: args.entry, outfile: flags.output, nodePath: flags.node, sea: flags.sea });
-    } catch (err) {
-      if (err instanceof AuthoringError) this.error(err.message, { exit: 1, code: err.code });
-      throw err;
-    }
+    const result = await buildPlugin({ entry: args.entry, outfile: flags.output, nodePath: flags.node, sea: flags.sea });
     const what = result.kind === 'sea' ? `single executable with ${result.node}` : `#!${result.node}`;
     this.log(`Built ${result.outfile} (${formatSize(result.bytes)}, ${what})`);
     if (result.version !== null) this.log(`fingerprint under the agent's environment: version ${result.version}`);

@@ -1,4 +1,5 @@
 import { Flags } from '@oclif/core';
+import { EXIT_CODES } from '../errors/exit-codes.js';
 import { DhvCommand } from './dhv-command.js';
 import { runSeedStory } from '../demo/seed-story.js';
 
@@ -15,12 +16,11 @@ export default class Demo extends DhvCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Demo);
-    this.jsonOutput = flags.json;
     const report = await runSeedStory({
       ...(flags.loopback !== undefined ? { loopback: flags.loopback } : {}),
       ...(this.jsonOutput ? {} : { onLine: (line: string) => this.print(line) }),
     });
     if (this.jsonOutput) this.printJson(report);
-    if (!report.ok) this.exit(1);
+    if (!report.ok) this.exit(EXIT_CODES.failed);
   }
 }

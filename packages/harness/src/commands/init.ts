@@ -1,9 +1,9 @@
-import { Args, Command, Flags } from '@oclif/core';
-import { AuthoringError } from '../authoring/errors.js';
+import { Args, Flags } from '@oclif/core';
 import { initProject, type InitResult } from '../authoring/init-project.js';
 import { TEMPLATE_NAMES } from '../authoring/templates.js';
+import { DhvCommand } from './dhv-command.js';
 
-export default class Init extends Command {
+export default class Init extends DhvCommand {
   static override summary = 'Scaffold a new plugin project.';
   static override description = `Writes a standalone TypeScript project: package.json (build, check and test scripts), tsconfig.json, src/plugin.ts written against definePlugin, a vitest test that runs the conformance checks against the built plugin, an example volume spec (volume.hcl) and a README that says how to build, check and install it.
 
@@ -14,8 +14,6 @@ Until @dhv/sdk and @dhv/harness are published, point the dependencies at this re
     '<%= config.bin %> init ./plugins/scratch --name scratch-dir --template mkdir',
     '<%= config.bin %> init my-loop --template loopback --sdk-from ../dhv/packages/sdk --harness-from ../dhv/packages/harness',
   ];
-
-  static override enableJsonFlag = true;
 
   static override args = {
     dir: Args.string({ description: 'folder to create the project in (created when missing)', required: true }),
@@ -31,20 +29,14 @@ Until @dhv/sdk and @dhv/harness are published, point the dependencies at this re
 
   async run(): Promise<InitResult> {
     const { args, flags } = await this.parse(Init);
-    let result: InitResult;
-    try {
-      result = await initProject({
-        dir: args.dir,
-        name: flags.name,
-        template: flags.template,
-        force: flags.force,
-        sdkFrom: flags['sdk-from'],
-        harnessFrom: flags['harness-from'],
-      });
-    } catch (err) {
-      if (err instanceof AuthoringError) this.error(err.message, { exit: 1, code: err.code });
-      throw err;
-    }
+    const result = await initProject({
+      dir: args.dir,
+      name: flags.name,
+      template: flags.template,
+      force: flags.force,
+      sdkFrom: flags['sdk-from'],
+      harnessFrom: flags['harness-from'],
+    });
     this.log(`Created plugin ${result.pluginId} (template ${result.template}) in ${result.dir}`);
     for (const file of result.files) this.log(`  ${file}`);
     this.log('\nNext:');

@@ -1,5 +1,5 @@
 import { isAbsolute, resolve } from 'node:path';
-import { AgentError } from '../agent/errors.js';
+import { AgentError } from '../errors/agent-error.js';
 import { blocks, parseHclOrJson, readSource, singleBlock } from './read-document.js';
 
 /** A classic host volume from the agent config: reported beside dynamic ones, with an empty ID. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AgentError } from '../agent/errors.js';
+import { AgentError } from '../errors/agent-error.js';
 import { validateVolumeSpec, readVolumeSpec } from './volume-spec.js';
 import { Readable } from 'node:stream';
 

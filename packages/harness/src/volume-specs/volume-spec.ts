@@ -1,5 +1,5 @@
 import { isUuid, parseSize } from '@dhv/sdk';
-import { AgentError } from '../agent/errors.js';
+import { AgentError } from '../errors/agent-error.js';
 import { blocks, parseHclOrJson, readSource } from '../config/read-document.js';
 
 export const ACCESS_MODES = ['single-node-reader-only', 'single-node-writer', 'single-node-single-writer', 'single-node-multi-writer'] as const;

@@ -11,7 +11,6 @@ export default class AgentFingerprint extends DhvCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(AgentFingerprint);
-    this.jsonOutput = flags.json;
     const agent = await openAgent(flags, (w) => this.warnLine(w));
     const fingerprint = await agent.fingerprint();
     if (this.jsonOutput) return this.printJson({ Attributes: fingerprint.attributes, Plugins: fingerprint.plugins, Skipped: fingerprint.skipped });

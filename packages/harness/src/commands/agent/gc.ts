@@ -1,5 +1,6 @@
 import { Flags } from '@oclif/core';
 import { collectOrphans, type GcReport, type Orphan } from '../../agent/orphans.js';
+import { EXIT_CODES } from '../../errors/exit-codes.js';
 import { DhvCommand, agentConfigFrom, agentFlags, type AgentFlagValues } from '../dhv-command.js';
 import { short } from '../../presenters/format-volume.js';
 
@@ -24,7 +25,6 @@ export default class AgentGc extends DhvCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(AgentGc);
-    this.jsonOutput = flags.json;
     const config = await agentConfigFrom(flags);
     const report = await collectOrphans(config, { remove: flags.remove, ids: flags.id ?? [] });
     const again = removeCommand(this.config.bin, flags);
@@ -38,7 +38,7 @@ export default class AgentGc extends DhvCommand {
     } else {
       this.print(gcText(report, flags.remove, again));
     }
-    if (report.failed.length > 0) this.exit(1);
+    if (report.failed.length > 0) this.exit(EXIT_CODES.failed);
   }
 }
 

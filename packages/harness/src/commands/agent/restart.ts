@@ -18,7 +18,6 @@ export default class AgentRestart extends DhvCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(AgentRestart);
-    this.jsonOutput = flags.json;
     const agent = await openAgent(flags, () => {});
     const report = await withSpinner('Restarting the agent and restoring volumes', agent.restart({ reboot: flags.reboot }));
     if (this.jsonOutput) return this.printJson(report);

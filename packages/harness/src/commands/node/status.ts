@@ -11,7 +11,6 @@ export default class NodeStatus extends DhvCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(NodeStatus);
-    this.jsonOutput = flags.json;
     const agent = await openAgent(flags, (w) => this.warnLine(w));
     const status = await agent.status();
     if (this.jsonOutput) return this.printJson(status.node);

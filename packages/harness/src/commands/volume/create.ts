@@ -15,7 +15,6 @@ export default class VolumeCreate extends DhvCommand {
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(VolumeCreate);
-    this.jsonOutput = flags.json;
     const spec = await readVolumeSpec(args.spec, 'create');
     const warnings: string[] = [];
     const agent = await openAgent(flags, (w) => warnings.push(w));

@@ -11,7 +11,6 @@ export default class VolumeDelete extends DhvCommand {
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(VolumeDelete);
-    this.jsonOutput = flags.json;
     const agent = await openAgent(flags, (w) => this.warnLine(w));
     const volume = await withSpinner(`Deleting host volume ${args.id}`, agent.deleteVolume(args.id));
     if (this.jsonOutput) return this.printJson({ Deleted: volume.ID, Volume: volume });

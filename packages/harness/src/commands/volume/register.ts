@@ -12,7 +12,6 @@ export default class VolumeRegister extends DhvCommand {
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(VolumeRegister);
-    this.jsonOutput = flags.json;
     const spec = await readVolumeSpec(args.spec, 'register');
     const warnings: string[] = [];
     const agent = await openAgent(flags, (w) => warnings.push(w));

@@ -10,7 +10,6 @@ export default class VolumeStatus extends DhvCommand {
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(VolumeStatus);
-    this.jsonOutput = flags.json;
     const agent = await openAgent(flags, (w) => this.warnLine(w));
     if (args.id === undefined) {
       const volumes = await agent.volumes();

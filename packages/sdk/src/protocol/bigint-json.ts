@@ -1,11 +1,17 @@
-import { encodeResponse, parseGoJson, type GoJsonValue } from '@dhv/sdk';
+import { parseGoJson, type GoJsonValue } from '../go/json.js';
 
 /**
- * JSON for files the agent keeps: capacities are int64 in Nomad and may exceed 2^53,
- * so integers are written and read back exactly (as bigint) rather than through Number.
+ * JSON with bigints, the one codec of the project: Nomad's capacities are int64 and may
+ * pass 2^53, so integers are written from bigints and read back into bigints exactly.
  */
-export function encodeJson(value: unknown): string {
-  return encodeResponse(value);
+
+/** JSON.stringify that writes a bigint as a plain integer. */
+export function encodeJson(value: unknown, options: { indent?: number } = {}): string {
+  // A fresh marker each time, so no string in `value` can be taken for a bigint.
+  const marker = `\u0000bigint-${Math.random().toString(36).slice(2)}:`;
+  const json = JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? `${marker}${v}` : v), options.indent);
+  const escapedMarker = JSON.stringify(marker).slice(1, -1).replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
+  return json.replace(new RegExp(`"${escapedMarker}(-?[0-9]+)"`, 'g'), '$1');
 }
 
 /**
@@ -15,7 +21,7 @@ export function encodeJson(value: unknown): string {
  */
 export function decodeJson(text: string): unknown {
   let lossy = false;
-  const fast = JSON.parse(text, (_key, value: unknown) => {
+  const fast: unknown = JSON.parse(text, (_key, value: unknown) => {
     if (typeof value !== 'number' || !Number.isInteger(value)) return value;
     if (!Number.isSafeInteger(value)) lossy = true;
     return BigInt(value);
