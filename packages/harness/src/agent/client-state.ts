@@ -6,6 +6,7 @@ import { decodeJson, encodeJson, isUuid } from '@dhv/sdk';
 import { AgentError } from '../errors/agent-error.js';
 import { TEMP_PREFIX, removeFileDurably, tempFileWriter, writeFileDurably } from './durable-file.js';
 import { ACCESS_MODES, ATTACHMENT_MODES } from '../volume-specs/volume-spec.js';
+import { dataDirLayout } from '../config/data-dir.js';
 
 /**
  * The client state of the host volume manager. Nomad keeps it in its state DB, bucket
@@ -61,7 +62,7 @@ export class ClientState {
   readonly dir: string;
 
   constructor(dataDir: string) {
-    this.dir = join(dataDir, 'client', 'host_volumes');
+    this.dir = dataDirLayout(dataDir).volumeRecords;
   }
 
   fileOf(id: string): string {

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { withVolumeLock } from '@dhv/sdk';
 import { removeFileDurably, writeFileDurably } from './durable-file.js';
+import { dataDirLayout } from '../config/data-dir.js';
 
 /**
  * Volume names are unique per node. Nomad keeps a name → ID map in memory; across `dhv`
@@ -16,8 +17,8 @@ export class NameClaims {
   private readonly lockDir: string;
 
   constructor(dataDir: string) {
-    this.dir = join(dataDir, 'client', 'host_volume_names');
-    this.lockDir = join(dataDir, 'client', 'locks');
+    this.dir = dataDirLayout(dataDir).nameClaims;
+    this.lockDir = dataDirLayout(dataDir).locks;
   }
 
   /** Runs `fn` holding the lock of `name`: at most one create or delete per name at a time, across processes. */

@@ -1,7 +1,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { writeFileDurably } from './durable-file.js';
 import type { Fingerprint } from './plugins.js';
+import { dataDirLayout } from '../config/data-dir.js';
 
 /**
  * What the last agent start found: the plugin fingerprint (node attributes) and the
@@ -16,7 +16,7 @@ export interface NodeFacts {
 }
 
 export function nodeFactsFile(dataDir: string): string {
-  return join(dataDir, 'client', 'node.json');
+  return dataDirLayout(dataDir).nodeFacts;
 }
 
 export async function loadNodeFacts(dataDir: string): Promise<NodeFacts | undefined> {
@@ -29,6 +29,6 @@ export async function loadNodeFacts(dataDir: string): Promise<NodeFacts | undefi
 }
 
 export async function saveNodeFacts(dataDir: string, facts: NodeFacts): Promise<void> {
-  await mkdir(join(dataDir, 'client'), { recursive: true, mode: 0o700 });
+  await mkdir(dataDirLayout(dataDir).client, { recursive: true, mode: 0o700 });
   await writeFileDurably(nodeFactsFile(dataDir), `${JSON.stringify(facts, null, 2)}\n`);
 }

@@ -7,6 +7,7 @@ import { ClientState } from './client-state.js';
 import { NameClaims } from './name-claims.js';
 import { loadNodeId } from './node-identity.js';
 import { mountsUnder } from './reboot.js';
+import { dataDirLayout } from '../config/data-dir.js';
 
 /**
  * Orphans: volumes on disk under the volumes dir that client state does not know. The
@@ -221,7 +222,7 @@ export async function collectOrphans(
  * (NameClaims: one `{Name, ID}` file per name); a claim outlives a create cut short.
  */
 async function claimedNames(dataDir: string): Promise<Map<string, string>> {
-  const dir = join(dataDir, 'client', 'host_volume_names');
+  const dir = dataDirLayout(dataDir).nameClaims;
   const names = new Map<string, string>();
   for (const file of await listDir(dir)) {
     try {

@@ -1,6 +1,7 @@
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { removeFileDurably, writeFileDurably } from './durable-file.js';
+import { dataDirLayout } from '../config/data-dir.js';
 
 export interface VolumeFailure {
   /** Why the last restore failed. */
@@ -19,7 +20,7 @@ export class VolumeHealth {
   private readonly dir: string;
 
   constructor(dataDir: string) {
-    this.dir = join(dataDir, 'client', 'host_volume_failures');
+    this.dir = dataDirLayout(dataDir).volumeFailures;
   }
 
   async markFailed(id: string, failure: VolumeFailure): Promise<void> {

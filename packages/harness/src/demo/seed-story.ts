@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loopDevicesBackedUnder, mountsUnder, simulateReboot } from '../agent/reboot.js';
 import { DHV_BIN, findReferencePlugin } from './reference-plugins.js';
+import { dataDirLayout } from '../config/data-dir.js';
 
 export interface DemoStep {
   command: string;
@@ -40,8 +41,7 @@ export async function runSeedStory(options: DemoOptions = {}): Promise<DemoRepor
   const workDir = await mkdtemp(join(tmpdir(), 'dhv-demo-'));
   const report: DemoReport = { ok: false, workDir, loopback: { ran: false }, steps: [], leftBehind: [] };
   const dataDir = join(workDir, 'data');
-  const pluginDir = join(dataDir, 'host_volume_plugins');
-  const volumesDir = join(dataDir, 'host_volumes');
+  const { pluginDir, volumesDir } = dataDirLayout(dataDir);
 
   const dhv = async (...args: string[]): Promise<DemoStep> => dhvShown(`dhv ${args.join(' ')}`, args, true);
   const dhvShown = async (shown: string, args: string[], printStdout: boolean): Promise<DemoStep> => {
