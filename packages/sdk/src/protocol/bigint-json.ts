@@ -9,8 +9,14 @@ import { parseGoJson, type GoJsonValue } from '../go/json.js';
 export function encodeJson(value: unknown, options: { indent?: number } = {}): string {
   // A fresh marker each time, so no string in `value` can be taken for a bigint.
   const marker = `\u0000bigint-${Math.random().toString(36).slice(2)}:`;
-  const json = JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? `${marker}${v}` : v), options.indent);
-  const escapedMarker = JSON.stringify(marker).slice(1, -1).replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
+  const json = JSON.stringify(
+    value,
+    (_key, v: unknown) => (typeof v === 'bigint' ? `${marker}${v}` : v),
+    options.indent,
+  );
+  const escapedMarker = JSON.stringify(marker)
+    .slice(1, -1)
+    .replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
   return json.replace(new RegExp(`"${escapedMarker}(-?[0-9]+)"`, 'g'), '$1');
 }
 
