@@ -17,7 +17,7 @@ import {
 } from './support/sandbox.js';
 
 /**
- * Issue 8, "Bad input to the plugins": a seeded corpus of malformed requests for each
+ * Bad input to the plugins: a seeded corpus of malformed requests for each
  * reference plugin, run the way an agent runs a plugin but with hand-made environments.
  * Every case must exit non-zero with one `{"error": ...}` document on stdout that names
  * the problem, print no stack trace there, and leave the sandbox around the volumes dir

@@ -17,7 +17,7 @@ import {
 } from './support/sandbox.js';
 
 /**
- * Issue 8, "Crashes and lost writes": a seeded sequence of 200 creates and deletes
+ * Crashes and lost writes: a seeded sequence of 200 creates and deletes
  * through the real `dhv` executable, with `kill -9` of `dhv` at seeded points, each
  * followed by `dhv agent restart`. After every restart: client state loads, every
  * volume in it is restored and in HostVolumes, and nothing is on disk that state does

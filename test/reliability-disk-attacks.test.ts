@@ -17,7 +17,7 @@ import { skipRootTests } from './support/root.js';
 import { expectPluginError } from './support/plugin-error.js';
 
 /**
- * Issue 8, "Attacks on the disk": links planted where a plugin writes, plugin IDs that
+ * Attacks on the disk: links planted where a plugin writes, plugin IDs that
  * try to leave the plugin dir, and a volumes dir on a filesystem that is nearly full.
  * Each attack is refused with a clear error and the victim stays exactly as it was.
  */

@@ -7,7 +7,7 @@ import type { Operation } from '@dhv/sdk/plugin';
 import { HostileInstaller, makeSandbox, recordedPids, removeSandbox, survivors } from './support/sandbox.js';
 
 /**
- * Issue 8, "Hostile plugins": whatever a plugin does, the client stays in control. Each
+ * Hostile plugins: whatever a plugin does, the client stays in control. Each
  * call returns within its timeout plus one second, memory stays bounded, no process of
  * the plugin survives, and the error is typed and says what happened.
  */

@@ -16,7 +16,7 @@ import {
 } from '../support/sandbox.js';
 
 /**
- * Issue 8, "Soak": 100 create/delete cycles of dhv-loopback, 8 at a time, through the
+ * Soak: 100 create/delete cycles of dhv-loopback, 8 at a time, through the
  * SDK's client as an agent runs them. Nothing may be left (loop device, mount, image,
  * directory), and the time per cycle must not grow: the first and last quarters'
  * medians are printed, and only a generous sanity bound is asserted.

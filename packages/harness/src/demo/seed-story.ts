@@ -31,7 +31,7 @@ export interface DemoOptions {
 }
 
 /**
- * The seed's story in a temporary agent, through the real `dhv` executable: fingerprint,
+ * The whole host volume story in a temporary agent, through the real `dhv` executable: fingerprint,
  * create a dhv-mkdir volume and (as root) a 47 MiB dhv-loopback volume, see them in
  * HostVolumes beside a static volume, write a file into each, restart with a simulated
  * reboot, see them restored with the files intact, delete them, and leave nothing behind.
