@@ -1,8 +1,8 @@
 import { Flags } from '@oclif/core';
-import { collectOrphans, type GcReport, type Orphan } from '../../agent/orphans.js';
+import { collectOrphans } from '../../agent/orphans.js';
 import { EXIT_CODES } from '../../errors/exit-codes.js';
 import { DhvCommand, agentConfigFrom, agentFlags, type AgentFlagValues } from '../dhv-command.js';
-import { short } from '../../presenters/format-volume.js';
+import { gcText, orphanJson } from '../../presenters/format-orphans.js';
 
 export default class AgentGc extends DhvCommand {
   static override summary = 'List orphaned volumes (on disk under the volumes dir, unknown to client state), and remove them with --remove.';
@@ -40,35 +40,6 @@ export default class AgentGc extends DhvCommand {
     }
     if (report.failed.length > 0) this.exit(EXIT_CODES.failed);
   }
-}
-
-function orphanJson(o: Orphan, again: string) {
-  return {
-    ID: o.id,
-    Name: o.name ?? '',
-    Kind: o.kind,
-    Paths: o.paths,
-    PluginID: o.plugin ?? '',
-    Blocker: o.blocker ?? '',
-    RemoveCommand: o.blocker ? '' : `${again} --id ${o.id}`,
-  };
-}
-
-function gcText(report: GcReport, removing: boolean, again: string): string {
-  if (report.orphans.length === 0) return `==> No orphaned volumes in ${report.volumesDir}: everything on disk is in client state`;
-  const lines = [`==> ${report.orphans.length} orphaned volume(s) in ${report.volumesDir} (on disk, unknown to client state)`];
-  const failed = new Map(report.failed.map((f) => [f.id, f.error]));
-  for (const o of report.orphans) {
-    const status = !removing ? '' : report.removed.includes(o.id) ? '  ✓ removed' : failed.has(o.id) ? '  ✗ not removed' : '  (recorded meanwhile, kept)';
-    lines.push(`  ${short(o.id)}  ${o.kind}${o.name ? `, name "${o.name}"` : ''}${o.plugin ? `, plugin ${o.plugin}` : ''}${status}`);
-    for (const p of o.paths) lines.push(`      ${p}`);
-    if (failed.has(o.id)) lines.push(`      ${failed.get(o.id)!.message}`);
-    else if (o.blocker) lines.push(`      cannot be removed by gc: ${o.blocker}`);
-    else if (!removing) lines.push(`      remove it: ${again} --id ${o.id}`);
-  }
-  if (!removing) lines.push(`==> Remove them all: ${again}`);
-  else lines.push(`==> Removed ${report.removed.length} of ${report.orphans.length}`);
-  return lines.join('\n');
 }
 
 /** The command that removes them, with the agent flags this run was given, ready to paste. */

@@ -1,11 +1,11 @@
 import { mkdir } from 'node:fs/promises';
 import { Args, Flags } from '@oclif/core';
 import { parseSize } from '@dhv/sdk';
-import { runPluginOnce, type PluginRunOutcome } from '../../agent/run-plugin-once.js';
+import { runPluginOnce } from '../../agent/run-plugin-once.js';
 import { loadNodeId } from '../../agent/node-identity.js';
 import { UsageError } from '../../errors/dhv-error.js';
 import { DhvCommand, agentConfigFrom, agentFlags, stopOnSignals } from '../dhv-command.js';
-import { keyValues } from '../../presenters/columns.js';
+import { pluginRunText } from '../../presenters/format-plugin-run.js';
 import { withSpinner } from '../../presenters/spinner.js';
 
 export default class PluginRun extends DhvCommand {
@@ -63,7 +63,7 @@ export default class PluginRun extends DhvCommand {
       }),
     );
     if (this.jsonOutput) return this.printJson(outcome);
-    this.print(outcomeText(outcome));
+    this.print(pluginRunText(outcome));
   }
 }
 
@@ -92,18 +92,4 @@ function duration(value: string | undefined): number | undefined {
   const m = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m)$/.exec(value.trim());
   if (!m) throw new UsageError(`--timeout ${JSON.stringify(value)}: expected a duration like 500ms, 5s or 2m`);
   return Math.round(Number(m[1]) * { ms: 1, s: 1000, m: 60_000 }[m[2] as 'ms' | 's' | 'm']);
-}
-
-function outcomeText(o: PluginRunOutcome): string {
-  const result = Object.entries(o.result).map(([k, v]) => [k, String(v)] as const);
-  const parts = [
-    'exitCode' in o.result
-      ? `==> ${o.pluginId} ${o.operation} (not a protocol operation) ran in ${Math.round(o.durationMs)} ms (${o.executable})`
-      : `==> ${o.pluginId} ${o.operation} succeeded in ${Math.round(o.durationMs)} ms (${o.builtin ? 'built-in' : o.executable})`,
-    `Environment\n${keyValues(Object.entries(o.environment), '  ')}`,
-    `Result\n${result.length > 0 ? keyValues(result, '  ') : '  (no fields)'}`,
-  ];
-  if ('exitCode' in o.result && o.stdout.trim() !== '') parts.push(`stdout\n${o.stdout.trimEnd().replace(/^/gm, '  ')}`);
-  if (o.stderr.trim() !== '') parts.push(`stderr\n${o.stderr.trimEnd().replace(/^/gm, '  ')}`);
-  return parts.join('\n\n');
 }
