@@ -48,15 +48,22 @@ export abstract class DhvCommand extends Command {
 /** The agent flags every agent command takes; they override the `--config` file. */
 export const agentFlags = {
   'data-dir': Flags.string({
-    description: 'The simulated agent\'s data dir: node ID and client state. Default: $DHV_DATA_DIR, else ./.dhv',
+    description: "The simulated agent's data dir: node ID and client state. Default: $DHV_DATA_DIR, else ./.dhv",
     helpGroup: 'AGENT',
   }),
   config: Flags.string({
-    description: 'Agent config file in HCL or JSON, shaped like a Nomad client block (host_volume_plugin_dir, host_volumes_dir, node_pool, host_volume "name" {...}).',
+    description:
+      'Agent config file in HCL or JSON, shaped like a Nomad client block (host_volume_plugin_dir, host_volumes_dir, node_pool, host_volume "name" {...}).',
     helpGroup: 'AGENT',
   }),
-  'plugin-dir': Flags.string({ description: 'host_volume_plugin_dir. Default: <data-dir>/host_volume_plugins', helpGroup: 'AGENT' }),
-  'volumes-dir': Flags.string({ description: 'host_volumes_dir. Default: <data-dir>/host_volumes', helpGroup: 'AGENT' }),
+  'plugin-dir': Flags.string({
+    description: 'host_volume_plugin_dir. Default: <data-dir>/host_volume_plugins',
+    helpGroup: 'AGENT',
+  }),
+  'volumes-dir': Flags.string({
+    description: 'host_volumes_dir. Default: <data-dir>/host_volumes',
+    helpGroup: 'AGENT',
+  }),
   'node-pool': Flags.string({ description: 'The node pool. Default: default', helpGroup: 'AGENT' }),
 };
 

@@ -8,7 +8,13 @@ export function describeError(err: unknown): string {
     const lines = [err.message];
     const detail = (label: string, text: string) => {
       const trimmed = text.trimEnd();
-      if (trimmed !== '') lines.push(`  ${label}:\n${trimmed.split('\n').map((l) => `    ${l}`).join('\n')}`);
+      if (trimmed !== '')
+        lines.push(
+          `  ${label}:\n${trimmed
+            .split('\n')
+            .map((l) => `    ${l}`)
+            .join('\n')}`,
+        );
     };
     lines.push(`  code: ${err.code}`);
     if (err.executable) lines.push(`  executable: ${err.executable}`);
