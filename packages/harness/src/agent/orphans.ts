@@ -8,6 +8,7 @@ import { NameClaims } from './name-claims.js';
 import { loadNodeId } from './node-identity.js';
 import { mountsUnder } from './reboot.js';
 import { dataDirLayout } from '../config/data-dir.js';
+import { DhvError } from '../errors/dhv-error.js';
 
 /**
  * Orphans: volumes on disk under the volumes dir that client state does not know. The
@@ -33,19 +34,14 @@ export interface Orphan {
   blocker: string | undefined;
 }
 
-export class OrphanError extends Error {
+export class OrphanError extends DhvError {
   readonly code = 'ORPHAN_NOT_REMOVED';
   constructor(
     message: string,
     readonly volumeId: string,
     readonly paths: string[],
   ) {
-    super(message);
-    this.name = 'OrphanError';
-  }
-
-  toJSON() {
-    return { code: this.code, message: this.message, volumeId: this.volumeId, paths: this.paths };
+    super(message, { volumeId, paths });
   }
 }
 

@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises';
+import { DhvError } from '../errors/dhv-error.js';
 
-export class DocumentError extends Error {
+export class DocumentError extends DhvError {
   readonly code = 'DOCUMENT_INVALID';
   constructor(message: string, readonly file: string) {
-    super(message);
-    this.name = 'DocumentError';
+    super(message, { file });
   }
 }
 
