@@ -1,4 +1,5 @@
 import { readFile, readdir, realpath, stat } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { PluginFailure } from '@dhv/sdk/plugin';
 import { tool } from './tools.js';
 
@@ -37,6 +38,24 @@ export async function loopDevicesFor(imagePath: string): Promise<string[]> {
     }),
   );
   return matches.filter((device): device is string => device !== undefined).sort();
+}
+
+/**
+ * The loop device numbered `majorMinor` (as /proc/self/mountinfo names a mounted device)
+ * when it is backed by `imagePath`, else undefined. One lookup in /sys/dev/block, where
+ * loopDevicesFor reads every loop device of the host: at restore every volume's create
+ * runs at once, and N volumes would cost N × N reads.
+ */
+export async function loopDeviceNumbered(majorMinor: string, imagePath: string): Promise<string | undefined> {
+  if (!/^[0-9]+:[0-9]+$/.test(majorMinor)) return undefined;
+  const sys = `/sys/dev/block/${majorMinor}`;
+  const [backing, recorded, name] = await Promise.all([
+    realpath(imagePath).catch(() => undefined),
+    readFile(`${sys}/loop/backing_file`, 'utf8').catch(() => undefined),
+    realpath(sys).then(basename, () => undefined),
+  ]);
+  if (backing === undefined || name === undefined || !/^loop[0-9]+$/.test(name)) return undefined;
+  return recorded?.replace(/\n$/, '') === backing ? `/dev/${name}` : undefined;
 }
 
 const ATTACH_ATTEMPTS = 10;

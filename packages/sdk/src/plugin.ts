@@ -13,6 +13,7 @@ export { PluginFailure } from './helpers/errors.js';
 export { volumePath, expectCreatedPath, isStrictlyInside } from './helpers/paths.js';
 export { findTool, runTool, SYSTEM_DIRS, TOOL_ENV, type ToolResult, type RunToolOptions } from './helpers/system-tools.js';
 export { diskSpace, type DiskSpace } from './helpers/disk-space.js';
+export * as fsCalls from './helpers/fs-calls.js';
 export { withVolumeLock, acquireVolumeLock, type LockOptions } from './helpers/volume-lock.js';
 export { parseModeParameter, parseOwnerParameter, DEFAULT_VOLUME_MODE, MAX_OWNER_ID, type ParsedParameter } from './helpers/ownership.js';
 export { parseSize, formatSize, SizeError, INT64_MAX } from './go/humanize.js';

@@ -1,6 +1,7 @@
 import { lstat, readdir, readFile, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { BUILTIN_MKDIR_ID, PluginError, execPlugin, isUuid, resolvePlugin } from '@dhv/sdk';
+import { isUuid } from '@dhv/sdk';
+import { BUILTIN_MKDIR_ID, PluginError, execPlugin, resolvePlugin } from '@dhv/sdk/client';
 import type { AgentConfig } from '../config/agent-config.js';
 import { builtinMkdirDelete } from './builtin-mkdir.js';
 import { ClientState } from './client-state.js';

@@ -1,4 +1,4 @@
-import { PluginError } from '@dhv/sdk';
+import { PluginError } from '@dhv/sdk/client';
 import { DhvError } from '../errors/dhv-error.js';
 import { EXIT_CODES, type ExitCode } from '../errors/exit-codes.js';
 

@@ -1,4 +1,4 @@
-import { link, readFile, rename, unlink, writeFile, mkdir } from 'node:fs/promises';
+import { link, readFile, rename, unlink, writeFile, mkdir } from './fs-calls.js';
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { PluginFailure } from './errors.js';

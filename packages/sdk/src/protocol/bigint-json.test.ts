@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { decodeJson, encodeJson } from './bigint-json.js';
+import { encodeJson } from './bigint-json.js';
+import { decodeJson } from './bigint-json-decode.js';
 
 describe('JSON with bigints', () => {
   it('writes a bigint past 2^53 as a plain integer, indented when asked', () => {

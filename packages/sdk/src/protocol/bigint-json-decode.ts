@@ -1,0 +1,35 @@
+import { parseGoJson, type GoJsonValue } from '../go/json.js';
+
+/**
+ * Parses JSON into plain values where every integer literal becomes a bigint. Throws on
+ * bad syntax. JSON.parse is the fast path; a document holding an integer beyond 2^53
+ * (which JSON.parse would round) is parsed again exactly.
+ */
+export function decodeJson(text: string): unknown {
+  let lossy = false;
+  const fast: unknown = JSON.parse(text, (_key, value: unknown) => {
+    if (typeof value !== 'number' || !Number.isInteger(value)) return value;
+    if (!Number.isSafeInteger(value)) lossy = true;
+    return BigInt(value);
+  });
+  return lossy ? toPlain(parseGoJson(text)) : fast;
+}
+
+function toPlain(value: GoJsonValue): unknown {
+  switch (value.kind) {
+    case 'null':
+      return null;
+    case 'bool':
+    case 'string':
+      return value.value;
+    case 'number':
+      return /^-?[0-9]+$/.test(value.raw) ? BigInt(value.raw) : Number(value.raw);
+    case 'array':
+      return value.items.map(toPlain);
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of value.entries) out[k] = toPlain(v);
+      return out;
+    }
+  }
+}
