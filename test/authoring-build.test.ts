@@ -98,21 +98,21 @@ describe('dhv build', () => {
   it('refuses a relative --node, since the agent runs plugins without PATH', async () => {
     const result = await dhvBuild(['plugin.ts', '-o', 'dist/tiny', '--node', 'node', '--json'], work);
     expect(result.exitCode).toBe(1);
-    expect(JSON.parse(result.stdout).error).toMatchObject({ code: 'BAD_INTERPRETER' });
+    expect(JSON.parse(result.stderr).error).toMatchObject({ code: 'BAD_INTERPRETER' });
     await expect(stat(join(work, 'dist/tiny'))).rejects.toThrow();
   });
 
   it('names a missing entry', async () => {
     const result = await dhvBuild(['nope.ts', '-o', 'dist/tiny', '--json'], work);
     expect(result.exitCode).toBe(1);
-    expect(JSON.parse(result.stdout).error.message).toContain(`the plugin entry ${join(work, 'nope.ts')} does not exist`);
+    expect(JSON.parse(result.stderr).error.message).toContain(`the plugin entry ${join(work, 'nope.ts')} does not exist`);
   });
 
   it('reports a bundling error with the file and leaves no output', async () => {
     await writeFile(join(work, 'broken.ts'), "import { nothing } from './missing.js';\nexport default nothing;\n");
     const result = await dhvBuild(['broken.ts', '-o', 'dist/broken', '--json'], work);
     expect(result.exitCode).toBe(1);
-    const { error } = JSON.parse(result.stdout);
+    const { error } = JSON.parse(result.stderr);
     expect(error.code).toBe('BUILD_FAILED');
     expect(error.message).toContain('missing.js');
     await expect(stat(join(work, 'dist/broken'))).rejects.toThrow();
@@ -122,7 +122,7 @@ describe('dhv build', () => {
     await writeFile(join(work, 'crash.ts'), "throw new Error('boom at start-up');\n");
     const result = await dhvBuild(['crash.ts', '-o', 'dist/crash', '--json'], work);
     expect(result.exitCode).toBe(1);
-    const { error } = JSON.parse(result.stdout);
+    const { error } = JSON.parse(result.stderr);
     expect(error.code).toBe('BUILD_DOES_NOT_RUN');
     expect(error.message).toContain('boom at start-up');
     await expect(stat(join(work, 'dist/crash'))).rejects.toThrow();
@@ -132,7 +132,7 @@ describe('dhv build', () => {
     await writeFile(join(work, 'no-default.ts'), "export const plugin = 1;\n");
     const result = await dhvBuild(['no-default.ts', '-o', 'dist/no-default', '--json'], work);
     expect(result.exitCode).toBe(1);
-    const { error } = JSON.parse(result.stdout);
+    const { error } = JSON.parse(result.stderr);
     expect(error.code).toBe('BUILD_DOES_NOT_RUN');
     expect(error.message).toContain('definePlugin');
     await expect(stat(join(work, 'dist/no-default'))).rejects.toThrow();
@@ -141,7 +141,7 @@ describe('dhv build', () => {
   it('refuses --sea with a node that is not on this machine, since it is copied into the plugin', async () => {
     const result = await dhvBuild(['plugin.ts', '-o', 'dist/tiny', '--sea', '--node', '/opt/node-20/bin/node', '--json'], work);
     expect(result.exitCode).toBe(1);
-    expect(JSON.parse(result.stdout).error).toMatchObject({ code: 'BAD_INTERPRETER' });
+    expect(JSON.parse(result.stderr).error).toMatchObject({ code: 'BAD_INTERPRETER' });
     await expect(stat(join(work, 'dist/tiny'))).rejects.toThrow();
   });
 
@@ -149,7 +149,7 @@ describe('dhv build', () => {
     await writeFile(join(work, 'package.json'), JSON.stringify({ name: 'p', type: 'module' }));
     const result = await dhvBuild(['plugin.ts', '-o', 'tiny', '--json'], work);
     expect(result.exitCode).toBe(1);
-    const { error } = JSON.parse(result.stdout);
+    const { error } = JSON.parse(result.stderr);
     expect(error.code).toBe('BUILD_FAILED');
     expect(error.message).toContain('write the bundle to another folder');
     await expect(stat(join(work, 'tiny'))).rejects.toThrow();

@@ -12,7 +12,9 @@ const dhv = join(repo, 'packages/harness/bin/run.js');
 async function dhvInit(args: string[], cwd: string, options: { pack?: boolean } = {}): Promise<{ exitCode: number; json: any; stderr: string }> {
   const extra = options.pack || args.some((a) => a.endsWith('-from')) ? [] : ['--from-registry'];
   const result = await execa(process.execPath, [dhv, 'init', ...args, ...extra, '--json'], { cwd, reject: false });
-  return { exitCode: result.exitCode ?? 1, json: result.stdout ? JSON.parse(result.stdout) : undefined, stderr: result.stderr };
+  // With --json the result is printed on stdout, an error on stderr.
+  const out = result.exitCode === 0 ? result.stdout : result.stderr;
+  return { exitCode: result.exitCode ?? 1, json: out ? JSON.parse(out) : undefined, stderr: result.stderr };
 }
 
 describe('dhv init options', () => {
@@ -122,7 +124,7 @@ describe('dhv init options', () => {
   it('says what to do when npm cannot pack the packages, and leaves nothing behind', async () => {
     const result = await execa(process.execPath, [dhv, 'init', 'project', '--json'], { cwd: work, reject: false, env: { PATH: '/nonexistent' }, extendEnv: false });
     expect(result.exitCode).toBe(1);
-    const { error } = JSON.parse(result.stdout);
+    const { error } = JSON.parse(result.stderr);
     expect(error.code).toBe('PACK_FAILED');
     expect(error.message).toContain('npm was not found on PATH');
     expect(error.message).toContain('--from-registry');

@@ -195,7 +195,8 @@ describe('dhv plugin run', () => {
     const out = await agent.json('plugin', 'run', 'mkdir', 'create', '--volume-id', '2b2b2b2b-14f9-2515-8502-24d46291717d');
     expect(out).toMatchObject({ builtin: true, result: { path: `${agent.volumesDir}/2b2b2b2b-14f9-2515-8502-24d46291717d`, bytes: 0 } });
     const bad = await agent.dhv('plugin', 'run', 'mkdir', 'create', '--param', 'novalue');
-    expect(bad.code).toBe(1);
+    // A usage error, as from every command (see the exit codes in packages/harness/README.md).
+    expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/--param "novalue": expected key=value/);
   });
 });

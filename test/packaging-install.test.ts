@@ -1,7 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { simulateReboot } from '@dhv/harness';
+import { releaseEverythingBelow } from '@dhv/sdk/host';
 import { execa } from 'execa';
 import fs from 'fs-extra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -98,7 +98,7 @@ describe('the packed packages, installed together outside the repo', () => {
 
   afterAll(async () => {
     if (!work) return;
-    await simulateReboot(work).catch(() => {});
+    await releaseEverythingBelow(work).catch(() => {});
     await fs.remove(work);
   }, 60_000);
 
@@ -275,7 +275,7 @@ describe('the packed packages, installed together outside the repo', () => {
                 );
           expect(result.exitCode, `${code}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`).toBe(0);
         } finally {
-          await simulateReboot(sandbox).catch(() => {});
+          await releaseEverythingBelow(sandbox).catch(() => {});
         }
       }, (plan.run === 'sh' && plan.timeoutMs) || 120_000);
     }

@@ -45,7 +45,7 @@ async function create(a: TempAgent, name: string, plugin = 'mkdir'): Promise<{ I
   return (await a.json('volume', 'create', await a.file(`${name}.hcl`, volumeHcl({ name, plugin_id: plugin })))).Volume;
 }
 
-describe.skipIf(skipRootTests())('agent restart --reboot touches only volumes (root)', () => {
+describe.skipIf(skipRootTests('agent restart --reboot touching only volumes'))('agent restart --reboot touches only volumes (root)', () => {
   it('leaves a foreign tmpfs under the volumes dir and a loop device backed by a foreign image there', async () => {
     const a = await newAgent();
     const volume = await create(a, 'mine');

@@ -68,7 +68,7 @@ esac
   }, 180_000);
 });
 
-describe.skipIf(skipRootTests())('one ID, one image (root)', () => {
+describe.skipIf(skipRootTests('one ID, one image'))('one ID, one image (root)', () => {
   it('10 concurrent dhv-loopback creates of one ID after a planted stale lock: one mkfs, one loop device, one mount', async () => {
     agent = await tempAgent();
     const volumesDir = agent.volumesDir;

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loopDevicesBackedBelow, mountsAtOrBelow, releaseEverythingBelow } from '@dhv/sdk/host';
+import { dataDirLayout } from '@dhv/harness';
 
 /** The real `dhv` executable; tests run it as a separate process, as a user would. */
 export const DHV_BIN = resolve(fileURLToPath(new URL('../../packages/harness/bin/run.js', import.meta.url)));
@@ -40,8 +41,7 @@ export interface TempAgent {
 export async function tempAgent(options: { config?: (dir: string) => string } = {}): Promise<TempAgent> {
   const dir = await mkdtemp(join(tmpdir(), 'dhv-agent-test-'));
   const dataDir = join(dir, 'data');
-  const pluginDir = join(dataDir, 'host_volume_plugins');
-  const volumesDir = join(dataDir, 'host_volumes');
+  const { pluginDir, volumesDir } = dataDirLayout(dataDir);
   await mkdir(pluginDir, { recursive: true });
   const children = new Set<ChildProcess>();
   let configFile: string | undefined;

@@ -2,9 +2,12 @@ export * from './conformance/index.js';
 
 /** The simulated Nomad client agent: config, volume specs, client state, restore, reboot. */
 export { Agent, type AgentOptions, type NodeView, type NodeStatus, type StartReport } from './agent/agent.js';
-export { AgentError, type AgentErrorCode } from './agent/errors.js';
+export { AgentError, type AgentErrorCode } from './errors/agent-error.js';
+export { DhvError, UsageError } from './errors/dhv-error.js';
+export { EXIT_CODES, type ExitCode } from './errors/exit-codes.js';
+export { DEFAULT_DATA_DIR, dataDirLayout, type DataDirLayout } from './config/data-dir.js';
 export { loadAgentConfig, parseClientConfig, type AgentConfig, type AgentConfigInput, type StaticHostVolume } from './config/agent-config.js';
-export { readVolumeSpec, validateVolumeSpec, type VolumeSpec, type Capability, type Constraint } from './spec/volume-spec.js';
+export { readVolumeSpec, validateVolumeSpec, type VolumeSpec, type Capability, type Constraint } from './volume-specs/volume-spec.js';
 export { ClientState, type VolumeRecord, type ClientCreateRequest } from './agent/client-state.js';
 export { applyHostVolumeUpdates, staticHostVolumes, type HostVolumeConfig } from './agent/host-volumes.js';
 export { DEFAULT_RESTORE_DEADLINE_MS } from './agent/restore.js';

@@ -18,3 +18,4 @@ export {
   type ResponseByOperation,
 } from './protocol/response.js';
 export { parseGoJson, goMarshalStringMap, goMarshalString, goKeyMatches, goInt64, GoJsonSyntaxError, type GoJsonValue } from './go/json.js';
+export { decodeJson } from './protocol/bigint-json-decode.js';

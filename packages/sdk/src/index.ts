@@ -7,3 +7,4 @@
 export * from './plugin.js';
 export { readRequest, InvalidRequestError } from './protocol/request.js';
 export { encodeResponse, encodeError } from './protocol/encode.js';
+export { encodeJson } from './protocol/bigint-json.js';

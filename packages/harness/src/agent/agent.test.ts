@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AgentConfig } from '../config/agent-config.js';
-import { validateVolumeSpec } from '../spec/volume-spec.js';
+import { validateVolumeSpec } from '../volume-specs/volume-spec.js';
 import { Agent } from './agent.js';
 
 let dir: string;

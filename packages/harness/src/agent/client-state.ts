@@ -1,11 +1,12 @@
 import { mkdir, readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
-import { isUuid } from '@dhv/sdk';
-import { AgentError } from './errors.js';
+import { encodeJson, isUuid } from '@dhv/sdk';
+import { decodeJson } from '@dhv/sdk/client';
+import { AgentError } from '../errors/agent-error.js';
 import { NotARegularFileError, TEMP_PREFIX, readRegularFile, readRegularFileSync, removeFileDurably, tempFileWriter, writeFileDurably } from './durable-file.js';
-import { decodeJson, encodeJson } from './json-codec.js';
-import { ACCESS_MODES, ATTACHMENT_MODES } from '../spec/volume-spec.js';
+import { ACCESS_MODES, ATTACHMENT_MODES } from '../volume-specs/volume-spec.js';
+import { dataDirLayout } from '../config/data-dir.js';
 
 /**
  * The client state of the host volume manager. Nomad keeps it in its state DB, bucket
@@ -64,7 +65,7 @@ export class ClientState {
   readonly dir: string;
 
   constructor(private readonly dataDir: string) {
-    this.dir = join(dataDir, 'client', 'host_volumes');
+    this.dir = dataDirLayout(dataDir).volumeRecords;
   }
 
   fileOf(id: string): string {

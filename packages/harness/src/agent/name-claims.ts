@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { removeFreeLock, withVolumeLock } from '@dhv/sdk';
 import { readRegularFile, removeFileDurably, writeFileDurably } from './durable-file.js';
-import { AgentError } from './errors.js';
+import { AgentError } from '../errors/agent-error.js';
+import { dataDirLayout } from '../config/data-dir.js';
 
 /** Nomad's ErrVolumeNameExists, word for word. */
 export const VOLUME_NAME_EXISTS = 'volume name already exists on this node';
@@ -23,9 +24,9 @@ export class NameClaims {
   private readonly idDir: string;
 
   constructor(dataDir: string) {
-    this.dir = join(dataDir, 'client', 'host_volume_names');
-    this.lockDir = join(dataDir, 'client', 'locks');
-    this.idDir = join(dataDir, 'client', 'host_volume_ids');
+    this.dir = dataDirLayout(dataDir).nameClaims;
+    this.lockDir = dataDirLayout(dataDir).locks;
+    this.idDir = dataDirLayout(dataDir).claimedIds;
   }
 
   /** Runs `fn` holding the lock of `name`: at most one create, delete or restore per name at a time, across processes. */

@@ -8,6 +8,8 @@ import { ClientState } from './client-state.js';
 import { NameClaims } from './name-claims.js';
 import { loadNodeId } from './node-identity.js';
 import { mountsBelow } from '@dhv/sdk/host';
+import { dataDirLayout } from '../config/data-dir.js';
+import { DhvError } from '../errors/dhv-error.js';
 
 /**
  * Orphans: volumes on disk under the volumes dir that client state does not know. The
@@ -33,19 +35,14 @@ export interface Orphan {
   blocker: string | undefined;
 }
 
-export class OrphanError extends Error {
+export class OrphanError extends DhvError {
   readonly code = 'ORPHAN_NOT_REMOVED';
   constructor(
     message: string,
     readonly volumeId: string,
     readonly paths: string[],
   ) {
-    super(message);
-    this.name = 'OrphanError';
-  }
-
-  toJSON() {
-    return { code: this.code, message: this.message, volumeId: this.volumeId, paths: this.paths };
+    super(message, { volumeId, paths });
   }
 }
 
@@ -248,7 +245,7 @@ export async function collectOrphans(
  * (NameClaims: one `{Name, ID}` file per name); a claim outlives a create cut short.
  */
 async function claimedNames(dataDir: string): Promise<Map<string, string>> {
-  const dir = join(dataDir, 'client', 'host_volume_names');
+  const dir = dataDirLayout(dataDir).nameClaims;
   const names = new Map<string, string>();
   for (const file of await listDir(dir)) {
     try {
@@ -269,7 +266,7 @@ async function claimedNames(dataDir: string): Promise<Map<string, string>> {
  */
 async function leftLockFiles(config: AgentConfig): Promise<string[]> {
   const candidates: string[] = [];
-  const locks = join(config.dataDir, 'client', 'locks');
+  const locks = dataDirLayout(config.dataDir).locks;
   for (const name of await listDir(locks)) if (name.endsWith(LOCK_SUFFIX)) candidates.push(join(locks, name));
   for (const name of await listDir(config.volumesDir)) {
     const path = join(config.volumesDir, name);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { VolumeSpec } from '../spec/volume-spec.js';
+import type { VolumeSpec } from '../volume-specs/volume-spec.js';
 import type { VolumeRecord } from './client-state.js';
 import { constraintHolds, placementProblem, updateProblem, type PlacementNode } from './placement.js';
 

@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { HostError, simulateReboot as rebootHost, type RebootReport } from '@dhv/sdk/host';
 import { ClientState, isRegistered, type VolumeRecord } from './client-state.js';
-import { AgentError } from './errors.js';
+import { AgentError } from '../errors/agent-error.js';
 import { VolumeHealth } from './volume-health.js';
 
 export type { RebootReport };

@@ -1,9 +1,10 @@
 import { lstat, mkdir, readdir } from 'node:fs/promises';
 import { BUILTIN_MKDIR_ID } from '@dhv/sdk/client';
 import { isRegistered, type VolumeRecord } from './client-state.js';
-import { AgentError } from './errors.js';
+import { AgentError } from '../errors/agent-error.js';
 import { join } from 'node:path';
 import { readRegularFile, removeFileDurably, writeFileDurably } from './durable-file.js';
+import { dataDirLayout } from '../config/data-dir.js';
 
 export interface VolumeFailure {
   /** Why the last restore failed. */
@@ -22,7 +23,7 @@ export class VolumeHealth {
   private readonly dir: string;
 
   constructor(dataDir: string) {
-    this.dir = join(dataDir, 'client', 'host_volume_failures');
+    this.dir = dataDirLayout(dataDir).volumeFailures;
   }
 
   async markFailed(id: string, failure: VolumeFailure): Promise<void> {

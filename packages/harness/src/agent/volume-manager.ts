@@ -1,6 +1,6 @@
 import type { AgentConfig } from '../config/agent-config.js';
 import type { ClientCreateRequest, ClientState, VolumeRecord } from './client-state.js';
-import { AgentError } from './errors.js';
+import { AgentError } from '../errors/agent-error.js';
 import { goStat } from './go-os.js';
 import type { HostVolumeConfig, HostVolumeUpdate } from './host-volumes.js';
 import type { NameClaims } from './name-claims.js';

@@ -1,3 +1,5 @@
+import { DhvError } from '../errors/dhv-error.js';
+
 /**
  * Why `dhv init` or `dhv build` could not do what was asked. The message says what to
  * do next; `code` lets programs (and `--json`) tell the cases apart.
@@ -14,13 +16,12 @@ export type AuthoringErrorCode =
   | 'BUILD_DOES_NOT_RUN'
   | 'SEA_FAILED';
 
-export class AuthoringError extends Error {
+export class AuthoringError extends DhvError {
   constructor(
     readonly code: AuthoringErrorCode,
     message: string,
-    readonly details: Record<string, unknown> = {},
+    details: Record<string, unknown> = {},
   ) {
-    super(message);
-    this.name = 'AuthoringError';
+    super(message, details);
   }
 }

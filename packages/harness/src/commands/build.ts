@@ -1,9 +1,9 @@
-import { Args, Command, Flags, ux } from '@oclif/core';
+import { Args, Flags, ux } from '@oclif/core';
 import { formatSize } from '@dhv/sdk/plugin';
 import { buildPlugin, type BuildResult } from '../authoring/build-plugin.js';
-import { AuthoringError } from '../authoring/errors.js';
+import { DhvCommand } from './dhv-command.js';
 
-export default class Build extends Command {
+export default class Build extends DhvCommand {
   static override summary = 'Bundle a plugin into one executable file.';
   static override description = `Bundles the entry (whose default export is definePlugin({...})) and everything it imports into one minified CommonJS file. A Nomad agent runs plugins without PATH, so the file starts with a two-line /bin/sh launcher that runs the first node it finds: the one given with --node (default: the node running this build), then /usr/local/bin, /usr/bin, /opt/... and other usual places; with none, it prints one {"error": ...} line naming where it looked. The file is made executable, then run once as an agent would (fingerprint, empty environment); a file that does not answer is removed and the build fails.
 
@@ -17,8 +17,6 @@ With --sea the plugin is built into a Node single executable application instead
     '<%= config.bin %> build src/plugin.ts -o dist/my-plugin --node /usr/bin/node --fixed-node',
     '<%= config.bin %> build src/plugin.ts -o dist/my-plugin --sea',
   ];
-
-  static override enableJsonFlag = true;
 
   static override args = {
     entry: Args.string({ description: 'the plugin source, e.g. src/plugin.ts', required: true }),
@@ -47,7 +45,6 @@ With --sea the plugin is built into a Node single executable application instead
       });
     } catch (err) {
       if (showProgress) ux.action.stop('failed');
-      if (err instanceof AuthoringError) this.error(err.message, { exit: 1, code: err.code });
       throw err;
     }
     if (showProgress) ux.action.stop();

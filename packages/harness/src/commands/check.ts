@@ -1,11 +1,9 @@
 import { writeFile } from 'node:fs/promises';
-import { Args, Command, Flags } from '@oclif/core';
+import { Args, Flags } from '@oclif/core';
 import {
   CATALOGUE,
   DEFAULT_JOBS,
   DEFAULT_REPEAT,
-  InvalidSettingsError,
-  UnknownCheckError,
   formatHuman,
   formatJUnit,
   formatJson,
@@ -14,8 +12,11 @@ import {
   runConformance,
   type ProgressEvent,
 } from '../conformance/index.js';
+import { UsageError } from '../errors/dhv-error.js';
+import { EXIT_CODES } from '../errors/exit-codes.js';
+import { DhvCommand } from './dhv-command.js';
 
-export default class Check extends Command {
+export default class Check extends DhvCommand {
   static override summary = 'Run the conformance checks against a plugin executable.';
   static override description = `Runs a catalogue of named checks against a plugin, exactly as a Nomad agent runs it (no PATH, no HOME, only DHV_* variables), in a sandbox volumes dir that is removed afterwards, with mounts and loop devices released. Each check states one requirement of PROTOCOL.md and is required or recommended.
 
@@ -43,15 +44,14 @@ Exit status: 0 when no required check failed, 1 when one did, 2 on a usage error
     param: Flags.string({ description: 'a parameter the plugin needs, key=value (repeatable); sent as DHV_PARAMETERS', multiple: true, default: [] }),
     'capacity-min': Flags.string({ description: 'capacity_min for every create, a human size like 10MiB' }),
     'capacity-max': Flags.string({ description: 'capacity_max for every create, a human size like 20MiB' }),
-    json: Flags.boolean({ description: 'print the whole report as JSON', default: false }),
     junit: Flags.string({ description: 'also write the report as JUnit XML to this file' }),
     list: Flags.boolean({ description: 'list the checks and exit', default: false }),
   };
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(Check);
-    if (flags.list) return this.list(flags.json);
-    if (!args.plugin) this.error('give the plugin executable to check, e.g. `dhv check ./dist/my-plugin` (or --list)', { exit: 2 });
+    if (flags.list) return this.list();
+    if (!args.plugin) throw new UsageError('give the plugin executable to check, e.g. `dhv check ./dist/my-plugin` (or --list)');
 
     const split = (values: string[]) => values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
     const abort = new AbortController();
@@ -70,28 +70,22 @@ Exit status: 0 when no required check failed, 1 when one did, 2 on a usage error
         capacityMin: flags['capacity-min'],
         capacityMax: flags['capacity-max'],
         signal: abort.signal,
-        onProgress: !flags.json && process.stderr.isTTY ? progress : undefined,
+        onProgress: !this.jsonOutput && process.stderr.isTTY ? progress : undefined,
       });
-    } catch (err) {
-      if (err instanceof UnknownCheckError || err instanceof InvalidSettingsError) this.error(err.message, { exit: 2, code: err.code });
-      throw err;
     } finally {
       process.removeListener('SIGINT', onSignal);
       process.removeListener('SIGTERM', onSignal);
     }
 
     if (flags.junit) await writeFile(flags.junit, formatJUnit(report));
-    process.stdout.write(flags.json ? formatJson(report) : formatHuman(report));
-    if (report.interrupted) this.exit(130);
-    if (!report.ok) this.exit(1);
+    process.stdout.write(this.jsonOutput ? formatJson(report) : formatHuman(report));
+    if (report.interrupted) this.exit(EXIT_CODES.interrupted);
+    if (!report.ok) this.exit(EXIT_CODES.failed);
   }
 
-  private list(json: boolean): void {
+  private list(): void {
     const rows = CATALOGUE.map(({ id, area, title, protocolRef, severity, needs }) => ({ id, area, severity, title, protocolRef, needs: needs ?? [] }));
-    if (json) {
-      process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
-      return;
-    }
+    if (this.jsonOutput) return this.printJson(rows);
     const width = Math.max(...rows.map((r) => r.id.length));
     for (const r of rows) process.stdout.write(`${r.id.padEnd(width)}  ${r.severity.padEnd(11)}  ${r.title}\n`);
   }

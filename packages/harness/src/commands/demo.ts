@@ -1,9 +1,10 @@
 import { Flags } from '@oclif/core';
-import { DhvCommand } from '../cli-output/dhv-command.js';
+import { EXIT_CODES } from '../errors/exit-codes.js';
+import { DhvCommand } from './dhv-command.js';
 import { runSeedStory } from '../demo/seed-story.js';
 
 export default class Demo extends DhvCommand {
-  static override summary = 'Run the seed\'s story end to end in a temporary agent, and leave nothing behind.';
+  static override summary = 'Run the whole host volume story end to end in a temporary agent, and leave nothing behind.';
   static override description =
     'Installs the reference plugins (packages/plugin-mkdir/dist/dhv-mkdir, packages/plugin-loopback/dist/dhv-loopback) into a temporary agent with a static host volume, ' +
     'creates a dhv-mkdir volume and (as root) a 47 MiB dhv-loopback volume, shows them in HostVolumes, writes a file into each, restarts with --reboot, ' +
@@ -15,12 +16,11 @@ export default class Demo extends DhvCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Demo);
-    this.jsonOutput = flags.json;
     const report = await runSeedStory({
       ...(flags.loopback !== undefined ? { loopback: flags.loopback } : {}),
       ...(this.jsonOutput ? {} : { onLine: (line: string) => this.print(line) }),
     });
     if (this.jsonOutput) this.printJson(report);
-    if (!report.ok) this.exit(1);
+    if (!report.ok) this.exit(EXIT_CODES.failed);
   }
 }

@@ -1,9 +1,9 @@
-import { Args, Command, Flags, ux } from '@oclif/core';
-import { AuthoringError } from '../authoring/errors.js';
+import { Args, Flags, ux } from '@oclif/core';
 import { initProject, type InitResult } from '../authoring/init-project.js';
 import { TEMPLATE_NAMES } from '../authoring/templates.js';
+import { DhvCommand } from './dhv-command.js';
 
-export default class Init extends Command {
+export default class Init extends DhvCommand {
   static override summary = 'Scaffold a new plugin project.';
   static override description = `Writes a standalone TypeScript project: package.json (build, check and test scripts), tsconfig.json, src/plugin.ts written against definePlugin, a vitest test that runs the conformance checks against the built plugin, an example volume spec (volume.hcl) and a README that says how to build, check and install it.
 
@@ -15,8 +15,6 @@ The project depends on the exact @dhv/sdk and @dhv/harness that run this command
     '<%= config.bin %> init my-loop --template loopback --sdk-from ../dhv/packages/sdk --harness-from ../dhv/packages/harness',
     '<%= config.bin %> init my-plugin --from-registry',
   ];
-
-  static override enableJsonFlag = true;
 
   static override args = {
     dir: Args.string({ description: 'folder to create the project in (created when missing)', required: true }),
@@ -49,7 +47,6 @@ The project depends on the exact @dhv/sdk and @dhv/harness that run this command
       });
     } catch (err) {
       if (showProgress) ux.action.stop('failed');
-      if (err instanceof AuthoringError) this.error(err.message, { exit: 1, code: err.code });
       throw err;
     }
     if (showProgress) ux.action.stop();

@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
-import { AgentError } from '../agent/errors.js';
-import { blocks, isBody, parseDocument, readSource, singleBlock } from './read-document.js';
+import { AgentError } from '../errors/agent-error.js';
+import { blocks, isBody, parseHclOrJson, readSource, singleBlock } from './read-document.js';
+import { DEFAULT_DATA_DIR, dataDirLayout } from './data-dir.js';
 
 /** A classic host volume from the agent config: reported beside dynamic ones, with an empty ID. */
 export interface StaticHostVolume {
@@ -34,7 +35,6 @@ export interface AgentConfigInput {
   env?: NodeJS.ProcessEnv;
 }
 
-export const DEFAULT_DATA_DIR = '.dhv';
 export const DEFAULT_NODE_POOL = 'default';
 
 /**
@@ -50,8 +50,8 @@ export async function loadAgentConfig(input: AgentConfigInput = {}): Promise<Age
   const dataDir = abs(input.dataDir ?? env.DHV_DATA_DIR ?? file.dataDir ?? DEFAULT_DATA_DIR);
   return {
     dataDir,
-    pluginDir: abs(input.pluginDir ?? file.pluginDir ?? `${dataDir}/host_volume_plugins`),
-    volumesDir: abs(input.volumesDir ?? file.volumesDir ?? `${dataDir}/host_volumes`),
+    pluginDir: abs(input.pluginDir ?? file.pluginDir ?? dataDirLayout(dataDir).pluginDir),
+    volumesDir: abs(input.volumesDir ?? file.volumesDir ?? dataDirLayout(dataDir).volumesDir),
     nodePool: input.nodePool ?? file.nodePool ?? DEFAULT_NODE_POOL,
     hostVolumes: (file.hostVolumes ?? []).map((v) => ({ ...v, path: abs(v.path) })),
     configFile: input.config ? abs(input.config) : undefined,
@@ -69,7 +69,7 @@ interface FileConfig {
 async function readConfigFile(path: string): Promise<FileConfig> {
   let doc: Record<string, unknown>;
   try {
-    doc = await parseDocument(await readSource(path), path);
+    doc = await parseHclOrJson(await readSource(path), path);
   } catch (err) {
     throw new AgentError('CONFIG_INVALID', `${(err as Error).message}; fix the agent config file`, { file: path });
   }

@@ -1,4 +1,5 @@
 import { open } from 'node:fs/promises';
+import { DhvError } from '../errors/dhv-error.js';
 
 /**
  * The most a volume spec or agent config may hold. Nomad's are a few hundred bytes; this
@@ -12,11 +13,10 @@ export const MAX_DOCUMENT_DEPTH = 1000;
 /** A parser's message is cut to this many characters: a bad 1 MB file must not give a 1 MB error. */
 const MAX_PARSER_MESSAGE = 400;
 
-export class DocumentError extends Error {
+export class DocumentError extends DhvError {
   readonly code = 'DOCUMENT_INVALID';
   constructor(message: string, readonly file: string) {
-    super(message);
-    this.name = 'DocumentError';
+    super(message, { file });
   }
 }
 
@@ -90,11 +90,11 @@ function displayName(file: string): string {
  * Parses HCL or JSON the way Nomad reads its files: JSON when the text is a JSON object,
  * HCL otherwise (through HashiCorp's own parser, so blocks come back as arrays).
  */
-export async function parseDocument(text: string, file: string): Promise<Record<string, unknown>> {
+export async function parseHclOrJson(text: string, file: string): Promise<Record<string, unknown>> {
   return (await parseDocumentWithNotes(text, file)).doc;
 }
 
-/** parseDocument, and what a reader should know about how the text was read (numbers Nomad reads differently from how they look). */
+/** parseHclOrJson, and what a reader should know about how the text was read (numbers Nomad reads differently from how they look). */
 export async function parseDocumentWithNotes(text: string, file: string): Promise<{ doc: Record<string, unknown>; notes: string[] }> {
   const name = displayName(file);
   const notes: string[] = [];

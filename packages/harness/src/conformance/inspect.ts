@@ -7,7 +7,7 @@ import { createResponseSchema, fingerprintResponseSchema, goInt64, goKeyMatches,
  */
 export type JsonDocument = { ok: true; value: GoJsonValue } | { ok: false; error: string };
 
-export function parseDocument(stdout: string): JsonDocument {
+export function parsePluginStdout(stdout: string): JsonDocument {
   try {
     return { ok: true, value: parseGoJson(stdout) };
   } catch (err) {
@@ -31,7 +31,7 @@ export type FieldReading<T> = { ok: true; value: T } | { ok: false; problem: str
 
 /** The `path` of a create response: a string, or a problem. */
 export function readCreatedPath(stdout: string): FieldReading<string> {
-  const doc = parseDocument(stdout);
+  const doc = parsePluginStdout(stdout);
   if (!doc.ok) return { ok: false, problem: `stdout is not one JSON document (${doc.error})` };
   if (doc.value.kind !== 'object') return { ok: false, problem: `stdout is a JSON ${doc.value.kind}, not an object` };
   const value = field(doc.value, PATH_FIELD);
@@ -43,7 +43,7 @@ export function readCreatedPath(stdout: string): FieldReading<string> {
 
 /** The `bytes` of a create response as Go reads it into an int64 (missing means 0). */
 export function readCreatedBytes(stdout: string): FieldReading<bigint> {
-  const doc = parseDocument(stdout);
+  const doc = parsePluginStdout(stdout);
   if (!doc.ok) return { ok: false, problem: `stdout is not one JSON document (${doc.error})` };
   const value = doc.value.kind === 'object' ? field(doc.value, BYTES_FIELD) : undefined;
   if (value === undefined || value.kind === 'null') return { ok: true, value: 0n };

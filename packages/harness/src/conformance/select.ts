@@ -1,10 +1,12 @@
+import { DhvError } from '../errors/dhv-error.js';
+import { EXIT_CODES } from '../errors/exit-codes.js';
 import { AREAS, type Check } from './types.js';
 
-export class UnknownCheckError extends Error {
+export class UnknownCheckError extends DhvError {
   readonly code = 'UNKNOWN_CHECK';
+  override readonly exitCode = EXIT_CODES.usage;
   constructor(readonly unknown: string[]) {
-    super(`no check or area named ${unknown.map((u) => JSON.stringify(u)).join(', ')}; run \`dhv check --list\` to see them`);
-    this.name = 'UnknownCheckError';
+    super(`no check or area named ${unknown.map((u) => JSON.stringify(u)).join(', ')}; run \`dhv check --list\` to see them`, { unknown });
   }
 }
 

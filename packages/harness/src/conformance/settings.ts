@@ -1,4 +1,6 @@
 import { parseSize } from '@dhv/sdk';
+import { DhvError } from '../errors/dhv-error.js';
+import { EXIT_CODES } from '../errors/exit-codes.js';
 import type { SuiteSettings } from './types.js';
 
 export const DEFAULT_REPEAT = 5;
@@ -11,11 +13,11 @@ export interface SettingsInput {
   capacityMax?: bigint | number | string;
 }
 
-export class InvalidSettingsError extends Error {
+export class InvalidSettingsError extends DhvError {
   readonly code = 'INVALID_SETTINGS';
+  override readonly exitCode = EXIT_CODES.usage;
   constructor(message: string, readonly setting: string) {
-    super(message);
-    this.name = 'InvalidSettingsError';
+    super(message, { setting });
   }
 }
 

@@ -7,8 +7,9 @@ import type { HostVolumeConfig } from '../agent/host-volumes.js';
 import { loopDevicesBackedBelow, mountsBelow, releaseEverythingBelow } from '@dhv/sdk/host';
 import type { HostVolume } from '../agent/volume-view.js';
 import { loadAgentConfig } from '../config/agent-config.js';
-import { readVolumeSpec } from '../spec/volume-spec.js';
+import { readVolumeSpec } from '../volume-specs/volume-spec.js';
 import { findReferencePlugin, type ReferencePluginId } from './reference-plugins.js';
+import { dataDirLayout } from '../config/data-dir.js';
 
 /** One step of the story: what it did, the `dhv` command that does the same by hand, and what came of it. */
 export interface DemoStep {
@@ -70,8 +71,7 @@ export async function runSeedStory(options: DemoOptions = {}): Promise<DemoRepor
   const workDir = await fs.mkdtemp(join(tmpdir(), 'dhv-demo-'));
   const report: DemoReport = { ok: false, workDir, loopback: { ran: false }, steps: [], volumes: [], hostVolumes: {}, leftBehind: [] };
   const dataDir = join(workDir, 'data');
-  const pluginDir = join(dataDir, 'host_volume_plugins');
-  const volumesDir = join(dataDir, 'host_volumes');
+  const { pluginDir, volumesDir } = dataDirLayout(dataDir);
   const config = join(workDir, 'agent.hcl');
   const flags = `--config ${config}`;
 
@@ -84,7 +84,7 @@ export async function runSeedStory(options: DemoOptions = {}): Promise<DemoRepor
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
       report.steps.push({ title, command, ok: false, error });
-      throw new Error(`${title}: ${error}`);
+      throw new Error(`${title}: ${error}`, { cause: err });
     }
   };
 

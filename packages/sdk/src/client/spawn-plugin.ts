@@ -91,7 +91,7 @@ function startPlugin(
     let exitSignal: NodeJS.Signals | null = null;
     let settled = false;
     let exited = false;
-    let timers: NodeJS.Timeout[] = [];
+    const timers: NodeJS.Timeout[] = [];
 
     const child = spawn(executable, [...argv], {
       env: { ...env },

@@ -64,7 +64,7 @@ function redirectStream(name: 'stdout' | 'stderr', route: Route): () => void {
     if (patched) return stream;
     const write = stream.write;
     stream.write = ((chunk: unknown, ...rest: unknown[]) =>
-      currentSink() ? route.write(chunk) : (write as Function).call(stream, chunk, ...rest)) as never;
+      currentSink() ? route.write(chunk) : Reflect.apply(write, stream, [chunk, ...rest])) as never;
     patched = { stream, write };
     return stream;
   };

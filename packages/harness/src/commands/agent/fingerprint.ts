@@ -1,5 +1,5 @@
-import { DhvCommand, agentFlags, openAgent } from '../../cli-output/dhv-command.js';
-import { fingerprintText } from '../../cli-output/format-node.js';
+import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { fingerprintText } from '../../presenters/format-node.js';
 
 export default class AgentFingerprint extends DhvCommand {
   static override summary = 'Discover the plugins in the plugin dir and print the node attributes they give.';
@@ -11,7 +11,6 @@ export default class AgentFingerprint extends DhvCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(AgentFingerprint);
-    this.jsonOutput = flags.json;
     const agent = await openAgent(flags, (w) => this.warnLine(w));
     const fingerprint = await agent.fingerprint();
     if (this.jsonOutput) return this.printJson({ Attributes: fingerprint.attributes, Plugins: fingerprint.plugins, Skipped: fingerprint.skipped });

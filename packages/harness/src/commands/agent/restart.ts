@@ -1,9 +1,9 @@
 import { realpath } from 'node:fs/promises';
 import { Flags } from '@oclif/core';
 import type { StartReport } from '../../agent/agent.js';
-import { DhvCommand, agentFlags, openAgent } from '../../cli-output/dhv-command.js';
-import { short } from '../../cli-output/format-volume.js';
-import { withSpinner } from '../../cli-output/spinner.js';
+import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { short } from '../../presenters/format-volume.js';
+import { withSpinner } from '../../presenters/spinner.js';
 
 export default class AgentRestart extends DhvCommand {
   static override summary = 'Stop and start the simulated agent: fingerprint plugins and restore every volume from client state.';
@@ -20,7 +20,6 @@ export default class AgentRestart extends DhvCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(AgentRestart);
-    this.jsonOutput = flags.json;
     const agent = await openAgent(flags, () => {});
     const report = await withSpinner('Restarting the agent and restoring volumes', agent.restart({ reboot: flags.reboot }));
     if (this.jsonOutput) return this.printJson(report);

@@ -1,5 +1,5 @@
-import { DhvCommand, agentFlags, openAgent } from '../../cli-output/dhv-command.js';
-import { nodeDetail } from '../../cli-output/format-node.js';
+import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { nodeDetail } from '../../presenters/format-node.js';
 
 export default class NodeStatus extends DhvCommand {
   static override summary = 'Show the simulated node: its plugin attributes and HostVolumes, like nomad node status -self.';
@@ -11,7 +11,6 @@ export default class NodeStatus extends DhvCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(NodeStatus);
-    this.jsonOutput = flags.json;
     const agent = await openAgent(flags, (w) => this.warnLine(w));
     const status = await agent.status();
     if (this.jsonOutput) return this.printJson(status.node);

@@ -1,12 +1,12 @@
 import { mkdir } from 'node:fs/promises';
 import { Args, Flags } from '@oclif/core';
 import { parseSize } from '@dhv/sdk';
-import { runPluginOnce, type PluginRunOutcome } from '../../agent/run-plugin-once.js';
+import { runPluginOnce } from '../../agent/run-plugin-once.js';
 import { loadNodeId } from '../../agent/node-identity.js';
-import { AgentError } from '../../agent/errors.js';
-import { DhvCommand, agentConfigFrom, agentFlags, stopOnSignals } from '../../cli-output/dhv-command.js';
-import { keyValues } from '../../cli-output/columns.js';
-import { withSpinner } from '../../cli-output/spinner.js';
+import { UsageError } from '../../errors/dhv-error.js';
+import { DhvCommand, agentConfigFrom, agentFlags, stopOnSignals } from '../dhv-command.js';
+import { pluginRunText } from '../../presenters/format-plugin-run.js';
+import { withSpinner } from '../../presenters/spinner.js';
 
 export default class PluginRun extends DhvCommand {
   static override summary = 'Run one plugin operation exactly as a Nomad agent would, and show the decoded result.';
@@ -37,7 +37,6 @@ export default class PluginRun extends DhvCommand {
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(PluginRun);
-    this.jsonOutput = flags.json;
     const config = await agentConfigFrom(flags);
     // A running agent has made its volumes dir; so does this one, or a built-in create has nowhere to go.
     await mkdir(config.volumesDir, { recursive: true, mode: 0o700 });
@@ -64,7 +63,7 @@ export default class PluginRun extends DhvCommand {
       }),
     );
     if (this.jsonOutput) return this.printJson(outcome);
-    this.print(outcomeText(outcome));
+    this.print(pluginRunText(outcome));
   }
 }
 
@@ -73,7 +72,7 @@ function size(flag: string, value: string | undefined): bigint | undefined {
   try {
     return parseSize(value);
   } catch (err) {
-    throw new AgentError('SPEC_INVALID', `${flag}: ${(err as Error).message}`);
+    throw new UsageError(`${flag}: ${(err as Error).message}`);
   }
 }
 
@@ -82,7 +81,7 @@ function parameters(entries: string[] | undefined): Record<string, string> | nul
   const out: Record<string, string> = {};
   for (const entry of entries) {
     const eq = entry.indexOf('=');
-    if (eq <= 0) throw new AgentError('SPEC_INVALID', `--param ${JSON.stringify(entry)}: expected key=value, like --param mode=0755`);
+    if (eq <= 0) throw new UsageError(`--param ${JSON.stringify(entry)}: expected key=value, like --param mode=0755`);
     out[entry.slice(0, eq)] = entry.slice(eq + 1);
   }
   return out;
@@ -91,20 +90,6 @@ function parameters(entries: string[] | undefined): Record<string, string> | nul
 function duration(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const m = /^([0-9]+(?:\.[0-9]+)?)(ms|s|m)$/.exec(value.trim());
-  if (!m) throw new AgentError('SPEC_INVALID', `--timeout ${JSON.stringify(value)}: expected a duration like 500ms, 5s or 2m`);
+  if (!m) throw new UsageError(`--timeout ${JSON.stringify(value)}: expected a duration like 500ms, 5s or 2m`);
   return Math.round(Number(m[1]) * { ms: 1, s: 1000, m: 60_000 }[m[2] as 'ms' | 's' | 'm']);
-}
-
-function outcomeText(o: PluginRunOutcome): string {
-  const result = Object.entries(o.result).map(([k, v]) => [k, String(v)] as const);
-  const parts = [
-    'exitCode' in o.result
-      ? `==> ${o.pluginId} ${o.operation} (not a protocol operation) ran in ${Math.round(o.durationMs)} ms (${o.executable})`
-      : `==> ${o.pluginId} ${o.operation} succeeded in ${Math.round(o.durationMs)} ms (${o.builtin ? 'built-in' : o.executable})`,
-    `Environment\n${keyValues(Object.entries(o.environment), '  ')}`,
-    `Result\n${result.length > 0 ? keyValues(result, '  ') : '  (no fields)'}`,
-  ];
-  if ('exitCode' in o.result && o.stdout.trim() !== '') parts.push(`stdout\n${o.stdout.trimEnd().replace(/^/gm, '  ')}`);
-  if (o.stderr.trim() !== '') parts.push(`stderr\n${o.stderr.trimEnd().replace(/^/gm, '  ')}`);
-  return parts.join('\n\n');
 }

@@ -1,8 +1,8 @@
 import { Args, Flags } from '@oclif/core';
-import { DhvCommand, agentFlags, openAgent } from '../../cli-output/dhv-command.js';
-import { withSpinner } from '../../cli-output/spinner.js';
-import { volumeCreatedText } from '../../cli-output/volume-output.js';
-import { readVolumeSpec } from '../../spec/volume-spec.js';
+import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { withSpinner } from '../../presenters/spinner.js';
+import { volumeCreatedText } from '../../presenters/volume-output.js';
+import { readVolumeSpec } from '../../volume-specs/volume-spec.js';
 import { nomadSpelling } from './nomad-flags.js';
 
 export default class VolumeCreate extends DhvCommand {
@@ -25,8 +25,7 @@ export default class VolumeCreate extends DhvCommand {
   };
 
   async run(): Promise<void> {
-    const { args, flags } = await this.parse(VolumeCreate, nomadSpelling(this.argv, { ...DhvCommand.baseFlags, ...VolumeCreate.flags }));
-    this.jsonOutput = flags.json;
+    const { args, flags } = await this.parse(VolumeCreate, nomadSpelling(this.argv, { json: true, ...VolumeCreate.flags }));
     const spec = await readVolumeSpec(args.spec, 'create');
     const warnings: string[] = [...(spec.warnings ?? [])];
     const agent = await openAgent(flags, (w) => warnings.push(w));

@@ -1,6 +1,6 @@
 import { Args, Flags } from '@oclif/core';
-import { DhvCommand, agentFlags, openAgent } from '../../cli-output/dhv-command.js';
-import { withSpinner } from '../../cli-output/spinner.js';
+import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { withSpinner } from '../../presenters/spinner.js';
 import { nomadSpelling } from './nomad-flags.js';
 import { checkVolumeType, typeFlag } from './volume-type.js';
 
@@ -21,8 +21,7 @@ export default class VolumeDelete extends DhvCommand {
   };
 
   async run(): Promise<void> {
-    const { args, flags } = await this.parse(VolumeDelete, nomadSpelling(this.argv, { ...DhvCommand.baseFlags, ...VolumeDelete.flags }));
-    this.jsonOutput = flags.json;
+    const { args, flags } = await this.parse(VolumeDelete, nomadSpelling(this.argv, { json: true, ...VolumeDelete.flags }));
     checkVolumeType(flags.type);
     const agent = await openAgent(flags, (w) => this.warnLine(w));
     const volume = await withSpinner(`Deleting host volume ${args.id}`, agent.deleteVolume(args.id));

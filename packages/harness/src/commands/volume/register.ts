@@ -1,7 +1,7 @@
 import { Args, Flags } from '@oclif/core';
-import { DhvCommand, agentFlags, openAgent } from '../../cli-output/dhv-command.js';
-import { volumeRegisteredText } from '../../cli-output/volume-output.js';
-import { readVolumeSpec } from '../../spec/volume-spec.js';
+import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { volumeRegisteredText } from '../../presenters/volume-output.js';
+import { readVolumeSpec } from '../../volume-specs/volume-spec.js';
 import { nomadSpelling } from './nomad-flags.js';
 
 export default class VolumeRegister extends DhvCommand {
@@ -19,8 +19,7 @@ export default class VolumeRegister extends DhvCommand {
   };
 
   async run(): Promise<void> {
-    const { args, flags } = await this.parse(VolumeRegister, nomadSpelling(this.argv, { ...DhvCommand.baseFlags, ...VolumeRegister.flags }));
-    this.jsonOutput = flags.json;
+    const { args, flags } = await this.parse(VolumeRegister, nomadSpelling(this.argv, { json: true, ...VolumeRegister.flags }));
     const spec = await readVolumeSpec(args.spec, 'register');
     const warnings: string[] = [...(spec.warnings ?? [])];
     const agent = await openAgent(flags, (w) => warnings.push(w));

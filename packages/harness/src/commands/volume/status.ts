@@ -1,9 +1,9 @@
 import { Args, Flags } from '@oclif/core';
-import { AgentError } from '../../agent/errors.js';
-import { DhvCommand, agentFlags, openAgent } from '../../cli-output/dhv-command.js';
-import { NO_VOLUMES, volumeDetail, volumeList } from '../../cli-output/format-volume.js';
-import { renderGoTemplate } from '../../cli-output/go-template.js';
-import { toJson } from '../../cli-output/json.js';
+import { AgentError } from '../../errors/agent-error.js';
+import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { NO_VOLUMES, volumeDetail, volumeList } from '../../presenters/format-volume.js';
+import { renderGoTemplate } from '../../presenters/go-template.js';
+import { encodeJson } from '@dhv/sdk';
 import { nomadSpelling } from './nomad-flags.js';
 import { checkVolumeType, typeFlag } from './volume-type.js';
 
@@ -34,8 +34,7 @@ export default class VolumeStatus extends DhvCommand {
   };
 
   async run(): Promise<void> {
-    const { args, flags } = await this.parse(VolumeStatus, nomadSpelling(this.argv, { ...DhvCommand.baseFlags, ...VolumeStatus.flags }));
-    this.jsonOutput = flags.json;
+    const { args, flags } = await this.parse(VolumeStatus, nomadSpelling(this.argv, { json: true, ...VolumeStatus.flags }));
     checkVolumeType(flags.type);
     if (args.id !== undefined && (flags.node !== undefined || flags['node-pool'] !== undefined)) {
       throw new AgentError('SPEC_INVALID', '-node or -node-pool options can only be used when no ID is provided', {});
@@ -63,5 +62,5 @@ export default class VolumeStatus extends DhvCommand {
 
 /** A template sees what -json prints (bigints as numbers), as Nomad's sees its API structs. */
 function asJson(value: unknown): unknown {
-  return JSON.parse(toJson(value));
+  return JSON.parse(encodeJson(value));
 }

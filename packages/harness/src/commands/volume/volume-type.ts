@@ -1,5 +1,5 @@
 import { Flags } from '@oclif/core';
-import { AgentError } from '../../agent/errors.js';
+import { AgentError } from '../../errors/agent-error.js';
 
 /** Nomad's `-type`: `host` for dynamic host volumes; dhv has no others, so it is the default. */
 export const typeFlag = Flags.string({ description: 'Volume type, as Nomad\'s -type: only host (the default here; Nomad\'s default is csi).', default: 'host' });

@@ -2,7 +2,7 @@ import { lstat, stat } from 'node:fs/promises';
 import { AGENT_TIMEOUT_MS, ENV } from '@dhv/sdk/plugin';
 import { buildEnvironment } from '@dhv/sdk/client';
 import { parseGoVersion } from '@dhv/sdk';
-import { VERSION_FIELD, field, parseDocument } from '../inspect.js';
+import { VERSION_FIELD, field, parsePluginStdout } from '../inspect.js';
 import { describeRun, succeeded } from '../raw-run.js';
 import type { Check, CheckContext } from '../types.js';
 import { fingerprintRun } from './fingerprint-run.js';
@@ -76,7 +76,7 @@ export const discoveryChecks: Check[] = [
     needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
       const run = await fingerprintRun(ctx);
-      const doc = parseDocument(run.stdout);
+      const doc = parsePluginStdout(run.stdout);
       if (!doc.ok) ctx.fail(`stdout is not one JSON document: ${doc.error} (stdout: ${JSON.stringify(run.stdout.slice(0, 120))})`);
       if (doc.value.kind !== 'object') ctx.fail(`stdout is a JSON ${doc.value.kind}, not an object`);
     },
@@ -89,7 +89,7 @@ export const discoveryChecks: Check[] = [
     severity: 'required',
     needs: ['discovery.fingerprint-one-json-object'],
     async run(ctx: CheckContext) {
-      const doc = parseDocument((await fingerprintRun(ctx)).stdout);
+      const doc = parsePluginStdout((await fingerprintRun(ctx)).stdout);
       const version = doc.ok ? field(doc.value, VERSION_FIELD) : undefined;
       if (version === undefined || version.kind === 'null') ctx.fail('the fingerprint has no "version"; a real Nomad agent dereferences a nil version and crashes');
     },
@@ -102,7 +102,7 @@ export const discoveryChecks: Check[] = [
     severity: 'required',
     needs: ['discovery.version-present'],
     async run(ctx: CheckContext) {
-      const doc = parseDocument((await fingerprintRun(ctx)).stdout);
+      const doc = parsePluginStdout((await fingerprintRun(ctx)).stdout);
       const version = doc.ok ? field(doc.value, VERSION_FIELD) : undefined;
       if (version === undefined) ctx.skip('no version to validate');
       if (version.kind !== 'string') ctx.fail(`"version" is a JSON ${version.kind}; it must be a string like "1.0.0"`);

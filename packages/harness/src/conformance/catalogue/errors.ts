@@ -1,5 +1,5 @@
 import { decodeErrorOutput } from '@dhv/sdk/client';
-import { looksLikeStackTrace, parseDocument } from '../inspect.js';
+import { looksLikeStackTrace, parsePluginStdout } from '../inspect.js';
 import { clip, describeRun, succeeded } from '../raw-run.js';
 import type { Check, CheckContext } from '../types.js';
 import { added, listTree } from './volume-files.js';
@@ -63,7 +63,7 @@ export const errorChecks: Check[] = [
       const ok = (await lifecycleRuns(ctx)).filter((r) => r.operation !== UNKNOWN_OPERATION && succeeded(r.run));
       const bad = ok.filter((r) => {
         if (r.operation === 'delete' && r.run.stdout.trim() === '') return false;
-        return !parseDocument(r.run.stdout).ok;
+        return !parsePluginStdout(r.run.stdout).ok;
       });
       if (bad.length > 0) ctx.fail(bad.map((r) => `${r.label}: stdout was ${JSON.stringify(clip(r.run.stdout))}`).join('; '));
     },

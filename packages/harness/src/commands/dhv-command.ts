@@ -1,26 +1,34 @@
 import { Command, Flags, type Interfaces } from '@oclif/core';
+import { encodeJson } from '@dhv/sdk';
 import { Agent } from '../agent/agent.js';
 import { loadAgentConfig, type AgentConfig } from '../config/agent-config.js';
-import { errorJson, describeError } from './format-error.js';
-import { toJson } from './json.js';
+import { EXIT_CODES } from '../errors/exit-codes.js';
+import { errorExitCode, errorJson, describeError } from '../presenters/format-error.js';
 
 /**
- * What every `dhv` command shares: `--json`, errors printed to stderr with exit code 1
- * (as JSON with `--json`), and warnings on stderr.
+ * What every `dhv` command shares: oclif's `--json` flag (the value `run` returns is
+ * printed as JSON, bigints as plain integers), warnings on stderr, and one way of ending
+ * on an error: `Error: ...` on stderr, or `{"error": {"code", "message", ...}}` with
+ * `--json`, and the exit code from EXIT_CODES. Usage mistakes oclif finds (an unknown
+ * flag, a missing argument) take the same way.
  */
 export abstract class DhvCommand extends Command {
-  static override baseFlags = {
-    json: Flags.boolean({ description: 'Print machine-readable JSON instead of text.', default: false }),
-  };
+  static override enableJsonFlag = true;
 
-  protected jsonOutput = false;
+  protected get jsonOutput(): boolean {
+    return this.jsonEnabled();
+  }
 
   protected print(text: string): void {
     process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
   }
 
   protected printJson(value: unknown): void {
-    process.stdout.write(`${toJson(value)}\n`);
+    this.logJson(value);
+  }
+
+  override logJson(json: unknown): void {
+    process.stdout.write(`${encodeJson(json, { indent: 2 })}\n`);
   }
 
   protected warnLine(message: string): void {
@@ -28,27 +36,34 @@ export abstract class DhvCommand extends Command {
   }
 
   protected override async catch(err: Interfaces.CommandError): Promise<never> {
-    // oclif's own errors (usage mistakes, exits) keep oclif's handling and exit codes.
-    if ((err as { oclif?: unknown }).oclif !== undefined) throw err;
-    const text = this.jsonOutput ? `${toJson(errorJson(err))}\n` : `Error: ${describeError(err)}\n`;
+    // this.exit() ends a command by throwing; it is not an error to report.
+    if ((err as { code?: unknown }).code === 'EEXIT') throw err;
+    const text = this.jsonOutput ? `${encodeJson(errorJson(err), { indent: 2 })}\n` : `Error: ${describeError(err)}\n`;
     // A pipe is written asynchronously: exiting before the write completes would cut the error short.
     await new Promise<void>((resolve) => process.stderr.write(text, () => resolve()));
-    this.exit(1);
+    this.exit(errorExitCode(err));
   }
 }
 
 /** The agent flags every agent command takes; they override the `--config` file. */
 export const agentFlags = {
   'data-dir': Flags.string({
-    description: 'The simulated agent\'s data dir: node ID and client state. Default: $DHV_DATA_DIR, else ./.dhv',
+    description: "The simulated agent's data dir: node ID and client state. Default: $DHV_DATA_DIR, else ./.dhv",
     helpGroup: 'AGENT',
   }),
   config: Flags.string({
-    description: 'Agent config file in HCL or JSON, shaped like a Nomad client block (host_volume_plugin_dir, host_volumes_dir, node_pool, host_volume "name" {...}).',
+    description:
+      'Agent config file in HCL or JSON, shaped like a Nomad client block (host_volume_plugin_dir, host_volumes_dir, node_pool, host_volume "name" {...}).',
     helpGroup: 'AGENT',
   }),
-  'plugin-dir': Flags.string({ description: 'host_volume_plugin_dir. Default: <data-dir>/host_volume_plugins', helpGroup: 'AGENT' }),
-  'volumes-dir': Flags.string({ description: 'host_volumes_dir. Default: <data-dir>/host_volumes', helpGroup: 'AGENT' }),
+  'plugin-dir': Flags.string({
+    description: 'host_volume_plugin_dir. Default: <data-dir>/host_volume_plugins',
+    helpGroup: 'AGENT',
+  }),
+  'volumes-dir': Flags.string({
+    description: 'host_volumes_dir. Default: <data-dir>/host_volumes',
+    helpGroup: 'AGENT',
+  }),
   'node-pool': Flags.string({ description: 'The node pool. Default: default', helpGroup: 'AGENT' }),
 };
 
@@ -81,7 +96,11 @@ export async function openAgent(flags: AgentFlagValues, onWarning: (message: str
  * exiting: a plugin left running would have nobody to enforce its deadline.
  */
 export function stopOnSignals(stop: () => Promise<void> | void): void {
-  for (const [signal, exitCode] of [['SIGINT', 130], ['SIGTERM', 143]] as const) {
+  const signals = [
+    ['SIGINT', EXIT_CODES.interrupted],
+    ['SIGTERM', EXIT_CODES.terminated],
+  ] as const;
+  for (const [signal, exitCode] of signals) {
     process.once(signal, () => void Promise.resolve(stop()).finally(() => process.exit(exitCode)));
   }
 }

@@ -1,6 +1,6 @@
 import { isUuid, parseSize } from '@dhv/sdk';
 import { goMarshalStringMap } from '@dhv/sdk/client';
-import { AgentError } from '../agent/errors.js';
+import { AgentError } from '../errors/agent-error.js';
 import { blocks, isBody, parseDocumentWithNotes, readSource } from '../config/read-document.js';
 import { goString } from './weak-decode.js';
 
@@ -317,7 +317,7 @@ function environmentLimits(spec: VolumeSpec): string[] {
  * regret: said as a warning, since a real cluster would take them too.
  */
 export function nameWarnings(name: string): string[] {
-  // eslint-disable-next-line no-control-regex
+   
   if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) {
     return [`the volume name ${JSON.stringify(name)} holds control characters: Nomad's servers accept it, but a job's volume block must then spell them exactly, and dhv prints them escaped`];
   }

@@ -1,5 +1,6 @@
 import { PluginError } from '@dhv/sdk/client';
-import { AgentError } from '../agent/errors.js';
+import { DhvError } from '../errors/dhv-error.js';
+import { EXIT_CODES, type ExitCode } from '../errors/exit-codes.js';
 
 /** An error for a person: the message, then for a plugin failure its exit, stdout and stderr. */
 export function describeError(err: unknown): string {
@@ -7,7 +8,13 @@ export function describeError(err: unknown): string {
     const lines = [err.message];
     const detail = (label: string, text: string) => {
       const trimmed = text.trimEnd();
-      if (trimmed !== '') lines.push(`  ${label}:\n${trimmed.split('\n').map((l) => `    ${l}`).join('\n')}`);
+      if (trimmed !== '')
+        lines.push(
+          `  ${label}:\n${trimmed
+            .split('\n')
+            .map((l) => `    ${l}`)
+            .join('\n')}`,
+        );
     };
     lines.push(`  code: ${err.code}`);
     if (err.executable) lines.push(`  executable: ${err.executable}`);
@@ -38,11 +45,24 @@ function hintFor(err: PluginError): string {
 }
 
 /** An error for a program: its code and every detail it carries. */
-export function errorJson(err: unknown): Record<string, unknown> {
-  if (err instanceof PluginError || err instanceof AgentError) return { error: err.toJSON() };
+export function errorJson(err: unknown): { error: Record<string, unknown> } {
+  if (err instanceof PluginError || err instanceof DhvError) return { error: err.toJSON() };
+  if (isUsageMistake(err)) return { error: { code: 'USAGE', message: err.message } };
   if (err instanceof Error) {
     const code = (err as { code?: unknown }).code;
     return { error: { code: typeof code === 'string' ? code : 'ERROR', message: err.message } };
   }
   return { error: { code: 'ERROR', message: String(err) } };
+}
+
+/** The exit status a command ends with when `err` stops it (the table is EXIT_CODES). */
+export function errorExitCode(err: unknown): ExitCode {
+  if (err instanceof DhvError) return err.exitCode;
+  if (isUsageMistake(err)) return EXIT_CODES.usage;
+  return EXIT_CODES.failed;
+}
+
+/** oclif's parse errors (unknown flag, missing argument, bad option) carry `oclif.exit` and a `parse` field. */
+function isUsageMistake(err: unknown): err is Error {
+  return err instanceof Error && 'parse' in err && typeof (err as { oclif?: unknown }).oclif === 'object';
 }

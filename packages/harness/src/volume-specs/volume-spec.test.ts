@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AgentError } from '../agent/errors.js';
-import { parseDocument } from '../config/read-document.js';
+import { AgentError } from '../errors/agent-error.js';
+import { parseHclOrJson } from '../config/read-document.js';
 import { MAX_ENV_STRING_BYTES, nameWarnings, validateVolumeSpec, readVolumeSpec } from './volume-spec.js';
 
 function problems(doc: Record<string, unknown>, purpose: 'create' | 'register' = 'create'): string[] {
@@ -158,7 +158,7 @@ describe('bad input gets a short, clear error (issue 13)', () => {
       const err = await fromStdin(text).catch((e: unknown) => e as Error);
       expect((err as Error).message).toMatch(/^<stdin> is nested more than 1000 levels deep/);
     }
-    await expect(parseDocument(`${'a {\n'.repeat(100_000)}${'}\n'.repeat(100_000)}`, 'deep.hcl')).rejects.toThrow(/^deep\.hcl is nested more than 1000 levels deep/);
+    await expect(parseHclOrJson(`${'a {\n'.repeat(100_000)}${'}\n'.repeat(100_000)}`, 'deep.hcl')).rejects.toThrow(/^deep\.hcl is nested more than 1000 levels deep/);
   });
 
   it('refuses a name or parameters too large for a plugin environment, naming the kernel limit', () => {

@@ -1,13 +1,4 @@
-import { encodeResponse } from '@dhv/sdk';
-import { parseGoJson, type GoJsonValue } from '@dhv/sdk/client';
-
-/**
- * JSON for files the agent keeps: capacities are int64 in Nomad and may exceed 2^53,
- * so integers are written and read back exactly (as bigint) rather than through Number.
- */
-export function encodeJson(value: unknown): string {
-  return encodeResponse(value);
-}
+import { parseGoJson, type GoJsonValue } from '../go/json.js';
 
 /**
  * Parses JSON into plain values where every integer literal becomes a bigint. Throws on
@@ -16,7 +7,7 @@ export function encodeJson(value: unknown): string {
  */
 export function decodeJson(text: string): unknown {
   let lossy = false;
-  const fast = JSON.parse(text, (_key, value: unknown) => {
+  const fast: unknown = JSON.parse(text, (_key, value: unknown) => {
     if (typeof value !== 'number' || !Number.isInteger(value)) return value;
     if (!Number.isSafeInteger(value)) lossy = true;
     return BigInt(value);

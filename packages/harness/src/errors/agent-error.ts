@@ -1,3 +1,5 @@
+import { DhvError } from './dhv-error.js';
+
 /**
  * Every way the simulated agent refuses or fails an operation, built in one place.
  * Each error carries a `code` a program can act on, and its message says what to do.
@@ -18,17 +20,12 @@ export type AgentErrorCode =
   | 'REBOOT_FAILED'
   | 'VOLUMES_DIR_MISSING';
 
-export class AgentError extends Error {
+export class AgentError extends DhvError {
   constructor(
     readonly code: AgentErrorCode,
     message: string,
-    readonly details: Record<string, unknown> = {},
+    details: Record<string, unknown> = {},
   ) {
-    super(message);
-    this.name = 'AgentError';
-  }
-
-  toJSON() {
-    return { code: this.code, message: this.message, ...this.details };
+    super(message, details);
   }
 }

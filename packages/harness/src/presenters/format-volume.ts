@@ -63,7 +63,7 @@ export function short(id: string): string {
  * cannot forge a row or recolour the screen. Nomad prints them raw.
  */
 export function printable(value: string): string {
-  // eslint-disable-next-line no-control-regex
+   
   return value.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
     const named: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\b': '\\b', '\f': '\\f', '\v': '\\v', '\x07': '\\a' };
     const code = c.charCodeAt(0);

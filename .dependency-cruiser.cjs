@@ -1,0 +1,112 @@
+// The allowed arrows between the parts of dhv (docs/architecture.md), checked by
+// `npm run lint`. A forbidden import fails the build with the rule's name and comment.
+const SDK = '^packages/sdk/';
+const HARNESS = '^packages/harness/';
+const PLUGINS = '^packages/plugin-[^/]+/';
+const H = '^packages/harness/src/';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'plugins-not-harness',
+      comment: 'A plugin depends on @dhv/sdk only; the harness is a test tool, not a runtime dependency.',
+      severity: 'error',
+      from: { path: PLUGINS },
+      to: { path: HARNESS },
+    },
+    {
+      name: 'plugins-not-each-other',
+      comment: 'Each reference plugin stands alone: what two plugins share belongs in @dhv/sdk.',
+      severity: 'error',
+      from: { path: '^packages/(plugin-[^/]+)/' },
+      to: { path: PLUGINS, pathNot: '^packages/$1/' },
+    },
+    {
+      name: 'sdk-knows-no-user',
+      comment: 'The SDK is imported by the plugins and the harness, never the other way round.',
+      severity: 'error',
+      from: { path: SDK },
+      to: { path: [HARNESS, PLUGINS] },
+    },
+    {
+      name: 'harness-not-plugins',
+      comment: 'The harness runs plugins as programs, as Nomad does; it never imports their code.',
+      severity: 'error',
+      from: { path: HARNESS },
+      to: { path: PLUGINS },
+    },
+    {
+      name: 'protocol-knows-neither-side',
+      comment: 'protocol/ is shared by the plugin side (runtime/) and the agent side (client/) and imports neither.',
+      severity: 'error',
+      from: { path: `${SDK}src/protocol/` },
+      to: { path: `${SDK}src/(runtime|client)/` },
+    },
+    {
+      name: 'runtime-not-client',
+      comment: 'A plugin never loads the agent-side client.',
+      severity: 'error',
+      from: { path: `${SDK}src/runtime/` },
+      to: { path: `${SDK}src/client/` },
+    },
+    {
+      name: 'model-knows-no-cli',
+      comment:
+        'The agent model, the conformance catalogue, config and volume specs are libraries: ' +
+        'they import no CLI command and no presenter.',
+      severity: 'error',
+      from: { path: `${H}(agent|conformance|config|volume-specs|authoring|errors)/` },
+      to: { path: `${H}(commands|presenters)/` },
+    },
+    {
+      name: 'conformance-not-agent',
+      comment: 'The conformance catalogue judges plugins without the simulated agent.',
+      severity: 'error',
+      from: { path: `${H}conformance/` },
+      to: { path: `${H}agent/` },
+    },
+    {
+      name: 'presenters-not-commands',
+      comment: 'Commands hand results to presenters; presenters never reach back into a command.',
+      severity: 'error',
+      from: { path: `${H}presenters/` },
+      to: { path: `${H}commands/` },
+    },
+    {
+      name: 'no-folder-cycle',
+      comment: 'Folders depend on each other one way: a cycle between folders means a concept has two homes.',
+      severity: 'error',
+      scope: 'folder',
+      // Test fixtures import the code they feed, and the tests next to that code import them.
+      from: { path: '^packages/', pathNot: '__fixtures__' },
+      to: { circular: true, pathNot: '__fixtures__' },
+    },
+    {
+      name: 'no-module-cycle',
+      comment: 'Modules import each other one way.',
+      severity: 'error',
+      from: { path: '^packages/' },
+      to: { circular: true },
+    },
+    {
+      name: 'not-to-unresolvable',
+      comment: 'An import that does not resolve: a typo, or a package that is not declared.',
+      severity: 'error',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: ['node_modules', '/dist/', '^packages/plugin-[^/]+/lib/'] },
+    exclude: { path: ['^packages/plugin-[^/]+/lib/', '^packages/harness/templates/', '/fixtures/'] },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.base.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['types', 'import', 'default'],
+      extensions: ['.ts', '.js', '.d.ts', '.mjs'],
+    },
+    reporterOptions: { text: { highlightFocused: true } },
+  },
+};

@@ -1,0 +1,42 @@
+// ESLint for the whole repository: typescript-eslint's recommended rules, without
+// type-aware rules so that a run stays fast. Layering is checked by dependency-cruiser
+// (.dependency-cruiser.cjs), unused dependencies by knip, formatting by Prettier.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import globals from 'globals';
+
+export default tseslint.config(
+  {
+    ignores: [
+      '**/node_modules/**',
+      '**/dist/**',
+      'packages/plugin-*/lib/**',
+      'packages/harness/templates/**',
+      'coverage/**',
+    ],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { ...globals.node } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
+      '@typescript-eslint/consistent-type-imports': [
+        'error',
+        { fixStyle: 'inline-type-imports', disallowTypeAnnotations: false },
+      ],
+      '@typescript-eslint/no-this-alias': ['error', { allowedNames: ['session'] }],
+      'no-empty': ['error', { allowEmptyCatch: true }],
+      // Escaping XML and stripping terminal colours match control characters on purpose.
+      'no-control-regex': 'off',
+    },
+  },
+  {
+    // Tests read the CLI's parsed JSON output, whose shape they assert rather than declare.
+    files: ['test/**', '**/*.test.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+);

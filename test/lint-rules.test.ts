@@ -1,0 +1,127 @@
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+// The lint rules judged on a small tree of their own, so a rule that stopped matching
+// (a renamed folder, a broken pattern) fails here rather than passing everything.
+const repo = fileURLToPath(new URL('..', import.meta.url));
+const DEPCRUISE = join(repo, 'node_modules/dependency-cruiser/bin/dependency-cruise.mjs');
+const KNIP = join(repo, 'node_modules/knip/bin/knip.js');
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function run(script: string, args: string[], cwd: string): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [script, ...args], { cwd, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+let tree: string;
+beforeEach(async () => {
+  tree = await mkdtemp(join(tmpdir(), 'dhv-lint-rules-'));
+  await writeFiles({
+    'tsconfig.base.json': JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext' } }),
+    'packages/sdk/src/protocol/request.ts': 'export const request = 1;\n',
+    'packages/sdk/src/runtime/define-plugin.ts':
+      "import { request } from '../protocol/request.js';\nexport const run = request;\n",
+    'packages/sdk/src/client/exec-plugin.ts':
+      "import { request } from '../protocol/request.js';\nexport const exec = request;\n",
+    'packages/plugin-x/src/plugin.ts':
+      "import { run } from '../../sdk/src/runtime/define-plugin.js';\nexport default run;\n",
+    'packages/harness/src/errors/agent-error.ts': 'export class AgentError extends Error {}\n',
+    'packages/harness/src/config/agent-config.ts':
+      "import { AgentError } from '../errors/agent-error.js';\nexport const c = AgentError;\n",
+    'packages/harness/src/agent/agent.ts': "import { c } from '../config/agent-config.js';\nexport const a = c;\n",
+    'packages/harness/src/presenters/format-volume.ts': "import { a } from '../agent/agent.js';\nexport const f = a;\n",
+    'packages/harness/src/commands/status.ts':
+      "import { f } from '../presenters/format-volume.js';\nimport { exec } from '../../../sdk/src/client/exec-plugin.js';\nexport const s = [f, exec];\n",
+  });
+});
+afterEach(async () => {
+  await rm(tree, { recursive: true, force: true });
+});
+
+async function writeFiles(files: Record<string, string>): Promise<void> {
+  for (const [path, text] of Object.entries(files)) {
+    await mkdir(dirname(join(tree, path)), { recursive: true });
+    await writeFile(join(tree, path), text);
+  }
+}
+
+async function violations(): Promise<string[]> {
+  const out = await run(
+    DEPCRUISE,
+    ['packages', '--config', join(repo, '.dependency-cruiser.cjs'), '--output-type', 'json'],
+    tree,
+  );
+  const result = JSON.parse(out.stdout) as { summary: { violations: Array<{ rule: { name: string } }> } };
+  return [...new Set(result.summary.violations.map((v) => v.rule.name))].sort();
+}
+
+describe('the dependency rules (npm run lint:deps)', () => {
+  it('pass a tree whose arrows all point the allowed way', async () => {
+    expect(await violations()).toEqual([]);
+  });
+
+  it('fail a plugin that imports the harness', async () => {
+    await writeFiles({
+      'packages/plugin-x/src/testing.ts': "export { s } from '../../harness/src/commands/status.js';\n",
+    });
+    expect(await violations()).toEqual(['plugins-not-harness']);
+  });
+
+  it('fail the protocol importing a side, and the runtime importing the client', async () => {
+    await writeFiles({
+      'packages/sdk/src/client/timeouts.ts': 'export const timeout = 1;\n',
+      'packages/sdk/src/protocol/response.ts': "export { timeout } from '../client/timeouts.js';\n",
+      'packages/sdk/src/runtime/validation.ts': "export { timeout } from '../client/timeouts.js';\n",
+    });
+    // protocol -> client also closes a folder cycle, since the client imports the protocol.
+    expect(await violations()).toEqual(expect.arrayContaining(['protocol-knows-neither-side', 'runtime-not-client']));
+  });
+
+  it('fail the agent model importing a presenter, and the catalogue importing the agent', async () => {
+    await writeFiles({
+      'packages/harness/src/agent/restore.ts': "export { f } from '../presenters/format-volume.js';\n",
+      'packages/harness/src/conformance/sandbox.ts': "export { a } from '../agent/agent.js';\n",
+    });
+    expect(await violations()).toEqual(expect.arrayContaining(['conformance-not-agent', 'model-knows-no-cli']));
+  });
+
+  it('fail a cycle between folders, though no module imports itself back', async () => {
+    await writeFiles({ 'packages/harness/src/config/defaults.ts': "export { a } from '../agent/agent.js';\n" });
+    expect(await violations()).toEqual(['no-folder-cycle']);
+  });
+});
+
+describe('the unused-dependency check (npm run lint:unused)', () => {
+  it('fails on a declared dependency that nothing imports, and passes once it is imported', async () => {
+    await writeFiles({
+      'package.json': JSON.stringify({
+        name: 'fixture',
+        private: true,
+        type: 'module',
+        main: 'src/index.ts',
+        dependencies: { zod: '*' },
+      }),
+      'src/index.ts': 'export const x = 1;\n',
+    });
+    const unused = await run(KNIP, ['--include', 'dependencies', '--no-progress'], tree);
+    expect(unused.code).toBe(1);
+    expect(unused.stdout).toMatch(/Unused dependencies \(1\)\s+zod/);
+
+    await writeFiles({ 'src/index.ts': "import { z } from 'zod';\nexport const x = z;\n" });
+    const used = await run(KNIP, ['--include', 'dependencies', '--no-progress'], tree);
+    expect(used.stdout).toBe('');
+    expect(used.code).toBe(0);
+  });
+});
