@@ -96,6 +96,17 @@ const FIELDS = {
   createdPath: optionalAbsolutePath,
 } satisfies Record<RequestField, (env: EnvName) => z.ZodMiniType>;
 
+/**
+ * Delete reads namespace and name as they come, empty included: the agent's cleanup
+ * delete sends both empty (PROTOCOL.md, "The cleanup delete"), and refusing it would
+ * leak the volume.
+ */
+const FIELDS_BY_OPERATION: Record<Operation, Record<RequestField, (env: EnvName) => z.ZodMiniType>> = {
+  fingerprint: FIELDS,
+  create: FIELDS,
+  delete: { ...FIELDS, namespace: text, volumeName: text },
+};
+
 type FieldValue<F extends RequestField> = z.output<ReturnType<(typeof FIELDS)[F]>>;
 type RequestOf<Fs extends readonly RequestField[]> = { [K in Fs[number]]: FieldValue<K> };
 
@@ -110,7 +121,7 @@ export interface RequestByOperation {
 
 function requestSchema<Op extends Operation>(operation: Op) {
   const fields = REQUEST_FIELDS[operation] as readonly RequestField[];
-  const shape = Object.fromEntries(fields.map((f) => [ENV[f], FIELDS[f](ENV[f])]));
+  const shape = Object.fromEntries(fields.map((f) => [ENV[f], FIELDS_BY_OPERATION[operation][f](ENV[f])]));
   return z
     .pipe(
       z.object(shape),
