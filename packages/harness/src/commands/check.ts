@@ -87,7 +87,7 @@ Exit status: 0 when no required check failed, 1 when one did, 2 on a usage error
   }
 
   private list(json: boolean): void {
-    const rows = CATALOGUE.map(({ id, area, title, protocolRef, severity, needs }) => ({ id, area, severity, title, protocolRef, needs: needs ?? [] }));
+    const rows = CATALOGUE.map(({ id, area, title, protocolRef, severity, gradeReason, needs }) => ({ id, area, severity, gradeReason, title, protocolRef, needs: needs ?? [] }));
     if (json) {
       process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
       return;

@@ -19,7 +19,7 @@ afterEach(async () => {
 });
 
 function check(id: string, run: (ctx: CheckContext) => Promise<void>, extra: Partial<Check> = {}): Check {
-  return { id, area: 'create', title: `${id} holds.`, protocolRef: 'PROTOCOL.md § create', severity: 'required', run, ...extra };
+  return { id, area: 'create', title: `${id} holds.`, protocolRef: 'PROTOCOL.md § create', severity: 'required', gradeReason: 'a test check', run, ...extra };
 }
 
 describe('runConformance', () => {

@@ -111,6 +111,6 @@ export function buildReport(
   };
 }
 
-function describeCheck({ id, area, title, protocolRef, severity }: Check) {
-  return { id, area, title, protocolRef, severity };
+function describeCheck({ id, area, title, protocolRef, severity, gradeReason }: Check) {
+  return { id, area, title, protocolRef, severity, gradeReason };
 }

@@ -5,7 +5,12 @@ import type { RawRun } from './raw-run.js';
 export const AREAS = ['discovery', 'environment', 'create', 'delete', 'errors', 'budgets', 'safety'] as const;
 export type Area = (typeof AREAS)[number];
 
-/** A required check failing fails the run; a recommended one only reports. */
+/**
+ * The one rule for severity: a check is required only when failing it means the plugin
+ * breaks under a real Nomad agent (as PROTOCOL.md and the measured vectors describe it)
+ * or loses or destroys data. Everything else is recommended: a failure is a warning.
+ * A required failure fails the run; a required skip fails it under --strict.
+ */
 export type Severity = 'required' | 'recommended';
 
 export type Status = 'pass' | 'fail' | 'warn' | 'skip';
@@ -22,6 +27,8 @@ export interface Check {
   /** Where PROTOCOL.md states the rule, like `PROTOCOL.md § create`. */
   protocolRef: string;
   severity: Severity;
+  /** Why the check has its severity, by the rule above: what breaks under Nomad, or why nothing does. */
+  gradeReason: string;
   /**
    * Checks that must not have failed or been skipped first: this check would only
    * repeat their failure. Ignored when they are not part of the run.
@@ -88,6 +95,7 @@ export interface CheckResult {
   title: string;
   protocolRef: string;
   severity: Severity;
+  gradeReason: string;
   status: Status;
   /** Why it did not pass, or the warning. */
   reason?: string;

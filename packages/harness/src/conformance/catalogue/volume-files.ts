@@ -110,3 +110,42 @@ export function treeChanges(before: Map<string, string>, after: Map<string, stri
   for (const path of after.keys()) if (!before.has(path)) changes.push(`${path} appeared`);
   return changes;
 }
+
+/** What must outlive a delete: the volumes dir and the volumes that were not deleted. */
+export interface Survivors {
+  /** Compares with the moment `watchSurvivors` ran: `broken` is lost or changed data, `changed` the plugin's own files around it. */
+  compare(): Promise<{ broken: string[]; changed: string[] }>;
+}
+
+/**
+ * Records, byte for byte, each kept volume (from the path its create returned) and the
+ * rest of the volumes dir, leaving out whatever belongs to the volume about to be
+ * deleted (its path, and any entry named after its ID). Afterwards, a kept volume that
+ * changed, or anything of the volumes dir that vanished, is lost data; a file of the
+ * plugin's own that changed beside them (a shared index) is only reported.
+ */
+export async function watchSurvivors(volumesDir: string, keptPaths: readonly string[], doomed: { volumeId: string; path: string }): Promise<Survivors> {
+  const within = (path: string) => {
+    const rel = relative(volumesDir, path);
+    return rel === '' || rel.startsWith('..') ? undefined : rel;
+  };
+  const skipped = [...keptPaths, doomed.path].map(within).filter((r): r is string => r !== undefined);
+  const ignore = (rel: string) => rel.includes(doomed.volumeId) || skipped.some((s) => rel === s || rel.startsWith(`${s}/`));
+  const before = await snapshotTree(volumesDir, ignore);
+  const volumes = await Promise.all(keptPaths.map((p) => snapshotTree(p)));
+  return {
+    async compare() {
+      const broken: string[] = [];
+      const changed: string[] = [];
+      for (const [i, path] of keptPaths.entries()) {
+        const lost = treeChanges(volumes[i]!, await snapshotTree(path));
+        if (lost.length > 0) broken.push(`volume ${path}: ${lost.slice(0, 3).join('; ')}`);
+      }
+      for (const change of treeChanges(before, await snapshotTree(volumesDir, ignore))) {
+        if (change.startsWith('. ') || change.endsWith(' was removed')) broken.push(`volumes dir: ${change}`);
+        else changed.push(change);
+      }
+      return { broken, changed };
+    },
+  };
+}
