@@ -98,8 +98,7 @@ export async function runWithPipes(executable: string, argv: readonly string[], 
   let timedOut = false;
   let spawnError: string | undefined;
   const child = spawn(executable, [...argv], { env: options.env, cwd: options.cwd, stdio: ['ignore', out.writeFd, err.writeFd], detached: true });
-  // Only the plugin may hold the write ends now.
-  await Promise.all([out.close(), err.close()]);
+  // Listening before anything else is awaited: a quick plugin may exit meanwhile.
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));
     child.once('error', (e) => {
@@ -107,6 +106,8 @@ export async function runWithPipes(executable: string, argv: readonly string[], 
       resolve({ code: null, signal: null });
     });
   });
+  // Only the plugin may hold the write ends now.
+  await Promise.all([out.close(), err.close()]);
   const timer = setTimeout(() => {
     timedOut = true;
     try {
