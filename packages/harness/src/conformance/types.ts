@@ -2,7 +2,8 @@ import type { CreateResult, DeleteResult, RequestInput } from '@dhv/sdk/client';
 import type { RawRun } from './raw-run.js';
 
 /** The parts of PROTOCOL.md a plugin is checked against, in the order they are reported. */
-export const AREAS = ['discovery', 'environment', 'create', 'delete', 'errors', 'budgets', 'safety'] as const;
+/** `custom` holds the checks a plugin author adds (runConformance's extraChecks, conformanceTests' checks). */
+export const AREAS = ['discovery', 'environment', 'create', 'delete', 'errors', 'budgets', 'safety', 'custom'] as const;
 export type Area = (typeof AREAS)[number];
 
 /**
@@ -47,6 +48,8 @@ export interface SuiteSettings {
   parameters: Record<string, string> | null;
   capacityMin: bigint;
   capacityMax: bigint;
+  /** The capacity_min of the larger create in create.larger-capacity and create.expands; 0n: twice the first (or 16 MiB more). */
+  expansionSize: bigint;
 }
 
 export interface CheckContext {
@@ -107,10 +110,15 @@ export interface ConformanceReport {
   plugin: string;
   startedAt: string;
   durationMs: number;
-  settings: { repeat: number; parameters: Record<string, string> | null; capacityMin: string; capacityMax: string };
+  settings: { repeat: number; parameters: Record<string, string> | null; capacityMin: string; capacityMax: string; expansionSize: string };
   results: CheckResult[];
-  summary: Record<Status, number> & { requiredFailed: number };
-  /** True when the run finished and no required check failed. */
+  summary: Record<Status, number> & { requiredFailed: number; requiredSkipped: number; recommendedFailed: number };
+  /** Whether a skipped required check fails the run (--strict). */
+  strict: boolean;
+  /**
+   * True when the run finished, no required check failed and, under strict, none was
+   * skipped. The exit code, the table, JUnit and the test API all follow this.
+   */
   ok: boolean;
   /** The run was cancelled (Ctrl-C, SIGTERM, the caller's signal); checks not yet started are skipped. */
   interrupted: boolean;

@@ -74,11 +74,11 @@ function samePathOrFail(ctx: CheckContext, first: string, again: CreateResult, w
   if (again.path !== first) ctx.fail(`${what} returned ${JSON.stringify(again.path)}, but the first create returned ${JSON.stringify(first)}`);
 }
 
-/** The same volume asked for again with a larger capacity_min (twice the old one, or 16 MiB more than it has). */
-function largerRequest(request: CreateInput, bytes: bigint): CreateInput {
+/** The same volume asked for again with a larger capacity_min (the configured expansion size, else twice the old one, or 16 MiB more than it has). */
+function largerRequest(request: CreateInput, bytes: bigint, expansionSize: bigint): CreateInput {
   const baseMin = BigInt(request.capacityMinBytes ?? 0);
   const baseMax = BigInt(request.capacityMaxBytes ?? 0);
-  const largerMin = baseMin > 0n ? baseMin * 2n : bytes > 0n ? bytes + 16n * MiB : 32n * MiB;
+  const largerMin = expansionSize > 0n ? expansionSize : baseMin > 0n ? baseMin * 2n : bytes > 0n ? bytes + 16n * MiB : 32n * MiB;
   return { ...request, capacityMinBytes: largerMin, capacityMaxBytes: baseMax > 0n && baseMax < largerMin ? largerMin : baseMax };
 }
 
@@ -243,7 +243,7 @@ export const createChecks: Check[] = [
       const request = ctx.newVolume();
       const first = await ctx.provision(request);
       const marker = await writeMarker(ctx, first.path);
-      const larger = largerRequest(request, first.bytes);
+      const larger = largerRequest(request, first.bytes, ctx.settings.expansionSize);
       const largerMin = BigInt(larger.capacityMinBytes ?? 0);
       const run = await ctx.runAsAgent('create', larger);
       if (succeeded(run)) {
@@ -277,7 +277,7 @@ export const createChecks: Check[] = [
       const request = ctx.newVolume();
       const first = await ctx.provision(request);
       if (first.bytes === 0n) ctx.skip('the plugin reports 0 bytes: it does not claim capacity, so there is nothing to expand');
-      const larger = largerRequest(request, first.bytes);
+      const larger = largerRequest(request, first.bytes, ctx.settings.expansionSize);
       const wanted = BigInt(larger.capacityMinBytes ?? 0);
       let again: CreateResult;
       try {
