@@ -44,7 +44,12 @@ function commands(file: string, key: string, value: unknown): string[] {
 }
 
 export async function readCheckConfig(file: string): Promise<CheckConfig> {
-  const doc = await parseDocument(await readSource(file), file).catch((err: Error) => invalid(file, err.message));
+  let doc: Record<string, unknown>;
+  try {
+    doc = await parseDocument(await readSource(file), file);
+  } catch (err) {
+    return invalid(file, (err as Error).message);
+  }
   const unknown = Object.keys(doc).filter((k) => !KEYS.includes(k));
   if (unknown.length > 0) invalid(file, `unknown setting ${unknown.map((k) => JSON.stringify(k)).join(', ')}; known: ${KEYS.join(', ')}`);
   const params = Array.isArray(doc.parameters) ? singleBlock(doc.parameters) : doc.parameters;
