@@ -83,6 +83,8 @@ export default definePlugin({
 
   // Removes the directory; a volume that is already gone is success.
   async delete(request) {
+    // Found from the ID, never from createdPath alone: on the agent's cleanup delete
+    // (request.cleanup) createdPath was the volumes dir, which holds every other volume.
     const path = volumePath(request.volumesDir, request.volumeId);
     expectCreatedPath(request.createdPath, path);
     // rm never follows a symbolic link: a link at the path is removed, not its target.
