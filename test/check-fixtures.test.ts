@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { spawnPlugin } from '@dhv/sdk/client';
 import { FIXTURES, ROOT, SUITE_TIMEOUT_MS, dhvCheck, failedRequired } from './support/check-cli.js';
+import { requireRootTests, rootTestsUnavailable } from './support/root.js';
 import type { ConformanceReport } from '../packages/harness/src/conformance/index.js';
 
 /**
@@ -20,6 +21,7 @@ interface Verdict {
   /** Passes only when the client gives plugins real pipes. */
   needsPipes?: boolean;
   needsPython?: boolean;
+  needsRoot?: boolean;
 }
 
 const DEFECTS: Record<string, Verdict> = {
@@ -39,6 +41,7 @@ const DEFECTS: Record<string, Verdict> = {
   // Its delete of one volume is also a cleanup delete that wipes the rest.
   'delete-removes-all': { required: ['delete.cleanup-call', 'delete.others-untouched'], recommended: ['delete.uses-created-path'] },
   'create-wipes-volume': { required: ['create.idempotent'] },
+  'remount-on-create': { required: ['create.restore-in-use'], recommended: ['delete.uses-created-path'], needsRoot: true },
   // Recommended defects: a real agent works with them; they only warn.
   'log-on-stdout': { required: [], warns: ['errors.stdout-only-json'] },
   'unknown-op-exits-0': { required: [], recommended: ['errors.unknown-operation'] },
@@ -84,11 +87,13 @@ function unavailable(verdict: Verdict): string | undefined {
     return "pending on the client: @dhv/sdk's client still gives plugins sockets, not pipes, so /dev/stderr cannot be opened (the client helper's real pipes make this run)";
   }
   if (verdict.needsPython && !PYTHON) return 'needs /usr/bin/python3: apt-get update && apt-get install -y python3';
+  if (verdict.needsRoot) return rootTestsUnavailable();
   return undefined;
 }
 
 function judge(fixture: string, verdict: Verdict): void {
   const reason = unavailable(verdict);
+  if (reason && verdict.needsRoot && requireRootTests) throw new Error(`DHV_REQUIRE_ROOT_TESTS=1 but the ${fixture} fixture cannot run here: ${reason}`);
   if (reason) console.warn(`skipping the ${fixture} fixture: ${reason}`);
   test.skipIf(reason !== undefined)(
     verdict.required.length > 0 ? `${fixture} fails exactly ${verdict.required.join(' and ')} of the required checks, leaving nothing behind` : `${fixture} passes every required check, leaving nothing behind`,
@@ -108,7 +113,7 @@ function judge(fixture: string, verdict: Verdict): void {
 describe.concurrent('dhv check fails each deadly defect on its check, and only warns on the others', () => {
   for (const [fixture, verdict] of Object.entries(DEFECTS)) judge(fixture, verdict);
 
-  test('helper-holds-stdout fails errors.stdio-released (a real agent would wait for its helper), leaving no process behind', async () => {
+  test('helper-holds-stdout fails errors.stdio-released (a real agent would wait for its helper), leaving nothing behind', async () => {
     const { report, exitCode, leftovers } = await dhvCheck(join(FIXTURES, 'helper-holds-stdout'), ['--only', 'discovery,errors.stdio-released']);
     expect(failedRequired(report)).toEqual(['errors.stdio-released']);
     expect(report.results.find((r) => r.id === 'errors.stdio-released')?.reason).toMatch(/process \d+ \(\S*sleep\) still held its stdout/);

@@ -31,13 +31,18 @@ export const stdioChecks: Check[] = [
       const run = async <Op extends 'fingerprint' | 'create' | 'delete'>(operation: Op, input: Parameters<typeof buildEnvironment<Op>>[1]) => {
         const dir = join(ctx.sandbox, `pipes-${++n}`);
         await mkdir(dir);
-        const result = await runWithPipes(ctx.plugin, [operation], {
-          env: buildEnvironment(operation, input, ctx.plugin),
-          cwd: ctx.workDir,
-          timeoutMs: AGENT_TIMEOUT_MS[operation],
-          graceMs: GRACE_MS,
-          dir,
-        });
+        let result: PipeRun;
+        try {
+          result = await runWithPipes(ctx.plugin, [operation], {
+            env: buildEnvironment(operation, input, ctx.plugin),
+            cwd: ctx.workDir,
+            timeoutMs: AGENT_TIMEOUT_MS[operation],
+            graceMs: GRACE_MS,
+            dir,
+          });
+        } catch (err) {
+          ctx.skip(`could not give the plugin pipes (mkfifo in ${dir}): ${(err as Error).message}`);
+        }
         runs.push([operation, result]);
         return result;
       };
