@@ -22,7 +22,7 @@ const PLUGINS = [
 ] as const;
 
 for (const plugin of PLUGINS) {
-  describe.skipIf(plugin.root && skipRootTests())(`${plugin.name}: the agent's cleanup delete`, () => {
+  describe.skipIf(plugin.root && skipRootTests(`${plugin.name}'s cleanup delete`))(`${plugin.name}: the agent's cleanup delete`, () => {
     let scratch: string;
     let volumesDir: string;
     let executable: string;

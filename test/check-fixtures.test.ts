@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { spawnPlugin } from '@dhv/sdk/client';
 import { FIXTURES, ROOT, SUITE_TIMEOUT_MS, dhvCheck, failedRequired } from './support/check-cli.js';
-import { requireRootTests, rootTestsUnavailable } from './support/root.js';
+import { loopDevices, skipUnless, type Requirement } from './support/requirements.js';
 import type { ConformanceReport } from '../packages/harness/src/conformance/index.js';
 
 /**
@@ -79,32 +79,35 @@ async function clientGivesPipes(): Promise<boolean> {
 }
 
 const PIPES = await clientGivesPipes();
-const PYTHON = existsSync('/usr/bin/python3');
 
-/** Why a fixture cannot be judged here, said out loud; undefined when it can. */
-function unavailable(verdict: Verdict): string | undefined {
-  if (verdict.needsPipes && !PIPES) {
-    return "pending on the client: @dhv/sdk's client still gives plugins sockets, not pipes, so /dev/stderr cannot be opened (the client helper's real pipes make this run)";
-  }
-  if (verdict.needsPython && !PYTHON) return 'needs /usr/bin/python3: apt-get update && apt-get install -y python3';
-  if (verdict.needsRoot) return rootTestsUnavailable();
-  return undefined;
+/** What a fixture needs that this machine may not have. */
+function requirements(verdict: Verdict): Array<Requirement | undefined> {
+  return [
+    verdict.needsPython && !existsSync('/usr/bin/python3') ? { missing: 'python3 (apt-get install python3)' } : undefined,
+    verdict.needsRoot ? loopDevices() : undefined,
+  ];
 }
 
 function judge(fixture: string, verdict: Verdict): void {
-  const reason = unavailable(verdict);
-  if (reason && verdict.needsRoot && requireRootTests) throw new Error(`DHV_REQUIRE_ROOT_TESTS=1 but the ${fixture} fixture cannot run here: ${reason}`);
-  if (reason) console.warn(`skipping the ${fixture} fixture: ${reason}`);
-  test.skipIf(reason !== undefined)(
+  // Not a missing tool: the SDK client itself, so said apart from the skip helper's reasons, and never a pass.
+  const pending = verdict.needsPipes && !PIPES;
+  if (pending) {
+    console.warn(
+      `skipping the ${fixture} fixture: pending on the client: @dhv/sdk's client still gives plugins sockets, not pipes, so /dev/stderr cannot be opened (the client helper's real pipes make this run)`,
+    );
+  }
+  const skip = pending || skipUnless(`the ${fixture} fixture`, ...requirements(verdict));
+  test.skipIf(skip)(
     verdict.required.length > 0 ? `${fixture} fails exactly ${verdict.required.join(' and ')} of the required checks, leaving nothing behind` : `${fixture} passes every required check, leaving nothing behind`,
     async () => {
-      const { exitCode, report, leftovers } = await dhvCheck(join(FIXTURES, fixture));
+      const { exitCode, report, leftovers, leftoverMounts } = await dhvCheck(join(FIXTURES, fixture));
       expect(failedRequired(report).sort()).toEqual([...verdict.required].sort());
       expect(failed(report, 'recommended')).toEqual(expect.arrayContaining(verdict.recommended ?? []));
       expect(warned(report)).toEqual(expect.arrayContaining(verdict.warns ?? []));
       expect(exitCode).toBe(verdict.required.length > 0 ? 1 : 0);
       expect(report.ok).toBe(verdict.required.length === 0);
       expect(leftovers).toEqual([]);
+      expect(leftoverMounts).toEqual([]);
     },
     SUITE_TIMEOUT_MS,
   );
