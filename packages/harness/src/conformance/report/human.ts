@@ -22,6 +22,7 @@ export function formatHuman(report: ConformanceReport): string {
       lines.push(`  ${MARK[r.status]}  ${r.id.padEnd(idWidth)}  ${formatMs(r.durationMs).padStart(8)}${severity}`);
       if (r.status !== 'pass' && r.reason) lines.push(...wrap(r.reason, '        '));
       if (r.status === 'fail') lines.push(`        requirement: ${r.title} (${r.protocolRef})`);
+      if (r.status === 'fail') lines.push(...wrap(`${r.severity} because ${r.gradeReason}`, '        '));
       for (const note of r.notes) lines.push(...wrap(`· ${note}`, '        '));
     }
     lines.push('');
