@@ -67,7 +67,7 @@ export default definePlugin({
 
     if (!existing) {
       // Nomad never creates host_volumes_dir: on a fresh node the first create meets it missing.
-      await mkdir(request.volumesDir, { recursive: true, mode: 0o755 });
+      await mkdir(request.volumesDir, { recursive: true, mode: 0o711 });
       // Another create of this volume may be running at the same moment: the one whose
       // mkdir wins sets the mode, the others find a directory and succeed too.
       const made = await mkdir(path, { mode }).then(
