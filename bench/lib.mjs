@@ -1,15 +1,20 @@
 // What every benchmark gets: whole-process timing of built executables, the exact
 // environment a Nomad agent gives a plugin, and small statistics helpers.
-import { spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { buildEnvironment } from '@dhv/sdk/client';
+import { fileURLToPath } from 'node:url';
+import { buildEnvironment, DEFAULT_MAX_OUTPUT_BYTES, spawnPlugin } from '@dhv/sdk/client';
 
 /**
  * Runs `file args` `warmup + runs` times, one after another, and returns the wall-clock
  * milliseconds of each measured run, from spawn to the process having exited and closed
- * its output (what an agent waits for). stdout and stderr are read and discarded, as an
- * agent reads them. A run that exits non-zero or by a signal fails the benchmark, since
- * timing a failure would measure the wrong thing.
+ * its output (what an agent waits for). Plugins are started as the SDK client starts
+ * them (spawnPlugin: its own process group, stdout and stderr read through pipes, the
+ * agent's output caps). A run that exits non-zero or by a signal fails the benchmark,
+ * since timing a failure would measure the wrong thing.
  */
 export async function timeProcess(file, args = [], { env = {}, cwd, runs = 30, warmup = 3 } = {}) {
   const samples = [];
@@ -20,22 +25,57 @@ export async function timeProcess(file, args = [], { env = {}, cwd, runs = 30, w
   return samples;
 }
 
-function timeOnce(file, args, env, cwd) {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(file, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    child.stdout.resume();
-    child.stderr.on('data', (chunk) => {
-      if (stderr.length < 4096) stderr += chunk;
+async function timeOnce(file, args, env, cwd) {
+  const started = performance.now();
+  const run = await spawnPlugin(file, args, env, { timeoutMs: 600_000, maxOutputBytes: DEFAULT_MAX_OUTPUT_BYTES, cwd });
+  const ms = performance.now() - started;
+  if (run.spawnError) throw new Error(`could not run ${file}: ${run.spawnError.message}`);
+  if (run.exitCode === 0) return ms;
+  const why = run.signal ? `signal ${run.signal}` : `exit status ${run.exitCode}`;
+  throw new Error(`${file} ${args.join(' ')} failed (${why}): ${run.stderr.toString().slice(0, 4096).trim()}`);
+}
+
+const WAVE = fileURLToPath(new URL('./wave.mjs', import.meta.url));
+
+/**
+ * Runs every entry of `runs` ({ file, argv, env, operation? }) in a process of its own
+ * (bench/wave.mjs), all at once (`mode: 'wave'`, as Nomad starts restores) or one after
+ * another (`'sequential'`), and returns { wallMs, cpuMs, peakBytes, samplesMs, failed }:
+ * wall time until the last run answered, the CPU time of all the runs together (what
+ * they and their own children used), and, where a memory cgroup can be made, the peak
+ * memory of the runs and the runner together (undefined otherwise).
+ */
+export async function runWave(runs, { mode = 'wave' } = {}) {
+  const dir = await mkdtemp(join(tmpdir(), 'dhv-bench-wave-'));
+  const cgroup = await makeMemoryCgroup();
+  try {
+    const specFile = join(dir, 'spec.json');
+    await writeFile(specFile, JSON.stringify({ mode, runs, memoryCgroup: cgroup }));
+    const result = await new Promise((resolve, reject) => {
+      execFile(process.execPath, [WAVE, specFile], { maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) =>
+        err ? reject(new Error(`the wave runner failed: ${err.message}\n${stderr}`)) : resolve(JSON.parse(stdout)),
+      );
     });
-    child.once('error', (err) => reject(new Error(`could not run ${file}: ${err.message}`)));
-    child.once('close', (code, signal) => {
-      const ms = performance.now() - started;
-      if (code === 0) return resolve(ms);
-      reject(new Error(`${file} ${args.join(' ')} failed (${signal ? `signal ${signal}` : `exit status ${code}`}): ${stderr.trim()}`));
-    });
-  });
+    return result;
+  } finally {
+    if (cgroup) await rmdir(cgroup).catch(() => {});
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** A fresh memory cgroup below this process's own, or undefined when none can be made. */
+async function makeMemoryCgroup() {
+  try {
+    const lines = (await readFile('/proc/self/cgroup', 'utf8')).split('\n');
+    const v1 = lines.find((l) => l.split(':')[1]?.split(',').includes('memory'));
+    // Only cgroup v1's memory.max_usage_in_bytes can be reset per wave; on v2 peak memory is not measured.
+    if (!v1) return undefined;
+    const dir = join(`/sys/fs/cgroup/memory${v1.split(':')[2]}`, `dhv-bench-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
+    await mkdir(dir);
+    return dir;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -29,8 +29,13 @@ const machine = {
 const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
 
 const fmt = (ms) => ms.toFixed(1);
+const formatExtra = (n) => (Math.abs(n) >= 100 ? Math.round(n).toLocaleString('en') : n.toFixed(1));
 
-/** Per row: median, min, max, and the ratio of its median to the baseline row's median from the same run. */
+/**
+ * Per row: median, min, max, and the ratio of its median to the baseline row's median
+ * from the same run (or to the row named by its `vs`). A benchmark may add columns
+ * (`columns: [name...]`, each row `extra: { name: samples }`), shown as medians.
+ */
 function summarize(result, file) {
   if (!result || !Array.isArray(result.rows) || result.rows.length === 0) {
     throw new Error(`${file}: run() must return { title, note, rows: [{ label, samplesMs, baseline? }] }`);
@@ -38,25 +43,36 @@ function summarize(result, file) {
   const baselines = result.rows.filter((r) => r.baseline);
   if (baselines.length > 1) throw new Error(`${file}: more than one row is marked baseline`);
   const baseMedian = baselines.length === 1 ? lib.median(baselines[0].samplesMs) : undefined;
+  const medianOf = (label) => {
+    const other = result.rows.find((r) => r.label === label);
+    if (!other) throw new Error(`${file}: row ${JSON.stringify(label)} (named by a row's vs) does not exist`);
+    return lib.median(other.samplesMs);
+  };
+  const columns = result.columns ?? [];
   const rows = result.rows.map((row) => {
     if (!Array.isArray(row.samplesMs) || row.samplesMs.length === 0) throw new Error(`${file}: row ${JSON.stringify(row.label)} has no samples`);
     const median = lib.median(row.samplesMs);
+    const base = row.vs !== undefined ? medianOf(row.vs) : baseMedian;
     return {
       label: row.label,
       runs: row.samplesMs.length,
       median,
       min: lib.min(row.samplesMs),
       max: lib.max(row.samplesMs),
-      ratio: baseMedian === undefined ? undefined : median / baseMedian,
+      ratio: base === undefined ? undefined : median / base,
       baseline: Boolean(row.baseline),
       target: row.target,
+      extra: columns.map((c) => {
+        const samples = (row.extra?.[c] ?? []).filter((v) => typeof v === 'number' && Number.isFinite(v));
+        return samples.length === 0 ? '' : formatExtra(lib.median(samples));
+      }),
     };
   });
-  return { file, title: result.title ?? file, note: result.note ?? '', rows };
+  return { file, title: result.title ?? file, note: result.note ?? '', columns, rows };
 }
 
-function table(rows) {
-  const header = ['', 'runs', 'median ms', 'min ms', 'max ms', 'vs baseline', 'target'];
+function table(rows, columns = []) {
+  const header = ['', 'runs', 'median ms', 'min ms', 'max ms', 'vs baseline', ...columns, 'target'];
   const lines = rows.map((r) => [
     r.label + (r.baseline && !/\bbaseline\b/i.test(r.label) ? ' (baseline)' : ''),
     String(r.runs),
@@ -64,20 +80,21 @@ function table(rows) {
     fmt(r.min),
     fmt(r.max),
     r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}×`,
+    ...r.extra,
     r.target ?? '',
   ]);
   return [header, ...lines];
 }
 
 function printTable(summary) {
-  const cells = table(summary.rows);
+  const cells = table(summary.rows, summary.columns);
   const widths = cells[0].map((_, i) => Math.max(...cells.map((row) => row[i].length)));
   process.stdout.write(`\n${summary.title}\n`);
   for (const row of cells) process.stdout.write(row.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ') + '\n');
 }
 
 function markdown(summary) {
-  const cells = table(summary.rows);
+  const cells = table(summary.rows, summary.columns);
   const out = [`## ${summary.title}`, '', `Source: \`bench/${summary.file}\`. ${summary.note}`.trim(), ''];
   out.push(`| ${cells[0].join(' | ')} |`, `|${cells[0].map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`);
   for (const row of cells.slice(1)) out.push(`| ${row.join(' | ')} |`);

@@ -2,7 +2,9 @@ import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loopDevicesBackedUnder, mountsUnder } from '@dhv/harness';
+import { loopDevicesBackedBelow, mountsBelow } from '@dhv/sdk/host';
+
+const mountsUnder = async (dir: string) => (await mountsBelow(dir)).map((m) => m.mountPoint);
 import { skipRootTests } from './support/root.js';
 import { REFERENCE_LOOPBACK, REFERENCE_MKDIR, tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
 
@@ -12,7 +14,7 @@ afterEach(async () => {
   agent = undefined;
 });
 
-describe.skipIf(skipRootTests())('loopback volumes through the agent, with a simulated host reboot (root)', () => {
+describe.skipIf(skipRootTests('loopback volumes through the agent'))('loopback volumes through the agent, with a simulated host reboot (root)', () => {
   it('creates a 47 MiB dhv-loopback volume, restores it after --reboot with its files, and deletes it leaving nothing', async () => {
     for (const file of [REFERENCE_LOOPBACK, REFERENCE_MKDIR]) {
       expect(existsSync(file), `${file} is not built; run npm run build`).toBe(true);
@@ -20,10 +22,10 @@ describe.skipIf(skipRootTests())('loopback volumes through the agent, with a sim
     agent = await tempAgent();
     await copyFile(REFERENCE_LOOPBACK, join(agent.pluginDir, 'dhv-loopback'));
     await copyFile(REFERENCE_MKDIR, join(agent.pluginDir, 'dhv-mkdir'));
-    const lo = await agent.dhv('volume', 'create', await agent.file('lo.hcl', volumeHcl({ name: 'test', plugin_id: 'dhv-loopback', capacity_min: '47MiB' })));
+    const lo = await agent.dhv('volume', 'create', await agent.file('lo.hcl', volumeHcl({ name: 'test', plugin_id: 'dhv-loopback', capacity_min: '47MiB', capacity_max: '47MiB' })));
     expect(lo.code, lo.stderr).toBe(0);
-    expect(lo.stdout).toContain('Capacity  = 47 MiB');
     const loId = /with ID ([0-9a-f-]{36})/.exec(lo.stdout)![1]!;
+    expect((await agent.dhv('volume', 'status', loId)).stdout).toContain('Capacity  = 47 MiB');
     const mk = await agent.json('volume', 'create', await agent.file('mk.hcl', volumeHcl({ name: 'scratch', plugin_id: 'dhv-mkdir' })));
     const loPath = join(agent.volumesDir, loId);
     expect(await mountsUnder(agent.volumesDir)).toEqual([loPath]);
@@ -43,6 +45,6 @@ describe.skipIf(skipRootTests())('loopback volumes through the agent, with a sim
     expect((await agent.dhv('volume', 'delete', loId)).code).toBe(0);
     expect((await agent.dhv('volume', 'delete', mk.Volume.ID)).code).toBe(0);
     expect(await mountsUnder(agent.dir)).toEqual([]);
-    expect(await loopDevicesBackedUnder(agent.dir)).toEqual([]);
+    expect(await loopDevicesBackedBelow(agent.dir)).toEqual([]);
   });
 });

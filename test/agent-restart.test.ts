@@ -43,7 +43,7 @@ describe('dhv agent restart', () => {
     await agent.plugin('p', bashPlugin());
     const existing = join(agent.dir, 'existing');
     await mkdir(existing);
-    const a = await agent.json('volume', 'create', await agent.file('a.hcl', volumeHcl({ name: 'a', plugin_id: 'p', capacity_min: '1MiB' })));
+    const a = await agent.json('volume', 'create', await agent.file('a.hcl', volumeHcl({ name: 'a', plugin_id: 'p', capacity_min: '1MiB', capacity_max: '1MiB' })));
     const b = await agent.json('volume', 'create', await agent.file('b.hcl', volumeHcl({ name: 'b', plugin_id: 'mkdir' })));
     const c = await agent.json('volume', 'register', await agent.file('c.hcl', volumeHcl({ name: 'c', host_path: existing })));
     await rm(a.Volume.HostPath, { recursive: true }); // restore must create it again

@@ -1,8 +1,8 @@
-import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execPlugin } from '@dhv/sdk/client';
 
@@ -15,12 +15,9 @@ interface Run {
   stderr: string;
 }
 
-function run(file: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(file, args, { ...options, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      resolve({ exitCode: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
-  });
+async function run(file: string, args: string[], options: { cwd?: string } = {}): Promise<Run> {
+  const result = await execa(file, args, { ...options, reject: false, stripFinalNewline: false });
+  return { exitCode: result.exitCode ?? 1, stdout: result.stdout, stderr: result.stderr };
 }
 
 const dhvBuild = (args: string[], cwd: string) => run(process.execPath, [dhv, 'build', ...args], { cwd });
@@ -47,13 +44,16 @@ describe('dhv build', () => {
     await rm(work, { recursive: true, force: true });
   });
 
-  it('bundles one executable file whose interpreter line names the node running the build', async () => {
+  it('bundles one executable file whose launcher tries the node running the build first', async () => {
     const result = await dhvBuild(['plugin.ts', '-o', 'dist/tiny', '--json'], work);
     expect(result.exitCode, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout);
     expect(report).toMatchObject({ outfile: join(work, 'dist/tiny'), kind: 'script', node: process.execPath, version: '2.0.0', warnings: [] });
-    const text = await readFile(join(work, 'dist/tiny'), 'utf8');
-    expect(text.split('\n')[0]).toBe(`#!${process.execPath}`);
+    expect(report.searchPath[0]).toBe(process.execPath);
+    expect(report.searchPath).toEqual(expect.arrayContaining(['/usr/local/bin/node', '/usr/bin/node']));
+    const [first, second] = (await readFile(join(work, 'dist/tiny'), 'utf8')).split('\n');
+    expect(first).toBe('#!/bin/sh');
+    expect(second).toContain(`for n in '${process.execPath}' `);
     expect((await stat(join(work, 'dist/tiny'))).mode & 0o777).toBe(0o755);
   });
 
@@ -70,18 +70,28 @@ describe('dhv build', () => {
     expect(created.path).toBe(join(work, 'volumes/0b8a3b5e-3f1c-4c47-9d3e-6a3c4c1e2f10'));
   });
 
-  it('writes the interpreter chosen with --node', async () => {
-    const result = await dhvBuild(['plugin.ts', '-o', 'dist/tiny', '--node', process.execPath, '--json'], work);
+  it('writes a plain #! line for the node chosen with --node --fixed-node', async () => {
+    const result = await dhvBuild(['plugin.ts', '-o', 'dist/tiny', '--node', process.execPath, '--fixed-node', '--json'], work);
     expect(result.exitCode, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ searchPath: [process.execPath], version: '2.0.0' });
     expect((await readFile(join(work, 'dist/tiny'), 'utf8')).startsWith(`#!${process.execPath}\n`)).toBe(true);
   });
 
-  it('builds for a node that is not on this machine, but says it could not run the result', async () => {
+  it('builds for a node that is not on this machine: the launcher tries it first and falls back here', async () => {
     const result = await dhvBuild(['plugin.ts', '-o', 'dist/tiny', '--node', '/opt/node-20/bin/node', '--json'], work);
     expect(result.exitCode, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout);
+    expect(report).toMatchObject({ version: '2.0.0', searchPath: expect.arrayContaining(['/opt/node-20/bin/node', '/usr/bin/node']) });
+    expect(report.searchPath[0]).toBe('/opt/node-20/bin/node');
+    expect(report.warnings[0]).toContain('/opt/node-20/bin/node does not exist on this machine, so the smoke test ran with the first node the launcher found');
+  });
+
+  it('with --fixed-node for a node that is not on this machine, says it could not run the result', async () => {
+    const result = await dhvBuild(['plugin.ts', '-o', 'dist/tiny', '--node', '/opt/node-20/bin/node', '--fixed-node', '--json'], work);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const report = JSON.parse(result.stdout);
     expect(report.version).toBeNull();
-    expect(report.warnings[0]).toContain('/opt/node-20/bin/node does not exist on this machine');
+    expect(report.warnings[0]).toContain('/opt/node-20/bin/node does not exist on this machine, so the built plugin was not run');
     expect((await readFile(join(work, 'dist/tiny'), 'utf8')).startsWith('#!/opt/node-20/bin/node\n')).toBe(true);
   });
 

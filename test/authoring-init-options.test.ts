@@ -1,19 +1,18 @@
-import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const dhv = join(repo, 'packages/harness/bin/run.js');
 
-function dhvInit(args: string[], cwd: string): Promise<{ exitCode: number; json: any; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [dhv, 'init', ...args, '--json'], { cwd }, (err, stdout, stderr) => {
-      resolve({ exitCode: err ? (typeof err.code === 'number' ? err.code : 1) : 0, json: stdout ? JSON.parse(stdout) : undefined, stderr });
-    });
-  });
+/** Runs `dhv init ... --json`; `--from-registry` unless the test is about packing, which takes seconds. */
+async function dhvInit(args: string[], cwd: string, options: { pack?: boolean } = {}): Promise<{ exitCode: number; json: any; stderr: string }> {
+  const extra = options.pack || args.some((a) => a.endsWith('-from')) ? [] : ['--from-registry'];
+  const result = await execa(process.execPath, [dhv, 'init', ...args, ...extra, '--json'], { cwd, reject: false });
+  return { exitCode: result.exitCode ?? 1, json: result.stdout ? JSON.parse(result.stdout) : undefined, stderr: result.stderr };
 }
 
 describe('dhv init options', () => {
@@ -25,15 +24,27 @@ describe('dhv init options', () => {
     await rm(work, { recursive: true, force: true });
   });
 
-  it('names the plugin after the folder and writes the whole project', async () => {
-    const { exitCode, json } = await dhvInit(['scratch-dir'], work);
+  it('names the plugin after the folder and writes the whole project, with packed copies of the SDK and harness', async () => {
+    const { exitCode, json } = await dhvInit(['scratch-dir'], work, { pack: true });
     expect(exitCode).toBe(0);
     expect(json).toMatchObject({ dir: join(work, 'scratch-dir'), pluginId: 'scratch-dir', template: 'minimal' });
-    expect(json.files).toEqual(['.gitignore', 'package.json', 'README.md', 'src/plugin.ts', 'test/plugin.test.ts', 'tsconfig.json', 'volume.hcl']);
+    expect(json.files).toEqual([
+      '.gitignore',
+      'package.json',
+      'README.md',
+      'src/plugin.ts',
+      'test/plugin.test.ts',
+      'tsconfig.json',
+      'vendor/dhv-harness-0.1.0.tgz',
+      'vendor/dhv-sdk-0.1.0.tgz',
+      'volume.hcl',
+    ]);
     const manifest = JSON.parse(await readFile(join(work, 'scratch-dir/package.json'), 'utf8'));
     expect(manifest.scripts.build).toBe('dhv build src/plugin.ts -o dist/scratch-dir');
-    expect(manifest.dependencies['@dhv/sdk']).toBe('^0.1.0');
-    expect(manifest.devDependencies['@dhv/harness']).toBe('^0.1.0');
+    expect(manifest.dependencies['@dhv/sdk']).toBe('file:vendor/dhv-sdk-0.1.0.tgz');
+    expect(manifest.devDependencies['@dhv/harness']).toBe('file:vendor/dhv-harness-0.1.0.tgz');
+    expect(manifest.overrides).toEqual({ '@dhv/sdk': '$@dhv/sdk' });
+    expect(await readFile(join(work, 'scratch-dir/.gitignore'), 'utf8')).toContain('!vendor/*.tgz');
     expect(await readFile(join(work, 'scratch-dir/src/plugin.ts'), 'utf8')).toContain("name: 'scratch-dir'");
     expect(await readFile(join(work, 'scratch-dir/volume.hcl'), 'utf8')).toContain('plugin_id = "scratch-dir"');
   });
@@ -95,6 +106,26 @@ describe('dhv init options', () => {
     const result = await dhvInit(['project', '--template', 'zfs'], work);
     expect(result.exitCode).not.toBe(0);
     expect(result.json.error.message).toContain('minimal, mkdir, loopback');
+    expect(await readdir(work)).toEqual([]);
+  });
+
+  it('depends on the published versions with --from-registry', async () => {
+    const { exitCode, json } = await dhvInit(['project'], work);
+    expect(exitCode).toBe(0);
+    expect(json.files).not.toContain('vendor/dhv-sdk-0.1.0.tgz');
+    const manifest = JSON.parse(await readFile(join(json.dir, 'package.json'), 'utf8'));
+    expect(manifest.dependencies['@dhv/sdk']).toBe('^0.1.0');
+    expect(manifest.devDependencies['@dhv/harness']).toBe('^0.1.0');
+    expect(manifest.overrides).toBeUndefined();
+  });
+
+  it('says what to do when npm cannot pack the packages, and leaves nothing behind', async () => {
+    const result = await execa(process.execPath, [dhv, 'init', 'project', '--json'], { cwd: work, reject: false, env: { PATH: '/nonexistent' }, extendEnv: false });
+    expect(result.exitCode).toBe(1);
+    const { error } = JSON.parse(result.stdout);
+    expect(error.code).toBe('PACK_FAILED');
+    expect(error.message).toContain('npm was not found on PATH');
+    expect(error.message).toContain('--from-registry');
     expect(await readdir(work)).toEqual([]);
   });
 

@@ -1,17 +1,19 @@
-import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import fs from 'fs-extra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildEnvironment } from '@dhv/sdk/client';
 import { skipRootTests } from './support/root.js';
 
 /**
- * The whole author's path, offline: `dhv init` every template against packed tarballs
- * of this repo's packages, install, build, `dhv check`, and run the result the way a
- * Nomad agent does. One `npm pack` per package and one `npm install` per run: the
- * projects have the same dependencies, so the others share the first one's node_modules.
+ * The whole author's path as typed: `dhv init` with no flags for every template, a plain
+ * `npm install`, build, `dhv check`, and the result run the way a Nomad agent does.
+ * `dhv init` packs the SDK and harness into the project itself, so @dhv/* never come from
+ * a registry: the first project's install fills a private npm cache with the third-party
+ * packages, the second installs with `--offline` from it, and the third shares the
+ * second's node_modules (they have the same dependencies).
  */
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
@@ -30,12 +32,9 @@ const childEnv = {
   NO_COLOR: '1',
 };
 
-function run(file: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(file, [...args], { cwd: options.cwd, env: options.env ?? childEnv, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      resolve({ exitCode: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-    });
-  });
+async function run(file: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
+  const result = await execa(file, args, { cwd: options.cwd, env: options.env ?? childEnv, extendEnv: false, reject: false, stripFinalNewline: false });
+  return { exitCode: result.exitCode ?? 1, stdout: result.stdout, stderr: result.stderr };
 }
 
 function expectSuccess(result: Run, what: string): void {
@@ -50,48 +49,57 @@ function runBare(plugin: string, operation: 'fingerprint' | 'create' | 'delete',
 
 /** Mount points under `dir`, from the kernel's table. */
 async function mountsUnder(dir: string): Promise<string[]> {
-  const table = await readFile('/proc/self/mountinfo', 'utf8');
+  const table = await fs.readFile('/proc/self/mountinfo', 'utf8');
   return table
     .split('\n')
     .map((line) => line.split(' ')[4]?.replace(/\\040/g, ' '))
     .filter((point): point is string => point !== undefined && point.startsWith(`${dir}/`));
 }
 
-describe('dhv init, install, build, check: every template, offline', () => {
+describe('dhv init with no flags, npm install, build, check: every template, offline', () => {
   let work: string;
   const projects = new Map<string, string>();
 
   beforeAll(async () => {
-    work = await mkdtemp(join(tmpdir(), 'dhv-authoring-e2e-'));
-    const packs = join(work, 'packs');
-    await mkdir(packs);
-    expectSuccess(await run('npm', ['pack', '-w', '@dhv/sdk', '-w', '@dhv/harness', '--pack-destination', packs, '--silent'], { cwd: repo }), 'npm pack');
-    const tarballs = await readdir(packs);
-    const sdk = join(packs, tarballs.find((name) => name.startsWith('dhv-sdk-'))!);
-    const harness = join(packs, tarballs.find((name) => name.startsWith('dhv-harness-'))!);
+    work = await fs.mkdtemp(join(tmpdir(), 'dhv-authoring-e2e-'));
+    const cache = join(work, 'npm-cache');
+    const npmInstall = (cwd: string, mode: '--prefer-offline' | '--offline') =>
+      run('npm', ['install', mode, '--cache', cache, '--no-audit', '--no-fund', '--loglevel=error'], { cwd });
 
     for (const template of TEMPLATES) {
-      const init = await run(process.execPath, [dhv, 'init', `my-${template}`, '--template', template, '--sdk-from', sdk, '--harness-from', harness, '--json'], {
-        cwd: work,
-      });
+      const init = await run(process.execPath, [dhv, 'init', `my-${template}`, ...(template === 'minimal' ? [] : ['--template', template]), '--json'], { cwd: work });
       expectSuccess(init, `dhv init --template ${template}`);
       projects.set(template, JSON.parse(init.stdout).dir);
     }
 
-    const first = projects.get('minimal')!;
-    expectSuccess(await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: first }), 'npm install');
-    for (const template of TEMPLATES.slice(1)) await symlink(join(first, 'node_modules'), join(projects.get(template)!, 'node_modules'));
-  }, 300_000);
+    expectSuccess(await npmInstall(projects.get('mkdir')!, '--prefer-offline'), 'npm install (filling the private cache)');
+    const minimal = projects.get('minimal')!;
+    expectSuccess(await npmInstall(minimal, '--offline'), 'npm install --offline');
+    await fs.symlink(join(minimal, 'node_modules'), join(projects.get('loopback')!, 'node_modules'));
+  }, 400_000);
 
   afterAll(async () => {
     if (!work) return;
     for (const point of (await mountsUnder(work)).reverse()) await run('/usr/bin/umount', ['-l', point]);
-    await rm(work, { recursive: true, force: true });
+    await fs.remove(work);
   }, 60_000);
+
+  it('depends on packed copies of the SDK and harness that ran it, which npm installed without a registry', async () => {
+    const minimal = projects.get('minimal')!;
+    const manifest = await fs.readJson(join(minimal, 'package.json'));
+    expect(manifest.dependencies['@dhv/sdk']).toBe('file:vendor/dhv-sdk-0.1.0.tgz');
+    expect(manifest.devDependencies['@dhv/harness']).toBe('file:vendor/dhv-harness-0.1.0.tgz');
+    const lock = await fs.readJson(join(minimal, 'package-lock.json'));
+    expect(lock.packages['node_modules/@dhv/sdk'].resolved).toBe('file:vendor/dhv-sdk-0.1.0.tgz');
+    expect(lock.packages['node_modules/@dhv/harness'].resolved).toBe('file:vendor/dhv-harness-0.1.0.tgz');
+    expect(Object.keys(lock.packages).filter((path) => path.includes('@dhv/'))).toEqual(['node_modules/@dhv/harness', 'node_modules/@dhv/sdk']);
+    const installed = await fs.readJson(join(minimal, 'node_modules/@dhv/harness/package.json'));
+    expect(installed.version).toBe((await fs.readJson(join(repo, 'packages/harness/package.json'))).version);
+  });
 
   for (const template of TEMPLATES) {
     const needsRoot = template === 'loopback';
-    it.skipIf(needsRoot && skipRootTests())(`${template}: builds, type-checks, passes dhv check, and runs under env -i`, async () => {
+    it.skipIf(needsRoot && skipRootTests(`the ${template} template's check`))(`${template}: builds, type-checks, passes dhv check, and runs under env -i`, async () => {
       const project = projects.get(template)!;
       const plugin = join(project, `dist/my-${template}`);
 
@@ -112,25 +120,27 @@ describe('dhv init, install, build, check: every template, offline', () => {
         capacityMinBytes: 16 * 1024 * 1024,
         capacityMaxBytes: 32 * 1024 * 1024,
       };
-      await mkdir(volumesDir, { recursive: true });
+      await fs.ensureDir(volumesDir);
       const created = await runBare(plugin, 'create', request);
       expectSuccess(created, `${template} create under env -i`);
       const { path } = JSON.parse(created.stdout);
       expect(path).toBe(join(volumesDir, request.volumeId));
       expectSuccess(await runBare(plugin, 'delete', { ...request, createdPath: path }), `${template} delete under env -i`);
-      expect(await readdir(volumesDir)).toEqual([]);
+      expect(await fs.readdir(volumesDir)).toEqual([]);
       expect(await mountsUnder(work)).toEqual([]);
     }, 180_000);
   }
 
-  it('scaffolds from the installed package too: the templates ship in the tarball', async () => {
+  it('scaffolds from the installed package too: the templates ship in the tarball, and it packs itself again', async () => {
     const installed = join(projects.get('minimal')!, 'node_modules/@dhv/harness/bin/run.js');
     const init = await run(process.execPath, [installed, 'init', 'from-package', '--template', 'loopback', '--json'], { cwd: work });
     expectSuccess(init, 'dhv init from the installed @dhv/harness');
-    expect(JSON.parse(init.stdout).files).toContain('src/plugin.ts');
-    expect(await readFile(join(work, 'from-package/src/plugin.ts'), 'utf8')).toBe(
-      await readFile(join(projects.get('loopback')!, 'src/plugin.ts'), 'utf8').then((text) => text.replaceAll('my-loopback', 'from-package')),
+    expect(JSON.parse(init.stdout).files).toEqual(expect.arrayContaining(['src/plugin.ts', 'vendor/dhv-sdk-0.1.0.tgz', 'vendor/dhv-harness-0.1.0.tgz']));
+    expect(await fs.readFile(join(work, 'from-package/src/plugin.ts'), 'utf8')).toBe(
+      await fs.readFile(join(projects.get('loopback')!, 'src/plugin.ts'), 'utf8').then((text) => text.replaceAll('my-loopback', 'from-package')),
     );
+    const listed = await run('tar', ['-tzf', join(work, 'from-package/vendor/dhv-harness-0.1.0.tgz')]);
+    expect(listed.stdout.split('\n')).toEqual(expect.arrayContaining(['package/templates/common/test/plugin.test.ts', 'package/dist/index.js']));
   });
 
   it("runs the conformance catalogue from the generated project's own vitest test", async () => {

@@ -28,10 +28,11 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
     expect(run.code).toBe(0);
     const id = /^==> Created host volume test with ID ([0-9a-f-]{36})$/m.exec(run.stdout)?.[1];
     expect(id).toBeDefined();
-    expect(run.stdout).toContain(`  ✓ Host volume "${id!.slice(0, 8)}" ready`);
-    expect(run.stdout).toMatch(/^ {4}\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)$/m);
+    expect(run.stdout).toMatch(new RegExp(`^==> \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(Z|[+-]\\d\\d:\\d\\d): Monitoring volume "${id!.slice(0, 8)}"\\.\\.\\.$`, 'm'));
+    expect(run.stdout).toMatch(/: Volume "test" ready\n$/);
+    const detail = await agent.dhv('volume', 'status', id!);
     for (const line of ['ID        = ' + id, 'Name      = test', 'Namespace = default', 'Plugin ID = mkdir', 'Node Pool = default', 'Capacity  = 0 B', 'State     = ready', `Host Path = ${agent.volumesDir}/${id}`]) {
-      expect(run.stdout).toContain(`    ${line}`);
+      expect(detail.stdout).toContain(line);
     }
     expect(((await stat(join(agent.volumesDir, id!))).mode & 0o777).toString(8)).toBe('750');
   });
@@ -87,12 +88,12 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
 
   it('updates a volume given its id: create runs again with the larger capacity, and shrinking or moving it is refused', async () => {
     await agent.plugin('sized', bashPlugin());
-    const created = await agent.json('volume', 'create', await agent.file('v1.hcl', volumeHcl({ name: 'grow', plugin_id: 'sized', capacity_min: '10MiB' })));
+    const created = await agent.json('volume', 'create', await agent.file('v1.hcl', volumeHcl({ name: 'grow', plugin_id: 'sized', capacity_min: '10MiB', capacity_max: '1GiB' })));
     expect(created.Volume.CapacityBytes).toBe(10 * 2 ** 20);
     const id: string = created.Volume.ID;
-    const grow = await agent.dhv('volume', 'create', await agent.file('v2.hcl', volumeHcl({ id, name: 'grow', plugin_id: 'sized', capacity_min: '20MiB' })));
-    expect(grow.stdout).toContain(`==> Updated host volume grow with ID ${id}`);
-    expect(grow.stdout).toContain('Capacity  = 20 MiB');
+    const grow = await agent.dhv('volume', 'create', await agent.file('v2.hcl', volumeHcl({ id, name: 'grow', plugin_id: 'sized', capacity_min: '20MiB', capacity_max: '1GiB' })));
+    expect(grow.stdout).toContain(`==> Created host volume grow with ID ${id}`); // Nomad's CLI says Created for an update too
+    expect((await agent.dhv('volume', 'status', id)).stdout).toContain('Capacity  = 20 MiB');
     expect((await agent.json('volume', 'status', id)).CreateTime).toBe(created.Volume.CreateTime);
 
     const refused = await agent.dhv(
@@ -113,9 +114,10 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
     await writeFile(join(existing, 'keep.txt'), 'keep');
     const spec = await agent.file('reg.hcl', volumeHcl({ name: 'legacy', host_path: existing, capacity: '1GiB' }));
     const run = await agent.dhv('volume', 'register', spec);
-    expect(run.stdout).toMatch(/==> Registered host volume legacy with ID/);
-    expect(run.stdout).toContain('Plugin ID = <none>');
-    expect(run.stdout).toContain('Capacity  = 1.0 GiB');
+    expect(run.stdout).toMatch(/^Registered host volume legacy with ID [0-9a-f-]{36}\n$/);
+    const detail = await agent.dhv('volume', 'status', /ID ([0-9a-f-]{36})/.exec(run.stdout)![1]!);
+    expect(detail.stdout).toContain('Plugin ID = <none>');
+    expect(detail.stdout).toContain('Capacity  = 1.0 GiB');
     const node = await agent.json('node', 'status');
     expect(node.HostVolumes.legacy).toMatchObject({ Path: existing, ReadOnly: false });
     const id = node.HostVolumes.legacy.ID;
@@ -130,10 +132,10 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
   it('reports every problem of a bad spec at once, and reads a spec from stdin', async () => {
     const bad = await agent.dhv('volume', 'create', await agent.file('bad.hcl', 'type = "csi"\ncapacity_min = "10 parsecs"\n'));
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toMatch(/type: must be "host"[\s\S]*name: missing[\s\S]*plugin_id: missing[\s\S]*capacity_min: invalid size/);
+    expect(bad.stderr).toMatch(/3 errors occurred:\n\t\* unknown volume type: csi.*\n\t\* missing name\n\t\* invalid capacity_min: /);
 
     const child = agent.start('volume', 'create', '-', '--json');
-    child.stdin!.end(JSON.stringify({ type: 'host', name: 'piped', plugin_id: 'mkdir', capacity_min: '1GB' }));
+    child.stdin!.end(JSON.stringify({ type: 'host', name: 'piped', plugin_id: 'mkdir', capacity_min: '1GB', capacity_max: '1GB' }));
     let out = '';
     child.stdout!.on('data', (d) => (out += d));
     await new Promise((r) => child.once('close', r));

@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { execFile } from 'node:child_process';
+import { runSeedStory } from '@dhv/harness';
+import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { DHV_BIN } from './support/dhv-agent.js';
 import { rootTestsUnavailable } from './support/root.js';
@@ -13,30 +14,37 @@ function demo(...args: string[]): Promise<{ code: number; stdout: string; stderr
   return run(process.execPath, [DHV_BIN, 'demo', ...args]);
 }
 
-function run(file: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((done) => {
-    execFile(file, args, { maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      done({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
+async function run(file: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const result = await execa(file, args, { reject: false });
+  return { code: result.exitCode ?? 1, stdout: result.stdout, stderr: result.stderr };
 }
 
-/** The demo runs every step as its own process: minutes, not seconds, on a loaded machine. */
+/** The demo runs every plugin operation as its own process: minutes, not seconds, on a loaded machine. */
 const DEMO_TIMEOUT_MS = 300_000;
 
 describe('dhv demo', () => {
-  it("runs the seed's story and leaves nothing behind", async () => {
-    const run = await demo('--json');
-    expect(run.code, run.stderr).toBe(0);
-    const report = JSON.parse(run.stdout);
-    expect(report).toMatchObject({ ok: true, leftBehind: [] });
+  it("runs the seed's story in-process through the library and leaves nothing behind", async () => {
+    const report = await runSeedStory();
+    expect(report, report.error).toMatchObject({ ok: true, leftBehind: [] });
     expect(report.loopback.ran).toBe(rootTestsUnavailable() === undefined);
     expect(existsSync(report.workDir)).toBe(false);
-    const commands = report.steps.map((s: { command: string }) => s.command);
-    expect(commands).toEqual(expect.arrayContaining(['dhv agent fingerprint', 'dhv node status', 'dhv agent restart --reboot', 'dhv volume status']));
-    const node = JSON.parse(report.steps.find((s: { command: string }) => s.command === 'dhv node status --json').stdout);
-    expect(Object.keys(node.HostVolumes).sort()).toEqual(report.loopback.ran ? ['cloud-img', 'scratch', 'test'] : ['cloud-img', 'scratch']);
-    expect(node.HostVolumes['cloud-img'].ID).toBe('');
+    expect(report.steps.every((s) => s.ok)).toBe(true);
+    const commands = report.steps.map((s) => s.command.split(' --config')[0]);
+    expect(commands).toEqual(expect.arrayContaining(['dhv agent fingerprint', 'dhv agent restart --reboot', 'dhv volume status']));
+    expect(Object.keys(report.hostVolumes).sort()).toEqual(report.loopback.ran ? ['cloud-img', 'scratch', 'test'] : ['cloud-img', 'scratch']);
+    expect(report.hostVolumes['cloud-img']!.ID).toBe('');
+    expect(report.volumes.map((v) => [v.name, v.stateAfterRestart, v.fileSurvived])).toEqual(
+      report.loopback.ran ? [['scratch', 'ready', true], ['test', 'ready', true]] : [['scratch', 'ready', true]],
+    );
+    if (report.loopback.ran) expect(report.volumes[1]!.capacityBytes).toBeGreaterThanOrEqual(47n * 1024n * 1024n);
+  }, DEMO_TIMEOUT_MS);
+
+  it('prints the same report as JSON with --json', async () => {
+    const run = await demo('--json', '--no-loopback');
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout);
+    expect(report).toMatchObject({ ok: true, leftBehind: [], loopback: { ran: false } });
+    expect(typeof report.volumes[0].capacityBytes).toBe('number');
   }, DEMO_TIMEOUT_MS);
 
   it('says why it skips the loopback volume when asked to leave it out', async () => {

@@ -25,10 +25,9 @@ describe('dhv-mkdir packaging', () => {
     dir = undefined;
   });
 
-  it('is one executable file whose interpreter line names node by absolute path (the agent gives no PATH)', async () => {
+  it('is one executable file whose launcher finds node by absolute paths (the agent gives no PATH)', async () => {
     const text = await readFile(BUILT, 'utf8');
-    const firstLine = text.slice(0, text.indexOf('\n'));
-    expect(firstLine).toBe(`#!${process.execPath}`);
+    expect(text.split('\n').slice(0, 2)).toEqual(['#!/bin/sh', expect.stringContaining(`for n in '${process.execPath}' `)]);
     expect((await stat(BUILT)).mode & 0o111).toBe(0o111);
     expect(text).not.toMatch(/require\(["']zod["']\)|require\(["']check-disk-space["']\)|require\(["']@dhv\/sdk/);
   });

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { copyFile, lstat, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -61,6 +62,13 @@ interface GcJson {
   Failed: Array<{ ID: string; Error: { code: string; message: string } }>;
 }
 
+/** What a create cut short leaves besides its volume: the claim of its name, written before its plugin ran. */
+async function claimName(name: string, id: string): Promise<void> {
+  const dir = join(dataDir, 'client', 'host_volume_names');
+  await mkdir(dir, { recursive: true });
+  await writeFile(join(dir, `${createHash('sha256').update(name).digest('hex')}.json`), JSON.stringify({ Name: name, ID: id }));
+}
+
 async function createWithBuiltinMkdir(name: string): Promise<string> {
   const spec = join(sandbox, `${name}.hcl`);
   await writeFile(spec, `type = "host"\nname = "${name}"\nplugin_id = "mkdir"\n`);
@@ -81,6 +89,7 @@ describe('dhv agent gc', () => {
     const kept = await createWithBuiltinMkdir('kept');
     await mkdir(join(volumesDir, ORPHAN_ID));
     await writeFile(join(volumesDir, ORPHAN_ID, 'file'), 'left by a create cut short\n');
+    await claimName('cut-short', ORPHAN_ID);
     await mkdir(join(volumesDir, 'not-a-volume')); // not named by a volume ID: not gc's business
 
     const listing = await dhv('agent', 'gc');
@@ -99,7 +108,7 @@ describe('dhv agent gc', () => {
     expect(existsSync(join(volumesDir, kept))).toBe(true);
     expect(existsSync(join(volumesDir, 'not-a-volume'))).toBe(true);
     expect(parsed<GcJson>(await dhv('agent', 'gc', '--json')).Orphans).toEqual([]);
-  });
+  }, 180_000);
 
   it('has --help that says what an orphan is and how to remove one', async () => {
     const run = await runDhv(['agent', 'gc', '--help']);
@@ -111,6 +120,7 @@ describe('dhv agent gc', () => {
 
   it('is a library call too: findOrphans and collectOrphans from @dhv/harness', async () => {
     await mkdir(join(volumesDir, ORPHAN_ID), { recursive: true });
+    await claimName('cut-short', ORPHAN_ID);
     const config = await loadAgentConfig({ dataDir, pluginDir });
 
     expect(await findOrphans(config)).toMatchObject([{ id: ORPHAN_ID, kind: 'directory', plugin: 'mkdir', blocker: undefined }]);
@@ -146,7 +156,8 @@ describe('dhv agent gc', () => {
   it('removes what dhv-mkdir made for a volume that was never recorded', async () => {
     await copyFile(builtPlugin('dhv-mkdir'), join(pluginDir, 'dhv-mkdir'));
     await mkdir(volumesDir, { recursive: true });
-    // The plugin ran, then the agent died before writing state.
+    // The agent claimed the name, the plugin ran, then the agent died before writing state.
+    await claimName('cut', ORPHAN_ID);
     await execPlugin(join(pluginDir, 'dhv-mkdir'), 'create', { volumesDir, volumeName: 'cut', volumeId: ORPHAN_ID, nodeId: 'node' });
 
     const json = parsed<GcJson>(await dhv('agent', 'gc', '--remove', '--json'));
@@ -156,7 +167,7 @@ describe('dhv agent gc', () => {
   });
 });
 
-describe.skipIf(skipRootTests())('dhv agent gc on mounted orphans', () => {
+describe.skipIf(skipRootTests('dhv agent gc on mounted orphans'))('dhv agent gc on mounted orphans', () => {
   it('removes an unrecorded dhv-loopback volume with its plugin: unmounted, loop device detached, image gone', async () => {
     await copyFile(builtPlugin('dhv-loopback'), join(pluginDir, 'dhv-loopback'));
     await mkdir(volumesDir, { recursive: true });
@@ -173,6 +184,18 @@ describe.skipIf(skipRootTests())('dhv agent gc on mounted orphans', () => {
     expect(mountsUnder(volumesDir)).toEqual([]);
     expect(loopDevicesUnder(volumesDir)).toEqual([]);
     expect(existsSync(join(volumesDir, ORPHAN_ID))).toBe(false);
+  });
+
+  it('leaves alone a directory named by a volume ID that no create claimed: it is not known to be a volume', async () => {
+    await mkdir(join(volumesDir, ORPHAN_ID), { recursive: true });
+    await writeFile(join(volumesDir, ORPHAN_ID, 'data'), 'someone else\'s\n');
+
+    const run = await dhv('agent', 'gc', '--remove', '--json');
+
+    const json = JSON.parse(run.stdout) as GcJson;
+    expect(json.Orphans).toMatchObject([{ ID: ORPHAN_ID, Blocker: expect.stringMatching(/no create of this agent claimed/) }]);
+    expect(json.Removed).toEqual([]);
+    expect(existsSync(join(volumesDir, ORPHAN_ID, 'data'))).toBe(true);
   });
 
   it('refuses to remove something mounted there that no plugin left a trace of, says why, and exits 1', async () => {

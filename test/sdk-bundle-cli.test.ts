@@ -31,7 +31,7 @@ describe('dhv-bundle', () => {
     const out = join(dir, 'demo');
     const result = await bundle(ENTRY, out);
     expect(result.code).toBe(0);
-    expect(result.stdout).toBe(`built ${out} (${(await stat(out)).size} bytes, #!${process.execPath})\n`);
+    expect(result.stdout).toBe(`built ${out} (${(await stat(out)).size} bytes, runs ${process.execPath} or the first node found)\n`);
     expect((await stat(out)).mode & 0o777).toBe(0o755);
   });
 

@@ -3,7 +3,7 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loopDevicesBackedUnder, mountsUnder, simulateReboot } from '@dhv/harness';
+import { loopDevicesBackedBelow, mountsAtOrBelow, releaseEverythingBelow } from '@dhv/sdk/host';
 
 /** The real `dhv` executable; tests run it as a separate process, as a user would. */
 export const DHV_BIN = resolve(fileURLToPath(new URL('../../packages/harness/bin/run.js', import.meta.url)));
@@ -92,8 +92,8 @@ export async function tempAgent(options: { config?: (dir: string) => string } = 
     },
     async cleanup() {
       for (const child of children) child.kill('SIGKILL');
-      await simulateReboot(dir).catch(() => {});
-      const left = [...(await mountsUnder(dir)), ...(await loopDevicesBackedUnder(dir)).map((l) => l.device)];
+      await releaseEverythingBelow(dir).catch(() => {});
+      const left = [...(await mountsAtOrBelow(dir)).map((m) => m.mountPoint), ...(await loopDevicesBackedBelow(dir)).map((l) => l.device)];
       await rm(dir, { recursive: true, force: true });
       if (left.length > 0) throw new Error(`left behind: ${left.join(', ')}`);
     },

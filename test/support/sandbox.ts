@@ -5,6 +5,7 @@ import { chmod, copyFile, lstat, mkdtemp, readdir, readFile, readlink, rm } from
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { attachedLoopDevicesSync, deepestFirst, entriesAtOrBelow, readMountTableSync } from '@dhv/sdk/host';
 
 /** Helpers for the reliability tests: sandboxes, byte-for-byte tree snapshots, process checks, seeded randomness. */
 
@@ -191,27 +192,14 @@ export function median(samples: readonly number[]): number {
 
 /** Loop devices whose backing file lies under `dir`, found by backing file through sysfs. */
 export function loopDevicesUnder(dir: string): string[] {
-  const devices: string[] = [];
-  for (const name of readdirSync('/sys/block').filter((n) => n.startsWith('loop'))) {
-    let backing: string;
-    try {
-      backing = readFileSync(`/sys/block/${name}/loop/backing_file`, 'utf8').trim();
-    } catch {
-      continue; // not attached
-    }
-    if (backing === dir || backing.startsWith(`${dir}/`)) devices.push(`/dev/${name}`);
-  }
-  return devices;
+  return attachedLoopDevicesSync()
+    .filter((l) => l.backingFile === dir || l.backingFile.startsWith(`${dir}/`))
+    .map((l) => l.device);
 }
 
-/** Mount points under `dir`, deepest first, so they can be unmounted in that order. */
+/** Mount points at or below `dir` (the folder itself counts), deepest first, so they can be unmounted in that order. */
 export function mountsUnder(dir: string): string[] {
-  const lines = readFileSync('/proc/self/mounts', 'utf8').split('\n');
-  return lines
-    .map((line) => line.split(' ')[1] ?? '')
-    .map((p) => p.replace(/\\040/g, ' '))
-    .filter((p) => p === dir || p.startsWith(`${dir}/`))
-    .sort((a, b) => b.length - a.length);
+  return deepestFirst(entriesAtOrBelow(readMountTableSync(), dir)).map((m) => m.mountPoint);
 }
 
 /** Unmounts and detaches everything a test left under `dir`; used in afterEach before the sandbox is removed. */

@@ -8,7 +8,7 @@ export { readVolumeSpec, validateVolumeSpec, type VolumeSpec, type Capability, t
 export { ClientState, type VolumeRecord, type ClientCreateRequest } from './agent/client-state.js';
 export { buildHostVolumes, type HostVolumeConfig } from './agent/host-volumes.js';
 export { restoreVolumes, defaultRestoreConcurrency, type RestoreReport } from './agent/restore.js';
-export { simulateReboot, mountsUnder, loopDevicesBackedUnder, type RebootReport } from './agent/reboot.js';
+export { simulateReboot, type RebootReport, type RebootScope } from './agent/reboot.js';
 export { fingerprintPlugins, lookupPlugin, type Fingerprint } from './agent/plugins.js';
 export { runPluginOnce, type PluginRunInput, type PluginRunOutcome } from './agent/run-plugin-once.js';
 export { findOrphans, removeOrphan, collectOrphans, OrphanError, type Orphan, type OrphanKind, type GcReport } from './agent/orphans.js';

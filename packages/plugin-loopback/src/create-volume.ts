@@ -7,7 +7,7 @@ import { checkHost, toolsFor } from './preflight.js';
 import { UndoStack } from './undo-stack.js';
 import { checkRoom, createSparseImage, imageSize, preallocate, publishImage, removeFile } from './image.js';
 import { checkFilesystem, detectFilesystem, makeFilesystem } from './filesystem.js';
-import { attachLoopDevice, deviceNumberOf, detachLoopDevice, loopDevicesFor } from './loop-device.js';
+import { attachLoopDevice, detachLoopDevice, loopDeviceNumbered, loopDevicesFor } from './loop-device.js';
 import { mount, mountsAt, unmount } from './mounts.js';
 import { expandVolume, finishInterruptedGrowth } from './expand.js';
 import { noHook, type StepHook } from './steps.js';
@@ -63,7 +63,7 @@ export async function createVolume(request: CreateRequest, ctx: HandlerContext, 
         throw failure;
       }
     },
-    { signal: ctx.signal },
+    { signal: ctx.signal, folderMode: 0o700 },
   ).catch(async (err: unknown) => {
     // After the lock is released, so an empty hidden folder really is empty.
     await removeEmptyFolders(layout, made).catch(() => {});
@@ -145,12 +145,11 @@ async function restore(job: Job, current: bigint): Promise<CreateResponse> {
     throw new PluginFailure('EFSCHANGED', `the volume already holds an ${fs} filesystem; fs cannot change to ${params.fs} (delete and create the volume instead)`);
   }
 
-  const attached = await loopDevicesFor(layout.imagePath);
   const mounted = await mountsAt(layout.mountPath);
   let device: string | undefined;
   if (mounted.length > 0) {
     const top = mounted.at(-1)!;
-    for (const candidate of attached) if ((await deviceNumberOf(candidate)) === top.device) device = candidate;
+    device = await loopDeviceNumbered(top.device, layout.imagePath);
     if (device === undefined) {
       throw new PluginFailure(
         'EMOUNTED',
@@ -159,6 +158,7 @@ async function restore(job: Job, current: bigint): Promise<CreateResponse> {
       );
     }
   } else {
+    const attached = await loopDevicesFor(layout.imagePath);
     if (attached.length > 0) {
       device = attached[0]!;
     } else {

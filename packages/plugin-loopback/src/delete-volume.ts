@@ -34,7 +34,7 @@ export async function deleteVolume(request: DeleteHandlerRequest, ctx: HandlerCo
   }
   checkHost(toolsFor(undefined));
   const made = await ensureStateDir(layout);
-  await withVolumeLock(layout.lockPath, () => removeVolume(layout, ctx), { signal: ctx.signal });
+  await withVolumeLock(layout.lockPath, () => removeVolume(layout, ctx), { signal: ctx.signal, folderMode: 0o700 });
   await removeEmptyFolders(layout, made).catch(() => {}); // tidiness only: the volume is gone either way
 }
 

@@ -1,42 +1,32 @@
-import { readFile, readdir, realpath, stat } from 'node:fs/promises';
+import { readFile, realpath } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { PluginFailure } from '@dhv/sdk/plugin';
+import { detachLoopDevice as hostDetach, loopDevicesBackedBy } from '@dhv/sdk/host';
 import { tool } from './tools.js';
 
-/** `major:minor` of a device number, as /proc/self/mountinfo prints it. */
-function deviceNumber(dev: number): string {
-  const n = BigInt(dev);
-  const major = ((n >> 8n) & 0xfffn) | ((n >> 32n) & ~0xfffn);
-  const minor = (n & 0xffn) | ((n >> 12n) & ~0xffn);
-  return `${major}:${minor}`;
-}
+export { deviceNumberOf } from '@dhv/sdk/host';
 
-/** `major:minor` of a block device, as /proc/self/mountinfo names a mounted device. */
-export async function deviceNumberOf(device: string): Promise<string> {
-  return deviceNumber((await stat(device)).rdev);
+/** Every loop device backed by `imagePath`, found by the backing file the kernel records; empty when the image is missing. */
+export async function loopDevicesFor(imagePath: string): Promise<string[]> {
+  return (await loopDevicesBackedBy(imagePath)).map((l) => l.device);
 }
 
 /**
- * Every loop device backed by `imagePath`, found by the backing file the kernel records
- * for each attached device (/sys/block/loopN/loop/backing_file, the path as the kernel
- * resolves it), never by guessing a device name. Empty when the image is missing.
+ * The loop device numbered `majorMinor` (as /proc/self/mountinfo names a mounted device)
+ * when it is backed by `imagePath`, else undefined. One lookup in /sys/dev/block, where
+ * loopDevicesFor reads every loop device of the host: at restore every volume's create
+ * runs at once, and N volumes would cost N × N reads.
  */
-export async function loopDevicesFor(imagePath: string): Promise<string[]> {
-  let backing: string;
-  try {
-    backing = await realpath(imagePath);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
-  }
-  const loops = (await readdir('/sys/block')).filter((name) => /^loop[0-9]+$/.test(name));
-  const matches = await Promise.all(
-    loops.map(async (name) => {
-      // Only attached devices have a backing_file.
-      const file = await readFile(`/sys/block/${name}/loop/backing_file`, 'utf8').catch(() => undefined);
-      return file?.replace(/\n$/, '') === backing ? `/dev/${name}` : undefined;
-    }),
-  );
-  return matches.filter((device): device is string => device !== undefined).sort();
+export async function loopDeviceNumbered(majorMinor: string, imagePath: string): Promise<string | undefined> {
+  if (!/^[0-9]+:[0-9]+$/.test(majorMinor)) return undefined;
+  const sys = `/sys/dev/block/${majorMinor}`;
+  const [backing, recorded, name] = await Promise.all([
+    realpath(imagePath).catch(() => undefined),
+    readFile(`${sys}/loop/backing_file`, 'utf8').catch(() => undefined),
+    realpath(sys).then(basename, () => undefined),
+  ]);
+  if (backing === undefined || name === undefined || !/^loop[0-9]+$/.test(name)) return undefined;
+  return recorded?.replace(/\n$/, '') === backing ? `/dev/${name}` : undefined;
 }
 
 const ATTACH_ATTEMPTS = 10;
@@ -84,5 +74,5 @@ export async function refreshLoopCapacity(device: string, signal?: AbortSignal):
 }
 
 export async function detachLoopDevice(device: string, signal?: AbortSignal): Promise<void> {
-  await tool('losetup', ['--detach', device], signal);
+  await hostDetach(device, signal ? { signal } : {});
 }

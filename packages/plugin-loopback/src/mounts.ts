@@ -1,70 +1,10 @@
-import { readFile, readdir, readlink, realpath } from 'node:fs/promises';
-import { basename, dirname } from 'node:path';
+import { readdir, readFile, readlink } from 'node:fs/promises';
 import { PluginFailure } from '@dhv/sdk/plugin';
+import { canonicalPath, parseMountinfo, readMountTable, unmount as hostUnmount, type MountEntry } from '@dhv/sdk/host';
 import { tool } from './tools.js';
 
-export interface MountEntry {
-  /** `major:minor` of the mounted device. */
-  device: string;
-  mountPoint: string;
-  fsType: string;
-  source: string;
-  options: string[];
-}
-
-// mountinfo escapes space, tab, newline and backslash as \ooo.
-const unescape = (field: string) => field.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(Number.parseInt(octal, 8)));
-
-/** The mount table of this process's mount namespace, from /proc/self/mountinfo. */
-export async function readMounts(): Promise<MountEntry[]> {
-  return parseMountinfo(await readFile('/proc/self/mountinfo', 'utf8'));
-}
-
-function parseMountinfo(text: string): MountEntry[] {
-  const entries: MountEntry[] = [];
-  for (const line of text.split('\n')) {
-    if (line === '') continue;
-    const [before, after] = line.split(' - ');
-    const fields = before?.split(' ') ?? [];
-    const tail = after?.split(' ') ?? [];
-    if (fields.length < 6 || tail.length < 2) continue;
-    entries.push({
-      device: fields[2]!,
-      mountPoint: unescape(fields[4]!),
-      options: fields[5]!.split(','),
-      fsType: tail[0]!,
-      source: unescape(tail[1]!),
-    });
-  }
-  return entries;
-}
-
-/**
- * `path` as the mount table names it: the kernel records mount points with every link
- * resolved, and a volumes dir reached through a link (/opt/nomad -> /data/nomad) must
- * still find its mounts. The last component is never a link (create refuses one).
- */
-async function canonical(path: string): Promise<string | undefined> {
-  try {
-    const parent = await realpath(dirname(path));
-    return parent === '/' ? `/${basename(path)}` : `${parent}/${basename(path)}`;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-}
-
-/** What is mounted at `path`, topmost last. */
-export async function mountsAt(path: string): Promise<MountEntry[]> {
-  const where = await canonical(path);
-  return where === undefined ? [] : (await readMounts()).filter((m) => m.mountPoint === where);
-}
-
-/** Mounts strictly below `path`. */
-export async function mountsBelow(path: string): Promise<MountEntry[]> {
-  const where = await canonical(path);
-  return where === undefined ? [] : (await readMounts()).filter((m) => m.mountPoint.startsWith(`${where}/`));
-}
+export type { MountEntry };
+export { mountsAt, mountsBelow } from '@dhv/sdk/host';
 
 export async function mount(device: string, path: string, fsType: string, options: readonly string[], signal?: AbortSignal): Promise<void> {
   await tool('mount', ['-t', fsType, ...(options.length > 0 ? ['-o', options.join(',')] : []), device, path], signal);
@@ -73,7 +13,7 @@ export async function mount(device: string, path: string, fsType: string, option
 /** Unmounts `path`; a busy filesystem gives an error that says the volume is in use. */
 export async function unmount(path: string, signal?: AbortSignal): Promise<void> {
   try {
-    await tool('umount', [path], signal);
+    await hostUnmount(path, signal ? { signal } : {});
   } catch (err) {
     if (err instanceof PluginFailure && /busy/i.test(String(err.details.stderr ?? err.message))) {
       throw new PluginFailure(
@@ -88,8 +28,8 @@ export async function unmount(path: string, signal?: AbortSignal): Promise<void>
 
 /** Mounts of any of `devices` (major:minor) in this mount namespace other than the one at `path`: bind mounts, mostly. */
 export async function mountsElsewhere(devices: ReadonlySet<string>, path: string): Promise<MountEntry[]> {
-  const where = await canonical(path);
-  return (await readMounts()).filter((m) => devices.has(m.device) && m.mountPoint !== where);
+  const where = await canonicalPath(path);
+  return (await readMountTable()).filter((m) => devices.has(m.device) && m.mountPoint !== where);
 }
 
 export interface ForeignMount extends MountEntry {
@@ -110,7 +50,7 @@ export async function mountsInOtherNamespaces(devices: ReadonlySet<string>): Pro
     const namespace = await readlink(`/proc/${entry}/ns/mnt`).catch(() => undefined);
     if (namespace === undefined || seen.has(namespace)) continue;
     seen.add(namespace);
-    const text = await readFile(`/proc/${entry}/mountinfo`, 'utf8').catch(() => '');
+    const text = await readFile(`/proc/${entry}/mountinfo`, 'latin1').catch(() => '');
     for (const m of parseMountinfo(text)) if (devices.has(m.device)) found.push({ ...m, pid: Number(entry) });
   }
   return found;

@@ -1,12 +1,13 @@
 import type { Stats } from 'node:fs';
-import { mkdir, rmdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { PluginFailure, volumePath, type CreateRequest, type CreateResponse, type HandlerContext } from '@dhv/sdk/plugin';
+import { fsCalls, PluginFailure, volumePath, type CreateRequest, type CreateResponse, type HandlerContext } from '@dhv/sdk/plugin';
 import { freeSpace, provisionedBytes, reportedBytes } from './capacity.js';
 import { describeType, errnoOf, lstatIfExists, openDirectoryNoFollow } from './fs-safe.js';
 import { withVolumePathLock } from './lock.js';
 import { formatMode, parseMkdirParameters, type MkdirParameters } from './parameters.js';
 import { inspectVolumesDir, makeVolumesDir } from './volumes-dir.js';
+
+const { mkdir, rmdir } = fsCalls;
 
 /**
  * create: `<volumes dir>/<volume id>` as a directory with the requested mode and owner.

@@ -1,5 +1,7 @@
 import { constants, type Stats } from 'node:fs';
-import { lstat, open, type FileHandle } from 'node:fs/promises';
+import { fsCalls } from '@dhv/sdk/plugin';
+
+const { close, fchmod, fchown, fstat, lstat, open } = fsCalls;
 
 /** lstat that answers undefined for a missing path (or one under a missing directory) instead of throwing. */
 export async function lstatIfExists(path: string): Promise<Stats | undefined> {
@@ -12,12 +14,26 @@ export async function lstatIfExists(path: string): Promise<Stats | undefined> {
   }
 }
 
+/** An open directory: chown, chmod and stat through its descriptor (fchown, fchmod, fstat). */
+export interface DirectoryHandle {
+  chown(uid: number, gid: number): Promise<void>;
+  chmod(mode: number): Promise<void>;
+  stat(): Promise<Stats>;
+  close(): Promise<void>;
+}
+
 /**
  * Opens a directory without following a link at its last component, so that chown and
- * chmod through the handle (fchown, fchmod) can never reach a link's target.
+ * chmod through the handle can never reach a link's target.
  */
-export function openDirectoryNoFollow(path: string): Promise<FileHandle> {
-  return open(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+export async function openDirectoryNoFollow(path: string): Promise<DirectoryHandle> {
+  const fd = await open(path, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+  return {
+    chown: (uid, gid) => fchown(fd, uid, gid),
+    chmod: (mode) => fchmod(fd, mode),
+    stat: () => fstat(fd),
+    close: () => close(fd),
+  };
 }
 
 export function errnoOf(err: unknown): string | undefined {

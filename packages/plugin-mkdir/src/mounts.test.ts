@@ -2,7 +2,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { mountPointsWithin, parseMountPoints } from './mounts.js';
+import { parseMountinfo } from '@dhv/sdk/host';
+import { mountPointsWithin } from './mounts.js';
 
 const MOUNTINFO = [
   '22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw',
@@ -20,7 +21,7 @@ afterEach(async () => {
 
 describe('mount points', () => {
   it('reads mount points from mountinfo, decoding octal escapes', () => {
-    expect(parseMountPoints(MOUNTINFO)).toEqual(['/', '/srv/volumes/abc', '/srv/volumes/abc/inner dir', '/srv/volumes/abcdef']);
+    expect(parseMountinfo(MOUNTINFO).map((m) => m.mountPoint)).toEqual(['/', '/srv/volumes/abc', '/srv/volumes/abc/inner dir', '/srv/volumes/abcdef']);
   });
 
   it('finds mount points at or below a directory, not beside it', async () => {

@@ -1,7 +1,8 @@
-import { mkdir, stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { ENV, PluginFailure } from '@dhv/sdk/plugin';
+import { ENV, fsCalls, PluginFailure } from '@dhv/sdk/plugin';
 import { errnoOf, openDirectoryNoFollow } from './fs-safe.js';
+
+const { mkdir, stat } = fsCalls;
 
 /** The agent's volumes dir when dhv-mkdir has to make it: others may pass through, not list it. */
 export const VOLUMES_DIR_MODE = 0o711;

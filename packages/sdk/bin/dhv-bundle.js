@@ -3,16 +3,17 @@
 import { parseArgs } from 'node:util';
 import { bundlePlugin } from '../dist/build.js';
 
-const USAGE = `usage: dhv-bundle <entry> <outfile> [--node /abs/path/to/node] [--no-minify] [--json]
+const USAGE = `usage: dhv-bundle <entry> <outfile> [--node /abs/path/to/node] [--fixed-node] [--no-minify] [--json]
 
 Bundles a plugin written with definePlugin (the entry's default export) into one
-executable file: every dependency inside, a #! line naming node by absolute path (the
-Nomad agent gives plugins no PATH), mode 755. Copy the file into the client's
-host_volume_plugin_dir; its file name is the plugin ID.
+executable file: every dependency inside, mode 755, starting with a /bin/sh launcher
+that runs the first node it finds (the Nomad agent gives plugins no PATH). Copy the
+file into the client's host_volume_plugin_dir; its file name is the plugin ID.
 
-  --node PATH   the node the #! line names (default: this node, ${process.execPath})
-  --no-minify   keep the output readable
-  --json        print the result as JSON
+  --node PATH    the node tried first (default: this node, ${process.execPath})
+  --fixed-node   start with #!PATH instead: only hosts with node at PATH can run it
+  --no-minify    keep the output readable
+  --json         print the result as JSON
 `;
 
 let parsed;
@@ -21,6 +22,7 @@ try {
     allowPositionals: true,
     options: {
       node: { type: 'string' },
+      'fixed-node': { type: 'boolean' },
       'no-minify': { type: 'boolean' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
@@ -46,10 +48,10 @@ try {
     outfile,
     ...(values.node ? { nodePath: values.node } : {}),
     ...(values['no-minify'] ? { minify: false } : {}),
+    ...(values['fixed-node'] ? { launcher: 'fixed' } : {}),
   });
-  process.stdout.write(
-    values.json ? `${JSON.stringify(result)}\n` : `built ${result.outfile} (${result.bytes} bytes, #!${result.interpreter})\n`,
-  );
+  const starts = result.launcher === 'fixed' ? `#!${result.interpreter}` : `runs ${result.interpreter} or the first node found`;
+  process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : `built ${result.outfile} (${result.bytes} bytes, ${starts})\n`);
 } catch (err) {
   if (values.json) process.stdout.write(`${JSON.stringify({ error: err instanceof Error ? err.message : String(err) })}\n`);
   process.stderr.write(`dhv-bundle: ${err instanceof Error ? err.message : String(err)}\n`);

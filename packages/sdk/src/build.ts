@@ -2,28 +2,41 @@ import { chmod, mkdir, stat } from 'node:fs/promises';
 import { dirname, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Plugin as EsbuildPlugin } from 'esbuild';
+import { launcherHeader, NODE_SEARCH_PATHS } from './build-launcher.js';
 import { keepCommonJsScope } from './build-module-scope.js';
 
 /**
  * Bundles a plugin into one executable file: minified CommonJS with every dependency
- * inside, behind an interpreter line that works with no PATH. The entry's default
+ * inside, behind a start-up line that works with no PATH. The entry's default
  * export is a plugin from definePlugin; the bundle runs its main().
  */
 export interface BundleOptions {
   entry: string;
   outfile: string;
-  /** The node the interpreter line names; defaults to the node running the build. */
+  /** The node tried first (or, with `launcher: 'fixed'`, the only one); defaults to the node running the build. */
   nodePath?: string;
+  /**
+   * `search` (the default): a `#!/bin/sh` line that runs the first node found at
+   * `nodePath` or one of NODE_SEARCH_PATHS. `fixed`: `#!<nodePath>`, which starts a
+   * little faster but only on hosts that have node at exactly that path.
+   */
+  launcher?: 'search' | 'fixed';
   minify?: boolean;
 }
 
 export interface BundleResult {
   outfile: string;
   bytes: number;
+  /** The node tried first, or the one the `#!` line names. */
   interpreter: string;
+  launcher: 'search' | 'fixed';
+  /** Every node the file tries, in order. */
+  searchPath: string[];
   /** The `{"type":"commonjs"}` package.json written beside the bundle, when a module-type package would otherwise claim it. */
   commonJsMarker?: string;
 }
+
+export { NODE_SEARCH_PATHS } from './build-launcher.js';
 
 export async function bundlePlugin(options: BundleOptions): Promise<BundleResult> {
   const entry = resolve(options.entry);
@@ -35,7 +48,9 @@ export async function bundlePlugin(options: BundleOptions): Promise<BundleResult
   await stat(entry).catch(() => {
     throw new Error(`plugin entry ${entry} does not exist`);
   });
-  const esbuild = await import('esbuild');
+  const launcher = options.launcher ?? 'search';
+  const banner = launcher === 'search' ? launcherHeader(interpreter) : `#!${interpreter}`;
+  const esbuild = await loadEsbuild();
   await mkdir(dirname(outfile), { recursive: true });
   await esbuild.build({
     stdin: {
@@ -51,14 +66,31 @@ export async function bundlePlugin(options: BundleOptions): Promise<BundleResult
     format: 'cjs',
     minify: options.minify ?? true,
     legalComments: 'none',
-    banner: { js: `#!${interpreter}` },
+    banner: { js: banner },
     logLevel: 'silent',
     plugins: [deferSdkDynamicImports(esbuild.build)],
   });
   await chmod(outfile, 0o755);
   const commonJsMarker = await keepCommonJsScope(outfile);
   const { size } = await stat(outfile);
-  return { outfile, bytes: size, interpreter, ...(commonJsMarker ? { commonJsMarker } : {}) };
+  const searchPath = launcher === 'search' ? [interpreter, ...NODE_SEARCH_PATHS.filter((p) => p !== interpreter)] : [interpreter];
+  return { outfile, bytes: size, interpreter, launcher, searchPath, ...(commonJsMarker ? { commonJsMarker } : {}) };
+}
+
+/**
+ * esbuild is an optional peer dependency: only building needs it, so plugin projects
+ * that install prebuilt plugins, or only use the runtime, do not download it.
+ */
+async function loadEsbuild(): Promise<typeof import('esbuild')> {
+  try {
+    return await import('esbuild');
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw err;
+    throw Object.assign(
+      new Error('Cannot find package \'esbuild\'\nbundling a plugin needs esbuild, an optional peer dependency of @dhv/sdk: npm install --save-dev esbuild'),
+      { code: 'ESBUILD_MISSING' },
+    );
+  }
 }
 
 /**

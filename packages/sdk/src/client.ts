@@ -1,4 +1,7 @@
-/** The agent side: run any plugin exactly the way a Nomad client agent does. */
+/**
+ * `@dhv/sdk/client`, the agent side: run any plugin exactly the way a Nomad client agent
+ * does, and decode what it prints. The protocol's names and types are in `@dhv/sdk`.
+ */
 export { execPlugin, interpretRun } from './client/exec-plugin.js';
 export type { ExecOptions, FingerprintResult, CreateResult, DeleteResult, ResultByOperation } from './client/exec-plugin.js';
 export { spawnPlugin, DEFAULT_MAX_OUTPUT_BYTES, type SpawnOptions, type SpawnResult } from './client/spawn-plugin.js';
@@ -7,3 +10,11 @@ export { PluginError, describeExit, type PluginErrorCode, type PluginRunDetails 
 export { resolvePlugin } from './client/resolve-plugin.js';
 export { discoverPlugins, BUILTIN_MKDIR_ID, type Discovery, type DiscoveredPlugin, type SkippedPlugin, type DiscoverOptions } from './client/discover-plugins.js';
 export { decodeCreateOutput, decodeFingerprintOutput, decodeErrorOutput, type Decoded, type DecodedCreate, type DecodedFingerprint } from './protocol/decode.js';
+export {
+  fingerprintResponseSchema,
+  createResponseSchema,
+  deleteResponseSchema,
+  errorResponseSchema,
+  type ResponseByOperation,
+} from './protocol/response.js';
+export { parseGoJson, goMarshalStringMap, goMarshalString, goKeyMatches, goInt64, GoJsonSyntaxError, type GoJsonValue } from './go/json.js';

@@ -12,7 +12,7 @@ import { loadNodeId } from './node-identity.js';
 import { fingerprintPlugins, type Fingerprint } from './plugins.js';
 import { simulateReboot, type RebootReport } from './reboot.js';
 import { restoreVolumes } from './restore.js';
-import { VolumeHealth, type VolumeFailure } from './volume-health.js';
+import { VolumeHealth, restorableWithVolumesDir, type VolumeFailure } from './volume-health.js';
 import { VolumeManager } from './volume-manager.js';
 import { toHostVolume, type HostVolume } from './volume-view.js';
 
@@ -84,7 +84,6 @@ export class Agent {
   /** Opens the agent's data dir (creating it and the node ID on first use) without starting it. */
   static async open(config: AgentConfig, options: AgentOptions = {}): Promise<Agent> {
     await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
-    await mkdir(config.volumesDir, { recursive: true, mode: 0o700 });
     return new Agent(config, await loadNodeId(config.dataDir), options);
   }
 
@@ -98,12 +97,15 @@ export class Agent {
     this.controller = newShutdownController();
     return this.track(async () => {
       for (const file of await this.state.staleTempFiles()) await unlink(file).catch(() => {});
+      await this.names.sweepFreeLocks();
       const records = await this.state.list();
       const fingerprint = await fingerprintPlugins(this.config.pluginDir, this.controller.signal);
-      const report = await restoreVolumes(records, this.config, {
+      const { restorable, failed: notRestorable } = await restorableWithVolumesDir(records, this.config.volumesDir);
+      const report = await restoreVolumes(restorable, this.config, {
         signal: this.controller.signal,
         ...(this.options.restoreConcurrency ? { concurrency: this.options.restoreConcurrency } : {}),
       });
+      report.failed.push(...notRestorable);
       if (this.controller.signal.aborted) {
         throw new AgentError('AGENT_SHUT_DOWN', 'the agent shut down while restoring volumes; start it again to restore them');
       }
@@ -131,7 +133,7 @@ export class Agent {
   /** Shuts down (aborting plugin runs in flight), optionally simulates a host reboot, and starts again. */
   async restart(options: { reboot?: boolean } = {}): Promise<StartReport> {
     await this.shutdown();
-    const reboot = options.reboot ? await simulateReboot(this.config.volumesDir) : undefined;
+    const reboot = options.reboot ? await simulateReboot(this.config) : undefined;
     const report = await this.start();
     return reboot ? { ...report, reboot } : report;
   }
@@ -151,12 +153,13 @@ export class Agent {
     return this.track(async () => {
       const fingerprint = await fingerprintPlugins(this.config.pluginDir, this.controller.signal);
       const previous = await loadNodeFacts(this.config.dataDir);
+      // A cache: a read-only command (node status) must work on a full disk.
       await saveNodeFacts(this.config.dataDir, {
         restoreWarnings: [],
         ...previous,
         fingerprint,
         fingerprintedAt: new Date().toISOString(),
-      });
+      }).catch(() => {});
       return fingerprint;
     });
   }
@@ -190,11 +193,12 @@ export class Agent {
 
   async volume(ref: string): Promise<HostVolume> {
     const record = await this.find(ref);
-    return toHostVolume(record, (await this.health.all()).get(record.ID));
+    return toHostVolume(record, (await this.health.judge([record])).get(record.ID));
   }
 
   async volumes(): Promise<HostVolume[]> {
-    const [records, failures] = await Promise.all([this.state.list(), this.health.all()]);
+    const records = await this.state.list();
+    const failures = await this.health.judge(records);
     return records.map((r) => toHostVolume(r, failures.get(r.ID)));
   }
 

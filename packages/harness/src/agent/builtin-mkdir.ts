@@ -1,15 +1,9 @@
 import { statSync } from 'node:fs';
-import { chmod, chown, mkdir, rm } from 'node:fs/promises';
-import {
-  DEFAULT_VOLUME_MODE,
-  parseModeParameter,
-  parseOwnerParameter,
-  PluginError,
-  volumePath,
-  type CreateRequest,
-  type DeleteRequest,
-  type ParsedParameter,
-} from '@dhv/sdk';
+import { chmod, chown, rm } from 'node:fs/promises';
+import type { CreateRequest, DeleteRequest } from '@dhv/sdk';
+import { PluginError } from '@dhv/sdk/client';
+import { GoPathError, goJoin, goMkdirAll, goRemoveAll, goSyscallMode } from './go-os.js';
+import { goAtoi, goParseUint, goQuote } from './go-strconv.js';
 
 /** The version Nomad's built-in mkdir plugin reports. */
 export const BUILTIN_MKDIR_VERSION = '0.0.1';
@@ -20,77 +14,110 @@ export interface MkdirResult {
   bytes: bigint;
 }
 
+/** Nomad's default for a volume without `mode`. */
+const DEFAULT_MODE = 0o700;
+/** (uid_t)-1: chown leaves the owner as it is. */
+const KEEP_OWNER = 0xffffffff;
+
 /**
- * Nomad's built-in `mkdir` plugin, in process as in the agent: `<volumes dir>/<id>`,
- * mode from the `mode` parameter (default 0700, umask ignored), optional `uid`/`gid`,
- * an existing path is success untouched, bytes always 0 (PROTOCOL.md, "The built-in
- * mkdir plugin").
+ * Nomad's built-in `mkdir` plugin, in process as in the agent, step for step as its code
+ * runs (PROTOCOL.md, "The built-in mkdir plugin"; cases in vectors/nomad-agent/builtin-mkdir.json):
+ * the path is `filepath.Join(volumes dir, id)` (so `""` is the volumes dir and `../x`
+ * leaves it); a path that exists, whatever it is, is success before parameters are read;
+ * then the parameters; then MkdirAll (parents get the mode less the umask), an explicit
+ * chmod, and chown. Errors carry Go's texts and no prefix. Bytes are always 0.
  */
 export async function builtinMkdirCreate(request: Pick<CreateRequest, 'volumesDir' | 'volumeId' | 'parameters'>): Promise<MkdirResult> {
   const fail = (reason: string) => failure('create', request.volumeId, reason);
-  let path: string;
+  const path = goJoin(request.volumesDir, request.volumeId);
+  const found = existing(path);
+  if (found === true) return { path, bytes: 0n };
+  if (found instanceof GoPathError) throw fail(found.message);
+  const params = parseParameters(request.parameters);
+  if (typeof params === 'string') throw fail(params);
   try {
-    path = volumePath(request.volumesDir, request.volumeId);
+    await goMkdirAll(path, params.mode);
   } catch (err) {
-    throw fail((err as Error).message);
-  }
-  const params = parseParameters(request.parameters, fail);
-  try {
-    // Synchronous on purpose: on restore this is the whole job for each of thousands of volumes,
-    // and one stat costs less than a round trip through libuv's thread pool.
-    statSync(path);
-    return { path, bytes: 0n };
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw fail((err as Error).message);
+    throw fail(`error creating directory: ${(err as Error).message}`);
   }
   try {
-    await mkdir(path, { mode: params.mode });
-    await chmod(path, params.mode); // mkdir applies the umask; the parameter is meant exactly
+    await chmod(path, goSyscallMode(params.mode));
   } catch (err) {
-    throw fail((err as Error).message);
+    throw fail(`error setting directory mode: ${GoPathError.from('chmod', path, err).message}`);
   }
-  if (params.uid !== undefined || params.gid !== undefined) {
+  if (params.uid !== KEEP_OWNER || params.gid !== KEEP_OWNER) {
     try {
-      await chown(path, params.uid ?? -1, params.gid ?? -1);
+      await chown(path, params.uid, params.gid);
     } catch (err) {
       await rm(path, { recursive: true, force: true }); // Nomad once leaked the directory here
-      throw fail((err as Error).message);
+      throw fail(`error changing owner/group: ${GoPathError.from('chown', path, err).message}`);
     }
   }
   return { path, bytes: 0n };
 }
 
+/** Removes `filepath.Join(volumes dir, id)` and everything in it; a missing path is success. */
 export async function builtinMkdirDelete(request: Pick<DeleteRequest, 'volumesDir' | 'volumeId'>): Promise<void> {
   try {
-    await rm(volumePath(request.volumesDir, request.volumeId), { recursive: true, force: true });
+    await goRemoveAll(goJoin(request.volumesDir, request.volumeId));
   } catch (err) {
     throw failure('delete', request.volumeId, (err as Error).message);
   }
 }
 
-interface MkdirParameters {
-  mode: number;
-  uid?: number;
-  gid?: number;
+/**
+ * Go's `os.Stat` of the path: true when something is there, false when nothing is, the
+ * error otherwise. Synchronous on purpose: on restore this is the whole job for each of
+ * thousands of volumes, and one stat costs less than a round trip through libuv's pool.
+ */
+function existing(path: string): boolean | GoPathError {
+  if (path.includes('\0')) return new GoPathError('stat', path, 'EINVAL');
+  try {
+    statSync(path);
+    return true;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' ? false : GoPathError.from('stat', path, err);
+  }
 }
 
-function parseParameters(parameters: Record<string, string> | null, fail: (reason: string) => PluginError): MkdirParameters {
-  const out: MkdirParameters = { mode: DEFAULT_VOLUME_MODE };
+interface MkdirParameters {
+  /** A Go `os.FileMode`: permission bits, and setuid/setgid/sticky only as Go's own high bits. */
+  mode: number;
+  /** As the kernel reads it: 32 bits, 0xffffffff for "leave as is". */
+  uid: number;
+  gid: number;
+}
+
+/** Nomad's parameter decoding: `mode` base 8 in 32 bits, `uid`/`gid` as Atoi, anything else refused; the first bad one met is the error. */
+function parseParameters(parameters: Record<string, string> | null): MkdirParameters | string {
+  const out: MkdirParameters = { mode: DEFAULT_MODE, uid: KEEP_OWNER, gid: KEEP_OWNER };
   for (const [key, value] of Object.entries(parameters ?? {})) {
-    if (key === 'mode') out.mode = parsed(parseModeParameter(value), fail);
-    else if (key === 'uid' || key === 'gid') {
-      const id = parsed(parseOwnerParameter(key, value), fail);
-      if (id !== undefined) out[key] = id;
-    } else throw fail(`unknown parameter ${JSON.stringify(key)} (mkdir takes mode, uid and gid)`);
+    const invalid = (why: string) => `invalid value for ${goQuote(key)}: ${why}`;
+    if (key === 'mode') {
+      const mode = goParseUint(value, 8, 32);
+      if (!mode.ok) return invalid(mode.error);
+      out.mode = Number(mode.value);
+    } else if (key === 'uid' || key === 'gid') {
+      const id = goAtoi(value);
+      if (!id.ok) return invalid(id.error);
+      // Go hands the int to chown(2), whose uid_t keeps the low 32 bits: -5 is 4294967291, 2^32 is root.
+      out[key] = Number(BigInt.asUintN(32, id.value));
+    } else {
+      return invalid(`unknown mkdir parameter: ${goQuote(key)}`);
+    }
   }
   return out;
 }
 
-function parsed<T>(result: ParsedParameter<T>, fail: (reason: string) => PluginError): T {
-  if (!result.ok) throw fail(result.problem);
-  return result.value;
+/** A PluginError whose message is Nomad's for the built-in: the reason alone, with no `error creating volume ...` prefix. */
+export class BuiltinMkdirError extends PluginError {
+  constructor(operation: 'create' | 'delete', volumeId: string, reason: string) {
+    super('PLUGIN_FAILED', reason, { pluginId: 'mkdir', executable: BUILTIN_EXECUTABLE, operation, volumeId });
+    this.message = reason;
+  }
 }
 
 function failure(operation: 'create' | 'delete', volumeId: string, reason: string): PluginError {
-  return new PluginError('PLUGIN_FAILED', reason, { pluginId: 'mkdir', executable: BUILTIN_EXECUTABLE, operation, volumeId });
+  return new BuiltinMkdirError(operation, volumeId, reason);
 }

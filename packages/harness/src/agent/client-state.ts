@@ -1,10 +1,9 @@
-import { readFileSync } from 'node:fs';
-import { mkdir, readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { isUuid } from '@dhv/sdk';
 import { AgentError } from './errors.js';
-import { TEMP_PREFIX, removeFileDurably, tempFileWriter, writeFileDurably } from './durable-file.js';
+import { NotARegularFileError, TEMP_PREFIX, readRegularFile, readRegularFileSync, removeFileDurably, tempFileWriter, writeFileDurably } from './durable-file.js';
 import { decodeJson, encodeJson } from './json-codec.js';
 import { ACCESS_MODES, ATTACHMENT_MODES } from '../spec/volume-spec.js';
 
@@ -61,7 +60,7 @@ const READ_BATCH = 500;
 export class ClientState {
   readonly dir: string;
 
-  constructor(dataDir: string) {
+  constructor(private readonly dataDir: string) {
     this.dir = join(dataDir, 'client', 'host_volumes');
   }
 
@@ -122,27 +121,15 @@ export class ClientState {
     return records;
   }
 
-  /** Temporary files left by writers that died mid-write; they never hold a committed record. */
+  /**
+   * Temporary files left by writers that died mid-write, in every folder of the data dir
+   * that durable writes go to (records, name claims, restore failures, node facts); they
+   * never hold anything committed.
+   */
   async staleTempFiles(): Promise<string[]> {
-    let names: string[];
-    try {
-      names = await readdir(this.dir);
-    } catch {
-      return [];
-    }
-    return names
-      .filter((n) => n.startsWith(TEMP_PREFIX))
-      .filter((n) => {
-        const pid = tempFileWriter(n);
-        if (pid === undefined) return true;
-        try {
-          process.kill(pid, 0);
-          return false;
-        } catch {
-          return true;
-        }
-      })
-      .map((n) => join(this.dir, n));
+    const client = join(this.dataDir, 'client');
+    const dirs = [this.dir, join(client, 'host_volume_names'), join(client, 'host_volume_failures'), client, this.dataDir];
+    return (await Promise.all(dirs.map((dir) => staleTempFilesIn(dir)))).flat();
   }
 
   private async entries(): Promise<string[]> {
@@ -159,7 +146,7 @@ export class ClientState {
   private async readRecord(file: string, expectedId: string): Promise<VolumeRecord | undefined> {
     let text: string | undefined;
     try {
-      text = await readFile(file, 'utf8');
+      text = await readRegularFile(file);
     } catch (err) {
       text = unreadable(file, err);
     }
@@ -168,7 +155,7 @@ export class ClientState {
 
   private readTextSync(file: string): string | undefined {
     try {
-      return readFileSync(file, 'utf8');
+      return readRegularFileSync(file);
     } catch (err) {
       return unreadable(file, err);
     }
@@ -198,9 +185,35 @@ export class ClientState {
 /** A record removed since it was listed is simply gone; any other read error stops the agent. */
 function unreadable(file: string, err: unknown): undefined {
   if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+  if (err instanceof NotARegularFileError) {
+    throw new AgentError('STATE_UNREADABLE', `cannot read client state file ${err.message}. The agent stopped rather than read it: move it out of ${dirname(file)}`, { file });
+  }
   throw new AgentError(
     'STATE_UNREADABLE',
     `cannot read client state file ${file}: ${(err as Error).message}. Fix its permissions; the agent will not start without it`,
     { file },
   );
 }
+
+async function staleTempFilesIn(dir: string): Promise<string[]> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return [];
+  }
+  return names
+    .filter((n) => n.startsWith(TEMP_PREFIX))
+    .filter((n) => {
+      const pid = tempFileWriter(n);
+      if (pid === undefined) return true;
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    })
+    .map((n) => join(dir, n));
+}
+

@@ -1,3 +1,4 @@
+import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats } from 'node:fs';
 import { open, rename, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
@@ -54,4 +55,47 @@ export function tempFileWriter(name: string): number | undefined {
   if (!name.startsWith(TEMP_PREFIX)) return undefined;
   const pid = Number(name.slice(TEMP_PREFIX.length).split('-')[0]);
   return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+}
+
+/** A state file that is not a regular file (a FIFO would block a plain read forever). */
+export class NotARegularFileError extends Error {
+  readonly code = 'ENOTREGULAR';
+  constructor(readonly path: string, what: string) {
+    super(`${path} is ${what}, not a regular file`);
+    this.name = 'NotARegularFileError';
+  }
+}
+
+// O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer.
+const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
+
+function describe(stats: Stats): string {
+  if (stats.isFIFO()) return 'a FIFO';
+  if (stats.isSocket()) return 'a socket';
+  if (stats.isDirectory()) return 'a directory';
+  if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'a device';
+  return 'not a plain file';
+}
+
+/** Reads a file that must be a regular one, never blocking on a FIFO or device. */
+export async function readRegularFile(path: string): Promise<string> {
+  const handle = await open(path, READ_FLAGS);
+  try {
+    const stats = await handle.stat();
+    if (!stats.isFile()) throw new NotARegularFileError(path, describe(stats));
+    return await handle.readFile('utf8');
+  } finally {
+    await handle.close();
+  }
+}
+
+export function readRegularFileSync(path: string): string {
+  const fd = openSync(path, READ_FLAGS);
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) throw new NotARegularFileError(path, describe(stats));
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -14,7 +14,8 @@ export type AgentErrorCode =
   | 'CONFIG_INVALID'
   | 'SPEC_INVALID'
   | 'AGENT_SHUT_DOWN'
-  | 'REBOOT_FAILED';
+  | 'REBOOT_FAILED'
+  | 'VOLUMES_DIR_MISSING';
 
 export class AgentError extends Error {
   constructor(

@@ -1,4 +1,5 @@
-import { encodeResponse, parseGoJson, type GoJsonValue } from '@dhv/sdk';
+import { encodeResponse } from '@dhv/sdk';
+import { parseGoJson, type GoJsonValue } from '@dhv/sdk/client';
 
 /**
  * JSON for files the agent keeps: capacities are int64 in Nomad and may exceed 2^53,

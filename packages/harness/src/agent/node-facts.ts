@@ -1,6 +1,7 @@
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { writeFileDurably } from './durable-file.js';
+import { AgentError } from './errors.js';
+import { readRegularFile, writeFileDurably } from './durable-file.js';
 import type { Fingerprint } from './plugins.js';
 
 /**
@@ -21,7 +22,7 @@ export function nodeFactsFile(dataDir: string): string {
 
 export async function loadNodeFacts(dataDir: string): Promise<NodeFacts | undefined> {
   try {
-    return JSON.parse(await readFile(nodeFactsFile(dataDir), 'utf8')) as NodeFacts;
+    return JSON.parse(await readRegularFile(nodeFactsFile(dataDir))) as NodeFacts;
   } catch {
     // Missing or unreadable: only the last fingerprint is lost, and the agent takes a new one.
     return undefined;
@@ -29,6 +30,16 @@ export async function loadNodeFacts(dataDir: string): Promise<NodeFacts | undefi
 }
 
 export async function saveNodeFacts(dataDir: string, facts: NodeFacts): Promise<void> {
-  await mkdir(join(dataDir, 'client'), { recursive: true, mode: 0o700 });
-  await writeFileDurably(nodeFactsFile(dataDir), `${JSON.stringify(facts, null, 2)}\n`);
+  try {
+    await mkdir(join(dataDir, 'client'), { recursive: true, mode: 0o700 });
+    await writeFileDurably(nodeFactsFile(dataDir), `${JSON.stringify(facts, null, 2)}\n`);
+  } catch (err) {
+    const full = (err as NodeJS.ErrnoException).code === 'ENOSPC';
+    throw new AgentError(
+      'STATE_WRITE_FAILED',
+      `could not save the node's facts to ${nodeFactsFile(dataDir)}: ${full ? 'no space left on device' : (err as Error).message}` +
+        (full ? `\nThe disk holding the data dir ${dataDir} is full: free space there (dhv volume delete works on a full disk), then run this again` : ''),
+      { file: nodeFactsFile(dataDir) },
+    );
+  }
 }

@@ -1,12 +1,13 @@
-import { lstat, readdir, readFile, unlink } from 'node:fs/promises';
+import { lstat, readdir, readFile, realpath, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { BUILTIN_MKDIR_ID, PluginError, execPlugin, isUuid, resolvePlugin } from '@dhv/sdk';
+import { isFreeLock, isUuid, removeFreeLock } from '@dhv/sdk';
+import { BUILTIN_MKDIR_ID, PluginError, execPlugin, resolvePlugin } from '@dhv/sdk/client';
 import type { AgentConfig } from '../config/agent-config.js';
 import { builtinMkdirDelete } from './builtin-mkdir.js';
 import { ClientState } from './client-state.js';
 import { NameClaims } from './name-claims.js';
 import { loadNodeId } from './node-identity.js';
-import { mountsUnder } from './reboot.js';
+import { mountsBelow } from '@dhv/sdk/host';
 
 /**
  * Orphans: volumes on disk under the volumes dir that client state does not know. The
@@ -61,11 +62,12 @@ export async function findOrphans(config: AgentConfig): Promise<Orphan[]> {
 
   const traces = await volumeTraces(config.volumesDir);
   const claims = await claimedNames(config.dataDir);
-  const mounts = await mountsUnder(config.volumesDir);
+  const names = new NameClaims(config.dataDir);
+  const mounts = (await mountsBelow(config.volumesDir)).map((m) => m.mountPoint);
   const orphans: Orphan[] = [];
   for (const [id, trace] of [...traces].sort(([a], [b]) => a.localeCompare(b))) {
     if (known.has(id)) continue;
-    orphans.push(describeOrphan(id, trace, claims.get(id), mounts, config.volumesDir));
+    orphans.push(describeOrphan(id, trace, claims.get(id), claims.has(id) || (await names.wasClaimed(id)), mounts, config.volumesDir));
   }
   return orphans;
 }
@@ -103,7 +105,7 @@ async function volumeTraces(volumesDir: string): Promise<Map<string, Trace>> {
   return traces;
 }
 
-function describeOrphan(id: string, trace: Trace, name: string | undefined, mounts: string[], volumesDir: string): Orphan {
+function describeOrphan(id: string, trace: Trace, name: string | undefined, claimed: boolean, mounts: string[], volumesDir: string): Orphan {
   const paths = [...(trace.volumePath ? [trace.volumePath.path] : []), ...[...trace.pluginFiles.values()].flat()];
   const makers = [...trace.pluginFiles.keys()];
   const volumePath = join(volumesDir, id);
@@ -123,6 +125,16 @@ function describeOrphan(id: string, trace: Trace, name: string | undefined, moun
       kind: 'mount point',
       plugin: undefined,
       blocker: `${mounted.join(', ')} ${mounted.length === 1 ? 'is' : 'are'} mounted there and no plugin left a trace of making it; unmount, then run gc again`,
+    };
+  }
+  if (!claimed) {
+    // Every create claims its name before its plugin runs: a directory no claim names was
+    // not made by a create of this agent, and removing it could erase someone's data.
+    return {
+      ...base,
+      kind: 'directory',
+      plugin: undefined,
+      blocker: `no create of this agent claimed volume ID ${id} (no name claim names it), so it is not known to be a volume; dhv leaves it alone: remove it by hand if it is one`,
     };
   }
   return { ...base, kind: 'directory', plugin: BUILTIN_MKDIR_ID, blocker: undefined };
@@ -151,6 +163,7 @@ export async function removeOrphan(config: AgentConfig, orphan: Orphan, options:
       throw new OrphanError(`orphan ${orphan.id} was not removed: ${why}`, orphan.id, orphan.paths);
     }
     const left = (await findOrphans(config)).find((o) => o.id === orphan.id);
+    if (!left) await new NameClaims(config.dataDir).forgetId(orphan.id);
     if (left) {
       throw new OrphanError(
         `orphan ${orphan.id}: plugin ${orphan.plugin ?? '(none)'} reported success but left ${left.paths.join(', ')}; remove it by hand`,
@@ -191,6 +204,10 @@ async function deleteWithPlugin(config: AgentConfig, orphan: Orphan, signal: Abo
 
 export interface GcReport {
   volumesDir: string;
+  /** Where the volumes dir leads when it is a symbolic link (or sits below one). */
+  volumesDirTarget: string | undefined;
+  /** Lock files left by holders that died, free now; --remove removes them. */
+  freeLocks: string[];
   orphans: Orphan[];
   removed: string[];
   failed: Array<{ id: string; error: OrphanError }>;
@@ -203,8 +220,18 @@ export async function collectOrphans(
 ): Promise<GcReport> {
   const all = await findOrphans(config);
   const orphans = options.ids && options.ids.length > 0 ? all.filter((o) => options.ids!.some((id) => o.id.startsWith(id))) : all;
-  const report: GcReport = { volumesDir: config.volumesDir, orphans, removed: [], failed: [] };
+  const target = await realpath(config.volumesDir).catch(() => undefined);
+  const report: GcReport = {
+    volumesDir: config.volumesDir,
+    volumesDirTarget: target !== undefined && target !== config.volumesDir ? target : undefined,
+    freeLocks: await leftLockFiles(config),
+    orphans,
+    removed: [],
+    failed: [],
+  };
   if (!options.remove) return report;
+  report.freeLocks = [];
+  for (const lock of await leftLockFiles(config)) if (!(await removeFreeLock(lock))) report.freeLocks.push(lock);
   for (const orphan of orphans) {
     try {
       if ((await removeOrphan(config, orphan, options.signal ? { signal: options.signal } : {})) === 'removed') report.removed.push(orphan.id);
@@ -232,6 +259,28 @@ async function claimedNames(dataDir: string): Promise<Map<string, string>> {
     }
   }
   return names;
+}
+
+/**
+ * Lock files in the places dhv and the reference plugins keep them: the agent's name
+ * locks, `<volumes dir>/.dhv-mkdir-*.lock` and `<volumes dir>/.<plugin id>/*.lock`. A
+ * holder unlinks its lock file as it lets go; one killed leaves it behind. Only files
+ * nobody holds are listed (each is tried with a non-blocking lock, then let go).
+ */
+async function leftLockFiles(config: AgentConfig): Promise<string[]> {
+  const candidates: string[] = [];
+  const locks = join(config.dataDir, 'client', 'locks');
+  for (const name of await listDir(locks)) if (name.endsWith(LOCK_SUFFIX)) candidates.push(join(locks, name));
+  for (const name of await listDir(config.volumesDir)) {
+    const path = join(config.volumesDir, name);
+    if (name.startsWith('.') && name.endsWith(LOCK_SUFFIX)) candidates.push(path);
+    else if (name.startsWith('.') && (await lstat(path).catch(() => undefined))?.isDirectory()) {
+      for (const file of await listDir(path)) if (file.endsWith(LOCK_SUFFIX)) candidates.push(join(path, file));
+    }
+  }
+  const free: string[] = [];
+  for (const lock of candidates) if (await isFreeLock(lock)) free.push(lock);
+  return free;
 }
 
 async function listDir(dir: string): Promise<string[]> {

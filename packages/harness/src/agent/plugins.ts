@@ -1,12 +1,11 @@
+import type { CreateRequest, DeleteRequest } from '@dhv/sdk';
 import {
   BUILTIN_MKDIR_ID,
   discoverPlugins,
   execPlugin,
   resolvePlugin,
-  type CreateRequest,
-  type DeleteRequest,
   type SkippedPlugin,
-} from '@dhv/sdk';
+} from '@dhv/sdk/client';
 import { BUILTIN_EXECUTABLE, BUILTIN_MKDIR_VERSION, builtinMkdirCreate, builtinMkdirDelete } from './builtin-mkdir.js';
 
 /** One plugin as the volume manager uses it: built in, or an executable in the plugin dir. */

@@ -1,74 +1,50 @@
-import { readFile, readdir } from 'node:fs/promises';
-import { isStrictlyInside, runTool } from '@dhv/sdk';
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { HostError, simulateReboot as rebootHost, type RebootReport } from '@dhv/sdk/host';
+import { ClientState, isRegistered, type VolumeRecord } from './client-state.js';
 import { AgentError } from './errors.js';
+import { VolumeHealth } from './volume-health.js';
 
-export interface RebootReport {
-  unmounted: string[];
-  detached: Array<{ device: string; backingFile: string }>;
+export type { RebootReport };
+
+/** The agent's view of a data dir and volumes dir, as a reboot needs it. */
+export interface RebootScope {
+  dataDir: string;
+  volumesDir: string;
 }
 
 /**
- * What a host reboot does to the volumes dir: every mount under it goes away (deepest
- * first, so nested mounts come off before their parents), and so does every loop
- * device whose backing file lives there. Restore then has to bring them back for real.
+ * What a host reboot does to this agent's volumes: the mounts at and below each created
+ * volume's path go away, and so do the loop devices backed by the files its plugin keeps
+ * for it in `<volumes dir>/.<plugin id>/` (named by the volume ID). Nothing that client
+ * state and those records do not name is touched: a foreign mount or loop device under
+ * the volumes dir stays. Each volume is marked as needing a restore before anything is
+ * taken from it, so a reboot cut short never leaves a volume that says ready.
  */
-export async function simulateReboot(volumesDir: string, signal?: AbortSignal): Promise<RebootReport> {
-  const opts = signal ? { signal } : {};
-  const mounts = (await mountsUnder(volumesDir)).sort((a, b) => depth(b) - depth(a) || b.localeCompare(a));
-  const unmounted: string[] = [];
-  for (const mountPoint of mounts) {
-    try {
-      await runTool('umount', [mountPoint], { ...opts, debianPackage: 'mount' });
-    } catch (err) {
-      throw new AgentError('REBOOT_FAILED', `could not unmount ${mountPoint}: ${(err as Error).message}; something may still be using it (see fuser -m ${mountPoint})`, {
-        mountPoint,
-      });
-    }
-    unmounted.push(mountPoint);
+export async function simulateReboot(scope: RebootScope, signal?: AbortSignal): Promise<RebootReport> {
+  const records = (await new ClientState(scope.dataDir).list()).filter((r) => !isRegistered(r));
+  const health = new VolumeHealth(scope.dataDir);
+  const at = new Date().toISOString();
+  for (const r of records) {
+    await health.markFailed(r.ID, { code: 'REBOOTED', error: 'unmounted by a simulated reboot and not restored yet; run dhv agent restart', at });
   }
-  const detached: RebootReport['detached'] = [];
-  for (const loop of await loopDevicesBackedUnder(volumesDir)) {
-    try {
-      await runTool('losetup', ['-d', loop.device], { ...opts, debianPackage: 'mount' });
-    } catch (err) {
-      throw new AgentError('REBOOT_FAILED', `could not detach ${loop.device} (backed by ${loop.backingFile}): ${(err as Error).message}`, { ...loop });
-    }
-    detached.push(loop);
-  }
-  return { unmounted, detached };
-}
-
-/** Mount points below `dir` (not `dir` itself, which a host would mount again at boot), from /proc/self/mountinfo (field 5, octal escapes decoded). */
-export async function mountsUnder(dir: string): Promise<string[]> {
-  const text = await readFile('/proc/self/mountinfo', 'utf8');
-  const points = text
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => unescapeMountPath(line.split(' ')[4] ?? ''));
-  return [...new Set(points.filter((p) => isStrictlyInside(dir, p)))];
-}
-
-/** Loop devices whose backing file is below `dir`, from /sys/block/loop*\/loop/backing_file. */
-export async function loopDevicesBackedUnder(dir: string): Promise<Array<{ device: string; backingFile: string }>> {
-  let entries: string[];
   try {
-    entries = await readdir('/sys/block');
-  } catch {
-    return [];
+    return await rebootHost({ paths: records.map((r) => r.HostPath), images: await pluginFiles(scope.volumesDir, records) }, signal ? { signal } : {});
+  } catch (err) {
+    if (err instanceof HostError) throw new AgentError('REBOOT_FAILED', err.message, err.details);
+    throw err;
   }
-  const out: Array<{ device: string; backingFile: string }> = [];
-  for (const name of entries.filter((e) => /^loop[0-9]+$/.test(e)).sort()) {
-    const backing = await readFile(`/sys/block/${name}/loop/backing_file`, 'utf8').catch(() => '');
-    const backingFile = backing.trim().replace(/ \(deleted\)$/, '');
-    if (backingFile !== '' && isStrictlyInside(dir, backingFile)) out.push({ device: `/dev/${name}`, backingFile });
-  }
-  return out;
 }
 
-function unescapeMountPath(field: string): string {
-  return field.replace(/\\([0-7]{3})/g, (_m, oct: string) => String.fromCharCode(parseInt(oct, 8)));
-}
-
-function depth(path: string): number {
-  return path.split('/').length;
+/** The files a plugin keeps for each volume in its hidden folder of the volumes dir. */
+async function pluginFiles(volumesDir: string, records: readonly VolumeRecord[]): Promise<string[]> {
+  const files: string[] = [];
+  const byPlugin = new Map<string, string[]>();
+  for (const r of records) byPlugin.set(r.CreateReq.PluginID, [...(byPlugin.get(r.CreateReq.PluginID) ?? []), r.ID]);
+  for (const [plugin, ids] of byPlugin) {
+    const folder = join(volumesDir, `.${plugin}`);
+    const names = await readdir(folder).catch(() => [] as string[]);
+    for (const name of names) if (ids.some((id) => name.startsWith(id))) files.push(join(folder, name));
+  }
+  return files;
 }

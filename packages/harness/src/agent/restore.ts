@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { stat } from 'node:fs/promises';
-import { BUILTIN_MKDIR_ID, PluginError } from '@dhv/sdk';
+import { BUILTIN_MKDIR_ID, PluginError } from '@dhv/sdk/client';
 import type { AgentConfig } from '../config/agent-config.js';
 import { isRegistered, type VolumeRecord } from './client-state.js';
 import { AgentError } from './errors.js';

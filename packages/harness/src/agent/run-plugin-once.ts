@@ -2,17 +2,19 @@ import { randomUUID } from 'node:crypto';
 import { isAbsolute, resolve } from 'node:path';
 import {
   AGENT_TIMEOUT_MS,
-  BUILTIN_MKDIR_ID,
-  DEFAULT_MAX_OUTPUT_BYTES,
   ENV,
-  buildEnvironment,
-  execPlugin,
   isOperation,
-  resolvePlugin,
-  spawnPlugin,
   type CreateRequest,
   type DeleteRequest,
 } from '@dhv/sdk';
+import {
+  BUILTIN_MKDIR_ID,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  buildEnvironment,
+  execPlugin,
+  resolvePlugin,
+  spawnPlugin,
+} from '@dhv/sdk/client';
 import { BUILTIN_EXECUTABLE, builtinMkdirCreate, builtinMkdirDelete } from './builtin-mkdir.js';
 
 export interface PluginRunInput {

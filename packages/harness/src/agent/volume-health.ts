@@ -1,6 +1,10 @@
-import { mkdir, readdir, readFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir } from 'node:fs/promises';
+import { BUILTIN_MKDIR_ID } from '@dhv/sdk/client';
+import { isRegistered, type VolumeRecord } from './client-state.js';
+import { AgentError } from './errors.js';
+import type { FailedRestore } from './restore.js';
 import { join } from 'node:path';
-import { removeFileDurably, writeFileDurably } from './durable-file.js';
+import { readRegularFile, removeFileDurably, writeFileDurably } from './durable-file.js';
 
 export interface VolumeFailure {
   /** Why the last restore failed. */
@@ -38,6 +42,42 @@ export class VolumeHealth {
     for (const [id, failure] of failures) await this.markFailed(id, failure);
   }
 
+  /**
+   * Runs a plugin's delete with the volume marked unavailable meanwhile, so a delete
+   * killed mid-way never leaves a volume that says ready. A delete that fails in this
+   * process puts back what was there. Best effort: on a full disk the mark is skipped
+   * rather than the delete refused.
+   */
+  async whileDeleting(id: string, fn: () => Promise<void>): Promise<void> {
+    const before = (await this.all()).get(id);
+    const at = new Date().toISOString();
+    await this.markFailed(id, { code: 'DELETE_UNFINISHED', error: 'a delete of this volume started and did not finish; run dhv volume delete again', at }).catch(() => {});
+    try {
+      await fn();
+    } catch (err) {
+      await (before ? this.markFailed(id, before) : this.clear(id)).catch(() => {});
+      throw err;
+    }
+  }
+
+  /**
+   * The failures of `records`, and a volume whose path is gone counts as one: status
+   * never says ready for a directory that is not there.
+   */
+  async judge(records: readonly VolumeRecord[]): Promise<Map<string, VolumeFailure>> {
+    const failures = await this.all();
+    await Promise.all(
+      records.map(async (r) => {
+        if (failures.has(r.ID)) return;
+        const info = await lstat(r.HostPath).catch(() => undefined);
+        if (info === undefined) {
+          failures.set(r.ID, { code: 'HOST_PATH_MISSING', error: `the volume's path ${r.HostPath} is gone; run dhv agent restart to restore it, or delete the volume`, at: '' });
+        }
+      }),
+    );
+    return failures;
+  }
+
   async all(): Promise<Map<string, VolumeFailure>> {
     const out = new Map<string, VolumeFailure>();
     let names: string[];
@@ -48,7 +88,7 @@ export class VolumeHealth {
     }
     for (const name of names.filter((n) => n.endsWith('.json'))) {
       try {
-        out.set(name.slice(0, -5), JSON.parse(await readFile(join(this.dir, name), 'utf8')) as VolumeFailure);
+        out.set(name.slice(0, -5), JSON.parse(await readRegularFile(join(this.dir, name))) as VolumeFailure);
       } catch {
         // A failure note that does not load only loses the reason; the volume stays unavailable.
         out.set(name.slice(0, -5), { error: 'restore failed (reason unreadable)', code: 'UNKNOWN', at: '' });
@@ -56,4 +96,35 @@ export class VolumeHealth {
     }
     return out;
   }
+}
+
+/**
+ * Splits off the volumes a restore must not hand to their plugin because the volumes dir
+ * is gone (a disk not mounted, a mistyped path): Nomad never creates the volumes dir, and
+ * a plugin asked to restore into it would make an empty volume on the wrong filesystem.
+ * The built-in mkdir makes missing parents as Nomad's does, so its volumes go ahead.
+ */
+export async function restorableWithVolumesDir(
+  records: readonly VolumeRecord[],
+  volumesDir: string,
+): Promise<{ restorable: VolumeRecord[]; failed: FailedRestore[] }> {
+  const info = await lstat(volumesDir).catch(() => undefined);
+  if (info !== undefined) return { restorable: [...records], failed: [] };
+  const restorable: VolumeRecord[] = [];
+  const failed: FailedRestore[] = [];
+  for (const record of records) {
+    if (isRegistered(record) || record.CreateReq.PluginID === BUILTIN_MKDIR_ID) restorable.push(record);
+    else {
+      failed.push({
+        record,
+        error: new AgentError(
+          'VOLUMES_DIR_MISSING',
+          `volumes dir ${volumesDir} does not exist, so volume ${record.ID} was not restored and the volumes dir was not created\n` +
+            `Mount the disk it lives on (or fix host_volumes_dir), then run dhv agent restart`,
+          { volumeId: record.ID, volumesDir },
+        ),
+      });
+    }
+  }
+  return { restorable, failed };
 }

@@ -104,7 +104,7 @@ export class VolumeManager {
     await names.withLock(req.Name, async () => {
       if (!isRegistered(record)) {
         const plugin = await lookupPlugin(config.pluginDir, req.PluginID);
-        await plugin.delete(deleteRequestFor(record, config), signal);
+        await health.whileDeleting(record.ID, () => plugin.delete(deleteRequestFor(record, config), signal));
       }
       await state.remove(record.ID);
       await names.release(req.Name, record.ID);

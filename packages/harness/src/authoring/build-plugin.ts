@@ -1,17 +1,22 @@
-import { access, constants, mkdtemp, rm, stat } from 'node:fs/promises';
+import { access, constants, mkdtemp, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { bundlePlugin } from '@dhv/sdk/build';
+import fs from 'fs-extra';
 import { execPlugin, PluginError } from '@dhv/sdk/client';
 import { AuthoringError } from './errors.js';
 import { makeSingleExecutable } from './single-executable.js';
+
+const { remove } = fs;
 
 export interface BuildOptions {
   /** The TypeScript or JavaScript file whose default export is `definePlugin({...})`. */
   entry: string;
   outfile: string;
-  /** The node named by the interpreter line (or copied into a single executable); defaults to the one running. */
+  /** The node the plugin tries first (or copied into a single executable); defaults to the one running. */
   nodePath?: string;
+  /** Name only `nodePath` in a `#!` line, instead of the launcher that searches the usual places. */
+  fixedNode?: boolean;
   /** Build a Node single executable application instead of a script. */
   sea?: boolean;
 }
@@ -20,8 +25,10 @@ export interface BuildResult {
   outfile: string;
   kind: 'script' | 'sea';
   bytes: number;
-  /** The interpreter line's node, or the node copied into the single executable. */
+  /** The node tried first, the one the `#!` line names, or the one copied into the single executable. */
   node: string;
+  /** For a script: every node it tries, in order (one with --fixed-node). */
+  searchPath: string[];
   /** What the built file answered to `fingerprint` under the agent's environment; null when it could not be run here. */
   version: string | null;
   warnings: string[];
@@ -57,34 +64,38 @@ export async function buildPlugin(options: BuildOptions): Promise<BuildResult> {
   }
 
   const warnings: string[] = [];
+  let searchPath: string[] = [];
   if (options.sea) {
     const work = await mkdtemp(join(tmpdir(), 'dhv-build-'));
     try {
       const script = join(work, 'plugin.cjs');
-      await bundle(entry, script, node);
+      await bundle(entry, script, node, true);
       await makeSingleExecutable({ script, outfile, nodePath: node });
     } finally {
-      await rm(work, { recursive: true, force: true });
+      await remove(work);
     }
   } else {
-    await bundle(entry, outfile, node);
+    searchPath = await bundle(entry, outfile, node, options.fixedNode ?? false);
   }
 
+  // The launcher falls back to another node, so only a fixed #! line to a missing node cannot be tried here.
   let version: string | null = null;
-  if (nodeHere) {
+  if (nodeHere || (!options.sea && !options.fixedNode)) {
+    if (!nodeHere) warnings.push(`${node} does not exist on this machine, so the smoke test ran with the first node the launcher found here`);
     version = await smokeTest(outfile);
   } else {
     warnings.push(`${node} does not exist on this machine, so the built plugin was not run; run dhv check on a machine that has it`);
   }
   const { size } = await stat(outfile);
-  return { outfile, kind: options.sea ? 'sea' : 'script', bytes: size, node, version, warnings };
+  return { outfile, kind: options.sea ? 'sea' : 'script', bytes: size, node, searchPath, version, warnings };
 }
 
-async function bundle(entry: string, outfile: string, nodePath: string): Promise<void> {
+async function bundle(entry: string, outfile: string, nodePath: string, fixedNode: boolean): Promise<string[]> {
   try {
-    await bundlePlugin({ entry, outfile, nodePath });
+    const { searchPath } = await bundlePlugin({ entry, outfile, nodePath, launcher: fixedNode ? 'fixed' : 'search' });
+    return searchPath;
   } catch (err) {
-    await rm(outfile, { force: true });
+    await remove(outfile);
     const message = err instanceof Error ? err.message : String(err);
     throw new AuthoringError('BUILD_FAILED', `could not bundle ${entry}: ${message}`, { entry });
   }
@@ -96,7 +107,7 @@ async function smokeTest(outfile: string): Promise<string> {
     const { version } = await execPlugin(outfile, 'fingerprint', {}, { timeoutMs: SMOKE_TEST_TIMEOUT_MS });
     return version;
   } catch (err) {
-    await rm(outfile, { force: true });
+    await remove(outfile);
     if (!(err instanceof PluginError)) throw err;
     throw new AuthoringError(
       'BUILD_DOES_NOT_RUN',

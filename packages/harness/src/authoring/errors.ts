@@ -8,6 +8,7 @@ export type AuthoringErrorCode =
   | 'DIRECTORY_NOT_EMPTY'
   | 'NOT_A_DIRECTORY'
   | 'BAD_PACKAGE_SOURCE'
+  | 'PACK_FAILED'
   | 'BAD_INTERPRETER'
   | 'BUILD_FAILED'
   | 'BUILD_DOES_NOT_RUN'

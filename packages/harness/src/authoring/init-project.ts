@@ -1,7 +1,8 @@
-import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fs from 'fs-extra';
 import { AuthoringError } from './errors.js';
-import { packageSource } from './package-source.js';
+import { localPackageSource, packInstalledPackage, VENDOR_DIR, type DhvPackage } from './package-source.js';
 import { packageNameFor, validatePluginId } from './plugin-id.js';
 import { isTemplateName, STORED_NAMES, TEMPLATE_NAMES, TEMPLATES, TEMPLATES_DIR, type TemplateName } from './templates.js';
 
@@ -13,10 +14,12 @@ export interface InitOptions {
   template?: string;
   /** Write into a folder that already holds files (files of the same name are replaced). */
   force?: boolean;
-  /** A folder or `npm pack` tarball of @dhv/sdk to depend on instead of the published package. */
+  /** A folder or `npm pack` tarball of @dhv/sdk to depend on instead of a packed copy of the running one. */
   sdkFrom?: string;
   /** Likewise for @dhv/harness. */
   harnessFrom?: string;
+  /** Depend on `^<version>` of the published packages instead of packed copies. */
+  fromRegistry?: boolean;
 }
 
 export interface InitResult {
@@ -46,9 +49,9 @@ export async function initProject(options: InitOptions): Promise<InitResult> {
   const dirExisted = await checkTarget(dir, options.force ?? false);
 
   const version = await ownVersion();
-  const dependencies = {
-    sdk: await packageSource('@dhv/sdk', version, options.sdkFrom),
-    harness: await packageSource('@dhv/harness', version, options.harnessFrom),
+  const given = {
+    sdk: options.sdkFrom === undefined ? undefined : await localPackageSource('@dhv/sdk', options.sdkFrom),
+    harness: options.harnessFrom === undefined ? undefined : await localPackageSource('@dhv/harness', options.harnessFrom),
   };
   const needsRoot = TEMPLATES[template].needsRoot;
   const values: Record<string, string> = {
@@ -66,21 +69,34 @@ export async function initProject(options: InitOptions): Promise<InitResult> {
   for (const folder of ['common', template]) {
     for (const [path, text] of await readTree(join(TEMPLATES_DIR, folder))) files.set(path, fill(text, values));
   }
-  files.set('package.json', `${JSON.stringify(manifest(pluginId, dependencies), null, 2)}\n`);
-
   const written: string[] = [];
+  let dependencies: { sdk: string; harness: string };
   try {
+    // The exact SDK and harness running now, packed into the project: it installs with a
+    // plain `npm install` anywhere, before and without any registry.
+    const source = async (packageName: DhvPackage, from: string | undefined): Promise<string> => {
+      if (from !== undefined) return from;
+      if (options.fromRegistry) return `^${version}`;
+      await fs.ensureDir(join(dir, VENDOR_DIR));
+      const tarball = await packInstalledPackage(packageName, join(dir, VENDOR_DIR));
+      written.push(`${VENDOR_DIR}/${tarball}`);
+      return `file:${VENDOR_DIR}/${tarball}`;
+    };
+    dependencies = { sdk: await source('@dhv/sdk', given.sdk), harness: await source('@dhv/harness', given.harness) };
+    files.set('package.json', `${JSON.stringify(manifest(pluginId, dependencies), null, 2)}\n`);
     for (const [path, text] of [...files].sort(([a], [b]) => a.localeCompare(b))) {
-      const target = join(dir, path);
-      await mkdir(dirname(target), { recursive: true });
-      await writeFile(target, text);
+      await fs.outputFile(join(dir, path), text);
       written.push(path);
     }
   } catch (err) {
-    if (!dirExisted) await rm(dir, { recursive: true, force: true });
-    else await Promise.all(written.map((path) => rm(join(dir, path), { force: true })));
+    if (!dirExisted) await fs.remove(dir);
+    else {
+      await Promise.all(written.map((path) => fs.remove(join(dir, path))));
+      await fs.rmdir(join(dir, VENDOR_DIR)).catch(() => {});
+    }
     throw err;
   }
+  written.sort((a, b) => a.localeCompare(b));
 
   const run = needsRoot ? 'sudo npm' : 'npm';
   const fromHere = relative(process.cwd(), dir);
@@ -109,12 +125,12 @@ function choosePluginId(name: string | undefined, dir: string): string {
 
 /** Whether the folder already existed; refuses one that holds files unless forced. */
 async function checkTarget(dir: string, force: boolean): Promise<boolean> {
-  const info = await stat(dir).catch(() => undefined);
+  const info = await fs.stat(dir).catch(() => undefined);
   if (!info) return false;
   if (!info.isDirectory()) {
     throw new AuthoringError('NOT_A_DIRECTORY', `${dir} exists and is not a folder; choose another path`, { dir });
   }
-  const entries = await readdir(dir);
+  const entries = await fs.readdir(dir);
   if (entries.length > 0 && !force) {
     throw new AuthoringError(
       'DIRECTORY_NOT_EMPTY',
@@ -126,8 +142,8 @@ async function checkTarget(dir: string, force: boolean): Promise<boolean> {
 }
 
 async function ownVersion(): Promise<string> {
-  const text = await readFile(new URL('../../package.json', import.meta.url), 'utf8');
-  return (JSON.parse(text) as { version: string }).version;
+  const manifest = (await fs.readJson(fileURLToPath(new URL('../../package.json', import.meta.url)))) as { version: string };
+  return manifest.version;
 }
 
 function manifest(pluginId: string, dependencies: { sdk: string; harness: string }) {
@@ -148,7 +164,7 @@ function manifest(pluginId: string, dependencies: { sdk: string; harness: string
     dependencies: { '@dhv/sdk': dependencies.sdk },
     devDependencies: { '@dhv/harness': dependencies.harness, ...DEV_TOOLS },
     // The harness depends on @dhv/sdk too: make it use the same local copy rather than
-    // look for the version on the registry.
+    // look for that version on the registry.
     ...(local ? { overrides: { '@dhv/sdk': '$@dhv/sdk' } } : {}),
   };
 }
@@ -160,13 +176,13 @@ function fill(text: string, values: Record<string, string>): string {
 /** Every file under `root`, keyed by its path in the generated project. */
 async function readTree(root: string): Promise<Map<string, string>> {
   const files = new Map<string, string>();
-  for (const entry of await readdir(root, { recursive: true, withFileTypes: true })) {
+  for (const entry of await fs.readdir(root, { recursive: true, withFileTypes: true })) {
     if (!entry.isFile()) continue;
     const from = join(entry.parentPath ?? entry.path, entry.name);
     const path = relative(root, from);
     const stored = basename(path);
     const name = STORED_NAMES[stored] ? join(dirname(path), STORED_NAMES[stored]) : path;
-    files.set(name, await readFile(from, 'utf8'));
+    files.set(name, await fs.readFile(from, 'utf8'));
   }
   return files;
 }

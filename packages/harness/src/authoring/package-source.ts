@@ -1,16 +1,69 @@
-import { readFile, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { createRequire } from 'node:module';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import fs from 'fs-extra';
 import { AuthoringError } from './errors.js';
 
+export type DhvPackage = '@dhv/sdk' | '@dhv/harness';
+
+/** Where `dhv init` writes the packed copies of the SDK and harness it runs. */
+export const VENDOR_DIR = 'vendor';
+
 /**
- * The dependency specifier for one of this repo's packages in a generated project: the
- * published version range, or `file:` pointing at a local folder or packed tarball
- * (`npm pack`), so a project can be installed before the packages are published.
+ * The folder of the package that is running (the harness) or that it runs with (the
+ * SDK it resolves): a workspace folder in this repo's checkout, or the installed
+ * package under node_modules.
  */
-export async function packageSource(packageName: string, version: string, from: string | undefined): Promise<string> {
-  if (from === undefined) return `^${version}`;
+export function installedPackageDir(packageName: DhvPackage): string {
+  if (packageName === '@dhv/harness') return fileURLToPath(new URL('../../', import.meta.url));
+  return dirname(createRequire(import.meta.url).resolve(`${packageName}/package.json`));
+}
+
+/**
+ * Packs the installed package with `npm pack` into `destination`, so the generated
+ * project installs the exact code that generated it, with no registry and no checkout.
+ * Returns the tarball's file name.
+ */
+export async function packInstalledPackage(packageName: DhvPackage, destination: string): Promise<string> {
+  const from = installedPackageDir(packageName);
+  // npm settings inherited from an `npm run -w ...` that started dhv would redirect the pack.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_config_(workspaces?|include_workspace_root)$/i.test(key)));
+  const packed = await execa('npm', ['pack', from, '--pack-destination', destination, '--json', '--ignore-scripts', '--loglevel=error'], {
+    cwd: destination,
+    env,
+    extendEnv: false,
+    reject: false,
+  });
+  const filename = packed.exitCode === 0 ? parsePackOutput(packed.stdout) : undefined;
+  if (filename === undefined || !(await fs.pathExists(join(destination, filename)))) {
+    const why = packed.code === 'ENOENT' ? 'npm was not found on PATH' : (packed.stderr || packed.stdout || packed.message || `exit code ${packed.exitCode}`).trim();
+    throw new AuthoringError(
+      'PACK_FAILED',
+      `could not pack ${packageName} from ${from} into the new project: ${why}\n` +
+        'dhv init packs the SDK and harness it runs with npm; install npm, or pass --from-registry (once @dhv/* are published) or --sdk-from/--harness-from',
+      { packageName, from },
+    );
+  }
+  return filename;
+}
+
+function parsePackOutput(stdout: string): string | undefined {
+  try {
+    const [entry] = JSON.parse(stdout) as Array<{ filename?: unknown }>;
+    return typeof entry?.filename === 'string' ? basename(entry.filename) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A dependency specifier given by the user: `file:` pointing at a local folder or
+ * packed tarball (`npm pack`).
+ */
+export async function localPackageSource(packageName: DhvPackage, from: string): Promise<string> {
   const path = resolve(from);
-  const info = await stat(path).catch(() => undefined);
+  const info = await fs.stat(path).catch(() => undefined);
   if (!info) {
     throw new AuthoringError('BAD_PACKAGE_SOURCE', `${path} does not exist; give a folder holding ${packageName} or a tarball made by npm pack`, {
       packageName,
@@ -18,8 +71,8 @@ export async function packageSource(packageName: string, version: string, from: 
     });
   }
   if (info.isDirectory()) {
-    const manifest = await readFile(join(path, 'package.json'), 'utf8').catch(() => undefined);
-    const name = manifest === undefined ? undefined : (JSON.parse(manifest) as { name?: unknown }).name;
+    const manifest = (await fs.readJson(join(path, 'package.json')).catch(() => undefined)) as { name?: unknown } | undefined;
+    const name = manifest?.name;
     if (name !== packageName) {
       throw new AuthoringError(
         'BAD_PACKAGE_SOURCE',

@@ -1,8 +1,8 @@
-import { execFile } from 'node:child_process';
-import { chmod, copyFile, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rename, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
+import { join } from 'node:path';
+import { execa } from 'execa';
+import fs from 'fs-extra';
 import { AuthoringError } from './errors.js';
 
 /** The marker Node's binary carries for an injected application (Node's SEA documentation). */
@@ -28,23 +28,23 @@ export async function makeSingleExecutable({ script, outfile, nodePath }: Single
     const blob = join(work, 'plugin.blob');
     const config = join(work, 'sea-config.json');
     await writeFile(config, JSON.stringify({ main: script, output: blob, disableExperimentalSEAWarning: true }));
-    await promisify(execFile)(nodePath, ['--experimental-sea-config', config], { cwd: work }).catch((err: { stderr?: string; message: string }) => {
+    const blobRun = await execa(nodePath, ['--experimental-sea-config', config], { cwd: work, reject: false });
+    if (blobRun.failed) {
       throw new AuthoringError(
         'SEA_FAILED',
-        `${nodePath} could not write a single executable blob (it needs Node 20 or later): ${(err.stderr || err.message).trim()}`,
+        `${nodePath} could not write a single executable blob (it needs Node 20 or later): ${(blobRun.stderr || blobRun.message || `exit code ${blobRun.exitCode}`).trim()}`,
         { nodePath },
       );
-    });
-    await mkdir(dirname(outfile), { recursive: true });
-    await copyFile(nodePath, partial);
+    }
+    await fs.copy(nodePath, partial);
     await chmod(partial, 0o755);
     await injectBlob(partial, await readFile(blob), nodePath);
     await rename(partial, outfile);
   } catch (err) {
-    await rm(partial, { force: true });
+    await fs.remove(partial);
     throw err;
   } finally {
-    await rm(work, { recursive: true, force: true });
+    await fs.remove(work);
   }
 }
 

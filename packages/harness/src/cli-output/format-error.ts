@@ -1,4 +1,4 @@
-import { PluginError } from '@dhv/sdk';
+import { PluginError } from '@dhv/sdk/client';
 import { AgentError } from '../agent/errors.js';
 
 /** An error for a person: the message, then for a plugin failure its exit, stdout and stderr. */

@@ -1,6 +1,7 @@
 import type { NodeStatus } from '../agent/agent.js';
 import type { Fingerprint } from '../agent/plugins.js';
 import { columns, keyValues } from './columns.js';
+import { printable } from './format-volume.js';
 
 /** `nomad node status -self`, cut to what host volumes touch: the node, its host volumes, and plugin attributes. */
 export function nodeDetail({ node, skippedPlugins }: NodeStatus): string {
@@ -26,7 +27,7 @@ function hostVolumeTable(hostVolumes: NodeStatus['node']['HostVolumes']): string
     ['Name', 'ReadOnly', 'ID', 'Source'],
     names.map((name) => {
       const v = hostVolumes[name]!;
-      return [name, String(v.ReadOnly), v.ID === '' ? '<static>' : v.ID.slice(0, 8), v.Path];
+      return [printable(name), String(v.ReadOnly), v.ID === '' ? '<static>' : v.ID.slice(0, 8), printable(v.Path)];
     }),
   );
 }

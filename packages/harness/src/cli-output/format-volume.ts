@@ -2,8 +2,16 @@ import { formatSize } from '@dhv/sdk';
 import type { HostVolume } from '../agent/volume-view.js';
 import { columns, keyValues } from './columns.js';
 
-/** `nomad volume status <id>`: the detail block, then Capabilities and Allocations. */
-export function volumeDetail(v: HostVolume, indent = ''): string {
+export interface VolumeFormat {
+  /** Only the `key = value` block: no Capabilities or Allocations (`-short`, and the create monitor). */
+  short?: boolean;
+  /** Full IDs in lists (`-verbose`); the detail block always shows them. */
+  verbose?: boolean;
+  indent?: string;
+}
+
+/** `nomad volume status <id>`: the detail block, then (unless short) Capabilities and Allocations. */
+export function volumeDetail(v: HostVolume, { short = false, indent = '' }: VolumeFormat = {}): string {
   const block = keyValues(
     [
       ['ID', v.ID],
@@ -16,26 +24,49 @@ export function volumeDetail(v: HostVolume, indent = ''): string {
       ['State', v.State],
       ...(v.StateError ? ([['State Error', v.StateError]] as const) : []),
       ['Host Path', v.HostPath],
-    ],
+    ].map(([k, value]) => [k, printable(value)] as const),
     indent,
   );
+  if (short) return block;
   const capabilities = columns(
     ['Access Mode', 'Attachment Mode'],
-    v.RequestedCapabilities.map((c) => [c.AccessMode, c.AttachmentMode]),
+    v.RequestedCapabilities.map((c) => [printable(c.AccessMode), printable(c.AttachmentMode)]),
     indent,
   );
   return `${block}\n\n${indent}Capabilities\n${capabilities}\n\n${indent}Allocations\n${indent}No allocations placed`;
 }
 
-/** `nomad volume status`: the list of dynamic host volumes, IDs cut to 8 characters. */
-export function volumeList(volumes: readonly HostVolume[]): string {
-  if (volumes.length === 0) return 'No dynamic host volumes';
+/** What `nomad volume status` says on stderr under the header when there are none (exit 0). */
+export const NO_VOLUMES = 'No dynamic host volumes';
+
+/**
+ * `nomad volume status -type host`: the header, then the volumes sorted by ID, IDs cut to
+ * 8 characters unless verbose. With none, the header alone: the caller says NO_VOLUMES on stderr.
+ */
+export function volumeList(volumes: readonly HostVolume[], { verbose = false }: VolumeFormat = {}): string {
+  if (volumes.length === 0) return 'Dynamic Host Volumes';
+  const id = (value: string) => (verbose ? value : short(value));
+  const sorted = [...volumes].sort((a, b) => (a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0));
   return `Dynamic Host Volumes\n${columns(
     ['ID', 'Name', 'Namespace', 'Plugin ID', 'Node ID', 'Node Pool', 'State'],
-    volumes.map((v) => [short(v.ID), v.Name, v.Namespace, v.PluginID || '<none>', short(v.NodeID), v.NodePool, v.State]),
+    sorted.map((v) => [id(v.ID), v.Name, v.Namespace, v.PluginID || '<none>', id(v.NodeID), v.NodePool, v.State].map(printable)),
   )}`;
 }
 
 export function short(id: string): string {
   return id.slice(0, 8);
+}
+
+/**
+ * A value from a user's spec, made safe for a terminal and for a table: control
+ * characters (newline, CR, escape, ...) are shown as Go escapes (`\n`, `\x1b`), so a name
+ * cannot forge a row or recolour the screen. Nomad prints them raw.
+ */
+export function printable(value: string): string {
+  // eslint-disable-next-line no-control-regex
+  return value.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
+    const named: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\b': '\\b', '\f': '\\f', '\v': '\\v', '\x07': '\\a' };
+    const code = c.charCodeAt(0);
+    return named[c] ?? (code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`);
+  });
 }

@@ -1,17 +1,20 @@
-import { Args, Command, Flags } from '@oclif/core';
+import { Args, Command, Flags, ux } from '@oclif/core';
 import { formatSize } from '@dhv/sdk/plugin';
 import { buildPlugin, type BuildResult } from '../authoring/build-plugin.js';
 import { AuthoringError } from '../authoring/errors.js';
 
 export default class Build extends Command {
   static override summary = 'Bundle a plugin into one executable file.';
-  static override description = `Bundles the entry (whose default export is definePlugin({...})) and everything it imports into one minified CommonJS file, starting with an interpreter line that names node by absolute path, since a Nomad agent runs plugins without PATH. The file is made executable, then run once as an agent would (fingerprint, empty environment); a file that does not answer is removed and the build fails.
+  static override description = `Bundles the entry (whose default export is definePlugin({...})) and everything it imports into one minified CommonJS file. A Nomad agent runs plugins without PATH, so the file starts with a two-line /bin/sh launcher that runs the first node it finds: the one given with --node (default: the node running this build), then /usr/local/bin, /usr/bin, /opt/... and other usual places; with none, it prints one {"error": ...} line naming where it looked. The file is made executable, then run once as an agent would (fingerprint, empty environment); a file that does not answer is removed and the build fails.
+
+--fixed-node writes a plain #!<node> line instead: about a millisecond faster to start, but the plugin runs only where node is at exactly that path.
 
 With --sea the plugin is built into a Node single executable application instead: a copy of node with the plugin inside (about 100 MB), for clients without Node.`;
 
   static override examples = [
     '<%= config.bin %> build src/plugin.ts -o dist/my-plugin',
     '<%= config.bin %> build src/plugin.ts -o dist/my-plugin --node /usr/bin/node',
+    '<%= config.bin %> build src/plugin.ts -o dist/my-plugin --node /usr/bin/node --fixed-node',
     '<%= config.bin %> build src/plugin.ts -o dist/my-plugin --sea',
   ];
 
@@ -23,20 +26,37 @@ With --sea the plugin is built into a Node single executable application instead
 
   static override flags = {
     output: Flags.string({ char: 'o', description: 'the file to write; its name should be the plugin ID', required: true }),
-    node: Flags.string({ description: 'absolute path of the node the plugin runs with on the client [default: the node running this build]' }),
+    node: Flags.string({ description: 'absolute path of the node the plugin tries first on the client [default: the node running this build]' }),
+    'fixed-node': Flags.boolean({ description: 'start with #!<node> rather than the launcher that searches the usual places', exclusive: ['sea'] }),
     sea: Flags.boolean({ description: 'build a Node single executable application (node and the plugin in one binary)' }),
   };
 
   async run(): Promise<BuildResult> {
     const { args, flags } = await this.parse(Build);
     let result: BuildResult;
+    // oclif's spinner, only for a person watching: pipes and --json get no progress lines.
+    const showProgress = process.stderr.isTTY && !this.jsonEnabled();
+    if (showProgress) ux.action.start(`Bundling ${args.entry}`);
     try {
-      result = await buildPlugin({ entry: args.entry, outfile: flags.output, nodePath: flags.node, sea: flags.sea });
+      result = await buildPlugin({
+        entry: args.entry,
+        outfile: flags.output,
+        nodePath: flags.node,
+        sea: flags.sea,
+        fixedNode: flags['fixed-node'],
+      });
     } catch (err) {
+      if (showProgress) ux.action.stop('failed');
       if (err instanceof AuthoringError) this.error(err.message, { exit: 1, code: err.code });
       throw err;
     }
-    const what = result.kind === 'sea' ? `single executable with ${result.node}` : `#!${result.node}`;
+    if (showProgress) ux.action.stop();
+    const what =
+      result.kind === 'sea'
+        ? `single executable with ${result.node}`
+        : result.searchPath.length === 1
+          ? `#!${result.node}`
+          : `runs ${result.node}, else the first node in ${result.searchPath.length - 1} usual places`;
     this.log(`Built ${result.outfile} (${formatSize(result.bytes)}, ${what})`);
     if (result.version !== null) this.log(`fingerprint under the agent's environment: version ${result.version}`);
     for (const warning of result.warnings) this.warn(warning);

@@ -1,4 +1,4 @@
-import { Args, Command, Flags } from '@oclif/core';
+import { Args, Command, Flags, ux } from '@oclif/core';
 import { AuthoringError } from '../authoring/errors.js';
 import { initProject, type InitResult } from '../authoring/init-project.js';
 import { TEMPLATE_NAMES } from '../authoring/templates.js';
@@ -7,12 +7,13 @@ export default class Init extends Command {
   static override summary = 'Scaffold a new plugin project.';
   static override description = `Writes a standalone TypeScript project: package.json (build, check and test scripts), tsconfig.json, src/plugin.ts written against definePlugin, a vitest test that runs the conformance checks against the built plugin, an example volume spec (volume.hcl) and a README that says how to build, check and install it.
 
-Until @dhv/sdk and @dhv/harness are published, point the dependencies at this repo with --sdk-from and --harness-from (a package folder, or a tarball made by npm pack).`;
+The project depends on the exact @dhv/sdk and @dhv/harness that run this command: both are packed with npm pack into vendor/ and named as file: dependencies, so a plain npm install works on any machine, with no registry for @dhv/*. --from-registry depends on the published versions instead; --sdk-from and --harness-from on a package folder or tarball of your choice.`;
 
   static override examples = [
     '<%= config.bin %> init my-plugin',
     '<%= config.bin %> init ./plugins/scratch --name scratch-dir --template mkdir',
     '<%= config.bin %> init my-loop --template loopback --sdk-from ../dhv/packages/sdk --harness-from ../dhv/packages/harness',
+    '<%= config.bin %> init my-plugin --from-registry',
   ];
 
   static override enableJsonFlag = true;
@@ -25,13 +26,17 @@ Until @dhv/sdk and @dhv/harness are published, point the dependencies at this re
     name: Flags.string({ description: 'plugin ID, which is also its file name on the Nomad client [default: the folder name]' }),
     template: Flags.string({ description: 'project skeleton', options: TEMPLATE_NAMES, default: 'minimal' }),
     force: Flags.boolean({ description: 'write into a folder that is not empty, replacing files of the same names' }),
-    'sdk-from': Flags.string({ description: 'depend on @dhv/sdk from this folder or npm pack tarball instead of the registry' }),
-    'harness-from': Flags.string({ description: 'depend on @dhv/harness from this folder or npm pack tarball instead of the registry' }),
+    'sdk-from': Flags.string({ description: 'depend on @dhv/sdk from this folder or npm pack tarball instead of a packed copy of the running one' }),
+    'harness-from': Flags.string({ description: 'depend on @dhv/harness from this folder or npm pack tarball instead of a packed copy of the running one' }),
+    'from-registry': Flags.boolean({ description: 'depend on the published @dhv/sdk and @dhv/harness (^ this version) instead of packed copies' }),
   };
 
   async run(): Promise<InitResult> {
     const { args, flags } = await this.parse(Init);
     let result: InitResult;
+    // oclif's spinner, only for a person watching: pipes and --json get no progress lines.
+    const showProgress = process.stderr.isTTY && !this.jsonEnabled();
+    if (showProgress) ux.action.start('Writing the project and packing @dhv/sdk and @dhv/harness into it');
     try {
       result = await initProject({
         dir: args.dir,
@@ -40,11 +45,14 @@ Until @dhv/sdk and @dhv/harness are published, point the dependencies at this re
         force: flags.force,
         sdkFrom: flags['sdk-from'],
         harnessFrom: flags['harness-from'],
+        fromRegistry: flags['from-registry'],
       });
     } catch (err) {
+      if (showProgress) ux.action.stop('failed');
       if (err instanceof AuthoringError) this.error(err.message, { exit: 1, code: err.code });
       throw err;
     }
+    if (showProgress) ux.action.stop();
     this.log(`Created plugin ${result.pluginId} (template ${result.template}) in ${result.dir}`);
     for (const file of result.files) this.log(`  ${file}`);
     this.log('\nNext:');

@@ -54,4 +54,17 @@ describe('agent configuration', () => {
       details: { problems: ['client.node_pool must be a non-empty string', 'client.host_volume "a".path is required', 'client.host_volume "a".read_only must be true or false'] },
     });
   });
+
+  it('refuses a client that is not a block, and a config too large to be one, with a clear error', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'dhv-config-'));
+    const notBlock = join(dir, 'agent.hcl');
+    await writeFile(notBlock, 'client = "x"\n');
+    await expect(loadAgentConfig({ config: notBlock, env: {} })).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      details: { problems: ['client must be a block (client { ... }), got the string "x"'] },
+    });
+    const huge = join(dir, 'huge.hcl');
+    await writeFile(huge, Buffer.alloc(50 * 1024 * 1024, 0x61));
+    await expect(loadAgentConfig({ config: huge, env: {} })).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/is 52428800 bytes: dhv reads at most/) });
+  });
 });

@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { AgentError } from '../agent/errors.js';
-import { blocks, parseDocument, readSource, singleBlock } from './read-document.js';
+import { blocks, isBody, parseDocument, readSource, singleBlock } from './read-document.js';
 
 /** A classic host volume from the agent config: reported beside dynamic ones, with an empty ID. */
 export interface StaticHostVolume {
@@ -90,6 +90,8 @@ export function parseClientConfig(doc: Record<string, unknown>, file = '<config>
   };
   const dataDir = text('data_dir', doc.data_dir);
   if (dataDir) out.dataDir = dataDir;
+  const notBlocks = blocks(doc.client).filter((body) => !isBody(body));
+  if (notBlocks.length > 0) problems.push(`client must be a block (client { ... }), got ${describeValue(notBlocks[0])}`);
   const client = singleBlock(doc.client) ?? {};
   const pluginDir = text('client.host_volume_plugin_dir', client.host_volume_plugin_dir);
   if (pluginDir) out.pluginDir = pluginDir;
@@ -98,7 +100,7 @@ export function parseClientConfig(doc: Record<string, unknown>, file = '<config>
   const nodePool = text('client.node_pool', client.node_pool);
   if (nodePool) out.nodePool = nodePool;
   const hostVolumes: StaticHostVolume[] = [];
-  for (const [name, body] of staticVolumeEntries(client.host_volume)) {
+  for (const [name, body] of staticVolumeEntries(client.host_volume, problems)) {
     const where = `client.host_volume "${name}"`;
     const path = text(`${where}.path`, body.path);
     if (body.path === undefined) problems.push(`${where}.path is required`);
@@ -117,14 +119,27 @@ export function parseClientConfig(doc: Record<string, unknown>, file = '<config>
  * `host_volume "name" { ... }` comes from HCL as `{ name: [body] }`, and from Nomad's
  * JSON config either that way or as a list of `{ name: body }` objects.
  */
-function staticVolumeEntries(value: unknown): Array<[string, Record<string, unknown>]> {
+function staticVolumeEntries(value: unknown, problems: string[]): Array<[string, Record<string, unknown>]> {
   const entries: Array<[string, Record<string, unknown>]> = [];
   for (const group of blocks(value)) {
-    if (!group || typeof group !== 'object') continue;
+    if (!isBody(group)) {
+      problems.push(`client.host_volume must be a block (host_volume "name" { path = "..." }), got ${describeValue(group)}`);
+      continue;
+    }
     for (const [name, bodies] of Object.entries(group as Record<string, unknown>)) {
+      if (blocks(bodies).some((b) => !isBody(b))) {
+        problems.push(`client.host_volume ${JSON.stringify(name)} must be a block ({ path = "..." }), got ${describeValue(bodies)}`);
+        continue;
+      }
       const body = singleBlock(bodies);
       if (body) entries.push([name, body]);
     }
   }
   return entries;
+}
+
+function describeValue(value: unknown): string {
+  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (Array.isArray(value)) return 'a list';
+  return `${typeof value} ${String(value)}`;
 }

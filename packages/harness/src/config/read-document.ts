@@ -1,4 +1,16 @@
-import { readFile } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
+
+/**
+ * The most a volume spec or agent config may hold. Nomad's are a few hundred bytes; this
+ * leaves room for parameters as large as a plugin's environment can carry (128 KiB), and
+ * keeps a stray binary or log file from reaching the HCL parser, which takes seconds per
+ * 100 KB of garbage.
+ */
+export const MAX_DOCUMENT_BYTES = 256 * 1024;
+/** Deeper nesting than this is refused before parsing: real specs nest 3 levels, and the parsers recurse. */
+export const MAX_DOCUMENT_DEPTH = 1000;
+/** A parser's message is cut to this many characters: a bad 1 MB file must not give a 1 MB error. */
+const MAX_PARSER_MESSAGE = 400;
 
 export class DocumentError extends Error {
   readonly code = 'DOCUMENT_INVALID';
@@ -8,18 +20,70 @@ export class DocumentError extends Error {
   }
 }
 
-/** Reads a file, or stdin when `file` is `-`. */
+/** Reads a file, or stdin when `file` is `-`, refusing more than MAX_DOCUMENT_BYTES and anything that is not UTF-8 text. */
 export async function readSource(file: string, stdin: NodeJS.ReadableStream = process.stdin): Promise<string> {
-  if (file !== '-') {
-    try {
-      return await readFile(file, 'utf8');
-    } catch (err) {
-      throw new DocumentError(`cannot read ${file}: ${(err as Error).message}`, file);
-    }
+  const name = displayName(file);
+  const bytes = file === '-' ? await readCapped(stdin, name, file) : await readFileCapped(file);
+  return decodeText(bytes, name, file);
+}
+
+async function readFileCapped(file: string): Promise<Buffer> {
+  let handle;
+  try {
+    handle = await open(file, 'r');
+  } catch (err) {
+    throw new DocumentError(`cannot read ${file}: ${(err as Error).message}`, file);
   }
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) throw new DocumentError(`cannot read ${file}: not a regular file`, file);
+    if (info.size > MAX_DOCUMENT_BYTES) throw tooLarge(file, file, info.size);
+    const buffer = Buffer.alloc(MAX_DOCUMENT_BYTES + 1);
+    let length = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+      if (length > MAX_DOCUMENT_BYTES) throw tooLarge(file, file);
+    }
+    return buffer.subarray(0, length);
+  } catch (err) {
+    if (err instanceof DocumentError) throw err;
+    throw new DocumentError(`cannot read ${file}: ${(err as Error).message}`, file);
+  } finally {
+    await handle.close();
+  }
+}
+
+async function readCapped(stream: NodeJS.ReadableStream, name: string, file: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  for await (const chunk of stdin) chunks.push(Buffer.from(chunk as Buffer));
-  return Buffer.concat(chunks).toString('utf8');
+  let length = 0;
+  for await (const chunk of stream) {
+    const buffer = Buffer.from(chunk as Buffer);
+    length += buffer.length;
+    if (length > MAX_DOCUMENT_BYTES) throw tooLarge(name, file);
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks);
+}
+
+function tooLarge(name: string, file: string, size?: number): DocumentError {
+  const what = size === undefined ? `more than ${MAX_DOCUMENT_BYTES} bytes` : `${size} bytes`;
+  return new DocumentError(`${name} is ${what}: dhv reads at most ${MAX_DOCUMENT_BYTES} bytes (256 KiB) of a volume spec or agent config\nIs this the right file?`, file);
+}
+
+function decodeText(bytes: Buffer, name: string, file: string): string {
+  const nul = bytes.indexOf(0);
+  if (nul !== -1) throw new DocumentError(`${name} is not a text file: it holds a NUL byte at offset ${nul}\nIs this the right file?`, file);
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    throw new DocumentError(`${name} is not UTF-8 text\nVolume specs and agent configs are HCL or JSON, in UTF-8.`, file);
+  }
+}
+
+function displayName(file: string): string {
+  return file === '-' ? '<stdin>' : file;
 }
 
 /**
@@ -27,27 +91,116 @@ export async function readSource(file: string, stdin: NodeJS.ReadableStream = pr
  * HCL otherwise (through HashiCorp's own parser, so blocks come back as arrays).
  */
 export async function parseDocument(text: string, file: string): Promise<Record<string, unknown>> {
-  const name = file === '-' ? '<stdin>' : file;
+  return (await parseDocumentWithNotes(text, file)).doc;
+}
+
+/** parseDocument, and what a reader should know about how the text was read (numbers Nomad reads differently from how they look). */
+export async function parseDocumentWithNotes(text: string, file: string): Promise<{ doc: Record<string, unknown>; notes: string[] }> {
+  const name = displayName(file);
+  const notes: string[] = [];
+  const json = text.trimStart().startsWith('{');
+  const depth = nestingDepth(text, json);
+  if (depth > MAX_DOCUMENT_DEPTH) {
+    throw new DocumentError(`${name} is nested more than ${MAX_DOCUMENT_DEPTH} levels deep: dhv refuses it before parsing\nA volume spec or agent config needs three levels at most.`, file);
+  }
   let parsed: unknown;
-  if (text.trimStart().startsWith('{')) {
+  if (json) {
     try {
       parsed = JSON.parse(text);
     } catch (err) {
-      throw new DocumentError(`${name} is not valid JSON: ${(err as Error).message}`, file);
+      throw new DocumentError(`${name} is not valid JSON: ${short((err as Error).message)}`, file);
     }
   } else {
     // The parser is a WebAssembly module; load it only when HCL is actually read.
     const { parse } = await import('@cdktf/hcl2json');
+    const literals = hcl1Numbers(text);
+    notes.push(...literals.notes);
     try {
-      parsed = await parse(name.endsWith('.hcl') ? name : `${name}.hcl`, text);
+      parsed = await parse(name.endsWith('.hcl') ? name : `${name}.hcl`, literals.text);
     } catch (err) {
-      throw new DocumentError(`${name} is not valid HCL: ${(err as Error).message.replace(/^parse config: /, '')}`, file);
+      throw new DocumentError(`${name} is not valid HCL: ${short((err as Error).message.replace(/^parse config: /, ''))}`, file);
     }
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new DocumentError(`${name} must hold an object`, file);
   }
-  return parsed as Record<string, unknown>;
+  return { doc: parsed as Record<string, unknown>, notes };
+}
+
+/**
+ * Nomad reads HCL with HCL 1, whose unquoted `0755` is octal and `0x1ed` hexadecimal (both
+ * 493); HCL 2, which parses here, reads `0755` as 755 and refuses `0x`. Such literals are
+ * replaced by their decimal value before parsing, so `mode = 0755` reaches a plugin as
+ * `"493"`, as under Nomad, and each is noted.
+ */
+export function hcl1Numbers(text: string): { text: string; notes: string[] } {
+  const notes: string[] = [];
+  let out = '';
+  let from = 0;
+  const word = /[A-Za-z0-9_.]/;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (c === '"') {
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
+    } else if (c === '#' || (c === '/' && text[i + 1] === '/')) {
+      while (i < text.length && text[i] !== '\n') i++;
+    } else if (c === '/' && text[i + 1] === '*') {
+      const end = text.indexOf('*/', i + 2);
+      i = end === -1 ? text.length : end + 1;
+    } else if (c === '<' && text[i + 1] === '<') {
+      const heredoc = /^<<-?([A-Za-z_][A-Za-z0-9_]*)\r?\n/.exec(text.slice(i, i + 200));
+      if (heredoc) {
+        const end = new RegExp(`\\n[ \\t]*${heredoc[1]}[ \\t]*(\\r?\\n|$)`).exec(text.slice(i + heredoc[0].length - 1));
+        i = end ? i + heredoc[0].length - 1 + end.index + end[0].length - 1 : text.length;
+      }
+    } else if (c === '0' && !word.test(text[i - 1] ?? ' ')) {
+      const literal = /^0(?:[xX][0-9a-fA-F]+|[0-7]+)(?![A-Za-z0-9_.])/.exec(text.slice(i, i + 40));
+      if (literal) {
+        const decimal = BigInt(/^0[xX]/.test(literal[0]) ? literal[0] : `0o${literal[0].slice(1)}`).toString();
+        notes.push(`the unquoted number ${literal[0]} is ${decimal} to Nomad's HCL reader (${/^0[xX]/.test(literal[0]) ? 'hexadecimal' : 'octal'}); quote it ("${literal[0]}") to keep the digits`);
+        out += text.slice(from, i) + decimal;
+        i += literal[0].length - 1;
+        from = i + 1;
+      }
+    }
+  }
+  return { text: out + text.slice(from), notes };
+}
+
+/** The first line of a parser's message, cut short: parsers quote the input back, and the input may be huge. */
+function short(message: string): string {
+  const lines = message.split('\n').filter((l) => l.trim() !== '');
+  let first = (lines[0] ?? message).trim();
+  if (first.length > MAX_PARSER_MESSAGE) first = `${first.slice(0, MAX_PARSER_MESSAGE)}…`;
+  const more = lines.length > 1 ? ` (and ${lines.length - 1} more lines)` : '';
+  return `${first}${more}`;
+}
+
+/**
+ * How deep brackets nest outside strings and comments, scanning once without recursion.
+ * An estimate for HCL (heredocs are not followed), exact for JSON; it only has to catch
+ * input built to blow a parser's stack.
+ */
+export function nestingDepth(text: string, json: boolean): number {
+  let depth = 0;
+  let max = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
+    } else if (!json && (c === '#' || (c === '/' && text[i + 1] === '/'))) {
+      while (i < text.length && text[i] !== '\n') i++;
+    } else if (!json && c === '/' && text[i + 1] === '*') {
+      const end = text.indexOf('*/', i + 2);
+      i = end === -1 ? text.length : end + 1;
+    } else if (c === '{' || c === '[' || c === '(') {
+      depth++;
+      if (depth > max) max = depth;
+    } else if (c === '}' || c === ']' || c === ')') {
+      depth = Math.max(0, depth - 1);
+    }
+  }
+  return max;
 }
 
 /** HCL gives a block as an array of bodies and JSON may give a single object: both become a list. */
@@ -56,10 +209,15 @@ export function blocks(value: unknown): unknown[] {
   return Array.isArray(value) ? value : [value];
 }
 
+/** Whether a value is one HCL body (an object, not a list or a scalar). */
+export function isBody(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
 /** A block that may appear once: the last body wins, as repeated HCL attributes would. */
 export function singleBlock(value: unknown): Record<string, unknown> | undefined {
   const list = blocks(value);
   const merged: Record<string, unknown> = {};
-  for (const body of list) if (body && typeof body === 'object') Object.assign(merged, body);
+  for (const body of list) if (isBody(body)) Object.assign(merged, body);
   return list.length === 0 ? undefined : merged;
 }

@@ -1,4 +1,4 @@
-import { createResponseSchema, fingerprintResponseSchema, goInt64, goKeyMatches, parseGoJson, type GoJsonValue } from '@dhv/sdk';
+import { createResponseSchema, fingerprintResponseSchema, goInt64, goKeyMatches, parseGoJson, type GoJsonValue } from '@dhv/sdk/client';
 
 /**
  * Reads a plugin's stdout field by field, so that each check can judge one field

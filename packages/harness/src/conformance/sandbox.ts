@@ -1,8 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runTool } from '@dhv/sdk';
-import { loopDevicesBackedUnder, mountsUnder } from '../agent/reboot.js';
+import { releaseEverythingBelow } from '@dhv/sdk/host';
 
 /**
  * The suite's scratch space: one temporary root per run, a directory per check under
@@ -15,30 +14,9 @@ export async function makeRunRoot(parent?: string): Promise<string> {
   return mkdtemp(join(parent ?? tmpdir(), 'dhv-check-'));
 }
 
-/** Unmounts everything mounted under `dir` (deepest first) and detaches loop devices backed by files under it. */
+/** Unmounts everything mounted at or below `dir` (deepest first) and detaches loop devices backed by files under it. */
 export async function releaseSystemResources(dir: string): Promise<string[]> {
-  const problems: string[] = [];
-  // Deepest first, so nested mounts come off before their parents.
-  const mounts = (await mountsUnder(dir)).sort((a, b) => b.length - a.length);
-  for (const mountPoint of mounts) {
-    try {
-      await runTool('umount', [mountPoint], { debianPackage: 'mount' });
-    } catch {
-      try {
-        await runTool('umount', ['-l', mountPoint], { debianPackage: 'mount' });
-      } catch (err) {
-        problems.push(`could not unmount ${mountPoint}: ${err instanceof Error ? err.message : String(err)}`);
-      }
-    }
-  }
-  for (const { device } of await loopDevicesBackedUnder(dir)) {
-    try {
-      await runTool('losetup', ['-d', device], { debianPackage: 'mount' });
-    } catch (err) {
-      problems.push(`could not detach ${device}: ${err instanceof Error ? err.message : String(err)}`);
-    }
-  }
-  return problems;
+  return releaseEverythingBelow(dir);
 }
 
 /** Releases mounts and loop devices under `dir`, then removes it. Returns what could not be undone. */

@@ -1,24 +1,29 @@
-import { access, constants } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import fs from 'fs-extra';
 
-/** Where the reference plugins land after `npm run build`, relative to this package in the workspace. */
+/** The reference plugins' packages, and where each keeps its built file. */
 export const REFERENCE_PLUGINS = {
-  'dhv-mkdir': { file: fileURLToPath(new URL('../../../plugin-mkdir/dist/dhv-mkdir', import.meta.url)), workspace: '@dhv/plugin-mkdir' },
-  'dhv-loopback': { file: fileURLToPath(new URL('../../../plugin-loopback/dist/dhv-loopback', import.meta.url)), workspace: '@dhv/plugin-loopback' },
+  'dhv-mkdir': { packageName: '@dhv/plugin-mkdir', file: 'dist/dhv-mkdir' },
+  'dhv-loopback': { packageName: '@dhv/plugin-loopback', file: 'dist/dhv-loopback' },
 } as const;
 
 export type ReferencePluginId = keyof typeof REFERENCE_PLUGINS;
 
-/** The built plugin's path, or undefined with the command that builds it. */
-export async function findReferencePlugin(id: ReferencePluginId): Promise<{ file: string } | { missing: string; build: string }> {
-  const { file, workspace } = REFERENCE_PLUGINS[id];
+/**
+ * The built plugin's path, found through its package: the workspace folder in a checkout
+ * (after `npm run build`) or the installed package beside @dhv/harness. Otherwise, what
+ * is missing and what to do about it.
+ */
+export async function findReferencePlugin(id: ReferencePluginId): Promise<{ file: string } | { missing: string; fix: string }> {
+  const { packageName, file } = REFERENCE_PLUGINS[id];
+  let packageDir: string;
   try {
-    await access(file, constants.X_OK);
-    return { file };
+    packageDir = dirname(createRequire(import.meta.url).resolve(`${packageName}/package.json`));
   } catch {
-    return { missing: file, build: `npm run build -w ${workspace}` };
+    return { missing: packageName, fix: `install it beside @dhv/harness: npm install ${packageName}` };
   }
+  const path = join(packageDir, file);
+  const runnable = await fs.access(path, fs.constants.X_OK).then(() => true, () => false);
+  return runnable ? { file: path } : { missing: path, fix: `build it: npm run build -w ${packageName} (in a checkout of dhv)` };
 }
-
-/** The `dhv` executable of this package, for running the CLI as a separate process. */
-export const DHV_BIN = fileURLToPath(new URL('../../bin/run.js', import.meta.url));

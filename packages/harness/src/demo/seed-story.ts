@@ -1,15 +1,32 @@
-import { execFile } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loopDevicesBackedUnder, mountsUnder, simulateReboot } from '../agent/reboot.js';
-import { DHV_BIN, findReferencePlugin } from './reference-plugins.js';
+import { formatSize } from '@dhv/sdk/plugin';
+import fs from 'fs-extra';
+import { Agent, type StartReport } from '../agent/agent.js';
+import type { HostVolumeConfig } from '../agent/host-volumes.js';
+import { loopDevicesBackedBelow, mountsBelow, releaseEverythingBelow } from '@dhv/sdk/host';
+import type { HostVolume } from '../agent/volume-view.js';
+import { loadAgentConfig } from '../config/agent-config.js';
+import { readVolumeSpec } from '../spec/volume-spec.js';
+import { findReferencePlugin, type ReferencePluginId } from './reference-plugins.js';
 
+/** One step of the story: what it did, the `dhv` command that does the same by hand, and what came of it. */
 export interface DemoStep {
+  title: string;
   command: string;
-  exitCode: number;
-  stdout: string;
-  stderr: string;
+  ok: boolean;
+  error?: string;
+}
+
+export interface DemoVolume {
+  name: string;
+  pluginId: ReferencePluginId;
+  id: string;
+  hostPath: string;
+  capacityBytes: bigint;
+  /** Its state after the restart. */
+  stateAfterRestart?: string;
+  fileSurvived?: boolean;
 }
 
 export interface DemoReport {
@@ -17,110 +34,160 @@ export interface DemoReport {
   workDir: string;
   loopback: { ran: boolean; skipped?: string };
   steps: DemoStep[];
+  volumes: DemoVolume[];
+  /** The node's HostVolumes after the creates, as `dhv node status --json` shows them. */
+  hostVolumes: Record<string, HostVolumeConfig>;
+  /** What the restart with a simulated reboot did. */
+  restart?: Pick<StartReport, 'restored' | 'failed' | 'reboot'>;
   /** What was checked at the end: no mounts, no loop devices, the temp dir gone. */
   leftBehind: string[];
   error?: string;
 }
 
 export interface DemoOptions {
-  /** Called as the story goes: a narrative line, or a step with its output. */
+  /** Called with each line of the story as it goes. */
   onLine?: (line: string) => void;
   /** Run the loopback part; default: when running as root. */
   loopback?: boolean;
 }
 
+const SPECS = {
+  scratch: { pluginId: 'dhv-mkdir', text: 'type      = "host"\nname      = "scratch"\nplugin_id = "dhv-mkdir"\n\nparameters {\n  mode = "0755"\n}\n' },
+  test: { pluginId: 'dhv-loopback', text: 'type         = "host"\nname         = "test"\nplugin_id    = "dhv-loopback"\ncapacity_min = "47MiB"\ncapacity_max = "47MiB"\n' },
+} as const;
+
 /**
- * The seed's story in a temporary agent, through the real `dhv` executable: fingerprint,
- * create a dhv-mkdir volume and (as root) a 47 MiB dhv-loopback volume, see them in
- * HostVolumes beside a static volume, write a file into each, restart with a simulated
- * reboot, see them restored with the files intact, delete them, and leave nothing behind.
+ * The whole life of dynamic host volumes in a temporary agent, through the harness's
+ * own library (the Agent the `dhv` commands use): fingerprint, create a dhv-mkdir
+ * volume and (as root) a 47 MiB dhv-loopback volume, see them in HostVolumes beside a
+ * static volume, write a file into each, restart with a simulated reboot, see them
+ * restored with the files intact, delete them, and leave nothing behind. The agent's
+ * config and the volume specs are written as files, so each step can be repeated by hand
+ * with the command the story names.
  */
 export async function runSeedStory(options: DemoOptions = {}): Promise<DemoReport> {
   const say = options.onLine ?? (() => {});
-  const workDir = await mkdtemp(join(tmpdir(), 'dhv-demo-'));
-  const report: DemoReport = { ok: false, workDir, loopback: { ran: false }, steps: [], leftBehind: [] };
+  const workDir = await fs.mkdtemp(join(tmpdir(), 'dhv-demo-'));
+  const report: DemoReport = { ok: false, workDir, loopback: { ran: false }, steps: [], volumes: [], hostVolumes: {}, leftBehind: [] };
   const dataDir = join(workDir, 'data');
   const pluginDir = join(dataDir, 'host_volume_plugins');
   const volumesDir = join(dataDir, 'host_volumes');
+  const config = join(workDir, 'agent.hcl');
+  const flags = `--config ${config}`;
 
-  const dhv = async (...args: string[]): Promise<DemoStep> => dhvShown(`dhv ${args.join(' ')}`, args, true);
-  const dhvShown = async (shown: string, args: string[], printStdout: boolean): Promise<DemoStep> => {
-    const command = `dhv ${args.join(' ')}`;
-    say(`\n$ ${shown}`);
-    const step = await run(workDir, [...args, '--config', 'agent.hcl']);
-    report.steps.push({ command, ...step });
-    if (printStdout && step.stdout.trim() !== '') say(step.stdout.trimEnd());
-    if (step.stderr.trim() !== '') say(step.stderr.trimEnd());
-    if (step.exitCode !== 0) throw new Error(`${command} failed with exit code ${step.exitCode}`);
-    return { command, ...step };
+  const step = async <T>(title: string, command: string, body: () => Promise<T>): Promise<T> => {
+    say(`\n==> ${title}\n    (by hand: ${command})`);
+    try {
+      const result = await body();
+      report.steps.push({ title, command, ok: true });
+      return result;
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      report.steps.push({ title, command, ok: false, error });
+      throw new Error(`${title}: ${error}`);
+    }
   };
 
-  const created: string[] = [];
+  let agent: Agent | undefined;
   try {
     const mkdirPlugin = await findReferencePlugin('dhv-mkdir');
-    if ('missing' in mkdirPlugin) throw new Error(`the dhv-mkdir plugin is not built (${mkdirPlugin.missing}); run: ${mkdirPlugin.build}`);
+    if ('missing' in mkdirPlugin) throw new Error(`the dhv-mkdir plugin is not there (${mkdirPlugin.missing}); ${mkdirPlugin.fix}`);
     const loopbackSkip = await loopbackSkipReason(options.loopback);
     const loopbackPlugin = loopbackSkip ? undefined : await findReferencePlugin('dhv-loopback');
     if (loopbackPlugin && 'missing' in loopbackPlugin) {
-      throw new Error(`the dhv-loopback plugin is not built (${loopbackPlugin.missing}); run: ${loopbackPlugin.build}`);
+      throw new Error(`the dhv-loopback plugin is not there (${loopbackPlugin.missing}); ${loopbackPlugin.fix}`);
     }
     report.loopback = loopbackSkip ? { ran: false, skipped: loopbackSkip } : { ran: true };
 
     say(`==> A temporary agent in ${workDir}`);
-    await mkdir(pluginDir, { recursive: true });
-    await mkdir(join(workDir, 'cloud-img'));
-    await copyFile(mkdirPlugin.file, join(pluginDir, 'dhv-mkdir'));
-    if (loopbackPlugin) await copyFile(loopbackPlugin.file, join(pluginDir, 'dhv-loopback'));
-    await writeFile(
-      join(workDir, 'agent.hcl'),
+    await fs.copy(mkdirPlugin.file, join(pluginDir, 'dhv-mkdir'));
+    if (loopbackPlugin) await fs.copy(loopbackPlugin.file, join(pluginDir, 'dhv-loopback'));
+    await fs.ensureDir(join(workDir, 'cloud-img'));
+    await fs.writeFile(
+      config,
       `data_dir = "${dataDir}"\n\nclient {\n  host_volume "cloud-img" {\n    path      = "${join(workDir, 'cloud-img')}"\n    read_only = false\n  }\n}\n`,
     );
-    await writeFile(join(workDir, 'scratch.volume.hcl'), `type      = "host"\nname      = "scratch"\nplugin_id = "dhv-mkdir"\n\nparameters {\n  mode = "0755"\n}\n`);
-    await writeFile(join(workDir, 'test.volume.hcl'), `type         = "host"\nname         = "test"\nplugin_id    = "dhv-loopback"\ncapacity_min = "47MiB"\n`);
+    const names = loopbackPlugin ? (['scratch', 'test'] as const) : (['scratch'] as const);
+    for (const name of names) await fs.writeFile(join(workDir, `${name}.volume.hcl`), SPECS[name].text);
     say(`    agent.hcl: a static host volume "cloud-img"; plugins dhv-mkdir${loopbackPlugin ? ' and dhv-loopback' : ''} in ${pluginDir}`);
     if (loopbackSkip) say(`    skipping the dhv-loopback volume: ${loopbackSkip}`);
 
-    await dhv('agent', 'fingerprint');
-    const specs = ['scratch.volume.hcl', ...(loopbackPlugin ? ['test.volume.hcl'] : [])];
-    const volumes: Array<{ id: string; path: string; name: string }> = [];
-    for (const spec of specs) {
-      const step = await dhv('volume', 'create', spec);
-      const id = /with ID ([0-9a-f-]{36})/.exec(step.stdout)?.[1];
-      const path = /Host Path = (\S+)/.exec(step.stdout)?.[1];
-      if (!id || !path) throw new Error(`could not read the volume ID and path from: ${step.stdout}`);
-      created.push(id);
-      volumes.push({ id, path, name: spec.split('.')[0]! });
-    }
-    await dhv('node', 'status');
-    const node = await dhvShown(`dhv node status --json | jq '.HostVolumes'`, ['node', 'status', '--json'], false);
-    say(JSON.stringify(JSON.parse(node.stdout).HostVolumes, null, 2));
+    const open = await Agent.open(await loadAgentConfig({ config, dataDir }), { onWarning: (w) => say(`    warning: ${w}`) });
+    agent = open;
 
-    for (const v of volumes) {
-      const file = join(v.path, 'hello.txt');
-      await writeFile(file, `hello from ${v.name}\n`);
-      say(`\n$ echo "hello from ${v.name}" > ${file}`);
+    await step('Fingerprint the plugins', `dhv agent fingerprint ${flags}`, async () => {
+      const fingerprint = await open.fingerprint();
+      for (const [attribute, value] of Object.entries(fingerprint.attributes)) say(`    ${attribute} = ${value}`);
+      for (const s of fingerprint.skipped) say(`    skipped ${s.id}: ${s.reason}`);
+      const missing = names.map((n) => SPECS[n].pluginId).filter((id) => !fingerprint.plugins.some((p) => p.id === id));
+      if (missing.length > 0) throw new Error(`the agent did not fingerprint ${missing.join(', ')}`);
+    });
+
+    for (const name of names) {
+      const spec = `${name}.volume.hcl`;
+      await step(`Create volume ${name} with ${SPECS[name].pluginId}`, `dhv volume create ${join(workDir, spec)} ${flags}`, async () => {
+        const { volume } = await open.createVolume(await readVolumeSpec(join(workDir, spec), 'create'));
+        report.volumes.push({ name, pluginId: SPECS[name].pluginId, id: volume.ID, hostPath: volume.HostPath, capacityBytes: volume.CapacityBytes });
+        say(`    ✓ ${volume.ID} ${volume.State} at ${volume.HostPath} (${formatSize(volume.CapacityBytes)})`);
+      });
     }
 
-    await dhv('agent', 'restart', '--reboot');
-    await dhv('volume', 'status');
-    for (const v of volumes) {
-      const text = await readFile(join(v.path, 'hello.txt'), 'utf8').catch((err: Error) => `(unreadable: ${err.message})`);
-      say(`\n$ cat ${join(v.path, 'hello.txt')}\n${text.trimEnd()}`);
-      if (text !== `hello from ${v.name}\n`) throw new Error(`the file written into volume ${v.name} did not survive the restart`);
-    }
-    say('  ✓ every file survived the restart');
+    await step("The node's HostVolumes", `dhv node status --json ${flags} | jq .HostVolumes`, async () => {
+      const { node } = await open.status();
+      report.hostVolumes = node.HostVolumes;
+      say(JSON.stringify(node.HostVolumes, null, 2).replace(/^/gm, '    '));
+      const expected = ['cloud-img', ...names];
+      const absent = expected.filter((n) => !(n in node.HostVolumes));
+      if (absent.length > 0) throw new Error(`HostVolumes lacks ${absent.join(', ')}`);
+    });
 
-    for (const v of volumes) {
-      await dhv('volume', 'delete', v.id);
-      created.splice(created.indexOf(v.id), 1);
+    await step('Write a file into each volume', 'echo "hello from <name>" > <host path>/hello.txt', async () => {
+      for (const v of report.volumes) {
+        await fs.writeFile(join(v.hostPath, 'hello.txt'), `hello from ${v.name}\n`);
+        say(`    ${join(v.hostPath, 'hello.txt')}`);
+      }
+    });
+
+    await step('Restart the agent after a simulated host reboot', `dhv agent restart --reboot ${flags}`, async () => {
+      const restart = await open.restart({ reboot: true });
+      report.restart = { restored: restart.restored, failed: restart.failed, ...(restart.reboot ? { reboot: restart.reboot } : {}) };
+      if (restart.reboot) say(`    rebooted: unmounted ${restart.reboot.unmounted.length} mount(s), detached ${restart.reboot.detached.length} loop device(s)`);
+      say(`    restored ${restart.restored.length} of ${restart.restored.length + restart.failed.length} volume(s)`);
+      for (const f of restart.failed) say(`    ✗ ${f.volume.Name}: ${f.error.message}`);
+      if (restart.failed.length > 0) throw new Error(`${restart.failed.length} volume(s) were not restored`);
+    });
+
+    await step('Every volume is back, with its file', `dhv volume status ${flags}`, async () => {
+      const after = new Map((await open.volumes()).map((v: HostVolume) => [v.ID, v]));
+      for (const v of report.volumes) {
+        const now = after.get(v.id);
+        v.stateAfterRestart = now?.State ?? 'missing';
+        const text = await fs.readFile(join(now?.HostPath ?? v.hostPath, 'hello.txt'), 'utf8').catch((err: Error) => `(unreadable: ${err.message})`);
+        v.fileSurvived = text === `hello from ${v.name}\n`;
+        say(`    ${v.fileSurvived ? '✓' : '✗'} ${v.name} ${v.stateAfterRestart}: hello.txt says ${JSON.stringify(text.trimEnd())}`);
+      }
+      const lost = report.volumes.filter((v) => v.stateAfterRestart !== 'ready' || !v.fileSurvived);
+      if (lost.length > 0) throw new Error(`volume(s) ${lost.map((v) => v.name).join(', ')} did not come back intact`);
+      say('    ✓ every file survived the restart');
+    });
+
+    for (const v of report.volumes) {
+      await step(`Delete volume ${v.name}`, `dhv volume delete ${v.id} ${flags}`, async () => {
+        await open.deleteVolume(v.id);
+        say(`    ✓ deleted ${v.id}`);
+      });
     }
     report.ok = true;
   } catch (err) {
-    report.error = (err as Error).message;
+    report.error = err instanceof Error ? err.message : String(err);
   } finally {
-    for (const id of created) await run(workDir, ['volume', 'delete', id, '--config', 'agent.hcl']).catch(() => {});
+    if (agent) {
+      const left = await agent.volumes().catch(() => []);
+      for (const v of left) await agent.deleteVolume(v.ID).catch(() => {});
+      await agent.shutdown();
+    }
     // Whatever a failed step left mounted or attached goes the way a reboot takes it.
-    await simulateReboot(volumesDir).catch(() => {});
+    await releaseEverythingBelow(volumesDir).catch(() => {});
     report.leftBehind = await leftovers(workDir, volumesDir);
     if (report.leftBehind.length > 0) report.ok = false;
   }
@@ -136,35 +203,19 @@ export async function runSeedStory(options: DemoOptions = {}): Promise<DemoRepor
 async function loopbackSkipReason(wanted: boolean | undefined): Promise<string | undefined> {
   if (wanted === false) return 'turned off (--no-loopback)';
   if (process.getuid?.() !== 0) return 'the loopback plugin attaches loop devices and mounts filesystems, which needs root; run the demo as root to see it';
-  try {
-    await stat('/dev/loop-control');
-  } catch {
-    return 'this host has no loop devices (/dev/loop-control is missing)';
-  }
+  if (!(await fs.pathExists('/dev/loop-control'))) return 'this host has no loop devices (/dev/loop-control is missing)';
   return undefined;
 }
 
 async function leftovers(workDir: string, volumesDir: string): Promise<string[]> {
   const found: string[] = [];
-  for (const m of await mountsUnder(workDir)) found.push(`mount ${m}`);
-  for (const l of await loopDevicesBackedUnder(volumesDir)) found.push(`loop device ${l.device} (${l.backingFile})`);
+  for (const m of await mountsBelow(workDir)) found.push(`mount ${m.mountPoint}`);
+  for (const l of await loopDevicesBackedBelow(volumesDir)) found.push(`loop device ${l.device} (${l.backingFile})`);
   if (found.length === 0) {
-    await rm(workDir, { recursive: true, force: true });
-    const still = await stat(workDir).then(() => true, () => false);
-    if (still) found.push(`directory ${workDir}`);
+    await fs.remove(workDir);
+    if (await fs.pathExists(workDir)) found.push(`directory ${workDir}`);
   } else {
     found.push(`directory ${workDir} (kept because of the above)`);
   }
   return found;
-}
-
-function run(cwd: string, args: string[]): Promise<Omit<DemoStep, 'command'>> {
-  const env = { ...process.env };
-  delete env.DHV_DATA_DIR; // the demo's agent.hcl names its own data dir
-  return new Promise((resolve) => {
-    execFile(process.execPath, [DHV_BIN, ...args], { cwd, env, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err ? ((err as { code?: unknown }).code as number | undefined) : 0;
-      resolve({ exitCode: typeof code === 'number' ? code : 1, stdout, stderr });
-    });
-  });
 }

@@ -1,7 +1,12 @@
-import { describe, expect, it } from 'vitest';
-import { AgentError } from '../agent/errors.js';
-import { validateVolumeSpec, readVolumeSpec } from './volume-spec.js';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Readable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AgentError } from '../agent/errors.js';
+import { parseDocument } from '../config/read-document.js';
+import { MAX_ENV_STRING_BYTES, nameWarnings, validateVolumeSpec, readVolumeSpec } from './volume-spec.js';
 
 function problems(doc: Record<string, unknown>, purpose: 'create' | 'register' = 'create'): string[] {
   try {
@@ -13,20 +18,49 @@ function problems(doc: Record<string, unknown>, purpose: 'create' | 'register' =
   return [];
 }
 
-describe('volume specs, validated like Nomad', () => {
+const fromStdin = (text: string) => readVolumeSpec('-', 'create', Readable.from([text]));
+
+describe("volume specs, read as Nomad's CLI and servers read them", () => {
   it('reads human sizes as go-humanize does', () => {
     const spec = validateVolumeSpec({ type: 'host', name: 'a', plugin_id: 'mkdir', capacity_min: '50MB', capacity_max: '100GiB' }, 'create');
     expect(spec.capacityMinBytes).toBe(50_000_000n);
     expect(spec.capacityMaxBytes).toBe(107_374_182_400n);
   });
 
-  it('refuses sizes of 2^63 bytes and more', () => {
-    expect(problems({ type: 'host', name: 'a', plugin_id: 'mkdir', capacity_min: '8EiB' })[0]).toMatch(/^capacity_min: .*too large/);
+  it('refuses capacity_min without capacity_max, as the servers do: an unset maximum is 0', () => {
+    expect(problems({ type: 'host', name: 'a', plugin_id: 'mkdir', capacity_min: '1GB' })).toEqual(['capacity_max (0) must be larger than capacity_min (1000000000)']);
+    expect(problems({ type: 'host', name: 'a', plugin_id: 'mkdir', capacity_min: '1GB', capacity_max: '1GB' })).toEqual([]);
+    expect(problems({ type: 'host', name: 'a', plugin_id: 'mkdir', capacity_max: '1GB' })).toEqual([]);
   });
 
-  it('reports every bad field at once, naming each', () => {
-    const found = problems({ type: 'csi', id: 'nope', capacity_min: '2GB', capacity_max: '1GB', parameters: { a: 1 } });
-    expect(found.map((p) => p.split(':')[0])).toEqual(['type', 'name', 'id', 'plugin_id', 'capacity_max', 'parameters.a']);
+  it('refuses sizes of 2^63 bytes and more', () => {
+    expect(problems({ type: 'host', name: 'a', plugin_id: 'mkdir', capacity_min: '8EiB', capacity_max: '8EiB' })[0]).toMatch(/^invalid capacity_min: .*too large/);
+  });
+
+  it('reports every bad field at once, in the words of Nomad\'s servers', () => {
+    expect(problems({ type: 'host', id: 'nope', capacity_min: '2GB', capacity_max: '1GB', parameters: { a: { b: 1 } } })).toEqual([
+      'invalid ID "nope"',
+      'missing name',
+      'capacity_max (1000000000) must be larger than capacity_min (2000000000)',
+      "'parameters[a]' expected type 'string', got unconvertible type 'map[string]interface {}'",
+    ]);
+    expect(() => validateVolumeSpec({ type: 'host', capacity_min: '1' }, 'create', 'v.hcl')).toThrow(
+      /^2 errors occurred:\n\t\* missing name\n\t\* capacity_max \(0\) must be larger than capacity_min \(1\)\nFix the volume specification v\.hcl/,
+    );
+  });
+
+  it('decodes values weakly, as mapstructure does: numbers as Go prints them, booleans as 1 and 0', () => {
+    const spec = validateVolumeSpec({ type: 'host', name: 7, plugin_id: 'mkdir', parameters: [{ uid: 1000, ratio: 1.5, big: 1e21, tiny: 1e-7 }, { fast: true, slow: false }] }, 'create');
+    expect(spec.name).toBe('7');
+    expect(spec.parameters).toEqual({ uid: '1000', ratio: '1.5', big: '1000000000000000000000', tiny: '0.0000001', fast: '1', slow: '0' });
+  });
+
+  it('takes type in any case, and gives a spec without plugin_id the plugin "default"', () => {
+    const spec = validateVolumeSpec({ type: 'HOST', name: 'a' }, 'create');
+    expect(spec.pluginId).toBe('default');
+    expect(problems({ type: 'csi', name: 'a' })).toEqual([expect.stringMatching(/^unknown volume type: csi/)]);
+    expect(problems({ name: 'a' })).toEqual(['unknown volume type: ']);
+    expect(validateVolumeSpec({ type: 'host', name: 'a', id: '1e1d4540-14f9-2515-8502-24d46291717d' }, 'create').pluginId).toBe('');
   });
 
   it('gives a volume without capability blocks one single-node-writer file-system capability', () => {
@@ -36,34 +70,132 @@ describe('volume specs, validated like Nomad', () => {
     expect(spec.namespace).toBe('default');
   });
 
-  it('checks capability modes and refuses distinct_hosts and distinct_property constraints', () => {
+  it('checks capability modes and constraints as the servers do, and refuses distinct_hosts and distinct_property', () => {
     const found = problems({
       type: 'host',
       name: 'a',
       plugin_id: 'mkdir',
-      capability: [{ access_mode: 'multi-node-writer', attachment_mode: 'file-system' }],
-      constraint: [{ operator: 'distinct_hosts', value: 'true' }, { operator: 'distinct_property', attribute: '${node.rack}' }],
+      capability: [{ access_mode: 'multi-node-writer', attachment_mode: 'file-system' }, { access_mode: 'single-node-writer', attachment_mode: 'nfs' }],
+      constraint: [{ distinct_hosts: true }, { distinct_property: '${node.rack}' }, { attribute: '${attr.kernel.name}' }, { attribute: '${attr.x}', operator: 'near', value: '1' }],
     });
-    expect(found).toHaveLength(3);
-    expect(found[0]).toMatch(/^capability\[0\]\.access_mode/);
-    expect(found[1]).toMatch(/^constraint\[0\]\.operator: "distinct_hosts"/);
+    expect(found).toEqual([
+      'invalid access mode: "multi-node-writer"',
+      'invalid attachment mode: "nfs"',
+      'invalid constraint distinct_hosts: host volumes of the same name are always on distinct hosts',
+      'invalid constraint distinct_property: host volumes of the same name are always on distinct hosts',
+      'invalid constraint: 1 error occurred:\n\t* Operator "=" requires an RTarget\n\n',
+      'invalid constraint: 1 error occurred:\n\t* Unknown constraint type "near"\n\n',
+    ]);
+  });
+
+  it('parses constraint blocks into {attribute, operator, value}, shorthands included', () => {
+    const spec = validateVolumeSpec(
+      {
+        type: 'host',
+        name: 'a',
+        constraint: [{ attribute: '${attr.kernel.name}', value: 'linux' }, { attribute: '${attr.nomad.version}', version: '>= 1.10' }, { attribute: '${meta.disk}', operator: 'is_set' }],
+      },
+      'create',
+    );
+    expect(spec.constraints).toEqual([
+      { attribute: '${attr.kernel.name}', operator: '=', value: 'linux' },
+      { attribute: '${attr.nomad.version}', operator: 'version', value: '>= 1.10' },
+      { attribute: '${meta.disk}', operator: 'is_set', value: '' },
+    ]);
   });
 
   it('needs host_path, not plugin_id, to register', () => {
-    expect(problems({ type: 'host', name: 'a' }, 'register')).toEqual([expect.stringMatching(/^host_path: missing/)]);
+    expect(problems({ type: 'host', name: 'a' }, 'register')).toEqual([expect.stringMatching(/^missing host_path/)]);
     expect(problems({ type: 'host', name: 'a', host_path: '/srv/a' }, 'register')).toEqual([]);
   });
 
   it('reads HCL with blocks, and JSON, from stdin', async () => {
-    const hcl = 'type = "host"\nname = "x"\nplugin_id = "mkdir"\nparameters {\n  mode = "0755"\n}\ncapability {\n  access_mode = "single-node-reader-only"\n  attachment_mode = "block-device"\n}\n';
-    const spec = await readVolumeSpec('-', 'create', Readable.from([hcl]));
-    expect(spec.parameters).toEqual({ mode: '0755' });
+    const hcl = 'type = "host"\nname = "x"\nplugin_id = "mkdir"\nparameters {\n  mode = "0755"\n  uid = 1000\n}\ncapability {\n  access_mode = "single-node-reader-only"\n  attachment_mode = "block-device"\n}\n';
+    const spec = await fromStdin(hcl);
+    expect(spec.parameters).toEqual({ mode: '0755', uid: '1000' });
     expect(spec.capabilities).toEqual([{ accessMode: 'single-node-reader-only', attachmentMode: 'block-device' }]);
-    const json = await readVolumeSpec('-', 'create', Readable.from([JSON.stringify({ type: 'host', name: 'y', plugin_id: 'p', capacity_min: 1024 })]));
+    const json = await fromStdin(JSON.stringify({ type: 'host', name: 'y', plugin_id: 'p', capacity_min: 1024, capacity_max: 2048 }));
     expect(json.capacityMinBytes).toBe(1024n);
   });
 
   it('names the file and the parser problem for a spec that is not HCL', async () => {
-    await expect(readVolumeSpec('-', 'create', Readable.from(['name = '])) ).rejects.toMatchObject({ code: 'SPEC_INVALID', message: expect.stringMatching(/<stdin> is not valid HCL/) });
+    await expect(fromStdin('name = ')).rejects.toMatchObject({ code: 'SPEC_INVALID', message: expect.stringMatching(/<stdin> is not valid HCL/) });
+  });
+});
+
+describe('bad input gets a short, clear error (issue 13)', () => {
+  let dir: string | undefined;
+  afterEach(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+    dir = undefined;
+  });
+
+  it('refuses a 50 MB random-binary spec by its size, without parsing it', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'dhv-spec-'));
+    const file = join(dir, 'huge.hcl');
+    await writeFile(file, randomBytes(50 * 1024 * 1024));
+    const err = await readVolumeSpec(file, 'create').catch((e: unknown) => e as AgentError);
+    expect(err).toMatchObject({ code: 'SPEC_INVALID' });
+    expect((err as Error).message).toMatch(/is 52428800 bytes: dhv reads at most 262144 bytes/);
+  });
+
+  it('refuses a 1 MB spec on stdin by its size too', async () => {
+    const err = await readVolumeSpec('-', 'create', Readable.from([Buffer.alloc(500_000, 0x20), Buffer.alloc(500_000, 0x20)])).catch((e: unknown) => e as Error);
+    expect((err as Error).message).toMatch(/^<stdin> is more than 262144 bytes/);
+  });
+
+  it('refuses a binary spec as not text, and gives a bad HCL spec of 200 KB an error of a few hundred characters', async () => {
+    const binary = await readVolumeSpec('-', 'create', Readable.from([randomBytes(200_000)])).catch((e: unknown) => e as Error);
+    expect((binary as Error).message).toMatch(/^<stdin> is not (a text file: it holds a NUL byte at offset \d+|UTF-8 text)/);
+    const garbage = Array.from({ length: 200_000 }, (_, i) => '!@$%^&*;:<>?'[i % 12]).join('');
+    const bad = await fromStdin(garbage).catch((e: unknown) => e as Error);
+    expect((bad as Error).message).toMatch(/^<stdin> is not valid HCL: /);
+    expect((bad as Error).message.length).toBeLessThan(1000);
+  });
+
+  it('refuses JSON and HCL nested 100,000 deep with a clear error, not a stack overflow', async () => {
+    for (const text of [`{"a": ${'['.repeat(100_000)}${']'.repeat(100_000)}}`, `a = ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`, `${'a{'.repeat(80_000)}${'}'.repeat(80_000)}`]) {
+      const err = await fromStdin(text).catch((e: unknown) => e as Error);
+      expect((err as Error).message).toMatch(/^<stdin> is nested more than 1000 levels deep/);
+    }
+    await expect(parseDocument(`${'a {\n'.repeat(100_000)}${'}\n'.repeat(100_000)}`, 'deep.hcl')).rejects.toThrow(/^deep\.hcl is nested more than 1000 levels deep/);
+  });
+
+  it('refuses a name or parameters too large for a plugin environment, naming the kernel limit', () => {
+    expect(problems({ type: 'host', name: 'n'.repeat(200_000) })).toEqual([
+      `name is too large: DHV_VOLUME_NAME would be 200017 bytes, and the kernel starts no program with an environment string over ${MAX_ENV_STRING_BYTES} bytes (MAX_ARG_STRLEN)`,
+    ]);
+    expect(problems({ type: 'host', name: 'a', parameters: { big: 'x'.repeat(1_000_000) } })[0]).toMatch(/^parameters is too large: DHV_PARAMETERS would be 1000026 bytes/);
+    expect(problems({ type: 'host', name: 'a', parameters: { big: 'x'.repeat(100_000) } })).toEqual([]);
+  });
+
+  it('refuses a NUL in a name, which no environment can carry', () => {
+    expect(problems({ type: 'host', name: 'a\0b' })).toEqual(['name holds a NUL byte, which no environment variable can carry (DHV_VOLUME_NAME)']);
+  });
+
+  it('accepts the names Nomad\'s servers accept (they only refuse an empty one)', () => {
+    for (const name of ['two\nlines', 'cr\r', '\x1b[31mred', '   ']) {
+      expect(problems({ type: 'host', name })).toEqual([]);
+      expect(nameWarnings(name)).toEqual([expect.stringMatching(/(holds control characters|is only white space): Nomad's servers accept it/)]);
+    }
+    expect(nameWarnings('data')).toEqual([]);
+  });
+});
+
+describe("numbers as Nomad's HCL reader sees them", () => {
+  it('reads an unquoted 0755 as octal and 0x1ed as hexadecimal (493), as HCL 1 does, and says so', async () => {
+    const spec = await fromStdin('type = "host"\nname = "o"\nparameters {\n  mode = 0755\n  uid = 0x10\n  gid = 1000\n  label = "0755"\n}\n');
+    expect(spec.parameters).toEqual({ mode: '493', uid: '16', gid: '1000', label: '0755' });
+    expect(spec.warnings).toEqual([
+      'the unquoted number 0755 is 493 to Nomad\'s HCL reader (octal); quote it ("0755") to keep the digits',
+      'the unquoted number 0x10 is 16 to Nomad\'s HCL reader (hexadecimal); quote it ("0x10") to keep the digits',
+    ]);
+  });
+
+  it('leaves numbers in strings, comments and heredocs alone', async () => {
+    const spec = await fromStdin('type = "host" # mode 0755\nname = <<EOT\nn0755\n0755\nEOT\nparameters {\n  x = "a 0755"\n}\n');
+    expect(spec.name).toBe('n0755\n0755\n');
+    expect(spec.parameters).toEqual({ x: 'a 0755' });
+    expect(spec.warnings?.filter((w) => w.includes('unquoted'))).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { attachedLoopDevicesSync, entriesAtOrBelow, readMountTableSync, releaseEverythingBelow, type LoopDevice, type MountEntry } from '@dhv/sdk/host';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,50 +27,23 @@ export function makeSandbox(prefix = 'dhv-loopback-test-'): Promise<string> {
   return mkdtemp(join('/var/tmp', prefix));
 }
 
-const unescapeMount = (field: string) => field.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(Number.parseInt(o, 8)));
+export type { LoopDevice, MountEntry as Mount } from '@dhv/sdk/host';
 
-export interface Mount {
-  mountPoint: string;
-  fsType: string;
-  source: string;
-  options: string[];
+export function mounts(): MountEntry[] {
+  return readMountTableSync();
 }
 
-export function mounts(): Mount[] {
-  return readFileSync('/proc/self/mountinfo', 'utf8')
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => {
-      const [before, after] = line.split(' - ');
-      const f = before!.split(' ');
-      const t = after!.split(' ');
-      return { mountPoint: unescapeMount(f[4]!), options: f[5]!.split(','), fsType: t[0]!, source: unescapeMount(t[1]!) };
-    });
-}
-
-export function mountsUnder(dir: string): Mount[] {
-  return mounts().filter((m) => m.mountPoint === dir || m.mountPoint.startsWith(`${dir}/`));
-}
-
-export interface LoopDevice {
-  device: string;
-  backingFile: string;
+/** Mounts at `dir` or below it: a mount at `dir` itself counts. */
+export function mountsUnder(dir: string): MountEntry[] {
+  return entriesAtOrBelow(readMountTableSync(), dir);
 }
 
 export function loopDevices(): LoopDevice[] {
-  const found: LoopDevice[] = [];
-  for (const name of readdirSync('/sys/block').filter((n) => /^loop[0-9]+$/.test(n))) {
-    try {
-      found.push({ device: `/dev/${name}`, backingFile: readFileSync(`/sys/block/${name}/loop/backing_file`, 'utf8').trim() });
-    } catch {
-      // not attached
-    }
-  }
-  return found;
+  return attachedLoopDevicesSync();
 }
 
 export function loopDevicesUnder(dir: string): LoopDevice[] {
-  return loopDevices().filter((l) => l.backingFile.startsWith(`${dir}/`));
+  return attachedLoopDevicesSync().filter((l) => l.backingFile.startsWith(`${dir}/`));
 }
 
 /** Everything under a volumes dir, relative paths, the plugin's hidden folder included: it goes once it is empty. */
@@ -97,22 +70,8 @@ export async function inventory(dir: string): Promise<{ mounts: string[]; loopDe
 
 export const NOTHING = { mounts: [], loopDevices: [], files: [] };
 
-const run = (file: string, args: string[]) => {
-  try {
-    execFileSync(file, args, { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 /** Unmounts, detaches and removes everything under `dir`, whatever state a test left it in. */
 export async function destroySandbox(dir: string): Promise<void> {
-  for (let pass = 0; pass < 5; pass++) {
-    const here = mountsUnder(dir).sort((a, b) => b.mountPoint.length - a.mountPoint.length);
-    if (here.length === 0) break;
-    for (const m of here) if (!run('/usr/bin/umount', [m.mountPoint])) run('/usr/bin/umount', ['-l', m.mountPoint]);
-  }
-  for (const loop of loopDevicesUnder(dir)) run('/usr/sbin/losetup', ['--detach', loop.device]);
+  await releaseEverythingBelow(dir);
   if (mountsUnder(dir).length === 0) await rm(dir, { recursive: true, force: true });
 }

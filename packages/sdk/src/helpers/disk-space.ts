@@ -1,5 +1,5 @@
-import { normalize, sep } from 'node:path';
-import { findTool, TOOL_ENV } from './system-tools.js';
+import { dirname } from 'node:path';
+import { statfs } from './fs-calls.js';
 
 export interface DiskSpace {
   /** Bytes an unprivileged writer may still use. */
@@ -8,31 +8,18 @@ export interface DiskSpace {
 }
 
 /**
- * Free space on the filesystem holding `path` (or its closest existing parent), through
- * check-disk-space. Its `df` is found without PATH, since plugins have none.
+ * Free space on the filesystem holding `path` (or its closest existing parent), from
+ * statfs(2) in this process: what `df` reports as available and as size, without
+ * starting a process for it.
  */
 export async function diskSpace(path: string): Promise<DiskSpace> {
-  // Loaded on first use, like everything here that fingerprint does not need.
-  const [module, { execFile }, { access }, { release }] = await Promise.all([
-    import('check-disk-space'),
-    import('node:child_process'),
-    import('node:fs/promises'),
-    import('node:os'),
-  ]);
-  // The package's types describe CommonJS, its ESM build has a plain default export.
-  const checkDiskSpace = ((module.default as { default?: unknown }).default ?? module.default) as unknown as typeof module.default.default;
-  const result = await checkDiskSpace(path, {
-    platform: process.platform,
-    release: release(),
-    fsAccess: access,
-    pathNormalize: normalize,
-    pathSep: sep,
-    cpExecFile: (file: string, args: ReadonlyArray<string> | null | undefined, options: { windowsHide: true }) =>
-      new Promise<{ stdout: string; stderr: string }>((resolve, reject) =>
-        execFile(findTool(file, 'coreutils'), [...(args ?? [])], { ...options, env: TOOL_ENV, encoding: 'utf8' }, (err, stdout, stderr) =>
-          err ? reject(err) : resolve({ stdout, stderr }),
-        ),
-      ),
-  });
-  return { free: BigInt(result.free), size: BigInt(result.size) };
+  for (let at = path; ; at = dirname(at)) {
+    try {
+      const stats = await statfs(at, { bigint: true });
+      return { free: stats.bavail * stats.bsize, size: stats.blocks * stats.bsize };
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if ((code !== 'ENOENT' && code !== 'ENOTDIR') || dirname(at) === at) throw err;
+    }
+  }
 }

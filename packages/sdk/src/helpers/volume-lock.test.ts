@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile, readdir } from 'node:fs/promises';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, symlink, writeFile, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { withVolumeLock } from './volume-lock.js';
+import { removeFreeLock, withVolumeLock } from './volume-lock.js';
 
 // Other processes use the built module, as separate plugin processes would.
 const BUILT = fileURLToPath(new URL('../../dist/helpers/volume-lock.js', import.meta.url));
@@ -43,7 +43,7 @@ describe('withVolumeLock', () => {
           appendFileSync(${JSON.stringify(log)}, 'in ' + process.pid + '\\n');
           await new Promise((r) => setTimeout(r, 15));
           appendFileSync(${JSON.stringify(log)}, 'out ' + process.pid + '\\n');
-        }, { pollMs: 5 });
+        });
       }`;
     const workers = [node(worker), node(worker), node(worker), node(worker)];
     expect(await Promise.all(workers.map(exited))).toEqual([0, 0, 0, 0]);
@@ -64,7 +64,7 @@ describe('withVolumeLock', () => {
       process.stdout.write('locked\\n');
       setInterval(() => {}, 1000);`);
     await printed(holder, 'locked');
-    const err = await withVolumeLock(lock, async () => 'entered', { signal: AbortSignal.timeout(200), pollMs: 10 }).catch((e: unknown) => e);
+    const err = await withVolumeLock(lock, async () => 'entered', { signal: AbortSignal.timeout(200) }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'ELOCKED', message: expect.stringContaining(`held by process ${holder.pid}`) });
   });
 
@@ -81,10 +81,47 @@ describe('withVolumeLock', () => {
     expect(await withVolumeLock(lock, async () => 'entered', { signal: AbortSignal.timeout(10_000) })).toBe('entered');
   });
 
-  it('takes the lock over when its PID now belongs to another process (PID reuse)', async () => {
+  it('takes over a lock file a dead holder left, and never judges a live holder by its note', async () => {
     const lock = join(dir, 'vol.lock');
-    await writeFile(lock, `${process.ppid} 1`); // a live PID, but not started at tick 1
+    await writeFile(lock, `${process.pid}\n`); // a live PID's note: only the kernel's lock counts
     expect(await withVolumeLock(lock, async () => 'entered', { signal: AbortSignal.timeout(10_000) })).toBe('entered');
+    expect(await readdir(dir)).toEqual([]);
+  });
+
+  it('a free lock file left behind is collectable; a held one is not', async () => {
+    const lock = join(dir, 'vol.lock');
+    await writeFile(lock, '');
+    expect(await removeFreeLock(lock)).toBe(true);
+    expect(await readdir(dir)).toEqual([]);
+    const holder = node(`
+      import { acquireVolumeLock } from ${JSON.stringify(BUILT)};
+      await acquireVolumeLock(${JSON.stringify(lock)});
+      process.stdout.write('locked\\n');
+      setInterval(() => {}, 1000);`);
+    await printed(holder, 'locked');
+    expect(await removeFreeLock(lock)).toBe(false);
+    expect(await readdir(dir)).toEqual(['vol.lock']);
+  });
+
+  it('refuses a symbolic link planted at the lock path, and never follows it', async () => {
+    const lock = join(dir, 'vol.lock');
+    await writeFile(join(dir, 'victim'), 'keep');
+    await symlink(join(dir, 'victim'), lock);
+    await expect(withVolumeLock(lock, async () => 'entered')).rejects.toMatchObject({ code: 'ELOCKFILE', message: expect.stringContaining('symbolic link') });
+    expect(await readFile(join(dir, 'victim'), 'utf8')).toBe('keep');
+  });
+
+  it('does not block on a FIFO planted at the lock path', async () => {
+    const lock = join(dir, 'vol.lock');
+    execFileSync('mkfifo', [lock]);
+    await expect(withVolumeLock(lock, async () => 'entered')).rejects.toMatchObject({ code: 'ELOCKFILE', message: expect.stringContaining('not a regular file') });
+  });
+
+  it('makes only the missing lock folder when asked, never its parents', async () => {
+    await expect(withVolumeLock(join(dir, 'a', 'b', 'vol.lock'), async () => 'entered', { folderMode: 0o700 })).rejects.toMatchObject({ code: 'ELOCKFILE' });
+    expect(await readdir(dir)).toEqual([]);
+    expect(await withVolumeLock(join(dir, 'a', 'vol.lock'), async () => 'entered', { folderMode: 0o700 })).toBe('entered');
+    expect(await readdir(join(dir, 'a'))).toEqual([]);
   });
 
   it('releases the lock when the function throws', async () => {

@@ -1,50 +1,30 @@
-import { link, readFile, rename, unlink, writeFile, mkdir } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
+import { constants, type Stats } from 'node:fs';
+import { close, fstat, lstat, mkdir, open, readFile, unlink, writeFile } from './fs-calls.js';
 import { dirname } from 'node:path';
 import { PluginFailure } from './errors.js';
+import { findTool, TOOL_ENV } from './system-tools.js';
 
 /**
- * A per-volume lock between processes that survives a crashed holder (the agent kills a
- * plugin with SIGKILL at its deadline). The lock file names its holder by PID and process
- * start time; a waiter that finds the holder gone takes the lock over.
+ * A per-volume lock between processes, for plugins killed at any instant (the agent
+ * sends SIGKILL at its deadline).
+ *
+ * Invariant: a process holds the lock only while it holds an exclusive flock(2) on the
+ * inode the lock path names, and only a holder unlinks that path (just before letting go).
+ * The kernel drops an flock when the last descriptor of its open file closes, so a
+ * holder's death releases the lock; nothing is ever judged stale by time or by PID.
+ *
+ * Node has no flock call, so `flock(1)` (util-linux, busybox) places it: it inherits our
+ * descriptor as fd 3, locks that open file, and exits; the lock stays with the open file
+ * this process still holds. The child blocks in the kernel while waiting: no polling.
  */
-
-let tokens = 0;
-
-/** A name no other holder uses: this process's PID, its start, and a counter. */
-function uniqueSuffix(): string {
-  return `${process.pid}.${process.hrtime.bigint().toString(36)}.${++tokens}`;
-}
-
-function startTime(pid: number): string {
-  try {
-    // Field 22 of /proc/<pid>/stat, counted after the command name, which may hold spaces.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? '';
-  } catch {
-    return '';
-  }
-}
-
-const ME = () => `${process.pid} ${startTime(process.pid)}`;
-
-function holderAlive(owner: string): boolean {
-  const [pidText, started] = owner.trim().split(' ');
-  const pid = Number(pidText);
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
-  }
-  // A reused PID belongs to a process that started at another time.
-  return started === undefined || started === '' || startTime(pid) === started;
-}
 
 export interface LockOptions {
   signal?: AbortSignal;
-  /** How often to look again while another process holds the lock. */
-  pollMs?: number;
+  /**
+   * Makes the lock file's folder (only that folder, never its parents) with this mode
+   * when it is missing, also when another process removed it while this one waited.
+   */
+  folderMode?: number;
 }
 
 export async function withVolumeLock<T>(lockPath: string, fn: () => Promise<T>, options: LockOptions = {}): Promise<T> {
@@ -57,61 +37,161 @@ export async function withVolumeLock<T>(lockPath: string, fn: () => Promise<T>, 
 }
 
 export async function acquireVolumeLock(lockPath: string, options: LockOptions = {}): Promise<() => Promise<void>> {
-  const owner = ME();
-  const token = `${lockPath}.${uniqueSuffix()}`;
-  await writeToken(token, owner);
-  try {
-    for (;;) {
-      try {
-        await link(token, lockPath); // atomic: fails if anyone holds the lock
-        return async () => {
-          if ((await readFile(lockPath, 'utf8').catch(() => '')) === owner) await unlink(lockPath).catch(() => {});
-        };
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      }
-      const holder = await readFile(lockPath, 'utf8').catch(() => '');
-      if (holder !== '' && !holderAlive(holder)) {
-        await breakStaleLock(lockPath, holder);
-        continue;
-      }
-      if (options.signal?.aborted) {
-        throw new PluginFailure('ELOCKED', `gave up waiting for the lock ${lockPath}, held by process ${holder.split(' ')[0]}`);
-      }
-      await new Promise((r) => setTimeout(r, options.pollMs ?? 25));
+  const flock = findTool('flock', 'util-linux');
+  for (;;) {
+    if (options.signal?.aborted) throw await gaveUp(lockPath);
+    const fd = await openLockFile(lockPath, options);
+    let held = false;
+    try {
+      await lockOpenFile(flock, fd, lockPath, false, options.signal);
+      // A holder that let go unlinked the path first: the inode this process now locks
+      // may be one nobody can find any more, and then it locks the path afresh.
+      held = sameFile(await fstat(fd), await lstat(lockPath).catch(() => undefined));
+    } finally {
+      if (!held) await close(fd);
     }
-  } finally {
-    await unlink(token).catch(() => {});
+    if (!held) continue;
+    await writeHolder(fd);
+    return once(async () => {
+      await unlink(lockPath).catch(() => {});
+      await close(fd);
+    });
   }
 }
 
 /**
- * Writes this holder's token beside the lock. A plugin may remove the lock's folder once
- * it is empty (no lock, no token in it), so a folder that vanishes in between is made again.
+ * Removes a lock file left by a holder that died, when nobody holds it (the start-up
+ * sweep and `dhv agent gc` call it); a waiter on it finds the path gone and locks afresh.
+ * Returns whether it was removed.
  */
-async function writeToken(token: string, owner: string): Promise<void> {
+export async function removeFreeLock(lockPath: string): Promise<boolean> {
+  return withFreeLock(lockPath, async () => {
+    await unlink(lockPath);
+    return true;
+  });
+}
+
+/** Whether a lock file is there and nobody holds it, found by locking it without waiting and letting go. */
+export async function isFreeLock(lockPath: string): Promise<boolean> {
+  return withFreeLock(lockPath, async () => true);
+}
+
+async function withFreeLock(lockPath: string, fn: () => Promise<boolean>): Promise<boolean> {
+  let fd: number;
+  try {
+    fd = await open(lockPath, constants.O_RDWR | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return false;
+  }
+  try {
+    if (!(await fstat(fd)).isFile()) return false;
+    const free = await lockOpenFile(findTool('flock', 'util-linux'), fd, lockPath, true).then(
+      () => true,
+      () => false,
+    );
+    if (!free || !sameFile(await fstat(fd), await lstat(lockPath).catch(() => undefined))) return false;
+    return await fn();
+  } finally {
+    await close(fd);
+  }
+}
+
+async function openLockFile(lockPath: string, options: LockOptions): Promise<number> {
+  // O_NOFOLLOW: a link planted at the lock path is refused, never followed.
+  const flags = constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
   for (let attempt = 0; ; attempt++) {
-    await mkdir(dirname(token), { recursive: true, mode: 0o700 });
     try {
-      await writeFile(token, owner, { mode: 0o600 });
-      return;
+      const fd = await open(lockPath, flags, 0o600);
+      const stats = await fstat(fd);
+      if (!stats.isFile()) {
+        await close(fd);
+        throw lockPathRefused(lockPath, 'is not a regular file');
+      }
+      return fd;
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 10) throw err;
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ELOOP') throw lockPathRefused(lockPath, 'is a symbolic link');
+      if (code !== 'ENOENT' || options.folderMode === undefined || attempt >= 10) {
+        if (err instanceof PluginFailure) throw err;
+        throw new PluginFailure('ELOCKFILE', `could not open the lock file ${lockPath}: ${(err as Error).message}`, { path: lockPath });
+      }
+      await mkdir(dirname(lockPath), { mode: options.folderMode }).catch((e: NodeJS.ErrnoException) => {
+        if (e.code === 'EEXIST') return;
+        throw new PluginFailure('ELOCKFILE', `could not make the folder of the lock file ${lockPath}: ${e.message}`, { path: lockPath });
+      });
     }
   }
 }
 
-/** Moves a dead holder's lock aside, and puts it back if a live holder's lock was moved by mistake. */
-async function breakStaleLock(lockPath: string, staleOwner: string): Promise<void> {
-  const aside = `${lockPath}.stale.${uniqueSuffix()}`;
+function lockPathRefused(lockPath: string, what: string): PluginFailure {
+  return new PluginFailure('ELOCKFILE', `the lock file ${lockPath} ${what}; it is never followed or replaced: remove it`, { path: lockPath });
+}
+
+/** Places an exclusive flock on `fd`'s open file; with `tryOnly`, fails at once when it is held. */
+async function lockOpenFile(flock: string, fd: number, lockPath: string, tryOnly: boolean, signal?: AbortSignal): Promise<void> {
+  // Loaded on first use: child_process costs a plugin's fingerprint start-up for nothing.
+  const { spawn } = await import('node:child_process');
+  const child = spawn(flock, [tryOnly ? '-xn' : '-x', '3'], { stdio: ['ignore', 'ignore', 'pipe', fd], env: TOOL_ENV });
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const onAbort = () => child.kill('SIGKILL');
+  if (signal?.aborted) onAbort();
+  signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    await rename(lockPath, aside);
+    const [code, how] = await new Promise<[number | null, NodeJS.Signals | null | Error]>((resolve) => {
+      child.once('error', (err) => resolve([null, err]));
+      child.once('close', (status, killedBy) => resolve([status, killedBy]));
+    });
+    if (code === 0) return;
+    // The child may have locked the open file just before it was killed; the caller
+    // closes the handle, which lets go of that lock too.
+    if (signal?.aborted) throw await gaveUp(lockPath);
+    if (tryOnly && code === 1) throw new PluginFailure('ELOCKED', `the lock ${lockPath} is held`, { path: lockPath });
+    const why = how instanceof Error ? how.message : how !== null ? `killed by ${how}` : `exit status ${code}`;
+    throw new PluginFailure('ELOCKFAILED', `flock on ${lockPath} failed (${why}): ${stderr.trim() || 'no output'}`, { path: lockPath });
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+  }
+}
+
+async function gaveUp(lockPath: string): Promise<PluginFailure> {
+  const holder = await readHolder(lockPath);
+  const by = /^[0-9]+$/.test(holder) ? `, held by process ${holder}` : '';
+  return new PluginFailure('ELOCKED', `gave up waiting for the lock ${lockPath}${by}`, { path: lockPath });
+}
+
+/** The note `writeHolder` left, read without following a link or blocking on a FIFO. */
+async function readHolder(lockPath: string): Promise<string> {
+  try {
+    const fd = await open(lockPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    try {
+      if (!(await fstat(fd)).isFile()) return '';
+      return String(await readFile(fd, 'utf8')).slice(0, 32).trim();
+    } finally {
+      await close(fd);
+    }
   } catch {
-    return; // someone else broke it first
+    return '';
   }
-  const moved = await readFile(aside, 'utf8').catch(() => '');
-  if (moved !== staleOwner && moved !== '' && holderAlive(moved)) {
-    await link(aside, lockPath).catch(() => {});
+}
+
+function sameFile(a: Stats, b: Stats | undefined): boolean {
+  return b !== undefined && a.dev === b.dev && a.ino === b.ino;
+}
+
+/**
+ * Says who holds the lock, for a waiter's error. Every note has the same length, so it
+ * overwrites the last one whole. Best effort: a full disk only loses the note.
+ */
+async function writeHolder(fd: number): Promise<void> {
+  try {
+    await writeFile(fd, `${String(process.pid).padEnd(11)}\n`);
+  } catch {
+    // the lock holds without the note
   }
-  await unlink(aside).catch(() => {});
+}
+
+function once(release: () => Promise<void>): () => Promise<void> {
+  let done: Promise<void> | undefined;
+  return () => (done ??= release());
 }

@@ -1,114 +1,34 @@
-import * as z from 'zod/mini';
 import { ENV, REQUEST_FIELDS, type EnvName, type RequestField } from './variables.js';
 import type { Operation } from './operations.js';
 import { INT64_MAX } from '../go/humanize.js';
 import { isUuid } from './uuid.js';
 
 /**
- * Zod schemas for each operation's request as a plugin reads it from the environment.
- * Every variable is checked and every problem is reported together, so a
- * misconfigured caller learns everything that is wrong in one run. Written with
- * zod/mini: create and delete pay for loading them, and the classic API costs a plugin
- * about six times as much start-up.
+ * Each operation's request as a plugin reads it from the environment. Every variable is
+ * checked and every problem is reported together, so a misconfigured caller learns
+ * everything that is wrong in one run. Plain code rather than a schema library: every
+ * create and delete of every plugin pays for loading this, and at restore the agent
+ * starts one such process per volume, all at once.
  */
-
-type Payload = z.core.ParsePayload;
-
-function problem(ctx: Payload, message: string): never {
-  ctx.issues.push({ code: 'custom', message, input: ctx.value });
-  return z.NEVER as never;
-}
-
-const text = (env: EnvName) =>
-  z.string({ error: (issue) => (issue.input === undefined ? `${env} is missing` : `${env} must be a string`) });
-
-// abort: an empty value is one problem, not also "not a UUID" or "not absolute".
-const nonEmpty = (env: EnvName) => text(env).check(z.minLength(1, { error: `${env} is empty`, abort: true }));
-
-const absolutePath = (env: EnvName) =>
-  nonEmpty(env).check(
-    z.refine((value: string) => value.startsWith('/'), {
-      error: (issue) => `${env} must be an absolute path, got ${JSON.stringify(issue.input)}`,
-    }),
-  );
-
-const optionalAbsolutePath = (env: EnvName) =>
-  text(env).check(
-    z.refine((value: string) => value === '' || value.startsWith('/'), {
-      error: (issue) => `${env} must be an absolute path (or empty), got ${JSON.stringify(issue.input)}`,
-    }),
-  );
-
-const uuid = (env: EnvName) =>
-  nonEmpty(env).check(
-    z.refine(isUuid, {
-      error: (issue) => `${env} must be a UUID (8-4-4-4-12 hex digits), got ${JSON.stringify(issue.input)}`,
-    }),
-  );
-
-const capacity = (env: EnvName) =>
-  z.pipe(
-    nonEmpty(env),
-    z.transform((value: string, ctx): bigint => {
-      if (!/^[0-9]+$/.test(value)) return problem(ctx, `${env} must be a whole number of bytes, got ${JSON.stringify(value)}`);
-      const bytes = BigInt(value);
-      if (bytes > INT64_MAX) return problem(ctx, `${env} is larger than the largest int64 (${INT64_MAX}), got ${value}`);
-      return bytes;
-    }),
-  );
 
 export type Parameters = Record<string, string>;
 
-const parameters = (env: EnvName) =>
-  z.pipe(
-    nonEmpty(env),
-    z.transform((value: string, ctx): Parameters | null => {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(value);
-      } catch {
-        return problem(ctx, `${env} is not JSON: ${JSON.stringify(value.slice(0, 80))}`);
-      }
-      if (parsed === null) return null;
-      if (typeof parsed !== 'object' || Array.isArray(parsed)) {
-        return problem(ctx, `${env} must be a JSON object of strings or null`);
-      }
-      const bad = Object.entries(parsed as Record<string, unknown>).filter(([, v]) => typeof v !== 'string');
-      if (bad.length > 0) {
-        return problem(ctx, `${env} values must be strings; not: ${bad.map(([k]) => JSON.stringify(k)).join(', ')}`);
-      }
-      return parsed as Parameters;
-    }),
-  );
+/** What each request field holds once read. */
+interface FieldTypes {
+  volumesDir: string;
+  pluginDir: string;
+  namespace: string;
+  volumeName: string;
+  volumeId: string;
+  nodeId: string;
+  nodePool: string;
+  capacityMinBytes: bigint;
+  capacityMaxBytes: bigint;
+  parameters: Parameters | null;
+  createdPath: string;
+}
 
-/** How each request field is read from its variable. */
-const FIELDS = {
-  volumesDir: absolutePath,
-  pluginDir: absolutePath,
-  namespace: nonEmpty,
-  volumeName: nonEmpty,
-  volumeId: uuid,
-  nodeId: nonEmpty,
-  nodePool: nonEmpty,
-  capacityMinBytes: capacity,
-  capacityMaxBytes: capacity,
-  parameters,
-  createdPath: optionalAbsolutePath,
-} satisfies Record<RequestField, (env: EnvName) => z.ZodMiniType>;
-
-/**
- * Delete reads namespace and name as they come, empty included: the agent's cleanup
- * delete sends both empty (PROTOCOL.md, "The cleanup delete"), and refusing it would
- * leak the volume.
- */
-const FIELDS_BY_OPERATION: Record<Operation, Record<RequestField, (env: EnvName) => z.ZodMiniType>> = {
-  fingerprint: FIELDS,
-  create: FIELDS,
-  delete: { ...FIELDS, namespace: text, volumeName: text },
-};
-
-type FieldValue<F extends RequestField> = z.output<ReturnType<(typeof FIELDS)[F]>>;
-type RequestOf<Fs extends readonly RequestField[]> = { [K in Fs[number]]: FieldValue<K> };
+type RequestOf<Fs extends readonly RequestField[]> = { [K in Fs[number]]: FieldTypes[K] };
 
 export type FingerprintRequest = RequestOf<(typeof REQUEST_FIELDS)['fingerprint']>;
 export type CreateRequest = RequestOf<(typeof REQUEST_FIELDS)['create']>;
@@ -119,33 +39,75 @@ export interface RequestByOperation {
   delete: DeleteRequest;
 }
 
-function requestSchema<Op extends Operation>(operation: Op) {
-  const fields = REQUEST_FIELDS[operation] as readonly RequestField[];
-  const shape = Object.fromEntries(fields.map((f) => [ENV[f], FIELDS_BY_OPERATION[operation][f](ENV[f])]));
-  return z
-    .pipe(
-      z.object(shape),
-      z.transform((env) => Object.fromEntries(fields.map((f) => [f, env[ENV[f]]])) as unknown as RequestByOperation[Op]),
-    )
-    .check(
-      z.superRefine((request, ctx) => {
-        const r = request as Partial<CreateRequest>;
-        if (r.capacityMaxBytes !== undefined && r.capacityMinBytes !== undefined) {
-          if (r.capacityMaxBytes !== 0n && r.capacityMaxBytes < r.capacityMinBytes) {
-            ctx.addIssue({
-              code: 'custom',
-              message: `${ENV.capacityMaxBytes} (${r.capacityMaxBytes}) is smaller than ${ENV.capacityMinBytes} (${r.capacityMinBytes})`,
-            });
-          }
-        }
-      }),
-    );
+/** A variable's value was refused; the message names the variable. */
+class Problem {
+  constructor(readonly message: string) {}
 }
 
-export const REQUEST_SCHEMAS = {
-  fingerprint: requestSchema('fingerprint'),
-  create: requestSchema('create'),
-  delete: requestSchema('delete'),
+type Reader<T> = (value: string, env: EnvName) => T | Problem;
+
+// An empty value is one problem, not also "not a UUID" or "not absolute".
+const nonEmpty =
+  <T>(read: Reader<T>): Reader<T> =>
+  (value, env) =>
+    value === '' ? new Problem(`${env} is empty`) : read(value, env);
+
+const asIs: Reader<string> = (value) => value;
+
+const absolutePath: Reader<string> = (value, env) =>
+  value.startsWith('/') ? value : new Problem(`${env} must be an absolute path, got ${JSON.stringify(value)}`);
+
+const optionalAbsolutePath: Reader<string> = (value, env) =>
+  value === '' || value.startsWith('/') ? value : new Problem(`${env} must be an absolute path (or empty), got ${JSON.stringify(value)}`);
+
+const uuid: Reader<string> = (value, env) =>
+  isUuid(value) ? value : new Problem(`${env} must be a UUID (8-4-4-4-12 hex digits), got ${JSON.stringify(value)}`);
+
+const capacity: Reader<bigint> = (value, env) => {
+  if (!/^[0-9]+$/.test(value)) return new Problem(`${env} must be a whole number of bytes, got ${JSON.stringify(value)}`);
+  const bytes = BigInt(value);
+  if (bytes > INT64_MAX) return new Problem(`${env} is larger than the largest int64 (${INT64_MAX}), got ${value}`);
+  return bytes;
+};
+
+const parameters: Reader<Parameters | null> = (value, env) => {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    return new Problem(`${env} is not JSON: ${JSON.stringify(value.slice(0, 80))}`);
+  }
+  if (parsed === null) return null;
+  if (typeof parsed !== 'object' || Array.isArray(parsed)) return new Problem(`${env} must be a JSON object of strings or null`);
+  const bad = Object.entries(parsed as Record<string, unknown>).filter(([, v]) => typeof v !== 'string');
+  if (bad.length > 0) return new Problem(`${env} values must be strings; not: ${bad.map(([k]) => JSON.stringify(k)).join(', ')}`);
+  return parsed as Parameters;
+};
+
+/** How each request field is read from its variable. */
+const FIELDS: { [F in RequestField]: Reader<FieldTypes[F]> } = {
+  volumesDir: nonEmpty(absolutePath),
+  pluginDir: nonEmpty(absolutePath),
+  namespace: nonEmpty(asIs),
+  volumeName: nonEmpty(asIs),
+  volumeId: nonEmpty(uuid),
+  nodeId: nonEmpty(asIs),
+  nodePool: nonEmpty(asIs),
+  capacityMinBytes: nonEmpty(capacity),
+  capacityMaxBytes: nonEmpty(capacity),
+  parameters: nonEmpty(parameters),
+  createdPath: optionalAbsolutePath,
+};
+
+/**
+ * Delete reads namespace and name as they come, empty included: the agent's cleanup
+ * delete sends both empty (PROTOCOL.md, "The cleanup delete"), and refusing it would
+ * leak the volume.
+ */
+const FIELDS_BY_OPERATION: Record<Operation, typeof FIELDS> = {
+  fingerprint: FIELDS,
+  create: FIELDS,
+  delete: { ...FIELDS, namespace: asIs, volumeName: asIs },
 };
 
 export class InvalidRequestError extends Error {
@@ -161,7 +123,19 @@ export function readRequest<Op extends Operation>(
   operation: Op,
   env: Readonly<Record<string, string | undefined>>,
 ): RequestByOperation[Op] {
-  const result = REQUEST_SCHEMAS[operation].safeParse(env);
-  if (result.success) return result.data as RequestByOperation[Op];
-  throw new InvalidRequestError(operation, result.error.issues.map((issue) => issue.message));
+  const request: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const field of REQUEST_FIELDS[operation] as readonly RequestField[]) {
+    const name = ENV[field];
+    const value = env[name];
+    const read = value === undefined ? new Problem(`${name} is missing`) : (FIELDS_BY_OPERATION[operation][field] as Reader<unknown>)(value, name);
+    if (read instanceof Problem) problems.push(read.message);
+    else request[field] = read;
+  }
+  const { capacityMinBytes: min, capacityMaxBytes: max } = request as Partial<CreateRequest>;
+  if (problems.length === 0 && min !== undefined && max !== undefined && max !== 0n && max < min) {
+    problems.push(`${ENV.capacityMaxBytes} (${max}) is smaller than ${ENV.capacityMinBytes} (${min})`);
+  }
+  if (problems.length > 0) throw new InvalidRequestError(operation, problems);
+  return request as RequestByOperation[Op];
 }

@@ -6,10 +6,11 @@ import type { CreateResponse, FingerprintResponse } from '../protocol/response.j
 import { encodeError, encodeResponse } from '../protocol/encode.js';
 import { isGoVersion } from '../go/version.js';
 import { realStderrWrite, realStdoutWrite, withOutputTo } from './output-redirect.js';
+import { checkCreateResponse, InvalidRequestError, readRequest } from './validation.js';
 
 export interface HandlerContext {
   operation: Operation;
-  /** Fires shortly before the agent's deadline (or on SIGTERM/SIGINT): stop, undo, and throw. */
+  /** Fires shortly before the agent's deadline (or on SIGTERM/SIGINT): stop, undo, and throw. Made on first read. */
   signal: AbortSignal;
   /** Writes a line to stderr, which the agent keeps in its debug log. Never log secrets. */
   log: (message: string) => void;
@@ -51,7 +52,7 @@ export interface Invocation {
   abortAfterMs?: number;
   /**
    * When the agent started the plugin, as a performance.now() time; the deadline counts
-   * from then. Defaults to now. main() passes its process's start, so the time node
+   * from then. Defaults to now. main() counts from its process's start instead, so the time node
    * took to start (long on a loaded machine) is not taken from the handler's margin.
    */
   startedAt?: number;
@@ -103,21 +104,40 @@ async function runOperation(
     else stderr += text;
   };
   const operation = argv[0];
-  const controller = new AbortController();
-  const abort = () => controller.abort(outerSignal?.reason ?? new Error('cancelled by caller'));
-  if (outerSignal?.aborted) abort();
-  else outerSignal?.addEventListener('abort', abort, { once: true });
+  // The signal is made when a handler first reads it: most handlers never do, and a
+  // plugin process that needs none starts no timer and installs no signal handlers.
+  let controller: AbortController | undefined;
   let timer: NodeJS.Timeout | undefined;
-  try {
-    const op = checkOperation(argv, env);
-    const elapsed = startedAt === undefined ? 0 : performance.now() - startedAt;
-    const budget = abortAfterMs ?? Math.max(0, AGENT_TIMEOUT_MS[op] - ABORT_MARGIN_MS[op] - elapsed);
-    timer = setTimeout(() => controller.abort(new Error(`the agent's ${AGENT_TIMEOUT_MS[op] / 1000}s deadline is near`)), budget);
+  const abort = () => controller?.abort(outerSignal?.reason ?? new Error('cancelled by caller'));
+  const signalOf = (op: Operation, deadline: number): AbortSignal => {
+    if (controller) return controller.signal;
+    const made = (controller = new AbortController());
+    const stop = () => made.abort(new Error(`the agent's ${AGENT_TIMEOUT_MS[op] / 1000}s deadline is near`));
+    timer = setTimeout(stop, Math.max(0, deadline - now()));
     // In-process callers must not be held up by it; a plugin process must be, since a
     // handler that waits for the signal would otherwise see node exit under it.
     if (!liveStderr) timer.unref();
-    const ctx: HandlerContext = { operation: op, signal: controller.signal, log: (m) => log(`${m}\n`) };
-    const response = await withOutputTo(log, () => handle(definition, op, env, ctx));
+    if (liveStderr) {
+      for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => made.abort(new Error(`received ${sig}`)));
+    }
+    if (outerSignal?.aborted) abort();
+    else outerSignal?.addEventListener('abort', abort, { once: true });
+    return made.signal;
+  };
+  // A plugin process counts from its own start (process.uptime(): reading `performance`
+  // would load perf_hooks into every plugin run).
+  const now = liveStderr ? () => process.uptime() * 1000 : () => performance.now();
+  try {
+    const op = checkOperation(argv, env);
+    const deadline = abortAfterMs !== undefined ? now() + abortAfterMs : (liveStderr ? 0 : startedAt ?? now()) + AGENT_TIMEOUT_MS[op] - ABORT_MARGIN_MS[op];
+    const ctx: HandlerContext = {
+      operation: op,
+      get signal() {
+        return signalOf(op, deadline);
+      },
+      log: (m) => log(`${m}\n`),
+    };
+    const response = await withOutputTo(log, () => handle(definition, op, env, ctx), liveStderr !== undefined);
     return { exitCode: 0, stdout: response, stderr };
   } catch (err) {
     const message = errorMessage(err);
@@ -153,14 +173,12 @@ async function handle(
   ctx: HandlerContext,
 ): Promise<string> {
   if (op === 'fingerprint') {
-    // Kept free of zod: fingerprint has 1 s, and the agent runs every plugin's at once.
     const response = definition.fingerprint ? await definition.fingerprint(ctx) : { version: definition.version };
     if (typeof response?.version !== 'string' || !isGoVersion(response.version)) {
       throw new Error(`fingerprint returned version ${JSON.stringify(response?.version)}, which is not a valid go-version`);
     }
     return encodeResponse(response);
   }
-  const { readRequest, InvalidRequestError, createResponseSchema } = await import('./validation.js');
   let request;
   try {
     request = readRequest(op, env);
@@ -170,11 +188,9 @@ async function handle(
   }
   if (op === 'create') {
     const response = await definition.create(request as CreateRequest, ctx);
-    const checked = createResponseSchema.safeParse(response);
-    if (!checked.success) {
-      throw new Error(`create returned an invalid response: ${checked.error.issues.map((i) => i.message).join('; ')}`);
-    }
-    return encodeResponse(checked.data);
+    const checked = checkCreateResponse(response);
+    if (!checked.ok) throw new Error(`create returned an invalid response: ${checked.problems.join('; ')}`);
+    return encodeResponse(checked.value);
   }
   await definition.delete(deleteHandlerRequest(request as DeleteRequest, ctx), ctx);
   return encodeResponse(undefined);
@@ -203,10 +219,6 @@ function isExpectedError(err: Error): boolean {
 }
 
 async function runMain(definition: PluginDefinition): Promise<never> {
-  const external = new AbortController();
-  for (const sig of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(sig, () => external.abort(new Error(`received ${sig}`)));
-  }
   let written = false;
   const finish = (exitCode: number, stdout: string): void => {
     if (written) return;
@@ -235,8 +247,7 @@ async function runMain(definition: PluginDefinition): Promise<never> {
   });
   const result = await runOperation(
     definition,
-    // performance.now() counts from the process's start.
-    { argv: process.argv.slice(2), env: process.env, signal: external.signal, startedAt: 0 },
+    { argv: process.argv.slice(2), env: process.env },
     (text) => realStderrWrite(text),
   );
   finish(result.exitCode, result.stdout);

@@ -1,5 +1,4 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Console } from 'node:console';
 import { writeSync } from 'node:fs';
 
 /**
@@ -10,11 +9,16 @@ import { writeSync } from 'node:fs';
  *
  * Nothing here touches process.stdout or process.stderr unless plugin code does: node
  * builds those streams on first access, and for pipes that loads its networking stack,
- * a few milliseconds of every fingerprint's 1 s budget for nothing.
+ * a few milliseconds of every fingerprint's 1 s budget for nothing. For the same reason
+ * a plugin process, which runs one operation, keeps its one sink in a variable: async
+ * context tracking (and node:console) is loaded only for in-process callers that may run
+ * several invocations at once.
  */
 export type Sink = (text: string) => void;
 
-const sinks = new AsyncLocalStorage<Sink>();
+let soleSink: Sink | undefined;
+let sinks: AsyncLocalStorage<Sink> | undefined;
+const currentSink = (): Sink | undefined => soleSink ?? sinks?.getStore();
 const CONSOLE_METHODS = ['log', 'info', 'debug', 'warn', 'error', 'trace', 'dir', 'dirxml', 'table', 'group', 'groupCollapsed', 'groupEnd', 'count', 'countReset', 'time', 'timeEnd', 'timeLog', 'assert'] as const;
 
 let active = 0;
@@ -60,7 +64,7 @@ function redirectStream(name: 'stdout' | 'stderr', route: Route): () => void {
     if (patched) return stream;
     const write = stream.write;
     stream.write = ((chunk: unknown, ...rest: unknown[]) =>
-      sinks.getStore() ? route.write(chunk) : (write as Function).call(stream, chunk, ...rest)) as never;
+      currentSink() ? route.write(chunk) : (write as Function).call(stream, chunk, ...rest)) as never;
     patched = { stream, write };
     return stream;
   };
@@ -101,7 +105,7 @@ function install(): () => void {
     listenerCount: () => 0,
     write(chunk: unknown): boolean {
       const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk as Uint8Array).toString();
-      const sink = sinks.getStore();
+      const sink = currentSink();
       if (sink) sink(text);
       else fallback(text);
       return true;
@@ -116,8 +120,9 @@ function install(): () => void {
     const original = target[method]!;
     originals.set(method, original);
     target[method] = (...args: unknown[]) => {
-      if (!sinks.getStore()) return original.apply(console, args);
-      redirected ??= new Console({ stdout: toStdout as never, stderr: toStderr as never });
+      if (!currentSink()) return original.apply(console, args);
+      // The global console carries the Console class, so node:console need not be loaded.
+      redirected ??= new console.Console({ stdout: toStdout as never, stderr: toStderr as never });
       return (redirected as unknown as Record<string, (...a: unknown[]) => void>)[method]!.apply(redirected, args);
     };
   }
@@ -130,11 +135,21 @@ function install(): () => void {
   };
 }
 
-export async function withOutputTo<T>(sink: Sink, fn: () => Promise<T>): Promise<T> {
+/**
+ * Runs `fn` with everything plugin code prints sent to `sink`. `sole` says no other
+ * invocation runs in this process, now or later (a plugin's main()).
+ */
+export async function withOutputTo<T>(sink: Sink, fn: () => Promise<T>, sole = false): Promise<T> {
   if (active++ === 0) restore = install();
   try {
+    if (sole && active === 1) {
+      soleSink = sink;
+      return await fn();
+    }
+    sinks ??= new AsyncLocalStorage<Sink>();
     return await sinks.run(sink, fn);
   } finally {
+    if (soleSink === sink) soleSink = undefined;
     if (--active === 0) {
       restore?.();
       restore = undefined;

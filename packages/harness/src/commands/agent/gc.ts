@@ -31,6 +31,8 @@ export default class AgentGc extends DhvCommand {
     if (this.jsonOutput) {
       this.printJson({
         VolumesDir: report.volumesDir,
+        VolumesDirTarget: report.volumesDirTarget ?? '',
+        FreeLocks: report.freeLocks,
         Orphans: report.orphans.map((o) => orphanJson(o, again)),
         Removed: report.removed,
         Failed: report.failed.map((f) => ({ ID: f.id, Error: f.error.toJSON() })),
@@ -55,8 +57,14 @@ function orphanJson(o: Orphan, again: string) {
 }
 
 function gcText(report: GcReport, removing: boolean, again: string): string {
-  if (report.orphans.length === 0) return `==> No orphaned volumes in ${report.volumesDir}: everything on disk is in client state`;
-  const lines = [`==> ${report.orphans.length} orphaned volume(s) in ${report.volumesDir} (on disk, unknown to client state)`];
+  const head: string[] = [];
+  if (report.volumesDirTarget) head.push(`==> The volumes dir ${report.volumesDir} is a symbolic link to ${report.volumesDirTarget}`);
+  if (report.freeLocks.length > 0) {
+    head.push(`==> ${report.freeLocks.length} lock file(s) left by killed holders${removing ? ' could not be removed' : `; ${again} removes them`}:`);
+    for (const lock of report.freeLocks) head.push(`      ${lock}`);
+  }
+  if (report.orphans.length === 0) return [...head, `==> No orphaned volumes in ${report.volumesDir}: everything on disk is in client state`].join('\n');
+  const lines = [...head, `==> ${report.orphans.length} orphaned volume(s) in ${report.volumesDir} (on disk, unknown to client state)`];
   const failed = new Map(report.failed.map((f) => [f.id, f.error]));
   for (const o of report.orphans) {
     const status = !removing ? '' : report.removed.includes(o.id) ? '  ✓ removed' : failed.has(o.id) ? '  ✗ not removed' : '  (recorded meanwhile, kept)';

@@ -1,3 +1,4 @@
+import { realpath } from 'node:fs/promises';
 import { Flags } from '@oclif/core';
 import type { StartReport } from '../../agent/agent.js';
 import { DhvCommand, agentFlags, openAgent } from '../../cli-output/dhv-command.js';
@@ -9,11 +10,12 @@ export default class AgentRestart extends DhvCommand {
   static override description =
     'Each created volume is created again with its saved request, each registered one has its path checked, a few at a time. ' +
     'A volume whose restore fails is left out of HostVolumes (unavailable) and reported; the others are unaffected. ' +
-    '--reboot first unmounts everything mounted under the volumes dir and detaches loop devices backed by files there, as a host reboot would.';
+    '--reboot first does to the volumes what a host reboot would: the mounts at and below each created volume\'s path come off, and the loop ' +
+    'devices backed by the files its plugin keeps for it in <volumes dir>/.<plugin id>/ are detached. Nothing else under the volumes dir is touched.';
   static override examples = ['<%= config.bin %> agent restart', '<%= config.bin %> agent restart --reboot'];
   static override flags = {
     ...agentFlags,
-    reboot: Flags.boolean({ description: 'Simulate a host reboot first: unmount what lives under the volumes dir, detach its loop devices.', default: false }),
+    reboot: Flags.boolean({ description: 'Simulate a host reboot first: unmount the volumes, detach their loop devices (nothing foreign).', default: false }),
   };
 
   async run(): Promise<void> {
@@ -23,6 +25,9 @@ export default class AgentRestart extends DhvCommand {
     const report = await withSpinner('Restarting the agent and restoring volumes', agent.restart({ reboot: flags.reboot }));
     if (this.jsonOutput) return this.printJson(report);
     this.print(restartText(report));
+    const volumesDir = agent.config.volumesDir;
+    const target = await realpath(volumesDir).catch(() => undefined);
+    if (target !== undefined && target !== volumesDir) this.warnLine(`the volumes dir ${volumesDir} is a symbolic link to ${target}: volumes are written there`);
     for (const w of report.warnings) this.warnLine(w);
   }
 }

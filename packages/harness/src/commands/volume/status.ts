@@ -1,22 +1,67 @@
-import { Args } from '@oclif/core';
+import { Args, Flags } from '@oclif/core';
+import { AgentError } from '../../agent/errors.js';
 import { DhvCommand, agentFlags, openAgent } from '../../cli-output/dhv-command.js';
-import { volumeDetail, volumeList } from '../../cli-output/format-volume.js';
+import { NO_VOLUMES, volumeDetail, volumeList } from '../../cli-output/format-volume.js';
+import { renderGoTemplate } from '../../cli-output/go-template.js';
+import { toJson } from '../../cli-output/json.js';
+import { nomadSpelling } from './nomad-flags.js';
+import { checkVolumeType, typeFlag } from './volume-type.js';
+
+const { 'node-pool': _agentNodePool, ...agentFlagsButPool } = agentFlags;
 
 export default class VolumeStatus extends DhvCommand {
   static override summary = 'List the dynamic host volumes, or show one in detail, like nomad volume status.';
-  static override examples = ['<%= config.bin %> volume status', '<%= config.bin %> volume status 1e1d4540 --json'];
+  static override description =
+    'Without an ID: the list, sorted by ID, IDs cut to 8 characters (-verbose: full), filtered by -node (ID prefix) and -node-pool. ' +
+    'With an ID or unique prefix: the detail block, then Capabilities and Allocations (-short: the block only). ' +
+    '-json prints the volume(s) as JSON, -t renders a Go template ({{.Field}}, {{range}}, {{if}}). Flags may be spelled the Nomad way (-short) or with two dashes.';
+  static override examples = [
+    '<%= config.bin %> volume status',
+    '<%= config.bin %> volume status -type host -verbose',
+    '<%= config.bin %> volume status 1e1d4540 -short',
+    '<%= config.bin %> volume status -t \'{{range .}}{{.ID}} {{.Name}}{{"\\n"}}{{end}}\'',
+    '<%= config.bin %> volume status 1e1d4540 --json',
+  ];
   static override args = { id: Args.string({ description: 'Volume ID or a unique prefix of it', required: false }) };
-  static override flags = { ...agentFlags };
+  static override flags = {
+    ...agentFlagsButPool,
+    type: typeFlag,
+    short: Flags.boolean({ description: 'Only the key = value block of one volume (Nomad\'s -short).', default: false }),
+    verbose: Flags.boolean({ description: 'Full IDs in the list (Nomad\'s -verbose).', default: false }),
+    t: Flags.string({ char: 't', description: 'Render a Go template over the volume(s) (Nomad\'s -t): {{.Field}}, {{range .}}...{{end}}, {{if .Field}}...{{end}}.' }),
+    node: Flags.string({ description: 'List only the volumes of the node whose ID starts with this (Nomad\'s -node).' }),
+    'node-pool': Flags.string({ description: 'List only the volumes in this node pool (Nomad\'s -node-pool). Here it filters; it does not set the agent\'s pool.' }),
+  };
 
   async run(): Promise<void> {
-    const { args, flags } = await this.parse(VolumeStatus);
+    const { args, flags } = await this.parse(VolumeStatus, nomadSpelling(this.argv, { ...DhvCommand.baseFlags, ...VolumeStatus.flags }));
     this.jsonOutput = flags.json;
+    checkVolumeType(flags.type);
+    if (args.id !== undefined && (flags.node !== undefined || flags['node-pool'] !== undefined)) {
+      throw new AgentError('SPEC_INVALID', '-node or -node-pool options can only be used when no ID is provided', {});
+    }
     const agent = await openAgent(flags, (w) => this.warnLine(w));
     if (args.id === undefined) {
-      const volumes = await agent.volumes();
-      return this.jsonOutput ? this.printJson(volumes) : this.print(volumeList(volumes));
+      const volumes = (await agent.volumes())
+        .filter((v) => flags.node === undefined || v.NodeID.startsWith(flags.node))
+        .filter((v) => flags['node-pool'] === undefined || v.NodePool === flags['node-pool'])
+        .sort((a, b) => (a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0));
+      // Nomad prints nothing for an empty list with -json; a program reading dhv's --json gets [].
+      if (this.jsonOutput) return this.printJson(volumes);
+      const template = flags.t;
+      if (template === undefined) this.print(volumeList(volumes, { verbose: flags.verbose }));
+      else if (volumes.length > 0) return this.print(renderGoTemplate(template, asJson(volumes)));
+      if (volumes.length === 0) process.stderr.write(`${NO_VOLUMES}\n`);
+      return;
     }
     const volume = await agent.volume(args.id);
-    return this.jsonOutput ? this.printJson(volume) : this.print(volumeDetail(volume));
+    if (this.jsonOutput) return this.printJson(volume);
+    if (flags.t !== undefined) return this.print(renderGoTemplate(flags.t, asJson(volume)));
+    return this.print(volumeDetail(volume, { short: flags.short }));
   }
+}
+
+/** A template sees what -json prints (bigints as numbers), as Nomad's sees its API structs. */
+function asJson(value: unknown): unknown {
+  return JSON.parse(toJson(value));
 }

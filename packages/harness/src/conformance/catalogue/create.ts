@@ -6,7 +6,7 @@ import { ENV } from '@dhv/sdk/plugin';
 import { decodeErrorOutput, type CreateResult } from '@dhv/sdk/client';
 import { readCreatedBytes, readCreatedPath } from '../inspect.js';
 import { describeRun, succeeded, type RawRun } from '../raw-run.js';
-import { simulateReboot } from '../../agent/reboot.js';
+import { loopDevicesBackedBelow, simulateReboot } from '@dhv/sdk/host';
 import type { Check, CheckContext, CreateInput } from '../types.js';
 import { markerProblem, writeMarker } from './volume-files.js';
 
@@ -221,7 +221,7 @@ export const createChecks: Check[] = [
       const first = await ctx.provision(request);
       const marker = await writeMarker(ctx, first.path);
       try {
-        await simulateReboot(ctx.sandbox);
+        await simulateReboot({ paths: [ctx.sandbox], images: (await loopDevicesBackedBelow(ctx.sandbox)).map((l) => l.backingFile) });
       } catch (err) {
         ctx.skip(`could not simulate the reboot: ${(err as Error).message}`);
       }

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, test } from 'vitest';
-import { conformanceTests } from '@dhv/harness';
+import { conformanceTests } from '@dhv/harness/testing';
 
 // `npm test` builds first: every check runs the built file exactly as a Nomad agent
 // would (empty environment, the agent's timeouts), one vitest test per check.

@@ -1,0 +1,148 @@
+import { lstat, mkdir, rm, stat } from 'node:fs/promises';
+import { posix } from 'node:path';
+
+/**
+ * The parts of Go's `os` and `path/filepath` that Nomad's built-in mkdir runs, with the
+ * error texts Go gives them (`mkdir /x: file exists`), so the built-in fails as a real
+ * agent's does.
+ */
+
+/** Go's (Linux) `syscall.Errno.Error()` texts for the errors file operations meet. */
+const ERRNO_TEXT: Readonly<Record<string, string>> = {
+  EPERM: 'operation not permitted',
+  ENOENT: 'no such file or directory',
+  EIO: 'input/output error',
+  E2BIG: 'argument list too long',
+  EBADF: 'bad file descriptor',
+  EAGAIN: 'resource temporarily unavailable',
+  ENOMEM: 'cannot allocate memory',
+  EACCES: 'permission denied',
+  EFAULT: 'bad address',
+  EBUSY: 'device or resource busy',
+  EEXIST: 'file exists',
+  EXDEV: 'invalid cross-device link',
+  ENODEV: 'no such device',
+  ENOTDIR: 'not a directory',
+  EISDIR: 'is a directory',
+  EINVAL: 'invalid argument',
+  ENFILE: 'too many open files in system',
+  EMFILE: 'too many open files',
+  ETXTBSY: 'text file busy',
+  EFBIG: 'file too large',
+  ENOSPC: 'no space left on device',
+  EROFS: 'read-only file system',
+  EMLINK: 'too many links',
+  ENAMETOOLONG: 'file name too long',
+  ENOTEMPTY: 'directory not empty',
+  ELOOP: 'too many levels of symbolic links',
+  EOVERFLOW: 'value too large for defined data type',
+  EDQUOT: 'disk quota exceeded',
+  ESTALE: 'stale NFS file handle',
+  EUCLEAN: 'structure needs cleaning',
+  ENOTSUP: 'operation not supported',
+  EOPNOTSUPP: 'operation not supported',
+};
+
+/** A Node file-system error as Go's `*PathError` prints it: `<op> <path>: <errno text>`. */
+export class GoPathError extends Error {
+  constructor(
+    readonly op: string,
+    readonly path: string,
+    readonly errno: string,
+  ) {
+    super(`${op} ${path}: ${errnoText(errno)}`);
+    this.name = 'GoPathError';
+  }
+
+  static from(op: string, path: string, err: unknown): GoPathError {
+    const code = (err as NodeJS.ErrnoException).code;
+    return new GoPathError(op, path, typeof code === 'string' ? code : (err as Error).message);
+  }
+}
+
+function errnoText(code: string): string {
+  return ERRNO_TEXT[code] ?? code.toLowerCase();
+}
+
+/** Go's `filepath.Join` on Unix: empty elements dropped, the result cleaned (`""` when all are empty). */
+export function goJoin(...elements: string[]): string {
+  const parts = elements.filter((e) => e !== '');
+  if (parts.length === 0) return '';
+  return goClean(parts.join('/'));
+}
+
+/** Go's `filepath.Clean`: no trailing slash, no `.` or `..` left that can be resolved lexically. */
+export function goClean(path: string): string {
+  if (path === '') return '.';
+  const normal = posix.normalize(path);
+  return normal.length > 1 && normal.endsWith('/') ? normal.slice(0, -1) : normal;
+}
+
+const GO_MODE_SETUID = 1 << 23;
+const GO_MODE_SETGID = 1 << 22;
+const GO_MODE_STICKY = 1 << 20;
+
+/**
+ * Go's `os.FileMode` to the mode given to the kernel: the permission bits, and setuid,
+ * setgid and sticky only from Go's own bits (so Unix octal `2775` loses its setgid).
+ */
+export function goSyscallMode(goMode: number): number {
+  let mode = goMode & 0o777;
+  if (goMode & GO_MODE_SETUID) mode |= 0o4000;
+  if (goMode & GO_MODE_SETGID) mode |= 0o2000;
+  if (goMode & GO_MODE_STICKY) mode |= 0o1000;
+  return mode;
+}
+
+function hasNul(path: string): boolean {
+  return path.includes('\0');
+}
+
+/** Go's `os.Stat`: follows links; a NUL in the path is EINVAL, as Go refuses it before the kernel. */
+export async function goStat(path: string): Promise<{ isDirectory(): boolean }> {
+  if (hasNul(path)) throw new GoPathError('stat', path, 'EINVAL');
+  try {
+    return await stat(path);
+  } catch (err) {
+    throw GoPathError.from('stat', path, err);
+  }
+}
+
+/**
+ * Go's `os.MkdirAll(path, perm)`: missing parents first, each made with `perm` (the
+ * umask applies), an existing directory is success, anything else existing is ENOTDIR.
+ */
+export async function goMkdirAll(path: string, goMode: number): Promise<void> {
+  try {
+    const found = await goStat(path);
+    if (found.isDirectory()) return;
+    throw new GoPathError('mkdir', path, 'ENOTDIR');
+  } catch (err) {
+    if (err instanceof GoPathError && err.op === 'mkdir') throw err;
+  }
+  let i = path.length;
+  while (i > 0 && path[i - 1] === '/') i--;
+  let j = i;
+  while (j > 0 && path[j - 1] !== '/') j--;
+  if (j > 1) await goMkdirAll(path.slice(0, j - 1), goMode);
+  try {
+    if (hasNul(path)) throw Object.assign(new Error('EINVAL'), { code: 'EINVAL' });
+    await mkdir(path, { mode: goSyscallMode(goMode) });
+  } catch (err) {
+    const existing = await lstat(path).catch(() => undefined);
+    if (existing?.isDirectory()) return;
+    throw GoPathError.from('mkdir', path, err);
+  }
+}
+
+/** Go's `os.RemoveAll`: a missing path and `""` are success; a path ending in `.` is refused; links are removed, not followed. */
+export async function goRemoveAll(path: string): Promise<void> {
+  if (path === '') return;
+  if (path === '.' || path.endsWith('/.')) throw new GoPathError('RemoveAll', path, 'EINVAL');
+  if (hasNul(path)) throw new GoPathError('unlinkat', path, 'EINVAL');
+  try {
+    await rm(path, { recursive: true, force: true });
+  } catch (err) {
+    throw GoPathError.from('unlinkat', path, err);
+  }
+}

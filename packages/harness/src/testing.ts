@@ -1,0 +1,8 @@
+/**
+ * The conformance catalogue as tests in a plugin project's own suite:
+ * `import { conformanceTests } from '@dhv/harness/testing'`. Loads neither the CLI nor
+ * the simulated agent.
+ */
+export { conformanceTests, type ConformanceTestOptions, type TestFunctions } from './conformance/test-api.js';
+export { runConformance, type RunOptions, type ProgressEvent } from './conformance/runner.js';
+export type { CheckResult, ConformanceReport, SuiteSettings } from './conformance/types.js';

@@ -1,0 +1,40 @@
+/**
+ * Host operations, one home for the plugins, the agent, the conformance suite and the
+ * tests: the mount table, loop devices by backing file, teardown, a simulated reboot.
+ */
+export {
+  MOUNTINFO,
+  canonicalFolder,
+  canonicalPath,
+  deepestFirst,
+  entriesAt,
+  entriesAtOrBelow,
+  entriesBelow,
+  mountsAt,
+  mountsAtOrBelow,
+  mountsBelow,
+  parseMountinfo,
+  readMountTable,
+  readMountTableSync,
+  unescapeMountField,
+  type MountEntry,
+} from './mount-table.js';
+export {
+  attachedLoopDevices,
+  attachedLoopDevicesSync,
+  deviceNumberOf,
+  formatDeviceNumber,
+  loopDevicesBackedBelow,
+  loopDevicesBackedBy,
+  type LoopDevice,
+} from './loop-devices.js';
+export {
+  HostError,
+  detachLoopDevice,
+  releaseEverythingBelow,
+  simulateReboot,
+  unmount,
+  type RebootReport,
+  type RebootTargets,
+  type TeardownOptions,
+} from './teardown.js';

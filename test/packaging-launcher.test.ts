@@ -1,0 +1,94 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import fs from 'fs-extra';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { root, skipUnless, tool } from './support/requirements.js';
+
+/**
+ * A built plugin copied to a Nomad client whose node lives somewhere else than on the
+ * build machine. A private mount namespace (root only) hides every node but one, and
+ * the plugin is started the way an agent starts it: absolute path, empty environment.
+ */
+
+const repo = fileURLToPath(new URL('..', import.meta.url));
+const dhv = join(repo, 'packages/harness/bin/run.js');
+const REFERENCE = {
+  'dhv-mkdir': join(repo, 'packages/plugin-mkdir/dist/dhv-mkdir'),
+  'dhv-loopback': join(repo, 'packages/plugin-loopback/dist/dhv-loopback'),
+};
+
+/** Every node the launcher could find on this machine: each is hidden, then one is put back where asked. */
+const NODES = ['/usr/bin/node', '/bin/node', '/usr/local/bin/node', process.execPath];
+
+/**
+ * Runs `plugin fingerprint` under `env -i` in a new mount namespace where no node
+ * exists except, when `nodeAt` is given, a bind mount of this node at that path.
+ */
+function startWithNodeOnlyAt(plugin: string, nodeAt: string | undefined) {
+  const q = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
+  const script = [
+    'set -e',
+    // Fresh tmpfs over the places a node is put back, so nothing is written to the host.
+    'mount -t tmpfs tmpfs /usr/local/bin',
+    'mount -t tmpfs tmpfs /opt',
+    // Keep a way to reach the real node for the bind mount below, before hiding it.
+    `real=$(mktemp -d)`,
+    `mount -t tmpfs tmpfs "$real" && touch "$real/node" && mount --bind ${q(process.execPath)} "$real/node"`,
+    ...NODES.map((path) => `if [ -e ${q(path)} ]; then mount --bind /dev/null ${q(path)}; fi`),
+    ...(nodeAt ? [`mkdir -p "$(dirname ${q(nodeAt)})" && touch ${q(nodeAt)}`, `mount --bind "$real/node" ${q(nodeAt)}`] : []),
+    `cd / && exec /usr/bin/env -i DHV_OPERATION=fingerprint ${q(plugin)} fingerprint`,
+  ].join('\n');
+  return execa('/usr/bin/unshare', ['--mount', '--propagation', 'private', '/bin/sh', '-c', script], { reject: false });
+}
+
+describe.skipIf(skipUnless('starting plugins in a mount namespace that hides node', root(), tool('unshare', 'util-linux')))('a built plugin on a client whose node is elsewhere', () => {
+  let work: string;
+  let built: string;
+
+  beforeAll(async () => {
+    work = await fs.mkdtemp(join(tmpdir(), 'dhv-launcher-'));
+    await fs.ensureSymlink(join(repo, 'packages/sdk'), join(work, 'node_modules/@dhv/sdk'));
+    await fs.outputFile(
+      join(work, 'plugin.ts'),
+      "import { definePlugin } from '@dhv/sdk/plugin';\n" +
+        "export default definePlugin({ name: 'moved', version: '3.1.0', create: (r) => ({ path: r.volumesDir, bytes: 0 }), delete: () => {} });\n",
+    );
+    const build = await execa(process.execPath, [dhv, 'build', 'plugin.ts', '-o', 'dist/moved', '--json'], { cwd: work, reject: false });
+    expect(build.exitCode, build.stderr).toBe(0);
+    built = join(work, 'dist/moved');
+  }, 120_000);
+
+  afterAll(async () => {
+    if (work) await fs.remove(work);
+  });
+
+  it('starts a plugin built by dhv build with node only in /usr/local/bin', async () => {
+    const run = await startWithNodeOnlyAt(built, '/usr/local/bin/node');
+    expect(run, run.stderr).toMatchObject({ exitCode: 0, stdout: '{"version":"3.1.0"}' });
+  });
+
+  for (const [id, file] of Object.entries(REFERENCE)) {
+    it(`starts the reference plugin ${id} with node only in /usr/local/bin`, async () => {
+      const run = await startWithNodeOnlyAt(file, '/usr/local/bin/node');
+      expect(run.exitCode, run.stderr).toBe(0);
+      expect(JSON.parse(run.stdout)).toEqual({ version: expect.any(String) });
+    });
+  }
+
+  it('starts with node only under /opt', async () => {
+    const run = await startWithNodeOnlyAt(built, '/opt/node/bin/node');
+    expect(run, run.stderr).toMatchObject({ exitCode: 0, stdout: '{"version":"3.1.0"}' });
+  });
+
+  it('says in one {"error"} line that it found no node, and where it looked', async () => {
+    const run = await startWithNodeOnlyAt(built, undefined);
+    expect(run.exitCode).not.toBe(0);
+    const lines = run.stdout.split('\n');
+    expect(lines).toHaveLength(1);
+    const { error } = JSON.parse(lines[0]!) as { error: string };
+    expect(error).toMatch(/^no node executable found; looked in /);
+    for (const place of [process.execPath, '/usr/local/bin/node', '/usr/bin/node', '/opt/*/bin/node']) expect(error).toContain(place);
+  });
+});

@@ -1,0 +1,172 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { attachedLoopDevices, mountsAt } from '@dhv/sdk/host';
+import { skipRootTests } from './support/root.js';
+import { bashPlugin, tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
+
+/**
+ * Issue 13's recipes about what dhv may touch and what it may call ready: only what
+ * client state and the plugins' own records name is unmounted, detached or removed,
+ * and a volume whose directory is gone or whose delete was cut short is not ready.
+ */
+
+const FOREIGN_ID = '9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d';
+let agent: TempAgent | undefined;
+const cleanups: Array<() => void> = [];
+
+afterEach(async () => {
+  for (const undo of cleanups.splice(0).reverse()) {
+    try {
+      undo();
+    } catch {
+      // already undone
+    }
+  }
+  await agent?.cleanup();
+  agent = undefined;
+});
+
+async function newAgent(): Promise<TempAgent> {
+  agent = await tempAgent();
+  return agent;
+}
+
+interface VolumeJson {
+  ID: string;
+  Name: string;
+  State: string;
+  StateError?: string;
+}
+
+async function create(a: TempAgent, name: string, plugin = 'mkdir'): Promise<{ ID: string; HostPath: string }> {
+  return (await a.json('volume', 'create', await a.file(`${name}.hcl`, volumeHcl({ name, plugin_id: plugin })))).Volume;
+}
+
+describe.skipIf(skipRootTests())('agent restart --reboot touches only volumes (root)', () => {
+  it('leaves a foreign tmpfs under the volumes dir and a loop device backed by a foreign image there', async () => {
+    const a = await newAgent();
+    const volume = await create(a, 'mine');
+    const inside = join(volume.HostPath, 'bind');
+    await mkdir(inside);
+    execFileSync('/usr/bin/mount', ['-t', 'tmpfs', '-o', 'size=1m', 'dhv-test-inside', inside]);
+    const foreign = join(a.volumesDir, 'foreign');
+    await mkdir(foreign);
+    execFileSync('/usr/bin/mount', ['-t', 'tmpfs', '-o', 'size=1m', 'dhv-test-foreign', foreign]);
+    cleanups.push(() => execFileSync('/usr/bin/umount', ['-l', foreign]));
+    const image = join(a.volumesDir, 'foreign.img');
+    execFileSync('/usr/bin/truncate', ['-s', '4M', image]);
+    const device = execFileSync('/usr/sbin/losetup', ['--find', '--show', image], { encoding: 'utf8' }).trim();
+    cleanups.push(() => execFileSync('/usr/sbin/losetup', ['--detach', device]));
+
+    const restart = await a.json('agent', 'restart', '--reboot');
+
+    expect(restart.reboot.unmounted).toEqual([inside]);
+    expect(restart.reboot.detached).toEqual([]);
+    expect(await mountsAt(foreign)).toHaveLength(1);
+    expect((await attachedLoopDevices()).some((l) => l.device === device)).toBe(true);
+  });
+});
+
+describe('a volumes dir that is not there', () => {
+  it('is not made by agent restart, and an external plugin volume is not restored into it nor called ready', async () => {
+    const a = await newAgent();
+    await a.plugin('ext', bashPlugin());
+    const volume = await create(a, 'ext-volume', 'ext');
+    await rm(a.volumesDir, { recursive: true });
+
+    const restart = await a.dhv('agent', 'restart', '--json');
+
+    expect(restart.stdout + restart.stderr).toContain('VOLUMES_DIR_MISSING');
+    expect(existsSync(a.volumesDir)).toBe(false);
+    const [status] = await a.json<VolumeJson[]>('volume', 'status');
+    expect(status).toMatchObject({ ID: volume.ID, State: 'unavailable' });
+    expect(status!.StateError).toMatch(/does not exist/);
+  });
+});
+
+describe('a volumes dir that is a symbolic link', () => {
+  it('gc says where it leads, and never removes a foreign directory in its target', async () => {
+    const a = await newAgent();
+    const target = join(a.dir, 'elsewhere');
+    await mkdir(join(target, FOREIGN_ID), { recursive: true });
+    await writeFile(join(target, FOREIGN_ID, 'data'), 'not a volume\n');
+    await rm(a.volumesDir, { recursive: true, force: true });
+    await symlink(target, a.volumesDir);
+
+    const run = await a.dhv('agent', 'gc', '--remove', '--json');
+    const report = JSON.parse(run.stdout) as { VolumesDirTarget: string; Orphans: Array<{ ID: string; Blocker: string }>; Removed: string[] };
+
+    expect(report.VolumesDirTarget).toBe(target);
+    expect(report.Removed).toEqual([]);
+    expect(report.Orphans).toMatchObject([{ ID: FOREIGN_ID, Blocker: expect.stringMatching(/not known to be a volume/) }]);
+    expect(existsSync(join(target, FOREIGN_ID, 'data'))).toBe(true);
+    expect((await a.dhv('agent', 'gc')).stdout).toContain(`is a symbolic link to ${target}`);
+  });
+});
+
+describe('ready only for what is there', () => {
+  it('a volume whose directory is gone is unavailable in volume status and missing from HostVolumes', async () => {
+    const a = await newAgent();
+    const volume = await create(a, 'gone');
+    await rm(volume.HostPath, { recursive: true });
+
+    const [status] = await a.json<VolumeJson[]>('volume', 'status');
+    expect(status).toMatchObject({ ID: volume.ID, State: 'unavailable' });
+    expect((await a.json('node', 'status')).HostVolumes.gone).toBeUndefined();
+  });
+
+  it('a delete killed with kill -9 while its plugin runs leaves the volume unavailable, not ready', async () => {
+    const a = await newAgent();
+    const marker = join(a.dir, 'delete-started');
+    await a.plugin('slowdel', bashPlugin().replace("delete) /bin/rm -rf \"$dir\";", `delete) : > ${JSON.stringify(marker)}; /bin/sleep 5; /bin/rm -rf "$dir";`));
+    const volume = await create(a, 'cut', 'slowdel');
+    const del = a.start('volume', 'delete', volume.ID);
+    const end = Date.now() + 60_000;
+    while (!existsSync(marker) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    del.kill('SIGKILL');
+    await new Promise((r) => del.once('exit', r));
+
+    const [status] = await a.json<VolumeJson[]>('volume', 'status');
+    expect(status).toMatchObject({ ID: volume.ID, State: 'unavailable' });
+    expect((await a.json('node', 'status')).HostVolumes.cut).toBeUndefined();
+  });
+});
+
+describe('state files that would hang a reader, and files nothing else collects', () => {
+  it('a FIFO as a client state file makes volume status and node status fail at once, naming it', async () => {
+    const a = await newAgent();
+    await create(a, 'one');
+    const fifo = join(a.dataDir, 'client', 'host_volumes', `${FOREIGN_ID}.json`);
+    execFileSync('/usr/bin/mkfifo', [fifo]);
+
+    for (const command of [['volume', 'status'], ['node', 'status']]) {
+      const run = await a.dhv(...command);
+      expect(run.code, command.join(' ')).not.toBe(0);
+      expect(run.stderr).toContain(`${fifo} is a FIFO, not a regular file`);
+    }
+  });
+
+  it('agent restart sweeps free name locks and dead writers\' temp files; gc lists and removes a plugin\'s free lock file', async () => {
+    const a = await newAgent();
+    await create(a, 'one');
+    const locks = join(a.dataDir, 'client', 'locks');
+    await mkdir(locks, { recursive: true });
+    await writeFile(join(locks, 'left-by-a-killed-create.lock'), '');
+    const claims = join(a.dataDir, 'client', 'host_volume_names');
+    await writeFile(join(claims, '.tmp-999999999-abcd-x.json'), '{');
+    const pluginLock = join(a.volumesDir, '.dhv-loopback', `${FOREIGN_ID}.lock`);
+    await mkdir(join(a.volumesDir, '.dhv-loopback'), { recursive: true });
+    await writeFile(pluginLock, '');
+
+    expect((await a.dhv('agent', 'restart')).code).toBe(0);
+    expect(await readdir(locks)).toEqual([]);
+    expect((await readdir(claims)).filter((n) => n.startsWith('.tmp-'))).toEqual([]);
+
+    expect((await a.json('agent', 'gc')).FreeLocks).toEqual([pluginLock]);
+    await a.dhv('agent', 'gc', '--remove');
+    expect(existsSync(pluginLock)).toBe(false);
+  });
+});
