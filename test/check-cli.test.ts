@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -54,9 +54,11 @@ describe('dhv check, the command', () => {
       'delete.idempotent',
       'delete.never-created',
       'delete.uses-created-path',
+      'delete.cleanup-call',
+      'delete.others-untouched',
       'errors.unknown-operation',
     ]);
-    expect(report.settings).toEqual({ repeat: 2, parameters: null, capacityMin: '1048576', capacityMax: '2000000' });
+    expect(report.settings).toEqual({ repeat: 2, parameters: null, capacityMin: '1048576', capacityMax: '2000000', expansionSize: '0' });
   });
 
   test('a check name that matches nothing, or a bad size, is a usage error (exit 2) naming it', async () => {
@@ -71,20 +73,57 @@ describe('dhv check, the command', () => {
   test('--list --json lists every check with its severity, requirement and protocol reference', async () => {
     const { code, stdout } = await dhv(['--list', '--json']);
     expect(code).toBe(0);
-    const checks = JSON.parse(stdout) as Array<{ id: string; severity: string; title: string; protocolRef: string }>;
+    const checks = JSON.parse(stdout) as Array<{ id: string; severity: string; gradeReason: string; title: string; protocolRef: string }>;
     expect(checks.length).toBeGreaterThanOrEqual(29);
     for (const c of checks) {
       expect(c.id).toMatch(/^(discovery|environment|create|delete|errors|budgets|safety)\.[a-z-]+$/);
       expect(c.title).toMatch(/\.$/);
       expect(c.protocolRef).toMatch(/^PROTOCOL\.md § /);
       expect(['required', 'recommended']).toContain(c.severity);
+      expect(c.gradeReason.length).toBeGreaterThan(20);
     }
+  });
+
+  test('--config reads parameters, sizes and setup/teardown from HCL; flags override it', async () => {
+    const config = join(scratch, 'check.hcl');
+    const volumes = join(scratch, 'volumes');
+    await writeFile(
+      config,
+      ['capacity_min = "1MiB"', 'capacity_max = "4MiB"', 'expansion_size = "8MiB"', 'repeat = 2', 'setup = ["echo up > setup.log"]', 'teardown = ["echo down >> setup.log"]'].join('\n'),
+    );
+    const only = ['--only', 'create.bytes-within-capacity,create.expands', '--volumes-dir', volumes];
+    const lenient = await dhv([join(FIXTURES, 'good-plugin'), '--json', '--config', config, '--capacity-max', '2MiB', ...only]);
+    expect(lenient.code).toBe(0);
+    const report = JSON.parse(lenient.stdout);
+    expect(report.settings).toEqual({ repeat: 2, parameters: null, capacityMin: '1048576', capacityMax: '2097152', expansionSize: '8388608' });
+    expect(await readFile(join(scratch, 'setup.log'), 'utf8')).toBe('up\ndown\n');
+    // good-plugin reports 0 bytes, so create.bytes-within-capacity cannot judge it: a recommended skip, not a failure.
+    expect(report.results.map((r: { status: string }) => r.status)).toEqual(['skip', 'skip']);
+    const missing = await dhv([join(FIXTURES, 'good-plugin'), '--config', join(scratch, 'nope.hcl')]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('nope.hcl');
+    const unknown = join(scratch, 'bad.hcl');
+    await writeFile(unknown, 'capacity = "1MiB"\n');
+    expect((await dhv([join(FIXTURES, 'good-plugin'), '--config', unknown])).stderr).toContain('unknown setting "capacity"');
+  });
+
+  test('a required check that skips is shown as such, and --strict turns it into a failed run', async () => {
+    // needs-home's create fails without HOME, so create.bytes (required) cannot judge what it reports: it skips.
+    const args = [join(FIXTURES, 'needs-home'), '--only', 'create.bytes', '--volumes-dir', join(scratch, 'volumes')];
+    const plain = await dhv(args);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toMatch(/SKIP {2}create\.bytes .*\(required: not judged\)/);
+    expect(plain.stdout).toContain('OK: no required check failed, but 1 required check was skipped (create.bytes); --strict fails the run on that');
+    const strict = await dhv([...args, '--strict']);
+    expect(strict.code).toBe(1);
+    expect(strict.stdout).toMatch(/SKIP {2}create\.bytes .*\(required: fails under --strict\)/);
+    expect(strict.stdout).toContain('FAILED (--strict)');
   });
 
   test('--help describes the command and its flags', async () => {
     const { code, stdout } = await dhv(['--help']);
     expect(code).toBe(0);
-    for (const flag of ['--only', '--skip', '--repeat', '--volumes-dir', '--param', '--capacity-min', '--capacity-max', '--json', '--junit', '--jobs']) {
+    for (const flag of ['--only', '--skip', '--repeat', '--volumes-dir', '--param', '--capacity-min', '--capacity-max', '--json', '--junit', '--jobs', '--strict', '--config', '--expansion-size']) {
       expect(stdout).toContain(flag);
     }
   });

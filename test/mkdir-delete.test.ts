@@ -112,8 +112,8 @@ describe('dhv-mkdir delete', () => {
   });
 
   it.each([
+    // The volumes dir itself is the agent's cleanup delete, which removes only this volume (test/check-cleanup-delete.test.ts).
     ['another directory', (d: string) => join(d, 'victim')],
-    ['the volumes dir itself', (d: string) => join(d, 'volumes')],
     ['another volume', (d: string) => join(d, 'volumes', '00000000-0000-4000-8000-000000000000')],
     ['a path that climbs out', (d: string) => `${d}/volumes/../victim`],
   ])('refuses when DHV_CREATED_PATH is %s, and deletes nothing', async (_what, createdPathOf) => {

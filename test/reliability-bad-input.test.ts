@@ -68,8 +68,10 @@ function mutations(): Mutation[] {
   for (const op of BOTH) {
     for (const name of varsFor(op)) {
       list.push({ name: `missing ${name} (${op})`, ops: [op], apply: (env) => delete env[name], mentions: new RegExp(`${name} is missing`) });
-      // An empty DHV_CREATED_PATH is what the agent sends for a volume created without a path, so it is valid.
-      if (name !== ENV.createdPath) {
+      // An empty DHV_CREATED_PATH is what the agent sends for a volume created without a path, so it is valid;
+      // an empty name and namespace on delete are the agent's cleanup delete (test/check-cleanup-delete.test.ts).
+      const validWhenEmpty = name === ENV.createdPath || (op === 'delete' && (name === ENV.volumeName || name === ENV.namespace));
+      if (!validWhenEmpty) {
         list.push({ name: `empty ${name} (${op})`, ops: [op], apply: (env) => (env[name] = ''), mentions: new RegExp(`${name}`) });
       }
     }
@@ -148,9 +150,8 @@ function mutations(): Mutation[] {
   }
 
   const createdPaths: Array<[string, (l: Layout) => string]> = [
+    // The volumes dir itself is the agent's cleanup delete, which must succeed for that one volume (test/check-cleanup-delete.test.ts).
     ['/', () => '/'],
-    ['the volumes dir itself', (l) => l.volumesDir],
-    ['the volumes dir with a trailing slash', (l) => `${l.volumesDir}/`],
     ['the parent of the volumes dir', (l) => `${l.volumesDir}/..`],
     ['the victim outside the volumes dir', (l) => l.victim],
     ['/etc', () => '/etc'],

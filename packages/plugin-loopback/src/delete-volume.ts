@@ -1,5 +1,5 @@
 import { rm, rmdir, unlink } from 'node:fs/promises';
-import { PluginFailure, expectCreatedPath, withVolumeLock, type DeleteRequest, type HandlerContext } from '@dhv/sdk/plugin';
+import { PluginFailure, expectCreatedPath, withVolumeLock, type DeleteHandlerRequest, type HandlerContext } from '@dhv/sdk/plugin';
 import { ensureStateDir, entryKind, expectDirectoryOrMissing, removeEmptyFolders, volumeLayout, type VolumeLayout } from './layout.js';
 import { checkHost, toolsFor } from './preflight.js';
 import { deviceNumberOf, detachLoopDevice, loopDevicesFor } from './loop-device.js';
@@ -11,9 +11,11 @@ import { growthMarker } from './expand.js';
 /**
  * Unmounts the volume, detaches its loop device (found by its backing file), and removes
  * the image and the mount point. A volume that is already gone is success; one still in
- * use is an error, and then nothing is removed.
+ * use is an error, and then nothing is removed. Everything is found from the volume ID:
+ * on the agent's cleanup delete (`cleanup`, no created path) DHV_CREATED_PATH was the
+ * volumes dir, which holds every other volume.
  */
-export async function deleteVolume(request: DeleteRequest, ctx: HandlerContext): Promise<void> {
+export async function deleteVolume(request: DeleteHandlerRequest, ctx: HandlerContext): Promise<void> {
   const layout = volumeLayout(request.volumesDir, request.volumeId);
   expectCreatedPath(request.createdPath, layout.mountPath);
   try {

@@ -1,6 +1,6 @@
 import { rm, stat, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { expectCreatedPath, PluginFailure, volumePath, type DeleteRequest, type HandlerContext } from '@dhv/sdk/plugin';
+import { expectCreatedPath, PluginFailure, volumePath, type DeleteHandlerRequest, type HandlerContext } from '@dhv/sdk/plugin';
 import { errnoOf, lstatIfExists } from './fs-safe.js';
 import { withVolumePathLock } from './lock.js';
 import { mountPointsWithin } from './mounts.js';
@@ -8,9 +8,12 @@ import { mountPointsWithin } from './mounts.js';
 /**
  * delete: removes `<volumes dir>/<volume id>` and everything in it. Deleting what is not
  * there is success (the agent never retries, and may delete a volume twice). A link at
- * the volume path is removed itself, never followed.
+ * the volume path is removed itself, never followed. The path comes from the volume ID,
+ * never from DHV_CREATED_PATH alone: on the agent's cleanup delete that is the volumes
+ * dir itself (the runtime then gives `cleanup` and no created path), and only this
+ * volume may go.
  */
-export async function deleteVolume(request: DeleteRequest, ctx: HandlerContext): Promise<void> {
+export async function deleteVolume(request: DeleteHandlerRequest, ctx: HandlerContext): Promise<void> {
   const path = volumePath(request.volumesDir, request.volumeId);
   expectCreatedPath(request.createdPath, path);
   const volumesDir = await stat(dirname(path)).catch((err: unknown) => {

@@ -3,7 +3,7 @@
  * plugin's start-up is part of its 1 s fingerprint budget.
  */
 export { definePlugin, EXIT_FAILURE, EXIT_USAGE } from './runtime/define-plugin.js';
-export type { HandlerContext, Invocation, InvocationResult, Plugin, PluginDefinition } from './runtime/define-plugin.js';
+export type { DeleteHandlerRequest, HandlerContext, Invocation, InvocationResult, Plugin, PluginDefinition } from './runtime/define-plugin.js';
 export { OPERATIONS, AGENT_TIMEOUT_MS, ABORT_MARGIN_MS, isOperation, type Operation } from './protocol/operations.js';
 export { ENV, REQUEST_FIELDS, NULL_PARAMETERS, type RequestField, type EnvName } from './protocol/variables.js';
 export { isUuid, UUID_PATTERN } from './protocol/uuid.js';

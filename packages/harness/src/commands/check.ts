@@ -9,7 +9,9 @@ import {
   formatJson,
   formatProgressLine,
   parseParameterPairs,
+  readCheckConfig,
   runConformance,
+  SetupCommandError,
   type ProgressEvent,
 } from '../conformance/index.js';
 import { UsageError } from '../errors/dhv-error.js';
@@ -20,7 +22,9 @@ export default class Check extends DhvCommand {
   static override summary = 'Run the conformance checks against a plugin executable.';
   static override description = `Runs a catalogue of named checks against a plugin, exactly as a Nomad agent runs it (no PATH, no HOME, only DHV_* variables), in a sandbox volumes dir that is removed afterwards, with mounts and loop devices released. Each check states one requirement of PROTOCOL.md and is required or recommended.
 
-Exit status: 0 when no required check failed, 1 when one did, 2 on a usage error.`;
+A check is required only when failing it means the plugin breaks under a real Nomad agent or loses or destroys data; a recommended failure is a warning. A required check that is skipped was not judged: --strict fails the run on it.
+
+Exit status: 0 when no required check failed (and, with --strict, none was skipped), 1 otherwise, 2 on a usage error.`;
 
   static override examples = [
     '<%= config.bin %> check ./dist/my-plugin',
@@ -28,6 +32,8 @@ Exit status: 0 when no required check failed, 1 when one did, 2 on a usage error
     '<%= config.bin %> check ./dhv-loopback --capacity-min 10MiB --capacity-max 20MiB --volumes-dir /srv/scratch',
     '<%= config.bin %> check ./dist/my-plugin --json > report.json',
     '<%= config.bin %> check ./dist/my-plugin --junit report.xml',
+    '<%= config.bin %> check ./dist/my-plugin --strict            # for CI: a skipped required check fails too',
+    '<%= config.bin %> check ./dist/my-plugin --config check.hcl  # parameters, capacities, setup and teardown',
     '<%= config.bin %> check --list',
   ];
 
@@ -38,7 +44,7 @@ Exit status: 0 when no required check failed, 1 when one did, 2 on a usage error
   static override flags = {
     only: Flags.string({ description: 'run only these checks: IDs or areas (repeat, or separate with commas)', multiple: true, default: [] }),
     skip: Flags.string({ description: 'leave out these checks: IDs or areas (repeat, or separate with commas)', multiple: true, default: [] }),
-    repeat: Flags.integer({ description: 'how often create.idempotent repeats the same create', default: DEFAULT_REPEAT, min: 1 }),
+    repeat: Flags.integer({ description: `how often create.idempotent repeats the same create (default ${DEFAULT_REPEAT})`, min: 1 }),
     jobs: Flags.integer({ char: 'j', description: 'how many checks run at once; 1 runs them one after another', default: DEFAULT_JOBS, min: 1 }),
     'volumes-dir': Flags.string({ description: 'make the sandbox under this directory (default: the OS temp dir), e.g. to test on a given filesystem' }),
     param: Flags.string({ description: 'a parameter the plugin needs, key=value (repeatable); sent as DHV_PARAMETERS', multiple: true, default: [] }),
@@ -46,6 +52,9 @@ Exit status: 0 when no required check failed, 1 when one did, 2 on a usage error
     'capacity-max': Flags.string({ description: 'capacity_max for every create, a human size like 20MiB' }),
     junit: Flags.string({ description: 'also write the report as JUnit XML to this file' }),
     list: Flags.boolean({ description: 'list the checks and exit', default: false }),
+    strict: Flags.boolean({ description: 'fail the run when a required check is skipped (not judged), not only when one fails', default: false }),
+    config: Flags.string({ description: 'an HCL or JSON file: parameters, capacity_min, capacity_max, expansion_size, repeat, setup and teardown commands; flags override it' }),
+    'expansion-size': Flags.string({ description: 'capacity_min of the larger create in create.larger-capacity, a human size like 64MiB' }),
   };
 
   async run(): Promise<void> {
@@ -60,15 +69,22 @@ Exit status: 0 when no required check failed, 1 when one did, 2 on a usage error
     process.once('SIGTERM', onSignal);
     let report;
     try {
+      const config = flags.config ? await readCheckConfig(flags.config) : undefined;
+      const params = parseParameterPairs(flags.param);
       report = await runConformance(args.plugin, {
         only: split(flags.only),
         skip: split(flags.skip),
-        repeat: flags.repeat,
+        repeat: flags.repeat ?? config?.repeat,
         jobs: flags.jobs,
         volumesDir: flags['volumes-dir'],
-        parameters: parseParameterPairs(flags.param),
-        capacityMin: flags['capacity-min'],
-        capacityMax: flags['capacity-max'],
+        parameters: params ?? config?.parameters,
+        capacityMin: flags['capacity-min'] ?? config?.capacityMin,
+        capacityMax: flags['capacity-max'] ?? config?.capacityMax,
+        expansionSize: flags['expansion-size'] ?? config?.expansionSize,
+        setup: config?.setup,
+        teardown: config?.teardown,
+        commandsCwd: config?.cwd,
+        strict: flags.strict,
         signal: abort.signal,
         onProgress: !this.jsonOutput && process.stderr.isTTY ? progress : undefined,
       });
@@ -84,7 +100,7 @@ Exit status: 0 when no required check failed, 1 when one did, 2 on a usage error
   }
 
   private list(): void {
-    const rows = CATALOGUE.map(({ id, area, title, protocolRef, severity, needs }) => ({ id, area, severity, title, protocolRef, needs: needs ?? [] }));
+    const rows = CATALOGUE.map(({ id, area, title, protocolRef, severity, gradeReason, needs }) => ({ id, area, severity, gradeReason, title, protocolRef, needs: needs ?? [] }));
     if (this.jsonOutput) return this.printJson(rows);
     const width = Math.max(...rows.map((r) => r.id.length));
     for (const r of rows) process.stdout.write(`${r.id.padEnd(width)}  ${r.severity.padEnd(11)}  ${r.title}\n`);

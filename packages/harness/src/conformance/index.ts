@@ -1,6 +1,7 @@
 /** The conformance suite: a catalogue of named checks, a runner, reporters, and a test API. */
 export { CATALOGUE } from './catalogue/index.js';
-export { runConformance, DEFAULT_JOBS, type RunOptions, type ProgressEvent } from './runner.js';
+export { runConformance, withExtraChecks, DEFAULT_JOBS, type RunOptions, type ProgressEvent } from './runner.js';
+export { verdictOf } from './policy.js';
 export { conformanceTests, type ConformanceTestOptions, type TestFunctions } from './test-api.js';
 export { selectChecks, UnknownCheckError } from './select.js';
 export { resolveSettings, parseParameterPairs, InvalidSettingsError, DEFAULT_REPEAT, type SettingsInput } from './settings.js';
@@ -9,3 +10,4 @@ export { formatJUnit } from './report/junit.js';
 export { formatJson } from './report/json.js';
 export { forceRemove, releaseSystemResources } from './sandbox.js';
 export { AREAS, type Area, type Check, type CheckContext, type CheckResult, type ConformanceReport, type Severity, type Status, type SuiteSettings } from './types.js';
+export { readCheckConfig, runCommands, SetupCommandError, type CheckConfig } from './config-file.js';

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
@@ -19,7 +19,7 @@ afterEach(async () => {
 });
 
 function check(id: string, run: (ctx: CheckContext) => Promise<void>, extra: Partial<Check> = {}): Check {
-  return { id, area: 'create', title: `${id} holds.`, protocolRef: 'PROTOCOL.md § create', severity: 'required', run, ...extra };
+  return { id, area: 'create', title: `${id} holds.`, protocolRef: 'PROTOCOL.md § create', severity: 'required', gradeReason: 'a test check', run, ...extra };
 }
 
 describe('runConformance', () => {
@@ -152,8 +152,62 @@ describe('reports', () => {
     const xml = formatJUnit(report);
     expect(xml).toContain('<testcase classname="dhv.create" name="create.a"');
     expect(xml).toContain('<failure message="stdout was &quot;&lt;oops&gt; &amp; more&quot;" type="required">');
-    expect(xml).toContain('<skipped message="n/a"/>');
+    expect(xml).toContain('<skipped message="required check not judged: n/a"/>');
     expect(xml).toMatch(/<testsuites name="dhv check" tests="2" failures="1" skipped="1"/);
+  });
+
+  test('one severity policy: a recommended failure is a warning everywhere; a required skip fails only under strict', async () => {
+    const catalogue = [
+      check('create.soft', async (ctx) => ctx.fail('not ideal'), { severity: 'recommended' }),
+      check('create.unjudged', async (ctx) => ctx.skip('cannot tell')),
+    ];
+    const lenient = await runConformance(GOOD, { volumesDir: scratch, catalogue });
+    expect(lenient).toMatchObject({ ok: true, strict: false, summary: { requiredFailed: 0, requiredSkipped: 1, recommendedFailed: 1 } });
+    const xml = formatJUnit(lenient);
+    expect(xml).not.toContain('<failure');
+    expect(xml).toContain('recommended check failed (a warning, not a failure): not ideal');
+    expect(xml).toMatch(/<testsuites name="dhv check" tests="2" failures="0" skipped="1"/);
+    const table = formatHuman(lenient);
+    expect(table).toMatch(/FAIL {2}create\.soft .*\(recommended: a warning\)/);
+    expect(table).toMatch(/SKIP {2}create\.unjudged .*\(required: not judged\)/);
+    expect(table).toContain('1 required check was skipped (create.unjudged); --strict fails the run on that');
+
+    const strict = await runConformance(GOOD, { volumesDir: scratch, catalogue, strict: true });
+    expect(strict).toMatchObject({ ok: false, strict: true });
+    expect(formatJUnit(strict)).toContain('type="required-skipped"');
+    expect(formatJUnit(strict)).toMatch(/failures="1" skipped="0"/);
+    expect(formatHuman(strict)).toContain('FAILED (--strict): required checks were skipped, so the plugin was not fully judged: create.unjudged');
+  });
+
+  test('setup runs before the first check and teardown after the last, also when a check fails', async () => {
+    const log = join(scratch, 'log');
+    const report = await runConformance(GOOD, {
+      volumesDir: scratch,
+      catalogue: [check('create.sees-setup', async (ctx) => { if (!existsSync(join(scratch, 'made-by-setup'))) ctx.fail('setup did not run first'); })],
+      setup: [`echo setup >> ${log}`, `touch ${join(scratch, 'made-by-setup')}`],
+      teardown: [`echo teardown >> ${log}`, `rm ${join(scratch, 'made-by-setup')}`],
+    });
+    expect(report.results[0]?.status).toBe('pass');
+    expect(await readFile(log, 'utf8')).toBe('setup\nteardown\n');
+    await expect(runConformance(GOOD, { volumesDir: scratch, catalogue: [], setup: ['exit 3'], teardown: [`echo torn >> ${log}`] })).rejects.toMatchObject({
+      code: 'CHECK_SETUP_FAILED',
+      message: expect.stringContaining('setup command failed (exit status 3): exit 3'),
+    });
+    expect(await readFile(log, 'utf8')).toBe('setup\nteardown\ntorn\n');
+    await rm(log);
+  });
+
+  test('custom checks run after the catalogue with the same context, and may not reuse an ID', async () => {
+    let volume = '';
+    const report = await runConformance(GOOD, {
+      volumesDir: scratch,
+      only: ['discovery.executable', 'custom'],
+      extraChecks: [check('custom.keeps-a-file', async (ctx) => { volume = (await ctx.provision(ctx.newVolume())).path; }, { area: 'custom' })],
+    });
+    expect(report.results.map((r) => [r.id, r.status])).toEqual([['discovery.executable', 'pass'], ['custom.keeps-a-file', 'pass']]);
+    expect(volume).not.toBe('');
+    expect(existsSync(volume)).toBe(false);
+    await expect(runConformance(GOOD, { extraChecks: [check('create.path', async () => {})] })).rejects.toMatchObject({ code: 'INVALID_SETTINGS' });
   });
 
   test('the human table groups by area and gives the reason for each non-pass', async () => {

@@ -1,4 +1,5 @@
 import { CATALOGUE } from './catalogue/index.js';
+import { runCommands } from './config-file.js';
 import { selectChecks } from './select.js';
 import { ConformanceSession } from './session.js';
 import { InvalidSettingsError, resolveSettings, type SettingsInput } from './settings.js';
@@ -20,6 +21,16 @@ export interface RunOptions extends SettingsInput {
   /** Called before and after each check, for progress displays. */
   onProgress?: (event: ProgressEvent) => void;
   catalogue?: readonly Check[];
+  /** Checks of the caller's own, run after the catalogue with the same context and cleanup. */
+  extraChecks?: readonly Check[];
+  /** A skipped required check fails the run too (what a plugin author's CI should use). */
+  strict?: boolean;
+  /** Shell commands run before the first check (a zpool, a volume group); a failure stops the run after teardown. */
+  setup?: readonly string[];
+  /** Shell commands run after the last check and its cleanup, whatever happened. */
+  teardown?: readonly string[];
+  /** Where setup and teardown run (default: the working directory). */
+  commandsCwd?: string;
 }
 
 /** `index` counts the checks finished before this event, so a display can show `[index + 1/total]`. */
@@ -30,7 +41,7 @@ export type ProgressEvent =
 /** Runs the selected checks against a plugin executable and removes everything it made. */
 export async function runConformance(plugin: string, options: RunOptions = {}): Promise<ConformanceReport> {
   const settings = resolveSettings(options);
-  const checks = selectChecks(options.catalogue ?? CATALOGUE, options.only, options.skip);
+  const checks = selectChecks(withExtraChecks(options.catalogue ?? CATALOGUE, options.extraChecks), options.only, options.skip);
   const session = new ConformanceSession(plugin, settings, options.volumesDir, options.signal);
   const startedAt = new Date();
   const started = performance.now();
@@ -38,6 +49,13 @@ export async function runConformance(plugin: string, options: RunOptions = {}): 
   if (!Number.isInteger(jobs) || jobs < 1) throw new InvalidSettingsError(`jobs must be a whole number of at least 1, got ${jobs}`, 'jobs');
   const results: CheckResult[] = new Array(checks.length);
   let finished = 0;
+  const commandsCwd = options.commandsCwd ?? process.cwd();
+  try {
+    await runCommands('setup', options.setup ?? [], commandsCwd);
+  } catch (err) {
+    await runCommands('teardown', options.teardown ?? [], commandsCwd).catch(() => {});
+    throw err;
+  }
   try {
     await schedule(checks, jobs, async (check, index) => {
       if (options.signal?.aborted) {
@@ -51,12 +69,13 @@ export async function runConformance(plugin: string, options: RunOptions = {}): 
     });
   } finally {
     const problems = await session.close();
+    await runCommands('teardown', options.teardown ?? [], commandsCwd).catch((err: Error) => problems.push(err.message));
     if (problems.length > 0) {
       const last = results.at(-1);
       last?.notes.push(...problems.map((p) => `run cleanup: ${p}`));
     }
   }
-  const report = buildReport(session.plugin, settings, startedAt, performance.now() - started, results);
+  const report = buildReport(session.plugin, settings, startedAt, performance.now() - started, results, options.strict ?? false);
   // An interrupted run proves nothing either way.
   return options.signal?.aborted ? { ...report, ok: false, interrupted: true } : report;
 }
@@ -88,11 +107,14 @@ export function buildReport(
   startedAt: Date,
   durationMs: number,
   results: CheckResult[],
+  strict = false,
 ): ConformanceReport {
-  const summary = { pass: 0, fail: 0, warn: 0, skip: 0, requiredFailed: 0 } satisfies Record<Status, number> & { requiredFailed: number };
+  const summary: ConformanceReport['summary'] = { pass: 0, fail: 0, warn: 0, skip: 0, requiredFailed: 0, requiredSkipped: 0, recommendedFailed: 0 };
   for (const r of results) {
     summary[r.status]++;
     if (r.status === 'fail' && r.severity === 'required') summary.requiredFailed++;
+    if (r.status === 'skip' && r.severity === 'required') summary.requiredSkipped++;
+    if (r.status === 'fail' && r.severity === 'recommended') summary.recommendedFailed++;
   }
   return {
     plugin,
@@ -103,14 +125,26 @@ export function buildReport(
       parameters: settings.parameters,
       capacityMin: settings.capacityMin.toString(),
       capacityMax: settings.capacityMax.toString(),
+      expansionSize: settings.expansionSize.toString(),
     },
     results,
     summary,
-    ok: summary.requiredFailed === 0,
+    strict,
+    ok: summary.requiredFailed === 0 && (!strict || summary.requiredSkipped === 0),
     interrupted: false,
   };
 }
 
-function describeCheck({ id, area, title, protocolRef, severity }: Check) {
-  return { id, area, title, protocolRef, severity };
+/** The catalogue followed by the caller's own checks, whose IDs must be new. */
+export function withExtraChecks(catalogue: readonly Check[], extra: readonly Check[] = []): Check[] {
+  const taken = new Set(catalogue.map((c) => c.id));
+  for (const check of extra) {
+    if (taken.has(check.id)) throw new InvalidSettingsError(`a custom check cannot reuse the ID ${JSON.stringify(check.id)}`, 'checks');
+    taken.add(check.id);
+  }
+  return [...catalogue, ...extra];
+}
+
+function describeCheck({ id, area, title, protocolRef, severity, gradeReason }: Check) {
+  return { id, area, title, protocolRef, severity, gradeReason };
 }

@@ -52,7 +52,7 @@ export class ConformanceSession {
     const root = await this.start();
     const started = performance.now();
     const sandbox = join(root, `${String(++this.counter).padStart(2, '0')}-${check.id}`);
-    const base = { id: check.id, area: check.area, title: check.title, protocolRef: check.protocolRef, severity: check.severity };
+    const base = { id: check.id, area: check.area, title: check.title, protocolRef: check.protocolRef, severity: check.severity, gradeReason: check.gradeReason };
     const blocker = (check.needs ?? []).find((id) => {
       const status = this.results.get(id);
       return status === 'fail' || status === 'skip';

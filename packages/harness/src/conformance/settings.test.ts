@@ -8,7 +8,13 @@ describe('suite settings', () => {
       parameters: null,
       capacityMin: 10485760n,
       capacityMax: 1000000000n,
+      expansionSize: 0n,
     });
+  });
+
+  test('an expansion size must be larger than capacity_min', () => {
+    expect(resolveSettings({ capacityMin: '10MiB', expansionSize: '20MiB' }).expansionSize).toBe(20971520n);
+    expect(() => resolveSettings({ capacityMin: '10MiB', expansionSize: '10MiB' })).toThrow(/expansion-size .* must be larger than capacity-min/);
   });
 
   test('a maximum below the minimum, a bad size or a repeat below 1 is refused with the setting named', () => {

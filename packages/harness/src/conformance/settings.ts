@@ -11,6 +11,8 @@ export interface SettingsInput {
   parameters?: Record<string, string> | null;
   capacityMin?: bigint | number | string;
   capacityMax?: bigint | number | string;
+  /** capacity_min of the larger create that create.larger-capacity asks for. */
+  expansionSize?: bigint | number | string;
 }
 
 export class InvalidSettingsError extends DhvError {
@@ -42,8 +44,12 @@ export function resolveSettings(input: SettingsInput = {}): SuiteSettings {
   if (capacityMax > 0n && capacityMax < capacityMin) {
     throw new InvalidSettingsError(`capacity-max (${capacityMax}) is smaller than capacity-min (${capacityMin})`, 'capacity-max');
   }
+  const expansionSize = size(input.expansionSize, 'expansion-size');
+  if (expansionSize > 0n && expansionSize <= capacityMin) {
+    throw new InvalidSettingsError(`expansion-size (${expansionSize}) must be larger than capacity-min (${capacityMin})`, 'expansion-size');
+  }
   const parameters = input.parameters && Object.keys(input.parameters).length > 0 ? { ...input.parameters } : null;
-  return { repeat, parameters, capacityMin, capacityMax };
+  return { repeat, parameters, capacityMin, capacityMax, expansionSize };
 }
 
 /** `k=v` pairs from the command line; the first `=` splits, so values may contain `=`. */

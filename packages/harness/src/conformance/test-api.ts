@@ -1,14 +1,19 @@
 import { CATALOGUE } from './catalogue/index.js';
+import { runCommands } from './config-file.js';
+import { verdictOf } from './policy.js';
+import { withExtraChecks } from './runner.js';
 import { selectChecks } from './select.js';
 import { ConformanceSession } from './session.js';
 import { resolveSettings, type SettingsInput } from './settings.js';
-import { AREAS, type CheckResult } from './types.js';
+import { AREAS, type Check, type CheckResult } from './types.js';
 
 /** The parts of vitest (or jest, or node:test's shape) the test API uses; passed in so the harness never loads a test runner itself. */
 export interface TestFunctions {
   describe: (name: string, body: () => void) => void;
   test: (name: string, body: (context: { skip: (note?: string) => void }) => Promise<void>, timeoutMs?: number) => void;
   afterAll: (fn: () => Promise<void>, timeoutMs?: number) => void;
+  /** Needed only with `setup`. */
+  beforeAll?: (fn: () => Promise<void>, timeoutMs?: number) => void;
 }
 
 export interface ConformanceTestOptions extends SettingsInput, TestFunctions {
@@ -17,8 +22,24 @@ export interface ConformanceTestOptions extends SettingsInput, TestFunctions {
   only?: readonly string[];
   skip?: readonly string[];
   volumesDir?: string;
-  /** Treat recommended checks' failures as test failures too (default: they only warn). */
+  /**
+   * A skipped required check fails its test, as `dhv check --strict` fails the run
+   * (default: it is skipped, saying it is required). Recommended failures only warn,
+   * as everywhere.
+   */
   strict?: boolean;
+  /** Checks of your own, run after the catalogue with the same context (ctx.provision, ctx.cleanup, ...) and cleanup. */
+  checks?: readonly Check[];
+  /**
+   * Why the suite cannot run here (for example "needs root"), when it cannot: then one
+   * test says so instead of the checks, skipped, or failed under strict. Never a silent pass.
+   */
+  unavailable?: string;
+  /** Shell commands run before the first check and after the last (as `dhv check --config` runs them). */
+  setup?: readonly string[];
+  teardown?: readonly string[];
+  /** Where setup and teardown run (default: the working directory). */
+  commandsCwd?: string;
   /** Called with each result, e.g. to print warnings. */
   onResult?: (result: CheckResult) => void;
 }
@@ -34,8 +55,20 @@ const TEST_TIMEOUT_MS = 150_000;
  */
 export function conformanceTests(options: ConformanceTestOptions): void {
   const settings = resolveSettings(options);
-  const checks = selectChecks(CATALOGUE, options.only, options.skip);
+  const checks = selectChecks(withExtraChecks(CATALOGUE, options.checks), options.only, options.skip);
   const session = new ConformanceSession(options.plugin, settings, options.volumesDir);
+  const strict = options.strict ?? false;
+  if (options.unavailable !== undefined) {
+    const why = options.unavailable;
+    options.describe(`dhv conformance: ${options.plugin}`, () => {
+      options.test(`NOT RUN: ${checks.length} checks, ${checks.filter((c) => c.severity === 'required').length} of them required: ${why}`, async (context) => {
+        console.warn(`dhv conformance did NOT run against ${options.plugin}: ${why}`);
+        if (strict) throw new Error(`dhv conformance could not run (${why}), and strict mode fails a run that judged nothing`);
+        context.skip(why);
+      });
+    });
+    return;
+  }
   options.describe(`dhv conformance: ${options.plugin}`, () => {
     for (const area of AREAS) {
       const inArea = checks.filter((c) => c.area === area);
@@ -47,18 +80,26 @@ export function conformanceTests(options: ConformanceTestOptions): void {
             async (context) => {
               const result = await session.runCheck(check);
               options.onResult?.(result);
-              const strictFail = result.status === 'fail' && (check.severity === 'required' || options.strict);
-              if (strictFail) throw new Error(`${check.id} failed: ${result.reason ?? ''} (${check.protocolRef})`);
-              if (result.status === 'skip') context.skip(result.reason);
-              if (result.status === 'warn' || result.status === 'fail') console.warn(`${check.id}: ${result.status}: ${result.reason ?? ''}`);
+              const verdict = verdictOf(result, strict);
+              if (verdict === 'fail' && result.status === 'fail') throw new Error(`${check.id} failed: ${result.reason ?? ''} (${check.protocolRef})`);
+              if (verdict === 'fail') throw new Error(`${check.id} is required and was skipped (strict mode fails that): ${result.reason ?? ''}`);
+              if (verdict === 'skip') context.skip(`${check.severity === 'required' ? 'required check not judged: ' : ''}${result.reason ?? ''}`);
+              if (result.status === 'fail') console.warn(`${check.id}: recommended check failed (a warning): ${result.reason ?? ''}`);
+              if (result.status === 'warn') console.warn(`${check.id}: warning: ${result.reason ?? ''}`);
             },
             TEST_TIMEOUT_MS,
           );
         }
       });
     }
+    const commandsCwd = options.commandsCwd ?? process.cwd();
+    if (options.setup && options.setup.length > 0) {
+      if (!options.beforeAll) throw new Error('conformanceTests: setup needs beforeAll (pass vitest\'s beforeAll)');
+      options.beforeAll(() => runCommands('setup', options.setup ?? [], commandsCwd), TEST_TIMEOUT_MS);
+    }
     options.afterAll(async () => {
       const problems = await session.close();
+      await runCommands('teardown', options.teardown ?? [], commandsCwd).catch((err: Error) => problems.push(err.message));
       if (problems.length > 0) throw new Error(`dhv conformance cleanup: ${problems.join('; ')}`);
     }, TEST_TIMEOUT_MS);
   });

@@ -2,10 +2,16 @@ import type { CreateResult, DeleteResult, RequestInput } from '@dhv/sdk/client';
 import type { RawRun } from './raw-run.js';
 
 /** The parts of PROTOCOL.md a plugin is checked against, in the order they are reported. */
-export const AREAS = ['discovery', 'environment', 'create', 'delete', 'errors', 'budgets', 'safety'] as const;
+/** `custom` holds the checks a plugin author adds (runConformance's extraChecks, conformanceTests' checks). */
+export const AREAS = ['discovery', 'environment', 'create', 'delete', 'errors', 'budgets', 'safety', 'custom'] as const;
 export type Area = (typeof AREAS)[number];
 
-/** A required check failing fails the run; a recommended one only reports. */
+/**
+ * The one rule for severity: a check is required only when failing it means the plugin
+ * breaks under a real Nomad agent (as PROTOCOL.md and the measured vectors describe it)
+ * or loses or destroys data. Everything else is recommended: a failure is a warning.
+ * A required failure fails the run; a required skip fails it under --strict.
+ */
 export type Severity = 'required' | 'recommended';
 
 export type Status = 'pass' | 'fail' | 'warn' | 'skip';
@@ -22,6 +28,8 @@ export interface Check {
   /** Where PROTOCOL.md states the rule, like `PROTOCOL.md § create`. */
   protocolRef: string;
   severity: Severity;
+  /** Why the check has its severity, by the rule above: what breaks under Nomad, or why nothing does. */
+  gradeReason: string;
   /**
    * Checks that must not have failed or been skipped first: this check would only
    * repeat their failure. Ignored when they are not part of the run.
@@ -40,6 +48,8 @@ export interface SuiteSettings {
   parameters: Record<string, string> | null;
   capacityMin: bigint;
   capacityMax: bigint;
+  /** The capacity_min of the larger create in create.larger-capacity and create.expands; 0n: twice the first (or 16 MiB more). */
+  expansionSize: bigint;
 }
 
 export interface CheckContext {
@@ -88,6 +98,7 @@ export interface CheckResult {
   title: string;
   protocolRef: string;
   severity: Severity;
+  gradeReason: string;
   status: Status;
   /** Why it did not pass, or the warning. */
   reason?: string;
@@ -99,10 +110,15 @@ export interface ConformanceReport {
   plugin: string;
   startedAt: string;
   durationMs: number;
-  settings: { repeat: number; parameters: Record<string, string> | null; capacityMin: string; capacityMax: string };
+  settings: { repeat: number; parameters: Record<string, string> | null; capacityMin: string; capacityMax: string; expansionSize: string };
   results: CheckResult[];
-  summary: Record<Status, number> & { requiredFailed: number };
-  /** True when the run finished and no required check failed. */
+  summary: Record<Status, number> & { requiredFailed: number; requiredSkipped: number; recommendedFailed: number };
+  /** Whether a skipped required check fails the run (--strict). */
+  strict: boolean;
+  /**
+   * True when the run finished, no required check failed and, under strict, none was
+   * skipped. The exit code, the table, JUnit and the test API all follow this.
+   */
   ok: boolean;
   /** The run was cancelled (Ctrl-C, SIGTERM, the caller's signal); checks not yet started are skipped. */
   interrupted: boolean;

@@ -99,6 +99,17 @@ const FIELDS: { [F in RequestField]: Reader<FieldTypes[F]> } = {
   createdPath: optionalAbsolutePath,
 };
 
+/**
+ * Delete reads namespace and name as they come, empty included: the agent's cleanup
+ * delete sends both empty (PROTOCOL.md, "The cleanup delete"), and refusing it would
+ * leak the volume.
+ */
+const FIELDS_BY_OPERATION: Record<Operation, typeof FIELDS> = {
+  fingerprint: FIELDS,
+  create: FIELDS,
+  delete: { ...FIELDS, namespace: asIs, volumeName: asIs },
+};
+
 export class InvalidRequestError extends Error {
   readonly code = 'EINVALIDREQUEST';
   constructor(readonly operation: Operation, readonly problems: string[]) {
@@ -117,7 +128,7 @@ export function readRequest<Op extends Operation>(
   for (const field of REQUEST_FIELDS[operation] as readonly RequestField[]) {
     const name = ENV[field];
     const value = env[name];
-    const read = value === undefined ? new Problem(`${name} is missing`) : (FIELDS[field] as Reader<unknown>)(value, name);
+    const read = value === undefined ? new Problem(`${name} is missing`) : (FIELDS_BY_OPERATION[operation][field] as Reader<unknown>)(value, name);
     if (read instanceof Problem) problems.push(read.message);
     else request[field] = read;
   }

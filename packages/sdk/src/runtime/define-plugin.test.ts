@@ -106,7 +106,56 @@ describe('create and delete', () => {
     let seen: unknown;
     const p = plugin({ delete: (request) => void (seen = request) });
     expect(await p.invoke({ argv: ['delete'], env: deleteEnv })).toEqual({ exitCode: 0, stdout: '{}', stderr: '' });
-    expect(seen).toMatchObject({ createdPath: `/srv/volumes/${VOLUME_ID}` });
+    expect(seen).toMatchObject({ createdPath: `/srv/volumes/${VOLUME_ID}`, cleanup: false });
+  });
+});
+
+describe("the agent's cleanup delete", () => {
+  // Exactly what Nomad sends after an initial create whose saving to client state failed.
+  const cleanupEnv = { ...deleteEnv, [ENV.createdPath]: '/srv/volumes', [ENV.namespace]: '', [ENV.volumeName]: '' };
+
+  it('is accepted with an empty name and namespace, and the handler is told it is the cleanup call, with no created path', async () => {
+    let seen: unknown;
+    const p = plugin({ delete: (request) => void (seen = request) });
+    const result = await p.invoke({ argv: ['delete'], env: cleanupEnv });
+    expect(result).toMatchObject({ exitCode: 0, stdout: '{}' });
+    expect(seen).toEqual({
+      volumesDir: '/srv/volumes',
+      pluginDir: '/opt/plugins',
+      namespace: '',
+      volumeName: '',
+      volumeId: VOLUME_ID,
+      nodeId: 'node-1',
+      nodePool: 'default',
+      parameters: null,
+      createdPath: '',
+      cleanup: true,
+    });
+    expect(result.stderr).toMatch(/cleanup delete/);
+  });
+
+  it.each(['/srv/volumes/', '/srv//volumes'])('recognises the volumes dir written as %s', async (createdPath) => {
+    let seen: { cleanup?: boolean; createdPath?: string } = {};
+    const p = plugin({ delete: (request) => void (seen = request) });
+    await p.invoke({ argv: ['delete'], env: { ...cleanupEnv, [ENV.createdPath]: createdPath } });
+    expect(seen).toMatchObject({ cleanup: true, createdPath: '' });
+  });
+
+  it('is not claimed for an ordinary delete with an empty name (the volume path, or no path)', async () => {
+    const seen: Array<{ cleanup: boolean; createdPath: string }> = [];
+    const p = plugin({ delete: (request) => void seen.push(request) });
+    await p.invoke({ argv: ['delete'], env: { ...deleteEnv, [ENV.volumeName]: '' } });
+    await p.invoke({ argv: ['delete'], env: { ...deleteEnv, [ENV.createdPath]: '' } });
+    expect(seen).toEqual([
+      expect.objectContaining({ cleanup: false, createdPath: `/srv/volumes/${VOLUME_ID}` }),
+      expect.objectContaining({ cleanup: false, createdPath: '' }),
+    ]);
+  });
+
+  it('still refuses an empty name on create', async () => {
+    const result = await plugin().invoke({ argv: ['create'], env: { ...createEnv, [ENV.volumeName]: '' } });
+    expect(result.exitCode).toBe(EXIT_USAGE);
+    expect(result.stdout).toMatch(/DHV_VOLUME_NAME is empty/);
   });
 });
 

@@ -1,3 +1,4 @@
+import { normalize } from 'node:path';
 import { ABORT_MARGIN_MS, AGENT_TIMEOUT_MS, OPERATIONS, isOperation, type Operation } from '../protocol/operations.js';
 import { ENV } from '../protocol/variables.js';
 import type { CreateRequest, DeleteRequest } from '../protocol/request.js';
@@ -22,7 +23,19 @@ export interface PluginDefinition {
   version: string;
   fingerprint?: (ctx: HandlerContext) => FingerprintResponse | Promise<FingerprintResponse>;
   create: (request: CreateRequest, ctx: HandlerContext) => CreateResponse | Promise<CreateResponse>;
-  delete: (request: DeleteRequest, ctx: HandlerContext) => void | Promise<void>;
+  delete: (request: DeleteHandlerRequest, ctx: HandlerContext) => void | Promise<void>;
+}
+
+/**
+ * What a delete handler gets. On the agent's cleanup delete (an initial create whose
+ * saving to client state failed) Nomad sends the volumes dir itself as
+ * DHV_CREATED_PATH and an empty name and namespace (PROTOCOL.md, "The cleanup delete");
+ * the runtime then sets `cleanup` and clears `createdPath`, so a handler that removes
+ * `createdPath` cannot wipe every volume. Find the volume from `volumeId`.
+ */
+export interface DeleteHandlerRequest extends DeleteRequest {
+  /** True on the agent's cleanup call; `createdPath` is then `''`, and `namespace` and `volumeName` are empty. */
+  cleanup: boolean;
 }
 
 export interface Invocation {
@@ -179,8 +192,20 @@ async function handle(
     if (!checked.ok) throw new Error(`create returned an invalid response: ${checked.problems.join('; ')}`);
     return encodeResponse(checked.value);
   }
-  await definition.delete(request as DeleteRequest, ctx);
+  await definition.delete(deleteHandlerRequest(request as DeleteRequest, ctx), ctx);
   return encodeResponse(undefined);
+}
+
+/** Marks the cleanup delete: a DHV_CREATED_PATH that names the volumes dir itself. */
+function deleteHandlerRequest(request: DeleteRequest, ctx: HandlerContext): DeleteHandlerRequest {
+  const cleanup = request.createdPath !== '' && withoutTrailingSlashes(request.createdPath) === withoutTrailingSlashes(request.volumesDir);
+  if (!cleanup) return { ...request, cleanup };
+  ctx.log(`the agent's cleanup delete (${ENV.createdPath} is the volumes dir): removing volume ${request.volumeId} only`);
+  return { ...request, createdPath: '', cleanup };
+}
+
+function withoutTrailingSlashes(path: string): string {
+  return normalize(path).replace(/\/+$/, '') || '/';
 }
 
 function errorMessage(err: unknown): string {

@@ -3,10 +3,11 @@ import type { Check, CheckContext } from '../types.js';
 import { lifecycleRuns } from './lifecycle.js';
 
 /**
- * The agent allows 60 s, but a restore runs every volume at once on a host that is
- * still booting: a plugin that needs half its budget on a quiet machine will miss it.
+ * The agent allows 60 s, but all restores share one deadline, 50 s from the start of
+ * restore (PROTOCOL.md, "Restore on restart"): a create slower than that alone is never
+ * restored. Above WARN_ABOVE_MS a restore of many volumes on a booting host is at risk.
  */
-const FAIL_ABOVE_MS = AGENT_TIMEOUT_MS.create / 2;
+const FAIL_ABOVE_MS = 50_000;
 const WARN_ABOVE_MS = 10_000;
 
 export const budgetChecks: Check[] = [
@@ -16,6 +17,7 @@ export const budgetChecks: Check[] = [
     title: `create and delete finish well inside the agent's ${AGENT_TIMEOUT_MS.create / 1000} s budget.`,
     protocolRef: 'PROTOCOL.md § create, § delete (timeout: 60 seconds)',
     severity: 'required',
+    gradeReason: 'restore gives all volumes one 50 s deadline from its start and kills plugins past it; create and delete are killed at 60 s',
     needs: ['environment.dhv-only'],
     async run(ctx: CheckContext) {
       const timed = (await lifecycleRuns(ctx)).filter((r) => r.operation === 'create' || r.operation === 'delete');
@@ -23,7 +25,7 @@ export const budgetChecks: Check[] = [
       const shown = `${slowest.label} took ${Math.round(slowest.run.durationMs)} ms`;
       ctx.note(`slowest: ${shown}`);
       if (slowest.run.timedOut || slowest.run.durationMs > FAIL_ABOVE_MS) {
-        ctx.fail(`${shown}; keep create and delete under ${FAIL_ABOVE_MS / 1000} s (the agent kills them at ${AGENT_TIMEOUT_MS.create / 1000} s)`);
+        ctx.fail(`${shown}; a real agent's restore kills creates past ${FAIL_ABOVE_MS / 1000} s (and every call past ${AGENT_TIMEOUT_MS.create / 1000} s)`);
       }
       if (slowest.run.durationMs > WARN_ABOVE_MS) ctx.warn(`${shown}; above ${WARN_ABOVE_MS / 1000} s a busy restore risks the deadline`);
     },

@@ -1,5 +1,6 @@
-import { stat } from 'node:fs/promises';
-import { isAbsolute } from 'node:path';
+import { spawn } from 'node:child_process';
+import { open, stat } from 'node:fs/promises';
+import { dirname, isAbsolute, join } from 'node:path';
 import { formatSize, isStrictlyInside } from '@dhv/sdk';
 import { ENV } from '@dhv/sdk/plugin';
 import { decodeErrorOutput, type CreateResult } from '@dhv/sdk/client';
@@ -35,15 +36,49 @@ async function isDirectory(path: string): Promise<boolean> {
   );
 }
 
+/** Whether `path` is the root of a filesystem mounted there (its device differs from its parent's). */
+async function isMountPoint(path: string): Promise<boolean> {
+  const [self, parent] = await Promise.all([stat(path), stat(dirname(path))]);
+  return self.dev !== parent.dev || self.ino === parent.ino;
+}
+
+/**
+ * Starts a process that keeps the volume busy, as a workload does: its working directory
+ * is inside, and it holds a file there open for writing. Its end is registered as
+ * cleanup before it starts.
+ */
+async function occupy(ctx: CheckContext, volumePath: string): Promise<void> {
+  const handle = await open(join(volumePath, '.dhv-check-open-file'), 'a');
+  let child: ReturnType<typeof spawn> | undefined;
+  ctx.cleanup(async () => {
+    if (child && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child!.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
+    }
+  });
+  try {
+    child = spawn('/bin/sleep', ['600'], { cwd: volumePath, stdio: ['ignore', handle.fd, 'ignore'] });
+    await new Promise<void>((resolve, reject) => {
+      child!.once('spawn', resolve);
+      child!.once('error', reject);
+    });
+  } catch (err) {
+    ctx.skip(`could not start a process inside the volume (/bin/sleep): ${(err as Error).message}`);
+  } finally {
+    await handle.close();
+  }
+}
+
 function samePathOrFail(ctx: CheckContext, first: string, again: CreateResult, what: string): void {
   if (again.path !== first) ctx.fail(`${what} returned ${JSON.stringify(again.path)}, but the first create returned ${JSON.stringify(first)}`);
 }
 
-/** The same volume asked for again with a larger capacity_min (twice the old one, or 16 MiB more than it has). */
-function largerRequest(request: CreateInput, bytes: bigint): CreateInput {
+/** The same volume asked for again with a larger capacity_min (the configured expansion size, else twice the old one, or 16 MiB more than it has). */
+function largerRequest(request: CreateInput, bytes: bigint, expansionSize: bigint): CreateInput {
   const baseMin = BigInt(request.capacityMinBytes ?? 0);
   const baseMax = BigInt(request.capacityMaxBytes ?? 0);
-  const largerMin = baseMin > 0n ? baseMin * 2n : bytes > 0n ? bytes + 16n * MiB : 32n * MiB;
+  const largerMin = expansionSize > 0n ? expansionSize : baseMin > 0n ? baseMin * 2n : bytes > 0n ? bytes + 16n * MiB : 32n * MiB;
   return { ...request, capacityMinBytes: largerMin, capacityMaxBytes: baseMax > 0n && baseMax < largerMin ? largerMin : baseMax };
 }
 
@@ -54,6 +89,7 @@ export const createChecks: Check[] = [
     title: 'create returns an absolute "path" that exists and is a directory.',
     protocolRef: REF,
     severity: 'required',
+    gradeReason: 'the path is what workloads mount: without an existing absolute directory no allocation can use the volume',
     needs: ['environment.dhv-only'],
     async run(ctx: CheckContext) {
       const run = await rawCreate(ctx, ctx.newVolume());
@@ -71,6 +107,7 @@ export const createChecks: Check[] = [
     title: 'create reports "bytes" as a non-negative JSON integer (0 when it cannot tell).',
     protocolRef: REF,
     severity: 'required',
+    gradeReason: 'Go decodes "bytes" into an int64: anything else makes the agent fail the create, however well the plugin did',
     needs: ['environment.dhv-only'],
     async run(ctx: CheckContext) {
       const run = await rawCreate(ctx, ctx.newVolume());
@@ -87,6 +124,7 @@ export const createChecks: Check[] = [
     title: 'A plugin that reports capacity reports "bytes" within [capacity_min, capacity_max].',
     protocolRef: REF,
     severity: 'recommended',
+    gradeReason: 'the agent records whatever "bytes" says and checks nothing against the capacities; a wrong figure misleads users but breaks nothing',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const given = ctx.settings.capacityMin > 0n || ctx.settings.capacityMax > 0n;
@@ -106,6 +144,7 @@ export const createChecks: Check[] = [
     title: 'Repeating a create with the same inputs succeeds with the same path and keeps the data in the volume.',
     protocolRef: REF,
     severity: 'required',
+    gradeReason: 'the agent re-runs create for every volume at each start (restore): a create that fails or wipes the volume when it exists loses the volume or its data',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
@@ -126,6 +165,7 @@ export const createChecks: Check[] = [
     title: `${CONCURRENT_VOLUMES} concurrent creates of different volumes all succeed with distinct paths.`,
     protocolRef: REF,
     severity: 'required',
+    gradeReason: 'restore runs every volume\'s create at once, unbounded, and volume create runs in parallel for different volumes: a plugin that mixes them up loses volumes',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const requests = Array.from({ length: CONCURRENT_VOLUMES }, () => ctx.newVolume());
@@ -151,7 +191,8 @@ export const createChecks: Check[] = [
     area: 'create',
     title: `${CONCURRENT_SAME} concurrent creates of the same volume all succeed with the same path.`,
     protocolRef: REF,
-    severity: 'required',
+    severity: 'recommended',
+    gradeReason: 'the agent never runs two creates of one volume at once (the servers serialise operations per volume ID): only callers other than Nomad do',
     needs: [...NEEDS_WORKING_CREATE, 'create.idempotent'],
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
@@ -173,6 +214,7 @@ export const createChecks: Check[] = [
     title: 'Creating a volume again after a restart (as after a host reboot: its mounts gone) succeeds with the same path and keeps its data.',
     protocolRef: 'PROTOCOL.md § What the agent does with volumes (restore on restart)',
     severity: 'required',
+    gradeReason: 'after a host reboot the agent re-runs create with the saved request: failing it leaves the volume unpublished, and wiping it loses the data',
     needs: [...NEEDS_WORKING_CREATE, 'create.idempotent'],
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
@@ -195,12 +237,13 @@ export const createChecks: Check[] = [
     title: 'A repeated create with a larger capacity_min either expands the volume or is refused cleanly, keeping the volume and its data.',
     protocolRef: REF,
     severity: 'required',
+    gradeReason: 'an update re-runs create with a larger capacity_min on a volume holding data: moving or wiping the volume loses that data (the shape of a refusal is only recommended)',
     needs: [...NEEDS_WORKING_CREATE, 'create.idempotent'],
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
       const first = await ctx.provision(request);
       const marker = await writeMarker(ctx, first.path);
-      const larger = largerRequest(request, first.bytes);
+      const larger = largerRequest(request, first.bytes, ctx.settings.expansionSize);
       const largerMin = BigInt(larger.capacityMinBytes ?? 0);
       const run = await ctx.runAsAgent('create', larger);
       if (succeeded(run)) {
@@ -212,8 +255,9 @@ export const createChecks: Check[] = [
       } else {
         if (run.timedOut || run.spawnError) ctx.fail(`the larger create did not finish: ${describeRun(run)}`);
         const message = decodeErrorOutput(run.stdout);
+        // Only the refusal's message is lost: the agent falls back to the exit status.
         if (run.stdout.trim() !== '' && message === undefined) {
-          ctx.fail(`the larger create was refused, but stdout is not an {"error": ...} document: ${JSON.stringify(run.stdout.slice(0, 120))}`);
+          ctx.warn(`the larger create was refused, but stdout is not an {"error": ...} document: ${JSON.stringify(run.stdout.slice(0, 120))}`);
         }
         ctx.note(`refused: ${message ?? describeRun(run)}`);
       }
@@ -227,12 +271,13 @@ export const createChecks: Check[] = [
     title: 'A plugin that reports capacity and accepts a larger capacity_min on a repeat create reports at least that much afterwards.',
     protocolRef: REF,
     severity: 'recommended',
+    gradeReason: 'the agent records the reported bytes without checking them against capacity_min; a short figure misleads users but breaks nothing',
     needs: [...NEEDS_WORKING_CREATE, 'create.larger-capacity'],
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
       const first = await ctx.provision(request);
       if (first.bytes === 0n) ctx.skip('the plugin reports 0 bytes: it does not claim capacity, so there is nothing to expand');
-      const larger = largerRequest(request, first.bytes);
+      const larger = largerRequest(request, first.bytes, ctx.settings.expansionSize);
       const wanted = BigInt(larger.capacityMinBytes ?? 0);
       let again: CreateResult;
       try {
@@ -244,6 +289,50 @@ export const createChecks: Check[] = [
         ctx.fail(`accepted capacity_min ${wanted} bytes (${formatSize(wanted)}) but reports ${again.bytes} bytes (${formatSize(again.bytes)}): the agent records less than was asked for`);
       }
       ctx.note(`${formatSize(first.bytes)} → ${formatSize(again.bytes)}`);
+    },
+  },
+  {
+    id: 'create.volumes-dir-missing',
+    area: 'create',
+    title: `create works when the volumes dir (${ENV.volumesDir}) does not exist yet.`,
+    protocolRef: 'PROTOCOL.md § Agent configuration (host_volumes_dir); § create',
+    severity: 'required',
+    gradeReason: 'Nomad never creates host_volumes_dir: on a fresh node the first create is the first to see it missing, and a plugin that needs it fails there',
+    needs: NEEDS_WORKING_CREATE,
+    async run(ctx: CheckContext) {
+      const volumesDir = join(ctx.sandbox, 'volumes-not-made-yet');
+      const run = await rawCreate(ctx, ctx.newVolume({ volumesDir }));
+      if (!succeeded(run)) ctx.fail(`create with a volumes dir that does not exist yet failed: ${describeRun(run)}; create it (with its parents' permissions in mind) on first use`);
+      const path = readCreatedPath(run.stdout);
+      if (!path.ok) ctx.fail(path.problem);
+      if (!(await isDirectory(path.value))) ctx.fail(`"path" is ${JSON.stringify(path.value)}, which is not an existing directory`);
+    },
+  },
+  {
+    id: 'create.restore-in-use',
+    area: 'create',
+    title: 'Creating a volume again while it is in use (a process holds a file open inside it; for a plugin that mounts, while mounted and busy) succeeds with the same path and keeps the data.',
+    protocolRef: 'PROTOCOL.md § What the agent does with volumes (restore on restart); § create (idempotent)',
+    severity: 'required',
+    gradeReason: 'an agent restart re-runs create for every volume while its workloads keep running and using it: failing that unpublishes a live volume, and remaking it destroys the data under the workload',
+    needs: [...NEEDS_WORKING_CREATE, 'create.idempotent'],
+    async run(ctx: CheckContext) {
+      const request = ctx.newVolume();
+      const first = await ctx.provision(request);
+      const marker = await writeMarker(ctx, first.path);
+      await occupy(ctx, first.path);
+      const mounted = await isMountPoint(first.path);
+      let again: CreateResult;
+      try {
+        again = await ctx.create(request);
+      } catch (err) {
+        ctx.fail(`create of a volume in use${mounted ? ' (mounted and busy)' : ''} failed: ${(err as Error).message}`);
+      }
+      samePathOrFail(ctx, first.path, again, 'the create while in use');
+      const lost = await markerProblem(first.path, marker);
+      if (lost) ctx.fail(`after the create while in use, ${lost}`);
+      if (mounted && !(await isMountPoint(first.path))) ctx.fail(`${first.path} was a mount point in use and is not one after the create: the workload lost its filesystem`);
+      ctx.note(mounted ? 'the volume is a mount point; it was busy during the create' : 'the volume is a plain directory; a file in it was open during the create');
     },
   },
 ];

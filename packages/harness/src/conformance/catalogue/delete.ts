@@ -5,9 +5,25 @@ import { ENV } from '@dhv/sdk/plugin';
 import { describeRun, succeeded } from '../raw-run.js';
 import type { Check, CheckContext } from '../types.js';
 import { NEEDS_WORKING_CREATE } from './create.js';
-import { added, exists, listTree } from './volume-files.js';
+import { added, exists, listTree, watchSurvivors, writeMarker } from './volume-files.js';
+import type { CreateInput } from '../types.js';
 
 const REF = 'PROTOCOL.md § delete';
+const CLEANUP_REF = 'PROTOCOL.md § create (The cleanup delete)';
+/** How many volumes delete.others-untouched creates; the middle one is deleted. */
+const OTHERS = 3;
+
+/** Creates `count` volumes, cleanup registered first, each holding a marker file. */
+async function volumesWithData(ctx: CheckContext, count: number): Promise<Array<{ request: CreateInput; path: string }>> {
+  const made: Array<{ request: CreateInput; path: string }> = [];
+  for (let i = 0; i < count; i++) {
+    const request = ctx.newVolume();
+    const { path } = await ctx.provision(request);
+    await writeMarker(ctx, path);
+    made.push({ request, path });
+  }
+  return made;
+}
 
 export const deleteChecks: Check[] = [
   {
@@ -16,6 +32,7 @@ export const deleteChecks: Check[] = [
     title: 'delete removes the path that create returned.',
     protocolRef: REF,
     severity: 'required',
+    gradeReason: 'after a successful delete the agent and the servers forget the volume: what the plugin left is data the user asked to destroy, which nothing will ever remove',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
@@ -30,6 +47,7 @@ export const deleteChecks: Check[] = [
     title: 'Deleting the same volume twice in a row succeeds both times.',
     protocolRef: REF,
     severity: 'required',
+    gradeReason: 'a failed client-state delete makes the next delete run the plugin again on a volume it already removed: failing it leaves the volume stuck',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
@@ -49,6 +67,7 @@ export const deleteChecks: Check[] = [
     title: 'Deleting a volume that was never created succeeds.',
     protocolRef: REF,
     severity: 'required',
+    gradeReason: 'the agent runs the plugin\'s delete even for a volume the node never had; failing it makes the volume impossible to delete',
     needs: ['environment.dhv-only'],
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
@@ -65,7 +84,8 @@ export const deleteChecks: Check[] = [
     area: 'delete',
     title: `delete acts on ${ENV.createdPath}: when the volumes dir changed since create, it removes that path or refuses, and never reports success while leaving it.`,
     protocolRef: REF,
-    severity: 'required',
+    severity: 'recommended',
+    gradeReason: 'Nomad\'s own built-in mkdir ignores DHV_CREATED_PATH and removes <volumes dir>/<volume id>; either way is valid as long as no other volume is touched (delete.cleanup-call, delete.others-untouched)',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
@@ -88,7 +108,8 @@ export const deleteChecks: Check[] = [
     area: 'delete',
     title: 'After create and delete, nothing of the volume is left in the volumes dir.',
     protocolRef: REF,
-    severity: 'required',
+    severity: 'recommended',
+    gradeReason: 'files left behind under the volume\'s name are a leak, not a failure: the volume and its data are gone (delete.removes-path) and nothing under Nomad breaks',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
@@ -101,6 +122,44 @@ export const deleteChecks: Check[] = [
       // An empty directory a plugin keeps for all its volumes is harmless; files are not.
       const files = left.filter((p) => !p.endsWith('/'));
       if (files.length > 0) ctx.warn(`new files in the volumes dir after delete (shared state?): ${files.slice(0, 5).join(', ')}`);
+    },
+  },
+  {
+    id: 'delete.cleanup-call',
+    area: 'delete',
+    title: `The agent's cleanup delete (${ENV.createdPath} set to the volumes dir, ${ENV.volumeName} and ${ENV.namespace} empty) succeeds and touches nothing but that volume: the volumes dir and every other volume survive byte for byte.`,
+    protocolRef: CLEANUP_REF,
+    severity: 'required',
+    gradeReason: `after an initial create whose saving to client state failed, a real agent runs exactly this delete: a plugin that removes ${ENV.createdPath} then wipes every volume on the node, and one that refuses it leaks the volume`,
+    needs: NEEDS_WORKING_CREATE,
+    async run(ctx: CheckContext) {
+      const [doomed, ...kept] = await volumesWithData(ctx, 2);
+      const survivors = await watchSurvivors(ctx.volumesDir, kept.map((k) => k.path), { volumeId: doomed!.request.volumeId, path: doomed!.path });
+      const run = await ctx.runAsAgent('delete', { ...ctx.deleteRequest(doomed!.request, ctx.volumesDir), volumeName: '', namespace: '' });
+      const { broken, changed } = await survivors.compare();
+      if (broken.length > 0) ctx.fail(`the cleanup delete destroyed what was not its volume: ${broken.slice(0, 4).join('; ')}; find the volume from ${ENV.volumeId}, never remove ${ENV.createdPath} when it is the volumes dir`);
+      if (!succeeded(run)) ctx.fail(`the cleanup delete failed (${describeRun(run)}): a real agent then leaks the volume it just created`);
+      if (changed.length > 0) ctx.warn(`the cleanup delete changed files beside the volumes: ${changed.slice(0, 3).join('; ')}`);
+      if (await exists(doomed!.path)) ctx.warn(`the cleanup delete succeeded but left ${doomed!.path} in place: a real agent has forgotten it, so it leaks`);
+    },
+  },
+  {
+    id: 'delete.others-untouched',
+    area: 'delete',
+    title: `A delete removes only its own volume: the other volumes in the volumes dir survive byte for byte.`,
+    protocolRef: REF,
+    severity: 'required',
+    gradeReason: 'deleting one volume must not destroy the data of the others on the node',
+    needs: NEEDS_WORKING_CREATE,
+    async run(ctx: CheckContext) {
+      const made = await volumesWithData(ctx, OTHERS);
+      const doomed = made[1]!;
+      const kept = made.filter((m) => m !== doomed);
+      const survivors = await watchSurvivors(ctx.volumesDir, kept.map((k) => k.path), { volumeId: doomed.request.volumeId, path: doomed.path });
+      await ctx.delete(ctx.deleteRequest(doomed.request, doomed.path));
+      const { broken, changed } = await survivors.compare();
+      if (broken.length > 0) ctx.fail(`deleting ${doomed.path} destroyed what was not its volume: ${broken.slice(0, 4).join('; ')}`);
+      if (changed.length > 0) ctx.warn(`the delete changed files beside the volumes: ${changed.slice(0, 3).join('; ')}`);
     },
   },
 ];

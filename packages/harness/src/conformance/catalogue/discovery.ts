@@ -19,6 +19,7 @@ export const discoveryChecks: Check[] = [
     title: 'The plugin is a file with an execute bit, not a directory, so the agent lists it as a candidate.',
     protocolRef: REF,
     severity: 'required',
+    gradeReason: 'the agent lists only entries with an execute bit that are not directories: without one the plugin does not exist for Nomad',
     async run(ctx: CheckContext) {
       const link = await lstat(ctx.plugin).catch(() => undefined);
       if (!link) ctx.fail(`${ctx.plugin} does not exist`);
@@ -35,6 +36,7 @@ export const discoveryChecks: Check[] = [
     title: `fingerprint exits 0 with only ${ENV.operation} in its environment.`,
     protocolRef: REF,
     severity: 'required',
+    gradeReason: 'a failing fingerprint is skipped with a log line: the node never publishes the plugin, so no volume can be placed with it',
     needs: ['discovery.executable'],
     async run(ctx: CheckContext) {
       const run = await fingerprintRun(ctx);
@@ -47,6 +49,7 @@ export const discoveryChecks: Check[] = [
     title: `fingerprint answers within the agent's ${AGENT_TIMEOUT_MS.fingerprint} ms discovery budget.`,
     protocolRef: REF,
     severity: 'required',
+    gradeReason: 'discovery gives a fingerprint 1 s and skips the plugin past it: the node never publishes it',
     needs: ['discovery.fingerprint-succeeds'],
     alone: true,
     async run(ctx: CheckContext) {
@@ -73,6 +76,7 @@ export const discoveryChecks: Check[] = [
     title: 'fingerprint writes exactly one JSON object to stdout and nothing else.',
     protocolRef: REF,
     severity: 'required',
+    gradeReason: 'stdout that does not decode as one JSON object is a fingerprint error: the plugin is skipped',
     needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
       const run = await fingerprintRun(ctx);
@@ -87,6 +91,7 @@ export const discoveryChecks: Check[] = [
     title: 'fingerprint reports a "version" (without one a real agent crashes).',
     protocolRef: REF,
     severity: 'required',
+    gradeReason: 'a fingerprint without "version" crashes a real agent (nil version), taking down every plugin and volume on the node',
     needs: ['discovery.fingerprint-one-json-object'],
     async run(ctx: CheckContext) {
       const doc = parsePluginStdout((await fingerprintRun(ctx)).stdout);
@@ -100,6 +105,7 @@ export const discoveryChecks: Check[] = [
     title: '"version" is a string that parses as a hashicorp/go-version version.',
     protocolRef: REF,
     severity: 'required',
+    gradeReason: 'a version go-version cannot parse is a fingerprint error: the plugin is skipped',
     needs: ['discovery.version-present'],
     async run(ctx: CheckContext) {
       const doc = parsePluginStdout((await fingerprintRun(ctx)).stdout);

@@ -43,6 +43,7 @@ export const environmentChecks: Check[] = [
     title: 'create and delete work with only the DHV_* variables (no PATH, no HOME) and from an unrelated working directory.',
     protocolRef: 'PROTOCOL.md § Running an operation',
     severity: 'required',
+    gradeReason: 'the agent replaces the environment and runs from its own working directory: a plugin that needs PATH, HOME or its own directory fails every create or delete',
     // The agent never runs create or delete with a plugin whose fingerprint fails.
     needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {

@@ -14,7 +14,8 @@ export const errorChecks: Check[] = [
     area: 'errors',
     title: 'An unknown operation exits non-zero.',
     protocolRef: REF,
-    severity: 'required',
+    severity: 'recommended',
+    gradeReason: 'the agent only ever sends fingerprint, create and delete; exiting 0 on anything else breaks nothing today, only a future operation',
     needs: ['discovery.executable'],
     async run(ctx: CheckContext) {
       const run = (await lifecycleRuns(ctx)).find((r) => r.operation === UNKNOWN_OPERATION)!.run;
@@ -27,7 +28,8 @@ export const errorChecks: Check[] = [
     area: 'errors',
     title: 'On failure stdout is empty or one {"error": ...} document.',
     protocolRef: 'PROTOCOL.md § create',
-    severity: 'required',
+    severity: 'recommended',
+    gradeReason: 'when stdout on failure is not {"error": ...} the agent falls back to the exit status ("exit status 1"): the user loses the message, nothing breaks',
     needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
       const failed = (await lifecycleRuns(ctx)).filter((r) => !succeeded(r.run) && !r.run.spawnError && !r.run.timedOut);
@@ -44,6 +46,7 @@ export const errorChecks: Check[] = [
     title: 'On failure stdout holds {"error": "..."} with a message, which the agent shows to the user.',
     protocolRef: 'PROTOCOL.md § create',
     severity: 'recommended',
+    gradeReason: 'the message only reaches the user through {"error": ...}; without it they see "exit status 1", nothing breaks',
     needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
       const failed = (await lifecycleRuns(ctx)).filter((r) => !succeeded(r.run) && !r.run.spawnError && !r.run.timedOut);
@@ -58,14 +61,16 @@ export const errorChecks: Check[] = [
     title: 'A successful run writes nothing to stdout but its one JSON document (delete: that or nothing); logs go to stderr.',
     protocolRef: REF,
     severity: 'required',
+    gradeReason: 'anything on stdout besides the one JSON document fails fingerprint (the plugin is skipped) and create (the volume is refused); on delete stdout is ignored, so there it only warns',
     needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
       const ok = (await lifecycleRuns(ctx)).filter((r) => r.operation !== UNKNOWN_OPERATION && succeeded(r.run));
-      const bad = ok.filter((r) => {
-        if (r.operation === 'delete' && r.run.stdout.trim() === '') return false;
-        return !parsePluginStdout(r.run.stdout).ok;
-      });
-      if (bad.length > 0) ctx.fail(bad.map((r) => `${r.label}: stdout was ${JSON.stringify(clip(r.run.stdout))}`).join('; '));
+      const bad = ok.filter((r) => r.run.stdout.trim() !== '' && !parsePluginStdout(r.run.stdout).ok);
+      const shown = (runs: typeof bad) => runs.map((r) => `${r.label}: stdout was ${JSON.stringify(clip(r.run.stdout))}`).join('; ');
+      const breaking = bad.filter((r) => r.operation !== 'delete');
+      if (breaking.length > 0) ctx.fail(shown(breaking));
+      // The agent ignores stdout after a successful delete.
+      if (bad.length > 0) ctx.warn(`${shown(bad)}; the agent ignores it after a delete, but logs belong on stderr`);
     },
   },
   {
@@ -73,7 +78,8 @@ export const errorChecks: Check[] = [
     area: 'errors',
     title: 'No stack trace ever reaches stdout, where the agent shows it to the user.',
     protocolRef: REF,
-    severity: 'required',
+    severity: 'recommended',
+    gradeReason: 'a stack trace on stdout only changes what the user reads (and lands in logs): on success it is already caught by errors.stdout-only-json',
     needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
       const traced = (await lifecycleRuns(ctx)).filter(
@@ -87,7 +93,8 @@ export const errorChecks: Check[] = [
     area: 'errors',
     title: 'A create that fails part way leaves nothing behind (the agent never calls delete after a failed create).',
     protocolRef: 'PROTOCOL.md § create',
-    severity: 'required',
+    severity: 'recommended',
+    gradeReason: 'the agent never calls delete after a failed create: what is left is a leak on the node, but no volume exists, so no data is lost and nothing under Nomad breaks',
     needs: ['environment.dhv-only'],
     async run(ctx: CheckContext) {
       const attempts = [

@@ -6,6 +6,7 @@ import { discoveryChecks } from './discovery.js';
 import { environmentChecks } from './environment.js';
 import { errorChecks } from './errors.js';
 import { safetyChecks } from './safety.js';
+import { stdioChecks } from './stdio.js';
 
 /** Every check, in the order they run: a check only needs checks listed before it. */
 export const CATALOGUE: readonly Check[] = [
@@ -14,6 +15,7 @@ export const CATALOGUE: readonly Check[] = [
   ...createChecks,
   ...deleteChecks,
   ...errorChecks,
+  ...stdioChecks,
   ...budgetChecks,
   ...safetyChecks,
 ];

@@ -15,6 +15,7 @@ export const safetyChecks: Check[] = [
     title: 'A volume name containing "../" or "/" creates nothing outside the volumes dir.',
     protocolRef: `PROTOCOL.md § Environment variables (${ENV.volumeName} is user controlled)`,
     severity: 'required',
+    gradeReason: 'DHV_VOLUME_NAME is user controlled: a path made from it can write, and on delete remove, anything outside the volumes dir',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       // The volumes dir sits three levels down in the check's own sandbox, so names that
@@ -49,6 +50,7 @@ export const safetyChecks: Check[] = [
     title: 'The created directory is not world-writable unless the parameters ask for it.',
     protocolRef: 'PROTOCOL.md § The built-in mkdir plugin (mode defaults to 0700)',
     severity: 'recommended',
+    gradeReason: 'a world-writable volume works under Nomad; it is a hardening matter, and the parameters may ask for it',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       if (ctx.settings.parameters && 'mode' in ctx.settings.parameters) ctx.skip('the parameters choose the mode');

@@ -11,18 +11,32 @@ export function formatHuman(report: ConformanceReport): string {
     if (inArea.length === 0) continue;
     lines.push(area);
     for (const r of inArea) {
-      const severity = r.severity === 'recommended' && r.status === 'fail' ? ' (recommended)' : '';
+      const severity =
+        r.status === 'fail' && r.severity === 'recommended'
+          ? ' (recommended: a warning)'
+          : r.status === 'skip' && r.severity === 'required'
+            ? report.strict
+              ? ' (required: fails under --strict)'
+              : ' (required: not judged)'
+            : '';
       lines.push(`  ${MARK[r.status]}  ${r.id.padEnd(idWidth)}  ${formatMs(r.durationMs).padStart(8)}${severity}`);
       if (r.status !== 'pass' && r.reason) lines.push(...wrap(r.reason, '        '));
       if (r.status === 'fail') lines.push(`        requirement: ${r.title} (${r.protocolRef})`);
+      if (r.status === 'fail') lines.push(...wrap(`${r.severity} because ${r.gradeReason}`, '        '));
       for (const note of r.notes) lines.push(...wrap(`· ${note}`, '        '));
     }
     lines.push('');
   }
   const s = report.summary;
-  lines.push(`${s.pass} passed, ${s.fail} failed (${s.requiredFailed} required), ${s.warn} warned, ${s.skip} skipped in ${formatMs(report.durationMs)}`);
+  lines.push(
+    `${s.pass} passed, ${s.requiredFailed} required failed, ${s.recommendedFailed} recommended failed, ${s.warn} warned, ${s.skip} skipped (${s.requiredSkipped} required) in ${formatMs(report.durationMs)}`,
+  );
+  const skipped = report.results.filter((r) => r.status === 'skip' && r.severity === 'required').map((r) => r.id);
   if (report.interrupted) lines.push('INTERRUPTED: the results above are incomplete');
-  else lines.push(report.ok ? 'OK: no required check failed' : 'FAILED: the plugin does not meet the required checks above');
+  else if (!report.ok && s.requiredFailed === 0) lines.push(`FAILED (--strict): required checks were skipped, so the plugin was not fully judged: ${skipped.join(', ')}`);
+  else if (!report.ok) lines.push('FAILED: the plugin does not meet the required checks above');
+  else if (skipped.length > 0) lines.push(`OK: no required check failed, but ${skipped.length} required ${skipped.length === 1 ? 'check was' : 'checks were'} skipped (${skipped.join(', ')}); --strict fails the run on that`);
+  else lines.push('OK: no required check failed');
   return `${lines.join('\n')}\n`;
 }
 

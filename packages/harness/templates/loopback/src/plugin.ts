@@ -106,6 +106,8 @@ export default definePlugin({
   },
 
   async delete(request, ctx) {
+    // Found from the ID, never from createdPath alone: on the agent's cleanup delete
+    // (request.cleanup) createdPath was the volumes dir, which holds every other volume.
     const path = volumePath(request.volumesDir, request.volumeId);
     expectCreatedPath(request.createdPath, path);
     await withVolumeLock(`${path}.lock`, () => deleteVolume(path, `${path}.img`, ctx), { signal: ctx.signal });

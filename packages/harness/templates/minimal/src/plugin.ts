@@ -26,6 +26,8 @@ export default definePlugin({
 
   // Must remove what create made, and succeed when it is already gone.
   async delete(request) {
+    // Found from the ID, never from createdPath alone: on the agent's cleanup delete
+    // (request.cleanup) createdPath was the volumes dir, which holds every other volume.
     const path = volumePath(request.volumesDir, request.volumeId);
     expectCreatedPath(request.createdPath, path);
     await rm(path, { recursive: true, force: true });

@@ -66,6 +66,8 @@ export default definePlugin({
     }
 
     if (!existing) {
+      // Nomad never creates host_volumes_dir: on a fresh node the first create meets it missing.
+      await mkdir(request.volumesDir, { recursive: true, mode: 0o711 });
       // Another create of this volume may be running at the same moment: the one whose
       // mkdir wins sets the mode, the others find a directory and succeed too.
       const made = await mkdir(path, { mode }).then(
@@ -83,6 +85,8 @@ export default definePlugin({
 
   // Removes the directory; a volume that is already gone is success.
   async delete(request) {
+    // Found from the ID, never from createdPath alone: on the agent's cleanup delete
+    // (request.cleanup) createdPath was the volumes dir, which holds every other volume.
     const path = volumePath(request.volumesDir, request.volumeId);
     expectCreatedPath(request.createdPath, path);
     // rm never follows a symbolic link: a link at the path is removed, not its target.
