@@ -76,11 +76,12 @@ export async function lookupPlugin(pluginDir: string, pluginId: string): Promise
     builtin: false,
     executable,
     async create(request, signal) {
-      const result = await execPlugin(executable, 'create', request, { signal, pluginId });
+      // Looked up again and run from the file checked, so a swapped-in symlink cannot run.
+      const result = await execPlugin({ pluginDir, pluginId }, 'create', request, { signal });
       return { path: result.path, bytes: result.bytes };
     },
     async delete(request, signal) {
-      await execPlugin(executable, 'delete', request, { signal, pluginId });
+      await execPlugin({ pluginDir, pluginId }, 'delete', request, { signal });
     },
   };
 }

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import type { SpawnResult } from './spawn-plugin.js';
 
 /** Linux's MAX_ARG_STRLEN: the most one argument or one `NAME=value` may take, its NUL included. */
@@ -14,6 +14,7 @@ export function spawnHints(run: SpawnResult, executable: string, env: Readonly<R
       return [interpreter ? `${executable}: its #! line names ${interpreter}, which does not exist (a real agent has no PATH either)` : `${executable} does not exist`];
     }
     case 'EACCES': {
+      if (noExecuteBit(executable)) return [`${executable} has no execute bit (chmod +x it)`];
       const interpreter = shebang(executable);
       return [interpreter ? `${executable}: its #! line names ${interpreter}, which is not an executable file` : `${executable} cannot be executed by dhv's user`];
     }
@@ -34,6 +35,15 @@ export function spawnHints(run: SpawnResult, executable: string, env: Readonly<R
     }
     default:
       return [];
+  }
+}
+
+function noExecuteBit(executable: string): boolean {
+  try {
+    const info = statSync(executable);
+    return info.isFile() && (info.mode & 0o111) === 0;
+  } catch {
+    return false;
   }
 }
 
