@@ -53,6 +53,8 @@ export function openPlugin(pluginDir: string, pluginId: string): PluginHandle {
       throw pluginNotFound(pluginId, executable, [`${executable} leads to ${opened}, outside the plugin dir ${pluginDir}`]);
     }
     const info = fstatSync(fd);
+    // O_PATH|O_NOFOLLOW names a symlink itself: one swapped in after the walk.
+    if (info.isSymbolicLink()) throw pluginNotFound(pluginId, executable, [`${executable} changed while it was looked up`]);
     if (info.isDirectory()) throw pluginNotExecutable(pluginId, executable, [`${executable} is a directory`]);
     if ((info.mode & 0o111) === 0) throw pluginNotExecutable(pluginId, executable, [`${executable} has no execute bit (chmod +x it)`]);
     return { pluginId, executable, fd, info };
@@ -98,7 +100,12 @@ function confinedPath(root: string, id: string): string | { why: string } {
     }
     if (info.isSymbolicLink()) {
       if (++links > MAX_LINKS) return { why: `${here}: too many levels of symbolic links` };
-      const target = readlinkSync(here);
+      let target: string;
+      try {
+        target = readlinkSync(here);
+      } catch {
+        return { why: `${here} changed while it was looked up` };
+      }
       if (isAbsolute(target)) return { why: `${here} is a symlink to the absolute path ${target}: Nomad never follows those` };
       pending.push(...target.split('/').reverse());
       if (target.endsWith('/')) trailingSlash = true;

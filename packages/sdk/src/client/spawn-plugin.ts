@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, statSync } from 'node:fs';
 import { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import { killOutputHolders, outputEndsOf, parentEndsOf, peerSocketsOf } from './output-holders.js';
@@ -72,7 +72,7 @@ export async function spawnPlugin(
     // the check can run; argv[0] stays the path. A script is run by its path: its interpreter
     // is handed that path as $0 and opens it again, as under a real agent.
     const execPath = kind.kind === 'elf' ? `/proc/${process.pid}/fd/${fd}` : executable;
-    return await startPlugin(executable, execPath, argv, env, options);
+    return await startPlugin(executable, execPath, argv, env, options, kind.kind === 'script' && !ownFd ? fd : undefined);
   } finally {
     if (ownFd) closeSync(fd);
   }
@@ -117,6 +117,8 @@ async function startPlugin(
   argv: readonly string[],
   env: Readonly<Record<string, string>>,
   options: SpawnOptions,
+  /** For a script run by its path: the descriptor of the file checked, which the path must still name. */
+  checked?: number,
 ): Promise<SpawnResult> {
   const started = performance.now();
   let pipes: [PipeEnds, PipeEnds] | undefined;
@@ -142,6 +144,11 @@ async function startPlugin(
 
   let child: ChildProcess;
   try {
+    // The last moment before execve opens the path again: it must still be the file checked.
+    if (checked !== undefined && !sameFile(checked, executable)) {
+      for (const p of pipes ?? []) closePipeEnd(p.read);
+      return notStarted({ spawnError: errnoError(executable, 'ENOENT'), spawnProblem: 'it was replaced between the check and the start, so it was not run' });
+    }
     child = spawn(execPath, [...argv], {
       argv0: executable,
       env: { ...env },
@@ -289,6 +296,16 @@ async function startPlugin(
       else options.signal?.addEventListener('abort', onAbort, { once: true });
     }
   });
+}
+
+function sameFile(fd: number, path: string): boolean {
+  try {
+    const checked = fstatSync(fd);
+    const now = statSync(path);
+    return checked.dev === now.dev && checked.ino === now.ino;
+  } catch {
+    return false;
+  }
 }
 
 class CappedBuffer {
