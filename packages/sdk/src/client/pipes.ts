@@ -30,23 +30,31 @@ const FACTORY_TIMEOUT_MS = 5_000;
 let pool: PipeEnds[] = [];
 let refill: Promise<void> | undefined;
 let unavailable: Error | undefined;
+/** Callers waiting for a pipe: a batch is made big enough for all of them (a discovery of 100 plugins wants 200). */
+let waiting = 0;
+const MAX_BATCH = 256;
 
 /** One fresh pipe, or an error saying why anonymous pipes cannot be made here. */
 export async function takePipe(): Promise<PipeEnds> {
   if (unavailable) throw unavailable;
-  for (;;) {
-    const pipe = pool.pop();
-    if (pipe) {
-      if (pool.length < BATCH / 2 && !refill) startRefill();
-      return pipe;
+  waiting++;
+  try {
+    for (;;) {
+      const pipe = pool.pop();
+      if (pipe) {
+        if (pool.length < BATCH / 2 && !refill) startRefill();
+        return pipe;
+      }
+      if (!refill) startRefill();
+      try {
+        await refill;
+      } catch (err) {
+        unavailable = err as Error;
+        throw unavailable;
+      }
     }
-    if (!refill) startRefill();
-    try {
-      await refill;
-    } catch (err) {
-      unavailable = err as Error;
-      throw unavailable;
-    }
+  } finally {
+    waiting--;
   }
 }
 
@@ -59,7 +67,7 @@ export function closePipeEnd(fd: number): void {
 }
 
 function startRefill(): void {
-  refill = makePipes(BATCH).then(
+  refill = makePipes(Math.min(MAX_BATCH, Math.max(BATCH, waiting + BATCH / 2))).then(
     (made) => {
       pool.push(...made);
       refill = undefined;
