@@ -25,7 +25,16 @@ async function killHard(child: ChildProcess): Promise<void> {
 }
 
 async function until(check: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await check())) await new Promise((r) => setTimeout(r, 25));
+  while (!(await check())) await new Promise((r) => setTimeout(r, 5));
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 describe('dhv agent restart', () => {
@@ -171,13 +180,35 @@ describe('crash safety and concurrent dhv processes', () => {
     expect(again.Volume.State).toBe('ready');
   });
 
-  it('leaves client state that loads after kill -9 at any instant of a create', async () => {
+  it('leaves client state that loads after kill -9 at each point of a create', async () => {
     agent = await tempAgent();
-    const delays = [0, 150, 300, 400, 450, 500, 550, 600, 700, 900];
-    for (const [i, delay] of delays.entries()) {
-      const child = agent.start('volume', 'create', await agent.file(`k${i}.hcl`, volumeHcl({ name: `k${i}`, plugin_id: 'mkdir' })));
-      await new Promise((r) => setTimeout(r, delay));
+    // The plugin says when it started (its PID) and waits for the test's go-ahead, so each
+    // kill lands at a known point however fast or loaded the machine is.
+    const reached = (name: string) => join(agent.dir, `reached-${name}`);
+    const go = (name: string) => join(agent.dir, `go-${name}`);
+    await agent.plugin(
+      'stepped',
+      bashPlugin({
+        createPrefix: `echo $$ > "${agent.dir}/reached-$DHV_VOLUME_NAME"; while [ ! -e "${agent.dir}/go-$DHV_VOLUME_NAME" ]; do /bin/sleep 0.01; done`,
+      }),
+    );
+    const points = ['as dhv starts', 'while the plugin runs', 'as the plugin answers'] as const;
+    const names: string[] = [];
+    for (const [i, point] of [...points, ...points].entries()) {
+      const name = `k${i}`;
+      names.push(name);
+      const child = agent.start('volume', 'create', await agent.file(`${name}.hcl`, volumeHcl({ name, plugin_id: 'stepped' })));
+      if (point !== 'as dhv starts') {
+        await until(() => existsSync(reached(name)) || child.exitCode !== null);
+        const pluginPid = Number(await readFile(reached(name), 'utf8'));
+        pidsToKill.push(pluginPid);
+        if (point === 'as the plugin answers') {
+          await writeFile(go(name), '');
+          await until(() => !processAlive(pluginPid));
+        }
+      }
       await killHard(child);
+      await writeFile(go(name), '');
     }
     const restart = await agent.json('agent', 'restart');
     expect(restart.failed).toEqual([]);
@@ -187,9 +218,9 @@ describe('crash safety and concurrent dhv processes', () => {
     }
     // Every name is usable again: recorded ones are taken, the rest are free.
     const taken = new Set(volumes.map((v: { Name: string }) => v.Name));
-    for (let i = 0; i < delays.length; i++) {
-      const run = await agent.dhv('volume', 'create', join(agent.dir, `k${i}.hcl`));
-      expect(run.code, `k${i}: ${run.stderr}`).toBe(taken.has(`k${i}`) ? 1 : 0);
+    for (const name of names) {
+      const run = await agent.dhv('volume', 'create', join(agent.dir, `${name}.hcl`));
+      expect(run.code, `${name}: ${run.stderr}`).toBe(taken.has(name) ? 1 : 0);
     }
   });
 

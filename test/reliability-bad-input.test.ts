@@ -8,23 +8,23 @@ import {
   makeSandbox,
   mapLimit,
   pick,
-  pluginSourcesExist,
   releaseMountsAndLoops,
   removeSandbox,
   seededRandom,
   snapshotTree,
   type ReferencePlugin,
 } from './support/sandbox.js';
+import { testSeed } from './support/seed.js';
 
 /**
- * Issue 8, "Bad input to the plugins": a seeded corpus of malformed requests for each
+ * Bad input to the plugins: a seeded corpus of malformed requests for each
  * reference plugin, run the way an agent runs a plugin but with hand-made environments.
  * Every case must exit non-zero with one `{"error": ...}` document on stdout that names
  * the problem, print no stack trace there, and leave the sandbox around the volumes dir
  * byte-for-byte as it was. Replay a failure with DHV_CORPUS_SEED=<seed>.
  */
 
-const SEED = Number(process.env.DHV_CORPUS_SEED ?? 20261129);
+const SEED = testSeed('DHV_CORPUS_SEED', 20261129, 'test/reliability-bad-input.test.ts');
 const CASES_PER_PLUGIN = 200;
 const CONCURRENCY = 4;
 const MiB = 1024 * 1024;
@@ -307,7 +307,7 @@ async function runCase(executable: string, c: Case): Promise<Verdict> {
 }
 
 for (const plugin of ['dhv-mkdir', 'dhv-loopback'] as const) {
-  describe.skipIf(!pluginSourcesExist(plugin))(`${plugin} given a corpus of malformed requests (seed ${SEED})`, () => {
+  describe(`${plugin} given a corpus of malformed requests (seed ${SEED})`, () => {
     let executable: string;
     const corpus = generateCorpus(plugin, SEED + (plugin === 'dhv-mkdir' ? 0 : 1), CASES_PER_PLUGIN);
 

@@ -8,7 +8,7 @@ import { Agent, loadAgentConfig, validateVolumeSpec } from '@dhv/harness';
 import { DHV_BIN, HostileInstaller, makeSandbox, mapLimit, recordedPids, removeSandbox, runDhv, survivors } from './support/sandbox.js';
 
 /**
- * Issue 8, "Hostile plugins", on the agent's side: the simulated agent goes on serving
+ * Hostile plugins, on the agent's side: the simulated agent goes on serving
  * other volumes while a plugin misbehaves, and `dhv plugin run` shows a person the same
  * errors the SDK gives a program.
  */

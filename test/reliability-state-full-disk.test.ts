@@ -6,7 +6,7 @@ import { skipRootTests } from './support/root.js';
 import { makeSandbox, releaseMountsAndLoops, removeSandbox, runDhv, snapshotTree } from './support/sandbox.js';
 
 /**
- * Issue 8, "Crashes and lost writes": client state written to a full disk. The data dir
+ * Crashes and lost writes: client state written to a full disk. The data dir
  * is a tiny loop-mounted ext4 filesystem, filled up but for a few blocks: enough for the
  * name's lock and claim, not for the volume's record. The create must fail with a clear
  * error, the volume the plugin made must be deleted again (the agent's rule), and the

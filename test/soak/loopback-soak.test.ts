@@ -2,7 +2,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execPlugin } from '@dhv/sdk/client';
-import { skipRootTests } from '../support/root.js';
+import { loopDevices, skipUnless, tool } from '../support/requirements.js';
 import {
   builtPlugin,
   loopDevicesUnder,
@@ -10,13 +10,12 @@ import {
   mapLimit,
   median,
   mountsUnder,
-  pluginSourcesExist,
   releaseMountsAndLoops,
   removeSandbox,
 } from '../support/sandbox.js';
 
 /**
- * Issue 8, "Soak": 100 create/delete cycles of dhv-loopback, 8 at a time, through the
+ * The soak: 100 create/delete cycles of dhv-loopback, 8 at a time, through the
  * SDK's client as an agent runs them. Nothing may be left (loop device, mount, image,
  * directory), and the time per cycle must not grow: the first and last quarters'
  * medians are printed, and only a generous sanity bound is asserted.
@@ -30,7 +29,9 @@ const CYCLES = Number(process.env.DHV_SOAK_CYCLES ?? 100);
 const PARALLEL = 8;
 const MiB = 1024 * 1024;
 
-describe.skipIf(!soakRequested || skipRootTests() || !pluginSourcesExist('dhv-loopback'))(`dhv-loopback soak: ${CYCLES} create/delete cycles, ${PARALLEL} in parallel`, () => {
+describe.skipIf(
+  !soakRequested || skipUnless('the dhv-loopback soak', loopDevices(), tool('mkfs.ext4', 'e2fsprogs'), tool('mkfs.xfs', 'xfsprogs')),
+)(`dhv-loopback soak: ${CYCLES} create/delete cycles, ${PARALLEL} in parallel`, () => {
   let sandbox: string;
   let volumesDir: string;
   let executable: string;

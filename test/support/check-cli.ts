@@ -4,6 +4,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { loopDevicesUnder, mountsUnder } from './sandbox.js';
 import type { ConformanceReport } from '../../packages/harness/src/conformance/index.js';
 
 const run = promisify(execFile);
@@ -19,6 +20,9 @@ export interface CheckRun {
   stderr: string;
   /** What was left in the --volumes-dir after the run (must be nothing). */
   leftovers: string[];
+  /** Mounts and loop devices left under the --volumes-dir (must be none). */
+  leftoverMounts: string[];
+  leftoverLoopDevices: string[];
 }
 
 /** Runs `dhv check --json` as a user would, in a scratch --volumes-dir that is removed afterwards. */
@@ -31,7 +35,14 @@ export async function dhvCheck(plugin: string, args: string[] = []): Promise<Che
       (r) => ({ exitCode: 0, ...r }),
       (err: { code: number; stdout: string; stderr: string }) => ({ exitCode: err.code, stdout: err.stdout, stderr: err.stderr }),
     );
-    return { exitCode, report: JSON.parse(stdout) as ConformanceReport, stderr, leftovers: await readdir(scratch) };
+    return {
+      exitCode,
+      report: JSON.parse(stdout) as ConformanceReport,
+      stderr,
+      leftovers: await readdir(scratch),
+      leftoverMounts: mountsUnder(scratch),
+      leftoverLoopDevices: loopDevicesUnder(scratch),
+    };
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }

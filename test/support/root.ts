@@ -1,30 +1,14 @@
-import { execFileSync } from 'node:child_process';
+import { loopDevices, skipUnless } from './requirements.js';
 
-/**
- * Tests that need root and loop devices run for real where they can. Elsewhere they
- * skip with the reason, and DHV_REQUIRE_ROOT_TESTS=1 (set by .ci/run) turns that skip
- * into a failure, so CI can never pass without running them.
- */
+/** Why tests that need root and loop devices cannot run here, or undefined when they can. */
 export function rootTestsUnavailable(): string | undefined {
-  if (process.getuid?.() !== 0) return 'needs root (loop devices and mount)';
-  try {
-    execFileSync('/usr/sbin/losetup', ['--version'], { stdio: 'ignore' });
-  } catch {
-    return 'needs losetup (util-linux)';
-  }
-  return undefined;
+  return loopDevices()?.missing;
 }
 
-export const requireRootTests = process.env.DHV_REQUIRE_ROOT_TESTS === '1';
-
 /**
- * Returns true when root tests should be skipped; throws when they are required but
- * cannot run. Use as `describe.skipIf(skipRootTests())(...)`.
+ * True when tests that need root and loop devices must skip here (and says why); throws
+ * under DHV_REQUIRE_ROOT_TESTS=1. Use as `describe.skipIf(skipRootTests('what'))(...)`.
  */
-export function skipRootTests(): boolean {
-  const reason = rootTestsUnavailable();
-  if (reason === undefined) return false;
-  if (requireRootTests) throw new Error(`DHV_REQUIRE_ROOT_TESTS=1 but root tests cannot run here: ${reason}`);
-  console.warn(`skipping root tests: ${reason}`);
-  return true;
+export function skipRootTests(what = 'this suite'): boolean {
+  return skipUnless(what, loopDevices());
 }

@@ -33,11 +33,6 @@ export function builtPlugin(id: ReferencePlugin): string {
   return file;
 }
 
-/** Whether the reference plugin's sources exist yet (the plugins are written in parallel with these tests). */
-export function pluginSourcesExist(id: ReferencePlugin): boolean {
-  return existsSync(join(REPO_ROOT, 'packages', id.replace('dhv-', 'plugin-'), 'src/plugin.ts'));
-}
-
 /** A fresh directory under the system temp dir; remove it with `removeSandbox`. */
 export function makeSandbox(prefix: string): Promise<string> {
   return mkdtemp(join(tmpdir(), `dhv-${prefix}-`));
@@ -194,13 +189,19 @@ export function median(samples: readonly number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-/** Loop devices whose backing file lies under `dir` (`losetup -a` lists them by backing file). */
+/** Loop devices whose backing file lies under `dir`, found by backing file through sysfs. */
 export function loopDevicesUnder(dir: string): string[] {
-  const out = execFileSync('/usr/sbin/losetup', ['-a'], { encoding: 'utf8' });
-  return out
-    .split('\n')
-    .filter((line) => line.includes(`(${dir}/`) || line.includes(`(${dir})`))
-    .map((line) => line.split(':')[0]!);
+  const devices: string[] = [];
+  for (const name of readdirSync('/sys/block').filter((n) => n.startsWith('loop'))) {
+    let backing: string;
+    try {
+      backing = readFileSync(`/sys/block/${name}/loop/backing_file`, 'utf8').trim();
+    } catch {
+      continue; // not attached
+    }
+    if (backing === dir || backing.startsWith(`${dir}/`)) devices.push(`/dev/${name}`);
+  }
+  return devices;
 }
 
 /** Mount points under `dir`, deepest first, so they can be unmounted in that order. */
