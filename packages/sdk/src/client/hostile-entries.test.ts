@@ -6,6 +6,7 @@ import { discoverPlugins } from './discover-plugins.js';
 import { execPlugin } from './exec-plugin.js';
 import { PluginError } from './errors.js';
 import { PluginDir } from '../__fixtures__/plugins.js';
+import { root, skipUnless, tool, toolPath } from '../../../../test/support/requirements.js';
 
 /**
  * Issue 13's client-side recipes, each a test: entries of the plugin dir that are not
@@ -15,7 +16,6 @@ import { PluginDir } from '../__fixtures__/plugins.js';
 
 const VOLUME_ID = '5b8a2a5e-8f0a-4c8e-9a4f-0c7d3f2b1a99';
 const request = { volumesDir: '/srv/volumes', volumeName: 'data', volumeId: VOLUME_ID, nodeId: 'node-1' };
-const isRoot = process.getuid?.() === 0;
 
 let dir: PluginDir;
 let outside: PluginDir;
@@ -50,7 +50,6 @@ describe('an entry of the plugin dir that is not a program, with an execute bit'
   const kinds = [
     ['a FIFO', /is a FIFO \(named pipe\), not a program/, async (path: string) => execFileSync('/usr/bin/mkfifo', [path])],
     ['a socket', /is a socket, not a program/, makeSocket],
-    ...(isRoot ? [['a character device', /is a character device/, async (path: string) => execFileSync('/usr/bin/mknod', [path, 'c', '1', '3'])] as const] : []),
   ] as const;
 
   it.each(kinds)('%s never hangs discovery: it is skipped with its reason within the budget, the others found', async (_kind, says, make) => {
@@ -74,6 +73,21 @@ describe('an entry of the plugin dir that is not a program, with an execute bit'
     const err = await failure(execPlugin({ pluginDir: dir.path, pluginId: 'odd' }, 'create', request));
     expect(err.code).toBe('PLUGIN_NOT_EXECUTABLE');
     expect(err.message).toMatch(says);
+  });
+});
+
+describe.skipIf(skipUnless('a character device in the plugin dir', root(), tool('mknod', 'coreutils')))('a character device with an execute bit', () => {
+  it('is skipped at discovery with its reason, never opened, and a create with it fails at once', async () => {
+    execFileSync(toolPath('mknod')!, [dir.join('tty'), 'c', '1', '3']);
+    await chmod(dir.join('tty'), 0o755);
+    await dir.bash('good', `echo '{"version": "1"}'`);
+    const discovery = await discoverPlugins(dir.path, { timeoutMs: 5_000 });
+    expect(discovery.plugins.map((p) => p.id)).toEqual(['good']);
+    const reason = discovery.skipped.find((s) => s.id === 'tty')!.reason;
+    expect(reason).toMatch(/permission denied\n.*is a character device/);
+    expect(reason).not.toMatch(/chmod/);
+    const err = await failure(execPlugin({ pluginDir: dir.path, pluginId: 'tty' }, 'create', request));
+    expect(err.code).toBe('PLUGIN_NOT_EXECUTABLE');
   });
 });
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { GoJsonSyntaxError, parseGoJson, type GoJsonValue } from './json.js';
 import { decodeCreateOutput, decodeErrorOutput, decodeFingerprintOutput } from '../protocol/decode.js';
 import { loadVectors } from '../__fixtures__/vectors.js';
+import { testSeed } from '../../../../test/support/seed.js';
 
 /**
  * A seeded property test of the decoder: random and adversarial plugin outputs (valid
@@ -11,9 +12,8 @@ import { loadVectors } from '../__fixtures__/vectors.js';
  * written. Replay a failure with the seed it prints.
  */
 
-const SEED = Number(process.env.DHV_FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
+const SEED = testSeed('DHV_FUZZ_SEED', 20261201, 'packages/sdk/src/go/json.fuzz.test.ts');
 const ROUNDS = Number(process.env.DHV_FUZZ_ROUNDS ?? 1500);
-console.log(`json fuzz: seed ${SEED}, ${ROUNDS} rounds; replay: DHV_FUZZ_SEED=${SEED} npx vitest run packages/sdk/src/go/json.fuzz.test.ts`);
 
 /** mulberry32: small, seedable, good enough to spread cases. */
 function rng(seed: number): () => number {
