@@ -23,7 +23,8 @@ export interface PipeEnds {
   id: string;
 }
 
-const BATCH = 16;
+/** Pipes kept ready beyond those asked for: enough for two more runs without a wait. */
+const SPARE = 4;
 /** A factory that did not produce its pipes within this long has failed (a process limit, a hung /proc). */
 const FACTORY_TIMEOUT_MS = 5_000;
 
@@ -42,7 +43,7 @@ export async function takePipe(): Promise<PipeEnds> {
     for (;;) {
       const pipe = pool.pop();
       if (pipe) {
-        if (pool.length < BATCH / 2 && !refill) startRefill();
+        if (pool.length < 2 && !refill) startRefill();
         return pipe;
       }
       if (!refill) startRefill();
@@ -67,7 +68,10 @@ export function closePipeEnd(fd: number): void {
 }
 
 function startRefill(): void {
-  refill = makePipes(Math.min(MAX_BATCH, Math.max(BATCH, waiting + BATCH / 2))).then(
+  // One turn of the event loop first, so runs started together are counted into one batch.
+  refill = new Promise<void>((resolve) => setImmediate(resolve))
+    .then(() => makePipes(Math.min(MAX_BATCH, waiting + SPARE)))
+    .then(
     (made) => {
       pool.push(...made);
       refill = undefined;
