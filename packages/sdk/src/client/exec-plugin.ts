@@ -167,11 +167,16 @@ export function interpretRun(
         : []),
       ...(run.aborted ? ['cancelled: dhv was stopped while the plugin ran, and killed it'] : []),
     ];
-    // On a failed fingerprint the agent does not read stdout; create and delete append the plugin's {"error"}.
-    const message = operation === 'fingerprint' ? undefined : decodeErrorOutput(run.stdout);
+    const message = decodeErrorOutput(run.stdout);
     switch (operation) {
       case 'fingerprint':
-        throw fail(code, `error fingerprinting plugin ${goQuote(pluginId)}: ${runError}`, hints, { runError });
+        // On a failed fingerprint the agent does not read stdout; dhv shows the plugin's {"error"} on its own line.
+        throw fail(
+          code,
+          `error fingerprinting plugin ${goQuote(pluginId)}: ${runError}`,
+          [...hints, ...(message ? [`the plugin said: ${message} (a real agent ignores a failed fingerprint's stdout)`] : [])],
+          { pluginMessage: message, runError },
+        );
       case 'delete':
         throw fail(
           code,
