@@ -79,7 +79,7 @@ describe('discoverPlugins lists and fingerprints candidates as the agent does', 
     });
     // On a failed fingerprint the agent does not read stdout: no {"error"} message.
     expect(skipped.find((s) => s.id === 'fails')).toMatchObject({
-      reason: 'error fingerprinting plugin "fails": exit status 1',
+      reason: 'error fingerprinting plugin "fails": exit status 1\nthe plugin said: no license (a real agent ignores a failed fingerprint\'s stdout)',
       logged: { level: 'error', message: 'error running plugin', error: 'exit status 1' },
     });
   });

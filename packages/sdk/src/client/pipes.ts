@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { closeSync, constants, openSync, readFileSync, readlinkSync } from 'node:fs';
+import { closeSync, constants, openSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 /**
  * Anonymous pipes for a plugin's stdout and stderr, as Go's os/exec gives them.
@@ -9,8 +9,8 @@ import { closeSync, constants, openSync, readFileSync, readlinkSync } from 'node
  * and `readlink /proc/self/fd/1` shows `socket:[...]` or the FIFO's path instead of
  * `pipe:[...]`. Node has no pipe(2), but opening `/proc/<pid>/fd/<n>` of another process
  * opens that process's pipe itself. So a batch of pipes comes from one short-lived shell
- * pipeline of blocked `read` builtins (forked, never exec'd): each stage holds the read
- * end of one pipe and the write end of the next. Both ends are opened here, the pipeline
+ * pipeline of `read` builtins (forked, never exec'd) blocked on another descriptor: each
+ * stage holds the read end of one pipe and the write end of the next, and touches neither. Both ends are opened here, the pipeline
  * is killed, and the pipes stay with this process until a plugin run takes a pair.
  */
 
@@ -85,8 +85,10 @@ function startRefill(): void {
 }
 
 async function makePipes(count: number): Promise<PipeEnds[]> {
-  const stages = Array.from({ length: count + 1 }, () => 'read x').join(' | ');
-  const factory = spawn('/bin/sh', ['-c', stages], {
+  // Each stage blocks reading fd 9 (our never-written stdin), never the pipes: a stage not
+  // yet dead when a plugin writes must not take a byte of its output.
+  const stages = Array.from({ length: count + 1 }, () => 'read x <&9').join(' | ');
+  const factory = spawn('/bin/sh', ['-c', `exec 9<&0; ${stages}`], {
     stdio: ['pipe', 'ignore', 'ignore'], // stdin never written: the first stage blocks on it
     detached: true,
     env: {},
@@ -126,10 +128,20 @@ function openPipesOf(shellPid: number, count: number): PipeEnds[] | undefined {
   const writers = new Map<string, string>();
   const readers = new Map<string, string>();
   for (const pid of children) {
-    const r = link(`/proc/${pid}/fd/0`);
-    const w = link(`/proc/${pid}/fd/1`);
-    if (r?.startsWith('pipe:')) readers.set(r, `/proc/${pid}/fd/0`);
-    if (w?.startsWith('pipe:')) writers.set(w, `/proc/${pid}/fd/1`);
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      return undefined;
+    }
+    // The shell moves a stage's stdin aside while `read` takes fd 9: look at every descriptor.
+    for (const fd of fds) {
+      const id = link(`/proc/${pid}/fd/${fd}`);
+      if (!id?.startsWith('pipe:')) continue;
+      const mode = accessMode(`/proc/${pid}/fdinfo/${fd}`);
+      if (mode === 0) readers.set(id, `/proc/${pid}/fd/${fd}`);
+      else if (mode === 1) writers.set(id, `/proc/${pid}/fd/${fd}`);
+    }
   }
   const ids = [...writers.keys()].filter((id) => readers.has(id));
   if (ids.length < count) return undefined;
@@ -154,6 +166,16 @@ function openPipesOf(shellPid: number, count: number): PipeEnds[] | undefined {
     return undefined;
   }
   return made;
+}
+
+/** O_RDONLY (0) or O_WRONLY (1), from the `flags:` line of /proc/<pid>/fdinfo/<fd>. */
+function accessMode(fdinfo: string): number | undefined {
+  try {
+    const flags = /^flags:\s*([0-7]+)$/m.exec(readFileSync(fdinfo, 'utf8'))?.[1];
+    return flags === undefined ? undefined : parseInt(flags, 8) & 3;
+  } catch {
+    return undefined;
+  }
 }
 
 function link(path: string): string | undefined {
