@@ -12,7 +12,7 @@ afterEach(async () => {
   agent = undefined;
 });
 
-describe.skipIf(skipRootTests())('loopback volumes through the agent, with a simulated host reboot (root)', () => {
+describe.skipIf(skipRootTests('loopback volumes through the agent'))('loopback volumes through the agent, with a simulated host reboot (root)', () => {
   it('creates a 47 MiB dhv-loopback volume, restores it after --reboot with its files, and deletes it leaving nothing', async () => {
     for (const file of [REFERENCE_LOOPBACK, REFERENCE_MKDIR]) {
       expect(existsSync(file), `${file} is not built; run npm run build`).toBe(true);

@@ -91,7 +91,7 @@ describe('dhv init, install, build, check: every template, offline', () => {
 
   for (const template of TEMPLATES) {
     const needsRoot = template === 'loopback';
-    it.skipIf(needsRoot && skipRootTests())(`${template}: builds, type-checks, passes dhv check, and runs under env -i`, async () => {
+    it.skipIf(needsRoot && skipRootTests(`the ${template} template's check`))(`${template}: builds, type-checks, passes dhv check, and runs under env -i`, async () => {
       const project = projects.get(template)!;
       const plugin = join(project, `dist/my-${template}`);
 

@@ -12,6 +12,7 @@ import {
   snapshot,
   useBuiltPlugin,
 } from '../packages/plugin-mkdir/test/fixture.js';
+import { root, skipUnless } from './support/requirements.js';
 
 const plugin = useBuiltPlugin();
 
@@ -43,9 +44,19 @@ describe('dhv-mkdir delete', () => {
     await create(plugin.executable, createRequest(volumesDir, other));
     await mkdir(join(path, 'a', 'b'), { recursive: true });
     await writeFile(join(path, 'a', 'b', 'file'), 'data');
-    await chmod(join(path, 'a'), 0o500); // a read-only directory inside does not stop root
     await remove(plugin.executable, deleteRequest(volumesDir, id, { createdPath: path }));
     expect(await listTree(volumesDir)).toEqual([other]);
+  });
+
+  it.skipIf(skipUnless('deleting a read-only tree', root()))('removes a read-only directory inside the volume, as root may', async () => {
+    await setup();
+    const id = newVolumeId();
+    const { path } = await create(plugin.executable, createRequest(volumesDir, id));
+    await mkdir(join(path, 'a', 'b'), { recursive: true });
+    await writeFile(join(path, 'a', 'b', 'file'), 'data');
+    await chmod(join(path, 'a'), 0o500);
+    await remove(plugin.executable, deleteRequest(volumesDir, id, { createdPath: path }));
+    expect(await listTree(volumesDir)).toEqual([]);
   });
 
   it('removes links inside the volume without following them', async () => {

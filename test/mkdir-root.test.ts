@@ -23,7 +23,7 @@ const run = promisify(execFile);
  * dhv-mkdir on real filesystems and with real ownership: needs root (CI is root). Each
  * test's mounts are registered for unmounting before anything is asserted.
  */
-describe.skipIf(skipRootTests())('dhv-mkdir as root', () => {
+describe.skipIf(skipRootTests('dhv-mkdir as root'))('dhv-mkdir as root', () => {
   const plugin = useBuiltPlugin();
 
   let dir: string | undefined;

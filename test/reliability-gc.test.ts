@@ -156,7 +156,7 @@ describe('dhv agent gc', () => {
   });
 });
 
-describe.skipIf(skipRootTests())('dhv agent gc on mounted orphans', () => {
+describe.skipIf(skipRootTests('dhv agent gc on mounted orphans'))('dhv agent gc on mounted orphans', () => {
   it('removes an unrecorded dhv-loopback volume with its plugin: unmounted, loop device detached, image gone', async () => {
     await copyFile(builtPlugin('dhv-loopback'), join(pluginDir, 'dhv-loopback'));
     await mkdir(volumesDir, { recursive: true });

@@ -56,7 +56,7 @@ async function fillLeaving(dir: string, keepKiB: number): Promise<void> {
   await rm(reserve, { recursive: true });
 }
 
-describe.skipIf(skipRootTests())('client state on a full disk', () => {
+describe.skipIf(skipRootTests('client state on a full disk'))('client state on a full disk', () => {
   it('fails the create with a clear error, deletes what the plugin made, and keeps the previous state intact', async () => {
     const first = await runDhv(['volume', 'create', await spec('first'), '--json', ...flags]);
     expect(first.exitCode, first.stderr).toBe(0);

@@ -9,6 +9,6 @@ export function rootTestsUnavailable(): string | undefined {
  * True when tests that need root and loop devices must skip here (and says why); throws
  * under DHV_REQUIRE_ROOT_TESTS=1. Use as `describe.skipIf(skipRootTests('what'))(...)`.
  */
-export function skipRootTests(what = 'this suite'): boolean {
+export function skipRootTests(what: string): boolean {
   return skipUnless(what, loopDevices());
 }
