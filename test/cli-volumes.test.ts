@@ -188,7 +188,7 @@ describe('dhv plugin run', () => {
     expect(run.code).toBe(1);
     expect(JSON.parse(run.stderr).error).toMatchObject({ code: 'PLUGIN_TIMED_OUT', stderr: 'about to hang\n', signal: 'SIGKILL' });
     const human = await agent.dhv('plugin', 'run', plugin, 'fingerprint', '--timeout', '1.5s');
-    expect(human.stderr).toMatch(/^Error: error fingerprinting plugin "slow": timed out after 1500ms[\s\S]*code: PLUGIN_TIMED_OUT[\s\S]*stderr:\n {4}about to hang/);
+    expect(human.stderr).toMatch(/^Error: error fingerprinting plugin "slow": signal: killed\n.*past its 1500ms deadline[\s\S]*code: PLUGIN_TIMED_OUT[\s\S]*stderr:\n {4}about to hang/);
   });
 
   it('runs the built-in mkdir by its ID, and refuses a bad flag with what to do', async () => {

@@ -50,8 +50,8 @@ interface Case {
 
 const CASES: Case[] = [
   { fixture: 'hang.sh', operation: 'create', code: 'PLUGIN_TIMED_OUT' },
-  { fixture: 'daemon-holds-stdout.sh', operation: 'create', code: 'PLUGIN_BAD_OUTPUT' },
-  { fixture: 'daemon-new-session.sh', operation: 'create', code: 'PLUGIN_BAD_OUTPUT' },
+  // A daemon left holding stdout is not an error (a real agent waits for it, then succeeds):
+  // test/reliability-hostile.test.ts shows dhv killing it at the deadline and saying so.
   { fixture: 'flood-stdout.sh', operation: 'create', code: 'PLUGIN_BAD_OUTPUT' },
   { fixture: 'invalid-utf8.sh', operation: 'create', code: 'PLUGIN_BAD_OUTPUT' },
   { fixture: 'garbage.sh', operation: 'create', code: 'PLUGIN_BAD_OUTPUT' },
@@ -175,12 +175,15 @@ describe('the simulated agent while a plugin hangs', () => {
 
     const report = await agent.start();
 
-    expect(report.fingerprint.plugins.map((p) => p.id).sort()).toEqual(['good', 'mkdir']);
+    // A plugin that answered but left a daemon holding stdout is published, as by a real agent
+    // (which would wait for the daemon first; dhv kills it at the 1 s deadline).
+    expect(report.fingerprint.plugins.map((p) => p.id).sort()).toEqual(['daemon-holds-stdout', 'daemon-new-session', 'good', 'mkdir']);
     // The fixtures' record files (written when the first create fingerprinted them) are no candidates.
-    expect(report.fingerprint.skipped.filter((s) => !/\.(pids|ran)$/.test(s.id)).map((s) => s.id).sort()).toEqual(
-      ['daemon-holds-stdout', 'daemon-new-session', 'fingerprint-empty', 'flood-stdout', 'garbage', 'hang', 'invalid-utf8', 'killed-by-signal'].sort(),
-    );
-    for (const s of report.fingerprint.skipped.filter((s) => !/\.(pids|ran)$/.test(s.id))) expect(s.reason, s.id).toMatch(/^error fingerprinting plugin/);
+    const skipped = report.fingerprint.skipped.filter((s) => !/\.(pids|ran)$/.test(s.id));
+    expect(skipped.map((s) => s.id).sort()).toEqual(['fingerprint-empty', 'flood-stdout', 'garbage', 'hang', 'invalid-utf8', 'killed-by-signal'].sort());
+    for (const s of skipped) {
+      expect(s.reason, s.id).toMatch(/^(error fingerprinting plugin "[^"]+": |error parsing fingerprint output as json: |plugin "[^"]+" fingerprinted without a version)/);
+    }
     expect(report.restored.map((v) => v.ID)).toEqual([volume.ID]);
     const pids = await hostile.recorded();
     expect(await survivors(pids)).toEqual([]);

@@ -2,13 +2,13 @@
  * `@dhv/sdk/client`, the agent side: run any plugin exactly the way a Nomad client agent
  * does, and decode what it prints. The protocol's names and types are in `@dhv/sdk`.
  */
-export { execPlugin, interpretRun } from './client/exec-plugin.js';
-export type { ExecOptions, FingerprintResult, CreateResult, DeleteResult, ResultByOperation } from './client/exec-plugin.js';
+export { execPlugin, interpretRun, goRunError, NIL_VERSION_PANIC } from './client/exec-plugin.js';
+export type { ExecOptions, FingerprintResult, CreateResult, DeleteResult, ResultByOperation, PluginRef } from './client/exec-plugin.js';
 export { spawnPlugin, DEFAULT_MAX_OUTPUT_BYTES, type SpawnOptions, type SpawnResult } from './client/spawn-plugin.js';
 export { buildEnvironment, type RequestInput } from './client/environment.js';
-export { PluginError, describeExit, type PluginErrorCode, type PluginRunDetails } from './client/errors.js';
-export { resolvePlugin } from './client/resolve-plugin.js';
-export { discoverPlugins, BUILTIN_MKDIR_ID, type Discovery, type DiscoveredPlugin, type SkippedPlugin, type DiscoverOptions } from './client/discover-plugins.js';
+export { PluginError, describeExit, goQuote, type PluginErrorCode, type PluginRunDetails } from './client/errors.js';
+export { resolvePlugin, openPlugin, closePluginHandle, type PluginHandle } from './client/resolve-plugin.js';
+export { discoverPlugins, BUILTIN_MKDIR_ID, type Discovery, type DiscoveredPlugin, type SkippedPlugin, type DiscoverOptions, type AgentLogLine } from './client/discover-plugins.js';
 export { decodeCreateOutput, decodeFingerprintOutput, decodeErrorOutput, type Decoded, type DecodedCreate, type DecodedFingerprint } from './protocol/decode.js';
 export {
   fingerprintResponseSchema,

@@ -62,14 +62,13 @@ export const processPluginRunner: PluginRunner = {
   lookup: (pluginDir, pluginId) => pluginExecutable(pluginDir, pluginId),
   async create(pluginDir, pluginId, request, options = {}) {
     if (isBuiltinPlugin(pluginId)) return builtinMkdirCreate(request);
-    const executable = await resolvePlugin(pluginDir, pluginId);
-    const result = await execPlugin(executable, 'create', request, execOptions(pluginId, options));
+    // Looked up and run from the one file checked, so a symlink swapped in meanwhile cannot run.
+    const result = await execPlugin({ pluginDir, pluginId }, 'create', request, execOptions(pluginId, options));
     return { path: result.path, bytes: result.bytes };
   },
   async delete(pluginDir, pluginId, request, options = {}) {
     if (isBuiltinPlugin(pluginId)) return builtinMkdirDelete(request);
-    const executable = await resolvePlugin(pluginDir, pluginId);
-    await execPlugin(executable, 'delete', request, execOptions(pluginId, options));
+    await execPlugin({ pluginDir, pluginId }, 'delete', request, execOptions(pluginId, options));
   },
 };
 

@@ -61,7 +61,7 @@ describe('discoverPlugins lists and fingerprints candidates as the agent does', 
     const discovery = await discoverPlugins(dir.path);
     expect(discovery.plugins.map((p) => p.id)).toEqual(['good']);
     expect(discovery.skipped).toHaveLength(1);
-    expect(discovery.skipped[0]).toMatchObject({ id: 'slow', reason: expect.stringMatching(/timed out after 1s/) });
+    expect(discovery.skipped[0]).toMatchObject({ id: 'slow', reason: expect.stringMatching(/^error fingerprinting plugin "slow": signal: killed\nthe plugin ran past its 1s deadline/) });
     expect(discovery.skipped[0]!.error).toBeInstanceOf(PluginError);
     expect(discovery.skipped[0]!.error!.code).toBe('PLUGIN_TIMED_OUT');
   });
@@ -77,26 +77,29 @@ describe('discoverPlugins lists and fingerprints candidates as the agent does', 
       garbage: 'PLUGIN_BAD_OUTPUT',
       'bad-version': 'PLUGIN_BAD_OUTPUT',
     });
-    expect(skipped.find((s) => s.id === 'fails')!.reason).toBe('error fingerprinting plugin "fails": exit status 1: no license');
+    // On a failed fingerprint the agent does not read stdout: no {"error"} message.
+    expect(skipped.find((s) => s.id === 'fails')).toMatchObject({
+      reason: 'error fingerprinting plugin "fails": exit status 1\nthe plugin said: no license (a real agent ignores a failed fingerprint\'s stdout)',
+      logged: { level: 'error', message: 'error running plugin', error: 'exit status 1' },
+    });
   });
 
   it('does not run directories or files without an execute bit', async () => {
     await mkdir(dir.join('folder'));
     await dir.bash('plain', `/usr/bin/touch ${outside.join('plain.ran')}; echo '{"version": "1"}'`, 0o644);
     const discovery = await discoverPlugins(dir.path, RELAXED);
+    // Not candidates: never run, never logged, as by a real agent.
     expect(discovery.plugins).toEqual([]);
-    expect(discovery.skipped.map((s) => s.id)).toEqual(['plain']);
-    expect(discovery.skipped[0]!.reason).toMatch(/not executable/);
-    expect(discovery.skipped[0]!.error).toBeUndefined();
+    expect(discovery.skipped).toEqual([]);
     expect(existsSync(outside.join('plain.ran'))).toBe(false);
   });
 
-  it(`never runs a file named ${BUILTIN_MKDIR_ID}: the built-in shadows it`, async () => {
+  it(`runs a file named ${BUILTIN_MKDIR_ID}, as a real agent does, but never publishes it: the built-in shadows it`, async () => {
     await dir.bash(BUILTIN_MKDIR_ID, `/usr/bin/touch ${outside.join('mkdir.ran')}; echo '{"version": "9"}'`);
     const discovery = await discoverPlugins(dir.path, RELAXED);
     expect(discovery.plugins).toEqual([]);
-    expect(discovery.skipped).toMatchObject([{ id: BUILTIN_MKDIR_ID, reason: expect.stringMatching(/shadowed by the built-in/) }]);
-    expect(existsSync(outside.join('mkdir.ran'))).toBe(false);
+    expect(discovery.skipped).toMatchObject([{ id: BUILTIN_MKDIR_ID, reason: expect.stringMatching(/the built-in mkdir plugin is what the node publishes/) }]);
+    expect(existsSync(outside.join('mkdir.ran'))).toBe(true);
   });
 
   it('skips a symlink that leads outside the plugin directory as "no such plugin", without running it', async () => {
@@ -109,6 +112,10 @@ describe('discoverPlugins lists and fingerprints candidates as the agent does', 
   });
 
   it('finds nothing in a plugin directory that does not exist', async () => {
-    expect(await discoverPlugins(dir.join('absent'))).toEqual({ plugins: [], skipped: [] });
+    expect(await discoverPlugins(dir.join('absent'))).toEqual({
+      plugins: [],
+      skipped: [],
+      logs: [{ level: 'debug', message: 'plugin dir does not exist', dir: dir.join('absent') }],
+    });
   });
 });

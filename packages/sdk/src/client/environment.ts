@@ -1,5 +1,5 @@
 import { dirname } from 'node:path';
-import { ENV, NULL_PARAMETERS, REQUEST_FIELDS, type RequestField } from '../protocol/variables.js';
+import { ENV, NULL_PARAMETERS, type RequestField } from '../protocol/variables.js';
 import type { Operation } from '../protocol/operations.js';
 import type { RequestByOperation } from '../protocol/request.js';
 import { goMarshalStringMap } from '../go/json.js';
@@ -20,6 +20,13 @@ const DEFAULTS: Partial<Record<RequestField, string>> = {
   createdPath: '',
 };
 
+/** The order the agent builds the environment in (a plugin can see it: /proc/self/environ, `env`). */
+export const ENV_ORDER = {
+  fingerprint: [],
+  create: ['volumesDir', 'pluginDir', 'nodePool', 'namespace', 'volumeName', 'volumeId', 'capacityMinBytes', 'capacityMaxBytes', 'nodeId', 'parameters'],
+  delete: ['volumesDir', 'pluginDir', 'nodePool', 'createdPath', 'namespace', 'volumeName', 'volumeId', 'nodeId', 'parameters'],
+} as const satisfies Record<Operation, readonly RequestField[]>;
+
 /**
  * The exact environment a Nomad agent gives a plugin for an operation: DHV_OPERATION and
  * that operation's variables, nothing else. DHV_PARAMETERS is marshalled as Go marshals
@@ -32,7 +39,7 @@ export function buildEnvironment<Op extends Operation>(
 ): Record<string, string> {
   const env: Record<string, string> = { [ENV.operation]: operation };
   const given = request as Record<string, unknown>;
-  for (const field of REQUEST_FIELDS[operation] as readonly RequestField[]) {
+  for (const field of ENV_ORDER[operation] as readonly RequestField[]) {
     env[ENV[field]] = encodeField(field, given[field], executable);
   }
   return env;

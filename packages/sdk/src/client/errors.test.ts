@@ -15,6 +15,14 @@ describe('describeExit words an exit as Go\'s os/exec does', () => {
 });
 
 describe('PluginError', () => {
+  it('puts what dhv adds on the lines after Nomad\'s words, never inside them', () => {
+    const err = new PluginError('PLUGIN_NOT_FOUND', 'no such plugin: "p"', {
+      pluginId: 'p', executable: '/plugins/p', operation: 'resolve', nomadMessage: 'no such plugin: "p"', hints: ['/plugins/p does not exist'],
+    });
+    expect(err.message).toBe('no such plugin: "p"\n/plugins/p does not exist');
+    expect(err.nomadMessage).toBe('no such plugin: "p"');
+  });
+
   const details = { pluginId: 'p', executable: '/plugins/p', volumeId: 'v-1', exitCode: 1, signal: null, stdout: '{"error":"x"}', stderr: 'log', pluginMessage: 'x' };
 
   it.each([
@@ -34,6 +42,8 @@ describe('PluginError', () => {
     expect(JSON.parse(JSON.stringify(err))).toEqual({
       code: 'PLUGIN_FAILED',
       message: 'error creating volume "v-1" with plugin "p": exit status 1: x',
+      nomadMessage: 'error creating volume "v-1" with plugin "p": exit status 1: x',
+      hints: [],
       reason: 'exit status 1: x',
       pluginId: 'p',
       executable: '/plugins/p',

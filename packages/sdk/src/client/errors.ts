@@ -27,6 +27,14 @@ export interface PluginRunDetails {
   /** stdout or stderr was longer than the cap and was cut. */
   truncated?: boolean | undefined;
   durationMs?: number | undefined;
+  /** The error Go's os/exec gave (`exit status 1`, `signal: killed`, `fork/exec ...`): what the agent logs. */
+  runError?: string | undefined;
+  /** Set when a real agent panics here (and the agent process dies) instead of returning an error. */
+  nomadPanic?: string | undefined;
+  /** Nomad's whole error text, when it is not `<prefix>: <reason>` (lookup, decode and delete errors). */
+  nomadMessage?: string | undefined;
+  /** What dhv adds: what happened beyond Nomad's words, what to do next. Printed on the lines after them. */
+  hints?: readonly string[] | undefined;
 }
 
 export class PluginError extends Error {
@@ -41,9 +49,21 @@ export class PluginError extends Error {
   readonly pluginMessage: string | undefined;
   readonly truncated: boolean;
   readonly durationMs: number | undefined;
+  /** The first line(s) of the message: exactly what a Nomad agent says. */
+  readonly nomadMessage: string;
+  /** dhv's own lines after Nomad's. */
+  readonly hints: readonly string[];
+  readonly runError: string | undefined;
+  readonly nomadPanic: string | undefined;
 
   constructor(readonly code: PluginErrorCode, readonly reason: string, details: PluginRunDetails) {
-    super(`${prefix(details)}: ${reason}`);
+    const nomadMessage = details.nomadMessage ?? `${prefix(details)}: ${reason}`;
+    const hints = details.hints ?? [];
+    super([nomadMessage, ...hints].join('\n'));
+    this.nomadMessage = nomadMessage;
+    this.hints = hints;
+    this.runError = details.runError;
+    this.nomadPanic = details.nomadPanic;
     this.name = 'PluginError';
     this.pluginId = details.pluginId;
     this.executable = details.executable;
@@ -62,6 +82,8 @@ export class PluginError extends Error {
     return {
       code: this.code,
       message: this.message,
+      nomadMessage: this.nomadMessage,
+      hints: this.hints,
       reason: this.reason,
       pluginId: this.pluginId,
       executable: this.executable,
@@ -82,15 +104,15 @@ export class PluginError extends Error {
 function prefix({ operation, volumeId, pluginId }: PluginRunDetails): string {
   switch (operation as Operation | 'resolve') {
     case 'create':
-      return `error creating volume "${volumeId ?? ''}" with plugin "${pluginId}"`;
+      return `error creating volume ${goQuote(volumeId ?? '')} with plugin ${goQuote(pluginId)}`;
     case 'delete':
-      return `error deleting volume "${volumeId ?? ''}" with plugin "${pluginId}"`;
+      return `error deleting volume ${goQuote(volumeId ?? '')} with plugin ${goQuote(pluginId)}`;
     case 'fingerprint':
-      return `error fingerprinting plugin "${pluginId}"`;
+      return `error fingerprinting plugin ${goQuote(pluginId)}`;
     case 'resolve':
-      return `error looking up plugin "${pluginId}"`;
+      return `error looking up plugin ${goQuote(pluginId)}`;
     default:
-      return `error running operation "${operation}" of plugin "${pluginId}"`;
+      return `error running operation ${goQuote(operation)} of plugin ${goQuote(pluginId)}`;
   }
 }
 
@@ -116,6 +138,50 @@ const SIGNAL_NAMES: Partial<Record<NodeJS.Signals, string>> = {
   SIGUSR2: 'user defined signal 2',
 };
 
-export function pluginNotFound(pluginId: string, executable: string, why: string, operation = 'resolve'): PluginError {
-  return new PluginError('PLUGIN_NOT_FOUND', `no such plugin: ${why}`, { pluginId, executable, operation });
+/** Nomad's lookup errors: `no such plugin: "<id>"` (ErrPluginNotExists) and `plugin not executable: "<id>"`. */
+export function pluginNotFound(pluginId: string, executable: string, hints: readonly string[] = [], operation = 'resolve'): PluginError {
+  const nomadMessage = `no such plugin: ${goQuote(pluginId)}`;
+  return new PluginError('PLUGIN_NOT_FOUND', nomadMessage, { pluginId, executable, operation, nomadMessage, hints });
 }
+
+export function pluginNotExecutable(pluginId: string, executable: string, hints: readonly string[] = [], operation = 'resolve'): PluginError {
+  const nomadMessage = `plugin not executable: ${goQuote(pluginId)}`;
+  return new PluginError('PLUGIN_NOT_EXECUTABLE', nomadMessage, { pluginId, executable, operation, nomadMessage, hints });
+}
+
+/** Go's %q of a string: double quotes, Go escapes, valid UTF-8 printed as is. */
+export function goQuote(s: string): string {
+  let out = '"';
+  for (const ch of s) {
+    const c = ch.codePointAt(0)!;
+    if (ch === '"') out += '\\"';
+    else if (ch === '\\') out += '\\\\';
+    else if (ch === '\n') out += '\\n';
+    else if (ch === '\t') out += '\\t';
+    else if (ch === '\r') out += '\\r';
+    else if (c < 0x20 || c === 0x7f) out += `\\x${c.toString(16).padStart(2, '0')}`;
+    else if ((c >= 0x80 && c < 0xa0) || (c >= 0xd800 && c <= 0xdfff) || c === 0x2028 || c === 0x2029) out += `\\u${c.toString(16).padStart(4, '0')}`;
+    else out += ch;
+  }
+  return out + '"';
+}
+
+/** Go's text for an errno from fork/exec (syscall.Errno.Error()). */
+export const ERRNO_TEXT: Record<string, string> = {
+  ENOENT: 'no such file or directory',
+  EACCES: 'permission denied',
+  ENOEXEC: 'exec format error',
+  ELOOP: 'too many levels of symbolic links',
+  E2BIG: 'argument list too long',
+  ETXTBSY: 'text file busy',
+  EISDIR: 'is a directory',
+  ENOTDIR: 'not a directory',
+  EINVAL: 'invalid argument',
+  EPERM: 'operation not permitted',
+  ENOMEM: 'cannot allocate memory',
+  EAGAIN: 'resource temporarily unavailable',
+  EMFILE: 'too many open files',
+  ENFILE: 'too many open files in system',
+  ENAMETOOLONG: 'file name too long',
+  EIO: 'input/output error',
+};

@@ -1,33 +1,77 @@
-import { open } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
+import { arch } from 'node:os';
 
 /**
- * The agent starts a plugin with execve(2), which refuses a file that is neither a
- * binary nor a `#!` script ("exec format error"). libuv's spawn instead falls back to
- * running such a file with /bin/sh, so a plugin that works here would fail under a
- * real agent. This tells the two apart before spawning: an ENOEXEC error for a file
- * that starts with neither `#!` nor an ELF header, undefined otherwise (including when
- * the file cannot be read, which spawning will report better).
+ * What execve(2) would make of a file, decided before spawning: libuv's spawn (through
+ * execvp) runs a file the kernel refused with ENOEXEC through /bin/sh, so a plugin that
+ * works here would fail under a real agent, which uses execve. Nothing here blocks:
+ * a FIFO, socket or device is judged from its type, never opened.
  */
-export async function execFormatError(executable: string): Promise<NodeJS.ErrnoException | undefined> {
-  let head: Buffer;
+export type ExecKind =
+  | { kind: 'script' }
+  | { kind: 'elf' }
+  | { kind: 'refused'; errno: 'ENOEXEC' | 'EACCES'; why: string };
+
+/** Linux's O_PATH: an fd that names a file without opening it (no FIFO wait, no device open). */
+export const O_PATH = 0o10000000;
+
+export function describeFileType(info: Stats): string | undefined {
+  if (info.isFIFO()) return 'a FIFO (named pipe)';
+  if (info.isSocket()) return 'a socket';
+  if (info.isCharacterDevice()) return 'a character device (a terminal or the like)';
+  if (info.isBlockDevice()) return 'a block device';
+  if (info.isDirectory()) return 'a directory';
+  return undefined;
+}
+
+/** `fd` names the file (O_PATH is enough); its first bytes are read through /proc only when it is a regular file. */
+export function execKind(fd: number, info: Stats = fstatSync(fd)): ExecKind {
+  if (!info.isFile()) {
+    return { kind: 'refused', errno: 'EACCES', why: `it is ${describeFileType(info) ?? 'not a regular file'}, not a program: execve refuses it` };
+  }
+  const head = Buffer.alloc(64);
+  let length = 0;
   try {
-    const file = await open(executable, 'r');
+    const readable = openSync(`/proc/self/fd/${fd}`, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
     try {
-      const buffer = Buffer.alloc(4);
-      const { bytesRead } = await file.read(buffer, 0, 4, 0);
-      head = buffer.subarray(0, bytesRead);
+      length = readSync(readable, head, 0, head.length, 0);
     } finally {
-      await file.close();
+      closeSync(readable);
     }
   } catch {
-    return undefined;
+    // Unreadable (execute-only, or no /proc): let execve judge it.
+    return { kind: 'script' };
   }
-  if (head.subarray(0, 2).toString('latin1') === '#!') return undefined;
-  if (head.equals(Buffer.from([0x7f, 0x45, 0x4c, 0x46]))) return undefined;
-  const err: NodeJS.ErrnoException = new Error(`spawn ${executable} ENOEXEC`);
-  err.code = 'ENOEXEC';
-  err.errno = -8;
-  err.syscall = 'spawn';
-  err.path = executable;
-  return err;
+  const b = head.subarray(0, length);
+  if (b[0] === 0x23 && b[1] === 0x21) return { kind: 'script' };
+  if (b[0] === 0x7f && b[1] === 0x45 && b[2] === 0x4c && b[3] === 0x46) {
+    const problem = elfProblem(b);
+    return problem ? { kind: 'refused', errno: 'ENOEXEC', why: `it begins like an ELF program but ${problem}` } : { kind: 'elf' };
+  }
+  return {
+    kind: 'refused',
+    errno: 'ENOEXEC',
+    why: length === 0 ? 'it is empty' : 'it is neither a program nor a script: a script must begin with a #! line (for example #!/bin/sh)',
+  };
+}
+
+const MACHINES: Record<string, number[]> = { x64: [62, 3], arm64: [183, 40], arm: [40], ia32: [3], ppc64: [21], s390x: [22], riscv64: [243] };
+
+/** The header checks the kernel's ELF loader makes before anything else; undefined when they pass. */
+function elfProblem(b: Buffer): string | undefined {
+  if (b.length < 52) return 'its header is cut short';
+  const cls = b[4];
+  const data = b[5];
+  if (cls !== 1 && cls !== 2) return `its class byte is ${cls} (1 or 2 expected)`;
+  if (data !== 1 && data !== 2) return `its byte-order byte is ${data} (1 or 2 expected)`;
+  if (cls === 2 && b.length < 64) return 'its header is cut short';
+  const u16 = (off: number) => (data === 1 ? b.readUInt16LE(off) : b.readUInt16BE(off));
+  const type = u16(16);
+  if (type !== 2 && type !== 3) return `it is not an executable or shared object (e_type ${type})`;
+  const machine = u16(18);
+  const accepted = MACHINES[arch()];
+  if (accepted && !accepted.includes(machine)) return `it is built for another machine (e_machine ${machine})`;
+  const phentsize = u16(cls === 2 ? 54 : 42);
+  if (phentsize !== (cls === 2 ? 56 : 32)) return `its program header size is ${phentsize}`;
+  return undefined;
 }

@@ -81,30 +81,37 @@ describe('execPlugin decodes what a plugin prints', () => {
   });
 
   it.each([
-    ['a log line before the JSON', `echo starting; echo '{"path": "/x"}'`, /invalid character 's' looking for beginning of value/],
-    ['bytes as 5.0', `echo '{"path": "/x", "bytes": 5.0}'`, /cannot unmarshal number 5.0 into Go struct field .bytes of type int64/],
-    ['bytes as a string', `echo '{"path": "/x", "bytes": "5"}'`, /cannot unmarshal string into Go struct field .bytes/],
-    ['bytes beyond int64', `echo '{"path": "/x", "bytes": 9223372036854775808}'`, /of type int64/],
-    ['no path', `echo '{"bytes": 5}'`, /no "path"/],
-    ['nothing', `true`, /unexpected end of JSON input/],
-    ['two documents', `echo '{"path": "/x"}{}'`, /after top-level value/],
-  ])('refuses create output with %s', async (_what, body, message) => {
+    ['a log line before the JSON', `echo starting; echo '{"path": "/x"}'`, "invalid character 's' looking for beginning of value"],
+    ['bytes as 5.0', `echo '{"path": "/x", "bytes": 5.0}'`, 'json: cannot unmarshal number 5.0 into Go struct field HostVolumePluginCreateResponse.bytes of type int64'],
+    ['bytes as a string', `echo '{"path": "/x", "bytes": "5"}'`, 'json: cannot unmarshal string into Go struct field HostVolumePluginCreateResponse.bytes of type int64'],
+    ['bytes beyond int64', `echo '{"path": "/x", "bytes": 9223372036854775808}'`, 'json: cannot unmarshal number 9223372036854775808 into Go struct field HostVolumePluginCreateResponse.bytes of type int64'],
+    ['nothing', `true`, 'unexpected end of JSON input'],
+    ['two documents', `echo '{"path": "/x"}{}'`, "invalid character '{' after top-level value"],
+  ])('refuses create output with %s, in Go\'s words alone (the agent adds no prefix)', async (_what, body, message) => {
     const p = await dir.bash('c', body);
     const err = await failure(execPlugin(p, 'create', request), 'PLUGIN_BAD_OUTPUT');
-    expect(err.message).toMatch(message);
-    expect(err.message).toMatch(/^error creating volume "5b8a2a5e-8f0a-4c8e-9a4f-0c7d3f2b1a99" with plugin "c": bad output: /);
-    expect(err.stdout).not.toBe(undefined);
+    expect(err.nomadMessage).toBe(message);
+    expect(err.message.startsWith(`${message}\n`)).toBe(true);
+    expect(err.message).toMatch(/stdout was/);
+  });
+
+  it('refuses create output with no path (a real agent accepts it), saying what a real agent does', async () => {
+    const p = await dir.bash('c', `echo '{"bytes": 5}'`);
+    const err = await failure(execPlugin(p, 'create', request), 'PLUGIN_BAD_OUTPUT');
+    expect(err.message).toMatch(/without a "path"\na real Nomad agent accepts this/);
   });
 
   it('refuses a fingerprint version of "one"', async () => {
     const p = await dir.bash('fp', `echo '{"version": "one"}'`);
     const err = await failure(execPlugin(p, 'fingerprint', {}), 'PLUGIN_BAD_OUTPUT');
-    expect(err.message).toBe('error fingerprinting plugin "fp": bad output: Malformed version: one (stdout was "{\\"version\\": \\"one\\"}\\n")');
+    expect(err.nomadMessage).toBe('error parsing fingerprint output as json: malformed version: one');
   });
 
   it('refuses a fingerprint with no version (it would crash a real agent)', async () => {
     const p = await dir.bash('fp', `echo '{"name": "x"}'`);
-    expect((await failure(execPlugin(p, 'fingerprint', {}), 'PLUGIN_BAD_OUTPUT')).message).toMatch(/no "version"/);
+    const err = await failure(execPlugin(p, 'fingerprint', {}), 'PLUGIN_BAD_OUTPUT');
+    expect(err.message).toMatch(/without a version: a real Nomad agent crashes here/);
+    expect(err.nomadPanic).toMatch(/nil pointer dereference/);
   });
 });
 
@@ -119,7 +126,9 @@ describe('execPlugin reports a failed plugin like the agent does', () => {
   it('gives the exit status alone when stdout holds no error document', async () => {
     const p = await dir.bash('d', `echo oops; exit 3`);
     const err = await failure(execPlugin(p, 'delete', request, { pluginId: 'my-plugin' }), 'PLUGIN_FAILED');
-    expect(err.message).toBe(`error deleting volume "${VOLUME_ID}" with plugin "my-plugin": exit status 3`);
+    expect(err.message).toBe(`error reading plugin response when deleting volume "${VOLUME_ID}" with plugin "my-plugin": original error: exit status 3`);
+    const c = await dir.bash('c', `echo oops; exit 3`);
+    expect((await failure(execPlugin(c, 'create', request), 'PLUGIN_FAILED')).message).toBe(`error creating volume "${VOLUME_ID}" with plugin "c": exit status 3`);
     expect(err.pluginMessage).toBeUndefined();
   });
 
@@ -132,7 +141,9 @@ describe('execPlugin reports a failed plugin like the agent does', () => {
 
   it('reports a missing plugin', async () => {
     const err = await failure(execPlugin(dir.join('nope'), 'fingerprint', {}), 'PLUGIN_NOT_FOUND');
-    expect(err.message).toMatch(/does not exist/);
+    expect(err.message).toBe(`error fingerprinting plugin "nope": fork/exec ${dir.join('nope')}: no such file or directory\n${dir.join('nope')} does not exist`);
+    const looked = await failure(execPlugin({ pluginDir: dir.path, pluginId: 'nope' }, 'fingerprint', {}), 'PLUGIN_NOT_FOUND');
+    expect(looked.nomadMessage).toBe('no such plugin: "nope"');
   });
 
   it('reports a plugin whose interpreter line names a missing program', async () => {
@@ -142,7 +153,9 @@ describe('execPlugin reports a failed plugin like the agent does', () => {
 
   it('reports a plugin without an execute bit', async () => {
     const p = await dir.bash('p', `echo '{"version": "1"}'`, 0o644);
-    expect((await failure(execPlugin(p, 'fingerprint', {}), 'PLUGIN_NOT_EXECUTABLE')).message).toMatch(/chmod \+x/);
+    expect((await failure(execPlugin(p, 'fingerprint', {}), 'PLUGIN_NOT_EXECUTABLE')).nomadMessage).toBe(`error fingerprinting plugin "p": fork/exec ${p}: permission denied`);
+    const looked = await failure(execPlugin({ pluginDir: dir.path, pluginId: 'p' }, 'fingerprint', {}), 'PLUGIN_NOT_EXECUTABLE');
+    expect(looked.message).toBe(`plugin not executable: "p"\n${p} has no execute bit (chmod +x it)`);
   });
 
   it('refuses a script with no interpreter line, as the agent\'s execve does (no fallback to /bin/sh)', async () => {
@@ -169,19 +182,20 @@ process.stdout.write(JSON.stringify({ version: '1', path: '/x' }));`;
       expect(Object.keys(fp.env)).toEqual([ENV.operation]);
       const created = JSON.parse((await execPlugin(p, 'create', { ...request, capacityMinBytes: 2n ** 60n })).stderr);
       expect(created.argv).toEqual(['create']);
-      expect(created.env).toEqual({
+      // In the order a real agent builds it.
+      expect(Object.entries(created.env)).toEqual(Object.entries({
         [ENV.operation]: 'create',
         [ENV.volumesDir]: '/srv/volumes',
         [ENV.pluginDir]: dir.path,
+        [ENV.nodePool]: 'default',
         [ENV.namespace]: 'default',
         [ENV.volumeName]: 'data',
         [ENV.volumeId]: VOLUME_ID,
-        [ENV.nodeId]: 'node-1',
-        [ENV.nodePool]: 'default',
         [ENV.capacityMinBytes]: '1152921504606846976',
         [ENV.capacityMaxBytes]: '0',
+        [ENV.nodeId]: 'node-1',
         [ENV.parameters]: 'null',
-      });
+      }));
     } finally {
       delete process.env.DHV_TEST_LEAK;
     }
@@ -205,13 +219,14 @@ describe('execPlugin stays in control of a misbehaving plugin', () => {
   it('kills a plugin that hangs, with its whole process group, at the timeout', async () => {
     const p = await groupRecordingPlugin('hang', `sleep 1000 & sleep 1000 & wait`);
     const err = await failure(execPlugin(p.executable, 'create', request, { timeoutMs: 300 }), 'PLUGIN_TIMED_OUT');
-    expect(err.message).toBe(`error creating volume "${VOLUME_ID}" with plugin "hang": timed out after 300ms and was killed (signal: killed)`);
+    expect(err.nomadMessage).toBe(`error creating volume "${VOLUME_ID}" with plugin "hang": signal: killed`);
+    expect(err.message).toMatch(/\nthe plugin ran past its 300ms deadline and was killed/);
     expect(await groupGone(await p.pgid())).toBe(true);
   });
 
   it("uses the agent's 1 s fingerprint timeout by default", async () => {
     const p = await groupRecordingPlugin('slow', `sleep 1000`);
-    expect((await failure(execPlugin(p.executable, 'fingerprint', {}), 'PLUGIN_TIMED_OUT')).message).toMatch(/timed out after 1s/);
+    expect((await failure(execPlugin(p.executable, 'fingerprint', {}), 'PLUGIN_TIMED_OUT')).message).toMatch(/past its 1s deadline/);
     expect(await groupGone(await p.pgid())).toBe(true);
   });
 
@@ -230,11 +245,26 @@ describe('execPlugin stays in control of a misbehaving plugin', () => {
     expect(existsSync(dir.join('ran'))).toBe(false);
   });
 
-  it('returns when the plugin exits, though a child it forked still holds stdout, and kills that child', async () => {
+  it('reads until the pipes close, as a real agent does, and kills a child still holding them at the deadline', async () => {
     const p = await groupRecordingPlugin('fork', `sleep 1000 &\necho '{"version": "1"}'`);
-    const err = await failure(execPlugin(p.executable, 'fingerprint', {}, { timeoutMs: 30_000 }), 'PLUGIN_BAD_OUTPUT');
-    expect(err.message).toMatch(/kept stdout or stderr open/);
+    const run = await execPlugin(p.executable, 'fingerprint', {}, { timeoutMs: 1_000 });
+    expect(run.version).toBe('1.0.0');
+    expect(run.durationMs).toBeGreaterThanOrEqual(900);
+    expect(run.warnings.join('\n')).toMatch(/still held its stdout or stderr at the 1s deadline: dhv killed it; a real agent waits/);
     expect(await groupGone(await p.pgid())).toBe(true);
+  });
+
+  it('waits for a background child that holds the pipes for a while, as a real agent does', async () => {
+    const p = await dir.bash('fork', `(sleep 0.5; echo late >&2) &\necho '{"version": "1"}'`);
+    const run = await execPlugin(p, 'fingerprint', {}, { timeoutMs: 10_000 });
+    expect(run).toMatchObject({ version: '1.0.0', stderr: 'late\n', warnings: [] });
+  });
+
+  it('gives the plugin pipes, so `echo >/dev/stderr` works as under a real agent', async () => {
+    const p = await dir.bash('pipes', 'echo logged >/dev/stderr; fd=$(/usr/bin/readlink /proc/$$/fd/1); printf \'{"version": "1", "fd": "%s"}\' "$fd" | /usr/bin/tee /dev/stderr');
+    const run = await execPlugin(p, 'fingerprint', {});
+    expect(run.stdout).toMatch(/^\{"version": "1", "fd": "pipe:\[[0-9]+\]"\}$/);
+    expect(run.stderr).toBe(`logged\n${run.stdout}`);
   });
 
   it('keeps at most maxOutputBytes of a plugin that prints 100 MB, kills it, and says the output was cut', async () => {
@@ -245,7 +275,7 @@ describe('execPlugin stays in control of a misbehaving plugin', () => {
     expect(process.memoryUsage().rss - rssBefore).toBeLessThan(48 * 1024 * 1024);
     expect(err.truncated).toBe(true);
     expect(err.stdout.length).toBe(4 * 1024 * 1024);
-    expect(err.message).toMatch(/wrote more than 4 MiB to stdout/);
+    expect(err.message).toMatch(/dhv stopped reading stdout at 4 MiB and killed the plugin\na real agent reads any amount/);
     expect(await groupGone(await p.pgid())).toBe(true);
   });
 

@@ -3,7 +3,9 @@ import { AGENT_TIMEOUT_MS, type Operation } from '../protocol/operations.js';
 import { decodeCreateOutput, decodeErrorOutput, decodeFingerprintOutput } from '../protocol/decode.js';
 import { buildEnvironment, type RequestInput } from './environment.js';
 import { DEFAULT_MAX_OUTPUT_BYTES, spawnPlugin, type SpawnResult } from './spawn-plugin.js';
-import { PluginError, describeExit, type PluginRunDetails } from './errors.js';
+import { ERRNO_TEXT, PluginError, describeExit, goQuote, type PluginErrorCode, type PluginRunDetails } from './errors.js';
+import { closePluginHandle, openPlugin } from './resolve-plugin.js';
+import { spawnHints } from './spawn-hints.js';
 
 export interface ExecOptions {
   /** Defaults to the agent's: 1 s for fingerprint, 60 s for create and delete. */
@@ -23,6 +25,8 @@ interface RunInfo {
   /** stderr was longer than maxOutputBytes and was cut (a long stdout fails the run instead). */
   truncated: boolean;
   durationMs: number;
+  /** What dhv noticed that a real agent would not say (for example a child killed at the deadline). */
+  warnings: string[];
 }
 
 export interface FingerprintResult extends RunInfo {
@@ -45,30 +49,47 @@ export interface ResultByOperation {
   delete: DeleteResult;
 }
 
+/** A plugin as the agent names it: an ID looked up in the plugin dir (never outside it). */
+export interface PluginRef {
+  pluginDir: string;
+  pluginId: string;
+}
+
+/** What a real agent does when a fingerprint prints no version. */
+export const NIL_VERSION_PANIC = 'runtime error: invalid memory address or nil pointer dereference';
+
 /**
- * Runs one operation of any plugin, in any language, exactly as a Nomad agent does,
- * and returns its decoded response. Throws a PluginError for every kind of failure.
+ * Runs one operation of any plugin, in any language, exactly as a Nomad agent does, and
+ * returns its decoded response. Given `{pluginDir, pluginId}` it first looks the plugin
+ * up as the agent does and runs the very file it checked. Throws a PluginError for every
+ * kind of failure, its message Nomad's own words first.
  */
 export async function execPlugin<Op extends Operation>(
-  executable: string,
+  plugin: string | PluginRef,
   operation: Op,
   request: RequestInput<Op>,
   options: ExecOptions = {},
 ): Promise<ResultByOperation[Op]> {
-  const env = buildEnvironment(operation, request, executable);
-  const run = await spawnPlugin(executable, [operation], env, {
-    timeoutMs: options.timeoutMs ?? AGENT_TIMEOUT_MS[operation],
-    signal: options.signal,
-    maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
-    cwd: options.cwd,
-  });
-  const volumeId = (request as { volumeId?: string }).volumeId;
-  return interpretRun(operation, run, {
-    pluginId: options.pluginId ?? basename(executable),
-    executable,
-    volumeId,
-    timeoutMs: options.timeoutMs ?? AGENT_TIMEOUT_MS[operation],
-  }) as ResultByOperation[Op];
+  const ref = typeof plugin === 'string' ? undefined : plugin;
+  const handle = ref ? openPlugin(ref.pluginDir, ref.pluginId) : undefined;
+  try {
+    const executable = handle ? handle.executable : (plugin as string);
+    const pluginId = ref?.pluginId ?? options.pluginId ?? basename(executable);
+    const withDir = ref && (request as { pluginDir?: string }).pluginDir === undefined ? { ...request, pluginDir: ref.pluginDir } : request;
+    const env = buildEnvironment(operation, withDir as RequestInput<Op>, executable);
+    const timeoutMs = options.timeoutMs ?? AGENT_TIMEOUT_MS[operation];
+    const run = await spawnPlugin(executable, [operation], env, {
+      timeoutMs,
+      signal: options.signal,
+      maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+      cwd: options.cwd,
+      fd: handle?.fd,
+    });
+    const volumeId = (request as { volumeId?: string }).volumeId;
+    return interpretRun(operation, run, { pluginId, executable, volumeId, timeoutMs, env }) as ResultByOperation[Op];
+  } finally {
+    if (handle) closePluginHandle(handle);
+  }
 }
 
 interface RunContext {
@@ -76,13 +97,26 @@ interface RunContext {
   executable: string;
   volumeId: string | undefined;
   timeoutMs: number;
+  /** The environment the plugin was given, to say which variable broke a spawn. */
+  env?: Readonly<Record<string, string>>;
 }
 
-/** Turns a finished run into a typed result or a typed error, in the order the agent would notice things. */
+/** The error Go's cmd.Output() returned, as its Error() reads. */
+export function goRunError(run: SpawnResult, executable: string): string | undefined {
+  if (run.spawnError) {
+    const code = run.spawnError.code ?? 'EIO';
+    return `fork/exec ${executable}: ${ERRNO_TEXT[code] ?? code.toLowerCase()}`;
+  }
+  if (run.timedOut || run.aborted) return 'signal: killed';
+  if (run.signal || run.exitCode !== 0) return describeExit(run.exitCode, run.signal);
+  return undefined;
+}
+
+/** Turns a finished run into a typed result or a typed error, worded as the agent words it. */
 export function interpretRun(
   operation: string,
   run: SpawnResult,
-  { pluginId, executable, volumeId, timeoutMs }: RunContext,
+  { pluginId, executable, volumeId, timeoutMs, env }: RunContext,
 ): FingerprintResult | CreateResult | DeleteResult {
   const stdout = new TextDecoder().decode(run.stdout);
   const stderr = new TextDecoder().decode(run.stderr);
@@ -98,38 +132,91 @@ export function interpretRun(
     truncated: run.stdoutTruncated || run.stderrTruncated,
     durationMs: run.durationMs,
   };
-  if (run.spawnError) throw spawnFailure(run.spawnError, details);
-  if (run.timedOut) {
-    throw new PluginError('PLUGIN_TIMED_OUT', `timed out after ${formatMs(timeoutMs)} and was killed (signal: killed)`, details);
-  }
-  if (run.aborted) throw new PluginError('PLUGIN_ABORTED', 'cancelled (the caller shut down) and was killed', details);
-  if (run.stdoutTruncated) {
-    throw new PluginError('PLUGIN_BAD_OUTPUT', `wrote more than ${formatBytes(run.stdout.length)} to stdout and was killed; a response is one small JSON document`, details);
-  }
-  if (run.exitCode !== 0) {
-    const pluginMessage = decodeErrorOutput(stdout);
-    const reason = describeExit(run.exitCode, run.signal) + (pluginMessage ? `: ${pluginMessage}` : '');
-    throw new PluginError('PLUGIN_FAILED', reason, { ...details, pluginMessage });
-  }
+  const warnings: string[] = [];
+  if (run.stdio === 'socket') warnings.push('dhv could not make pipes here, so the plugin\'s stdout and stderr were sockets (a real agent gives pipes)');
   if (run.outputHeldOpen) {
-    throw new PluginError(
-      'PLUGIN_BAD_OUTPUT',
-      'exited, but a process it started kept stdout or stderr open (a real agent waits for it forever); it was killed',
-      details,
+    warnings.push(
+      `the plugin exited, but a process it started still held its stdout or stderr at the ${formatMs(timeoutMs)} deadline: dhv killed it; ` +
+        'a real agent waits for that process as long as it lives (start helpers with >/dev/null 2>&1)',
     );
   }
-  const info: RunInfo = { stdout, stderr, truncated: run.stderrTruncated, durationMs: run.durationMs };
+  const fail = (code: PluginErrorCode, nomadMessage: string, hints: string[], extra: Partial<PluginRunDetails> = {}) =>
+    new PluginError(code, nomadMessage, { ...details, ...extra, nomadMessage, hints: [...hints, ...warnings] });
+
+  const ids = `volume ${goQuote(volumeId ?? '')} with plugin ${goQuote(pluginId)}`;
+  if (run.stdoutTruncated) {
+    const what = operation === 'fingerprint' ? `fingerprinting plugin ${goQuote(pluginId)}` : `${operation === 'delete' ? 'deleting' : 'creating'} ${ids}`;
+    throw fail('PLUGIN_BAD_OUTPUT', `error ${what}: dhv stopped reading stdout at ${formatBytes(run.stdout.length)} and killed the plugin`, [
+      'a real agent reads any amount; a response is one small JSON document (dhv caps stdout to protect itself)',
+    ]);
+  }
+
+  const runError = goRunError(run, executable);
+  if (runError !== undefined) {
+    const code: PluginErrorCode = run.spawnError
+      ? spawnCode(run.spawnError.code)
+      : run.timedOut
+        ? 'PLUGIN_TIMED_OUT'
+        : run.aborted
+          ? 'PLUGIN_ABORTED'
+          : 'PLUGIN_FAILED';
+    const hints = [
+      ...(run.spawnError ? spawnHints(run, executable, env) : []),
+      ...(run.timedOut
+        ? [`the plugin ran past its ${formatMs(timeoutMs)} deadline and was killed with its whole process group (a real agent kills only the plugin, then waits for any child still holding its output)`]
+        : []),
+      ...(run.aborted ? ['cancelled: dhv was stopped while the plugin ran, and killed it'] : []),
+    ];
+    const message = decodeErrorOutput(run.stdout);
+    switch (operation) {
+      case 'fingerprint':
+        // On a failed fingerprint the agent does not read stdout; dhv shows the plugin's {"error"} on its own line.
+        throw fail(
+          code,
+          `error fingerprinting plugin ${goQuote(pluginId)}: ${runError}`,
+          [...hints, ...(message ? [`the plugin said: ${message} (a real agent ignores a failed fingerprint's stdout)`] : [])],
+          { pluginMessage: message, runError },
+        );
+      case 'delete':
+        throw fail(
+          code,
+          message === undefined
+            ? `error reading plugin response when deleting ${ids}: original error: ${runError}`
+            : `error deleting ${ids}: ${runError}: ${message}`,
+          hints,
+          { pluginMessage: message, runError },
+        );
+      default:
+        throw fail(code, `error creating ${ids}: ${runError}${message === undefined ? '' : `: ${message}`}`, hints, {
+          pluginMessage: message,
+          runError,
+        });
+    }
+  }
+
+  const info: RunInfo = { stdout, stderr, truncated: run.stderrTruncated, durationMs: run.durationMs, warnings };
+  const shownStdout = `plugin ${pluginId}'s stdout was ${JSON.stringify(stdout.length > 200 ? `${stdout.slice(0, 200)}…` : stdout)}`;
   switch (operation) {
     case 'fingerprint': {
-      const decoded = decodeFingerprintOutput(stdout);
-      if (!decoded.ok) throw badOutput(decoded.error, details);
-      return { ...info, version: decoded.value.version.normalized, rawVersion: decoded.value.version.original };
+      const decoded = decodeFingerprintOutput(run.stdout);
+      if (!decoded.ok) throw fail('PLUGIN_BAD_OUTPUT', `error parsing fingerprint output as json: ${decoded.error}`, [shownStdout]);
+      const version = decoded.value.version;
+      if (!version) {
+        throw fail('PLUGIN_BAD_OUTPUT', `plugin ${goQuote(pluginId)} fingerprinted without a version: a real Nomad agent crashes here (panic: ${NIL_VERSION_PANIC})`, [
+          'dhv skips the plugin instead; print {"version": "0.0.1"} (any version go-version parses)',
+          shownStdout,
+        ], { nomadPanic: NIL_VERSION_PANIC });
+      }
+      return { ...info, version: version.normalized, rawVersion: version.original };
     }
     case 'create': {
-      const decoded = decodeCreateOutput(stdout);
-      if (!decoded.ok) throw badOutput(decoded.error, details);
+      const decoded = decodeCreateOutput(run.stdout);
+      if (!decoded.ok) throw fail('PLUGIN_BAD_OUTPUT', decoded.error, [`(decoding the create response of ${ids})`, shownStdout]);
       if (decoded.value.path === '') {
-        throw badOutput('create returned no "path" (a real agent accepts it, but nobody can mount the volume)', details);
+        throw fail('PLUGIN_BAD_OUTPUT', `plugin ${goQuote(pluginId)} created ${`volume ${goQuote(volumeId ?? '')}`} without a "path"`, [
+          'a real Nomad agent accepts this and publishes a volume with an empty path, which no workload can mount; print {"path": "/abs/dir", "bytes": N}',
+          shownStdout,
+        ]);
       }
       return { ...info, ...decoded.value };
     }
@@ -138,21 +225,15 @@ export function interpretRun(
   }
 }
 
-function badOutput(problem: string, details: PluginRunDetails): PluginError {
-  const shown = details.stdout && details.stdout.length > 200 ? `${details.stdout.slice(0, 200)}…` : details.stdout;
-  return new PluginError('PLUGIN_BAD_OUTPUT', `bad output: ${problem} (stdout was ${JSON.stringify(shown)})`, details);
-}
-
-function spawnFailure(err: NodeJS.ErrnoException, details: PluginRunDetails): PluginError {
-  switch (err.code) {
+function spawnCode(errno: string | undefined): PluginErrorCode {
+  switch (errno) {
     case 'ENOENT':
-      return new PluginError('PLUGIN_NOT_FOUND', `no such plugin: ${details.executable} does not exist, or its interpreter line names a program that does not`, details);
+      return 'PLUGIN_NOT_FOUND';
     case 'EACCES':
-      return new PluginError('PLUGIN_NOT_EXECUTABLE', `plugin is not executable: ${details.executable} (chmod +x it)`, details);
     case 'ENOEXEC':
-      return new PluginError('PLUGIN_NOT_EXECUTABLE', `exec format error: ${details.executable} is not a program and has no #! interpreter line`, details);
+      return 'PLUGIN_NOT_EXECUTABLE';
     default:
-      return new PluginError('PLUGIN_SPAWN_FAILED', `could not start ${details.executable}: ${err.message}`, details);
+      return 'PLUGIN_SPAWN_FAILED';
   }
 }
 
@@ -161,5 +242,5 @@ function formatMs(ms: number): string {
 }
 
 function formatBytes(n: number): string {
-  return n >= 1024 * 1024 ? `${n / (1024 * 1024)} MiB` : `${n} bytes`;
+  return n >= 1024 * 1024 && n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)} MiB` : `${n} bytes`;
 }

@@ -29,7 +29,7 @@ describe('resolvePlugin finds a plugin as the agent does', () => {
     expect(await resolvePlugin(dir.path, 'alias')).toBe(dir.join('alias'));
   });
 
-  it.each(['..', '.', '', '../evil', 'a/b', '/bin/sh', 'evil\0'])('refuses the ID %j as "no such plugin"', async (id) => {
+  it.each(['..', '', '../evil', 'a/b', '/bin/sh', 'evil\0', 'good/'])('refuses the ID %j as "no such plugin"', async (id) => {
     await outside.bash('evil', 'true');
     await expect(resolvePlugin(dir.path, id)).rejects.toMatchObject({ code: 'PLUGIN_NOT_FOUND', message: expect.stringMatching(/no such plugin/) });
   });
@@ -37,9 +37,29 @@ describe('resolvePlugin finds a plugin as the agent does', () => {
   it('refuses a symlink that resolves outside the plugin directory, as "no such plugin" (CVE-2026-7474)', async () => {
     const target = await outside.bash('evil', 'true');
     await symlink(target, dir.join('escape'));
+    await symlink(`../${outside.path.split('/').pop()}/evil`, dir.join('relative-escape'));
     const err = await resolvePlugin(dir.path, 'escape').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PluginError);
-    expect(err).toMatchObject({ code: 'PLUGIN_NOT_FOUND', message: expect.stringMatching(/outside/) });
+    expect(err).toMatchObject({ code: 'PLUGIN_NOT_FOUND', nomadMessage: 'no such plugin: "escape"' });
+    await expect(resolvePlugin(dir.path, 'relative-escape')).rejects.toMatchObject({ nomadMessage: 'no such plugin: "relative-escape"' });
+  });
+
+  it('refuses any absolute symlink, even one to a file inside, as Nomad does', async () => {
+    const real = await dir.bash('real', 'true');
+    await symlink(real, dir.join('abs'));
+    await expect(resolvePlugin(dir.path, 'abs')).rejects.toMatchObject({
+      code: 'PLUGIN_NOT_FOUND',
+      message: expect.stringMatching(/^no such plugin: "abs"\n.*absolute path/),
+    });
+  });
+
+  it('finds sub/p and ./p as Nomad does, and calls "." not executable', async () => {
+    await mkdir(dir.join('sub'));
+    await dir.bash('sub/p', 'true');
+    await dir.bash('p', 'true');
+    expect(await resolvePlugin(dir.path, 'sub/p')).toBe(dir.join('sub/p'));
+    expect(await resolvePlugin(dir.path, './p')).toBe(dir.join('p'));
+    await expect(resolvePlugin(dir.path, '.')).rejects.toMatchObject({ code: 'PLUGIN_NOT_EXECUTABLE', nomadMessage: 'plugin not executable: "."' });
   });
 
   it('refuses a symlink to a directory that leads outside', async () => {
@@ -59,7 +79,8 @@ describe('resolvePlugin finds a plugin as the agent does', () => {
     await expect(resolvePlugin(dir.path, 'folder')).rejects.toMatchObject({ code: 'PLUGIN_NOT_EXECUTABLE', message: expect.stringMatching(/directory/) });
   });
 
-  it('needs an absolute plugin directory', async () => {
-    await expect(resolvePlugin('relative', 'x')).rejects.toThrow(TypeError);
+  it('finds nothing in a plugin directory that is not an absolute path, or not configured', async () => {
+    await expect(resolvePlugin('relative', 'x')).rejects.toMatchObject({ code: 'PLUGIN_NOT_FOUND', nomadMessage: 'no such plugin: "x"' });
+    await expect(resolvePlugin('', 'x')).rejects.toMatchObject({ code: 'PLUGIN_NOT_FOUND' });
   });
 });

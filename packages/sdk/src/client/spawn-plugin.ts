@@ -1,23 +1,33 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, fstatSync, openSync, statSync } from 'node:fs';
+import { Socket } from 'node:net';
+import type { Readable } from 'node:stream';
 import { killOutputHolders, outputEndsOf, parentEndsOf, peerSocketsOf } from './output-holders.js';
-import { execFormatError } from './exec-format.js';
+import { O_PATH, execKind } from './exec-format.js';
+import { closePipeEnd, takePipe, type PipeEnds } from './pipes.js';
 
 /**
- * Runs a plugin executable in its own process group with an exact environment, and
- * stays in control of it: a deadline and an abort signal kill the whole group, output
- * is capped, and the call returns promptly even when a process the plugin left behind
- * still holds its stdout open.
+ * Runs a plugin executable the way Go's os/exec runs it for the agent: argv
+ * `<path> <operation>`, exactly the environment given, stdin /dev/null, stdout and stderr
+ * anonymous pipes, and output read until both pipes close, not only until the plugin
+ * exits. Where a real agent would hang or run wild, dhv stays in control (and says so):
+ * the plugin runs in its own process group, which the deadline and an abort kill whole;
+ * a process still holding the pipes at the deadline is killed; output is capped.
  */
 export interface SpawnOptions {
   timeoutMs: number;
   signal?: AbortSignal | undefined;
   maxOutputBytes: number;
   cwd?: string | undefined;
+  /** An O_PATH descriptor of the file to run (from openPlugin): what was checked is what runs. */
+  fd?: number | undefined;
 }
 
 export interface SpawnResult {
-  /** Set when the process could not be started at all (ENOENT, EACCES, ENOEXEC...). */
+  /** Set when the process could not be started at all; `code` is the errno execve gave (or would give). */
   spawnError?: NodeJS.ErrnoException;
+  /** dhv's words on why it could not start, for the lines after Nomad's. */
+  spawnProblem?: string;
   exitCode: number | null;
   signal: NodeJS.Signals | null;
   stdout: Buffer;
@@ -26,22 +36,16 @@ export interface SpawnResult {
   stderrTruncated: boolean;
   timedOut: boolean;
   aborted: boolean;
-  /** The plugin exited, but a process it started kept stdout or stderr open. */
+  /** The plugin exited, but a process it started still held stdout or stderr at the deadline, and was killed. */
   outputHeldOpen: boolean;
+  /** What the plugin's stdout and stderr were: `pipe` as under a real agent; `socket` only where no pipe could be made. */
+  stdio: 'pipe' | 'socket';
   durationMs: number;
 }
 
-/**
- * How long stdout and stderr may stay open after the plugin exits before we call it held
- * open. The kernel closes an exiting process's pipe ends before its parent hears of the
- * exit, so only a process the plugin left behind keeps them open that long; the margin is
- * for a caller whose event loop is busy (an agent restoring hundreds of volumes at once).
- */
-const CLOSE_GRACE_MS = 1_000;
-
 export const DEFAULT_MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
 
-/** How long to wait for a killed plugin to be gone before returning without it. */
+/** How long to wait for killed processes to let go of the pipes before returning without them. */
 const KILL_WAIT_MS = 2_000;
 
 export async function spawnPlugin(
@@ -50,17 +54,33 @@ export async function spawnPlugin(
   env: Readonly<Record<string, string>>,
   options: SpawnOptions,
 ): Promise<SpawnResult> {
-  const formatError = await execFormatError(executable);
-  if (formatError) return notStarted({ spawnError: formatError });
-  // Cancelled already: nothing may start.
   if (options.signal?.aborted) return notStarted({ aborted: true });
-  return startPlugin(executable, argv, env, options);
+  let fd = options.fd;
+  let ownFd = false;
+  if (fd === undefined) {
+    try {
+      fd = openSync(executable, O_PATH);
+      ownFd = true;
+    } catch (err) {
+      return notStarted({ spawnError: errnoError(executable, (err as NodeJS.ErrnoException).code ?? 'ENOENT') });
+    }
+  }
+  try {
+    const kind = execKind(fd);
+    if (kind.kind === 'refused') return notStarted({ spawnError: errnoError(executable, kind.errno), spawnProblem: kind.why });
+    // An ELF program runs from the descriptor itself, so nothing swapped in at the path since
+    // the check can run; argv[0] stays the path. A script is run by its path: its interpreter
+    // is handed that path as $0 and opens it again, as under a real agent.
+    const execPath = kind.kind === 'elf' ? `/proc/${process.pid}/fd/${fd}` : executable;
+    return await startPlugin(executable, execPath, argv, env, options, kind.kind === 'script' && !ownFd ? fd : undefined);
+  } finally {
+    if (ownFd) closeSync(fd);
+  }
 }
 
-function notStarted(outcome: { spawnError: NodeJS.ErrnoException } | { aborted: true }): SpawnResult {
+function notStarted(outcome: { spawnError: NodeJS.ErrnoException; spawnProblem?: string } | { aborted: true }): SpawnResult {
   const empty = Buffer.alloc(0);
   return {
-    ...outcome,
     exitCode: null,
     signal: null,
     stdout: empty,
@@ -68,41 +88,106 @@ function notStarted(outcome: { spawnError: NodeJS.ErrnoException } | { aborted: 
     stdoutTruncated: false,
     stderrTruncated: false,
     timedOut: false,
-    aborted: 'aborted' in outcome,
+    aborted: false,
     outputHeldOpen: false,
+    stdio: 'pipe',
     durationMs: 0,
+    ...outcome,
   };
 }
 
-function startPlugin(
+export function errnoError(path: string, code: string): NodeJS.ErrnoException {
+  const err: NodeJS.ErrnoException = new Error(`spawn ${path} ${code}`);
+  err.code = code;
+  err.syscall = 'spawn';
+  err.path = path;
+  return err;
+}
+
+/** A synchronous spawn failure as the errno execve gave; Node's own refusal of a NUL byte is Go's EINVAL. */
+function spawnThrew(err: unknown, executable: string): NodeJS.ErrnoException {
+  const e = err as NodeJS.ErrnoException;
+  if (e.code === 'ERR_INVALID_ARG_VALUE' || e.code === 'ERR_INVALID_ARG_TYPE') return errnoError(executable, 'EINVAL');
+  return errnoError(executable, typeof e.code === 'string' ? e.code : 'EIO');
+}
+
+async function startPlugin(
   executable: string,
+  execPath: string,
   argv: readonly string[],
   env: Readonly<Record<string, string>>,
   options: SpawnOptions,
+  /** For a script run by its path: the descriptor of the file checked, which the path must still name. */
+  checked?: number,
 ): Promise<SpawnResult> {
   const started = performance.now();
+  let pipes: [PipeEnds, PipeEnds] | undefined;
+  try {
+    const out = await takePipe();
+    try {
+      pipes = [out, await takePipe()];
+    } catch (err) {
+      closePipeEnd(out.read);
+      closePipeEnd(out.write);
+      throw err;
+    }
+  } catch {
+    pipes = undefined; // no anonymous pipes here: fall back to Node's sockets
+  }
+  if (options.signal?.aborted) {
+    for (const p of pipes ?? []) {
+      closePipeEnd(p.read);
+      closePipeEnd(p.write);
+    }
+    return notStarted({ aborted: true });
+  }
+
+  let child: ChildProcess;
+  try {
+    // The last moment before execve opens the path again: it must still be the file checked.
+    if (checked !== undefined && !sameFile(checked, executable)) {
+      for (const p of pipes ?? []) closePipeEnd(p.read);
+      return notStarted({ spawnError: errnoError(executable, 'ENOENT'), spawnProblem: 'it was replaced between the check and the start, so it was not run' });
+    }
+    child = spawn(execPath, [...argv], {
+      argv0: executable,
+      env: { ...env },
+      cwd: options.cwd,
+      detached: true, // its own process group, so the whole group can be killed
+      stdio: ['ignore', pipes ? pipes[0].write : 'pipe', pipes ? pipes[1].write : 'pipe'],
+    });
+  } catch (err) {
+    for (const p of pipes ?? []) {
+      closePipeEnd(p.read);
+      closePipeEnd(p.write);
+    }
+    return notStarted({ spawnError: spawnThrew(err, executable) });
+  } finally {
+    // The child has its copies (or never started); ours would keep the pipes open forever.
+    for (const p of pipes ?? []) closePipeEnd(p.write);
+  }
+
+  const streams: [Readable, Readable] = pipes
+    ? [new Socket({ fd: pipes[0].read, readable: true, writable: false }), new Socket({ fd: pipes[1].read, readable: true, writable: false })]
+    : [child.stdout!, child.stderr!];
+  // The pipes' identities, to find whoever holds them after the plugin exits, whatever group it moved to.
+  const ends = pipes
+    ? pipes.map((p) => p.id)
+    : [...(child.pid !== undefined ? outputEndsOf(child.pid) : []), ...parentEndsOf(streams)];
+
   return new Promise((resolve) => {
     const stdout = new CappedBuffer(options.maxOutputBytes);
     const stderr = new CappedBuffer(options.maxOutputBytes);
     let timedOut = false;
     let aborted = false;
     let outputHeldOpen = false;
+    let spawnError: NodeJS.ErrnoException | undefined;
     let exitCode: number | null = null;
     let exitSignal: NodeJS.Signals | null = null;
-    let settled = false;
     let exited = false;
+    let settled = false;
+    let open = 2;
     const timers: NodeJS.Timeout[] = [];
-
-    const child = spawn(executable, [...argv], {
-      env: { ...env },
-      cwd: options.cwd,
-      detached: true, // its own process group, so the whole group can be killed
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-
-    // Read now, while the child surely holds them: they identify a daemon that escapes the group.
-    const outputEnds = child.pid !== undefined ? outputEndsOf(child.pid) : [];
-    const parentEnds = parentEndsOf([child.stdout, child.stderr]);
 
     const killGroup = () => {
       if (child.pid === undefined) return;
@@ -112,14 +197,15 @@ function startPlugin(
         // ESRCH: the group is already gone.
       }
     };
+    const killHolders = () => killOutputHolders(pipes ? ends : [...ends, ...peerSocketsOf(ends)]);
 
-    const finish = (spawnError?: NodeJS.ErrnoException) => {
+    const finish = () => {
       if (settled) return;
       settled = true;
       for (const t of timers) clearTimeout(t);
       options.signal?.removeEventListener('abort', onAbort);
-      child.stdout?.destroy();
-      child.stderr?.destroy();
+      for (const s of streams) s.destroy();
+      if (exited) killGroup(); // nothing the plugin started may outlive the call
       resolve({
         ...(spawnError ? { spawnError } : {}),
         exitCode,
@@ -131,8 +217,23 @@ function startPlugin(
         timedOut,
         aborted,
         outputHeldOpen,
+        stdio: pipes ? 'pipe' : 'socket',
         durationMs: performance.now() - started,
       });
+    };
+    const maybeDone = () => {
+      if ((exited || spawnError) && open === 0) finish();
+    };
+
+    // After a kill, the pipes close once every holder is gone; one that escaped the group
+    // (setsid) is found by the pipes it holds; one that cannot die (stuck in the kernel) is left.
+    const stopWaitingSoon = () => {
+      timers.push(
+        setTimeout(() => {
+          killHolders();
+          timers.push(setTimeout(finish, KILL_WAIT_MS));
+        }, KILL_WAIT_MS),
+      );
     };
 
     const onAbort = () => {
@@ -141,53 +242,53 @@ function startPlugin(
       stopWaitingSoon();
     };
 
-    // A process stuck in uninterruptible sleep (a hung mount, a dead NFS server) does not
-    // die even from SIGKILL; a caller that gave up on it must not wait on it forever.
-    const stopWaitingSoon = () => timers.push(setTimeout(() => finish(), KILL_WAIT_MS));
-
-    child.stdout!.on('data', (chunk: Buffer) => {
-      if (!stdout.push(chunk)) killGroup(); // more than any response can be: stop it now
+    streams[0].on('data', (chunk: Buffer) => {
+      if (!stdout.push(chunk)) {
+        killGroup(); // more than any response can be: stop it now
+        stopWaitingSoon();
+      }
     });
-    child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk));
+    streams[1].on('data', (chunk: Buffer) => stderr.push(chunk));
+    for (const s of streams) {
+      let counted = false;
+      const closed = () => {
+        if (counted) return;
+        counted = true;
+        open--;
+        maybeDone();
+      };
+      s.on('end', closed);
+      s.on('close', closed);
+      s.on('error', closed);
+    }
 
     child.once('error', (err: NodeJS.ErrnoException) => {
-      if (child.pid === undefined) finish(err);
+      if (child.pid === undefined) {
+        spawnError = errnoError(executable, err.code ?? 'EIO');
+        finish();
+      }
     });
 
     child.once('exit', (code, sig) => {
       exited = true;
       exitCode = code;
       exitSignal = sig;
-      timers.push(
-        setTimeout(
-          // Through setImmediate: if this process was too busy to read the pipes' end
-          // before the grace ran out, their EOF is read first and the run ends normally.
-          () =>
-            setImmediate(() => {
-              if (settled) return;
-              // Both streams already read to their end: the close is only late, nothing holds them.
-              if (child.stdout?.readableEnded && child.stderr?.readableEnded) return finish();
-              outputHeldOpen = true;
-              killGroup();
-              killOutputHolders([...outputEnds, ...peerSocketsOf(parentEnds)]);
-              // Whatever escaped the group and still holds the pipe, we stop waiting for it.
-              timers.push(setTimeout(() => finish(), CLOSE_GRACE_MS));
-            }),
-          CLOSE_GRACE_MS,
-        ),
-      );
-    });
-
-    child.once('close', () => {
-      killGroup(); // nothing the plugin started may outlive it
-      if (exited) finish();
+      maybeDone();
     });
 
     if (child.pid !== undefined) {
       timers.push(
         setTimeout(() => {
-          timedOut = true;
-          killGroup();
+          if (!exited) {
+            timedOut = true;
+            killGroup();
+          } else {
+            // The plugin is done; a process it left behind holds its output. A real agent
+            // waits for that process as long as it lives; dhv stops it at the deadline.
+            outputHeldOpen = true;
+            killGroup();
+            killHolders();
+          }
           stopWaitingSoon();
         }, options.timeoutMs),
       );
@@ -195,6 +296,16 @@ function startPlugin(
       else options.signal?.addEventListener('abort', onAbort, { once: true });
     }
   });
+}
+
+function sameFile(fd: number, path: string): boolean {
+  try {
+    const checked = fstatSync(fd);
+    const now = statSync(path);
+    return checked.dev === now.dev && checked.ino === now.ino;
+  } catch {
+    return false;
+  }
 }
 
 class CappedBuffer {
@@ -222,3 +333,4 @@ class CappedBuffer {
     return Buffer.concat(this.chunks);
   }
 }
+

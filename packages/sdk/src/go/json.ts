@@ -20,156 +20,228 @@ export class GoJsonSyntaxError extends Error {
   }
 }
 
-const MAX_DEPTH = 10_000; // encoding/json's nesting limit
+/** encoding/json's nesting limit: more open arrays and objects than this is "exceeded max depth". */
+export const GO_JSON_MAX_DEPTH = 10_000;
 
-/** Parses one JSON value followed by nothing but white space, as json.Unmarshal demands. */
-export function parseGoJson(text: string): GoJsonValue {
-  const parser = new Parser(text);
-  parser.skipSpace();
-  if (parser.atEnd()) throw new GoJsonSyntaxError('unexpected end of JSON input', parser.pos);
-  const value = parser.value(0);
-  parser.skipSpace();
-  if (!parser.atEnd()) {
-    throw new GoJsonSyntaxError(`invalid character ${quoteChar(text[parser.pos]!)} after top-level value`, parser.pos);
-  }
-  return value;
+/**
+ * Parses one JSON value followed by nothing but white space, as json.Unmarshal demands.
+ * It reads bytes as Go does (a stray byte is named as Go names it, invalid UTF-8 inside a
+ * string becomes U+FFFD byte by byte) and keeps its own stack, so no input up to any
+ * size can overflow the JavaScript stack: nesting past Go's limit is Go's error.
+ */
+export function parseGoJson(input: string | Uint8Array): GoJsonValue {
+  const bytes = typeof input === 'string' ? new TextEncoder().encode(input) : input;
+  return new Parser(bytes).document();
 }
 
-function quoteChar(c: string): string {
-  if (c === "'") return `'\\''`;
-  if (c === '"') return `'"'`;
-  const code = c.codePointAt(0)!;
-  if (code < 0x20) return `'\\x${code.toString(16).padStart(2, '0')}'`;
-  return `'${c}'`;
+/** Go's quoteChar: the offending byte as a rune, in single quotes, escaped as strconv.Quote escapes it. */
+function quoteChar(c: number): string {
+  if (c === 0x27) return `'\\''`;
+  if (c === 0x22) return `'"'`;
+  const named: Record<number, string> = { 0x07: '\\a', 0x08: '\\b', 0x0c: '\\f', 0x0a: '\\n', 0x0d: '\\r', 0x09: '\\t', 0x0b: '\\v', 0x5c: '\\\\' };
+  const n = named[c];
+  if (n !== undefined) return `'${n}'`;
+  if (c < 0x20 || c === 0x7f) return `'\\x${c.toString(16).padStart(2, '0')}'`;
+  if ((c >= 0x80 && c <= 0xa0) || c === 0xad) return `'\\u00${c.toString(16).padStart(2, '0')}'`;
+  return `'${String.fromCharCode(c)}'`;
 }
+
+type Frame = { kind: 'array'; items: GoJsonValue[] } | { kind: 'object'; entries: Array<[string, GoJsonValue]>; key: string };
+
+const SPACE = new Uint8Array(256);
+for (const c of [0x20, 0x09, 0x0a, 0x0d]) SPACE[c] = 1;
 
 class Parser {
-  pos = 0;
-  constructor(private readonly text: string) {}
+  private pos = 0;
+  private readonly stack: Frame[] = [];
+  private readonly utf8 = new TextDecoder('utf-8');
 
-  atEnd(): boolean {
-    return this.pos >= this.text.length;
+  constructor(private readonly b: Uint8Array) {}
+
+  document(): GoJsonValue {
+    this.skipSpace();
+    if (this.pos >= this.b.length) throw new GoJsonSyntaxError('unexpected end of JSON input', this.pos);
+    const value = this.value();
+    this.skipSpace();
+    if (this.pos < this.b.length) this.fail('after top-level value');
+    return value;
   }
 
-  skipSpace(): void {
-    const t = this.text;
-    while (this.pos < t.length) {
-      const c = t.charCodeAt(this.pos);
-      if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) this.pos++;
-      else break;
-    }
+  private skipSpace(): void {
+    const b = this.b;
+    while (this.pos < b.length && SPACE[b[this.pos]!] === 1) this.pos++;
   }
 
   private fail(context: string): never {
-    if (this.atEnd()) throw new GoJsonSyntaxError('unexpected end of JSON input', this.pos);
-    throw new GoJsonSyntaxError(`invalid character ${quoteChar(this.text[this.pos]!)} ${context}`, this.pos);
+    if (this.pos >= this.b.length) throw new GoJsonSyntaxError('unexpected end of JSON input', this.pos);
+    throw new GoJsonSyntaxError(`invalid character ${quoteChar(this.b[this.pos]!)} ${context}`, this.pos);
   }
 
-  value(depth: number): GoJsonValue {
-    if (depth > MAX_DEPTH) throw new GoJsonSyntaxError('exceeded max depth', this.pos);
-    const c = this.text[this.pos];
+  /** One whole value; containers are walked with this.stack, never by recursion. */
+  private value(): GoJsonValue {
+    const b = this.b;
+    const base = this.stack.length;
+    for (;;) {
+      // Here a value starts.
+      this.skipSpace();
+      let done: GoJsonValue | undefined;
+      const c = b[this.pos];
+      if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+        if (this.stack.length >= GO_JSON_MAX_DEPTH) this.fail('exceeded max depth');
+        this.pos++;
+        this.skipSpace();
+        if (c === 0x5b) {
+          if (b[this.pos] === 0x5d) {
+            this.pos++;
+            done = { kind: 'array', items: [] };
+          } else {
+            this.stack.push({ kind: 'array', items: [] });
+            continue;
+          }
+        } else if (b[this.pos] === 0x7d) {
+          this.pos++;
+          done = { kind: 'object', entries: [] };
+        } else {
+          this.stack.push({ kind: 'object', entries: [], key: this.objectKey() });
+          continue;
+        }
+      } else {
+        done = this.scalar();
+      }
+      // A value is complete: hand it to the enclosing containers, closing those that end here.
+      for (;;) {
+        if (this.stack.length === base) return done;
+        const top = this.stack[this.stack.length - 1]!;
+        this.skipSpace();
+        if (top.kind === 'array') {
+          top.items.push(done);
+          if (b[this.pos] === 0x2c) { this.pos++; break; }
+          if (b[this.pos] === 0x5d) { this.pos++; this.stack.pop(); done = { kind: 'array', items: top.items }; continue; }
+          this.fail('after array element');
+        } else {
+          top.entries.push([top.key, done]);
+          if (b[this.pos] === 0x2c) { this.pos++; this.skipSpace(); top.key = this.objectKey(); break; }
+          if (b[this.pos] === 0x7d) { this.pos++; this.stack.pop(); done = { kind: 'object', entries: top.entries }; continue; }
+          this.fail('after object key:value pair');
+        }
+      }
+    }
+  }
+
+  private objectKey(): string {
+    if (this.b[this.pos] !== 0x22) this.fail('looking for beginning of object key string');
+    const key = this.string();
+    this.skipSpace();
+    if (this.b[this.pos] !== 0x3a) this.fail('after object key');
+    this.pos++;
+    return key;
+  }
+
+  private scalar(): GoJsonValue {
+    const c = this.b[this.pos];
     switch (c) {
-      case '{':
-        return this.object(depth);
-      case '[':
-        return this.array(depth);
-      case '"':
+      case 0x22:
         return { kind: 'string', value: this.string() };
-      case 't':
+      case 0x74:
         return this.literal('true', { kind: 'bool', value: true });
-      case 'f':
+      case 0x66:
         return this.literal('false', { kind: 'bool', value: false });
-      case 'n':
+      case 0x6e:
         return this.literal('null', { kind: 'null' });
       default:
-        if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) return this.number();
+        if (c === 0x2d || (c !== undefined && c >= 0x30 && c <= 0x39)) return this.number();
         return this.fail('looking for beginning of value');
     }
   }
 
   private literal<T extends GoJsonValue>(word: string, result: T): T {
     for (let i = 0; i < word.length; i++) {
-      if (this.text[this.pos] !== word[i]) this.fail(`in literal ${word} (expecting '${word[i]}')`);
+      if (this.b[this.pos] !== word.charCodeAt(i)) this.fail(`in literal ${word} (expecting '${word[i]}')`);
       this.pos++;
     }
     return result;
   }
 
   private number(): GoJsonValue {
+    const b = this.b;
     const start = this.pos;
-    const t = this.text;
-    const digit = () => this.pos < t.length && t[this.pos]! >= '0' && t[this.pos]! <= '9';
-    if (t[this.pos] === '-') {
+    const digit = () => this.pos < b.length && b[this.pos]! >= 0x30 && b[this.pos]! <= 0x39;
+    if (b[this.pos] === 0x2d) {
       this.pos++;
       if (!digit()) this.fail('in numeric literal');
     }
-    if (t[this.pos] === '0') this.pos++;
+    if (b[this.pos] === 0x30) this.pos++;
     else while (digit()) this.pos++;
-    if (t[this.pos] === '.') {
+    if (b[this.pos] === 0x2e) {
       this.pos++;
       if (!digit()) this.fail('after decimal point in numeric literal');
       while (digit()) this.pos++;
     }
-    if (t[this.pos] === 'e' || t[this.pos] === 'E') {
+    if (b[this.pos] === 0x65 || b[this.pos] === 0x45) {
       this.pos++;
-      if (t[this.pos] === '+' || t[this.pos] === '-') this.pos++;
+      if (b[this.pos] === 0x2b || b[this.pos] === 0x2d) this.pos++;
       if (!digit()) this.fail('in exponent of numeric literal');
       while (digit()) this.pos++;
     }
-    return { kind: 'number', raw: t.slice(start, this.pos) };
+    return { kind: 'number', raw: this.utf8.decode(b.subarray(start, this.pos)) };
   }
 
   private string(): string {
-    const t = this.text;
+    const b = this.b;
     this.pos++; // opening quote
-    let out = '';
-    let chunk = this.pos;
+    const parts: string[] = [];
+    let run = this.pos;
+    const flush = (end: number) => {
+      if (end > run) parts.push(this.utf8.decode(b.subarray(run, end)));
+    };
     for (;;) {
-      if (this.pos >= t.length) this.fail('in string literal');
-      const code = t.charCodeAt(this.pos);
-      if (code === 0x22) {
-        out += t.slice(chunk, this.pos);
+      if (this.pos >= b.length) this.fail('in string literal');
+      const c = b[this.pos]!;
+      if (c === 0x22) {
+        flush(this.pos);
         this.pos++;
-        return out;
+        return parts.length === 1 ? parts[0]! : parts.join('');
       }
-      if (code < 0x20) this.fail('in string literal');
-      if (code === 0x5c) {
-        out += t.slice(chunk, this.pos);
+      if (c < 0x20) this.fail('in string literal');
+      if (c === 0x5c) {
+        flush(this.pos);
         this.pos++;
-        out += this.escape();
-        chunk = this.pos;
+        parts.push(this.escape());
+        run = this.pos;
         continue;
       }
-      if (code >= 0xd800 && code <= 0xdfff) {
-        // A lone surrogate cannot come from UTF-8 text; Go would have replaced the bad bytes.
-        const pair = code <= 0xdbff && (t.charCodeAt(this.pos + 1) & 0xfc00) === 0xdc00;
-        if (!pair) {
-          out += t.slice(chunk, this.pos) + '\ufffd';
-          this.pos++;
-          chunk = this.pos;
-          continue;
-        }
+      if (c < 0x80) {
         this.pos++;
+        continue;
       }
-      this.pos++;
+      const width = utf8Width(b, this.pos);
+      if (width === 0) {
+        // Go's utf8.DecodeRune: every byte of an invalid sequence is one U+FFFD.
+        flush(this.pos);
+        parts.push('\ufffd');
+        this.pos++;
+        run = this.pos;
+      } else {
+        this.pos += width;
+      }
     }
   }
 
   private escape(): string {
-    const c = this.text[this.pos];
+    const c = this.b[this.pos];
     this.pos++;
     switch (c) {
-      case '"': return '"';
-      case '\\': return '\\';
-      case '/': return '/';
-      case 'b': return '\b';
-      case 'f': return '\f';
-      case 'n': return '\n';
-      case 'r': return '\r';
-      case 't': return '\t';
-      case 'u': {
+      case 0x22: return '"';
+      case 0x5c: return '\\';
+      case 0x2f: return '/';
+      case 0x62: return '\b';
+      case 0x66: return '\f';
+      case 0x6e: return '\n';
+      case 0x72: return '\r';
+      case 0x74: return '\t';
+      case 0x75: {
         const high = this.hex4();
-        if (high >= 0xd800 && high <= 0xdbff && this.text.startsWith('\\u', this.pos)) {
+        if (high >= 0xd800 && high <= 0xdbff && this.b[this.pos] === 0x5c && this.b[this.pos + 1] === 0x75) {
           const save = this.pos;
           this.pos += 2;
           const low = this.hex4();
@@ -187,55 +259,33 @@ class Parser {
   }
 
   private hex4(): number {
-    const digits = this.text.slice(this.pos, this.pos + 4);
+    let n = 0;
     for (let i = 0; i < 4; i++) {
-      if (!/[0-9a-fA-F]/.test(this.text[this.pos] ?? '')) this.fail('in \\u hexadecimal character escape');
+      const c = this.b[this.pos];
+      const v = c === undefined ? -1 : c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1;
+      if (v < 0) this.fail('in \\u hexadecimal character escape');
+      n = n * 16 + v;
       this.pos++;
     }
-    return parseInt(digits, 16);
+    return n;
   }
+}
 
-  private array(depth: number): GoJsonValue {
-    this.pos++;
-    const items: GoJsonValue[] = [];
-    this.skipSpace();
-    if (this.text[this.pos] === ']') {
-      this.pos++;
-      return { kind: 'array', items };
-    }
-    for (;;) {
-      this.skipSpace();
-      items.push(this.value(depth + 1));
-      this.skipSpace();
-      if (this.text[this.pos] === ',') { this.pos++; continue; }
-      if (this.text[this.pos] === ']') { this.pos++; return { kind: 'array', items }; }
-      this.fail('after array element');
-    }
-  }
-
-  private object(depth: number): GoJsonValue {
-    this.pos++;
-    const entries: Array<[string, GoJsonValue]> = [];
-    this.skipSpace();
-    if (this.text[this.pos] === '}') {
-      this.pos++;
-      return { kind: 'object', entries };
-    }
-    for (;;) {
-      this.skipSpace();
-      if (this.text[this.pos] !== '"') this.fail('looking for beginning of object key string');
-      const key = this.string();
-      this.skipSpace();
-      if (this.text[this.pos] !== ':') this.fail('after object key');
-      this.pos++;
-      this.skipSpace();
-      entries.push([key, this.value(depth + 1)]);
-      this.skipSpace();
-      if (this.text[this.pos] === ',') { this.pos++; continue; }
-      if (this.text[this.pos] === '}') { this.pos++; return { kind: 'object', entries }; }
-      this.fail('after object key:value pair');
-    }
-  }
+/** The length of the valid UTF-8 sequence at `i` (Go's rules: no overlongs, no surrogates, at most U+10FFFF), or 0. */
+function utf8Width(b: Uint8Array, i: number): number {
+  const c = b[i]!;
+  const cont = (k: number, lo = 0x80, hi = 0xbf) => {
+    const x = b[i + k];
+    return x !== undefined && x >= lo && x <= hi;
+  };
+  if (c >= 0xc2 && c <= 0xdf) return cont(1) ? 2 : 0;
+  if (c === 0xe0) return cont(1, 0xa0) && cont(2) ? 3 : 0;
+  if ((c >= 0xe1 && c <= 0xec) || c === 0xee || c === 0xef) return cont(1) && cont(2) ? 3 : 0;
+  if (c === 0xed) return cont(1, 0x80, 0x9f) && cont(2) ? 3 : 0;
+  if (c === 0xf0) return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
+  if (c >= 0xf1 && c <= 0xf3) return cont(1) && cont(2) && cont(3) ? 4 : 0;
+  if (c === 0xf4) return cont(1, 0x80, 0x8f) && cont(2) && cont(3) ? 4 : 0;
+  return 0;
 }
 
 /**

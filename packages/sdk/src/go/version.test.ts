@@ -22,6 +22,6 @@ describe('parseGoVersion accepts and normalizes fingerprint versions as hashicor
   }
 
   it('explains a refusal the way go-version does', () => {
-    expect(parseGoVersion('one')).toEqual({ ok: false, error: 'Malformed version: one' });
+    expect(parseGoVersion('one')).toEqual({ ok: false, error: 'malformed version: one' });
   });
 });

@@ -21,7 +21,7 @@ export type GoVersionResult = { ok: true; version: GoVersion } | { ok: false; er
 
 export function parseGoVersion(input: string): GoVersionResult {
   const m = VERSION_PATTERN.exec(input);
-  if (!m) return { ok: false, error: `Malformed version: ${input}` };
+  if (!m) return { ok: false, error: `malformed version: ${input}` };
   const segments: bigint[] = [];
   for (const part of m[1]!.split('.')) {
     const n = BigInt(part);

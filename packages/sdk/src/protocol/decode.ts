@@ -1,10 +1,10 @@
-import { GoJsonSyntaxError, describeGoJson, goInt64, goKeyMatches, parseGoJson, type GoJsonValue } from '../go/json.js';
+import { GoJsonSyntaxError, goInt64, goKeyMatches, parseGoJson, type GoJsonValue } from '../go/json.js';
 import { parseGoVersion, type GoVersion } from '../go/version.js';
 
 /**
  * A plugin's stdout decoded the way the agent decodes it (encoding/json into Nomad's
  * structs): keys matched case-insensitively, unknown keys ignored, the last duplicate
- * wins, only white space after the value, and every type mismatch an error.
+ * wins, only white space after the value, and every error in Go's words.
  */
 
 export type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
@@ -12,71 +12,99 @@ export type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
 type FieldKind = 'string' | 'int64' | 'version';
 type FieldValue = { string: string; int64: bigint; version: GoVersion | null };
 
+/** A Go struct as encoding/json names it in errors. */
+interface GoStruct<S extends Record<string, FieldKind>> {
+  /** `HostVolumePluginCreateResponse`, in "Go struct field <name>.<field>". */
+  name: string;
+  /** `hostvolumemanager.HostVolumePluginCreateResponse`, in "Go value of type <type>". */
+  type: string;
+  fields: S;
+}
+
+const GO_TYPE: Record<FieldKind, string> = { string: 'string', int64: 'int64', version: '*version.Version' };
+
+/** What UnmarshalTypeError says it found: `number 5.5` only where Go tried to parse the number. */
+function found(value: GoJsonValue, kind: FieldKind | 'struct'): string {
+  switch (value.kind) {
+    case 'number':
+      return kind === 'int64' ? `number ${value.raw}` : 'number';
+    case 'bool':
+      return 'bool';
+    default:
+      return value.kind;
+  }
+}
+
 function decodeStruct<S extends Record<string, FieldKind>>(
-  text: string,
-  fields: S,
+  input: string | Uint8Array,
+  struct: GoStruct<S>,
 ): Decoded<{ [K in keyof S]?: FieldValue[S[K]] }> {
   let root: GoJsonValue;
   try {
-    root = parseGoJson(text);
+    root = parseGoJson(input);
   } catch (err) {
     if (err instanceof GoJsonSyntaxError) return { ok: false, error: err.message };
     throw err;
   }
   const out: Record<string, unknown> = {};
   if (root.kind === 'null') return { ok: true, value: out as never };
-  if (root.kind !== 'object') return { ok: false, error: `json: cannot unmarshal ${describeGoJson(root)} into a Go struct` };
-  let firstError: string | undefined;
+  if (root.kind !== 'object') return { ok: false, error: `json: cannot unmarshal ${found(root, 'struct')} into Go value of type ${struct.type}` };
+  const names = Object.keys(struct.fields);
+  // Go keeps the first type mismatch and decodes on; an unmarshaler's own error stops it at once.
+  let firstMismatch: string | undefined;
   for (const [key, value] of root.entries) {
-    const name = Object.keys(fields).find((f) => key === f) ?? Object.keys(fields).find((f) => goKeyMatches(key, f));
+    const name = names.find((f) => key === f) ?? names.find((f) => goKeyMatches(key, f));
     if (name === undefined) continue;
-    const kind = fields[name]!;
-    const decoded = decodeField(kind, value, name);
-    if ('error' in decoded) firstError ??= decoded.error;
-    else if (decoded.set) out[name] = decoded.value;
+    const kind = struct.fields[name]!;
+    const decoded = decodeField(kind, value);
+    if ('mismatch' in decoded) {
+      firstMismatch ??= `json: cannot unmarshal ${found(value, kind)} into Go struct field ${struct.name}.${name} of type ${GO_TYPE[kind]}`;
+    } else if ('abort' in decoded) {
+      return { ok: false, error: decoded.abort };
+    } else if (decoded.set) {
+      out[name] = decoded.value;
+    }
   }
-  if (firstError !== undefined) return { ok: false, error: firstError };
+  if (firstMismatch !== undefined) return { ok: false, error: firstMismatch };
   return { ok: true, value: out as never };
 }
 
-function decodeField(
-  kind: FieldKind,
-  value: GoJsonValue,
-  name: string,
-): { set: boolean; value?: unknown } | { error: string } {
-  const mismatch = (goType: string) => ({
-    error: `json: cannot unmarshal ${describeGoJson(value)} into Go struct field .${name} of type ${goType}`,
-  });
+function decodeField(kind: FieldKind, value: GoJsonValue): { set: boolean; value?: unknown } | { mismatch: true } | { abort: string } {
   if (value.kind === 'null') return kind === 'version' ? { set: true, value: null } : { set: false };
   switch (kind) {
     case 'string':
-      return value.kind === 'string' ? { set: true, value: value.value } : mismatch('string');
+      return value.kind === 'string' ? { set: true, value: value.value } : { mismatch: true };
     case 'int64': {
-      if (value.kind !== 'number') return mismatch('int64');
+      if (value.kind !== 'number') return { mismatch: true };
       const n = goInt64(value.raw);
-      return n === undefined ? mismatch('int64') : { set: true, value: n };
+      return n === undefined ? { mismatch: true } : { set: true, value: n };
     }
     case 'version': {
-      if (value.kind !== 'string') return mismatch('version.Version');
+      if (value.kind !== 'string') return { mismatch: true };
       const parsed = parseGoVersion(value.value);
-      return parsed.ok ? { set: true, value: parsed.version } : { error: parsed.error };
+      return parsed.ok ? { set: true, value: parsed.version } : { abort: parsed.error };
     }
   }
 }
 
+const FINGERPRINT = { name: 'PluginFingerprint', type: 'hostvolumemanager.PluginFingerprint', fields: { version: 'version' } } as const;
+const CREATE = {
+  name: 'HostVolumePluginCreateResponse',
+  type: 'hostvolumemanager.HostVolumePluginCreateResponse',
+  fields: { path: 'string', bytes: 'int64', error: 'string' },
+} as const;
+const ERROR = { name: '', type: 'struct { Error string "json:\\"error\\"" }', fields: { error: 'string' } } as const;
+
 export interface DecodedFingerprint {
-  version: GoVersion;
+  /** null where Go decodes a nil version (`{}`, `null`, `{"version": null}`): a real agent then crashes. */
+  version: GoVersion | null;
 }
 
-/** Fingerprint stdout. A missing or null version decodes in Go but crashes a real agent, so it is an error here. */
-export function decodeFingerprintOutput(stdout: string): Decoded<DecodedFingerprint> {
-  const result = decodeStruct(stdout, { version: 'version' });
+/** Fingerprint stdout, as Go decodes it; a nil version is the caller's to refuse. */
+export function decodeFingerprintOutput(stdout: string | Uint8Array): Decoded<DecodedFingerprint> {
+  const result = decodeStruct(stdout, FINGERPRINT);
   if (!result.ok) return result;
-  const version = result.value.version;
-  if (!version) {
-    return { ok: false, error: 'fingerprint output has no "version" (a real Nomad agent crashes on this)' };
-  }
-  return { ok: true, value: { version } };
+  return { ok: true, value: { version: result.value.version ?? null } };
 }
 
 export interface DecodedCreate {
@@ -85,14 +113,18 @@ export interface DecodedCreate {
   bytes: bigint;
 }
 
-export function decodeCreateOutput(stdout: string): Decoded<DecodedCreate> {
-  const result = decodeStruct(stdout, { path: 'string', bytes: 'int64', error: 'string' });
+export function decodeCreateOutput(stdout: string | Uint8Array): Decoded<DecodedCreate> {
+  const result = decodeStruct(stdout, CREATE);
   if (!result.ok) return result;
   return { ok: true, value: { path: result.value.path ?? '', bytes: result.value.bytes ?? 0n } };
 }
 
-/** The `error` a failed plugin wrote to stdout, if its stdout held such a document. */
-export function decodeErrorOutput(stdout: string): string | undefined {
-  const result = decodeStruct(stdout, { error: 'string' });
-  return result.ok && result.value.error ? result.value.error : undefined;
+/**
+ * The `error` a failed plugin wrote to stdout: the message (`''` when the document decoded
+ * but held none: the agent still appends ": "), or undefined when stdout did not decode
+ * into `{"error": string}` (the agent then appends nothing).
+ */
+export function decodeErrorOutput(stdout: string | Uint8Array): string | undefined {
+  const result = decodeStruct(stdout, ERROR);
+  return result.ok ? result.value.error ?? '' : undefined;
 }

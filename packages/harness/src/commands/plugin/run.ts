@@ -1,4 +1,5 @@
 import { mkdir } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { Args, Flags } from '@oclif/core';
 import { parseSize } from '@dhv/sdk';
 import { runPluginOnce } from '../../agent/run-plugin-once.js';
@@ -47,7 +48,7 @@ export default class PluginRun extends DhvCommand {
       runPluginOnce({
         plugin: args.plugin,
         operation: args.operation,
-        pluginDir: config.pluginDir,
+        pluginDir: pluginDirFor(args.plugin, flags['plugin-dir'] !== undefined || flags.config !== undefined, config.pluginDir),
         volumesDir: config.volumesDir,
         nodePool: config.nodePool,
         nodeId: flags['node-id'] ?? (await loadNodeId(config.dataDir)),
@@ -65,6 +66,15 @@ export default class PluginRun extends DhvCommand {
     if (this.jsonOutput) return this.printJson(outcome);
     this.print(pluginRunText(outcome));
   }
+}
+
+/**
+ * DHV_PLUGIN_DIR as an agent would set it for this plugin: a plugin given by its path
+ * lives in its own folder, unless a plugin dir was configured, which is passed as given.
+ */
+export function pluginDirFor(plugin: string, configured: boolean, pluginDir: string): string {
+  if (configured || !plugin.includes('/')) return pluginDir;
+  return dirname(resolve(plugin));
 }
 
 function size(flag: string, value: string | undefined): bigint | undefined {
