@@ -61,45 +61,7 @@ const vectors = JSON.parse(readFileSync(new URL('./vectors/nomad-agent/agent-sce
   scenarios: Scenario[];
 };
 
-/**
- * Parts of a case that fail only because of the SDK client (packages/sdk/src/client, the
- * client helper's): plugin stdio given as sockets instead of pipes, and plugin-runner or
- * lookup error texts. The agent-level comparisons of these cases still run and must pass;
- * the client-level ones are skipped with this reason. Remove an entry once the client
- * lands and the case passes whole.
- */
-const PIPES_AND_ENV = 'plugin stdout/stderr are sockets, not pipes, and the environment is not in Nomad\'s order (SDK client spawn/environment)';
-const LOOKUP_TEXT = 'a missing plugin reads "error looking up plugin ...", not Nomad\'s `no such plugin: "<id>"` (SDK client resolvePlugin)';
-const PENDING_ON_CLIENT: Record<string, { reason: string; whole?: boolean }> = {
-  'seed-flow': { reason: PIPES_AND_ENV },
-  'create-fails-releases-name': { reason: PIPES_AND_ENV },
-  'initial-create-state-write-fails': { reason: PIPES_AND_ENV },
-  'initial-create-state-write-fails-delete-trusts-created-path': { reason: PIPES_AND_ENV },
-  'initial-create-state-write-fails-cleanup-fails': { reason: PIPES_AND_ENV },
-  'update-state-write-fails': { reason: PIPES_AND_ENV },
-  'restart-plugin-missing': { reason: `${PIPES_AND_ENV}; ${LOOKUP_TEXT}` },
-  'restart-two-plugins-missing': { reason: PIPES_AND_ENV },
-  'restart-plugin-fails': { reason: PIPES_AND_ENV },
-  'duplicate-name-different-id': { reason: PIPES_AND_ENV },
-  'update-same-id-larger': { reason: PIPES_AND_ENV },
-  'failed-update-releases-name': { reason: PIPES_AND_ENV },
-  'failed-update-then-restart': { reason: PIPES_AND_ENV },
-  'static-shadowed': { reason: PIPES_AND_ENV },
-  'delete-plugin-missing': { reason: `${PIPES_AND_ENV}; ${LOOKUP_TEXT}` },
-  'delete-plugin-fails': { reason: PIPES_AND_ENV },
-  'delete-state-write-fails': { reason: PIPES_AND_ENV },
-  'delete-unknown-volume': { reason: PIPES_AND_ENV },
-  'plugin-id-paths': {
-    reason: `plugin ID "sub/p" (a file in a subdirectory of the plugin dir) is refused by the SDK client's resolvePlugin, which Nomad runs; ${LOOKUP_TEXT}; ${PIPES_AND_ENV}`,
-    whole: true,
-  },
-  'restore-different-path': { reason: PIPES_AND_ENV },
-  'restore-deadline': { reason: PIPES_AND_ENV },
-  'rename-on-update': { reason: PIPES_AND_ENV },
-  'restore-state-read-fails': { reason: PIPES_AND_ENV },
-};
-
-/** What a mismatch is about: the agent (this test must pass) or the SDK client (pending). */
+/** What a mismatch is about: the agent model, or how the SDK client ran the plugin. */
 type Owner = 'agent' | 'client';
 interface Mismatch {
   owner: Owner;
@@ -396,12 +358,11 @@ describe('Nomad agent scenarios, replayed through the Agent (test/vectors/nomad-
     return outcomes.get(s.name)!;
   };
   for (const scenario of vectors.scenarios) {
-    const pending = PENDING_ON_CLIENT[scenario.name];
-    (pending?.whole ? it.skip : it)(`${scenario.name}: ${scenario.why} (agent)${pending?.whole ? ` — pending on client: ${pending.reason}` : ''}`, async () => {
+    it(`${scenario.name}: ${scenario.why} (agent)`, async () => {
       const agentLevel = (await outcome(scenario)).filter((m) => m.owner === 'agent');
       expect(agentLevel, describeMismatches(agentLevel)).toEqual([]);
     });
-    (pending ? it.skip : it)(`${scenario.name}: plugin stdio, env order and runner error texts (client)${pending ? ` — pending on client: ${pending.reason}` : ''}`, async () => {
+    it(`${scenario.name}: plugin stdio, env order and runner error texts (client)`, async () => {
       const clientLevel = (await outcome(scenario)).filter((m) => m.owner === 'client');
       expect(clientLevel, describeMismatches(clientLevel)).toEqual([]);
     });
