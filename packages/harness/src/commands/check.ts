@@ -11,7 +11,6 @@ import {
   parseParameterPairs,
   readCheckConfig,
   runConformance,
-  SetupCommandError,
   type ProgressEvent,
 } from '../conformance/index.js';
 import { UsageError } from '../errors/dhv-error.js';

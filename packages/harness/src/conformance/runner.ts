@@ -6,7 +6,7 @@ import { InvalidSettingsError, resolveSettings, type SettingsInput } from './set
 
 /** Checks are independent (each has its own sandbox), and most of their time is spent waiting for plugin processes. */
 export const DEFAULT_JOBS = 4;
-import type { Check, CheckResult, ConformanceReport, Status } from './types.js';
+import type { Check, CheckResult, ConformanceReport } from './types.js';
 
 export interface RunOptions extends SettingsInput {
   /** Check IDs or areas to run; all when empty. */

@@ -30,7 +30,7 @@ export function execKind(fd: number, info: Stats = fstatSync(fd)): ExecKind {
     return { kind: 'refused', errno: 'EACCES', why: `it is ${describeFileType(info) ?? 'not a regular file'}, not a program: execve refuses it` };
   }
   const head = Buffer.alloc(64);
-  let length = 0;
+  let length: number;
   try {
     const readable = openSync(`/proc/self/fd/${fd}`, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
     try {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { GoJsonSyntaxError, parseGoJson, type GoJsonValue } from './json.js';
-import { decodeCreateOutput, decodeErrorOutput, decodeFingerprintOutput } from '../protocol/decode.js';
+import { GoJsonSyntaxError, parseGoJson, type GoJsonValue } from '../go/json.js';
+import { decodeCreateOutput, decodeErrorOutput, decodeFingerprintOutput } from './decode.js';
 import { loadVectors } from '../__fixtures__/vectors.js';
 import { testSeed } from '../../../../test/support/seed.js';
 
@@ -12,7 +12,7 @@ import { testSeed } from '../../../../test/support/seed.js';
  * written. Replay a failure with the seed it prints.
  */
 
-const SEED = testSeed('DHV_FUZZ_SEED', 20261201, 'packages/sdk/src/go/json.fuzz.test.ts');
+const SEED = testSeed('DHV_FUZZ_SEED', 20261201, 'packages/sdk/src/protocol/decode.fuzz.test.ts');
 const ROUNDS = Number(process.env.DHV_FUZZ_ROUNDS ?? 1500);
 
 /** mulberry32: small, seedable, good enough to spread cases. */
