@@ -20,11 +20,18 @@ export default async function run(lib) {
     await writeFile(join(dir, 'plugin.ts'), template.replaceAll('{{pluginId}}', 'bench-plugin'));
 
     const env = { ...process.env };
-    const build = (out, extra, runs) => lib.timeProcess(process.execPath, [DHV, 'build', 'plugin.ts', '-o', out, ...extra], { env, cwd: dir, runs, warmup: 0 });
+    const build = (out, extra, runs) =>
+      lib.timeProcess(process.execPath, [DHV, 'build', 'plugin.ts', '-o', out, ...extra], {
+        env,
+        cwd: dir,
+        runs,
+        warmup: 0,
+      });
     const buildScript = await build('dist/script', [], 5);
     const buildSea = await build('dist/sea', ['--sea'], 2);
 
-    const fingerprint = (file) => lib.timeProcess(file, ['fingerprint'], { env: lib.agentEnv('fingerprint'), runs: 30, warmup: 3 });
+    const fingerprint = (file) =>
+      lib.timeProcess(file, ['fingerprint'], { env: lib.agentEnv('fingerprint'), runs: 30, warmup: 3 });
     return {
       title: 'dhv build: bundled script and single executable',
       note:
@@ -32,7 +39,11 @@ export default async function run(lib) {
         'against `node -e 0`; then how long `dhv build` takes (CLI start, esbuild, the fingerprint smoke test; ' +
         '--sea adds the blob, a copy of node and postject).',
       rows: [
-        { label: 'node -e 0', samplesMs: await lib.timeProcess(process.execPath, ['-e', '0'], { env: {}, runs: 30, warmup: 3 }), baseline: true },
+        {
+          label: 'node -e 0',
+          samplesMs: await lib.timeProcess(process.execPath, ['-e', '0'], { env: {}, runs: 30, warmup: 3 }),
+          baseline: true,
+        },
         { label: 'fingerprint, bundled script', samplesMs: await fingerprint(join(dir, 'dist/script')) },
         { label: 'fingerprint, single executable (--sea)', samplesMs: await fingerprint(join(dir, 'dist/sea')) },
         { label: 'dhv build', samplesMs: buildScript },

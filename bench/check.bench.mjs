@@ -17,7 +17,11 @@ export default async function run(lib) {
   const dir = await mkdtemp(join(tmpdir(), 'dhv-bench-check-'));
   try {
     const suite = (plugin) =>
-      lib.timeProcess(process.execPath, [DHV, 'check', plugin, '--volumes-dir', dir], { env: { ...process.env }, runs: RUNS, warmup: WARMUP });
+      lib.timeProcess(process.execPath, [DHV, 'check', plugin, '--volumes-dir', dir], {
+        env: { ...process.env },
+        runs: RUNS,
+        warmup: WARMUP,
+      });
     return {
       title: 'dhv check: the whole conformance suite',
       note:

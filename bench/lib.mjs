@@ -70,7 +70,10 @@ async function makeMemoryCgroup() {
     const v1 = lines.find((l) => l.split(':')[1]?.split(',').includes('memory'));
     // Only cgroup v1's memory.max_usage_in_bytes can be reset per wave; on v2 peak memory is not measured.
     if (!v1) return undefined;
-    const dir = join(`/sys/fs/cgroup/memory${v1.split(':')[2]}`, `dhv-bench-${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
+    const dir = join(
+      `/sys/fs/cgroup/memory${v1.split(':')[2]}`,
+      `dhv-bench-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
+    );
     await mkdir(dir);
     return dir;
   } catch {

@@ -17,8 +17,15 @@ export default async function run(lib) {
   if (!existsSync(PLUGIN)) throw new Error(`${PLUGIN} is missing; run npm run build first`);
   const volumesDir = await mkdtemp('/var/tmp/dhv-bench-loopback-');
   try {
-    const request = (volumeId, gib) => ({ volumesDir, volumeId, volumeName: `bench-${volumeId.slice(0, 8)}`, nodeId: 'bench-node', capacityMinBytes: gib * GIB });
-    const once = (operation, req) => lib.timeProcess(PLUGIN, [operation], { env: lib.agentEnv(operation, req, PLUGIN), runs: 1, warmup: 0 });
+    const request = (volumeId, gib) => ({
+      volumesDir,
+      volumeId,
+      volumeName: `bench-${volumeId.slice(0, 8)}`,
+      nodeId: 'bench-node',
+      capacityMinBytes: gib * GIB,
+    });
+    const once = (operation, req) =>
+      lib.timeProcess(PLUGIN, [operation], { env: lib.agentEnv(operation, req, PLUGIN), runs: 1, warmup: 0 });
 
     /** Creates and deletes a fresh volume `runs` times, timing each process. */
     async function cycle(gib, runs, parameters) {
@@ -43,7 +50,14 @@ export default async function run(lib) {
       const image = join(volumesDir, 'dd.img');
       for (let i = 0; i < runs; i++) {
         samples.push(
-          ...(await lib.timeProcess('/bin/sh', ['-c', `dd if=/dev/zero of=${image} bs=1M count=${gib * 1024} status=none && /usr/sbin/mkfs.ext4 -q -F ${image}`], { runs: 1, warmup: 0 })),
+          ...(await lib.timeProcess(
+            '/bin/sh',
+            [
+              '-c',
+              `dd if=/dev/zero of=${image} bs=1M count=${gib * 1024} status=none && /usr/sbin/mkfs.ext4 -q -F ${image}`,
+            ],
+            { runs: 1, warmup: 0 },
+          )),
         );
         await rm(image, { force: true });
         execFileSync('/bin/sync');
@@ -51,21 +65,27 @@ export default async function run(lib) {
       return samples;
     }
 
-    const nodeFloor = await lib.timeProcess(process.execPath, ['-e', '0'], { env: lib.agentEnv('create', request(randomUUID(), 1), PLUGIN), runs: 10, warmup: 2 });
+    const nodeFloor = await lib.timeProcess(process.execPath, ['-e', '0'], {
+      env: lib.agentEnv('create', request(randomUUID(), 1), PLUGIN),
+      runs: 10,
+      warmup: 2,
+    });
     const small = await cycle(1, 5);
     const large = await cycle(10, 5);
     const largeXfs = await cycle(10, 5, { fs: 'xfs' });
     const dd1 = await ddThenMkfs(1, 3);
     const dd10 = await ddThenMkfs(10, 2);
 
-    const leftovers = (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').filter((l) => l.includes(volumesDir));
+    const leftovers = (await readFile('/proc/self/mountinfo', 'utf8'))
+      .split('\n')
+      .filter((l) => l.includes(volumesDir));
     if (leftovers.length > 0) throw new Error(`the benchmark left mounts behind: ${leftovers.join('; ')}`);
     return {
       title: 'dhv-loopback create and delete vs dd-then-mkfs',
       note:
         'The bundled packages/plugin-loopback/dist/dhv-loopback run as `<plugin> create|delete` with exactly the agent environment, ' +
         'each run a fresh volume (sparse image + mkfs + loop device + mount; delete: unmount, detach, remove). ' +
-        'The baseline is what Nomad\'s example loopback plugin spends before it can mount: `dd if=/dev/zero` of the whole image, then `mkfs.ext4` ' +
+        "The baseline is what Nomad's example loopback plugin spends before it can mount: `dd if=/dev/zero` of the whole image, then `mkfs.ext4` " +
         '(page cache, no fsync; `sync` between runs, untimed). `node -e 0` is the floor of any Node plugin. Needs root.',
       rows: [
         { label: 'dd + mkfs.ext4, 10 GiB', samplesMs: dd10, baseline: true },
@@ -73,7 +93,11 @@ export default async function run(lib) {
         { label: 'node -e 0', samplesMs: nodeFloor },
         { label: 'dhv-loopback create, 1 GiB ext4', samplesMs: small.create },
         { label: 'dhv-loopback delete, 1 GiB ext4', samplesMs: small.del },
-        { label: 'dhv-loopback create, 10 GiB ext4', samplesMs: large.create, target: '< 150 ms, ≤ 0.033× (30× faster)' },
+        {
+          label: 'dhv-loopback create, 10 GiB ext4',
+          samplesMs: large.create,
+          target: '< 150 ms, ≤ 0.033× (30× faster)',
+        },
         { label: 'dhv-loopback delete, 10 GiB ext4', samplesMs: large.del },
         { label: 'dhv-loopback create, 10 GiB xfs', samplesMs: largeXfs.create, target: '< 150 ms' },
         { label: 'dhv-loopback delete, 10 GiB xfs', samplesMs: largeXfs.del },
@@ -84,7 +108,9 @@ export default async function run(lib) {
       const mountPoint = line.split(' ')[4];
       if (mountPoint?.startsWith(`${volumesDir}/`)) execFileSync('/usr/bin/umount', ['-l', mountPoint]);
     }
-    const loops = execFileSync('/usr/sbin/losetup', ['--list', '--noheadings', '--output', 'NAME,BACK-FILE'], { encoding: 'utf8' });
+    const loops = execFileSync('/usr/sbin/losetup', ['--list', '--noheadings', '--output', 'NAME,BACK-FILE'], {
+      encoding: 'utf8',
+    });
     for (const line of loops.split('\n')) {
       const [name, file] = line.trim().split(/\s+/);
       if (file?.startsWith(`${volumesDir}/`)) execFileSync('/usr/sbin/losetup', ['--detach', name]);

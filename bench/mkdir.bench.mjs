@@ -18,7 +18,13 @@ export default async function run(lib) {
   const dir = await mkdtemp(join(tmpdir(), 'dhv-bench-mkdir-'));
   try {
     const volumesDir = join(dir, 'volumes');
-    const request = (volumeId) => ({ volumesDir, volumeId, volumeName: 'bench', nodeId: 'bench-node', parameters: { mode: '0750' } });
+    const request = (volumeId) => ({
+      volumesDir,
+      volumeId,
+      volumeName: 'bench',
+      nodeId: 'bench-node',
+      parameters: { mode: '0750' },
+    });
     // A batch of runs one after another in the wave runner, which also counts their CPU time.
     const batch = (file, args, env) => ({ file, argv: args, env });
     const fingerprintEnv = lib.agentEnv('fingerprint', {});
@@ -28,14 +34,32 @@ export default async function run(lib) {
     // One batch of each per round, so a machine busy with something else slows every row alike.
     const rows = [
       { label: 'node -e 0', baseline: true, run: () => batch(process.execPath, ['-e', '0'], fingerprintEnv) },
-      { label: 'dhv-mkdir fingerprint', target: '≤ 1.2× node -e 0', run: () => batch(PLUGIN, ['fingerprint'], fingerprintEnv) },
+      {
+        label: 'dhv-mkdir fingerprint',
+        target: '≤ 1.2× node -e 0',
+        run: () => batch(PLUGIN, ['fingerprint'], fingerprintEnv),
+      },
       // A fresh volume every run: one whole create (lock, mkdir, chmod, statfs).
-      { label: 'dhv-mkdir create, new volume', target: '≤ 1.3× node -e 0', run: () => batch(PLUGIN, ['create'], lib.agentEnv('create', request(randomUUID()), PLUGIN)) },
+      {
+        label: 'dhv-mkdir create, new volume',
+        target: '≤ 1.3× node -e 0',
+        run: () => batch(PLUGIN, ['create'], lib.agentEnv('create', request(randomUUID()), PLUGIN)),
+      },
       // The restore call the agent makes for every volume after each restart.
-      { label: 'dhv-mkdir create, existing (restore)', run: () => batch(PLUGIN, ['create'], lib.agentEnv('create', request(existing), PLUGIN)) },
-      { label: 'dhv-mkdir delete, missing volume', run: () => batch(PLUGIN, ['delete'], lib.agentEnv('delete', { ...request(randomUUID()), parameters: null }, PLUGIN)) },
+      {
+        label: 'dhv-mkdir create, existing (restore)',
+        run: () => batch(PLUGIN, ['create'], lib.agentEnv('create', request(existing), PLUGIN)),
+      },
+      {
+        label: 'dhv-mkdir delete, missing volume',
+        run: () =>
+          batch(PLUGIN, ['delete'], lib.agentEnv('delete', { ...request(randomUUID()), parameters: null }, PLUGIN)),
+      },
       // The SDK runtime's own floor for create: a plugin whose create does nothing.
-      { label: 'minimal definePlugin plugin, create (SDK floor)', run: () => batch(minimal, ['create'], lib.agentEnv('create', request(randomUUID()), minimal)) },
+      {
+        label: 'minimal definePlugin plugin, create (SDK floor)',
+        run: () => batch(minimal, ['create'], lib.agentEnv('create', request(randomUUID()), minimal)),
+      },
     ].map((row) => ({ ...row, samplesMs: [], cpuMs: [] }));
 
     for (let round = 0; round <= ROUNDS; round++) {
@@ -56,8 +80,8 @@ export default async function run(lib) {
         `interleaved: per round, ${BATCH} runs of each, one after another, after a warm-up round; launched as the SDK client launches plugins. ` +
         '"create, new volume" makes a fresh volume each run (mode 0750, free space measured); "create, existing" is the restore call ' +
         'after an agent restart. "delete, missing" and the minimal plugin\'s create show the SDK runtime\'s own cost for create/delete, ' +
-        'with almost no work of the plugin\'s own. CPU is the time each run used (user + system, its children included), from the ' +
-        'runner\'s waited-for children: on a loaded machine it moves less than wall time.',
+        "with almost no work of the plugin's own. CPU is the time each run used (user + system, its children included), from the " +
+        "runner's waited-for children: on a loaded machine it moves less than wall time.",
       columns: ['CPU ms/run'],
       rows: rows.map(({ label, samplesMs, cpuMs, baseline, target }) => ({
         label,

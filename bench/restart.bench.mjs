@@ -10,13 +10,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, ClientState, loadAgentConfig } from '@dhv/harness';
 
-
 const DHV = fileURLToPath(new URL('../packages/harness/bin/run.js', import.meta.url));
 const PLUGIN = fileURLToPath(new URL('../packages/plugin-mkdir/dist/dhv-mkdir', import.meta.url));
 const PLUGIN_VOLUMES = 500;
 const BUILTIN_VOLUMES = 10_000;
 const RUNS = 3;
-
 
 export default async function run(lib) {
   const cores = availableParallelism();
@@ -24,12 +22,30 @@ export default async function run(lib) {
   try {
     const pluginAgent = await seed(join(dir, 'plugin'), 'dhv-mkdir', PLUGIN_VOLUMES);
     const builtinAgent = await seed(join(dir, 'builtin'), 'mkdir', BUILTIN_VOLUMES);
-    const restart = async (config) => (await lib.timeProcess(process.execPath, [DHV, 'agent', 'restart', '--json', '--data-dir', config.dataDir], { env: process.env, runs: 1, warmup: 0 }))[0];
+    const restart = async (config) =>
+      (
+        await lib.timeProcess(process.execPath, [DHV, 'agent', 'restart', '--json', '--data-dir', config.dataDir], {
+          env: process.env,
+          runs: 1,
+          warmup: 0,
+        })
+      )[0];
 
     // The restore call the agent makes for each volume: create of a volume that exists.
     const existing = randomUUID();
-    const request = { volumesDir: pluginAgent.volumesDir, pluginDir: pluginAgent.pluginDir, volumeId: existing, volumeName: 'bench', nodeId: 'bench-node' };
-    const oneCreate = () => lib.timeProcess(join(pluginAgent.pluginDir, 'dhv-mkdir'), ['create'], { env: lib.agentEnv('create', request, PLUGIN), runs: 9, warmup: 1 });
+    const request = {
+      volumesDir: pluginAgent.volumesDir,
+      pluginDir: pluginAgent.pluginDir,
+      volumeId: existing,
+      volumeName: 'bench',
+      nodeId: 'bench-node',
+    };
+    const oneCreate = () =>
+      lib.timeProcess(join(pluginAgent.pluginDir, 'dhv-mkdir'), ['create'], {
+        env: lib.agentEnv('create', request, PLUGIN),
+        runs: 9,
+        warmup: 1,
+      });
 
     // Rounds interleave every row, so a machine busy with something else slows them alike;
     // the first round (which also makes the volumes' directories) is a warm-up.
@@ -63,14 +79,26 @@ export default async function run(lib) {
         'Rows are interleaved round by round after a warm-up round. ' +
         'The in-process rows run Agent.restart() without the CLI, bounded (the default pool, twice the cores) and unbounded (every restore at once, as Nomad does).',
       rows: [
-        { label: `ideal: ${PLUGIN_VOLUMES} × one dhv-mkdir create ÷ ${cores} cores`, samplesMs: rows.ideal, baseline: true },
-        { label: `dhv agent restart, ${PLUGIN_VOLUMES} dhv-mkdir volumes`, samplesMs: rows.pluginRestart, target: '≤ 1.3× ideal' },
+        {
+          label: `ideal: ${PLUGIN_VOLUMES} × one dhv-mkdir create ÷ ${cores} cores`,
+          samplesMs: rows.ideal,
+          baseline: true,
+        },
+        {
+          label: `dhv agent restart, ${PLUGIN_VOLUMES} dhv-mkdir volumes`,
+          samplesMs: rows.pluginRestart,
+          target: '≤ 1.3× ideal',
+        },
         { label: `Agent.restart() in process, ${PLUGIN_VOLUMES} dhv-mkdir, bounded pool`, samplesMs: rows.bounded },
         {
           label: `Agent.restart() in process, ${PLUGIN_VOLUMES} dhv-mkdir, unbounded (Nomad)${unboundedFailures > 0 ? `: ${unboundedFailures} restores failed` : ''}`,
           samplesMs: rows.unbounded,
         },
-        { label: `dhv agent restart, ${BUILTIN_VOLUMES.toLocaleString('en')} built-in mkdir volumes`, samplesMs: rows.builtinRestart, target: '< 2000 ms' },
+        {
+          label: `dhv agent restart, ${BUILTIN_VOLUMES.toLocaleString('en')} built-in mkdir volumes`,
+          samplesMs: rows.builtinRestart,
+          target: '< 2000 ms',
+        },
       ],
     };
   } finally {
@@ -92,28 +120,31 @@ async function seed(dataDir, pluginId, count) {
     await Promise.all(
       // Plain writes: seeding needs the records, not the fsyncs that make a real create crash-safe.
       ids.slice(i, i + 200).map((id, j) =>
-        writeFile(state.fileOf(id), JSON.stringify({
-          ID: id,
-          HostPath: join(config.volumesDir, id),
-          CreateReq: {
+        writeFile(
+          state.fileOf(id),
+          JSON.stringify({
             ID: id,
-            Name: `bench-${i + j}`,
-            PluginID: pluginId,
-            Namespace: 'default',
-            NodeID: 'bench-node',
-            RequestedCapacityMinBytes: 0,
-            RequestedCapacityMaxBytes: 0,
-            Parameters: null,
-          },
-          Volume: {
-            NodePool: 'default',
-            CapacityBytes: 0,
-            RequestedCapabilities: [{ AccessMode: 'single-node-writer', AttachmentMode: 'file-system' }],
-            Constraints: [],
-            CreateTime: now,
-            ModifyTime: now,
-          },
-        })),
+            HostPath: join(config.volumesDir, id),
+            CreateReq: {
+              ID: id,
+              Name: `bench-${i + j}`,
+              PluginID: pluginId,
+              Namespace: 'default',
+              NodeID: 'bench-node',
+              RequestedCapacityMinBytes: 0,
+              RequestedCapacityMaxBytes: 0,
+              Parameters: null,
+            },
+            Volume: {
+              NodePool: 'default',
+              CapacityBytes: 0,
+              RequestedCapabilities: [{ AccessMode: 'single-node-writer', AttachmentMode: 'file-system' }],
+              Constraints: [],
+              CreateTime: now,
+              ModifyTime: now,
+            },
+          }),
+        ),
       ),
     );
   }

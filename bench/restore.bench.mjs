@@ -47,7 +47,14 @@ export default async function restore(lib) {
     ];
     if (withLoopback) {
       const floor = fleet(`Node floor, ${loopVolumes} volumes`, plugins.nodeFloor, dir, loopVolumes);
-      fleets.push(floor, fleet('dhv-loopback, volumes mounted', LOOPBACK, dir, loopVolumes, { vs: floor.label, target: '≤ 1.5× Node floor', capacity: 16 * MIB }));
+      fleets.push(
+        floor,
+        fleet('dhv-loopback, volumes mounted', LOOPBACK, dir, loopVolumes, {
+          vs: floor.label,
+          target: '≤ 1.5× Node floor',
+          capacity: 16 * MIB,
+        }),
+      );
     }
     try {
       for (const f of fleets) await seed(lib, f);
@@ -56,12 +63,20 @@ export default async function restore(lib) {
         const order = fleets.map((_, i) => fleets[(i + round) % fleets.length]);
         for (const f of order) {
           const wave = await lib.runWave(f.requests.map((request) => restoreRun(lib, f, request)));
-          if (wave.failed > 0) throw new Error(`${f.label}: ${wave.failed} of ${f.requests.length} restores failed: ${wave.failures.join('; ')}`);
+          if (wave.failed > 0)
+            throw new Error(
+              `${f.label}: ${wave.failed} of ${f.requests.length} restores failed: ${wave.failures.join('; ')}`,
+            );
           if (round > 0) f.waves.push(wave); // round 0 warms the page cache
         }
       }
     } finally {
-      if (withLoopback) await cleanUpLoopback(lib, fleets.find((f) => f.executable === LOOPBACK), dir);
+      if (withLoopback)
+        await cleanUpLoopback(
+          lib,
+          fleets.find((f) => f.executable === LOOPBACK),
+          dir,
+        );
     }
     const cores = availableParallelism();
     return {
@@ -112,7 +127,12 @@ function fleet(label, executable, dir, n, options = {}) {
 }
 
 function restoreRun(lib, f, request) {
-  return { file: f.executable, argv: ['create'], env: lib.agentEnv('create', request, f.executable), operation: 'create' };
+  return {
+    file: f.executable,
+    argv: ['create'],
+    env: lib.agentEnv('create', request, f.executable),
+    operation: 'create',
+  };
 }
 
 /** Makes every fleet's volumes with its own plugin, as the first `volume create` would have. */
@@ -160,7 +180,8 @@ async function makePlugins(dir) {
   await symlink(join(REPO, 'packages/sdk'), join(project, 'node_modules/@dhv/sdk'));
   const template = await readFile(join(REPO, 'packages/harness/templates/minimal/src/plugin.ts'), 'utf8');
   await writeFile(join(project, 'plugin.ts'), template.replaceAll('{{pluginId}}', 'bench-plugin'));
-  const build = (out, extra) => run(process.execPath, [DHV, 'build', 'plugin.ts', '-o', out, ...extra], { cwd: project });
+  const build = (out, extra) =>
+    run(process.execPath, [DHV, 'build', 'plugin.ts', '-o', out, ...extra], { cwd: project });
   await build('dist/script', []);
   await build('dist/sea', ['--sea']);
   return { bash, nodeFloor, built: join(project, 'dist/script'), sea: join(project, 'dist/sea') };
@@ -179,7 +200,11 @@ async function cleanUpLoopback(lib, f, dir) {
           f.requests.slice(i, i + 5).map((request) => ({
             file: LOOPBACK,
             argv: ['delete'],
-            env: lib.agentEnv('delete', { ...request, createdPath: join(request.volumesDir, request.volumeId) }, LOOPBACK),
+            env: lib.agentEnv(
+              'delete',
+              { ...request, createdPath: join(request.volumesDir, request.volumeId) },
+              LOOPBACK,
+            ),
             operation: 'delete',
           })),
         )

@@ -15,7 +15,9 @@ const available = (await readdir(here)).filter((f) => f.endsWith(SUFFIX)).sort()
 const wanted = process.argv.slice(2).map((name) => basename(name).replace(/\.bench\.mjs$/, ''));
 const unknown = wanted.filter((name) => !available.includes(name + SUFFIX));
 if (unknown.length > 0) {
-  process.stderr.write(`no such benchmark: ${unknown.join(', ')} (available: ${available.map((f) => f.slice(0, -SUFFIX.length)).join(', ') || 'none'})\n`);
+  process.stderr.write(
+    `no such benchmark: ${unknown.join(', ')} (available: ${available.map((f) => f.slice(0, -SUFFIX.length)).join(', ') || 'none'})\n`,
+  );
   process.exit(2);
 }
 const selected = wanted.length > 0 ? wanted.map((name) => name + SUFFIX) : available;
@@ -50,7 +52,8 @@ function summarize(result, file) {
   };
   const columns = result.columns ?? [];
   const rows = result.rows.map((row) => {
-    if (!Array.isArray(row.samplesMs) || row.samplesMs.length === 0) throw new Error(`${file}: row ${JSON.stringify(row.label)} has no samples`);
+    if (!Array.isArray(row.samplesMs) || row.samplesMs.length === 0)
+      throw new Error(`${file}: row ${JSON.stringify(row.label)} has no samples`);
     const median = lib.median(row.samplesMs);
     const base = row.vs !== undefined ? medianOf(row.vs) : baseMedian;
     return {
@@ -90,7 +93,8 @@ function printTable(summary) {
   const cells = table(summary.rows, summary.columns);
   const widths = cells[0].map((_, i) => Math.max(...cells.map((row) => row[i].length)));
   process.stdout.write(`\n${summary.title}\n`);
-  for (const row of cells) process.stdout.write(row.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ') + '\n');
+  for (const row of cells)
+    process.stdout.write(row.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ') + '\n');
 }
 
 function markdown(summary) {
@@ -131,7 +135,7 @@ for (const file of selected) {
     fresh.set(file, markdown(summary));
   } catch (err) {
     failed++;
-    process.stderr.write(`\n${file} failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+    process.stderr.write(`\n${file} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   }
 }
 
@@ -147,7 +151,7 @@ await writeFile(
   resultsFile,
   `# Benchmark results\n\nWritten by \`npm run bench\` (\`node bench/run.mjs [name...]\` after \`npm run build\`). ` +
     'Each figure is whole-process wall time of a built executable under the environment a Nomad agent gives it; ' +
-    'ratios compare a row\'s median with the baseline row\'s median measured in the same run.\n\n' +
+    "ratios compare a row's median with the baseline row's median measured in the same run.\n\n" +
     body,
 );
 process.stdout.write(`\nwrote ${resultsFile}\n`);

@@ -37,7 +37,12 @@ async function runOne({ file, argv, env, operation }) {
   let failure;
   if (operation) {
     try {
-      interpretRun(operation, run, { pluginId: file.split('/').at(-1), executable: file, volumeId: env.DHV_VOLUME_ID, timeoutMs });
+      interpretRun(operation, run, {
+        pluginId: file.split('/').at(-1),
+        executable: file,
+        volumeId: env.DHV_VOLUME_ID,
+        timeoutMs,
+      });
     } catch (err) {
       failure = err instanceof Error ? err.message : String(err);
     }
@@ -57,6 +62,17 @@ if (spec.mode === 'sequential') {
 }
 const wallMs = performance.now() - started;
 const cpuMs = childCpuMs() - cpuBefore;
-const peakBytes = spec.memoryCgroup ? Number(readFileSync(`${spec.memoryCgroup}/memory.max_usage_in_bytes`, 'utf8')) - memoryBase : undefined;
+const peakBytes = spec.memoryCgroup
+  ? Number(readFileSync(`${spec.memoryCgroup}/memory.max_usage_in_bytes`, 'utf8')) - memoryBase
+  : undefined;
 const failures = results.filter((r) => r.failure).map((r) => r.failure);
-process.stdout.write(JSON.stringify({ wallMs, cpuMs, peakBytes, samplesMs: results.map((r) => r.ms), failures: failures.slice(0, 5), failed: failures.length }));
+process.stdout.write(
+  JSON.stringify({
+    wallMs,
+    cpuMs,
+    peakBytes,
+    samplesMs: results.map((r) => r.ms),
+    failures: failures.slice(0, 5),
+    failed: failures.length,
+  }),
+);

@@ -43,9 +43,21 @@ describe('dhv agent restart', () => {
     await agent.plugin('p', bashPlugin());
     const existing = join(agent.dir, 'existing');
     await mkdir(existing);
-    const a = await agent.json('volume', 'create', await agent.file('a.hcl', volumeHcl({ name: 'a', plugin_id: 'p', capacity_min: '1MiB', capacity_max: '1MiB' })));
-    const b = await agent.json('volume', 'create', await agent.file('b.hcl', volumeHcl({ name: 'b', plugin_id: 'mkdir' })));
-    const c = await agent.json('volume', 'register', await agent.file('c.hcl', volumeHcl({ name: 'c', host_path: existing })));
+    const a = await agent.json(
+      'volume',
+      'create',
+      await agent.file('a.hcl', volumeHcl({ name: 'a', plugin_id: 'p', capacity_min: '1MiB', capacity_max: '1MiB' })),
+    );
+    const b = await agent.json(
+      'volume',
+      'create',
+      await agent.file('b.hcl', volumeHcl({ name: 'b', plugin_id: 'mkdir' })),
+    );
+    const c = await agent.json(
+      'volume',
+      'register',
+      await agent.file('c.hcl', volumeHcl({ name: 'c', host_path: existing })),
+    );
     await rm(a.Volume.HostPath, { recursive: true }); // restore must create it again
     await writeFile(join(b.Volume.HostPath, 'data'), 'kept');
 
@@ -56,30 +68,53 @@ describe('dhv agent restart', () => {
     expect(existsSync(a.Volume.HostPath)).toBe(true);
     expect(await readFile(join(b.Volume.HostPath, 'data'), 'utf8')).toBe('kept');
     const node = await agent.json('node', 'status');
-    expect(Object.fromEntries(Object.entries(node.HostVolumes).map(([k, v]: [string, any]) => [k, v.ID]))).toEqual({ a: a.Volume.ID, b: b.Volume.ID, c: c.Volume.ID });
-    expect(node.Attributes).toEqual({ 'plugins.host_volume.mkdir.version': '0.0.1', 'plugins.host_volume.p.version': '1.0.0' });
+    expect(Object.fromEntries(Object.entries(node.HostVolumes).map(([k, v]: [string, any]) => [k, v.ID]))).toEqual({
+      a: a.Volume.ID,
+      b: b.Volume.ID,
+      c: c.Volume.ID,
+    });
+    expect(node.Attributes).toEqual({
+      'plugins.host_volume.mkdir.version': '0.0.1',
+      'plugins.host_volume.p.version': '1.0.0',
+    });
   });
 
   it('publishes no dynamic volume when a plugin went missing, as a real agent does, says so loudly, and brings them back with the plugin', async () => {
     agent = await tempAgent();
     await agent.plugin('p', bashPlugin());
-    const lost = await agent.json('volume', 'create', await agent.file('a.hcl', volumeHcl({ name: 'lost', plugin_id: 'p' })));
-    const kept = await agent.json('volume', 'create', await agent.file('b.hcl', volumeHcl({ name: 'kept', plugin_id: 'mkdir' })));
+    const lost = await agent.json(
+      'volume',
+      'create',
+      await agent.file('a.hcl', volumeHcl({ name: 'lost', plugin_id: 'p' })),
+    );
+    const kept = await agent.json(
+      'volume',
+      'create',
+      await agent.file('b.hcl', volumeHcl({ name: 'kept', plugin_id: 'mkdir' })),
+    );
     const plugin = await readFile(join(agent.pluginDir, 'p'), 'utf8');
     await rm(join(agent.pluginDir, 'p'));
 
     const run = await agent.dhv('agent', 'restart');
     expect(run.code).toBe(0);
     expect(run.stdout).toContain('==> Restore failed: no dynamic host volume is reported');
-    expect(run.stdout).toMatch(new RegExp(`✗ Host volume "${lost.Volume.ID.slice(0, 8)}" lost unavailable: .*no such plugin`));
-    expect(run.stderr).toMatch(/warning: failed to restore state: .*no such plugin[\s\S]*The plugin "p" of volume .* is missing from the plugin directory\. A real Nomad agent then reports NO dynamic host volume/);
+    expect(run.stdout).toMatch(
+      new RegExp(`✗ Host volume "${lost.Volume.ID.slice(0, 8)}" lost unavailable: .*no such plugin`),
+    );
+    expect(run.stderr).toMatch(
+      /warning: failed to restore state: .*no such plugin[\s\S]*The plugin "p" of volume .* is missing from the plugin directory\. A real Nomad agent then reports NO dynamic host volume/,
+    );
 
     const node = await agent.json('node', 'status');
     expect(node.HostVolumes).toEqual({});
     // A node that reports no host volume at all leaves the servers' states as they were.
     expect(await agent.json('volume', 'status', kept.Volume.ID)).toMatchObject({ State: 'ready' });
-    expect(await agent.json('volume', 'status', lost.Volume.ID)).toMatchObject({ StateError: expect.stringMatching(/no such plugin/) });
-    expect((await agent.dhv('node', 'status')).stderr).toMatch(/A real Nomad agent then reports NO dynamic host volume/);
+    expect(await agent.json('volume', 'status', lost.Volume.ID)).toMatchObject({
+      StateError: expect.stringMatching(/no such plugin/),
+    });
+    expect((await agent.dhv('node', 'status')).stderr).toMatch(
+      /A real Nomad agent then reports NO dynamic host volume/,
+    );
 
     await agent.plugin('p', plugin);
     expect((await agent.dhv('agent', 'restart')).stdout).toContain('==> Restored 2 of 2 host volume(s)');
@@ -94,12 +129,20 @@ describe('dhv agent restart', () => {
       'moving',
       `#!/bin/bash\ncase "$1" in\n  fingerprint) echo '{"version": "1"}' ;;\n  create) d="$DHV_VOLUMES_DIR/$(< "${where}")-$DHV_VOLUME_ID"; /bin/mkdir -p "$d"; echo "{\\"path\\": \\"$d\\"}" ;;\n  delete) ;;\nesac\n`,
     );
-    const v = await agent.json('volume', 'create', await agent.file('m.hcl', volumeHcl({ name: 'm', plugin_id: 'moving' })));
+    const v = await agent.json(
+      'volume',
+      'create',
+      await agent.file('m.hcl', volumeHcl({ name: 'm', plugin_id: 'moving' })),
+    );
     expect(v.Volume.HostPath).toBe(join(agent.volumesDir, `first-${v.Volume.ID}`));
     await writeFile(where, 'second');
     const run = await agent.dhv('agent', 'restart');
-    expect(run.stderr).toMatch(/came back at .*second-.*, not at its saved path .*first-.*: its plugin's create is not idempotent/);
-    expect((await agent.json('node', 'status')).HostVolumes.m.Path).toBe(join(agent.volumesDir, `second-${v.Volume.ID}`));
+    expect(run.stderr).toMatch(
+      /came back at .*second-.*, not at its saved path .*first-.*: its plugin's create is not idempotent/,
+    );
+    expect((await agent.json('node', 'status')).HostVolumes.m.Path).toBe(
+      join(agent.volumesDir, `second-${v.Volume.ID}`),
+    );
   });
 
   it('skips broken plugins in the plugin dir with the reason, and keeps the good ones and the built-in mkdir', async () => {
@@ -114,7 +157,10 @@ describe('dhv agent restart', () => {
     await mkdir(join(agent.pluginDir, 'a-directory'));
 
     const out = await agent.json('agent', 'fingerprint');
-    expect(out.Attributes).toEqual({ 'plugins.host_volume.good.version': '2.1.0', 'plugins.host_volume.mkdir.version': '0.0.1' });
+    expect(out.Attributes).toEqual({
+      'plugins.host_volume.good.version': '2.1.0',
+      'plugins.host_volume.mkdir.version': '0.0.1',
+    });
     const reasons = Object.fromEntries(out.Skipped.map((s: { id: string; reason: string }) => [s.id, s.reason]));
     // Without an execute bit a file is not a candidate: a real agent neither runs nor logs it.
     expect(Object.keys(reasons).sort()).toEqual(['bad-version', 'crashes', 'mkdir', 'no-json', 'slow']);
@@ -125,17 +171,33 @@ describe('dhv agent restart', () => {
     const human = await agent.dhv('agent', 'fingerprint');
     expect(human.stdout).toMatch(/Skipped Plugins\nID\s+Reason\n/);
     // A volume on the built-in mkdir is never handed to the file of that name.
-    const v = await agent.json('volume', 'create', await agent.file('m.hcl', volumeHcl({ name: 'm', plugin_id: 'mkdir' })));
+    const v = await agent.json(
+      'volume',
+      'create',
+      await agent.file('m.hcl', volumeHcl({ name: 'm', plugin_id: 'mkdir' })),
+    );
     expect(v.Volume.CapacityBytes).toBe(0);
     expect((await agent.dhv('agent', 'restart')).code).toBe(0);
   });
 
   it('lets a dynamic volume replace a static one of the same name, with a warning', async () => {
-    agent = await tempAgent({ config: (dir) => `client {\n  host_volume "data" {\n    path = "${dir}/static-data"\n  }\n  host_volume "cloud-img" {\n    path = "${dir}/cloud-img"\n    read_only = true\n  }\n}\n` });
-    expect((await agent.json('node', 'status')).HostVolumes.data).toEqual({ Name: 'data', ID: '', Path: join(agent.dir, 'static-data'), ReadOnly: false });
+    agent = await tempAgent({
+      config: (dir) =>
+        `client {\n  host_volume "data" {\n    path = "${dir}/static-data"\n  }\n  host_volume "cloud-img" {\n    path = "${dir}/cloud-img"\n    read_only = true\n  }\n}\n`,
+    });
+    expect((await agent.json('node', 'status')).HostVolumes.data).toEqual({
+      Name: 'data',
+      ID: '',
+      Path: join(agent.dir, 'static-data'),
+      ReadOnly: false,
+    });
     // The servers place a volume only on a node that does not report the name yet: name it by node_id, as an update would.
     const node0 = await agent.json('node', 'status');
-    const v = await agent.json('volume', 'create', await agent.file('d.hcl', volumeHcl({ name: 'data', plugin_id: 'mkdir', node_id: node0.ID })));
+    const v = await agent.json(
+      'volume',
+      'create',
+      await agent.file('d.hcl', volumeHcl({ name: 'data', plugin_id: 'mkdir', node_id: node0.ID })),
+    );
     expect(v.Warnings).toEqual([expect.stringMatching(/^overriding static host volume with dynamic: name=data id=/)]);
     const node = await agent.json('node', 'status');
     expect(node.HostVolumes).toEqual({
@@ -143,16 +205,27 @@ describe('dhv agent restart', () => {
       data: { Name: 'data', ID: v.Volume.ID, Path: v.Volume.HostPath, ReadOnly: false },
     });
     const human = await agent.dhv('node', 'status');
-    expect(human.stderr).toMatch(/warning: dynamic host volume "data" .* replaces the static host volume of the same name/);
+    expect(human.stderr).toMatch(
+      /warning: dynamic host volume "data" .* replaces the static host volume of the same name/,
+    );
   });
 
   it('stops on a corrupt state file, naming it, and never rewrites it', async () => {
     agent = await tempAgent();
-    const v = await agent.json('volume', 'create', await agent.file('a.hcl', volumeHcl({ name: 'a', plugin_id: 'mkdir' })));
+    const v = await agent.json(
+      'volume',
+      'create',
+      await agent.file('a.hcl', volumeHcl({ name: 'a', plugin_id: 'mkdir' })),
+    );
     const file = join(agent.dataDir, 'client', 'host_volumes', `${v.Volume.ID}.json`);
     const garbage = '{"ID": "' + v.Volume.ID + '", "HostPath": ';
     await writeFile(file, garbage);
-    for (const args of [['agent', 'restart'], ['volume', 'status'], ['node', 'status'], ['volume', 'create', await agent.file('b.hcl', volumeHcl({ name: 'a', plugin_id: 'mkdir' }))]]) {
+    for (const args of [
+      ['agent', 'restart'],
+      ['volume', 'status'],
+      ['node', 'status'],
+      ['volume', 'create', await agent.file('b.hcl', volumeHcl({ name: 'a', plugin_id: 'mkdir' }))],
+    ]) {
       const run = await agent.dhv(...args);
       expect(run.code, args.join(' ')).toBe(1);
       expect(run.stderr).toContain(`client state file ${file} is corrupt`);
@@ -169,8 +242,15 @@ describe('crash safety and concurrent dhv processes', () => {
     const marker = join(agent.dir, 'plugin.pid');
     const block = join(agent.dir, 'block');
     await writeFile(block, '');
-    await agent.plugin('hangs', bashPlugin({ createPrefix: `echo $$ > "${marker}"; while [ -e "${block}" ]; do /bin/sleep 0.05; done` }));
-    const child = agent.start('volume', 'create', await agent.file('h.hcl', volumeHcl({ name: 'h', plugin_id: 'hangs' })));
+    await agent.plugin(
+      'hangs',
+      bashPlugin({ createPrefix: `echo $$ > "${marker}"; while [ -e "${block}" ]; do /bin/sleep 0.05; done` }),
+    );
+    const child = agent.start(
+      'volume',
+      'create',
+      await agent.file('h.hcl', volumeHcl({ name: 'h', plugin_id: 'hangs' })),
+    );
     await until(() => existsSync(marker));
     pidsToKill.push(Number(await readFile(marker, 'utf8')));
     await killHard(child);
@@ -179,7 +259,11 @@ describe('crash safety and concurrent dhv processes', () => {
     expect(restart.restored).toEqual([]);
     expect(restart.failed).toEqual([]);
     await rm(block);
-    const again = await agent.json('volume', 'create', await agent.file('h2.hcl', volumeHcl({ name: 'h', plugin_id: 'hangs' })));
+    const again = await agent.json(
+      'volume',
+      'create',
+      await agent.file('h2.hcl', volumeHcl({ name: 'h', plugin_id: 'hangs' })),
+    );
     expect(again.Volume.State).toBe('ready');
   });
 
@@ -200,7 +284,11 @@ describe('crash safety and concurrent dhv processes', () => {
     for (const [i, point] of [...points, ...points].entries()) {
       const name = `k${i}`;
       names.push(name);
-      const child = agent.start('volume', 'create', await agent.file(`${name}.hcl`, volumeHcl({ name, plugin_id: 'stepped' })));
+      const child = agent.start(
+        'volume',
+        'create',
+        await agent.file(`${name}.hcl`, volumeHcl({ name, plugin_id: 'stepped' })),
+      );
       if (point !== 'as dhv starts') {
         await until(() => existsSync(reached(name)) || child.exitCode !== null);
         const pluginPid = Number(await readFile(reached(name), 'utf8'));
@@ -217,7 +305,12 @@ describe('crash safety and concurrent dhv processes', () => {
     expect(restart.failed).toEqual([]);
     const volumes = await agent.json('volume', 'status');
     for (const v of volumes) {
-      expect(v).toMatchObject({ ID: expect.any(String), Name: expect.stringMatching(/^k\d$/), HostPath: join(agent.volumesDir, v.ID), State: 'ready' });
+      expect(v).toMatchObject({
+        ID: expect.any(String),
+        Name: expect.stringMatching(/^k\d$/),
+        HostPath: join(agent.volumesDir, v.ID),
+        State: 'ready',
+      });
     }
     // Every name is usable again: recorded ones are taken, the rest are free.
     const taken = new Set(volumes.map((v: { Name: string }) => v.Name));
@@ -231,7 +324,8 @@ describe('crash safety and concurrent dhv processes', () => {
     agent = await tempAgent();
     await agent.plugin('p', bashPlugin());
     const names = (prefix: string) => Array.from({ length: 4 }, (_, i) => `${prefix}${i}`);
-    for (const n of [...names('left'), ...names('right')]) await agent.file(`${n}.hcl`, volumeHcl({ name: n, plugin_id: n.endsWith('0') ? 'mkdir' : 'p' }));
+    for (const n of [...names('left'), ...names('right')])
+      await agent.file(`${n}.hcl`, volumeHcl({ name: n, plugin_id: n.endsWith('0') ? 'mkdir' : 'p' }));
     const createAll = async (prefix: string) => {
       for (const n of names(prefix)) {
         const run = await agent.dhv('volume', 'create', join(agent.dir, `${n}.hcl`));
@@ -250,7 +344,9 @@ describe('crash safety and concurrent dhv processes', () => {
     const [x, y] = await Promise.all([agent.dhv('volume', 'create', spec), agent.dhv('volume', 'create', spec)]);
     expect([x.code, y.code].sort()).toEqual([0, 1]);
     // The loser is refused by the client's name claim, or, if the winner was already reported, by placement.
-    expect([x, y].find((r) => r.code === 1)!.stderr).toMatch(/volume name already exists on this node|1 nodes had existing volume/);
+    expect([x, y].find((r) => r.code === 1)!.stderr).toMatch(
+      /volume name already exists on this node|1 nodes had existing volume/,
+    );
     expect(await agent.json('volume', 'status')).toHaveLength(1);
   });
 });

@@ -45,18 +45,30 @@ interface Step {
     response?: Record<string, string>;
     calls: Call[];
     outcomes?: Array<{ hostVolumes: unknown; locks: unknown; pluginCalls: string[] }>;
-    after: { hostVolumes: unknown; clientState: Record<string, unknown>; locks: Record<string, string>; paths?: Record<string, unknown> };
+    after: {
+      hostVolumes: unknown;
+      clientState: Record<string, unknown>;
+      locks: Record<string, string>;
+      paths?: Record<string, unknown>;
+    };
   };
 }
 interface Scenario {
   name: string;
   why: string;
-  agent: { pluginDir: string; volumesDir: string; nodePool: string; static?: Record<string, { path: string; readOnly: boolean }> };
+  agent: {
+    pluginDir: string;
+    volumesDir: string;
+    nodePool: string;
+    static?: Record<string, { path: string; readOnly: boolean }>;
+  };
   layout: LayoutEntry[];
   steps: Step[];
 }
 
-const vectors = JSON.parse(readFileSync(new URL('./vectors/nomad-agent/agent-scenarios.json', import.meta.url), 'utf8')) as {
+const vectors = JSON.parse(
+  readFileSync(new URL('./vectors/nomad-agent/agent-scenarios.json', import.meta.url), 'utf8'),
+) as {
   recorder: string;
   scenarios: Scenario[];
 };
@@ -88,7 +100,10 @@ async function applyLayout(root: string, entries: readonly LayoutEntry[], record
       case 'file':
         await mkdir(dirname(path), { recursive: true, mode: 0o755 });
         await rm(path, { force: true });
-        await writeFile(path, e.body !== undefined ? `#!/bin/sh\n${sub(recorder)}${sub(e.body)}\n` : sub(e.content ?? ''));
+        await writeFile(
+          path,
+          e.body !== undefined ? `#!/bin/sh\n${sub(recorder)}${sub(e.body)}\n` : sub(e.content ?? ''),
+        );
         await chmod(path, parseInt(e.mode ?? '0755', 8));
         break;
       case 'dir':
@@ -116,14 +131,16 @@ async function recordedCalls(root: string, restart: boolean): Promise<Array<Call
       const argv = (await readFile(`${base}.argv`, 'utf8')).replace(/\n$/, '').split('\n');
       const env = (await readFile(`${base}.env`, 'utf8')).split('\0').filter((e) => e !== '');
       const io = (await readFile(`${base}.io`, 'utf8')).split('\n');
-      const link = (l: string | undefined) => (l ?? '').replace(/^pipe:\[\d+\]$/, 'pipe').replace(/^socket:\[\d+\]$/, 'socket');
+      const link = (l: string | undefined) =>
+        (l ?? '').replace(/^pipe:\[\d+\]$/, 'pipe').replace(/^socket:\[\d+\]$/, 'socket');
       return { argv, env, stdin: link(io[0]), stdout: link(io[1]), stderr: link(io[2]), at: BigInt(n.split('.')[0]!) };
     }),
   );
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir);
   const volumeOf = (c: Call) => c.env.find((e) => e.startsWith('DHV_VOLUME_ID='))?.slice('DHV_VOLUME_ID='.length) ?? '';
-  const key = (c: Call & { at: bigint }) => (restart ? `${c.argv[1] === 'fingerprint' ? 0 : 1}\0${c.argv[0]}\0${volumeOf(c)}` : String(c.at).padStart(30, '0'));
+  const key = (c: Call & { at: bigint }) =>
+    restart ? `${c.argv[1] === 'fingerprint' ? 0 : 1}\0${c.argv[0]}\0${volumeOf(c)}` : String(c.at).padStart(30, '0');
   return calls.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 }
 
@@ -175,7 +192,8 @@ async function replay(scenario: Scenario): Promise<Mismatch[]> {
   for (const d of ['plugins', 'volumes', 'outside', 'records', 'cwd']) await mkdir(join(root, d));
   const sub = <T>(value: T): T => JSON.parse(JSON.stringify(value).split('{root}').join(root)) as T;
   await applyLayout(root, scenario.layout, vectors.recorder);
-  const staticOf = (s: Scenario['agent']['static']) => Object.entries(sub(s ?? {})).map(([name, v]) => ({ name, path: v.path, readOnly: v.readOnly }));
+  const staticOf = (s: Scenario['agent']['static']) =>
+    Object.entries(sub(s ?? {})).map(([name, v]) => ({ name, path: v.path, readOnly: v.readOnly }));
   const config: AgentConfig = {
     dataDir: join(root, 'data'),
     pluginDir: sub(scenario.agent.pluginDir),
@@ -193,10 +211,14 @@ async function replay(scenario: Scenario): Promise<Mismatch[]> {
   const mismatches: Mismatch[] = [];
   for (const [index, rawStep] of scenario.steps.entries()) {
     const step = sub(rawStep);
-    const miss = (owner: Owner, what: string, expected: unknown, actual: unknown) => mismatches.push({ owner, step: index, what, expected, actual });
+    const miss = (owner: Owner, what: string, expected: unknown, actual: unknown) =>
+      mismatches.push({ owner, step: index, what, expected, actual });
     if (step.before) await applyLayout(root, rawStep.before!, vectors.recorder);
     for (const op of step.failNext ?? []) failNext.add(op);
-    let result: { ok: true; value: unknown } | { ok: false; error: Error & { code?: string } } = { ok: true, value: undefined };
+    let result: { ok: true; value: unknown } | { ok: false; error: Error & { code?: string } } = {
+      ok: true,
+      value: undefined,
+    };
     const run = async <T>(fn: () => Promise<T>) => {
       try {
         result = { ok: true, value: await fn() };
@@ -264,15 +286,28 @@ async function replay(scenario: Scenario): Promise<Mismatch[]> {
       if (!n.ok && got.ok) miss('agent', 'result', n.error, 'ok');
       if (!n.ok && !got.ok && !sameError(n.error!, got.error.message)) {
         // Texts built by the plugin runner or lookup are the SDK client's.
-        const fromClient = (got.error as { name?: string }).name === 'PluginError' || /^PLUGIN_/.test(got.error.code ?? '');
+        const fromClient =
+          (got.error as { name?: string }).name === 'PluginError' || /^PLUGIN_/.test(got.error.code ?? '');
         miss(fromClient ? 'client' : 'agent', 'error', n.error, got.error.message);
       }
       if (n.ok && got.ok && step.op === 'create') {
         const v = got.value as { volumeName: string; volumeId: string; hostPath: string; capacityBytes: bigint };
-        const actual = { volumeName: v.volumeName, volumeId: v.volumeId, hostPath: v.hostPath, capacityBytes: String(v.capacityBytes) };
-        if (JSON.stringify(sortKeys(actual)) !== JSON.stringify(sortKeys(n.response))) miss('agent', 'response', n.response, actual);
+        const actual = {
+          volumeName: v.volumeName,
+          volumeId: v.volumeId,
+          hostPath: v.hostPath,
+          capacityBytes: String(v.capacityBytes),
+        };
+        if (JSON.stringify(sortKeys(actual)) !== JSON.stringify(sortKeys(n.response)))
+          miss('agent', 'response', n.response, actual);
       }
-      if (n.ok && got.ok && step.op === 'delete' && JSON.stringify(sortKeys(got.value)) !== JSON.stringify(sortKeys(n.response))) miss('agent', 'response', n.response, got.value);
+      if (
+        n.ok &&
+        got.ok &&
+        step.op === 'delete' &&
+        JSON.stringify(sortKeys(got.value)) !== JSON.stringify(sortKeys(n.response))
+      )
+        miss('agent', 'response', n.response, got.value);
     } else if (!got.ok) {
       miss('agent', 'restart', 'agent starts', got.error.message);
     }
@@ -281,13 +316,25 @@ async function replay(scenario: Scenario): Promise<Mismatch[]> {
     const hostVolumes = (await agent.status()).node.HostVolumes;
     const locks = await agent.client.locks();
     if (step.repeat && n.outcomes) {
-      const pluginCalls = calls.map((c) => `${c.argv[1]} ${c.argv[0]}${c.argv[1] === 'fingerprint' ? '' : ` ${c.env.find((e) => e.startsWith('DHV_VOLUME_ID='))!.slice(14)}`}`).sort();
+      const pluginCalls = calls
+        .map(
+          (c) =>
+            `${c.argv[1]} ${c.argv[0]}${c.argv[1] === 'fingerprint' ? '' : ` ${c.env.find((e) => e.startsWith('DHV_VOLUME_ID='))!.slice(14)}`}`,
+        )
+        .sort();
       const matches = n.outcomes.some(
-        (o) => equal(o.hostVolumes, hostVolumes) && equal(o.locks, locks) && equal([...o.pluginCalls].sort(), pluginCalls),
+        (o) =>
+          equal(o.hostVolumes, hostVolumes) && equal(o.locks, locks) && equal([...o.pluginCalls].sort(), pluginCalls),
       );
       if (!matches) miss('agent', 'repeat outcome', n.outcomes, { hostVolumes, locks, pluginCalls });
     } else {
-      if (calls.length !== n.calls.length) miss('agent', 'calls', n.calls.map((c) => c.argv.join(' ')), calls.map((c) => c.argv.join(' ')));
+      if (calls.length !== n.calls.length)
+        miss(
+          'agent',
+          'calls',
+          n.calls.map((c) => c.argv.join(' ')),
+          calls.map((c) => c.argv.join(' ')),
+        );
       for (const [i, want] of n.calls.entries()) {
         const call = calls[i];
         if (!call) break;
@@ -304,7 +351,8 @@ async function replay(scenario: Scenario): Promise<Mismatch[]> {
     for (const [path, want] of Object.entries(n.after.paths ?? {})) {
       const got = await inspectPath(join(root, path));
       // The vectors ran as root; elsewhere the owner is the test's user.
-      const owner = (v: unknown) => (process.getuid?.() === 0 ? v : { ...(v as object), uid: undefined, gid: undefined });
+      const owner = (v: unknown) =>
+        process.getuid?.() === 0 ? v : { ...(v as object), uid: undefined, gid: undefined };
       if (!equal(owner(want), owner(got))) miss('agent', `path ${path}`, want, got);
     }
     const { ClientState } = await import('../packages/harness/src/agent/client-state.js');
@@ -342,7 +390,12 @@ function equal(a: unknown, b: unknown): boolean {
 }
 
 function describeMismatches(list: Mismatch[]): string {
-  return list.map((m) => `step ${m.step} ${m.what}:\n  expected ${JSON.stringify(m.expected)}\n  actual   ${JSON.stringify(m.actual)}`).join('\n');
+  return list
+    .map(
+      (m) =>
+        `step ${m.step} ${m.what}:\n  expected ${JSON.stringify(m.expected)}\n  actual   ${JSON.stringify(m.actual)}`,
+    )
+    .join('\n');
 }
 
 describe('Nomad agent scenarios, replayed through the Agent (test/vectors/nomad-agent/agent-scenarios.json)', () => {
@@ -352,7 +405,12 @@ describe('Nomad agent scenarios, replayed through the Agent (test/vectors/nomad-
       const run = replay(s);
       outcomes.set(s.name, run);
       if (process.env.DHV_SCENARIO_REPORT) {
-        void run.then((list) => appendFileSync(process.env.DHV_SCENARIO_REPORT!, `${JSON.stringify({ name: s.name, steps: s.steps.length, mismatches: list.map(({ owner, step, what }) => `${owner} ${step} ${what}`) })}\n`));
+        void run.then((list) =>
+          appendFileSync(
+            process.env.DHV_SCENARIO_REPORT!,
+            `${JSON.stringify({ name: s.name, steps: s.steps.length, mismatches: list.map(({ owner, step, what }) => `${owner} ${step} ${what}`) })}\n`,
+          ),
+        );
       }
     }
     return outcomes.get(s.name)!;

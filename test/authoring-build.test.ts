@@ -48,7 +48,13 @@ describe('dhv build', () => {
     const result = await dhvBuild(['plugin.ts', '-o', 'dist/tiny', '--json'], work);
     expect(result.exitCode, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout);
-    expect(report).toMatchObject({ outfile: join(work, 'dist/tiny'), kind: 'script', node: process.execPath, version: '2.0.0', warnings: [] });
+    expect(report).toMatchObject({
+      outfile: join(work, 'dist/tiny'),
+      kind: 'script',
+      node: process.execPath,
+      version: '2.0.0',
+      warnings: [],
+    });
     expect(report.searchPath[0]).toBe(process.execPath);
     expect(report.searchPath).toEqual(expect.arrayContaining(['/usr/local/bin/node', '/usr/bin/node']));
     const [first, second] = (await readFile(join(work, 'dist/tiny'), 'utf8')).split('\n');
@@ -59,7 +65,11 @@ describe('dhv build', () => {
 
   it('builds a plugin that works under env -i, with no PATH, from any directory', async () => {
     expect((await dhvBuild(['plugin.ts', '-o', 'dist/tiny'], work)).exitCode).toBe(0);
-    const bare = await run('/usr/bin/env', ['-i', 'DHV_OPERATION=fingerprint', join(work, 'dist/tiny'), 'fingerprint'], { cwd: '/' });
+    const bare = await run(
+      '/usr/bin/env',
+      ['-i', 'DHV_OPERATION=fingerprint', join(work, 'dist/tiny'), 'fingerprint'],
+      { cwd: '/' },
+    );
     expect(bare).toMatchObject({ exitCode: 0, stdout: '{"version":"2"}\n' });
     const created = await execPlugin(join(work, 'dist/tiny'), 'create', {
       volumesDir: join(work, 'volumes'),
@@ -71,7 +81,10 @@ describe('dhv build', () => {
   });
 
   it('writes a plain #! line for the node chosen with --node --fixed-node', async () => {
-    const result = await dhvBuild(['plugin.ts', '-o', 'dist/tiny', '--node', process.execPath, '--fixed-node', '--json'], work);
+    const result = await dhvBuild(
+      ['plugin.ts', '-o', 'dist/tiny', '--node', process.execPath, '--fixed-node', '--json'],
+      work,
+    );
     expect(result.exitCode, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ searchPath: [process.execPath], version: '2.0.0' });
     expect((await readFile(join(work, 'dist/tiny'), 'utf8')).startsWith(`#!${process.execPath}\n`)).toBe(true);
@@ -81,17 +94,27 @@ describe('dhv build', () => {
     const result = await dhvBuild(['plugin.ts', '-o', 'dist/tiny', '--node', '/opt/node-20/bin/node', '--json'], work);
     expect(result.exitCode, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout);
-    expect(report).toMatchObject({ version: '2.0.0', searchPath: expect.arrayContaining(['/opt/node-20/bin/node', '/usr/bin/node']) });
+    expect(report).toMatchObject({
+      version: '2.0.0',
+      searchPath: expect.arrayContaining(['/opt/node-20/bin/node', '/usr/bin/node']),
+    });
     expect(report.searchPath[0]).toBe('/opt/node-20/bin/node');
-    expect(report.warnings[0]).toContain('/opt/node-20/bin/node does not exist on this machine, so the smoke test ran with the first node the launcher found');
+    expect(report.warnings[0]).toContain(
+      '/opt/node-20/bin/node does not exist on this machine, so the smoke test ran with the first node the launcher found',
+    );
   });
 
   it('with --fixed-node for a node that is not on this machine, says it could not run the result', async () => {
-    const result = await dhvBuild(['plugin.ts', '-o', 'dist/tiny', '--node', '/opt/node-20/bin/node', '--fixed-node', '--json'], work);
+    const result = await dhvBuild(
+      ['plugin.ts', '-o', 'dist/tiny', '--node', '/opt/node-20/bin/node', '--fixed-node', '--json'],
+      work,
+    );
     expect(result.exitCode, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout);
     expect(report.version).toBeNull();
-    expect(report.warnings[0]).toContain('/opt/node-20/bin/node does not exist on this machine, so the built plugin was not run');
+    expect(report.warnings[0]).toContain(
+      '/opt/node-20/bin/node does not exist on this machine, so the built plugin was not run',
+    );
     expect((await readFile(join(work, 'dist/tiny'), 'utf8')).startsWith('#!/opt/node-20/bin/node\n')).toBe(true);
   });
 
@@ -105,7 +128,9 @@ describe('dhv build', () => {
   it('names a missing entry', async () => {
     const result = await dhvBuild(['nope.ts', '-o', 'dist/tiny', '--json'], work);
     expect(result.exitCode).toBe(1);
-    expect(JSON.parse(result.stderr).error.message).toContain(`the plugin entry ${join(work, 'nope.ts')} does not exist`);
+    expect(JSON.parse(result.stderr).error.message).toContain(
+      `the plugin entry ${join(work, 'nope.ts')} does not exist`,
+    );
   });
 
   it('reports a bundling error with the file and leaves no output', async () => {
@@ -129,7 +154,7 @@ describe('dhv build', () => {
   });
 
   it('fails a plugin whose entry does not export definePlugin, saying so', async () => {
-    await writeFile(join(work, 'no-default.ts'), "export const plugin = 1;\n");
+    await writeFile(join(work, 'no-default.ts'), 'export const plugin = 1;\n');
     const result = await dhvBuild(['no-default.ts', '-o', 'dist/no-default', '--json'], work);
     expect(result.exitCode).toBe(1);
     const { error } = JSON.parse(result.stderr);
@@ -139,7 +164,10 @@ describe('dhv build', () => {
   });
 
   it('refuses --sea with a node that is not on this machine, since it is copied into the plugin', async () => {
-    const result = await dhvBuild(['plugin.ts', '-o', 'dist/tiny', '--sea', '--node', '/opt/node-20/bin/node', '--json'], work);
+    const result = await dhvBuild(
+      ['plugin.ts', '-o', 'dist/tiny', '--sea', '--node', '/opt/node-20/bin/node', '--json'],
+      work,
+    );
     expect(result.exitCode).toBe(1);
     expect(JSON.parse(result.stderr).error).toMatchObject({ code: 'BAD_INTERPRETER' });
     await expect(stat(join(work, 'dist/tiny'))).rejects.toThrow();
@@ -169,7 +197,11 @@ describe('dhv build', () => {
     expect(JSON.parse(result.stdout)).toMatchObject({ kind: 'sea', version: '2.0.0' });
     const binary = await readFile(join(work, 'dist/tiny'));
     expect(binary.subarray(0, 4).toString('latin1')).toBe('\x7fELF');
-    const bare = await run('/usr/bin/env', ['-i', 'DHV_OPERATION=fingerprint', join(work, 'dist/tiny'), 'fingerprint'], { cwd: '/' });
+    const bare = await run(
+      '/usr/bin/env',
+      ['-i', 'DHV_OPERATION=fingerprint', join(work, 'dist/tiny'), 'fingerprint'],
+      { cwd: '/' },
+    );
     expect(bare).toMatchObject({ exitCode: 0, stdout: '{"version":"2"}\n', stderr: '' });
     const created = await execPlugin(join(work, 'dist/tiny'), 'create', {
       volumesDir: join(work, 'volumes'),

@@ -9,7 +9,11 @@ const repo = fileURLToPath(new URL('..', import.meta.url));
 const dhv = join(repo, 'packages/harness/bin/run.js');
 
 /** Runs `dhv init ... --json`; `--from-registry` unless the test is about packing, which takes seconds. */
-async function dhvInit(args: string[], cwd: string, options: { pack?: boolean } = {}): Promise<{ exitCode: number; json: any; stderr: string }> {
+async function dhvInit(
+  args: string[],
+  cwd: string,
+  options: { pack?: boolean } = {},
+): Promise<{ exitCode: number; json: any; stderr: string }> {
   const extra = options.pack || args.some((a) => a.endsWith('-from')) ? [] : ['--from-registry'];
   const result = await execa(process.execPath, [dhv, 'init', ...args, ...extra, '--json'], { cwd, reject: false });
   // With --json the result is printed on stdout, an error on stderr.
@@ -122,7 +126,12 @@ describe('dhv init options', () => {
   });
 
   it('says what to do when npm cannot pack the packages, and leaves nothing behind', async () => {
-    const result = await execa(process.execPath, [dhv, 'init', 'project', '--json'], { cwd: work, reject: false, env: { PATH: '/nonexistent' }, extendEnv: false });
+    const result = await execa(process.execPath, [dhv, 'init', 'project', '--json'], {
+      cwd: work,
+      reject: false,
+      env: { PATH: '/nonexistent' },
+      extendEnv: false,
+    });
     expect(result.exitCode).toBe(1);
     const { error } = JSON.parse(result.stderr);
     expect(error.code).toBe('PACK_FAILED');

@@ -28,12 +28,24 @@ interface Run {
 
 /** The environment for npm and vitest children: none of the npm_* or VITEST* settings of the run that started us. */
 const childEnv = {
-  ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(npm_|VITEST|NODE_OPTIONS$|FORCE_COLOR$)/i.test(key))),
+  ...Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !/^(npm_|VITEST|NODE_OPTIONS$|FORCE_COLOR$)/i.test(key)),
+  ),
   NO_COLOR: '1',
 };
 
-async function run(file: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Run> {
-  const result = await execa(file, args, { cwd: options.cwd, env: options.env ?? childEnv, extendEnv: false, reject: false, stripFinalNewline: false });
+async function run(
+  file: string,
+  args: readonly string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<Run> {
+  const result = await execa(file, args, {
+    cwd: options.cwd,
+    env: options.env ?? childEnv,
+    extendEnv: false,
+    reject: false,
+    stripFinalNewline: false,
+  });
   return { exitCode: result.exitCode ?? 1, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -44,7 +56,9 @@ function expectSuccess(result: Run, what: string): void {
 /** Runs the built plugin under `env -i` with only the variables an agent sets. */
 function runBare(plugin: string, operation: 'fingerprint' | 'create' | 'delete', request: object): Promise<Run> {
   const env = buildEnvironment(operation, request as never, plugin);
-  return run('/usr/bin/env', ['-i', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), plugin, operation], { cwd: '/' });
+  return run('/usr/bin/env', ['-i', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), plugin, operation], {
+    cwd: '/',
+  });
 }
 
 /** Mount points under `dir`, from the kernel's table. */
@@ -67,12 +81,19 @@ describe('dhv init with no flags, npm install, build, check: every template, off
       run('npm', ['install', mode, '--cache', cache, '--no-audit', '--no-fund', '--loglevel=error'], { cwd });
 
     for (const template of TEMPLATES) {
-      const init = await run(process.execPath, [dhv, 'init', `my-${template}`, ...(template === 'minimal' ? [] : ['--template', template]), '--json'], { cwd: work });
+      const init = await run(
+        process.execPath,
+        [dhv, 'init', `my-${template}`, ...(template === 'minimal' ? [] : ['--template', template]), '--json'],
+        { cwd: work },
+      );
       expectSuccess(init, `dhv init --template ${template}`);
       projects.set(template, JSON.parse(init.stdout).dir);
     }
 
-    expectSuccess(await npmInstall(projects.get('mkdir')!, '--prefer-offline'), 'npm install (filling the private cache)');
+    expectSuccess(
+      await npmInstall(projects.get('mkdir')!, '--prefer-offline'),
+      'npm install (filling the private cache)',
+    );
     const minimal = projects.get('minimal')!;
     expectSuccess(await npmInstall(minimal, '--offline'), 'npm install --offline');
     await fs.symlink(join(minimal, 'node_modules'), join(projects.get('loopback')!, 'node_modules'));
@@ -92,61 +113,88 @@ describe('dhv init with no flags, npm install, build, check: every template, off
     const lock = await fs.readJson(join(minimal, 'package-lock.json'));
     expect(lock.packages['node_modules/@dhv/sdk'].resolved).toBe('file:vendor/dhv-sdk-0.1.0.tgz');
     expect(lock.packages['node_modules/@dhv/harness'].resolved).toBe('file:vendor/dhv-harness-0.1.0.tgz');
-    expect(Object.keys(lock.packages).filter((path) => path.includes('@dhv/'))).toEqual(['node_modules/@dhv/harness', 'node_modules/@dhv/sdk']);
+    expect(Object.keys(lock.packages).filter((path) => path.includes('@dhv/'))).toEqual([
+      'node_modules/@dhv/harness',
+      'node_modules/@dhv/sdk',
+    ]);
     const installed = await fs.readJson(join(minimal, 'node_modules/@dhv/harness/package.json'));
     expect(installed.version).toBe((await fs.readJson(join(repo, 'packages/harness/package.json'))).version);
   });
 
   for (const template of TEMPLATES) {
     const needsRoot = template === 'loopback';
-    it.skipIf(needsRoot && skipRootTests(`the ${template} template's check`))(`${template}: builds, type-checks, passes dhv check, and runs under env -i`, async () => {
-      const project = projects.get(template)!;
-      const plugin = join(project, `dist/my-${template}`);
+    it.skipIf(needsRoot && skipRootTests(`the ${template} template's check`))(
+      `${template}: builds, type-checks, passes dhv check, and runs under env -i`,
+      async () => {
+        const project = projects.get(template)!;
+        const plugin = join(project, `dist/my-${template}`);
 
-      const check = await run('npm', ['run', 'check', '--silent', '--', '--json'], { cwd: project });
-      expectSuccess(check, `npm run check (${template})`);
-      expectSuccess(await run('npm', ['run', 'typecheck', '--silent'], { cwd: project }), `npm run typecheck (${template})`);
+        const check = await run('npm', ['run', 'check', '--silent', '--', '--json'], { cwd: project });
+        expectSuccess(check, `npm run check (${template})`);
+        expectSuccess(
+          await run('npm', ['run', 'typecheck', '--silent'], { cwd: project }),
+          `npm run typecheck (${template})`,
+        );
 
-      const fingerprint = await run('/usr/bin/env', ['-i', 'DHV_OPERATION=fingerprint', plugin, 'fingerprint'], { cwd: '/' });
-      expect(fingerprint).toMatchObject({ exitCode: 0, stdout: '{"version":"0.1.0"}\n' });
+        const fingerprint = await run('/usr/bin/env', ['-i', 'DHV_OPERATION=fingerprint', plugin, 'fingerprint'], {
+          cwd: '/',
+        });
+        expect(fingerprint).toMatchObject({ exitCode: 0, stdout: '{"version":"0.1.0"}\n' });
 
-      const volumesDir = join(work, `volumes-${template}`);
-      const request = {
-        volumesDir,
-        pluginDir: join(project, 'dist'),
-        volumeName: 'example',
-        volumeId: '3c2f1a7e-8b4d-4e6f-9a0b-1c2d3e4f5a6b',
-        nodeId: '7d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f2a',
-        capacityMinBytes: 16 * 1024 * 1024,
-        capacityMaxBytes: 32 * 1024 * 1024,
-      };
-      await fs.ensureDir(volumesDir);
-      const created = await runBare(plugin, 'create', request);
-      expectSuccess(created, `${template} create under env -i`);
-      const { path } = JSON.parse(created.stdout);
-      expect(path).toBe(join(volumesDir, request.volumeId));
-      expectSuccess(await runBare(plugin, 'delete', { ...request, createdPath: path }), `${template} delete under env -i`);
-      expect(await fs.readdir(volumesDir)).toEqual([]);
-      expect(await mountsUnder(work)).toEqual([]);
-    }, 180_000);
+        const volumesDir = join(work, `volumes-${template}`);
+        const request = {
+          volumesDir,
+          pluginDir: join(project, 'dist'),
+          volumeName: 'example',
+          volumeId: '3c2f1a7e-8b4d-4e6f-9a0b-1c2d3e4f5a6b',
+          nodeId: '7d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f2a',
+          capacityMinBytes: 16 * 1024 * 1024,
+          capacityMaxBytes: 32 * 1024 * 1024,
+        };
+        await fs.ensureDir(volumesDir);
+        const created = await runBare(plugin, 'create', request);
+        expectSuccess(created, `${template} create under env -i`);
+        const { path } = JSON.parse(created.stdout);
+        expect(path).toBe(join(volumesDir, request.volumeId));
+        expectSuccess(
+          await runBare(plugin, 'delete', { ...request, createdPath: path }),
+          `${template} delete under env -i`,
+        );
+        expect(await fs.readdir(volumesDir)).toEqual([]);
+        expect(await mountsUnder(work)).toEqual([]);
+      },
+      180_000,
+    );
   }
 
   it('scaffolds from the installed package too: the templates ship in the tarball, and it packs itself again', async () => {
     const installed = join(projects.get('minimal')!, 'node_modules/@dhv/harness/bin/run.js');
-    const init = await run(process.execPath, [installed, 'init', 'from-package', '--template', 'loopback', '--json'], { cwd: work });
+    const init = await run(process.execPath, [installed, 'init', 'from-package', '--template', 'loopback', '--json'], {
+      cwd: work,
+    });
     expectSuccess(init, 'dhv init from the installed @dhv/harness');
-    expect(JSON.parse(init.stdout).files).toEqual(expect.arrayContaining(['src/plugin.ts', 'vendor/dhv-sdk-0.1.0.tgz', 'vendor/dhv-harness-0.1.0.tgz']));
+    expect(JSON.parse(init.stdout).files).toEqual(
+      expect.arrayContaining(['src/plugin.ts', 'vendor/dhv-sdk-0.1.0.tgz', 'vendor/dhv-harness-0.1.0.tgz']),
+    );
     expect(await fs.readFile(join(work, 'from-package/src/plugin.ts'), 'utf8')).toBe(
-      await fs.readFile(join(projects.get('loopback')!, 'src/plugin.ts'), 'utf8').then((text) => text.replaceAll('my-loopback', 'from-package')),
+      await fs
+        .readFile(join(projects.get('loopback')!, 'src/plugin.ts'), 'utf8')
+        .then((text) => text.replaceAll('my-loopback', 'from-package')),
     );
     const listed = await run('tar', ['-tzf', join(work, 'from-package/vendor/dhv-harness-0.1.0.tgz')]);
-    expect(listed.stdout.split('\n')).toEqual(expect.arrayContaining(['package/templates/common/test/plugin.test.ts', 'package/dist/index.js']));
+    expect(listed.stdout.split('\n')).toEqual(
+      expect.arrayContaining(['package/templates/common/test/plugin.test.ts', 'package/dist/index.js']),
+    );
   });
 
   it("runs the conformance catalogue from the generated project's own vitest test", async () => {
     // One check is enough to prove the wiring; the whole catalogue ran through dhv check above.
     // The verbose reporter names every test even under CI=true, where the default one lists only files.
-    const result = await run('npm', ['test', '--silent', '--', '--reporter=verbose', '--testNamePattern', 'create.idempotent'], { cwd: projects.get('minimal')! });
+    const result = await run(
+      'npm',
+      ['test', '--silent', '--', '--reporter=verbose', '--testNamePattern', 'create.idempotent'],
+      { cwd: projects.get('minimal')! },
+    );
     expectSuccess(result, 'npm test in the generated project');
     const output = result.stdout.replace(/\x1b\[[0-9;]*m/g, '');
     expect(output).toContain('create.idempotent');

@@ -36,7 +36,11 @@ async function registered(options: Omit<Parameters<typeof conformanceTests>[0], 
     let skipped: string | undefined;
     try {
       await t.body({ skip: (note) => void (skipped = note ?? '') });
-      outcomes.push({ name: t.name, outcome: skipped === undefined ? 'pass' : 'skip', ...(skipped ? { message: skipped } : {}) });
+      outcomes.push({
+        name: t.name,
+        outcome: skipped === undefined ? 'pass' : 'skip',
+        ...(skipped ? { message: skipped } : {}),
+      });
     } catch (err) {
       outcomes.push({ name: t.name, outcome: 'fail', message: (err as Error).message });
     }
@@ -73,15 +77,27 @@ describe('the test API applies the one severity policy', () => {
     ]);
     expect(lenient[2]?.message).toBe('required check not judged: cannot tell');
     const strict = await registered({ plugin, only: ['custom'], checks, strict: true });
-    expect(strict[2]).toMatchObject({ outcome: 'fail', message: expect.stringContaining('is required and was skipped') });
+    expect(strict[2]).toMatchObject({
+      outcome: 'fail',
+      message: expect.stringContaining('is required and was skipped'),
+    });
     expect(strict[1]?.outcome).toBe('pass');
   });
 
   test('a suite that cannot run here says so in one test: skipped, or failed under strict', async () => {
     const plugin = join(FIXTURES, 'good-plugin');
     const lenient = await registered({ plugin, unavailable: 'needs root' });
-    expect(lenient).toEqual([{ name: expect.stringMatching(/^NOT RUN: \d+ checks, \d+ of them required: needs root$/), outcome: 'skip', message: 'needs root' }]);
+    expect(lenient).toEqual([
+      {
+        name: expect.stringMatching(/^NOT RUN: \d+ checks, \d+ of them required: needs root$/),
+        outcome: 'skip',
+        message: 'needs root',
+      },
+    ]);
     const strict = await registered({ plugin, unavailable: 'needs root', strict: true });
-    expect(strict[0]).toMatchObject({ outcome: 'fail', message: expect.stringContaining('could not run (needs root)') });
+    expect(strict[0]).toMatchObject({
+      outcome: 'fail',
+      message: expect.stringContaining('could not run (needs root)'),
+    });
   });
 });

@@ -17,84 +17,106 @@ import { skipRootTests } from './support/root.js';
  * that one volume and leave the volumes dir and every other volume exactly as they were.
  */
 const PLUGINS = [
-  { name: 'dhv-mkdir', workspace: '@dhv/plugin-mkdir', executable: 'packages/plugin-mkdir/dist/dhv-mkdir', root: false, capacity: 0n },
-  { name: 'dhv-loopback', workspace: '@dhv/plugin-loopback', executable: 'packages/plugin-loopback/dist/dhv-loopback', root: true, capacity: 32n * 1024n * 1024n },
+  {
+    name: 'dhv-mkdir',
+    workspace: '@dhv/plugin-mkdir',
+    executable: 'packages/plugin-mkdir/dist/dhv-mkdir',
+    root: false,
+    capacity: 0n,
+  },
+  {
+    name: 'dhv-loopback',
+    workspace: '@dhv/plugin-loopback',
+    executable: 'packages/plugin-loopback/dist/dhv-loopback',
+    root: true,
+    capacity: 32n * 1024n * 1024n,
+  },
 ] as const;
 
 for (const plugin of PLUGINS) {
-  describe.skipIf(plugin.root && skipRootTests(`${plugin.name}'s cleanup delete`))(`${plugin.name}: the agent's cleanup delete`, () => {
-    let scratch: string;
-    let volumesDir: string;
-    let executable: string;
-    const made: Array<RequestInput<'create'>> = [];
+  describe.skipIf(plugin.root && skipRootTests(`${plugin.name}'s cleanup delete`))(
+    `${plugin.name}: the agent's cleanup delete`,
+    () => {
+      let scratch: string;
+      let volumesDir: string;
+      let executable: string;
+      const made: Array<RequestInput<'create'>> = [];
 
-    beforeEach(async () => {
-      executable = await ensureBuilt(plugin.workspace, plugin.executable);
-      scratch = await mkdtemp(join(plugin.root ? '/var/tmp' : tmpdir(), 'dhv-cleanup-delete-'));
-      volumesDir = join(scratch, 'volumes');
-      made.length = 0;
-    });
-
-    afterEach(async () => {
-      // Cleanup runs whatever the test did: ordinary deletes first, then whatever is left on the host.
-      await Promise.allSettled(made.map((r) => execPlugin(executable, 'delete', { ...r, createdPath: join(volumesDir, r.volumeId) })));
-      expect(await forceRemove(scratch)).toEqual([]);
-    });
-
-    const create = async () => {
-      const volumeId = randomUUID();
-      const request: RequestInput<'create'> = {
-        volumesDir,
-        volumeId,
-        volumeName: `vol-${volumeId.slice(0, 8)}`,
-        namespace: 'default',
-        nodeId: 'node-1',
-        capacityMinBytes: plugin.capacity,
-        capacityMaxBytes: plugin.capacity,
-      };
-      made.push(request);
-      const { path } = await execPlugin(executable, 'create', request);
-      await writeFile(join(path, 'data.txt'), `the data of ${volumeId}\n`);
-      return { request, path };
-    };
-
-    test('removes only its own volume: the volumes dir and the other volume survive byte for byte', async () => {
-      const doomed = await create();
-      const kept = await create();
-      const notDoomed = (rel: string) => !rel.includes(doomed.request.volumeId);
-      const before = await snapshotTree(volumesDir, (rel) => !notDoomed(rel));
-      expect(before.get(`${kept.request.volumeId}/data.txt`)).toMatch(/^file /);
-
-      const { capacityMinBytes: _min, capacityMaxBytes: _max, ...rest } = doomed.request;
-      await execPlugin(executable, 'delete', { ...rest, volumeName: '', namespace: '', createdPath: volumesDir });
-
-      expect(existsSync(doomed.path)).toBe(false);
-      expect(treeChanges(before, await snapshotTree(volumesDir))).toEqual([]);
-    });
-
-    test('with the volumes dir written with a trailing slash, still removes only its own volume', async () => {
-      const doomed = await create();
-      const kept = await create();
-      const before = await snapshotTree(volumesDir, (rel) => rel.includes(doomed.request.volumeId));
-      const { capacityMinBytes: _min, capacityMaxBytes: _max, ...rest } = doomed.request;
-      await execPlugin(executable, 'delete', { ...rest, volumeName: '', namespace: '', createdPath: `${volumesDir}/` });
-      expect(existsSync(doomed.path)).toBe(false);
-      expect(existsSync(join(kept.path, 'data.txt'))).toBe(true);
-      expect(treeChanges(before, await snapshotTree(volumesDir))).toEqual([]);
-    });
-
-    test('of a volume that was never created, succeeds and changes nothing', async () => {
-      await create();
-      const before = await snapshotTree(volumesDir);
-      await execPlugin(executable, 'delete', {
-        volumesDir,
-        volumeId: randomUUID(),
-        volumeName: '',
-        namespace: '',
-        nodeId: 'node-1',
-        createdPath: volumesDir,
+      beforeEach(async () => {
+        executable = await ensureBuilt(plugin.workspace, plugin.executable);
+        scratch = await mkdtemp(join(plugin.root ? '/var/tmp' : tmpdir(), 'dhv-cleanup-delete-'));
+        volumesDir = join(scratch, 'volumes');
+        made.length = 0;
       });
-      expect(treeChanges(before, await snapshotTree(volumesDir))).toEqual([]);
-    });
-  });
+
+      afterEach(async () => {
+        // Cleanup runs whatever the test did: ordinary deletes first, then whatever is left on the host.
+        await Promise.allSettled(
+          made.map((r) => execPlugin(executable, 'delete', { ...r, createdPath: join(volumesDir, r.volumeId) })),
+        );
+        expect(await forceRemove(scratch)).toEqual([]);
+      });
+
+      const create = async () => {
+        const volumeId = randomUUID();
+        const request: RequestInput<'create'> = {
+          volumesDir,
+          volumeId,
+          volumeName: `vol-${volumeId.slice(0, 8)}`,
+          namespace: 'default',
+          nodeId: 'node-1',
+          capacityMinBytes: plugin.capacity,
+          capacityMaxBytes: plugin.capacity,
+        };
+        made.push(request);
+        const { path } = await execPlugin(executable, 'create', request);
+        await writeFile(join(path, 'data.txt'), `the data of ${volumeId}\n`);
+        return { request, path };
+      };
+
+      test('removes only its own volume: the volumes dir and the other volume survive byte for byte', async () => {
+        const doomed = await create();
+        const kept = await create();
+        const notDoomed = (rel: string) => !rel.includes(doomed.request.volumeId);
+        const before = await snapshotTree(volumesDir, (rel) => !notDoomed(rel));
+        expect(before.get(`${kept.request.volumeId}/data.txt`)).toMatch(/^file /);
+
+        const { capacityMinBytes: _min, capacityMaxBytes: _max, ...rest } = doomed.request;
+        await execPlugin(executable, 'delete', { ...rest, volumeName: '', namespace: '', createdPath: volumesDir });
+
+        expect(existsSync(doomed.path)).toBe(false);
+        expect(treeChanges(before, await snapshotTree(volumesDir))).toEqual([]);
+      });
+
+      test('with the volumes dir written with a trailing slash, still removes only its own volume', async () => {
+        const doomed = await create();
+        const kept = await create();
+        const before = await snapshotTree(volumesDir, (rel) => rel.includes(doomed.request.volumeId));
+        const { capacityMinBytes: _min, capacityMaxBytes: _max, ...rest } = doomed.request;
+        await execPlugin(executable, 'delete', {
+          ...rest,
+          volumeName: '',
+          namespace: '',
+          createdPath: `${volumesDir}/`,
+        });
+        expect(existsSync(doomed.path)).toBe(false);
+        expect(existsSync(join(kept.path, 'data.txt'))).toBe(true);
+        expect(treeChanges(before, await snapshotTree(volumesDir))).toEqual([]);
+      });
+
+      test('of a volume that was never created, succeeds and changes nothing', async () => {
+        await create();
+        const before = await snapshotTree(volumesDir);
+        await execPlugin(executable, 'delete', {
+          volumesDir,
+          volumeId: randomUUID(),
+          volumeName: '',
+          namespace: '',
+          nodeId: 'node-1',
+          createdPath: volumesDir,
+        });
+        expect(treeChanges(before, await snapshotTree(volumesDir))).toEqual([]);
+      });
+    },
+  );
 }

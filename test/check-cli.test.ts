@@ -10,7 +10,11 @@ const exec = promisify(execFile);
 const dhv = (args: string[]) =>
   exec(process.execPath, [DHV, 'check', ...args]).then(
     (r) => ({ code: 0, ...r }),
-    (err: { code: number; stdout: string; stderr: string }) => ({ code: err.code, stdout: err.stdout, stderr: err.stderr }),
+    (err: { code: number; stdout: string; stderr: string }) => ({
+      code: err.code,
+      stdout: err.stdout,
+      stderr: err.stderr,
+    }),
   );
 
 let scratch: string;
@@ -25,14 +29,24 @@ describe('dhv check, the command', () => {
   test('--junit writes JUnit XML with a testcase per check beside the human table', async () => {
     const junit = join(scratch, 'report.xml');
     const volumes = join(scratch, 'volumes');
-    const { code, stdout } = await dhv([join(FIXTURES, 'missing-version'), '--junit', junit, '--volumes-dir', volumes, '--only', 'discovery']);
+    const { code, stdout } = await dhv([
+      join(FIXTURES, 'missing-version'),
+      '--junit',
+      junit,
+      '--volumes-dir',
+      volumes,
+      '--only',
+      'discovery',
+    ]);
     expect(code).toBe(1);
     expect(stdout).toMatch(/^discovery$/m);
     expect(stdout).toMatch(/FAIL {2}discovery\.version-present/);
     expect(stdout).toContain('FAILED: the plugin does not meet the required checks above');
     const xml = await readFile(junit, 'utf8');
     expect(xml.match(/<testcase /g)).toHaveLength(6);
-    expect(xml).toMatch(/<testcase classname="dhv.discovery" name="discovery.version-present"[^>]*>\s*<properties>.*<\/properties>\s*<failure /s);
+    expect(xml).toMatch(
+      /<testcase classname="dhv.discovery" name="discovery.version-present"[^>]*>\s*<properties>.*<\/properties>\s*<failure /s,
+    );
     expect(await readdir(volumes)).toEqual([]);
   });
 
@@ -40,12 +54,18 @@ describe('dhv check, the command', () => {
     const { code, stdout } = await dhv([
       join(FIXTURES, 'good-plugin'),
       '--json',
-      '--only', 'delete,errors.unknown-operation',
-      '--skip', 'delete.leaves-nothing',
-      '--capacity-min', '1MiB',
-      '--capacity-max', '2MB',
-      '--repeat', '2',
-      '--volumes-dir', scratch,
+      '--only',
+      'delete,errors.unknown-operation',
+      '--skip',
+      'delete.leaves-nothing',
+      '--capacity-min',
+      '1MiB',
+      '--capacity-max',
+      '2MB',
+      '--repeat',
+      '2',
+      '--volumes-dir',
+      scratch,
     ]);
     expect(code).toBe(0);
     const report = JSON.parse(stdout);
@@ -58,7 +78,13 @@ describe('dhv check, the command', () => {
       'delete.others-untouched',
       'errors.unknown-operation',
     ]);
-    expect(report.settings).toEqual({ repeat: 2, parameters: null, capacityMin: '1048576', capacityMax: '2000000', expansionSize: '0' });
+    expect(report.settings).toEqual({
+      repeat: 2,
+      parameters: null,
+      capacityMin: '1048576',
+      capacityMax: '2000000',
+      expansionSize: '0',
+    });
   });
 
   test('a check name that matches nothing, or a bad size, is a usage error (exit 2) naming it', async () => {
@@ -73,7 +99,13 @@ describe('dhv check, the command', () => {
   test('--list --json lists every check with its severity, requirement and protocol reference', async () => {
     const { code, stdout } = await dhv(['--list', '--json']);
     expect(code).toBe(0);
-    const checks = JSON.parse(stdout) as Array<{ id: string; severity: string; gradeReason: string; title: string; protocolRef: string }>;
+    const checks = JSON.parse(stdout) as Array<{
+      id: string;
+      severity: string;
+      gradeReason: string;
+      title: string;
+      protocolRef: string;
+    }>;
     expect(checks.length).toBeGreaterThanOrEqual(29);
     for (const c of checks) {
       expect(c.id).toMatch(/^(discovery|environment|create|delete|errors|budgets|safety)\.[a-z-]+$/);
@@ -89,13 +121,34 @@ describe('dhv check, the command', () => {
     const volumes = join(scratch, 'volumes');
     await writeFile(
       config,
-      ['capacity_min = "1MiB"', 'capacity_max = "4MiB"', 'expansion_size = "8MiB"', 'repeat = 2', 'setup = ["echo up > setup.log"]', 'teardown = ["echo down >> setup.log"]'].join('\n'),
+      [
+        'capacity_min = "1MiB"',
+        'capacity_max = "4MiB"',
+        'expansion_size = "8MiB"',
+        'repeat = 2',
+        'setup = ["echo up > setup.log"]',
+        'teardown = ["echo down >> setup.log"]',
+      ].join('\n'),
     );
     const only = ['--only', 'create.bytes-within-capacity,create.expands', '--volumes-dir', volumes];
-    const lenient = await dhv([join(FIXTURES, 'good-plugin'), '--json', '--config', config, '--capacity-max', '2MiB', ...only]);
+    const lenient = await dhv([
+      join(FIXTURES, 'good-plugin'),
+      '--json',
+      '--config',
+      config,
+      '--capacity-max',
+      '2MiB',
+      ...only,
+    ]);
     expect(lenient.code).toBe(0);
     const report = JSON.parse(lenient.stdout);
-    expect(report.settings).toEqual({ repeat: 2, parameters: null, capacityMin: '1048576', capacityMax: '2097152', expansionSize: '8388608' });
+    expect(report.settings).toEqual({
+      repeat: 2,
+      parameters: null,
+      capacityMin: '1048576',
+      capacityMax: '2097152',
+      expansionSize: '8388608',
+    });
     expect(await readFile(join(scratch, 'setup.log'), 'utf8')).toBe('up\ndown\n');
     // good-plugin reports 0 bytes, so create.bytes-within-capacity cannot judge it: a recommended skip, not a failure.
     expect(report.results.map((r: { status: string }) => r.status)).toEqual(['skip', 'skip']);
@@ -104,7 +157,9 @@ describe('dhv check, the command', () => {
     expect(missing.stderr).toContain('nope.hcl');
     const unknown = join(scratch, 'bad.hcl');
     await writeFile(unknown, 'capacity = "1MiB"\n');
-    expect((await dhv([join(FIXTURES, 'good-plugin'), '--config', unknown])).stderr).toContain('unknown setting "capacity"');
+    expect((await dhv([join(FIXTURES, 'good-plugin'), '--config', unknown])).stderr).toContain(
+      'unknown setting "capacity"',
+    );
   });
 
   test('a required check that skips is shown as such, and --strict turns it into a failed run', async () => {
@@ -113,7 +168,9 @@ describe('dhv check, the command', () => {
     const plain = await dhv(args);
     expect(plain.code).toBe(0);
     expect(plain.stdout).toMatch(/SKIP {2}create\.bytes .*\(required: not judged\)/);
-    expect(plain.stdout).toContain('OK: no required check failed, but 1 required check was skipped (create.bytes); --strict fails the run on that');
+    expect(plain.stdout).toContain(
+      'OK: no required check failed, but 1 required check was skipped (create.bytes); --strict fails the run on that',
+    );
     const strict = await dhv([...args, '--strict']);
     expect(strict.code).toBe(1);
     expect(strict.stdout).toMatch(/SKIP {2}create\.bytes .*\(required: fails under --strict\)/);
@@ -123,7 +180,21 @@ describe('dhv check, the command', () => {
   test('--help describes the command and its flags', async () => {
     const { code, stdout } = await dhv(['--help']);
     expect(code).toBe(0);
-    for (const flag of ['--only', '--skip', '--repeat', '--volumes-dir', '--param', '--capacity-min', '--capacity-max', '--json', '--junit', '--jobs', '--strict', '--config', '--expansion-size']) {
+    for (const flag of [
+      '--only',
+      '--skip',
+      '--repeat',
+      '--volumes-dir',
+      '--param',
+      '--capacity-min',
+      '--capacity-max',
+      '--json',
+      '--junit',
+      '--jobs',
+      '--strict',
+      '--config',
+      '--expansion-size',
+    ]) {
       expect(stdout).toContain(flag);
     }
   });

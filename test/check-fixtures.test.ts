@@ -39,9 +39,16 @@ const DEFECTS: Record<string, Verdict> = {
   'concurrency-unsafe': { required: ['create.concurrent-volumes'] },
   'docs-literal-delete': { required: ['delete.cleanup-call'] },
   // Its delete of one volume is also a cleanup delete that wipes the rest.
-  'delete-removes-all': { required: ['delete.cleanup-call', 'delete.others-untouched'], recommended: ['delete.uses-created-path'] },
+  'delete-removes-all': {
+    required: ['delete.cleanup-call', 'delete.others-untouched'],
+    recommended: ['delete.uses-created-path'],
+  },
   'create-wipes-volume': { required: ['create.idempotent'] },
-  'remount-on-create': { required: ['create.restore-in-use'], recommended: ['delete.uses-created-path'], needsRoot: true },
+  'remount-on-create': {
+    required: ['create.restore-in-use'],
+    recommended: ['delete.uses-created-path'],
+    needsRoot: true,
+  },
   // Recommended defects: a real agent works with them; they only warn.
   'log-on-stdout': { required: [], warns: ['errors.stdout-only-json'] },
   'unknown-op-exits-0': { required: [], recommended: ['errors.unknown-operation'] },
@@ -53,7 +60,10 @@ const DEFECTS: Record<string, Verdict> = {
 /** Plugins that work under every Nomad agent: no required check may fail. */
 const CALIBRATION: Record<string, Verdict> = {
   'good-plugin': { required: [] },
-  'nomad-guide-style': { required: [], recommended: ['delete.uses-created-path', 'errors.failure-output', 'errors.failure-error-json'] },
+  'nomad-guide-style': {
+    required: [],
+    recommended: ['delete.uses-created-path', 'errors.failure-output', 'errors.failure-error-json'],
+  },
   'concurrent-same-unsafe': { required: [], recommended: ['create.concurrent-same-volume'] },
   'loose-answers': { required: [], recommended: ['delete.uses-created-path'] },
   'python-plugin': { required: [], recommended: ['delete.uses-created-path'], needsPython: true },
@@ -83,7 +93,9 @@ const PIPES = await clientGivesPipes();
 /** What a fixture needs that this machine may not have. */
 function requirements(verdict: Verdict): Array<Requirement | undefined> {
   return [
-    verdict.needsPython && !existsSync('/usr/bin/python3') ? { missing: 'python3 (apt-get install python3)' } : undefined,
+    verdict.needsPython && !existsSync('/usr/bin/python3')
+      ? { missing: 'python3 (apt-get install python3)' }
+      : undefined,
     verdict.needsRoot ? loopDevices() : undefined,
   ];
 }
@@ -98,7 +110,9 @@ function judge(fixture: string, verdict: Verdict): void {
   }
   const skip = pending || skipUnless(`the ${fixture} fixture`, ...requirements(verdict));
   test.skipIf(skip)(
-    verdict.required.length > 0 ? `${fixture} fails exactly ${verdict.required.join(' and ')} of the required checks, leaving nothing behind` : `${fixture} passes every required check, leaving nothing behind`,
+    verdict.required.length > 0
+      ? `${fixture} fails exactly ${verdict.required.join(' and ')} of the required checks, leaving nothing behind`
+      : `${fixture} passes every required check, leaving nothing behind`,
     async () => {
       const { exitCode, report, leftovers, leftoverMounts } = await dhvCheck(join(FIXTURES, fixture));
       expect(failedRequired(report).sort()).toEqual([...verdict.required].sort());
@@ -116,23 +130,39 @@ function judge(fixture: string, verdict: Verdict): void {
 describe.concurrent('dhv check fails each deadly defect on its check, and only warns on the others', () => {
   for (const [fixture, verdict] of Object.entries(DEFECTS)) judge(fixture, verdict);
 
-  test('helper-holds-stdout fails errors.stdio-released (a real agent would wait for its helper), leaving nothing behind', async () => {
-    const { report, exitCode, leftovers } = await dhvCheck(join(FIXTURES, 'helper-holds-stdout'), ['--only', 'discovery,errors.stdio-released']);
-    expect(failedRequired(report)).toEqual(['errors.stdio-released']);
-    expect(report.results.find((r) => r.id === 'errors.stdio-released')?.reason).toMatch(/process \d+ \(\S*sleep\) still held its stdout/);
-    expect(exitCode).toBe(1);
-    expect(leftovers).toEqual([]);
-  }, SUITE_TIMEOUT_MS);
+  test(
+    'helper-holds-stdout fails errors.stdio-released (a real agent would wait for its helper), leaving nothing behind',
+    async () => {
+      const { report, exitCode, leftovers } = await dhvCheck(join(FIXTURES, 'helper-holds-stdout'), [
+        '--only',
+        'discovery,errors.stdio-released',
+      ]);
+      expect(failedRequired(report)).toEqual(['errors.stdio-released']);
+      expect(report.results.find((r) => r.id === 'errors.stdio-released')?.reason).toMatch(
+        /process \d+ \(\S*sleep\) still held its stdout/,
+      );
+      expect(exitCode).toBe(1);
+      expect(leftovers).toEqual([]);
+    },
+    SUITE_TIMEOUT_MS,
+  );
 });
 
 describe.concurrent('dhv check passes the plugins that work under a real Nomad agent', () => {
   for (const [fixture, verdict] of Object.entries(CALIBRATION)) judge(fixture, verdict);
 
-  test('logs-to-dev-stderr passes errors.stdio-released, which runs it on real pipes whatever the client gives', async () => {
-    const { report } = await dhvCheck(join(FIXTURES, 'logs-to-dev-stderr'), ['--only', 'discovery,errors.stdio-released']);
-    expect(report.results.map((r) => [r.id, r.status]).filter(([, s]) => s !== 'pass')).toEqual([]);
-    expect(report.results.find((r) => r.id === 'errors.stdio-released')?.notes).toEqual([]);
-  }, SUITE_TIMEOUT_MS);
+  test(
+    'logs-to-dev-stderr passes errors.stdio-released, which runs it on real pipes whatever the client gives',
+    async () => {
+      const { report } = await dhvCheck(join(FIXTURES, 'logs-to-dev-stderr'), [
+        '--only',
+        'discovery,errors.stdio-released',
+      ]);
+      expect(report.results.map((r) => [r.id, r.status]).filter(([, s]) => s !== 'pass')).toEqual([]);
+      expect(report.results.find((r) => r.id === 'errors.stdio-released')?.notes).toEqual([]);
+    },
+    SUITE_TIMEOUT_MS,
+  );
 });
 
 test('the harness README lists every fixture with its verdict', async () => {

@@ -18,16 +18,20 @@ afterAll(async () => {
   if (work) await rm(work, { recursive: true, force: true });
 });
 
-test("the SDK README's first example passes every required check, the cleanup delete included", async () => {
-  const readme = await readFile(join(ROOT, 'packages/sdk/README.md'), 'utf8');
-  const example = /```ts\n([\s\S]*?)```/.exec(readme)?.[1];
-  expect(example, 'a ```ts block in packages/sdk/README.md').toBeDefined();
-  const entry = join(work, 'scratch.ts');
-  await writeFile(entry, example!);
-  const { outfile } = await bundlePlugin({ entry, outfile: join(work, 'dist/scratch') });
-  const { exitCode, report, leftovers } = await dhvCheck(outfile);
-  expect(failedRequired(report)).toEqual([]);
-  expect(report.results.find((r) => r.id === 'delete.cleanup-call')?.status).toBe('pass');
-  expect(exitCode).toBe(0);
-  expect(leftovers).toEqual([]);
-}, SUITE_TIMEOUT_MS);
+test(
+  "the SDK README's first example passes every required check, the cleanup delete included",
+  async () => {
+    const readme = await readFile(join(ROOT, 'packages/sdk/README.md'), 'utf8');
+    const example = /```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+    expect(example, 'a ```ts block in packages/sdk/README.md').toBeDefined();
+    const entry = join(work, 'scratch.ts');
+    await writeFile(entry, example!);
+    const { outfile } = await bundlePlugin({ entry, outfile: join(work, 'dist/scratch') });
+    const { exitCode, report, leftovers } = await dhvCheck(outfile);
+    expect(failedRequired(report)).toEqual([]);
+    expect(report.results.find((r) => r.id === 'delete.cleanup-call')?.status).toBe('pass');
+    expect(exitCode).toBe(0);
+    expect(leftovers).toEqual([]);
+  },
+  SUITE_TIMEOUT_MS,
+);

@@ -18,20 +18,36 @@ afterEach(async () => {
 
 /** Runs dhv with stdout on a terminal (util-linux `script` gives it a pty), as a user at a shell sees it. */
 function onTerminal(...args: string[]): Promise<DhvRun> {
-  const command = [process.execPath, DHV_BIN, ...args, '--data-dir', agent.dataDir].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
+  const command = [process.execPath, DHV_BIN, ...args, '--data-dir', agent.dataDir]
+    .map((a) => `'${a.replaceAll("'", "'\\''")}'`)
+    .join(' ');
   return new Promise((done) => {
-    execFile('/usr/bin/script', ['-qec', command, '/dev/null'], { cwd: agent.dir, env: { ...process.env, TERM: 'dumb' } }, (err, stdout, stderr) => {
-      done({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout: stdout.replaceAll('\r\n', '\n'), stderr });
-    });
+    execFile(
+      '/usr/bin/script',
+      ['-qec', command, '/dev/null'],
+      { cwd: agent.dir, env: { ...process.env, TERM: 'dumb' } },
+      (err, stdout, stderr) => {
+        done({
+          code: err ? Number((err as { code?: unknown }).code ?? 1) : 0,
+          stdout: stdout.replaceAll('\r\n', '\n'),
+          stderr,
+        });
+      },
+    );
   });
 }
 
 async function create(name: string, ...flags: string[]): Promise<DhvRun> {
-  return agent.dhv('volume', 'create', ...flags, await agent.file(`${name}.hcl`, volumeHcl({ name, plugin_id: 'mkdir' })));
+  return agent.dhv(
+    'volume',
+    'create',
+    ...flags,
+    await agent.file(`${name}.hcl`, volumeHcl({ name, plugin_id: 'mkdir' })),
+  );
 }
 
-describe("dhv volume create prints what nomad volume create prints", () => {
-  it('without a terminal: the banner, then the monitor\'s two ==> lines, IDs and names cut to 8', async () => {
+describe('dhv volume create prints what nomad volume create prints', () => {
+  it("without a terminal: the banner, then the monitor's two ==> lines, IDs and names cut to 8", async () => {
     const run = await create('scratch-volume');
     expect(run.code).toBe(0);
     expect(run.stderr).toBe('');
@@ -58,24 +74,37 @@ describe("dhv volume create prints what nomad volume create prints", () => {
     }
   });
 
-  it.skipIf(!existsSync('/usr/bin/script'))('on a terminal: the live view\'s last frame, a timestamp and the short detail block', async () => {
-    const spec = await agent.file('tty.hcl', volumeHcl({ name: 'tty', plugin_id: 'mkdir' }));
-    const run = await onTerminal('volume', 'create', spec);
-    expect(run.code).toBe(0);
-    const id = new RegExp(`==> Created host volume tty with ID (${UUID})`).exec(run.stdout)![1]!;
-    expect(run.stdout).toContain(`  ✓ Host volume "${id.slice(0, 8)}" ready\n\n`);
-    expect(run.stdout).toMatch(new RegExp(`\n {4}${TIME}\n {4}ID {8}= ${id}\n`));
-    for (const line of ['Name      = tty', 'Plugin ID = mkdir', 'State     = ready', `Host Path = ${agent.volumesDir}/${id}`]) expect(run.stdout).toContain(`    ${line}\n`);
-    expect(run.stdout).not.toContain('Capabilities');
-    expect(run.stdout).not.toContain('Allocations');
-  });
+  it.skipIf(!existsSync('/usr/bin/script'))(
+    "on a terminal: the live view's last frame, a timestamp and the short detail block",
+    async () => {
+      const spec = await agent.file('tty.hcl', volumeHcl({ name: 'tty', plugin_id: 'mkdir' }));
+      const run = await onTerminal('volume', 'create', spec);
+      expect(run.code).toBe(0);
+      const id = new RegExp(`==> Created host volume tty with ID (${UUID})`).exec(run.stdout)![1]!;
+      expect(run.stdout).toContain(`  ✓ Host volume "${id.slice(0, 8)}" ready\n\n`);
+      expect(run.stdout).toMatch(new RegExp(`\n {4}${TIME}\n {4}ID {8}= ${id}\n`));
+      for (const line of [
+        'Name      = tty',
+        'Plugin ID = mkdir',
+        'State     = ready',
+        `Host Path = ${agent.volumesDir}/${id}`,
+      ])
+        expect(run.stdout).toContain(`    ${line}\n`);
+      expect(run.stdout).not.toContain('Capabilities');
+      expect(run.stdout).not.toContain('Allocations');
+    },
+  );
 });
 
 describe('dhv volume register, delete and status print what nomad prints', () => {
   it('register prints one line', async () => {
     const path = join(agent.dir, 'existing');
     await mkdir(path);
-    const run = await agent.dhv('volume', 'register', await agent.file('r.hcl', volumeHcl({ name: 'legacy', host_path: path })));
+    const run = await agent.dhv(
+      'volume',
+      'register',
+      await agent.file('r.hcl', volumeHcl({ name: 'legacy', host_path: path })),
+    );
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(new RegExp(`^Registered host volume legacy with ID ${UUID}\n$`));
   });
@@ -88,9 +117,14 @@ describe('dhv volume register, delete and status print what nomad prints', () =>
   });
 
   it('status lists volumes sorted by ID, cut to 8 unless -verbose, and with none prints the header and says so on stderr', async () => {
-    expect(await agent.dhv('volume', 'status')).toEqual({ code: 0, stdout: 'Dynamic Host Volumes\n', stderr: 'No dynamic host volumes\n' });
+    expect(await agent.dhv('volume', 'status')).toEqual({
+      code: 0,
+      stdout: 'Dynamic Host Volumes\n',
+      stderr: 'No dynamic host volumes\n',
+    });
     const ids = [];
-    for (const name of ['one', 'two']) ids.push(new RegExp(`ID (${UUID})`).exec((await create(name, '-detach')).stdout)![1]!);
+    for (const name of ['one', 'two'])
+      ids.push(new RegExp(`ID (${UUID})`).exec((await create(name, '-detach')).stdout)![1]!);
     ids.sort();
     const list = await agent.dhv('volume', 'status', '-type', 'host');
     const rows = list.stdout.trimEnd().split('\n');
@@ -98,16 +132,29 @@ describe('dhv volume register, delete and status print what nomad prints', () =>
     expect(rows[1]).toMatch(/^ID\s+Name\s+Namespace\s+Plugin ID\s+Node ID\s+Node Pool\s+State$/);
     expect(rows.slice(2).map((r) => r.split(/\s+/)[0])).toEqual(ids.map((id) => id.slice(0, 8)));
     const verbose = await agent.dhv('volume', 'status', '-verbose');
-    expect(verbose.stdout.trimEnd().split('\n').slice(2).map((r) => r.split(/\s+/)[0])).toEqual(ids);
+    expect(
+      verbose.stdout
+        .trimEnd()
+        .split('\n')
+        .slice(2)
+        .map((r) => r.split(/\s+/)[0]),
+    ).toEqual(ids);
   });
 
   it('status <id> prints the detail block; -short only its key = value lines', async () => {
     const id = new RegExp(`ID (${UUID})`).exec((await create('detail', '-detach')).stdout)![1]!;
     const full = await agent.dhv('volume', 'status', id.slice(0, 6));
     expect(full.stdout).toContain(`ID        = ${id}\nName      = detail\n`);
-    expect(full.stdout).toMatch(/\n\nCapabilities\nAccess Mode\s+Attachment Mode\nsingle-node-writer\s+file-system\n\nAllocations\nNo allocations placed\n$/);
+    expect(full.stdout).toMatch(
+      /\n\nCapabilities\nAccess Mode\s+Attachment Mode\nsingle-node-writer\s+file-system\n\nAllocations\nNo allocations placed\n$/,
+    );
     const brief = await agent.dhv('volume', 'status', '-short', id.slice(0, 6));
-    expect(brief.stdout.trimEnd().split('\n').map((l) => l.split(' ')[0])).toEqual(['ID', 'Name', 'Namespace', 'Plugin', 'Node', 'Node', 'Capacity', 'State', 'Host']);
+    expect(
+      brief.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => l.split(' ')[0]),
+    ).toEqual(['ID', 'Name', 'Namespace', 'Plugin', 'Node', 'Node', 'Capacity', 'State', 'Host']);
   });
 
   it('-json and --json print the volume(s) as JSON', async () => {
@@ -122,7 +169,12 @@ describe('dhv volume register, delete and status print what nomad prints', () =>
 
   it('-t renders a Go template over the list or one volume, and refuses what it does not understand', async () => {
     const id = new RegExp(`ID (${UUID})`).exec((await create('tpl', '-detach')).stdout)![1]!;
-    const list = await agent.dhv('volume', 'status', '-t', '{{range .}}{{.ID}} {{.Name}} {{.CapacityBytes}}{{"\\n"}}{{end}}');
+    const list = await agent.dhv(
+      'volume',
+      'status',
+      '-t',
+      '{{range .}}{{.ID}} {{.Name}} {{.CapacityBytes}}{{"\\n"}}{{end}}',
+    );
     expect(list.stdout).toBe(`${id} tpl 0\n`);
     const one = await agent.dhv('volume', 'status', id, '-t', '{{.Name}}:{{if .Parameters}}params{{else}}none{{end}}');
     expect(one.stdout).toBe('tpl:none\n');
@@ -137,7 +189,9 @@ describe('dhv volume register, delete and status print what nomad prints', () =>
     const nodeId: string = created.Volume.NodeID;
     expect((await agent.dhv('volume', 'status', '-node', nodeId.slice(0, 4))).stdout).toContain('f ');
     expect((await agent.dhv('volume', 'status', '-node', 'ffffffff-no')).stderr).toBe('No dynamic host volumes\n');
-    expect((await agent.dhv('volume', 'status', '-node-pool', 'default')).stdout).toContain(created.Volume.ID.slice(0, 8));
+    expect((await agent.dhv('volume', 'status', '-node-pool', 'default')).stdout).toContain(
+      created.Volume.ID.slice(0, 8),
+    );
     expect((await agent.dhv('volume', 'status', '-node-pool=gpu')).stdout).toBe('Dynamic Host Volumes\n');
     const both = await agent.dhv('volume', 'status', '-node', nodeId, created.Volume.ID);
     expect(both.code).toBe(1);
@@ -153,11 +207,18 @@ describe('dhv volume register, delete and status print what nomad prints', () =>
 
 describe('what a user typed cannot forge output (issue 13)', () => {
   it('a name with a newline, CR or escape codes is printed escaped: it cannot forge a row of the status table', async () => {
-    const spec = await agent.file('evil.json', JSON.stringify({ type: 'host', name: 'evil\nb6e1f2a3  fake  default  mkdir\r\x1b[2K', plugin_id: 'mkdir' }));
+    const spec = await agent.file(
+      'evil.json',
+      JSON.stringify({ type: 'host', name: 'evil\nb6e1f2a3  fake  default  mkdir\r\x1b[2K', plugin_id: 'mkdir' }),
+    );
     const created = await agent.dhv('volume', 'create', spec);
     expect(created.code).toBe(0);
-    expect(created.stdout).toContain('==> Created host volume evil\\nb6e1f2a3  fake  default  mkdir\\r\\x1b[2K with ID');
-    expect(created.stderr).toMatch(/^warning: the volume name "evil\\nb6e1f2a3 .* holds control characters: Nomad's servers accept it/);
+    expect(created.stdout).toContain(
+      '==> Created host volume evil\\nb6e1f2a3  fake  default  mkdir\\r\\x1b[2K with ID',
+    );
+    expect(created.stderr).toMatch(
+      /^warning: the volume name "evil\\nb6e1f2a3 .* holds control characters: Nomad's servers accept it/,
+    );
     expect(created.stderr).not.toMatch(/[\r\x1b]/);
     const list = await agent.dhv('volume', 'status');
     const rows = list.stdout.trimEnd().split('\n');
@@ -170,7 +231,11 @@ describe('what a user typed cannot forge output (issue 13)', () => {
 
   it('a 200 KB name is refused before any plugin runs, naming the kernel limit', async () => {
     await agent.plugin('p', '#!/bin/sh\necho ran > "$DHV_VOLUMES_DIR/../ran"\necho \'{"version": "1.0.0"}\'\n');
-    const run = await agent.dhv('volume', 'create', await agent.file('big.json', JSON.stringify({ type: 'host', name: 'n'.repeat(200_000), plugin_id: 'p' })));
+    const run = await agent.dhv(
+      'volume',
+      'create',
+      await agent.file('big.json', JSON.stringify({ type: 'host', name: 'n'.repeat(200_000), plugin_id: 'p' })),
+    );
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/name is too large: DHV_VOLUME_NAME would be 200017 bytes.*MAX_ARG_STRLEN/);
     expect(run.stderr.length).toBeLessThan(2000);

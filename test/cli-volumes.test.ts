@@ -6,7 +6,10 @@ import { bashPlugin, tempAgent, volumeHcl, type TempAgent } from './support/dhv-
 
 let agent: TempAgent;
 beforeEach(async () => {
-  agent = await tempAgent({ config: (dir) => `client {\n  host_volume "cloud-img" {\n    path = "${dir}/cloud-img"\n    read_only = true\n  }\n}\n` });
+  agent = await tempAgent({
+    config: (dir) =>
+      `client {\n  host_volume "cloud-img" {\n    path = "${dir}/cloud-img"\n    read_only = true\n  }\n}\n`,
+  });
 });
 afterEach(async () => {
   await agent.cleanup();
@@ -22,16 +25,33 @@ async function installMkdirPlugin(): Promise<void> {
 
 describe('dhv volume create, status and delete (the seed flow)', () => {
   it('creates a volume with the built-in mkdir and prints what nomad volume create prints', async () => {
-    const spec = await agent.file('test.hcl', volumeHcl({ name: 'test', plugin_id: 'mkdir' }, 'parameters {\n  mode = "0750"\n}'));
+    const spec = await agent.file(
+      'test.hcl',
+      volumeHcl({ name: 'test', plugin_id: 'mkdir' }, 'parameters {\n  mode = "0750"\n}'),
+    );
     const run = await agent.dhv('volume', 'create', spec);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     const id = /^==> Created host volume test with ID ([0-9a-f-]{36})$/m.exec(run.stdout)?.[1];
     expect(id).toBeDefined();
-    expect(run.stdout).toMatch(new RegExp(`^==> \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(Z|[+-]\\d\\d:\\d\\d): Monitoring volume "${id!.slice(0, 8)}"\\.\\.\\.$`, 'm'));
+    expect(run.stdout).toMatch(
+      new RegExp(
+        `^==> \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(Z|[+-]\\d\\d:\\d\\d): Monitoring volume "${id!.slice(0, 8)}"\\.\\.\\.$`,
+        'm',
+      ),
+    );
     expect(run.stdout).toMatch(/: Volume "test" ready\n$/);
     const detail = await agent.dhv('volume', 'status', id!);
-    for (const line of ['ID        = ' + id, 'Name      = test', 'Namespace = default', 'Plugin ID = mkdir', 'Node Pool = default', 'Capacity  = 0 B', 'State     = ready', `Host Path = ${agent.volumesDir}/${id}`]) {
+    for (const line of [
+      'ID        = ' + id,
+      'Name      = test',
+      'Namespace = default',
+      'Plugin ID = mkdir',
+      'Node Pool = default',
+      'Capacity  = 0 B',
+      'State     = ready',
+      `Host Path = ${agent.volumesDir}/${id}`,
+    ]) {
       expect(detail.stdout).toContain(line);
     }
     expect(((await stat(join(agent.volumesDir, id!))).mode & 0o777).toString(8)).toBe('750');
@@ -39,8 +59,15 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
 
   it('shows created volumes in node status beside the static volume, and in the volume list', async () => {
     await installMkdirPlugin();
-    const created = await agent.json('volume', 'create', await agent.file('a.hcl', volumeHcl({ name: 'scratch', plugin_id: 'dhv-mkdir' })));
-    expect(created).toMatchObject({ Created: true, Volume: { Name: 'scratch', PluginID: 'dhv-mkdir', State: 'ready' } });
+    const created = await agent.json(
+      'volume',
+      'create',
+      await agent.file('a.hcl', volumeHcl({ name: 'scratch', plugin_id: 'dhv-mkdir' })),
+    );
+    expect(created).toMatchObject({
+      Created: true,
+      Volume: { Name: 'scratch', PluginID: 'dhv-mkdir', State: 'ready' },
+    });
     const id: string = created.Volume.ID;
 
     const node = await agent.json('node', 'status');
@@ -48,7 +75,10 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
       'cloud-img': { Name: 'cloud-img', ID: '', Path: join(agent.dir, 'cloud-img'), ReadOnly: true },
       scratch: { Name: 'scratch', ID: id, Path: join(agent.volumesDir, id), ReadOnly: false },
     });
-    expect(node.Attributes).toMatchObject({ 'plugins.host_volume.mkdir.version': '0.0.1', 'plugins.host_volume.dhv-mkdir.version': '0.1.0' });
+    expect(node.Attributes).toMatchObject({
+      'plugins.host_volume.mkdir.version': '0.0.1',
+      'plugins.host_volume.dhv-mkdir.version': '0.1.0',
+    });
     expect(node).toMatchObject({ ID: created.Volume.NodeID, NodePool: 'default' });
 
     const list = await agent.dhv('volume', 'status');
@@ -56,7 +86,12 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
       expect.stringMatching(/^Dynamic Host Volumes$/),
       expect.stringMatching(/^ID\s+Name\s+Namespace\s+Plugin ID\s+Node ID\s+Node Pool\s+State$/),
     ]);
-    expect(list.stdout).toMatch(new RegExp(`^${id.slice(0, 8)}\\s+scratch\\s+default\\s+dhv-mkdir\\s+${created.Volume.NodeID.slice(0, 8)}\\s+default\\s+ready$`, 'm'));
+    expect(list.stdout).toMatch(
+      new RegExp(
+        `^${id.slice(0, 8)}\\s+scratch\\s+default\\s+dhv-mkdir\\s+${created.Volume.NodeID.slice(0, 8)}\\s+default\\s+ready$`,
+        'm',
+      ),
+    );
 
     const detail = await agent.dhv('volume', 'status', id.slice(0, 6));
     expect(detail.stdout).toContain(`ID        = ${id}`);
@@ -65,7 +100,11 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
 
   it('deletes a volume by ID prefix, running the plugin, and forgets it', async () => {
     await installMkdirPlugin();
-    const { Volume } = await agent.json('volume', 'create', await agent.file('a.hcl', volumeHcl({ name: 'gone', plugin_id: 'dhv-mkdir' })));
+    const { Volume } = await agent.json(
+      'volume',
+      'create',
+      await agent.file('a.hcl', volumeHcl({ name: 'gone', plugin_id: 'dhv-mkdir' })),
+    );
     const run = await agent.dhv('volume', 'delete', Volume.ID.slice(0, 8));
     expect(run.stdout.trim()).toBe(`Successfully deleted volume "${Volume.ID}"!`);
     expect(existsSync(Volume.HostPath)).toBe(false);
@@ -80,7 +119,9 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
     expect(second.code).toBe(1);
     expect(second.stdout).toBe('');
     // The servers pass over a node that already reports the name (Nomad's placement).
-    expect(second.stderr).toMatch(/^Error: could not place volume "dup": no node meets constraints: 1 nodes had existing volume, 0 nodes filtered by node pool governance, 0 nodes were infeasible\n.*already reports a host volume named "dup"/);
+    expect(second.stderr).toMatch(
+      /^Error: could not place volume "dup": no node meets constraints: 1 nodes had existing volume, 0 nodes filtered by node pool governance, 0 nodes were infeasible\n.*already reports a host volume named "dup"/,
+    );
     const asJson = await agent.dhv('volume', 'create', spec, '--json');
     expect(JSON.parse(asJson.stderr)).toMatchObject({ error: { code: 'PLACEMENT_FAILED', volumeId: first.Volume.ID } });
     await agent.json('volume', 'delete', first.Volume.ID);
@@ -89,26 +130,65 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
 
   it('updates a volume given its id: create runs again with the larger capacity, and shrinking or moving it is refused', async () => {
     await agent.plugin('sized', bashPlugin());
-    const created = await agent.json('volume', 'create', await agent.file('v1.hcl', volumeHcl({ name: 'grow', plugin_id: 'sized', capacity_min: '10MiB', capacity_max: '1GiB' })));
+    const created = await agent.json(
+      'volume',
+      'create',
+      await agent.file(
+        'v1.hcl',
+        volumeHcl({ name: 'grow', plugin_id: 'sized', capacity_min: '10MiB', capacity_max: '1GiB' }),
+      ),
+    );
     expect(created.Volume.CapacityBytes).toBe(10 * 2 ** 20);
     const id: string = created.Volume.ID;
-    const grow = await agent.dhv('volume', 'create', await agent.file('v2.hcl', volumeHcl({ id, name: 'grow', plugin_id: 'sized', capacity_min: '20MiB', capacity_max: '1GiB' })));
+    const grow = await agent.dhv(
+      'volume',
+      'create',
+      await agent.file(
+        'v2.hcl',
+        volumeHcl({ id, name: 'grow', plugin_id: 'sized', capacity_min: '20MiB', capacity_max: '1GiB' }),
+      ),
+    );
     expect(grow.stdout).toContain(`==> Created host volume grow with ID ${id}`); // Nomad's CLI says Created for an update too
     expect((await agent.dhv('volume', 'status', id)).stdout).toContain('Capacity  = 20 MiB');
     expect((await agent.json('volume', 'status', id)).CreateTime).toBe(created.Volume.CreateTime);
 
     const refused = await agent.dhv(
-      'volume', 'create',
-      await agent.file('v3.hcl', volumeHcl({ id, name: 'grow', plugin_id: 'sized', capacity_max: '15MiB', node_id: '00000000-0000-0000-0000-000000000000' })),
+      'volume',
+      'create',
+      await agent.file(
+        'v3.hcl',
+        volumeHcl({
+          id,
+          name: 'grow',
+          plugin_id: 'sized',
+          capacity_max: '15MiB',
+          node_id: '00000000-0000-0000-0000-000000000000',
+        }),
+      ),
     );
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(
       `validating volume "${id}" update failed: 2 errors occurred:\n\t* node ID cannot be updated\n\t* capacity_max (15728640) cannot be less than existing provisioned capacity (20971520)\n`,
     );
-    const shrink = await agent.dhv('volume', 'create', await agent.file('v4.hcl', volumeHcl({ id, name: 'grow', plugin_id: 'sized', capacity_max: '15MiB' })));
-    expect(shrink.stderr).toMatch(/1 error occurred:\n\t\* capacity_max \(15728640\) cannot be less than existing provisioned capacity \(20971520\)/);
-    const unknown = await agent.dhv('volume', 'create', await agent.file('v5.hcl', volumeHcl({ id: '11111111-2222-3333-4444-555555555555', name: 'x', plugin_id: 'sized' })));
-    expect(unknown.stderr).toMatch(/cannot update volume "11111111-2222-3333-4444-555555555555": volume does not exist/);
+    const shrink = await agent.dhv(
+      'volume',
+      'create',
+      await agent.file('v4.hcl', volumeHcl({ id, name: 'grow', plugin_id: 'sized', capacity_max: '15MiB' })),
+    );
+    expect(shrink.stderr).toMatch(
+      /1 error occurred:\n\t\* capacity_max \(15728640\) cannot be less than existing provisioned capacity \(20971520\)/,
+    );
+    const unknown = await agent.dhv(
+      'volume',
+      'create',
+      await agent.file(
+        'v5.hcl',
+        volumeHcl({ id: '11111111-2222-3333-4444-555555555555', name: 'x', plugin_id: 'sized' }),
+      ),
+    );
+    expect(unknown.stderr).toMatch(
+      /cannot update volume "11111111-2222-3333-4444-555555555555": volume does not exist/,
+    );
   });
 
   it('registers an existing path without running any plugin, and refuses a path that does not exist', async () => {
@@ -127,18 +207,32 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
     expect((await agent.dhv('volume', 'delete', id)).code).toBe(0);
     expect(await readFile(join(existing, 'keep.txt'), 'utf8')).toBe('keep'); // delete of a registered volume never touches it
 
-    const missing = await agent.dhv('volume', 'register', await agent.file('missing.hcl', volumeHcl({ name: 'nope', host_path: join(agent.dir, 'nowhere') })));
+    const missing = await agent.dhv(
+      'volume',
+      'register',
+      await agent.file('missing.hcl', volumeHcl({ name: 'nope', host_path: join(agent.dir, 'nowhere') })),
+    );
     expect(missing.code).toBe(1);
-    expect(missing.stderr).toContain(`could not verify host path for "nope": stat ${join(agent.dir, 'nowhere')}: no such file or directory`);
+    expect(missing.stderr).toContain(
+      `could not verify host path for "nope": stat ${join(agent.dir, 'nowhere')}: no such file or directory`,
+    );
   });
 
   it('reports every problem of a bad spec at once, and reads a spec from stdin', async () => {
-    const bad = await agent.dhv('volume', 'create', await agent.file('bad.hcl', 'type = "csi"\ncapacity_min = "10 parsecs"\n'));
+    const bad = await agent.dhv(
+      'volume',
+      'create',
+      await agent.file('bad.hcl', 'type = "csi"\ncapacity_min = "10 parsecs"\n'),
+    );
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toMatch(/3 errors occurred:\n\t\* unknown volume type: csi.*\n\t\* missing name\n\t\* invalid capacity_min: /);
+    expect(bad.stderr).toMatch(
+      /3 errors occurred:\n\t\* unknown volume type: csi.*\n\t\* missing name\n\t\* invalid capacity_min: /,
+    );
 
     const child = agent.start('volume', 'create', '-', '--json');
-    child.stdin!.end(JSON.stringify({ type: 'host', name: 'piped', plugin_id: 'mkdir', capacity_min: '1GB', capacity_max: '1GB' }));
+    child.stdin!.end(
+      JSON.stringify({ type: 'host', name: 'piped', plugin_id: 'mkdir', capacity_min: '1GB', capacity_max: '1GB' }),
+    );
     let out = '';
     child.stdout!.on('data', (d) => (out += d));
     await new Promise((r) => child.once('close', r));
@@ -146,23 +240,57 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
   });
 
   it('names the plugin, its exit and its stderr when create fails, and leaves the name free', async () => {
-    await agent.plugin('broken', '#!/bin/bash\n[ "$1" = fingerprint ] && { echo \'{"version": "1"}\'; exit 0; }\necho "disk on fire" >&2\necho \'{"error": "no space left"}\'\nexit 3\n');
-    const run = await agent.dhv('volume', 'create', await agent.file('b.hcl', volumeHcl({ name: 'b', plugin_id: 'broken' })));
+    await agent.plugin(
+      'broken',
+      '#!/bin/bash\n[ "$1" = fingerprint ] && { echo \'{"version": "1"}\'; exit 0; }\necho "disk on fire" >&2\necho \'{"error": "no space left"}\'\nexit 3\n',
+    );
+    const run = await agent.dhv(
+      'volume',
+      'create',
+      await agent.file('b.hcl', volumeHcl({ name: 'b', plugin_id: 'broken' })),
+    );
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/error creating volume "[0-9a-f-]{36}" with plugin "broken": exit status 3: no space left/);
+    expect(run.stderr).toMatch(
+      /error creating volume "[0-9a-f-]{36}" with plugin "broken": exit status 3: no space left/,
+    );
     expect(run.stderr).toContain('disk on fire');
     expect(await agent.json('volume', 'status')).toEqual([]);
-    expect((await agent.json('volume', 'create', await agent.file('ok.hcl', volumeHcl({ name: 'b', plugin_id: 'mkdir' })))).Created).toBe(true);
+    expect(
+      (await agent.json('volume', 'create', await agent.file('ok.hcl', volumeHcl({ name: 'b', plugin_id: 'mkdir' }))))
+        .Created,
+    ).toBe(true);
   });
 });
 
 describe('dhv plugin run', () => {
   it('runs create exactly as an agent would, with every request field from flags', async () => {
-    await agent.plugin('echo-env', '#!/bin/bash\n/usr/bin/env >&2\n/bin/mkdir -p "$DHV_VOLUMES_DIR/$DHV_VOLUME_ID"\necho "{\\"path\\": \\"$DHV_VOLUMES_DIR/$DHV_VOLUME_ID\\", \\"BYTES\\": 5}"\n');
+    await agent.plugin(
+      'echo-env',
+      '#!/bin/bash\n/usr/bin/env >&2\n/bin/mkdir -p "$DHV_VOLUMES_DIR/$DHV_VOLUME_ID"\necho "{\\"path\\": \\"$DHV_VOLUMES_DIR/$DHV_VOLUME_ID\\", \\"BYTES\\": 5}"\n',
+    );
     const out = await agent.json(
-      'plugin', 'run', 'echo-env', 'create',
-      '--volume-id', '1e1d4540-14f9-2515-8502-24d46291717d', '--name', 'test', '--namespace', 'prod',
-      '--capacity-min', '50MB', '--capacity-max', '1GiB', '--param', 'b=<&>', '--param', 'a=1', '--node-id', 'n1', '--node-pool', 'gpu',
+      'plugin',
+      'run',
+      'echo-env',
+      'create',
+      '--volume-id',
+      '1e1d4540-14f9-2515-8502-24d46291717d',
+      '--name',
+      'test',
+      '--namespace',
+      'prod',
+      '--capacity-min',
+      '50MB',
+      '--capacity-max',
+      '1GiB',
+      '--param',
+      'b=<&>',
+      '--param',
+      'a=1',
+      '--node-id',
+      'n1',
+      '--node-pool',
+      'gpu',
     );
     expect(out.environment).toEqual({
       DHV_OPERATION: 'create',
@@ -186,14 +314,30 @@ describe('dhv plugin run', () => {
     // Long enough for bash to have started and written to stderr even on a loaded machine.
     const run = await agent.dhv('plugin', 'run', plugin, 'fingerprint', '--json', '--timeout', '1500ms');
     expect(run.code).toBe(1);
-    expect(JSON.parse(run.stderr).error).toMatchObject({ code: 'PLUGIN_TIMED_OUT', stderr: 'about to hang\n', signal: 'SIGKILL' });
+    expect(JSON.parse(run.stderr).error).toMatchObject({
+      code: 'PLUGIN_TIMED_OUT',
+      stderr: 'about to hang\n',
+      signal: 'SIGKILL',
+    });
     const human = await agent.dhv('plugin', 'run', plugin, 'fingerprint', '--timeout', '1.5s');
-    expect(human.stderr).toMatch(/^Error: error fingerprinting plugin "slow": signal: killed\n.*past its 1500ms deadline[\s\S]*code: PLUGIN_TIMED_OUT[\s\S]*stderr:\n {4}about to hang/);
+    expect(human.stderr).toMatch(
+      /^Error: error fingerprinting plugin "slow": signal: killed\n.*past its 1500ms deadline[\s\S]*code: PLUGIN_TIMED_OUT[\s\S]*stderr:\n {4}about to hang/,
+    );
   });
 
   it('runs the built-in mkdir by its ID, and refuses a bad flag with what to do', async () => {
-    const out = await agent.json('plugin', 'run', 'mkdir', 'create', '--volume-id', '2b2b2b2b-14f9-2515-8502-24d46291717d');
-    expect(out).toMatchObject({ builtin: true, result: { path: `${agent.volumesDir}/2b2b2b2b-14f9-2515-8502-24d46291717d`, bytes: 0 } });
+    const out = await agent.json(
+      'plugin',
+      'run',
+      'mkdir',
+      'create',
+      '--volume-id',
+      '2b2b2b2b-14f9-2515-8502-24d46291717d',
+    );
+    expect(out).toMatchObject({
+      builtin: true,
+      result: { path: `${agent.volumesDir}/2b2b2b2b-14f9-2515-8502-24d46291717d`, bytes: 0 },
+    });
     const bad = await agent.dhv('plugin', 'run', 'mkdir', 'create', '--param', 'novalue');
     // A usage error, as from every command (see the exit codes in packages/harness/README.md).
     expect(bad.code).toBe(2);

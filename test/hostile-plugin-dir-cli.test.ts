@@ -26,9 +26,17 @@ describe('a plugin dir with hostile entries, through the CLI', () => {
     const skipped = out.Skipped.find((s: { id: string }) => s.id === 'fifo');
     expect(skipped.reason).toMatch(/permission denied\n.*is a FIFO \(named pipe\), not a program/);
 
-    const failed = await agent.dhv('volume', 'create', await agent.file('f.hcl', volumeHcl({ name: 'v', plugin_id: 'fifo' })));
+    const failed = await agent.dhv(
+      'volume',
+      'create',
+      await agent.file('f.hcl', volumeHcl({ name: 'v', plugin_id: 'fifo' })),
+    );
     expect(failed.code).not.toBe(0);
-    const created = await agent.json('volume', 'create', await agent.file('g.hcl', volumeHcl({ name: 'v', plugin_id: 'good' })));
+    const created = await agent.json(
+      'volume',
+      'create',
+      await agent.file('g.hcl', volumeHcl({ name: 'v', plugin_id: 'good' })),
+    );
     expect(created.Created).toBe(true);
   });
 
@@ -42,7 +50,10 @@ describe('a plugin dir with hostile entries, through the CLI', () => {
     const out = await agent.json('agent', 'fingerprint');
     expect(out.Attributes['plugins.host_volume.good.version']).toBe('1.0.0');
     expect(out.Skipped.find((s: { id: string }) => s.id === 'sb').reason).toMatch(/too many levels of symbolic links/);
-    expect((await agent.json('volume', 'create', await agent.file('g.hcl', volumeHcl({ name: 'kept', plugin_id: 'good' })))).Created).toBe(true);
+    expect(
+      (await agent.json('volume', 'create', await agent.file('g.hcl', volumeHcl({ name: 'kept', plugin_id: 'good' }))))
+        .Created,
+    ).toBe(true);
     expect((await agent.dhv('agent', 'restart')).code).toBe(0);
     const status = await agent.dhv('volume', 'status');
     expect(status.code).toBe(0);

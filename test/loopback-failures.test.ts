@@ -77,19 +77,30 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
     { step: 'root-directory', fs: 'ext4', parameters: { mount_options: 'ro', uid: '1000' } },
   ];
   for (const { step, fs, parameters } of cases) {
-    it.skipIf(fs === 'xfs' && noXfs)(`leaves nothing behind when a new ${fs} volume fails right after step "${step}"`, async () => {
-      const plugin = await failingAfter(step);
-      const id = randomUUID();
-      const err = await failure(
-        execPlugin(plugin, 'create', request(id, { capacityMinBytes: fs === 'xfs' ? 320n * MIB : 64n * MIB, parameters: { fs, ...parameters } })),
-      );
-      expect(err.pluginMessage).toBe(`injected failure after step ${step}`);
-      expect(await inventory(volumesDir)).toEqual(NOTHING);
+    it.skipIf(fs === 'xfs' && noXfs)(
+      `leaves nothing behind when a new ${fs} volume fails right after step "${step}"`,
+      async () => {
+        const plugin = await failingAfter(step);
+        const id = randomUUID();
+        const err = await failure(
+          execPlugin(
+            plugin,
+            'create',
+            request(id, { capacityMinBytes: fs === 'xfs' ? 320n * MIB : 64n * MIB, parameters: { fs, ...parameters } }),
+          ),
+        );
+        expect(err.pluginMessage).toBe(`injected failure after step ${step}`);
+        expect(await inventory(volumesDir)).toEqual(NOTHING);
 
-      // Nothing half-made gets in the way of the next create.
-      const ok = await execPlugin(builtPlugin(), 'create', request(id, { capacityMinBytes: fs === 'xfs' ? 320n * MIB : 64n * MIB, parameters: { fs } }));
-      expect(ok.path).toBe(join(volumesDir, id));
-    });
+        // Nothing half-made gets in the way of the next create.
+        const ok = await execPlugin(
+          builtPlugin(),
+          'create',
+          request(id, { capacityMinBytes: fs === 'xfs' ? 320n * MIB : 64n * MIB, parameters: { fs } }),
+        );
+        expect(ok.path).toBe(join(volumesDir, id));
+      },
+    );
   }
 
   it('undoes everything and says it stopped when the deadline fires part way', async () => {
@@ -97,9 +108,21 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
     const deadline = new AbortController();
     const id = randomUUID();
     const err = await createVolume(
-      { ...request(id), volumeName: 'v', pluginDir: '/', namespace: 'default', nodePool: 'default', capacityMinBytes: 64n * MIB, capacityMaxBytes: 0n, parameters: null },
+      {
+        ...request(id),
+        volumeName: 'v',
+        pluginDir: '/',
+        namespace: 'default',
+        nodePool: 'default',
+        capacityMinBytes: 64n * MIB,
+        capacityMaxBytes: 0n,
+        parameters: null,
+      },
       { operation: 'create', signal: deadline.signal, log: () => {} },
-      { afterStep: (step) => void (step === 'loop-device' && deadline.abort(new Error("the agent's 60s deadline is near"))) },
+      {
+        afterStep: (step) =>
+          void (step === 'loop-device' && deadline.abort(new Error("the agent's 60s deadline is near"))),
+      },
     ).then(
       () => undefined,
       (e: unknown) => e as Error & { code?: string },
@@ -113,7 +136,9 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
     const id = randomUUID();
     const { path } = await execPlugin(builtPlugin(), 'create', request(id));
     await writeFile(join(path, 'keep'), 'kept');
-    const err = await failure(execPlugin(await failingAfter('grow-image'), 'create', request(id, { capacityMinBytes: 512n * MIB })));
+    const err = await failure(
+      execPlugin(await failingAfter('grow-image'), 'create', request(id, { capacityMinBytes: 512n * MIB })),
+    );
     expect(err.pluginMessage).toBe('injected failure after step grow-image');
     expect((await stat(join(volumesDir, '.dhv-loopback', `${id}.img`))).size).toBe(Number(256n * MIB));
     expect(mountsUnder(volumesDir).map((m) => m.mountPoint)).toEqual([path]);
@@ -121,7 +146,13 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
   });
 
   it.skipIf(noXfs)('undoes the image when mkfs fails for real (xfs smaller than mkfs.xfs allows)', async () => {
-    const err = await failure(execPlugin(builtPlugin(), 'create', request(randomUUID(), { capacityMinBytes: 64n * MIB, parameters: { fs: 'xfs' } })));
+    const err = await failure(
+      execPlugin(
+        builtPlugin(),
+        'create',
+        request(randomUUID(), { capacityMinBytes: 64n * MIB, parameters: { fs: 'xfs' } }),
+      ),
+    );
     expect(err.pluginMessage).toMatch(/mkfs\.xfs/);
     expect(await inventory(volumesDir)).toEqual(NOTHING);
   });
@@ -138,7 +169,9 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
   it('refuses to create on a mount point that is a file or a symlink; delete removes the link itself, never its target', async () => {
     const file = randomUUID();
     await writeFile(join(volumesDir, file), 'not a directory');
-    expect((await failure(execPlugin(builtPlugin(), 'create', request(file)))).pluginMessage).toMatch(/refusing to use .* as the mount point/);
+    expect((await failure(execPlugin(builtPlugin(), 'create', request(file)))).pluginMessage).toMatch(
+      /refusing to use .* as the mount point/,
+    );
 
     const link = randomUUID();
     const target = await makeSandbox('dhv-loopback-target-');
@@ -160,7 +193,9 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
   });
 
   it('refuses a volumes dir whose parent is missing (a mistyped host_volumes_dir) and makes no directory tree', async () => {
-    const err = await failure(execPlugin(builtPlugin(), 'create', request(randomUUID(), { volumesDir: join(volumesDir, 'typo', 'volumes') })));
+    const err = await failure(
+      execPlugin(builtPlugin(), 'create', request(randomUUID(), { volumesDir: join(volumesDir, 'typo', 'volumes') })),
+    );
     expect(err.pluginMessage).toMatch(/does not exist, and neither does its parent/);
     expect((await inventory(volumesDir)).files).toEqual([]);
   });
@@ -168,7 +203,9 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
   it('refuses an image path blocked by a directory, and never reformats or removes it', async () => {
     const id = randomUUID();
     await mkdir(join(volumesDir, '.dhv-loopback', `${id}.img`), { recursive: true });
-    expect((await failure(execPlugin(builtPlugin(), 'create', request(id)))).pluginMessage).toMatch(/not a regular file/);
+    expect((await failure(execPlugin(builtPlugin(), 'create', request(id)))).pluginMessage).toMatch(
+      /not a regular file/,
+    );
     expect((await stat(join(volumesDir, '.dhv-loopback', `${id}.img`))).isDirectory()).toBe(true);
     expect(loopDevicesUnder(volumesDir)).toEqual([]);
     expect(mountsUnder(volumesDir)).toEqual([]);
@@ -178,19 +215,33 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
     const id = randomUUID();
     await mkdir(join(volumesDir, id));
     execFileSync('/usr/bin/mount', ['-t', 'tmpfs', '-o', 'size=1m', 'someone-else', join(volumesDir, id)]);
-    expect((await failure(execPlugin(builtPlugin(), 'create', request(id)))).pluginMessage).toMatch(/already has someone-else mounted/);
-    expect((await failure(execPlugin(builtPlugin(), 'delete', { ...request(id), createdPath: '' }))).pluginMessage).toMatch(/not this volume's image/);
+    expect((await failure(execPlugin(builtPlugin(), 'create', request(id)))).pluginMessage).toMatch(
+      /already has someone-else mounted/,
+    );
+    expect(
+      (await failure(execPlugin(builtPlugin(), 'delete', { ...request(id), createdPath: '' }))).pluginMessage,
+    ).toMatch(/not this volume's image/);
     expect(mountsUnder(volumesDir).map((m) => m.source)).toEqual(['someone-else']);
     expect(loopDevicesUnder(volumesDir)).toEqual([]);
   });
 
   it.skipIf(noXfs)('names the Debian package to install when a tool is missing, and makes nothing', async () => {
     // mkfs.xfs hidden in a private mount namespace: a file with no execute bit bound over it.
-    const env = buildEnvironment('create', request(randomUUID(), { capacityMinBytes: 320n * MIB, parameters: { fs: 'xfs' } }), builtPlugin());
+    const env = buildEnvironment(
+      'create',
+      request(randomUUID(), { capacityMinBytes: 320n * MIB, parameters: { fs: 'xfs' } }),
+      builtPlugin(),
+    );
     const script = '/usr/bin/mount --bind /dev/null /usr/sbin/mkfs.xfs && exec "$0" create';
-    const run = spawnSync('/usr/bin/unshare', ['--mount', '--propagation', 'private', '/bin/sh', '-c', script, builtPlugin()], { env, encoding: 'utf8' });
+    const run = spawnSync(
+      '/usr/bin/unshare',
+      ['--mount', '--propagation', 'private', '/bin/sh', '-c', script, builtPlugin()],
+      { env, encoding: 'utf8' },
+    );
     expect(run.status).toBe(1);
-    expect(JSON.parse(run.stdout).error).toMatch(/mkfs\.xfs was not found in .*; install it \(Debian\/Ubuntu: apt-get install xfsprogs\)/);
+    expect(JSON.parse(run.stdout).error).toMatch(
+      /mkfs\.xfs was not found in .*; install it \(Debian\/Ubuntu: apt-get install xfsprogs\)/,
+    );
     expect(await inventory(volumesDir)).toEqual(NOTHING);
   });
 
@@ -198,7 +249,11 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
     // An empty /dev in a private mount namespace, as in an unprivileged container.
     const env = buildEnvironment('create', request(randomUUID()), builtPlugin());
     const script = '/usr/bin/mount -t tmpfs none /dev && exec "$0" create';
-    const run = spawnSync('/usr/bin/unshare', ['--mount', '--propagation', 'private', '/bin/sh', '-c', script, builtPlugin()], { env, encoding: 'utf8' });
+    const run = spawnSync(
+      '/usr/bin/unshare',
+      ['--mount', '--propagation', 'private', '/bin/sh', '-c', script, builtPlugin()],
+      { env, encoding: 'utf8' },
+    );
     expect(run.status).toBe(1);
     expect(JSON.parse(run.stdout).error).toMatch(/no loop device support .*modprobe loop/);
     expect(await inventory(volumesDir)).toEqual(NOTHING);
@@ -208,7 +263,9 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
     const id = randomUUID();
     await mkdir(join(volumesDir, '.dhv-loopback'), { recursive: true });
     await writeFile(join(volumesDir, '.dhv-loopback', `${id}.img`), Buffer.alloc(1024 * 1024, 7));
-    expect((await failure(execPlugin(builtPlugin(), 'create', request(id)))).pluginMessage).toMatch(/holds no ext4 or xfs filesystem/);
+    expect((await failure(execPlugin(builtPlugin(), 'create', request(id)))).pluginMessage).toMatch(
+      /holds no ext4 or xfs filesystem/,
+    );
     expect((await readFile(join(volumesDir, '.dhv-loopback', `${id}.img`)))[0]).toBe(7);
     expect(loopDevicesUnder(volumesDir)).toEqual([]);
   });

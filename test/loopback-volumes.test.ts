@@ -35,7 +35,11 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
 
   afterEach(async () => {
     for (const child of children) child.kill('SIGKILL');
-    await Promise.all(children.map((c) => (c.exitCode === null && c.signalCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));
+    await Promise.all(
+      children.map((c) =>
+        c.exitCode === null && c.signalCode === null ? new Promise((r) => c.once('exit', r)) : undefined,
+      ),
+    );
     await destroySandbox(volumesDir);
   });
 
@@ -47,16 +51,26 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
     capacityMinBytes: GIB,
     ...over,
   });
-  const create = (id: string, over: Partial<RequestInput<'create'>> = {}) => execPlugin(plugin(), 'create', createRequest(id, over));
+  const create = (id: string, over: Partial<RequestInput<'create'>> = {}) =>
+    execPlugin(plugin(), 'create', createRequest(id, over));
   const remove = (id: string) =>
-    execPlugin(plugin(), 'delete', { volumesDir, volumeId: id, volumeName: `vol-${id.slice(0, 8)}`, nodeId: 'node-1', createdPath: join(volumesDir, id) });
+    execPlugin(plugin(), 'delete', {
+      volumesDir,
+      volumeId: id,
+      volumeName: `vol-${id.slice(0, 8)}`,
+      nodeId: 'node-1',
+      createdPath: join(volumesDir, id),
+    });
   const imageOf = (id: string) => join(volumesDir, '.dhv-loopback', `${id}.img`);
   const failure = (promise: Promise<unknown>) => expectPluginError(promise);
   const filesystemBytes = async (path: string) => {
     const s = await statfs(path, { bigint: true });
     return s.blocks * s.bsize;
   };
-  const sha256 = async (path: string) => createHash('sha256').update(await readFile(path)).digest('hex');
+  const sha256 = async (path: string) =>
+    createHash('sha256')
+      .update(await readFile(path))
+      .digest('hex');
 
   it('creates a 1 GiB ext4 volume: a sparse image, mounted at <volumes dir>/<id>, reporting its size', async () => {
     const id = randomUUID();
@@ -77,24 +91,27 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
   });
 
   for (const fs of ['ext4', 'xfs'] as const) {
-    it.skipIf(skipFs(fs))(`keeps every file of an ${fs} volume when the host reboots: unmounted and detached behind its back, create mounts it again`, async () => {
-      const id = randomUUID();
-      const { path } = await create(id, { parameters: { fs } });
-      await writeFile(join(path, 'data.bin'), randomBytes(4 * 1024 * 1024));
-      const before = await sha256(join(path, 'data.bin'));
+    it.skipIf(skipFs(fs))(
+      `keeps every file of an ${fs} volume when the host reboots: unmounted and detached behind its back, create mounts it again`,
+      async () => {
+        const id = randomUUID();
+        const { path } = await create(id, { parameters: { fs } });
+        await writeFile(join(path, 'data.bin'), randomBytes(4 * 1024 * 1024));
+        const before = await sha256(join(path, 'data.bin'));
 
-      // What a reboot does: the mount and the loop device are gone, the image stays.
-      await runTool('/usr/bin/umount', [path]);
-      for (const loop of loopDevicesUnder(volumesDir)) await runTool('/usr/sbin/losetup', ['--detach', loop.device]);
-      expect(mountsUnder(volumesDir)).toEqual([]);
-      expect(loopDevicesUnder(volumesDir)).toEqual([]);
+        // What a reboot does: the mount and the loop device are gone, the image stays.
+        await runTool('/usr/bin/umount', [path]);
+        for (const loop of loopDevicesUnder(volumesDir)) await runTool('/usr/sbin/losetup', ['--detach', loop.device]);
+        expect(mountsUnder(volumesDir)).toEqual([]);
+        expect(loopDevicesUnder(volumesDir)).toEqual([]);
 
-      const again = await create(id, { parameters: { fs } });
-      expect(again).toMatchObject({ path, bytes: GIB });
-      expect(await sha256(join(path, 'data.bin'))).toBe(before);
-      expect(mountsUnder(volumesDir).map((m) => [m.mountPoint, m.fsType])).toEqual([[path, fs]]);
-      expect(loopDevicesUnder(volumesDir)).toHaveLength(1);
-    });
+        const again = await create(id, { parameters: { fs } });
+        expect(again).toMatchObject({ path, bytes: GIB });
+        expect(await sha256(join(path, 'data.bin'))).toBe(before);
+        expect(mountsUnder(volumesDir).map((m) => [m.mountPoint, m.fsType])).toEqual([[path, fs]]);
+        expect(loopDevicesUnder(volumesDir)).toHaveLength(1);
+      },
+    );
   }
 
   it('finds its mounts when the volumes dir is reached through a symlink (restore, then delete)', async () => {
@@ -110,7 +127,13 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
 
     await create(id, request); // already mounted: no second mount on top
     expect(mountsUnder(volumesDir)).toHaveLength(1);
-    await execPlugin(plugin(), 'delete', { volumesDir: linked, volumeId: id, volumeName: 'v', nodeId: 'node-1', createdPath: path });
+    await execPlugin(plugin(), 'delete', {
+      volumesDir: linked,
+      volumeId: id,
+      volumeName: 'v',
+      nodeId: 'node-1',
+      createdPath: path,
+    });
     expect(mountsUnder(volumesDir)).toEqual([]);
     expect(loopDevicesUnder(volumesDir)).toEqual([]);
     expect((await inventory(real)).files).toEqual([]);
@@ -128,26 +151,29 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
   });
 
   for (const fs of ['ext4', 'xfs'] as const) {
-    it.skipIf(skipFs(fs))(`expands a mounted ${fs} volume from 1 GiB to 2 GiB online, keeping the data byte for byte`, async () => {
-      const id = randomUUID();
-      const parameters = { fs };
-      const { path } = await create(id, { parameters, capacityMaxBytes: 4n * GIB });
-      await writeFile(join(path, 'data.bin'), randomBytes(16 * 1024 * 1024));
-      const before = await sha256(join(path, 'data.bin'));
-      const sizeBefore = await filesystemBytes(path);
+    it.skipIf(skipFs(fs))(
+      `expands a mounted ${fs} volume from 1 GiB to 2 GiB online, keeping the data byte for byte`,
+      async () => {
+        const id = randomUUID();
+        const parameters = { fs };
+        const { path } = await create(id, { parameters, capacityMaxBytes: 4n * GIB });
+        await writeFile(join(path, 'data.bin'), randomBytes(16 * 1024 * 1024));
+        const before = await sha256(join(path, 'data.bin'));
+        const sizeBefore = await filesystemBytes(path);
 
-      const grown = await create(id, { parameters, capacityMinBytes: 2n * GIB, capacityMaxBytes: 4n * GIB });
-      expect(grown.bytes).toBe(2n * GIB);
-      expect(BigInt((await stat(imageOf(id))).size)).toBe(2n * GIB);
-      expect(await filesystemBytes(path)).toBeGreaterThan(sizeBefore + (GIB * 9n) / 10n);
-      expect(await sha256(join(path, 'data.bin'))).toBe(before);
-      expect(mountsUnder(volumesDir).map((m) => m.fsType)).toEqual([fs]);
+        const grown = await create(id, { parameters, capacityMinBytes: 2n * GIB, capacityMaxBytes: 4n * GIB });
+        expect(grown.bytes).toBe(2n * GIB);
+        expect(BigInt((await stat(imageOf(id))).size)).toBe(2n * GIB);
+        expect(await filesystemBytes(path)).toBeGreaterThan(sizeBefore + (GIB * 9n) / 10n);
+        expect(await sha256(join(path, 'data.bin'))).toBe(before);
+        expect(mountsUnder(volumesDir).map((m) => m.fsType)).toEqual([fs]);
 
-      // A smaller capacity_min never shrinks anything.
-      const again = await create(id, { parameters, capacityMinBytes: GIB });
-      expect(again.bytes).toBe(2n * GIB);
-      expect(await sha256(join(path, 'data.bin'))).toBe(before);
-    });
+        // A smaller capacity_min never shrinks anything.
+        const again = await create(id, { parameters, capacityMinBytes: GIB });
+        expect(again.bytes).toBe(2n * GIB);
+        expect(await sha256(join(path, 'data.bin'))).toBe(before);
+      },
+    );
   }
 
   for (const fs of ['ext4', 'xfs'] as const) {
@@ -219,7 +245,7 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
     expect((await stat(imageOf(id))).isFile()).toBe(true);
   });
 
-  it('refuses to delete a volume that is also mounted elsewhere (a workload\'s bind mount), and removes nothing', async () => {
+  it("refuses to delete a volume that is also mounted elsewhere (a workload's bind mount), and removes nothing", async () => {
     const id = randomUUID();
     const { path } = await create(id, { capacityMinBytes: 64n * MIB });
     const workload = join(volumesDir, 'alloc-data');
@@ -228,7 +254,11 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
 
     const err = await failure(remove(id));
     expect(err.pluginMessage).toMatch(/in use: its filesystem is also mounted at .*alloc-data/);
-    expect(mountsUnder(volumesDir).map((m) => m.mountPoint).sort()).toEqual([path, workload].sort());
+    expect(
+      mountsUnder(volumesDir)
+        .map((m) => m.mountPoint)
+        .sort(),
+    ).toEqual([path, workload].sort());
     expect(loopDevicesUnder(volumesDir)).toHaveLength(1);
     expect((await stat(imageOf(id))).isFile()).toBe(true);
   });
@@ -236,13 +266,20 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
   it('refuses to delete a volume a container still holds in its own mount namespace, and leaves it mounted', async () => {
     const id = randomUUID();
     const { path } = await create(id, { capacityMinBytes: 64n * MIB });
-    const container = spawn('/usr/bin/unshare', ['--mount', '--propagation', 'private', '/bin/sleep', '600'], { stdio: 'ignore' });
+    const container = spawn('/usr/bin/unshare', ['--mount', '--propagation', 'private', '/bin/sleep', '600'], {
+      stdio: 'ignore',
+    });
     children.push(container);
     const ours = await readlink('/proc/self/ns/mnt');
-    while ((await readlink(`/proc/${container.pid}/ns/mnt`).catch(() => ours)) === ours) await new Promise((r) => setTimeout(r, 10));
+    while ((await readlink(`/proc/${container.pid}/ns/mnt`).catch(() => ours)) === ours)
+      await new Promise((r) => setTimeout(r, 10));
 
     const err = await failure(remove(id));
-    expect(err.pluginMessage).toMatch(new RegExp(`in use: its filesystem is also mounted at ${path} \\(in the mount namespace of process ${container.pid}\\)`));
+    expect(err.pluginMessage).toMatch(
+      new RegExp(
+        `in use: its filesystem is also mounted at ${path} \\(in the mount namespace of process ${container.pid}\\)`,
+      ),
+    );
     expect(mountsUnder(volumesDir).map((m) => m.mountPoint)).toEqual([path]);
     expect(loopDevicesUnder(volumesDir)).toHaveLength(1);
     expect((await stat(imageOf(id))).isFile()).toBe(true);
@@ -309,7 +346,9 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
   it('refuses a volume with no capacity, an unknown parameter, a bad fs or mount option, naming each', async () => {
     const id = randomUUID();
     expect((await failure(create(id, { capacityMinBytes: 0n }))).pluginMessage).toMatch(/capacity is required/);
-    const bad = await failure(create(id, { parameters: { colour: 'blue', fs: 'btrfs', mount_options: 'noexec,suid' } }));
+    const bad = await failure(
+      create(id, { parameters: { colour: 'blue', fs: 'btrfs', mount_options: 'noexec,suid' } }),
+    );
     expect(bad.pluginMessage).toMatch(/unknown parameter "colour"/);
     expect(bad.pluginMessage).toMatch(/fs must be one of ext4, xfs, got "btrfs"/);
     expect(bad.pluginMessage).toMatch(/"suid" is not allowed/);
@@ -328,14 +367,22 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
 
     await mkdir(join(volumesDir, 'nobody'), { mode: 0o777 });
     const { buildEnvironment } = await import('@dhv/sdk/client');
-    const env = buildEnvironment('create', createRequest(randomUUID(), { volumesDir: join(volumesDir, 'nobody') }), plugin());
+    const env = buildEnvironment(
+      'create',
+      createRequest(randomUUID(), { volumesDir: join(volumesDir, 'nobody') }),
+      plugin(),
+    );
     const denied = await runAs(asNobody, ['create'], env, nobody);
     expect(denied.code).not.toBe(0);
     expect(JSON.parse(denied.stdout).error).toMatch(/must run as root/);
 
     const id = randomUUID();
     const { path } = await create(id, { capacityMinBytes: 64n * MIB });
-    const deleteEnv = buildEnvironment('delete', { volumesDir, volumeId: id, volumeName: 'v', nodeId: 'node-1', createdPath: path }, plugin());
+    const deleteEnv = buildEnvironment(
+      'delete',
+      { volumesDir, volumeId: id, volumeName: 'v', nodeId: 'node-1', createdPath: path },
+      plugin(),
+    );
     const notDeleted = await runAs(asNobody, ['delete'], deleteEnv, nobody);
     expect(notDeleted.code).not.toBe(0);
     expect(JSON.parse(notDeleted.stdout).error).toMatch(/must run as root/);
@@ -347,7 +394,9 @@ function runTool(file: string, args: string[]): Promise<void> {
   return new Promise((resolve, reject) => {
     const child = spawn(file, args, { stdio: 'ignore' });
     child.once('error', reject);
-    child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${file} ${args.join(' ')} exited ${code}`))));
+    child.once('exit', (code) =>
+      code === 0 ? resolve() : reject(new Error(`${file} ${args.join(' ')} exited ${code}`)),
+    );
   });
 }
 

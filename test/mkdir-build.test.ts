@@ -4,12 +4,19 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { discoverPlugins, execPlugin } from '@dhv/sdk/client';
-import { createRequest, deleteRequest, newVolumeId, PACKAGE_DIR, sandbox } from '../packages/plugin-mkdir/test/fixture.js';
+import {
+  createRequest,
+  deleteRequest,
+  newVolumeId,
+  PACKAGE_DIR,
+  sandbox,
+} from '../packages/plugin-mkdir/test/fixture.js';
 import { builtPlugin } from './support/sandbox.js';
 
 const run = promisify(execFile);
 const BUILT = join(PACKAGE_DIR, 'dist', 'dhv-mkdir');
-const packageVersion = async () => (JSON.parse(await readFile(join(PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string }).version;
+const packageVersion = async () =>
+  (JSON.parse(await readFile(join(PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string }).version;
 
 /** What `npm run build` leaves in packages/plugin-mkdir/dist, and that copying that one file is the whole installation. */
 describe('dhv-mkdir packaging', () => {
@@ -27,7 +34,10 @@ describe('dhv-mkdir packaging', () => {
 
   it('is one executable file whose launcher finds node by absolute paths (the agent gives no PATH)', async () => {
     const text = await readFile(BUILT, 'utf8');
-    expect(text.split('\n').slice(0, 2)).toEqual(['#!/bin/sh', expect.stringContaining(`for n in '${process.execPath}' `)]);
+    expect(text.split('\n').slice(0, 2)).toEqual([
+      '#!/bin/sh',
+      expect.stringContaining(`for n in '${process.execPath}' `),
+    ]);
     expect((await stat(BUILT)).mode & 0o111).toBe(0o111);
     expect(text).not.toMatch(/require\(["']zod["']\)|require\(["']check-disk-space["']\)|require\(["']@dhv\/sdk/);
   });
@@ -48,7 +58,11 @@ describe('dhv-mkdir packaging', () => {
     expect(discovery.plugins.map((p) => [p.id, p.version])).toContainEqual(['dhv-mkdir', await packageVersion()]);
     const volumesDir = join(dir, 'host_volumes');
     const id = newVolumeId();
-    const created = await execPlugin(installed, 'create', createRequest(volumesDir, id, { parameters: { mode: '0755' } }));
+    const created = await execPlugin(
+      installed,
+      'create',
+      createRequest(volumesDir, id, { parameters: { mode: '0755' } }),
+    );
     expect(created.path).toBe(join(volumesDir, id));
     await execPlugin(installed, 'delete', deleteRequest(volumesDir, id, { createdPath: created.path }));
     await expect(stat(created.path)).rejects.toMatchObject({ code: 'ENOENT' });

@@ -25,7 +25,9 @@ describe('dhv-mkdir under concurrency', () => {
     dir = await sandbox();
     const volumesDir = join(dir, 'volumes'); // missing: all 16 race to create it too
     const ids = Array.from({ length: 16 }, newVolumeId);
-    const results = await Promise.all(ids.map((id) => create(plugin.executable, createRequest(volumesDir, id, { parameters: { mode: '0750' } }))));
+    const results = await Promise.all(
+      ids.map((id) => create(plugin.executable, createRequest(volumesDir, id, { parameters: { mode: '0750' } }))),
+    );
     expect(results.map((r) => r.path)).toEqual(ids.map((id) => join(volumesDir, id)));
     for (const result of results) expect(await modeOf(result.path)).toBe(0o750);
     expect(await modeOf(volumesDir)).toBe(0o711);

@@ -103,7 +103,9 @@ describe('dhv-mkdir create: the directory', () => {
     await setup();
     const id = newVolumeId();
     await writeFile(join(volumesDir, id), 'not a volume');
-    await expect(create(plugin.executable, createRequest(volumesDir, id))).rejects.toEqual(failed('is a regular file, not a directory'));
+    await expect(create(plugin.executable, createRequest(volumesDir, id))).rejects.toEqual(
+      failed('is a regular file, not a directory'),
+    );
     expect(await readFile(join(volumesDir, id), 'utf8')).toBe('not a volume');
   });
 });
@@ -112,7 +114,10 @@ describe('dhv-mkdir create: parameters', () => {
   it('names an unknown parameter, and creates nothing', async () => {
     await setup();
     const id = newVolumeId();
-    const err = await create(plugin.executable, createRequest(volumesDir, id, { parameters: { mode: '0700', owner: 'alice' } })).catch((e) => e);
+    const err = await create(
+      plugin.executable,
+      createRequest(volumesDir, id, { parameters: { mode: '0700', owner: 'alice' } }),
+    ).catch((e) => e);
     expect(err).toBeInstanceOf(PluginError);
     expect(err.pluginMessage).toContain('unknown parameter "owner"');
     expect(await listTree(volumesDir)).toEqual([]);
@@ -130,7 +135,10 @@ describe('dhv-mkdir create: parameters', () => {
     ['gid', ' 10'],
   ])('names the parameter and the value of a bad %s %j, and creates nothing', async (name, value) => {
     await setup();
-    const err = await create(plugin.executable, createRequest(volumesDir, newVolumeId(), { parameters: { [name]: value } })).catch((e) => e);
+    const err = await create(
+      plugin.executable,
+      createRequest(volumesDir, newVolumeId(), { parameters: { [name]: value } }),
+    ).catch((e) => e);
     expect(err).toMatchObject({ code: 'PLUGIN_FAILED' });
     expect(err.pluginMessage).toContain(`parameter "${name}"`);
     expect(err.pluginMessage).toContain(JSON.stringify(value));
@@ -139,7 +147,10 @@ describe('dhv-mkdir create: parameters', () => {
 
   it('reports every bad parameter at once', async () => {
     await setup();
-    const err = await create(plugin.executable, createRequest(volumesDir, newVolumeId(), { parameters: { mode: 'x', uid: 'y', size: '1G' } })).catch((e) => e);
+    const err = await create(
+      plugin.executable,
+      createRequest(volumesDir, newVolumeId(), { parameters: { mode: 'x', uid: 'y', size: '1G' } }),
+    ).catch((e) => e);
     expect(err.pluginMessage).toMatch(/"mode".*"size".*"uid"/);
   });
 
@@ -154,24 +165,32 @@ describe('dhv-mkdir create: parameters', () => {
 describe('dhv-mkdir create: capacity', () => {
   it('caps bytes at capacity_max', async () => {
     await setup();
-    const result = await create(plugin.executable, createRequest(volumesDir, newVolumeId(), { capacityMaxBytes: 1_000_000n }));
+    const result = await create(
+      plugin.executable,
+      createRequest(volumesDir, newVolumeId(), { capacityMaxBytes: 1_000_000n }),
+    );
     expect(result.bytes).toBe(1_000_000n);
   });
 
   it('fails when the filesystem has less free space than capacity_min, with both in human units, and leaves nothing', async () => {
     await setup();
-    const err = await create(plugin.executable, createRequest(volumesDir, newVolumeId(), { capacityMinBytes: 2n ** 62n })).catch((e) => e);
+    const err = await create(
+      plugin.executable,
+      createRequest(volumesDir, newVolumeId(), { capacityMinBytes: 2n ** 62n }),
+    ).catch((e) => e);
     expect(err).toMatchObject({ code: 'PLUGIN_FAILED' });
-    expect(err.pluginMessage).toMatch(/needs 4\.0 EiB \(4611686018427387904 bytes\).* has [0-9.]+ [KMGTP]iB \([0-9]+ bytes\) free/);
+    expect(err.pluginMessage).toMatch(
+      /needs 4\.0 EiB \(4611686018427387904 bytes\).* has [0-9.]+ [KMGTP]iB \([0-9]+ bytes\) free/,
+    );
     expect(await listTree(volumesDir)).toEqual([]);
   });
 
   it('fails on capacity_min before creating a missing volumes dir', async () => {
     dir = await sandbox();
     const missing = join(dir, 'volumes');
-    await expect(create(plugin.executable, createRequest(missing, newVolumeId(), { capacityMinBytes: 2n ** 62n }))).rejects.toEqual(
-      failed('not enough free space'),
-    );
+    await expect(
+      create(plugin.executable, createRequest(missing, newVolumeId(), { capacityMinBytes: 2n ** 62n })),
+    ).rejects.toEqual(failed('not enough free space'));
     await expect(stat(missing)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });
@@ -200,7 +219,9 @@ describe('dhv-mkdir create: the volumes dir', () => {
     dir = await sandbox();
     const file = join(dir, 'volumes');
     await writeFile(file, '');
-    await expect(create(plugin.executable, createRequest(file, newVolumeId()))).rejects.toEqual(failed('exists but is not a directory'));
+    await expect(create(plugin.executable, createRequest(file, newVolumeId()))).rejects.toEqual(
+      failed('exists but is not a directory'),
+    );
   });
 });
 
@@ -246,7 +267,10 @@ describe('dhv-mkdir create: safety', () => {
     const before = await snapshot(victim);
     const id = newVolumeId();
     await symlink(victim, join(volumesDir, id));
-    const err = await create(plugin.executable, createRequest(volumesDir, id, { parameters: { mode: '0777', uid: '4321', gid: '4321' } })).catch((e) => e);
+    const err = await create(
+      plugin.executable,
+      createRequest(volumesDir, id, { parameters: { mode: '0777', uid: '4321', gid: '4321' } }),
+    ).catch((e) => e);
     expect(err).toMatchObject({ code: 'PLUGIN_FAILED' });
     expect(err.pluginMessage).toContain('is a symbolic link');
     expect(await snapshot(victim)).toEqual(before);
@@ -258,7 +282,9 @@ describe('dhv-mkdir create: safety', () => {
     const id = newVolumeId();
     const target = join(dir, 'would-be-created');
     await symlink(target, join(volumesDir, id));
-    await expect(create(plugin.executable, createRequest(volumesDir, id))).rejects.toEqual(failed('is a symbolic link'));
+    await expect(create(plugin.executable, createRequest(volumesDir, id))).rejects.toEqual(
+      failed('is a symbolic link'),
+    );
     await expect(lstat(target)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });
@@ -283,7 +309,12 @@ describe('dhv-mkdir create: the agent environment', () => {
     await setup();
     const gone = join(dir, 'gone');
     await mkdir(gone);
-    const wrapper = await wrapPlugin(dir, plugin.executable, 'deleted-cwd', `cd '${gone}' && /bin/rmdir '${gone}' || exit 99`);
+    const wrapper = await wrapPlugin(
+      dir,
+      plugin.executable,
+      'deleted-cwd',
+      `cd '${gone}' && /bin/rmdir '${gone}' || exit 99`,
+    );
     const result = await create(wrapper, createRequest(volumesDir, newVolumeId()));
     expect((await stat(result.path)).isDirectory()).toBe(true);
   });

@@ -48,16 +48,19 @@ describe('dhv-mkdir delete', () => {
     expect(await listTree(volumesDir)).toEqual([other]);
   });
 
-  it.skipIf(skipUnless('deleting a read-only tree', root()))('removes a read-only directory inside the volume, as root may', async () => {
-    await setup();
-    const id = newVolumeId();
-    const { path } = await create(plugin.executable, createRequest(volumesDir, id));
-    await mkdir(join(path, 'a', 'b'), { recursive: true });
-    await writeFile(join(path, 'a', 'b', 'file'), 'data');
-    await chmod(join(path, 'a'), 0o500);
-    await remove(plugin.executable, deleteRequest(volumesDir, id, { createdPath: path }));
-    expect(await listTree(volumesDir)).toEqual([]);
-  });
+  it.skipIf(skipUnless('deleting a read-only tree', root()))(
+    'removes a read-only directory inside the volume, as root may',
+    async () => {
+      await setup();
+      const id = newVolumeId();
+      const { path } = await create(plugin.executable, createRequest(volumesDir, id));
+      await mkdir(join(path, 'a', 'b'), { recursive: true });
+      await writeFile(join(path, 'a', 'b', 'file'), 'data');
+      await chmod(join(path, 'a'), 0o500);
+      await remove(plugin.executable, deleteRequest(volumesDir, id, { createdPath: path }));
+      expect(await listTree(volumesDir)).toEqual([]);
+    },
+  );
 
   it('removes links inside the volume without following them', async () => {
     await setup();
@@ -123,7 +126,10 @@ describe('dhv-mkdir delete', () => {
     const id = newVolumeId();
     await create(plugin.executable, createRequest(volumesDir, id));
     const before = await listTree(dir);
-    const err = await remove(plugin.executable, deleteRequest(volumesDir, id, { createdPath: createdPathOf(dir) })).catch((e) => e);
+    const err = await remove(
+      plugin.executable,
+      deleteRequest(volumesDir, id, { createdPath: createdPathOf(dir) }),
+    ).catch((e) => e);
     expect(err).toMatchObject({ code: 'PLUGIN_FAILED' });
     expect(err.pluginMessage).toContain('refusing to delete');
     expect(await listTree(dir)).toEqual(before);

@@ -53,7 +53,10 @@ describe.skipIf(skipRootTests('dhv-mkdir as root'))('dhv-mkdir as root', () => {
     it('sets uid and gid, then the mode exactly (setgid survives the chown)', async () => {
       dir = await sandbox();
       const volumesDir = join(dir, 'volumes');
-      const result = await create(plugin.executable, createRequest(volumesDir, newVolumeId(), { parameters: { uid: '4321', gid: '8765', mode: '2750' } }));
+      const result = await create(
+        plugin.executable,
+        createRequest(volumesDir, newVolumeId(), { parameters: { uid: '4321', gid: '8765', mode: '2750' } }),
+      );
       const stats = await stat(result.path);
       expect([stats.uid, stats.gid]).toEqual([4321, 8765]);
       expect((await modeOf(result.path)).toString(8)).toBe('2750');
@@ -62,8 +65,14 @@ describe.skipIf(skipRootTests('dhv-mkdir as root'))('dhv-mkdir as root', () => {
     it('changes only the owner when only uid is given, and only the group when only gid is given', async () => {
       dir = await sandbox();
       const volumesDir = join(dir, 'volumes');
-      const byUid = await create(plugin.executable, createRequest(volumesDir, newVolumeId(), { parameters: { uid: '1001' } }));
-      const byGid = await create(plugin.executable, createRequest(volumesDir, newVolumeId(), { parameters: { gid: '1002' } }));
+      const byUid = await create(
+        plugin.executable,
+        createRequest(volumesDir, newVolumeId(), { parameters: { uid: '1001' } }),
+      );
+      const byGid = await create(
+        plugin.executable,
+        createRequest(volumesDir, newVolumeId(), { parameters: { gid: '1002' } }),
+      );
       const u = await stat(byUid.path);
       const g = await stat(byGid.path);
       expect([u.uid, u.gid]).toEqual([1001, 0]);
@@ -72,7 +81,10 @@ describe.skipIf(skipRootTests('dhv-mkdir as root'))('dhv-mkdir as root', () => {
 
     it('leaves the owner as is for uid "-1", as the built-in mkdir does', async () => {
       dir = await sandbox();
-      const result = await create(plugin.executable, createRequest(join(dir, 'volumes'), newVolumeId(), { parameters: { uid: '-1', gid: '-1' } }));
+      const result = await create(
+        plugin.executable,
+        createRequest(join(dir, 'volumes'), newVolumeId(), { parameters: { uid: '-1', gid: '-1' } }),
+      );
       const stats = await stat(result.path);
       expect([stats.uid, stats.gid]).toEqual([0, 0]);
     });
@@ -82,7 +94,10 @@ describe.skipIf(skipRootTests('dhv-mkdir as root'))('dhv-mkdir as root', () => {
       const volumesDir = join(dir, 'volumes');
       const id = newVolumeId();
       await create(plugin.executable, createRequest(volumesDir, id, { parameters: { uid: '1001', gid: '1001' } }));
-      await create(plugin.executable, createRequest(volumesDir, id, { parameters: { uid: '2002', gid: '2002', mode: '0777' } }));
+      await create(
+        plugin.executable,
+        createRequest(volumesDir, id, { parameters: { uid: '2002', gid: '2002', mode: '0777' } }),
+      );
       const stats = await stat(join(volumesDir, id));
       expect([stats.uid, stats.gid, stats.mode & 0o7777]).toEqual([1001, 1001, 0o700]);
     });
@@ -93,9 +108,17 @@ describe.skipIf(skipRootTests('dhv-mkdir as root'))('dhv-mkdir as root', () => {
       dir = await sandbox();
       const volumesDir = join(dir, 'volumes');
       await mkdir(volumesDir);
-      const wrapper = await wrapPlugin(dir, plugin.executable, 'in-userns', `[ "$DHV_NS" = 1 ] || DHV_NS=1 exec /usr/bin/unshare --map-root-user "$0" "$@"\nunset DHV_NS`);
+      const wrapper = await wrapPlugin(
+        dir,
+        plugin.executable,
+        'in-userns',
+        `[ "$DHV_NS" = 1 ] || DHV_NS=1 exec /usr/bin/unshare --map-root-user "$0" "$@"\nunset DHV_NS`,
+      );
       const id = newVolumeId();
-      const err = await create(wrapper, createRequest(volumesDir, id, { parameters: { uid: '4321', mode: '0750' } })).catch((e) => e);
+      const err = await create(
+        wrapper,
+        createRequest(volumesDir, id, { parameters: { uid: '4321', mode: '0750' } }),
+      ).catch((e) => e);
       expect(err).toMatchObject({ code: 'PLUGIN_FAILED' });
       expect(err.pluginMessage).toContain(`could not change the owner of ${join(volumesDir, id)} to uid 4321`);
       expect(err.pluginMessage).toContain('the directory was removed again');
@@ -114,22 +137,33 @@ describe.skipIf(skipRootTests('dhv-mkdir as root'))('dhv-mkdir as root', () => {
 
     it('caps bytes at capacity_max', async () => {
       const volumesDir = await volumesDirOnTmpfs('16m');
-      const result = await create(plugin.executable, createRequest(volumesDir, newVolumeId(), { capacityMaxBytes: 5_000_000n }));
+      const result = await create(
+        plugin.executable,
+        createRequest(volumesDir, newVolumeId(), { capacityMaxBytes: 5_000_000n }),
+      );
       expect(result.bytes).toBe(5_000_000n);
     });
 
     it('fails when capacity_min is above the free space, with both numbers in human units, and leaves nothing', async () => {
       const volumesDir = await volumesDirOnTmpfs('8m');
-      const err = await create(plugin.executable, createRequest(volumesDir, newVolumeId(), { capacityMinBytes: 1n << 30n })).catch((e) => e);
+      const err = await create(
+        plugin.executable,
+        createRequest(volumesDir, newVolumeId(), { capacityMinBytes: 1n << 30n }),
+      ).catch((e) => e);
       expect(err).toMatchObject({ code: 'PLUGIN_FAILED' });
-      expect(err.pluginMessage).toMatch(/needs 1\.0 GiB \(1073741824 bytes\), but the filesystem holding .* has 8\.0 MiB \(8388608 bytes\) free/);
+      expect(err.pluginMessage).toMatch(
+        /needs 1\.0 GiB \(1073741824 bytes\), but the filesystem holding .* has 8\.0 MiB \(8388608 bytes\) free/,
+      );
       expect(await listTree(join(dir!, 'disk'))).toEqual([]);
     });
 
     it('succeeds when capacity_min fits exactly', async () => {
       const volumesDir = await volumesDirOnTmpfs('8m');
       await mkdir(volumesDir);
-      const result = await create(plugin.executable, createRequest(volumesDir, newVolumeId(), { capacityMinBytes: 8n * 1024n * 1024n }));
+      const result = await create(
+        plugin.executable,
+        createRequest(volumesDir, newVolumeId(), { capacityMinBytes: 8n * 1024n * 1024n }),
+      );
       expect(result.bytes).toBe(8n * 1024n * 1024n);
     });
 
@@ -165,7 +199,10 @@ describe.skipIf(skipRootTests('dhv-mkdir as root'))('dhv-mkdir as root', () => {
       const { path } = await create(plugin.executable, createRequest(volumesDir, id));
       const stuck = join(path, 'immutable');
       await writeFile(stuck, 'x');
-      const immutable = await run('/usr/bin/chattr', ['+i', stuck]).then(() => true, () => false);
+      const immutable = await run('/usr/bin/chattr', ['+i', stuck]).then(
+        () => true,
+        () => false,
+      );
       if (!immutable) ctx.skip(); // the temp dir's filesystem has no immutable flag (tmpfs)
       try {
         const err = await remove(plugin.executable, deleteRequest(volumesDir, id)).catch((e) => e);

@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { discoverPlugins } from '@dhv/sdk/client';
 import { BUILTIN_MKDIR_VERSION } from '../packages/harness/src/agent/builtin-mkdir.js';
 import { versionAttribute } from '../packages/harness/src/agent/plugins.js';
-import { applyLayout, loadNomadVectors, makeRoot, recordedCalls, substitute, type Call, type LayoutEntry } from './nomad-replay.js';
+import {
+  applyLayout,
+  loadNomadVectors,
+  makeRoot,
+  recordedCalls,
+  substitute,
+  type Call,
+  type LayoutEntry,
+} from './nomad-replay.js';
 
 /**
  * Every case of vectors/nomad-agent/discovery.json through dhv's discovery: the
@@ -10,7 +18,12 @@ import { applyLayout, loadNomadVectors, makeRoot, recordedCalls, substitute, typ
  * the lines about the plugin dir, and the node attributes published.
  */
 
-interface LogLine { '@level': string; '@message': string; error?: string; dir?: string }
+interface LogLine {
+  '@level': string;
+  '@message': string;
+  error?: string;
+  dir?: string;
+}
 
 interface DiscoveryCase {
   name: string;
@@ -29,8 +42,10 @@ interface DiscoveryCase {
   };
 }
 
-const CRASH = 'a real agent panics on a fingerprint without a version and dies, publishing nothing; dhv skips that plugin, publishes the others and says a real agent would crash';
-const AT_DEADLINE = 'a real agent waits past the 1 s deadline for a process holding a plugin\'s output; dhv kills it at the deadline and says so';
+const CRASH =
+  'a real agent panics on a fingerprint without a version and dies, publishing nothing; dhv skips that plugin, publishes the others and says a real agent would crash';
+const AT_DEADLINE =
+  "a real agent waits past the 1 s deadline for a process holding a plugin's output; dhv kills it at the deadline and says so";
 
 /** Where dhv differs from Nomad on purpose (docs/nomad-differences.md), and why. */
 export const DIFFERENCES: Record<string, { kind: 'crash' | 'stops-at-deadline'; why: string }> = {
@@ -93,15 +108,27 @@ describe.concurrent('discovery.json: plugin discovery as a real agent did it', (
           expect(skipped!.reason.split('\n')[0]).toContain(expected.logged.error!.split('\n')[0]!);
         }
         // Nothing skipped that Nomad did not log, but the shadowed mkdir.
-        const logged = new Set(Object.entries(n.plugins ?? {}).filter(([, p]) => p.logged).map(([id]) => id));
+        const logged = new Set(
+          Object.entries(n.plugins ?? {})
+            .filter(([, p]) => p.logged)
+            .map(([id]) => id),
+        );
         expect(discovery.skipped.map((s) => s.id).filter((id) => id !== 'mkdir' && !logged.has(id))).toEqual([]);
         expect(discovery.logs).toEqual(
-          (n.logs ?? []).map((l) => ({ level: l['@level'], message: l['@message'], ...(l.dir ? { dir: l.dir } : {}), ...(l.error ? { error: l.error } : {}) })),
+          (n.logs ?? []).map((l) => ({
+            level: l['@level'],
+            message: l['@message'],
+            ...(l.dir ? { dir: l.dir } : {}),
+            ...(l.error ? { error: l.error } : {}),
+          })),
         );
 
         if (difference?.kind === 'stops-at-deadline') {
           expect(elapsedMs).toBeLessThan(n.elapsedMs!);
-          const said = [...discovery.plugins.flatMap((p) => p.warnings), ...discovery.skipped.map((s) => s.reason)].join('\n');
+          const said = [
+            ...discovery.plugins.flatMap((p) => p.warnings),
+            ...discovery.skipped.map((s) => s.reason),
+          ].join('\n');
           expect(said).toMatch(/a real agent (waits|kills only the plugin, then waits)/);
         } else if (c.timing) {
           expect(elapsedMs).toBeGreaterThanOrEqual(n.elapsedMs! - EARLY_MS);

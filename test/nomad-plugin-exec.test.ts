@@ -3,7 +3,15 @@ import { rm, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { discoverPlugins, execPlugin, PluginError } from '@dhv/sdk/client';
 import { processPluginRunner } from '../packages/harness/src/agent/plugins.js';
-import { applyLayout, loadNomadVectors, makeRoot, recordedCalls, substitute, type Call, type LayoutEntry } from './nomad-replay.js';
+import {
+  applyLayout,
+  loadNomadVectors,
+  makeRoot,
+  recordedCalls,
+  substitute,
+  type Call,
+  type LayoutEntry,
+} from './nomad-replay.js';
 
 /**
  * Every case of vectors/nomad-agent/plugin-exec.json, run through the code users run:
@@ -45,9 +53,12 @@ type Difference =
   | { kind: 'output-cap'; why: string }
   | { kind: 'stops-at-deadline'; why: string };
 
-const NIL_VERSION = 'a real agent panics (nil version) and dies; dhv skips the plugin and says a real agent would crash';
-const EMPTY_PATH = 'a real agent publishes a volume with an empty path that nobody can mount; dhv fails the create and says so';
-const AT_DEADLINE = 'a real agent waits for a process holding the plugin\'s output as long as it lives, past the deadline; dhv kills it at the deadline and says so';
+const NIL_VERSION =
+  'a real agent panics (nil version) and dies; dhv skips the plugin and says a real agent would crash';
+const EMPTY_PATH =
+  'a real agent publishes a volume with an empty path that nobody can mount; dhv fails the create and says so';
+const AT_DEADLINE =
+  "a real agent waits for a process holding the plugin's output as long as it lives, past the deadline; dhv kills it at the deadline and says so";
 
 export const DIFFERENCES: Record<string, Difference> = {
   'fp-empty-object': { kind: 'nil-version', why: NIL_VERSION },
@@ -58,7 +69,10 @@ export const DIFFERENCES: Record<string, Difference> = {
   'cr-path-empty': { kind: 'empty-path', why: EMPTY_PATH },
   'cr-json-null': { kind: 'empty-path', why: EMPTY_PATH },
   'cr-exit0-error-only': { kind: 'empty-path', why: EMPTY_PATH },
-  'cr-huge-stdout': { kind: 'output-cap', why: 'a real agent keeps any amount of stdout; dhv stops at 4 MiB (its protective cap), kills the plugin and says so' },
+  'cr-huge-stdout': {
+    kind: 'output-cap',
+    why: 'a real agent keeps any amount of stdout; dhv stops at 4 MiB (its protective cap), kills the plugin and says so',
+  },
   'fp-slow-orphan-holds-stdout': { kind: 'stops-at-deadline', why: AT_DEADLINE },
   'fp-background-child': { kind: 'stops-at-deadline', why: AT_DEADLINE },
   'cr-timeout-orphan': { kind: 'stops-at-deadline', why: AT_DEADLINE },
@@ -78,7 +92,10 @@ function requestOf(c: ExecCase): Record<string, unknown> {
   return r;
 }
 
-async function run(c: ExecCase, cwd: string): Promise<{ result?: Record<string, unknown>; error?: PluginError; elapsedMs: number }> {
+async function run(
+  c: ExecCase,
+  cwd: string,
+): Promise<{ result?: Record<string, unknown>; error?: PluginError; elapsedMs: number }> {
   const request = requestOf(c);
   const started = performance.now();
   try {
@@ -90,10 +107,15 @@ async function run(c: ExecCase, cwd: string): Promise<{ result?: Record<string, 
           ? await processPluginRunner.create(pluginDir, 'mkdir', request as never)
           : (await processPluginRunner.delete(pluginDir, 'mkdir', request as never), {});
     } else {
-      result = (await execPlugin({ pluginDir: request.pluginDir as string, pluginId: c.plugin.id }, c.op, request as never, {
-        timeoutMs: c.timeoutMs,
-        cwd,
-      })) as unknown as Record<string, unknown>;
+      result = (await execPlugin(
+        { pluginDir: request.pluginDir as string, pluginId: c.plugin.id },
+        c.op,
+        request as never,
+        {
+          timeoutMs: c.timeoutMs,
+          cwd,
+        },
+      )) as unknown as Record<string, unknown>;
     }
     return { result, elapsedMs: performance.now() - started };
   } catch (err) {
@@ -110,7 +132,10 @@ describe.concurrent('plugin-exec.json: each case as a real agent ran it', () => 
         const c = substitute(raw, root.path);
         const recorder = substitute(vectors.recorder, root.path);
         if (c.layout) await applyLayout(root.path, recorder, c.layout);
-        else await applyLayout(root.path, recorder, [{ path: `plugins/${c.plugin.id}`, type: 'file', body: c.plugin.body ?? '' }]);
+        else
+          await applyLayout(root.path, recorder, [
+            { path: `plugins/${c.plugin.id}`, type: 'file', body: c.plugin.body ?? '' },
+          ]);
         const difference = DIFFERENCES[raw.name];
         const got = await run(c, root.cwd);
         const n = c.nomad;

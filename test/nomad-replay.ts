@@ -58,7 +58,12 @@ export interface Root {
 export async function makeRoot(): Promise<Root> {
   const path = await mkdtemp(join(tmpdir(), 'dhv-nomad-'));
   for (const d of ['plugins', 'volumes', 'outside', 'records', 'cwd']) await mkdir(join(path, d), { mode: 0o755 });
-  return { path, pluginDir: join(path, 'plugins'), cwd: join(path, 'cwd'), cleanup: () => rm(path, { recursive: true, force: true }) };
+  return {
+    path,
+    pluginDir: join(path, 'plugins'),
+    cwd: join(path, 'cwd'),
+    cleanup: () => rm(path, { recursive: true, force: true }),
+  };
 }
 
 /** A plugin file as the README builds it: "#!/bin/sh\n" + RECORDER + body + "\n". */
@@ -73,7 +78,7 @@ export async function applyLayout(root: string, recorder: string, layout: readon
       case 'file': {
         await mkdir(dirname(path), { recursive: true, mode: 0o755 });
         await rm(path, { force: true, recursive: true });
-        const text = entry.body !== undefined ? pluginScript(recorder, entry.body) : entry.content ?? '';
+        const text = entry.body !== undefined ? pluginScript(recorder, entry.body) : (entry.content ?? '');
         await writeFile(path, text, 'utf8');
         await chmod(path, parseInt(entry.mode ?? '0755', 8));
         break;
@@ -110,7 +115,15 @@ export async function recordedCalls(root: string): Promise<Call[]> {
     const argv = (await read('argv')).replace(/\n$/, '').split('\n');
     const io = (await read('io')).split('\n');
     const kind = (target: string | undefined) => (target ?? '').replace(/^(pipe|socket):\[[0-9]+\]$/, '$1');
-    calls.push({ argv, env, stdin: kind(io[0]), stdout: kind(io[1]), stderr: kind(io[2]), cwd: io[3] ?? '', umask: io[4] ?? '' });
+    calls.push({
+      argv,
+      env,
+      stdin: kind(io[0]),
+      stdout: kind(io[1]),
+      stderr: kind(io[2]),
+      cwd: io[3] ?? '',
+      umask: io[4] ?? '',
+    });
   }
   return calls;
 }

@@ -16,11 +16,21 @@ import { loopDevices, skipUnless } from './support/requirements.js';
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const PACKAGES = ['@dhv/sdk', '@dhv/harness', '@dhv/plugin-mkdir', '@dhv/plugin-loopback'] as const;
-const READMES = ['README.md', 'packages/sdk/README.md', 'packages/harness/README.md', 'packages/plugin-mkdir/README.md', 'packages/plugin-loopback/README.md'];
+const READMES = [
+  'README.md',
+  'packages/sdk/README.md',
+  'packages/harness/README.md',
+  'packages/plugin-mkdir/README.md',
+  'packages/plugin-loopback/README.md',
+];
 
 const childEnv = {
   // Not vitest's NODE_ENV=test either: oclif takes it for a development checkout and looks for TypeScript.
-  ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(npm_|VITEST|NODE_OPTIONS$|NODE_ENV$|FORCE_COLOR$|DHV_)/i.test(key))),
+  ...Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([key]) => !/^(npm_|VITEST|NODE_OPTIONS$|NODE_ENV$|FORCE_COLOR$|DHV_)/i.test(key),
+    ),
+  ),
   NO_COLOR: '1',
   npm_config_prefer_offline: 'true',
   npm_config_audit: 'false',
@@ -71,28 +81,37 @@ describe('the packed packages, installed together outside the repo', () => {
   let work: string;
   let project: string;
   const packs = new Map<string, PackEntry>();
-  const dhv = (args: string[], cwd = project) => execa('npx', ['--no-install', 'dhv', ...args], { cwd, env: childEnv, extendEnv: false, reject: false });
+  const dhv = (args: string[], cwd = project) =>
+    execa('npx', ['--no-install', 'dhv', ...args], { cwd, env: childEnv, extendEnv: false, reject: false });
 
   beforeAll(async () => {
     work = await fs.mkdtemp(join(tmpdir(), 'dhv-packaging-'));
     const out = join(work, 'packs');
     await fs.ensureDir(out);
-    const packed = await execa('npm', ['pack', ...PACKAGES.flatMap((p) => ['-w', p]), '--pack-destination', out, '--json', '--loglevel=error'], {
-      cwd: repo,
-      env: childEnv,
-      extendEnv: false,
-    });
+    const packed = await execa(
+      'npm',
+      ['pack', ...PACKAGES.flatMap((p) => ['-w', p]), '--pack-destination', out, '--json', '--loglevel=error'],
+      {
+        cwd: repo,
+        env: childEnv,
+        extendEnv: false,
+      },
+    );
     for (const entry of JSON.parse(packed.stdout) as PackEntry[]) packs.set(entry.name, entry);
 
     project = join(work, 'project');
     // No "type": "module": node would then load the extensionless plugin bundles copied below it as ESM.
     await fs.outputJson(join(project, 'package.json'), { name: 'try-dhv', version: '1.0.0', private: true });
-    const install = await execa('npm', ['install', '--loglevel=error', ...PACKAGES.map((p) => join(out, packs.get(p)!.filename))], {
-      cwd: project,
-      env: childEnv,
-      extendEnv: false,
-      reject: false,
-    });
+    const install = await execa(
+      'npm',
+      ['install', '--loglevel=error', ...PACKAGES.map((p) => join(out, packs.get(p)!.filename))],
+      {
+        cwd: project,
+        env: childEnv,
+        extendEnv: false,
+        reject: false,
+      },
+    );
     expect(install.exitCode, install.stderr).toBe(0);
   }, 400_000);
 
@@ -108,10 +127,19 @@ describe('the packed packages, installed together outside the repo', () => {
       expect(files, name).toContain('LICENSE');
       // Templates are source by design: dhv init copies them into new projects.
       const shipped = files.filter((f) => !f.startsWith('templates/'));
-      expect(shipped.filter((f) => /\.test\.|__fixtures__|(^|\/)testing\/|^fixtures\/|\.map$|(^|\/)src\//.test(f)), name).toEqual([]);
+      expect(
+        shipped.filter((f) => /\.test\.|__fixtures__|(^|\/)testing\/|^fixtures\/|\.map$|(^|\/)src\//.test(f)),
+        name,
+      ).toEqual([]);
       const manifest = await fs.readJson(join(project, 'node_modules', name, 'package.json'));
-      expect(manifest, name).toMatchObject({ license: 'MPL-2.0', repository: { type: 'git' }, publishConfig: { access: 'public' } });
-      expect(await fs.readFile(join(project, 'node_modules', name, 'LICENSE'), 'utf8')).toMatch(/^Mozilla Public License Version 2\.0\n/);
+      expect(manifest, name).toMatchObject({
+        license: 'MPL-2.0',
+        repository: { type: 'git' },
+        publishConfig: { access: 'public' },
+      });
+      expect(await fs.readFile(join(project, 'node_modules', name, 'LICENSE'), 'utf8')).toMatch(
+        /^Mozilla Public License Version 2\.0\n/,
+      );
     }
     expect(packs.get('@dhv/harness')!.files.map((f) => f.path)).toContain('dist/testing.js');
   });
@@ -145,10 +173,18 @@ describe('the packed packages, installed together outside the repo', () => {
   }, 180_000);
 
   it('loads the conformance test API from @dhv/harness/testing without the CLI', async () => {
-    const load = await execa(process.execPath, ['--input-type=module', '-e', "const m = await import('@dhv/harness/testing'); console.log(typeof m.conformanceTests)"], {
-      cwd: project,
-      reject: false,
-    });
+    const load = await execa(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        "const m = await import('@dhv/harness/testing'); console.log(typeof m.conformanceTests)",
+      ],
+      {
+        cwd: project,
+        reject: false,
+      },
+    );
     expect(load.stdout, load.stderr).toBe('function');
   });
 
@@ -160,7 +196,7 @@ describe('the packed packages, installed together outside the repo', () => {
       fs.copy(join(project, `node_modules/@dhv/plugin-${id.slice(4)}/dist/${id}`), to);
 
     const PLANS: Record<string, Plan> = {
-      'README.md: npm ci && npm run demo     # the seed\'s story: create, fingerprint, restart with --reboot, delete': {
+      "README.md: npm ci && npm run demo     # the seed's story: create, fingerprint, restart with --reboot, delete": {
         run: 'sh',
         drop: [/^npm test\b.*$/m],
         timeoutMs: 180_000,
@@ -169,8 +205,13 @@ describe('the packed packages, installed together outside the repo', () => {
         run: 'sh',
         timeoutMs: 180_000,
       },
-      'packages/sdk/README.md: import { mkdir, rm } from \'node:fs/promises\';': { run: 'save', as: 'scratch.ts', why: 'the plugin the next example bundles' },
-      'packages/sdk/README.md: npx dhv-bundle scratch.ts dist/scratch            # or `dhv build scratch.ts -o dist/scratch`': { run: 'sh', timeoutMs: 180_000 },
+      "packages/sdk/README.md: import { mkdir, rm } from 'node:fs/promises';": {
+        run: 'save',
+        as: 'scratch.ts',
+        why: 'the plugin the next example bundles',
+      },
+      'packages/sdk/README.md: npx dhv-bundle scratch.ts dist/scratch            # or `dhv build scratch.ts -o dist/scratch`':
+        { run: 'sh', timeoutMs: 180_000 },
       "packages/sdk/README.md: import { execPlugin, PluginError } from '@dhv/sdk/client';": {
         run: 'module',
         as: 'client.mjs',
@@ -208,25 +249,36 @@ describe('the packed packages, installed together outside the repo', () => {
         run: 'not-here',
         why: 'the template of every generated project runs it (test/plugin.test.ts); the init example below runs npm test there',
       },
-      'packages/harness/README.md: npx dhv init my-plugin --template mkdir   # packs this @dhv/sdk and @dhv/harness into my-plugin/vendor/': {
-        run: 'sh',
-        // The examples above used ./my-plugin for a plugin file; this one makes a project of that name.
-        before: (s) => fs.remove(join(s, 'my-plugin')),
-        timeoutMs: 500_000,
-      },
-      'packages/plugin-mkdir/README.md: npm ci && npm run build          # at the root of this repository; builds packages/plugin-mkdir/dist/dhv-mkdir': {
-        run: 'sh',
-        needsRoot: true,
-        drop: [/^sudo systemctl .*$/m],
-        then: (text, s) => text.replace(/^nomad volume create (\S+)$/m, `npx --no-install dhv volume create $1 --plugin-dir ${s}/opt/nomad/data/host_volume_plugins`),
-        timeoutMs: 180_000,
-      },
-      'packages/plugin-loopback/README.md: npm ci && npm run build        # makes packages/plugin-loopback/dist/dhv-loopback, one file': {
-        run: 'sh',
-        needsRoot: true,
-        then: (text, s) => text.replace(/^nomad volume create (\S+)$/m, `npx --no-install dhv volume create $1 --plugin-dir ${s}/opt/nomad/data/host_volume_plugins`),
-        timeoutMs: 180_000,
-      },
+      'packages/harness/README.md: npx dhv init my-plugin --template mkdir   # packs this @dhv/sdk and @dhv/harness into my-plugin/vendor/':
+        {
+          run: 'sh',
+          // The examples above used ./my-plugin for a plugin file; this one makes a project of that name.
+          before: (s) => fs.remove(join(s, 'my-plugin')),
+          timeoutMs: 500_000,
+        },
+      'packages/plugin-mkdir/README.md: npm ci && npm run build          # at the root of this repository; builds packages/plugin-mkdir/dist/dhv-mkdir':
+        {
+          run: 'sh',
+          needsRoot: true,
+          drop: [/^sudo systemctl .*$/m],
+          then: (text, s) =>
+            text.replace(
+              /^nomad volume create (\S+)$/m,
+              `npx --no-install dhv volume create $1 --plugin-dir ${s}/opt/nomad/data/host_volume_plugins`,
+            ),
+          timeoutMs: 180_000,
+        },
+      'packages/plugin-loopback/README.md: npm ci && npm run build        # makes packages/plugin-loopback/dist/dhv-loopback, one file':
+        {
+          run: 'sh',
+          needsRoot: true,
+          then: (text, s) =>
+            text.replace(
+              /^nomad volume create (\S+)$/m,
+              `npx --no-install dhv volume create $1 --plugin-dir ${s}/opt/nomad/data/host_volume_plugins`,
+            ),
+          timeoutMs: 180_000,
+        },
     };
 
     it('has a plan for each of them, so a new example cannot go untried', () => {
@@ -250,34 +302,53 @@ describe('the packed packages, installed together outside the repo', () => {
       const plan = PLANS[keyOf(example)];
       if (!plan || plan.run === 'not-here') continue;
       const needsRoot = plan.run === 'sh' && plan.needsRoot;
-      it.skipIf(needsRoot && skipUnless(`the README example ${keyOf(example)}`, loopDevices()))(keyOf(example), async () => {
-        // Examples of one README run in order in one folder, as a reader would type them.
-        const sandbox = join(project, 'examples', example.readme.replace(/\W+/g, '-'));
-        if (sandbox !== previousSandbox) saved = new Map();
-        previousSandbox = sandbox;
-        for (const dir of ['tmp', 'srv', 'opt/nomad/data/host_volume_plugins']) await fs.ensureDir(join(sandbox, dir));
-        for (const [name, text] of saved) await fs.writeFile(join(sandbox, name), text);
-        const env = { ...childEnv, DHV_DATA_DIR: join(sandbox, '.dhv') };
-        try {
-          if (plan.run === 'save') {
-            saved.set(plan.as, example.text);
-            return;
+      it.skipIf(needsRoot && skipUnless(`the README example ${keyOf(example)}`, loopDevices()))(
+        keyOf(example),
+        async () => {
+          // Examples of one README run in order in one folder, as a reader would type them.
+          const sandbox = join(project, 'examples', example.readme.replace(/\W+/g, '-'));
+          if (sandbox !== previousSandbox) saved = new Map();
+          previousSandbox = sandbox;
+          for (const dir of ['tmp', 'srv', 'opt/nomad/data/host_volume_plugins'])
+            await fs.ensureDir(join(sandbox, dir));
+          for (const [name, text] of saved) await fs.writeFile(join(sandbox, name), text);
+          const env = { ...childEnv, DHV_DATA_DIR: join(sandbox, '.dhv') };
+          try {
+            if (plan.run === 'save') {
+              saved.set(plan.as, example.text);
+              return;
+            }
+            await plan.before?.(sandbox);
+            const script =
+              plan.run === 'sh'
+                ? (plan.drop ?? []).reduce((text, drop) => text.replace(drop, ''), example.text)
+                : example.text;
+            const code =
+              plan.run === 'sh' && plan.then
+                ? plan.then(localise(script, sandbox), sandbox)
+                : localise(script, sandbox);
+            const result =
+              plan.run === 'sh'
+                ? // stdin not a socket: bash reads /etc/bash.bashrc when it thinks sshd started it.
+                  await execa('/bin/bash', ['-euo', 'pipefail', '-c', code], {
+                    cwd: sandbox,
+                    env,
+                    extendEnv: false,
+                    reject: false,
+                    stdin: 'ignore',
+                  })
+                : await fs
+                    .writeFile(join(sandbox, plan.as), code)
+                    .then(() =>
+                      execa(process.execPath, [plan.as], { cwd: sandbox, env, extendEnv: false, reject: false }),
+                    );
+            expect(result.exitCode, `${code}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`).toBe(0);
+          } finally {
+            await releaseEverythingBelow(sandbox).catch(() => {});
           }
-          await plan.before?.(sandbox);
-          const script = plan.run === 'sh' ? (plan.drop ?? []).reduce((text, drop) => text.replace(drop, ''), example.text) : example.text;
-          const code = plan.run === 'sh' && plan.then ? plan.then(localise(script, sandbox), sandbox) : localise(script, sandbox);
-          const result =
-            plan.run === 'sh'
-              ? // stdin not a socket: bash reads /etc/bash.bashrc when it thinks sshd started it.
-                await execa('/bin/bash', ['-euo', 'pipefail', '-c', code], { cwd: sandbox, env, extendEnv: false, reject: false, stdin: 'ignore' })
-              : await fs.writeFile(join(sandbox, plan.as), code).then(() =>
-                  execa(process.execPath, [plan.as], { cwd: sandbox, env, extendEnv: false, reject: false }),
-                );
-          expect(result.exitCode, `${code}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`).toBe(0);
-        } finally {
-          await releaseEverythingBelow(sandbox).catch(() => {});
-        }
-      }, (plan.run === 'sh' && plan.timeoutMs) || 120_000);
+        },
+        (plan.run === 'sh' && plan.timeoutMs) || 120_000,
+      );
     }
   });
 });

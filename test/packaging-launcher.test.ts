@@ -37,13 +37,17 @@ function startWithNodeOnlyAt(plugin: string, nodeAt: string | undefined) {
     `real=$(mktemp -d)`,
     `mount -t tmpfs tmpfs "$real" && touch "$real/node" && mount --bind ${q(process.execPath)} "$real/node"`,
     ...NODES.map((path) => `if [ -e ${q(path)} ]; then mount --bind /dev/null ${q(path)}; fi`),
-    ...(nodeAt ? [`mkdir -p "$(dirname ${q(nodeAt)})" && touch ${q(nodeAt)}`, `mount --bind "$real/node" ${q(nodeAt)}`] : []),
+    ...(nodeAt
+      ? [`mkdir -p "$(dirname ${q(nodeAt)})" && touch ${q(nodeAt)}`, `mount --bind "$real/node" ${q(nodeAt)}`]
+      : []),
     `cd / && exec /usr/bin/env -i DHV_OPERATION=fingerprint ${q(plugin)} fingerprint`,
   ].join('\n');
   return execa('/usr/bin/unshare', ['--mount', '--propagation', 'private', '/bin/sh', '-c', script], { reject: false });
 }
 
-describe.skipIf(skipUnless('starting plugins in a mount namespace that hides node', root(), tool('unshare', 'util-linux')))('a built plugin on a client whose node is elsewhere', () => {
+describe.skipIf(
+  skipUnless('starting plugins in a mount namespace that hides node', root(), tool('unshare', 'util-linux')),
+)('a built plugin on a client whose node is elsewhere', () => {
   let work: string;
   let built: string;
 
@@ -55,7 +59,10 @@ describe.skipIf(skipUnless('starting plugins in a mount namespace that hides nod
       "import { definePlugin } from '@dhv/sdk/plugin';\n" +
         "export default definePlugin({ name: 'moved', version: '3.1.0', create: (r) => ({ path: r.volumesDir, bytes: 0 }), delete: () => {} });\n",
     );
-    const build = await execa(process.execPath, [dhv, 'build', 'plugin.ts', '-o', 'dist/moved', '--json'], { cwd: work, reject: false });
+    const build = await execa(process.execPath, [dhv, 'build', 'plugin.ts', '-o', 'dist/moved', '--json'], {
+      cwd: work,
+      reject: false,
+    });
     expect(build.exitCode, build.stderr).toBe(0);
     built = join(work, 'dist/moved');
   }, 120_000);
@@ -89,6 +96,7 @@ describe.skipIf(skipUnless('starting plugins in a mount namespace that hides nod
     expect(lines).toHaveLength(1);
     const { error } = JSON.parse(lines[0]!) as { error: string };
     expect(error).toMatch(/^no node executable found; looked in /);
-    for (const place of [process.execPath, '/usr/local/bin/node', '/usr/bin/node', '/opt/*/bin/node']) expect(error).toContain(place);
+    for (const place of [process.execPath, '/usr/local/bin/node', '/usr/bin/node', '/opt/*/bin/node'])
+      expect(error).toContain(place);
   });
 });

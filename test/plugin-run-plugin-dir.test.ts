@@ -22,11 +22,27 @@ describe('dhv plugin run PATH', () => {
     await writeFile(plugin, ENV_PLUGIN);
     await chmod(plugin, 0o755);
 
-    const deleted = await agent.json('plugin', 'run', plugin, 'delete', '--volume-id', '1e1d4540-14f9-2515-8502-24d46291717d');
+    const deleted = await agent.json(
+      'plugin',
+      'run',
+      plugin,
+      'delete',
+      '--volume-id',
+      '1e1d4540-14f9-2515-8502-24d46291717d',
+    );
     expect(deleted.environment.DHV_PLUGIN_DIR).toBe(folder);
 
     const given = join(agent.dir, 'given-dir');
-    const configured = await agent.json('plugin', 'run', plugin, 'delete', '--volume-id', '1e1d4540-14f9-2515-8502-24d46291717d', '--plugin-dir', given);
+    const configured = await agent.json(
+      'plugin',
+      'run',
+      plugin,
+      'delete',
+      '--volume-id',
+      '1e1d4540-14f9-2515-8502-24d46291717d',
+      '--plugin-dir',
+      given,
+    );
     expect(configured.environment.DHV_PLUGIN_DIR).toBe(given);
   });
 });

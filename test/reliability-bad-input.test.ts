@@ -30,7 +30,11 @@ const CONCURRENCY = 4;
 const MiB = 1024 * 1024;
 
 const EXISTING_ID = '11111111-2222-4333-8444-555555555555';
-const NEW_IDS = ['0f8e7d6c-5b4a-4938-a271-605f4e3d2c1b', 'ABCDEF01-2345-4678-9ABC-DEF012345678', 'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d'];
+const NEW_IDS = [
+  '0f8e7d6c-5b4a-4938-a271-605f4e3d2c1b',
+  'ABCDEF01-2345-4678-9ABC-DEF012345678',
+  'a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d',
+];
 
 type Env = Record<string, string | undefined>;
 
@@ -55,7 +59,16 @@ const CREATE_ONLY = ['create'] as const;
 const DELETE_ONLY = ['delete'] as const;
 const BOTH = ['create', 'delete'] as const;
 
-const COMMON_VARS = [ENV.volumesDir, ENV.pluginDir, ENV.namespace, ENV.volumeName, ENV.volumeId, ENV.nodeId, ENV.nodePool, ENV.parameters] as const;
+const COMMON_VARS = [
+  ENV.volumesDir,
+  ENV.pluginDir,
+  ENV.namespace,
+  ENV.volumeName,
+  ENV.volumeId,
+  ENV.nodeId,
+  ENV.nodePool,
+  ENV.parameters,
+] as const;
 const CREATE_VARS = [...COMMON_VARS, ENV.capacityMinBytes, ENV.capacityMaxBytes] as const;
 const DELETE_VARS = [...COMMON_VARS, ENV.createdPath] as const;
 
@@ -64,15 +77,31 @@ function mutations(): Mutation[] {
   const list: Mutation[] = [];
   const varsFor = (op: Operation) => (op === 'create' ? CREATE_VARS : DELETE_VARS);
 
-  list.push({ name: `missing ${ENV.operation}`, ops: BOTH, apply: (env) => delete env[ENV.operation], mentions: new RegExp(ENV.operation) });
+  list.push({
+    name: `missing ${ENV.operation}`,
+    ops: BOTH,
+    apply: (env) => delete env[ENV.operation],
+    mentions: new RegExp(ENV.operation),
+  });
   for (const op of BOTH) {
     for (const name of varsFor(op)) {
-      list.push({ name: `missing ${name} (${op})`, ops: [op], apply: (env) => delete env[name], mentions: new RegExp(`${name} is missing`) });
+      list.push({
+        name: `missing ${name} (${op})`,
+        ops: [op],
+        apply: (env) => delete env[name],
+        mentions: new RegExp(`${name} is missing`),
+      });
       // An empty DHV_CREATED_PATH is what the agent sends for a volume created without a path, so it is valid;
       // an empty name and namespace on delete are the agent's cleanup delete (test/check-cleanup-delete.test.ts).
-      const validWhenEmpty = name === ENV.createdPath || (op === 'delete' && (name === ENV.volumeName || name === ENV.namespace));
+      const validWhenEmpty =
+        name === ENV.createdPath || (op === 'delete' && (name === ENV.volumeName || name === ENV.namespace));
       if (!validWhenEmpty) {
-        list.push({ name: `empty ${name} (${op})`, ops: [op], apply: (env) => (env[name] = ''), mentions: new RegExp(`${name}`) });
+        list.push({
+          name: `empty ${name} (${op})`,
+          ops: [op],
+          apply: (env) => (env[name] = ''),
+          mentions: new RegExp(`${name}`),
+        });
       }
     }
   }
@@ -94,23 +123,61 @@ function mutations(): Mutation[] {
     ['an absolute path', '/etc/passwd'],
   ];
   for (const [what, id] of badIds) {
-    list.push({ name: `volume ID ${what}`, ops: BOTH, apply: (env) => (env[ENV.volumeId] = id), mentions: new RegExp(ENV.volumeId) });
+    list.push({
+      name: `volume ID ${what}`,
+      ops: BOTH,
+      apply: (env) => (env[ENV.volumeId] = id),
+      mentions: new RegExp(ENV.volumeId),
+    });
   }
 
   for (const dir of ['volumes', './volumes', '../volumes', '~/volumes', 'volumes/']) {
-    list.push({ name: `relative volumes dir ${JSON.stringify(dir)}`, ops: BOTH, apply: (env) => (env[ENV.volumesDir] = dir), mentions: new RegExp(`${ENV.volumesDir} must be an absolute path`) });
+    list.push({
+      name: `relative volumes dir ${JSON.stringify(dir)}`,
+      ops: BOTH,
+      apply: (env) => (env[ENV.volumesDir] = dir),
+      mentions: new RegExp(`${ENV.volumesDir} must be an absolute path`),
+    });
   }
   for (const dir of ['plugins', './plugins']) {
-    list.push({ name: `relative plugin dir ${JSON.stringify(dir)}`, ops: BOTH, apply: (env) => (env[ENV.pluginDir] = dir), mentions: new RegExp(`${ENV.pluginDir} must be an absolute path`) });
+    list.push({
+      name: `relative plugin dir ${JSON.stringify(dir)}`,
+      ops: BOTH,
+      apply: (env) => (env[ENV.pluginDir] = dir),
+      mentions: new RegExp(`${ENV.pluginDir} must be an absolute path`),
+    });
   }
 
-  const badCapacities = ['-1', '-1048576', 'abc', '1e9', '0x10', '10GB', '50MiB', ' 5', '5 ', '1.5', '+5', '9223372036854775808', '99999999999999999999999', '١٢٣'];
+  const badCapacities = [
+    '-1',
+    '-1048576',
+    'abc',
+    '1e9',
+    '0x10',
+    '10GB',
+    '50MiB',
+    ' 5',
+    '5 ',
+    '1.5',
+    '+5',
+    '9223372036854775808',
+    '99999999999999999999999',
+    '١٢٣',
+  ];
   for (const name of [ENV.capacityMinBytes, ENV.capacityMaxBytes]) {
     for (const value of badCapacities) {
-      list.push({ name: `${name}=${JSON.stringify(value)}`, ops: CREATE_ONLY, apply: (env) => (env[name] = value), mentions: new RegExp(name) });
+      list.push({
+        name: `${name}=${JSON.stringify(value)}`,
+        ops: CREATE_ONLY,
+        apply: (env) => (env[name] = value),
+        mentions: new RegExp(name),
+      });
     }
   }
-  for (const [min, max] of [[2 * MiB, MiB], [64 * MiB, 64 * MiB - 1]] as const) {
+  for (const [min, max] of [
+    [2 * MiB, MiB],
+    [64 * MiB, 64 * MiB - 1],
+  ] as const) {
     list.push({
       name: `capacity_max ${max} below capacity_min ${min}`,
       ops: CREATE_ONLY,
@@ -122,9 +189,29 @@ function mutations(): Mutation[] {
     });
   }
 
-  const badParameters = ['{', 'not json', '[]', '["mode"]', '"mode"', '42', 'true', 'nul', '{"mode": 700}', '{"mode": null}', '{"uid": {"value": "0"}}', '{"gid": ["0"]}', '{"mode": true}', '{"mode":"0700"} {}'];
+  const badParameters = [
+    '{',
+    'not json',
+    '[]',
+    '["mode"]',
+    '"mode"',
+    '42',
+    'true',
+    'nul',
+    '{"mode": 700}',
+    '{"mode": null}',
+    '{"uid": {"value": "0"}}',
+    '{"gid": ["0"]}',
+    '{"mode": true}',
+    '{"mode":"0700"} {}',
+  ];
   for (const value of badParameters) {
-    list.push({ name: `${ENV.parameters}=${value}`, ops: BOTH, apply: (env) => (env[ENV.parameters] = value), mentions: new RegExp(ENV.parameters) });
+    list.push({
+      name: `${ENV.parameters}=${value}`,
+      ops: BOTH,
+      apply: (env) => (env[ENV.parameters] = value),
+      mentions: new RegExp(ENV.parameters),
+    });
   }
 
   const pluginParameters: Array<[ReferencePlugin, string, RegExp]> = [
@@ -146,7 +233,13 @@ function mutations(): Mutation[] {
     ['dhv-loopback', '{"uid":"root"}', /uid/],
   ];
   for (const [plugin, value, mentions] of pluginParameters) {
-    list.push({ name: `${plugin} parameters ${value}`, ops: CREATE_ONLY, plugin, apply: (env) => (env[ENV.parameters] = value), mentions });
+    list.push({
+      name: `${plugin} parameters ${value}`,
+      ops: CREATE_ONLY,
+      plugin,
+      apply: (env) => (env[ENV.parameters] = value),
+      mentions,
+    });
   }
 
   const createdPaths: Array<[string, (l: Layout) => string]> = [
@@ -171,16 +264,36 @@ function mutations(): Mutation[] {
     });
   }
 
-  list.push({ name: 'argv operation unknown', ops: BOTH, apply: (_env, argv) => argv.splice(0, argv.length, 'Create'), mentions: /unknown operation "Create"/ });
-  list.push({ name: 'argv operation empty', ops: BOTH, apply: (_env, argv) => argv.splice(0, argv.length, ''), mentions: /unknown operation ""/ });
-  list.push({ name: 'no argv operation', ops: BOTH, apply: (_env, argv) => argv.splice(0, argv.length), mentions: /no operation given/ });
+  list.push({
+    name: 'argv operation unknown',
+    ops: BOTH,
+    apply: (_env, argv) => argv.splice(0, argv.length, 'Create'),
+    mentions: /unknown operation "Create"/,
+  });
+  list.push({
+    name: 'argv operation empty',
+    ops: BOTH,
+    apply: (_env, argv) => argv.splice(0, argv.length, ''),
+    mentions: /unknown operation ""/,
+  });
+  list.push({
+    name: 'no argv operation',
+    ops: BOTH,
+    apply: (_env, argv) => argv.splice(0, argv.length),
+    mentions: /no operation given/,
+  });
   list.push({
     name: `${ENV.operation} disagrees with argv`,
     ops: BOTH,
     apply: (env) => (env[ENV.operation] = env[ENV.operation] === 'create' ? 'delete' : 'create'),
     mentions: /must agree/,
   });
-  list.push({ name: `${ENV.operation} in capitals`, ops: BOTH, apply: (env) => (env[ENV.operation] = env[ENV.operation]!.toUpperCase()), mentions: /must agree/ });
+  list.push({
+    name: `${ENV.operation} in capitals`,
+    ops: BOTH,
+    apply: (env) => (env[ENV.operation] = env[ENV.operation]!.toUpperCase()),
+    mentions: /must agree/,
+  });
   return list;
 }
 
@@ -190,7 +303,13 @@ interface Case {
   operation: Operation;
   mutation: Mutation;
   /** Valid variations around the fault, so the corpus is not one request with one hole. */
-  variation: { volumeId: string; volumeName: string; namespace: string; parameters: string; capacity: [number, number] };
+  variation: {
+    volumeId: string;
+    volumeName: string;
+    namespace: string;
+    parameters: string;
+    capacity: [number, number];
+  };
 }
 
 /** At least one case for every mutation that applies to `plugin`, then seeded random ones up to `count`. */
@@ -211,7 +330,11 @@ function generateCorpus(plugin: ReferencePlugin, seed: number, count: number): C
         volumeName: pick(random, ['web', 'Ω data', 'name with spaces', 'x'.repeat(200)]),
         namespace: pick(random, ['default', 'prod']),
         parameters: pick(random, [NULL_PARAMETERS, '{}']),
-        capacity: pick(random, [[10 * MiB, 0], [10 * MiB, 64 * MiB], [0, 32 * MiB]] as const) as [number, number],
+        capacity: pick(random, [
+          [10 * MiB, 0],
+          [10 * MiB, 64 * MiB],
+          [0, 32 * MiB],
+        ] as const) as [number, number],
       },
     });
   };
@@ -279,23 +402,32 @@ async function runCase(executable: string, c: Case): Promise<Verdict> {
     const before = await snapshotTree(layout.sandbox);
     const clean = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
     // A relative path, if any plugin honoured one, lands inside the sandbox.
-    const run = await spawnPlugin(executable, argv, clean, { timeoutMs: 30_000, maxOutputBytes: MiB, cwd: join(layout.sandbox, 'cwd') });
+    const run = await spawnPlugin(executable, argv, clean, {
+      timeoutMs: 30_000,
+      maxOutputBytes: MiB,
+      cwd: join(layout.sandbox, 'cwd'),
+    });
     const after = await snapshotTree(layout.sandbox);
     const stdout = run.stdout.toString('utf8');
     const problems: string[] = [];
-    if (run.exitCode === 0 || run.exitCode === null) problems.push(`exit ${run.exitCode ?? run.signal}, expected a non-zero exit code`);
+    if (run.exitCode === 0 || run.exitCode === null)
+      problems.push(`exit ${run.exitCode ?? run.signal}, expected a non-zero exit code`);
     let message: unknown;
     try {
       message = (JSON.parse(stdout) as { error?: unknown }).error;
     } catch {
       problems.push(`stdout is not one JSON document: ${JSON.stringify(stdout.slice(0, 200))}`);
     }
-    if (typeof message !== 'string' || message === '') problems.push(`stdout has no "error" string: ${JSON.stringify(stdout.slice(0, 200))}`);
-    else if (!c.mutation.mentions.test(message)) problems.push(`the error does not mention ${c.mutation.mentions}: ${JSON.stringify(message)}`);
+    if (typeof message !== 'string' || message === '')
+      problems.push(`stdout has no "error" string: ${JSON.stringify(stdout.slice(0, 200))}`);
+    else if (!c.mutation.mentions.test(message))
+      problems.push(`the error does not mention ${c.mutation.mentions}: ${JSON.stringify(message)}`);
     if (STACK_FRAME.test(stdout)) problems.push('stdout holds a stack trace');
     if (JSON.stringify(after) !== JSON.stringify(before)) {
       const changed = [...after, ...before].filter(
-        (e) => JSON.stringify(before.find((b) => b.path === e.path)) !== JSON.stringify(after.find((a) => a.path === e.path)),
+        (e) =>
+          JSON.stringify(before.find((b) => b.path === e.path)) !==
+          JSON.stringify(after.find((a) => a.path === e.path)),
       );
       problems.push(`the sandbox changed: ${[...new Set(changed.map((e) => e.path))].join(', ')}`);
     }
@@ -328,7 +460,10 @@ for (const plugin of ['dhv-mkdir', 'dhv-loopback'] as const) {
       const failed = verdicts.filter((v) => v.problems.length > 0);
       const report = failed.map((v) => `${v.name}\n    ${v.problems.join('\n    ')}`).join('\n');
       if (failed.length > 0) console.error(`replay with DHV_CORPUS_SEED=${SEED}\n${report}`);
-      expect(failed.length, `${failed.length} of ${verdicts.length} cases failed (DHV_CORPUS_SEED=${SEED}):\n${report}`).toBe(0);
+      expect(
+        failed.length,
+        `${failed.length} of ${verdicts.length} cases failed (DHV_CORPUS_SEED=${SEED}):\n${report}`,
+      ).toBe(0);
     }, 300_000);
   });
 }

@@ -38,10 +38,16 @@ const KILL_RESTART_PROBABILITY = 0.1;
 /** Every record of client state (one `<id>.json` per volume), as the restore reads it. */
 async function readClientState(dataDir: string): Promise<VolumeJson[]> {
   const dir = join(dataDir, 'client', 'host_volumes');
-  const names = (await readdir(dir).catch(() => [] as string[])).filter((n) => n.endsWith('.json') && !n.startsWith('.')).sort();
+  const names = (await readdir(dir).catch(() => [] as string[]))
+    .filter((n) => n.endsWith('.json') && !n.startsWith('.'))
+    .sort();
   return Promise.all(
     names.map(async (n) => {
-      const record = JSON.parse(await readFile(join(dir, n), 'utf8')) as { ID: string; HostPath: string; CreateReq: { Name: string } };
+      const record = JSON.parse(await readFile(join(dir, n), 'utf8')) as {
+        ID: string;
+        HostPath: string;
+        CreateReq: { Name: string };
+      };
       return { ID: record.ID, Name: record.CreateReq.Name, HostPath: record.HostPath, State: 'ready' };
     }),
   );
@@ -86,13 +92,25 @@ describe(`kill -9 of dhv during ${OPERATIONS} creates and deletes (DHV_CRASH_SEE
     const random = seededRandom(SEED);
     const durations: number[] = [];
     const known = new Map<string, string>(); // id -> name, as far as finished commands tell
-    const tally = { creates: 0, deletes: 0, kills: 0, killedRestarts: 0, restarts: 0, orphansFound: 0, orphansRemoved: 0 };
+    const tally = {
+      creates: 0,
+      deletes: 0,
+      kills: 0,
+      killedRestarts: 0,
+      restarts: 0,
+      orphansFound: 0,
+      orphansRemoved: 0,
+    };
     let step = 'setup';
 
-    const dhv = async (args: string[], killAfterMs?: number): Promise<DhvRun> => runDhv([...args, ...flags], killAfterMs === undefined ? {} : { killAfterMs });
+    const dhv = async (args: string[], killAfterMs?: number): Promise<DhvRun> =>
+      runDhv([...args, ...flags], killAfterMs === undefined ? {} : { killAfterMs });
     const fail = (what: string, run?: DhvRun): never => {
       throw new Error(
-        `${what}\n  at ${step}\n  replay with DHV_CRASH_SEED=${SEED}` + (run ? `\n  exit ${run.exitCode ?? run.signal}\n  stdout: ${run.stdout.slice(0, 2000)}\n  stderr: ${run.stderr.slice(0, 2000)}` : ''),
+        `${what}\n  at ${step}\n  replay with DHV_CRASH_SEED=${SEED}` +
+          (run
+            ? `\n  exit ${run.exitCode ?? run.signal}\n  stdout: ${run.stdout.slice(0, 2000)}\n  stderr: ${run.stderr.slice(0, 2000)}`
+            : ''),
       );
     };
     const json = <T>(run: DhvRun, what: string): T => {
@@ -113,7 +131,10 @@ describe(`kill -9 of dhv during ${OPERATIONS} creates and deletes (DHV_CRASH_SEE
         await waitForProcessesMentioning(pluginDir);
       }
       tally.restarts++;
-      const restart = json<{ restored: Array<{ ID: string }>; failed: unknown[] }>(await dhv(['agent', 'restart', '--json']), 'agent restart');
+      const restart = json<{ restored: Array<{ ID: string }>; failed: unknown[] }>(
+        await dhv(['agent', 'restart', '--json']),
+        'agent restart',
+      );
       if (restart.failed.length > 0) fail(`restore failed for ${JSON.stringify(restart.failed)}`);
       const [nodeRun, gcRun] = await Promise.all([dhv(['node', 'status', '--json']), dhv(['agent', 'gc', '--json'])]);
       const node = json<{ HostVolumes: Record<string, { ID: string; Path: string }> }>(nodeRun, 'node status');
@@ -123,22 +144,33 @@ describe(`kill -9 of dhv during ${OPERATIONS} creates and deletes (DHV_CRASH_SEE
 
       const inState = new Set(volumes.map((v) => v.ID));
       const restored = restart.restored.map((v) => v.ID).sort();
-      if (JSON.stringify(restored) !== JSON.stringify([...inState].sort())) fail(`restored ${restored.join(', ')}; state holds ${[...inState].sort().join(', ')}`);
+      if (JSON.stringify(restored) !== JSON.stringify([...inState].sort()))
+        fail(`restored ${restored.join(', ')}; state holds ${[...inState].sort().join(', ')}`);
       for (const v of volumes) {
         const reported = node.HostVolumes[v.Name];
-        if (reported?.ID !== v.ID || reported.Path !== v.HostPath) fail(`HostVolumes[${v.Name}] is ${JSON.stringify(reported)}, state has ${v.ID} at ${v.HostPath}`);
+        if (reported?.ID !== v.ID || reported.Path !== v.HostPath)
+          fail(`HostVolumes[${v.Name}] is ${JSON.stringify(reported)}, state has ${v.ID} at ${v.HostPath}`);
       }
-      if (Object.keys(node.HostVolumes).length !== volumes.length) fail(`HostVolumes has ${Object.keys(node.HostVolumes).length} volumes, state ${volumes.length}`);
+      if (Object.keys(node.HostVolumes).length !== volumes.length)
+        fail(`HostVolumes has ${Object.keys(node.HostVolumes).length} volumes, state ${volumes.length}`);
       const onDisk = (await readdir(volumesDir).catch(() => [] as string[])).filter(isUuid).sort();
-      for (const id of inState) if (!onDisk.includes(id)) fail(`volume ${id} is in state but not on disk after restore`);
+      for (const id of inState)
+        if (!onDisk.includes(id)) fail(`volume ${id} is in state but not on disk after restore`);
       const unknown = onDisk.filter((id) => !inState.has(id));
       const orphans = gc.Orphans.map((o) => o.ID).sort();
-      if (JSON.stringify(unknown) !== JSON.stringify(orphans)) fail(`on disk but not in state: ${unknown.join(', ') || 'none'}; gc lists: ${orphans.join(', ') || 'none'}`);
-      for (const o of gc.Orphans) if (!o.RemoveCommand.includes('agent gc --remove')) fail(`orphan ${o.ID} comes without the command that removes it`);
+      if (JSON.stringify(unknown) !== JSON.stringify(orphans))
+        fail(`on disk but not in state: ${unknown.join(', ') || 'none'}; gc lists: ${orphans.join(', ') || 'none'}`);
+      for (const o of gc.Orphans)
+        if (!o.RemoveCommand.includes('agent gc --remove'))
+          fail(`orphan ${o.ID} comes without the command that removes it`);
       if (orphans.length > 0) {
         tally.orphansFound += orphans.length;
-        const removed = json<{ Removed: string[] }>(await dhv(['agent', 'gc', '--remove', '--json']), 'agent gc --remove');
-        if (JSON.stringify([...removed.Removed].sort()) !== JSON.stringify(orphans)) fail(`gc --remove removed ${removed.Removed.join(', ')}, not ${orphans.join(', ')}`);
+        const removed = json<{ Removed: string[] }>(
+          await dhv(['agent', 'gc', '--remove', '--json']),
+          'agent gc --remove',
+        );
+        if (JSON.stringify([...removed.Removed].sort()) !== JSON.stringify(orphans))
+          fail(`gc --remove removed ${removed.Removed.join(', ')}, not ${orphans.join(', ')}`);
         tally.orphansRemoved += removed.Removed.length;
         const left = (await readdir(volumesDir)).filter((id) => isUuid(id) && !inState.has(id));
         if (left.length > 0) fail(`still on disk after gc --remove: ${left.join(', ')}`);
@@ -164,13 +196,23 @@ describe(`kill -9 of dhv during ${OPERATIONS} creates and deletes (DHV_CRASH_SEE
         if (deleting) {
           const id = pick(random, candidates);
           picked.add(id);
-          batch.push({ deleting, args: ['volume', 'delete', id, '--json'], killAfterMs, what: `operation ${j}: delete ${id}${cut}` });
+          batch.push({
+            deleting,
+            args: ['volume', 'delete', id, '--json'],
+            killAfterMs,
+            what: `operation ${j}: delete ${id}${cut}`,
+          });
           tally.deletes++;
         } else {
           const name = `v${j}`;
           const spec = join(specDir, `${name}.hcl`);
           await writeFile(spec, `type = "host"\nname = "${name}"\nplugin_id = "${plugin}"\n`);
-          batch.push({ deleting, args: ['volume', 'create', spec, '--json'], killAfterMs, what: `operation ${j}: create ${name} with ${plugin}${cut}` });
+          batch.push({
+            deleting,
+            args: ['volume', 'create', spec, '--json'],
+            killAfterMs,
+            what: `operation ${j}: create ${name} with ${plugin}${cut}`,
+          });
           tally.creates++;
         }
       }
@@ -195,7 +237,9 @@ describe(`kill -9 of dhv during ${OPERATIONS} creates and deletes (DHV_CRASH_SEE
     step = 'final restart';
     await restartAndCheck();
 
-    console.log(`crash test (DHV_CRASH_SEED=${SEED}): ${JSON.stringify(tally)} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    console.log(
+      `crash test (DHV_CRASH_SEED=${SEED}): ${JSON.stringify(tally)} in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    );
     expect(tally.kills).toBeGreaterThan(0);
     expect(tally.creates + tally.deletes).toBe(OPERATIONS);
   }, 900_000);

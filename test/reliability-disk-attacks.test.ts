@@ -57,7 +57,13 @@ const createRequest = (capacityMinBytes = 16 * MiB) => ({
   capacityMinBytes,
   capacityMaxBytes: 0,
 });
-const deleteRequest = () => ({ volumesDir, volumeName: 'attacked', volumeId: VOLUME_ID, nodeId: 'node-1', createdPath: join(volumesDir, VOLUME_ID) });
+const deleteRequest = () => ({
+  volumesDir,
+  volumeName: 'attacked',
+  volumeId: VOLUME_ID,
+  nodeId: 'node-1',
+  createdPath: join(volumesDir, VOLUME_ID),
+});
 
 const failure = (run: Promise<unknown>) => expectPluginError(run, 'the plugin must refuse');
 
@@ -95,7 +101,13 @@ for (const plugin of ['dhv-mkdir', 'dhv-loopback'] as const) {
 
       await execPlugin(executable(), 'delete', deleteRequest());
 
-      expect(existsSync(link) || (await lstat(link).then(() => true, () => false))).toBe(false);
+      expect(
+        existsSync(link) ||
+          (await lstat(link).then(
+            () => true,
+            () => false,
+          )),
+      ).toBe(false);
       expect(await snapshotTree(victim)).toEqual(before);
     });
   });
@@ -158,7 +170,9 @@ describe('a plugin ID that escapes the plugin dir', () => {
     await mkdir(pluginDir);
     marker = join(sandbox, 'escaped-plugin-ran');
     // A runnable script just outside the plugin dir: if anything runs it, the marker appears.
-    await writeFile(join(sandbox, 'evil'), `#!/bin/bash\n/usr/bin/touch ${marker}\necho '{"version": "1.0.0"}'\n`, { mode: 0o755 });
+    await writeFile(join(sandbox, 'evil'), `#!/bin/bash\n/usr/bin/touch ${marker}\necho '{"version": "1.0.0"}'\n`, {
+      mode: 0o755,
+    });
     await symlink(join(sandbox, 'evil'), join(pluginDir, 'linked-evil'));
   });
 
@@ -184,7 +198,10 @@ describe('a plugin ID that escapes the plugin dir', () => {
       expect((err as PluginError).message, what).toMatch(/no such plugin/);
     }
     // "." names the plugin dir itself: a directory, which Nomad calls not executable.
-    await expect(resolvePlugin(pluginDir, '.')).rejects.toMatchObject({ code: 'PLUGIN_NOT_EXECUTABLE', nomadMessage: 'plugin not executable: "."' });
+    await expect(resolvePlugin(pluginDir, '.')).rejects.toMatchObject({
+      code: 'PLUGIN_NOT_EXECUTABLE',
+      nomadMessage: 'plugin not executable: "."',
+    });
     expect(existsSync(marker)).toBe(false);
   });
 });

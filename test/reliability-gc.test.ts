@@ -57,7 +57,15 @@ function parsed<T>(run: DhvRun): T {
 
 interface GcJson {
   VolumesDir: string;
-  Orphans: Array<{ ID: string; Name: string; Kind: string; Paths: string[]; PluginID: string; Blocker: string; RemoveCommand: string }>;
+  Orphans: Array<{
+    ID: string;
+    Name: string;
+    Kind: string;
+    Paths: string[];
+    PluginID: string;
+    Blocker: string;
+    RemoveCommand: string;
+  }>;
   Removed: string[];
   Failed: Array<{ ID: string; Error: { code: string; message: string } }>;
 }
@@ -66,7 +74,10 @@ interface GcJson {
 async function claimName(name: string, id: string): Promise<void> {
   const dir = join(dataDir, 'client', 'host_volume_names');
   await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, `${createHash('sha256').update(name).digest('hex')}.json`), JSON.stringify({ Name: name, ID: id }));
+  await writeFile(
+    join(dir, `${createHash('sha256').update(name).digest('hex')}.json`),
+    JSON.stringify({ Name: name, ID: id }),
+  );
 }
 
 async function createWithBuiltinMkdir(name: string): Promise<string> {
@@ -96,9 +107,19 @@ describe('dhv agent gc', () => {
     expect(listing.exitCode, listing.stderr).toBe(0);
     expect(listing.stdout).toContain('1 orphaned volume(s)');
     expect(listing.stdout).toContain(join(volumesDir, ORPHAN_ID));
-    expect(listing.stdout).toContain(`agent gc --remove --data-dir ${dataDir} --plugin-dir ${pluginDir} --id ${ORPHAN_ID}`);
+    expect(listing.stdout).toContain(
+      `agent gc --remove --data-dir ${dataDir} --plugin-dir ${pluginDir} --id ${ORPHAN_ID}`,
+    );
     const json = parsed<GcJson>(await dhv('agent', 'gc', '--json'));
-    expect(json.Orphans).toMatchObject([{ ID: ORPHAN_ID, Kind: 'directory', PluginID: 'mkdir', Blocker: '', RemoveCommand: expect.stringContaining('agent gc --remove') }]);
+    expect(json.Orphans).toMatchObject([
+      {
+        ID: ORPHAN_ID,
+        Kind: 'directory',
+        PluginID: 'mkdir',
+        Blocker: '',
+        RemoveCommand: expect.stringContaining('agent gc --remove'),
+      },
+    ]);
     expect(existsSync(join(volumesDir, ORPHAN_ID)), 'listing removes nothing').toBe(true);
 
     const removed = parsed<GcJson>(await dhv('agent', 'gc', '--remove', '--json'));
@@ -123,7 +144,9 @@ describe('dhv agent gc', () => {
     await claimName('cut-short', ORPHAN_ID);
     const config = await loadAgentConfig({ dataDir, pluginDir });
 
-    expect(await findOrphans(config)).toMatchObject([{ id: ORPHAN_ID, kind: 'directory', plugin: 'mkdir', blocker: undefined }]);
+    expect(await findOrphans(config)).toMatchObject([
+      { id: ORPHAN_ID, kind: 'directory', plugin: 'mkdir', blocker: undefined },
+    ]);
     expect(await collectOrphans(config, { remove: true })).toMatchObject({ removed: [ORPHAN_ID], failed: [] });
     expect(await findOrphans(config)).toEqual([]);
   });
@@ -158,7 +181,12 @@ describe('dhv agent gc', () => {
     await mkdir(volumesDir, { recursive: true });
     // The agent claimed the name, the plugin ran, then the agent died before writing state.
     await claimName('cut', ORPHAN_ID);
-    await execPlugin(join(pluginDir, 'dhv-mkdir'), 'create', { volumesDir, volumeName: 'cut', volumeId: ORPHAN_ID, nodeId: 'node' });
+    await execPlugin(join(pluginDir, 'dhv-mkdir'), 'create', {
+      volumesDir,
+      volumeName: 'cut',
+      volumeId: ORPHAN_ID,
+      nodeId: 'node',
+    });
 
     const json = parsed<GcJson>(await dhv('agent', 'gc', '--remove', '--json'));
 
@@ -171,12 +199,22 @@ describe.skipIf(skipRootTests('dhv agent gc on mounted orphans'))('dhv agent gc 
   it('removes an unrecorded dhv-loopback volume with its plugin: unmounted, loop device detached, image gone', async () => {
     await copyFile(builtPlugin('dhv-loopback'), join(pluginDir, 'dhv-loopback'));
     await mkdir(volumesDir, { recursive: true });
-    await execPlugin(join(pluginDir, 'dhv-loopback'), 'create', { volumesDir, volumeName: 'cut', volumeId: ORPHAN_ID, nodeId: 'node', capacityMinBytes: 16 * MiB });
+    await execPlugin(join(pluginDir, 'dhv-loopback'), 'create', {
+      volumesDir,
+      volumeName: 'cut',
+      volumeId: ORPHAN_ID,
+      nodeId: 'node',
+      capacityMinBytes: 16 * MiB,
+    });
     expect(mountsUnder(volumesDir)).toHaveLength(1);
 
     const listed = parsed<GcJson>(await dhv('agent', 'gc', '--json'));
-    expect(listed.Orphans).toMatchObject([{ ID: ORPHAN_ID, Kind: 'mount point', PluginID: 'dhv-loopback', Blocker: '' }]);
-    expect(listed.Orphans[0]!.Paths).toEqual(expect.arrayContaining([join(volumesDir, ORPHAN_ID), expect.stringMatching(/\.dhv-loopback\/.*\.img$/)]));
+    expect(listed.Orphans).toMatchObject([
+      { ID: ORPHAN_ID, Kind: 'mount point', PluginID: 'dhv-loopback', Blocker: '' },
+    ]);
+    expect(listed.Orphans[0]!.Paths).toEqual(
+      expect.arrayContaining([join(volumesDir, ORPHAN_ID), expect.stringMatching(/\.dhv-loopback\/.*\.img$/)]),
+    );
 
     const removed = parsed<GcJson>(await dhv('agent', 'gc', '--remove', '--json'));
 
@@ -188,12 +226,14 @@ describe.skipIf(skipRootTests('dhv agent gc on mounted orphans'))('dhv agent gc 
 
   it('leaves alone a directory named by a volume ID that no create claimed: it is not known to be a volume', async () => {
     await mkdir(join(volumesDir, ORPHAN_ID), { recursive: true });
-    await writeFile(join(volumesDir, ORPHAN_ID, 'data'), 'someone else\'s\n');
+    await writeFile(join(volumesDir, ORPHAN_ID, 'data'), "someone else's\n");
 
     const run = await dhv('agent', 'gc', '--remove', '--json');
 
     const json = JSON.parse(run.stdout) as GcJson;
-    expect(json.Orphans).toMatchObject([{ ID: ORPHAN_ID, Blocker: expect.stringMatching(/no create of this agent claimed/) }]);
+    expect(json.Orphans).toMatchObject([
+      { ID: ORPHAN_ID, Blocker: expect.stringMatching(/no create of this agent claimed/) },
+    ]);
     expect(json.Removed).toEqual([]);
     expect(existsSync(join(volumesDir, ORPHAN_ID, 'data'))).toBe(true);
   });

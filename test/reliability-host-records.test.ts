@@ -45,30 +45,33 @@ async function create(a: TempAgent, name: string, plugin = 'mkdir'): Promise<{ I
   return (await a.json('volume', 'create', await a.file(`${name}.hcl`, volumeHcl({ name, plugin_id: plugin })))).Volume;
 }
 
-describe.skipIf(skipRootTests('agent restart --reboot touching only volumes'))('agent restart --reboot touches only volumes (root)', () => {
-  it('leaves a foreign tmpfs under the volumes dir and a loop device backed by a foreign image there', async () => {
-    const a = await newAgent();
-    const volume = await create(a, 'mine');
-    const inside = join(volume.HostPath, 'bind');
-    await mkdir(inside);
-    execFileSync('/usr/bin/mount', ['-t', 'tmpfs', '-o', 'size=1m', 'dhv-test-inside', inside]);
-    const foreign = join(a.volumesDir, 'foreign');
-    await mkdir(foreign);
-    execFileSync('/usr/bin/mount', ['-t', 'tmpfs', '-o', 'size=1m', 'dhv-test-foreign', foreign]);
-    cleanups.push(() => execFileSync('/usr/bin/umount', ['-l', foreign]));
-    const image = join(a.volumesDir, 'foreign.img');
-    execFileSync('/usr/bin/truncate', ['-s', '4M', image]);
-    const device = execFileSync('/usr/sbin/losetup', ['--find', '--show', image], { encoding: 'utf8' }).trim();
-    cleanups.push(() => execFileSync('/usr/sbin/losetup', ['--detach', device]));
+describe.skipIf(skipRootTests('agent restart --reboot touching only volumes'))(
+  'agent restart --reboot touches only volumes (root)',
+  () => {
+    it('leaves a foreign tmpfs under the volumes dir and a loop device backed by a foreign image there', async () => {
+      const a = await newAgent();
+      const volume = await create(a, 'mine');
+      const inside = join(volume.HostPath, 'bind');
+      await mkdir(inside);
+      execFileSync('/usr/bin/mount', ['-t', 'tmpfs', '-o', 'size=1m', 'dhv-test-inside', inside]);
+      const foreign = join(a.volumesDir, 'foreign');
+      await mkdir(foreign);
+      execFileSync('/usr/bin/mount', ['-t', 'tmpfs', '-o', 'size=1m', 'dhv-test-foreign', foreign]);
+      cleanups.push(() => execFileSync('/usr/bin/umount', ['-l', foreign]));
+      const image = join(a.volumesDir, 'foreign.img');
+      execFileSync('/usr/bin/truncate', ['-s', '4M', image]);
+      const device = execFileSync('/usr/sbin/losetup', ['--find', '--show', image], { encoding: 'utf8' }).trim();
+      cleanups.push(() => execFileSync('/usr/sbin/losetup', ['--detach', device]));
 
-    const restart = await a.json('agent', 'restart', '--reboot');
+      const restart = await a.json('agent', 'restart', '--reboot');
 
-    expect(restart.reboot.unmounted).toEqual([inside]);
-    expect(restart.reboot.detached).toEqual([]);
-    expect(await mountsAt(foreign)).toHaveLength(1);
-    expect((await attachedLoopDevices()).some((l) => l.device === device)).toBe(true);
-  });
-});
+      expect(restart.reboot.unmounted).toEqual([inside]);
+      expect(restart.reboot.detached).toEqual([]);
+      expect(await mountsAt(foreign)).toHaveLength(1);
+      expect((await attachedLoopDevices()).some((l) => l.device === device)).toBe(true);
+    });
+  },
+);
 
 describe('a volumes dir that is not there', () => {
   it('is not made by agent restart, and an external plugin volume is not restored into it nor called ready', async () => {
@@ -97,11 +100,17 @@ describe('a volumes dir that is a symbolic link', () => {
     await symlink(target, a.volumesDir);
 
     const run = await a.dhv('agent', 'gc', '--remove', '--json');
-    const report = JSON.parse(run.stdout) as { VolumesDirTarget: string; Orphans: Array<{ ID: string; Blocker: string }>; Removed: string[] };
+    const report = JSON.parse(run.stdout) as {
+      VolumesDirTarget: string;
+      Orphans: Array<{ ID: string; Blocker: string }>;
+      Removed: string[];
+    };
 
     expect(report.VolumesDirTarget).toBe(target);
     expect(report.Removed).toEqual([]);
-    expect(report.Orphans).toMatchObject([{ ID: FOREIGN_ID, Blocker: expect.stringMatching(/not known to be a volume/) }]);
+    expect(report.Orphans).toMatchObject([
+      { ID: FOREIGN_ID, Blocker: expect.stringMatching(/not known to be a volume/) },
+    ]);
     expect(existsSync(join(target, FOREIGN_ID, 'data'))).toBe(true);
     expect((await a.dhv('agent', 'gc')).stdout).toContain(`is a symbolic link to ${target}`);
   });
@@ -121,7 +130,13 @@ describe('ready only for what is there', () => {
   it('a delete killed with kill -9 while its plugin runs leaves the volume unavailable, not ready', async () => {
     const a = await newAgent();
     const marker = join(a.dir, 'delete-started');
-    await a.plugin('slowdel', bashPlugin().replace("delete) /bin/rm -rf \"$dir\";", `delete) : > ${JSON.stringify(marker)}; /bin/sleep 5; /bin/rm -rf "$dir";`));
+    await a.plugin(
+      'slowdel',
+      bashPlugin().replace(
+        'delete) /bin/rm -rf "$dir";',
+        `delete) : > ${JSON.stringify(marker)}; /bin/sleep 5; /bin/rm -rf "$dir";`,
+      ),
+    );
     const volume = await create(a, 'cut', 'slowdel');
     const del = a.start('volume', 'delete', volume.ID);
     const end = Date.now() + 60_000;
@@ -142,14 +157,17 @@ describe('state files that would hang a reader, and files nothing else collects'
     const fifo = join(a.dataDir, 'client', 'host_volumes', `${FOREIGN_ID}.json`);
     execFileSync('/usr/bin/mkfifo', [fifo]);
 
-    for (const command of [['volume', 'status'], ['node', 'status']]) {
+    for (const command of [
+      ['volume', 'status'],
+      ['node', 'status'],
+    ]) {
       const run = await a.dhv(...command);
       expect(run.code, command.join(' ')).not.toBe(0);
       expect(run.stderr).toContain(`${fifo} is a FIFO, not a regular file`);
     }
   });
 
-  it('agent restart sweeps free name locks and dead writers\' temp files; gc lists and removes a plugin\'s free lock file', async () => {
+  it("agent restart sweeps free name locks and dead writers' temp files; gc lists and removes a plugin's free lock file", async () => {
     const a = await newAgent();
     await create(a, 'one');
     const locks = join(a.dataDir, 'client', 'locks');

@@ -6,7 +6,16 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PluginError, execPlugin, resolvePlugin, type PluginErrorCode } from '@dhv/sdk/client';
 import type { Operation } from '@dhv/sdk/plugin';
 import { Agent, loadAgentConfig, validateVolumeSpec } from '@dhv/harness';
-import { DHV_BIN, HostileInstaller, makeSandbox, mapLimit, recordedPids, removeSandbox, runDhv, survivors } from './support/sandbox.js';
+import {
+  DHV_BIN,
+  HostileInstaller,
+  makeSandbox,
+  mapLimit,
+  recordedPids,
+  removeSandbox,
+  runDhv,
+  survivors,
+} from './support/sandbox.js';
 
 /**
  * Hostile plugins, on the agent's side: the simulated agent goes on serving
@@ -59,7 +68,13 @@ const CASES: Case[] = [
   { fixture: 'bytes-overflow.sh', operation: 'create', code: 'PLUGIN_BAD_OUTPUT' },
   { fixture: 'fingerprint-empty.sh', operation: 'fingerprint', code: 'PLUGIN_BAD_OUTPUT' },
   { fixture: 'missing-interpreter.sh', operation: 'create', code: 'PLUGIN_NOT_FOUND' },
-  { fixture: 'well-behaved.sh', operation: 'create', code: 'PLUGIN_NOT_EXECUTABLE', byId: true, prepare: (file) => chmod(file, 0o644) },
+  {
+    fixture: 'well-behaved.sh',
+    operation: 'create',
+    code: 'PLUGIN_NOT_EXECUTABLE',
+    byId: true,
+    prepare: (file) => chmod(file, 0o644),
+  },
 ];
 
 describe('dhv plugin run with a hostile plugin', () => {
@@ -68,12 +83,43 @@ describe('dhv plugin run with a hostile plugin', () => {
       const id = `${c.fixture.replace(/\.sh$/, '')}${c.byId ? '-by-id' : ''}`;
       const file = await install(c.fixture, id);
       await c.prepare?.(file);
-      const sdkError = await (c.byId ? resolvePlugin(pluginDir, id).then((exe) => execPlugin(exe, c.operation, request(), { timeoutMs: 2_000 })) : execPlugin(file, c.operation, request(), { timeoutMs: 2_000 })).then(
+      const sdkError = await (
+        c.byId
+          ? resolvePlugin(pluginDir, id).then((exe) => execPlugin(exe, c.operation, request(), { timeoutMs: 2_000 }))
+          : execPlugin(file, c.operation, request(), { timeoutMs: 2_000 })
+      ).then(
         () => undefined,
         (e: unknown) => e as PluginError,
       );
-      const text = await runDhv(['plugin', 'run', c.byId ? id : file, c.operation, '--volume-id', VOLUME_ID, '--timeout', '2s', '--data-dir', dataDir, '--plugin-dir', pluginDir]);
-      const json = await runDhv(['plugin', 'run', c.byId ? id : file, c.operation, '--volume-id', VOLUME_ID, '--timeout', '2s', '--data-dir', dataDir, '--plugin-dir', pluginDir, '--json']);
+      const text = await runDhv([
+        'plugin',
+        'run',
+        c.byId ? id : file,
+        c.operation,
+        '--volume-id',
+        VOLUME_ID,
+        '--timeout',
+        '2s',
+        '--data-dir',
+        dataDir,
+        '--plugin-dir',
+        pluginDir,
+      ]);
+      const json = await runDhv([
+        'plugin',
+        'run',
+        c.byId ? id : file,
+        c.operation,
+        '--volume-id',
+        VOLUME_ID,
+        '--timeout',
+        '2s',
+        '--data-dir',
+        dataDir,
+        '--plugin-dir',
+        pluginDir,
+        '--json',
+      ]);
       return { c, file, sdkError, text, json };
     });
     for (const { c, file, sdkError, text, json } of outcomes) {
@@ -103,7 +149,9 @@ describe('dhv plugin run with a hostile plugin', () => {
       });
       expect(run.exitCode, run.stderr).toBe(1);
       // The servers place a volume only where its plugin was fingerprinted, so these never reach a lookup.
-      expect(run.stderr, id).toMatch(/could not place volume "x": no node meets constraints: .* 1 nodes were infeasible\nPlugin ".*" is not fingerprinted/);
+      expect(run.stderr, id).toMatch(
+        /could not place volume "x": no node meets constraints: .* 1 nodes were infeasible\nPlugin ".*" is not fingerprinted/,
+      );
     }
     expect(await recordedPids(`${target}.pids`)).toEqual([]);
   }, 60_000);
@@ -115,28 +163,36 @@ describe('dhv stopped by a signal while a plugin hangs', () => {
     'plugin run': ['plugin', 'run', 'hang', 'create'],
   };
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    it.each(Object.keys(commands))(`${signal}: dhv %s takes the plugin down with it, rather than leave it running with no deadline`, async (command) => {
-      await install('hang.sh');
-      const args = commands[command as keyof typeof commands];
-      const child = spawn(process.execPath, [DHV_BIN, ...args, '--data-dir', dataDir, '--plugin-dir', pluginDir], { stdio: ['pipe', 'ignore', 'ignore'] });
-      child.stdin.end('type = "host"\nname = "stuck"\nplugin_id = "hang"\n');
-      const exited = new Promise((resolve) => child.once('close', resolve));
-      const pidFile = join(pluginDir, 'hang.pids');
-      for (let i = 0; i < 200 && (await recordedPids(pidFile)).length < 2; i++) await new Promise((r) => setTimeout(r, 50));
-      const pids = await recordedPids(pidFile);
-      expect(pids.length, 'the plugin started').toBe(2);
+    it.each(Object.keys(commands))(
+      `${signal}: dhv %s takes the plugin down with it, rather than leave it running with no deadline`,
+      async (command) => {
+        await install('hang.sh');
+        const args = commands[command as keyof typeof commands];
+        const child = spawn(process.execPath, [DHV_BIN, ...args, '--data-dir', dataDir, '--plugin-dir', pluginDir], {
+          stdio: ['pipe', 'ignore', 'ignore'],
+        });
+        child.stdin.end('type = "host"\nname = "stuck"\nplugin_id = "hang"\n');
+        const exited = new Promise((resolve) => child.once('close', resolve));
+        const pidFile = join(pluginDir, 'hang.pids');
+        for (let i = 0; i < 200 && (await recordedPids(pidFile)).length < 2; i++)
+          await new Promise((r) => setTimeout(r, 50));
+        const pids = await recordedPids(pidFile);
+        expect(pids.length, 'the plugin started').toBe(2);
 
-      child.kill(signal);
-      await exited;
+        child.kill(signal);
+        await exited;
 
-      expect(await survivors(pids, 3_000)).toEqual([]);
-    }, 60_000);
+        expect(await survivors(pids, 3_000)).toEqual([]);
+      },
+      60_000,
+    );
   }
 });
 
 const request = () => ({ volumesDir, volumeName: 'hostile', volumeId: VOLUME_ID, nodeId: 'node-1' });
 
-const spec = (name: string, pluginId: string) => validateVolumeSpec({ type: 'host', name, plugin_id: pluginId }, 'create');
+const spec = (name: string, pluginId: string) =>
+  validateVolumeSpec({ type: 'host', name, plugin_id: pluginId }, 'create');
 
 describe('the simulated agent while a plugin hangs', () => {
   it('goes on creating, listing and deleting other volumes, and its shutdown kills the hanging plugin', async () => {
@@ -146,13 +202,27 @@ describe('the simulated agent while a plugin hangs', () => {
     await agent.start();
 
     // hang.sh never answers its fingerprint either, so only the servers' request reaches its create.
-    const stuck = { ID: randomUUID(), Name: 'stuck', PluginID: 'hang', Namespace: 'default', NodeID: agent.nodeId, RequestedCapacityMinBytes: 0n, RequestedCapacityMaxBytes: 0n, Parameters: null };
+    const stuck = {
+      ID: randomUUID(),
+      Name: 'stuck',
+      PluginID: 'hang',
+      Namespace: 'default',
+      NodeID: agent.nodeId,
+      RequestedCapacityMinBytes: 0n,
+      RequestedCapacityMaxBytes: 0n,
+      Parameters: null,
+    };
     const hanging = agent.client.create(stuck).then(
       () => undefined,
       (e: unknown) => e,
     );
     const created = [];
-    for (const [name, plugin] of [['a', 'mkdir'], ['b', 'good'], ['c', 'mkdir']] as const) created.push((await agent.createVolume(spec(name, plugin))).volume);
+    for (const [name, plugin] of [
+      ['a', 'mkdir'],
+      ['b', 'good'],
+      ['c', 'mkdir'],
+    ] as const)
+      created.push((await agent.createVolume(spec(name, plugin))).volume);
     await agent.deleteVolume(created[2]!.ID);
     const status = await agent.status();
 
@@ -167,7 +237,17 @@ describe('the simulated agent while a plugin hangs', () => {
   }, 60_000);
 
   it('starts with a plugin dir full of hostile plugins: the good one is fingerprinted, every other is skipped with its reason, and volumes are restored', async () => {
-    for (const fixture of ['hang.sh', 'daemon-holds-stdout.sh', 'daemon-new-session.sh', 'flood-stdout.sh', 'garbage.sh', 'invalid-utf8.sh', 'killed-by-signal.sh', 'fingerprint-empty.sh']) await install(fixture);
+    for (const fixture of [
+      'hang.sh',
+      'daemon-holds-stdout.sh',
+      'daemon-new-session.sh',
+      'flood-stdout.sh',
+      'garbage.sh',
+      'invalid-utf8.sh',
+      'killed-by-signal.sh',
+      'fingerprint-empty.sh',
+    ])
+      await install(fixture);
     await install('well-behaved.sh', 'good');
     let agent = await Agent.open(await loadAgentConfig({ dataDir, pluginDir }));
     const volume = (await agent.createVolume(spec('kept', 'mkdir'))).volume;
@@ -177,12 +257,21 @@ describe('the simulated agent while a plugin hangs', () => {
 
     // A plugin that answered but left a daemon holding stdout is published, as by a real agent
     // (which would wait for the daemon first; dhv kills it at the 1 s deadline).
-    expect(report.fingerprint.plugins.map((p) => p.id).sort()).toEqual(['daemon-holds-stdout', 'daemon-new-session', 'good', 'mkdir']);
+    expect(report.fingerprint.plugins.map((p) => p.id).sort()).toEqual([
+      'daemon-holds-stdout',
+      'daemon-new-session',
+      'good',
+      'mkdir',
+    ]);
     // The fixtures' record files (written when the first create fingerprinted them) are no candidates.
     const skipped = report.fingerprint.skipped.filter((s) => !/\.(pids|ran)$/.test(s.id));
-    expect(skipped.map((s) => s.id).sort()).toEqual(['fingerprint-empty', 'flood-stdout', 'garbage', 'hang', 'invalid-utf8', 'killed-by-signal'].sort());
+    expect(skipped.map((s) => s.id).sort()).toEqual(
+      ['fingerprint-empty', 'flood-stdout', 'garbage', 'hang', 'invalid-utf8', 'killed-by-signal'].sort(),
+    );
     for (const s of skipped) {
-      expect(s.reason, s.id).toMatch(/^(error fingerprinting plugin "[^"]+": |error parsing fingerprint output as json: |plugin "[^"]+" fingerprinted without a version)/);
+      expect(s.reason, s.id).toMatch(
+        /^(error fingerprinting plugin "[^"]+": |error parsing fingerprint output as json: |plugin "[^"]+" fingerprinted without a version)/,
+      );
     }
     expect(report.restored.map((v) => v.ID)).toEqual([volume.ID]);
     const pids = await hostile.recorded();

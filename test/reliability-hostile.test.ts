@@ -50,7 +50,11 @@ interface Outcome {
   rssGrowth: number;
 }
 
-async function runExpectingFailure(executable: string, operation: Operation, options: { signal?: AbortSignal } = {}): Promise<Outcome> {
+async function runExpectingFailure(
+  executable: string,
+  operation: Operation,
+  options: { signal?: AbortSignal } = {},
+): Promise<Outcome> {
   global.gc?.();
   const rssBefore = process.memoryUsage().rss;
   const started = performance.now();
@@ -78,7 +82,13 @@ interface HostileCase {
 }
 
 const CASES: HostileCase[] = [
-  { fixture: 'hang.sh', does: 'hangs forever', operation: 'create', code: 'PLUGIN_TIMED_OUT', says: /signal: killed\nthe plugin ran past its 2s deadline and was killed/ },
+  {
+    fixture: 'hang.sh',
+    does: 'hangs forever',
+    operation: 'create',
+    code: 'PLUGIN_TIMED_OUT',
+    says: /signal: killed\nthe plugin ran past its 2s deadline and was killed/,
+  },
   {
     fixture: 'flood-stdout.sh',
     does: 'prints 1 GiB to stdout',
@@ -95,9 +105,27 @@ const CASES: HostileCase[] = [
     says: /past its 2s deadline/,
     check: (e) => expect(e.stderr.length).toBeLessThanOrEqual(4 * 1024 * 1024),
   },
-  { fixture: 'invalid-utf8.sh', does: 'prints invalid UTF-8', operation: 'create', code: 'PLUGIN_BAD_OUTPUT', says: /^invalid character/ },
-  { fixture: 'invalid-utf8.sh', does: 'prints invalid UTF-8 to fingerprint', operation: 'fingerprint', code: 'PLUGIN_BAD_OUTPUT', says: /^error parsing fingerprint output as json: invalid character/ },
-  { fixture: 'garbage.sh', does: 'exits 0 with garbage', operation: 'create', code: 'PLUGIN_BAD_OUTPUT', says: /^invalid character 'O' looking for beginning of value/ },
+  {
+    fixture: 'invalid-utf8.sh',
+    does: 'prints invalid UTF-8',
+    operation: 'create',
+    code: 'PLUGIN_BAD_OUTPUT',
+    says: /^invalid character/,
+  },
+  {
+    fixture: 'invalid-utf8.sh',
+    does: 'prints invalid UTF-8 to fingerprint',
+    operation: 'fingerprint',
+    code: 'PLUGIN_BAD_OUTPUT',
+    says: /^error parsing fingerprint output as json: invalid character/,
+  },
+  {
+    fixture: 'garbage.sh',
+    does: 'exits 0 with garbage',
+    operation: 'create',
+    code: 'PLUGIN_BAD_OUTPUT',
+    says: /^invalid character 'O' looking for beginning of value/,
+  },
   {
     fixture: 'killed-by-signal.sh',
     does: 'dies by a signal',
@@ -113,41 +141,65 @@ const CASES: HostileCase[] = [
     code: 'PLUGIN_BAD_OUTPUT',
     says: /cannot unmarshal number 9223372036854775808 into Go struct field HostVolumePluginCreateResponse.bytes of type int64/,
   },
-  { fixture: 'fingerprint-empty.sh', does: 'answers fingerprint with {}', operation: 'fingerprint', code: 'PLUGIN_BAD_OUTPUT', says: /without a version: a real Nomad agent crashes here/ },
-  { fixture: 'missing-interpreter.sh', does: 'names an interpreter that does not exist', operation: 'create', code: 'PLUGIN_NOT_FOUND', says: /fork\/exec .*: no such file or directory\n.*its #! line names \/nonexistent/, starts: false },
+  {
+    fixture: 'fingerprint-empty.sh',
+    does: 'answers fingerprint with {}',
+    operation: 'fingerprint',
+    code: 'PLUGIN_BAD_OUTPUT',
+    says: /without a version: a real Nomad agent crashes here/,
+  },
+  {
+    fixture: 'missing-interpreter.sh',
+    does: 'names an interpreter that does not exist',
+    operation: 'create',
+    code: 'PLUGIN_NOT_FOUND',
+    says: /fork\/exec .*: no such file or directory\n.*its #! line names \/nonexistent/,
+    starts: false,
+  },
 ];
 
 describe('a hostile plugin run through execPlugin', () => {
-  it.each(CASES)('$does ($operation): $code, in time, bounded memory, nothing left running', async ({ fixture, operation, code, says, check, starts }) => {
-    const executable = await install(fixture);
+  it.each(CASES)(
+    '$does ($operation): $code, in time, bounded memory, nothing left running',
+    async ({ fixture, operation, code, says, check, starts }) => {
+      const executable = await install(fixture);
 
-    const { error, elapsedMs, rssGrowth } = await runExpectingFailure(executable, operation);
+      const { error, elapsedMs, rssGrowth } = await runExpectingFailure(executable, operation);
 
-    console.log(`${fixture} ${operation}: ${error.code} after ${elapsedMs.toFixed(0)} ms, rss ${rssGrowth >= 0 ? '+' : ''}${(rssGrowth / 1024 / 1024).toFixed(1)} MiB`);
-    expect(error.code).toBe(code);
-    expect(error.message).toMatch(says);
-    expect(error.operation).toBe(operation);
-    check?.(error);
-    expect(elapsedMs).toBeLessThan(TIMEOUT_MS + SLACK_MS);
-    expect(rssGrowth).toBeLessThan(MEMORY_BOUND_BYTES);
-    const pids = await recordedPids(`${executable}.pids`);
-    if (starts !== false) expect(pids.length, 'the fixture recorded its PIDs').toBeGreaterThan(0);
-    expect(await survivors(pids), 'processes of the plugin still running').toEqual([]);
-  });
+      console.log(
+        `${fixture} ${operation}: ${error.code} after ${elapsedMs.toFixed(0)} ms, rss ${rssGrowth >= 0 ? '+' : ''}${(rssGrowth / 1024 / 1024).toFixed(1)} MiB`,
+      );
+      expect(error.code).toBe(code);
+      expect(error.message).toMatch(says);
+      expect(error.operation).toBe(operation);
+      check?.(error);
+      expect(elapsedMs).toBeLessThan(TIMEOUT_MS + SLACK_MS);
+      expect(rssGrowth).toBeLessThan(MEMORY_BOUND_BYTES);
+      const pids = await recordedPids(`${executable}.pids`);
+      if (starts !== false) expect(pids.length, 'the fixture recorded its PIDs').toBeGreaterThan(0);
+      expect(await survivors(pids), 'processes of the plugin still running').toEqual([]);
+    },
+  );
 
   it.each([
     ['daemon-holds-stdout.sh', 'forks a daemon that keeps stdout open, and exits'],
     ['daemon-new-session.sh', 'forks a daemon in a new session that keeps stdout open, and exits'],
-  ])('%s %s: read until the deadline as a real agent reads, then the daemon is killed and the run succeeds, saying so', async (fixture) => {
-    const executable = await install(fixture);
-    const started = performance.now();
-    const run = await execPlugin(executable, 'create', request() as never, { timeoutMs: TIMEOUT_MS });
-    const elapsedMs = performance.now() - started;
-    expect(run.path).toBe(join(volumesDir, VOLUME_ID));
-    expect(run.warnings.join('\n')).toMatch(/a real agent waits for that process as long as it lives/);
-    expect(elapsedMs).toBeLessThan(TIMEOUT_MS + SLACK_MS + 2_000);
-    expect(await survivors(await recordedPids(`${executable}.pids`)), 'processes of the plugin still running').toEqual([]);
-  });
+  ])(
+    '%s %s: read until the deadline as a real agent reads, then the daemon is killed and the run succeeds, saying so',
+    async (fixture) => {
+      const executable = await install(fixture);
+      const started = performance.now();
+      const run = await execPlugin(executable, 'create', request() as never, { timeoutMs: TIMEOUT_MS });
+      const elapsedMs = performance.now() - started;
+      expect(run.path).toBe(join(volumesDir, VOLUME_ID));
+      expect(run.warnings.join('\n')).toMatch(/a real agent waits for that process as long as it lives/);
+      expect(elapsedMs).toBeLessThan(TIMEOUT_MS + SLACK_MS + 2_000);
+      expect(
+        await survivors(await recordedPids(`${executable}.pids`)),
+        'processes of the plugin still running',
+      ).toEqual([]);
+    },
+  );
 
   it('hangs, and the caller aborts: PLUGIN_ABORTED at once, the whole group killed', async () => {
     const executable = await install('hang.sh');
@@ -242,7 +294,9 @@ describe('discovery of a plugin dir full of hostile plugins', () => {
     expect(discovery.skipped.map((s) => s.id).sort()).toEqual(fixtures.map((f) => f.replace(/\.sh$/, '')).sort());
     for (const skipped of discovery.skipped) {
       expect(skipped.error, `${skipped.id} is skipped with a typed error`).toBeInstanceOf(PluginError);
-      expect(skipped.reason).toMatch(/^(error fingerprinting plugin "[^"]+": .{10,}|error parsing fingerprint output as json: |plugin "[^"]+" fingerprinted without a version)/);
+      expect(skipped.reason).toMatch(
+        /^(error fingerprinting plugin "[^"]+": .{10,}|error parsing fingerprint output as json: |plugin "[^"]+" fingerprinted without a version)/,
+      );
     }
     const pids = await hostile.recorded();
     expect(await survivors(pids)).toEqual([]);

@@ -22,7 +22,8 @@ afterEach(async () => {
   agent = undefined;
 });
 
-const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+const exited = (child: ChildProcess) =>
+  new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 
 async function until(what: string, test: () => boolean | Promise<boolean>, ms = 60_000): Promise<void> {
   const end = Date.now() + ms;
@@ -62,7 +63,9 @@ esac
     first.kill('SIGKILL');
     const codes = await Promise.all(others.map(exited));
 
-    const volumes = (await a.json<Array<{ Name: string; ID: string }>>('volume', 'status')).filter((v) => v.Name === 'dup');
+    const volumes = (await a.json<Array<{ Name: string; ID: string }>>('volume', 'status')).filter(
+      (v) => v.Name === 'dup',
+    );
     expect(volumes).toHaveLength(1);
     expect(codes.filter((c) => c === 0)).toHaveLength(1);
   }, 180_000);
@@ -83,7 +86,17 @@ describe.skipIf(skipRootTests('one ID, one image'))('one ID, one image (root)', 
 
     const env = buildEnvironment(
       'create',
-      { volumesDir, pluginDir: agent.pluginDir, volumeName: 'one', volumeId, nodeId: 'node', nodePool: 'default', capacityMinBytes: 16n * 2n ** 20n, capacityMaxBytes: 0n, parameters: null },
+      {
+        volumesDir,
+        pluginDir: agent.pluginDir,
+        volumeName: 'one',
+        volumeId,
+        nodeId: 'node',
+        nodePool: 'default',
+        capacityMinBytes: 16n * 2n ** 20n,
+        capacityMaxBytes: 0n,
+        parameters: null,
+      },
       REFERENCE_LOOPBACK,
     );
     const runs = await Promise.all(

@@ -93,68 +93,79 @@ function mulberry(seed: number): () => number {
 }
 
 describe('the volume lock under SIGKILL', () => {
-  it(`admits one live holder at a time: ${WORKERS} processes, ${ROUNDS} rounds, holders killed at random`, async () => {
-    console.log(
-      `lock stress seed: DHV_LOCK_STRESS_SEED=${SEED} DHV_LOCK_STRESS_ROUNDS=${ROUNDS} npx vitest run test/reliability-lock-stress.test.ts`,
-    );
-    expect(existsSync(BUILT), `${BUILT} is missing; run npm run build first`).toBe(true);
-    const random = mulberry(SEED);
-    let started = 0;
-    let outsideKills = 0;
-    let done = false;
-    const finished = new Promise<void>((resolve) => {
-      const start = () => {
-        const child = spawn(process.execPath, ['--input-type=module', '-e', WORKER, dir, String(SEED + ++started * 7919), String(ROUNDS)], {
-          stdio: ['pipe', 'pipe', 'inherit'],
-        });
-        child.stdout?.once('data', () => ready.add(child));
-        workers.add(child);
-        child.once('exit', (code) => {
-          workers.delete(child);
-          ready.delete(child);
-          if (code === 0) done = true;
-          if (done) {
-            if (workers.size === 0) resolve();
-            else for (const other of workers) other.kill('SIGKILL');
-            return;
-          }
-          start();
-        });
-      };
-      for (let i = 0; i < WORKERS; i++) start();
-    });
-    const killer = (async () => {
-      while (!done) {
-        await new Promise((r) => setTimeout(r, random() * 2 * OUTSIDE_KILL_MS));
-        const live = [...ready];
-        const victim = live[Math.floor(random() * live.length)];
-        if (!done && victim?.kill('SIGKILL')) outsideKills++;
-      }
-    })();
-    const began = Date.now();
-    const timedOut = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), SECONDS * 1000).unref());
-    const outcome = await Promise.race([finished.then(() => 'done' as const), timedOut]);
-    done = true;
-    await killer;
-    const seconds = (Date.now() - began) / 1000;
+  it(
+    `admits one live holder at a time: ${WORKERS} processes, ${ROUNDS} rounds, holders killed at random`,
+    async () => {
+      console.log(
+        `lock stress seed: DHV_LOCK_STRESS_SEED=${SEED} DHV_LOCK_STRESS_ROUNDS=${ROUNDS} npx vitest run test/reliability-lock-stress.test.ts`,
+      );
+      expect(existsSync(BUILT), `${BUILT} is missing; run npm run build first`).toBe(true);
+      const random = mulberry(SEED);
+      let started = 0;
+      let outsideKills = 0;
+      let done = false;
+      const finished = new Promise<void>((resolve) => {
+        const start = () => {
+          const child = spawn(
+            process.execPath,
+            ['--input-type=module', '-e', WORKER, dir, String(SEED + ++started * 7919), String(ROUNDS)],
+            {
+              stdio: ['pipe', 'pipe', 'inherit'],
+            },
+          );
+          child.stdout?.once('data', () => ready.add(child));
+          workers.add(child);
+          child.once('exit', (code) => {
+            workers.delete(child);
+            ready.delete(child);
+            if (code === 0) done = true;
+            if (done) {
+              if (workers.size === 0) resolve();
+              else for (const other of workers) other.kill('SIGKILL');
+              return;
+            }
+            start();
+          });
+        };
+        for (let i = 0; i < WORKERS; i++) start();
+      });
+      const killer = (async () => {
+        while (!done) {
+          await new Promise((r) => setTimeout(r, random() * 2 * OUTSIDE_KILL_MS));
+          const live = [...ready];
+          const victim = live[Math.floor(random() * live.length)];
+          if (!done && victim?.kill('SIGKILL')) outsideKills++;
+        }
+      })();
+      const began = Date.now();
+      const timedOut = new Promise<'timeout'>((resolve) =>
+        setTimeout(() => resolve('timeout'), SECONDS * 1000).unref(),
+      );
+      const outcome = await Promise.race([finished.then(() => 'done' as const), timedOut]);
+      done = true;
+      await killer;
+      const seconds = (Date.now() - began) / 1000;
 
-    const rounds = Number(await readFile(join(dir, 'rounds'), 'utf8').catch(() => '0'));
-    const overlaps = (await readFile(join(dir, 'overlaps'), 'utf8').catch(() => '')).split('\n').filter(Boolean);
-    const takeovers = (await readFile(join(dir, 'takeovers'), 'utf8').catch(() => ''))
-      .split('\n')
-      .filter(Boolean)
-      .map(Number)
-      .sort((a, b) => a - b);
-    const at = (q: number) => takeovers[Math.min(takeovers.length - 1, Math.floor(q * takeovers.length))]?.toFixed(1);
-    console.log(
-      `lock stress: ${rounds} rounds in ${seconds.toFixed(1)} s, ${started} processes started, ` +
-        `${takeovers.length} holders killed inside the critical section and ${outsideKills} killed from outside, ` +
-        `${overlaps.length} overlaps; takeover after a SIGKILLed holder: median ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms`,
-    );
-    expect(overlaps).toEqual([]);
-    expect(outcome, `only ${rounds} of ${ROUNDS} rounds in ${SECONDS} s (DHV_LOCK_STRESS_SECONDS)`).toBe('done');
-    expect(rounds).toBeGreaterThanOrEqual(ROUNDS); // a waiter may enter once more as the last worker finishes
-    // Orphaned flock(1) children of killed waiters take the free lock and let it go at once.
-    for (let i = 0; i < 100 && (await readdir(dir)).includes('vol.lock'); i++) await new Promise((r) => setTimeout(r, 50));
-  }, (SECONDS + 30) * 1000);
+      const rounds = Number(await readFile(join(dir, 'rounds'), 'utf8').catch(() => '0'));
+      const overlaps = (await readFile(join(dir, 'overlaps'), 'utf8').catch(() => '')).split('\n').filter(Boolean);
+      const takeovers = (await readFile(join(dir, 'takeovers'), 'utf8').catch(() => ''))
+        .split('\n')
+        .filter(Boolean)
+        .map(Number)
+        .sort((a, b) => a - b);
+      const at = (q: number) => takeovers[Math.min(takeovers.length - 1, Math.floor(q * takeovers.length))]?.toFixed(1);
+      console.log(
+        `lock stress: ${rounds} rounds in ${seconds.toFixed(1)} s, ${started} processes started, ` +
+          `${takeovers.length} holders killed inside the critical section and ${outsideKills} killed from outside, ` +
+          `${overlaps.length} overlaps; takeover after a SIGKILLed holder: median ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms`,
+      );
+      expect(overlaps).toEqual([]);
+      expect(outcome, `only ${rounds} of ${ROUNDS} rounds in ${SECONDS} s (DHV_LOCK_STRESS_SECONDS)`).toBe('done');
+      expect(rounds).toBeGreaterThanOrEqual(ROUNDS); // a waiter may enter once more as the last worker finishes
+      // Orphaned flock(1) children of killed waiters take the free lock and let it go at once.
+      for (let i = 0; i < 100 && (await readdir(dir)).includes('vol.lock'); i++)
+        await new Promise((r) => setTimeout(r, 50));
+    },
+    (SECONDS + 30) * 1000,
+  );
 });

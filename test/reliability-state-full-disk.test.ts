@@ -49,7 +49,9 @@ async function fillLeaving(dir: string, keepKiB: number): Promise<void> {
   await mkdir(reserve);
   for (let i = 0; i < keepKiB; i++) await writeFile(join(reserve, String(i)), Buffer.alloc(1024, 1));
   try {
-    execFileSync('/bin/sh', ['-c', `/usr/bin/head -c 67108864 /dev/zero > ${join(dir, 'ballast')}`], { stdio: 'ignore' });
+    execFileSync('/bin/sh', ['-c', `/usr/bin/head -c 67108864 /dev/zero > ${join(dir, 'ballast')}`], {
+      stdio: 'ignore',
+    });
   } catch {
     // ENOSPC is the point
   }
@@ -85,7 +87,9 @@ describe.skipIf(skipRootTests('client state on a full disk'))('client state on a
   }, 120_000);
 
   it('can still be freed when full: volume delete and node status work, agent restart says the disk is full, and no lock file is left', async () => {
-    const created = JSON.parse((await runDhv(['volume', 'create', await spec('keep'), '--json', ...flags])).stdout) as { Volume: { ID: string } };
+    const created = JSON.parse((await runDhv(['volume', 'create', await spec('keep'), '--json', ...flags])).stdout) as {
+      Volume: { ID: string };
+    };
     const id = created.Volume.ID;
     await fillLeaving(dataDir, 0);
 

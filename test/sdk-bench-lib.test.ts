@@ -13,7 +13,12 @@ describe('bench/lib.mjs', () => {
 
   it("builds the agent's environment from the SDK, nothing else", () => {
     expect(lib.agentEnv('fingerprint')).toEqual({ DHV_OPERATION: 'fingerprint' });
-    const env = lib.agentEnv('create', { volumesDir: '/v', volumeName: 'n', volumeId: '5b8a2a5e-8f0a-4c8e-9a4f-0c7d3f2b1a99', nodeId: 'x' });
+    const env = lib.agentEnv('create', {
+      volumesDir: '/v',
+      volumeName: 'n',
+      volumeId: '5b8a2a5e-8f0a-4c8e-9a4f-0c7d3f2b1a99',
+      nodeId: 'x',
+    });
     expect(env).toMatchObject({ DHV_OPERATION: 'create', DHV_PARAMETERS: 'null', DHV_CAPACITY_MIN_BYTES: '0' });
     expect(Object.keys(env).every((k) => k.startsWith('DHV_'))).toBe(true);
   });
@@ -25,6 +30,8 @@ describe('bench/lib.mjs', () => {
   });
 
   it('fails when the process fails, rather than timing a failure', async () => {
-    await expect(lib.timeProcess('/bin/sh', ['-c', 'echo nope >&2; exit 3'], { runs: 1, warmup: 0 })).rejects.toThrow(/failed \(exit status 3\): nope/);
+    await expect(lib.timeProcess('/bin/sh', ['-c', 'echo nope >&2; exit 3'], { runs: 1, warmup: 0 })).rejects.toThrow(
+      /failed \(exit status 3\): nope/,
+    );
   });
 });

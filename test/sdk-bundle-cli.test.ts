@@ -23,7 +23,11 @@ afterEach(async () => {
 const bundle = (...args: string[]) =>
   run(process.execPath, [BIN, ...args]).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
-    (err: { code: number; stdout: string; stderr: string }) => ({ code: err.code, stdout: err.stdout, stderr: err.stderr }),
+    (err: { code: number; stdout: string; stderr: string }) => ({
+      code: err.code,
+      stdout: err.stdout,
+      stderr: err.stderr,
+    }),
   );
 
 describe('dhv-bundle', () => {
@@ -31,7 +35,9 @@ describe('dhv-bundle', () => {
     const out = join(dir, 'demo');
     const result = await bundle(ENTRY, out);
     expect(result.code).toBe(0);
-    expect(result.stdout).toBe(`built ${out} (${(await stat(out)).size} bytes, runs ${process.execPath} or the first node found)\n`);
+    expect(result.stdout).toBe(
+      `built ${out} (${(await stat(out)).size} bytes, runs ${process.execPath} or the first node found)\n`,
+    );
     expect((await stat(out)).mode & 0o777).toBe(0o755);
   });
 

@@ -31,18 +31,32 @@ afterAll(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
-const request = (over: Record<string, unknown> = {}) => ({ volumesDir, volumeName: 'data', volumeId: VOLUME_ID, nodeId: 'node-1', ...over });
+const request = (over: Record<string, unknown> = {}) => ({
+  volumesDir,
+  volumeName: 'data',
+  volumeId: VOLUME_ID,
+  nodeId: 'node-1',
+  ...over,
+});
 
 describe('a plugin written with definePlugin, bundled to one file, run as a Nomad agent runs it', () => {
   it('is one executable file whose launcher needs no PATH', async () => {
     const info = await stat(plugin);
     expect(info.mode & 0o111).not.toBe(0);
-    expect((await readFile(plugin, 'utf8')).split('\n').slice(0, 2)).toEqual(['#!/bin/sh', expect.stringContaining(`for n in '${process.execPath}' `)]);
+    expect((await readFile(plugin, 'utf8')).split('\n').slice(0, 2)).toEqual([
+      '#!/bin/sh',
+      expect.stringContaining(`for n in '${process.execPath}' `),
+    ]);
   });
 
   it('fingerprints under the agent environment (only DHV_OPERATION)', async () => {
     // A generous timeout: this is about the environment, and a loaded CI machine starts node slowly.
-    expect(await execPlugin(plugin, 'fingerprint', {}, { timeoutMs: 10_000 })).toMatchObject({ version: '0.3.0', rawVersion: '0.3', stdout: '{"version":"0.3"}\n', stderr: '' });
+    expect(await execPlugin(plugin, 'fingerprint', {}, { timeoutMs: 10_000 })).toMatchObject({
+      version: '0.3.0',
+      rawVersion: '0.3',
+      stdout: '{"version":"0.3"}\n',
+      stderr: '',
+    });
   });
 
   it('creates the volume, idempotently, with its log on stderr and one JSON document on stdout', async () => {
@@ -63,7 +77,9 @@ describe('a plugin written with definePlugin, bundled to one file, run as a Noma
   });
 
   it("fails with the plugin's own message, as the agent would show it", async () => {
-    const err = await execPlugin(plugin, 'create', request({ parameters: { fail: 'on purpose' } })).catch((e: unknown) => e);
+    const err = await execPlugin(plugin, 'create', request({ parameters: { fail: 'on purpose' } })).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(PluginError);
     expect(err).toMatchObject({
       code: 'PLUGIN_FAILED',
@@ -80,21 +96,37 @@ describe('a plugin written with definePlugin, bundled to one file, run as a Noma
   });
 
   it('reports every problem of an invalid environment with exit status 2', async () => {
-    const run = await spawnPlugin(plugin, ['create'], { DHV_OPERATION: 'create' }, { timeoutMs: 10_000, maxOutputBytes: 1 << 20 });
+    const run = await spawnPlugin(
+      plugin,
+      ['create'],
+      { DHV_OPERATION: 'create' },
+      { timeoutMs: 10_000, maxOutputBytes: 1 << 20 },
+    );
     expect(run.exitCode).toBe(2);
     const { error } = JSON.parse(run.stdout.toString()) as { error: string };
     expect(error).toMatch(/^invalid create request: DHV_VOLUMES_DIR is missing; .*DHV_PARAMETERS is missing$/);
   });
 
   it('refuses an unknown operation with exit status 2', async () => {
-    const run = await spawnPlugin(plugin, ['resize'], { DHV_OPERATION: 'resize' }, { timeoutMs: 10_000, maxOutputBytes: 1 << 20 });
+    const run = await spawnPlugin(
+      plugin,
+      ['resize'],
+      { DHV_OPERATION: 'resize' },
+      { timeoutMs: 10_000, maxOutputBytes: 1 << 20 },
+    );
     expect(run.exitCode).toBe(2);
-    expect(JSON.parse(run.stdout.toString())).toEqual({ error: 'unknown operation "resize"; expected one of: fingerprint, create, delete' });
+    expect(JSON.parse(run.stdout.toString())).toEqual({
+      error: 'unknown operation "resize"; expected one of: fingerprint, create, delete',
+    });
   });
 
   it('turns an exception thrown outside the handler (in a timer) into {"error"} and exit 1', async () => {
     const err = await execPlugin(plugin, 'create', request({ parameters: { crash: 'yes' } })).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'PLUGIN_FAILED', exitCode: 1, pluginMessage: 'unexpected failure: crashed in a timer' });
+    expect(err).toMatchObject({
+      code: 'PLUGIN_FAILED',
+      exitCode: 1,
+      pluginMessage: 'unexpected failure: crashed in a timer',
+    });
     expect((err as PluginError).stdout).not.toMatch(/\n\s+at /);
   });
 
@@ -119,9 +151,16 @@ describe('a plugin written with definePlugin, bundled to one file, run as a Noma
   it('fails, rather than exiting 0 with no answer, when a handler waits on a promise nothing can settle', async () => {
     // Its fingerprint's signal fires at 800 ms; after that nothing is left to wait for.
     const stuck = join(work, 'plugins', 'stuck');
-    await bundlePlugin({ entry: fileURLToPath(new URL('./fixtures/sdk/stuck-plugin.ts', import.meta.url)), outfile: stuck });
+    await bundlePlugin({
+      entry: fileURLToPath(new URL('./fixtures/sdk/stuck-plugin.ts', import.meta.url)),
+      outfile: stuck,
+    });
     const err = await execPlugin(stuck, 'fingerprint', {}, { timeoutMs: 10_000 }).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'PLUGIN_FAILED', exitCode: 1, pluginMessage: expect.stringMatching(/^fingerprint never finished/) });
+    expect(err).toMatchObject({
+      code: 'PLUGIN_FAILED',
+      exitCode: 1,
+      pluginMessage: expect.stringMatching(/^fingerprint never finished/),
+    });
   });
 });
 
@@ -149,7 +188,11 @@ describe('a bundled plugin whose modules misbehave while loading', () => {
   it('answers {"error"} with exit status 1 when a module throws while loading', async () => {
     const loud = await bundled('loud-plugin.ts', 'loud');
     const err = await execPlugin(loud, 'create', request({ volumeName: 'explode' })).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'PLUGIN_FAILED', exitCode: 1, pluginMessage: 'the plugin failed to load: configuration is broken' });
+    expect(err).toMatchObject({
+      code: 'PLUGIN_FAILED',
+      exitCode: 1,
+      pluginMessage: 'the plugin failed to load: configuration is broken',
+    });
     expect((err as PluginError).stdout).not.toMatch(/\n\s+at /);
     expect((err as PluginError).stderr).toMatch(/\n\s+at /);
   });
@@ -157,6 +200,10 @@ describe('a bundled plugin whose modules misbehave while loading', () => {
   it('answers {"error"} with exit status 2 when the entry has no default export', async () => {
     const forgetful = await bundled('no-default.ts', 'forgetful');
     const err = await execPlugin(forgetful, 'fingerprint', {}, { timeoutMs: 10_000 }).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'PLUGIN_FAILED', exitCode: 2, pluginMessage: 'the plugin entry has no default export from definePlugin' });
+    expect(err).toMatchObject({
+      code: 'PLUGIN_FAILED',
+      exitCode: 2,
+      pluginMessage: 'the plugin entry has no default export from definePlugin',
+    });
   });
 });

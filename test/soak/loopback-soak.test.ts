@@ -30,7 +30,8 @@ const PARALLEL = 8;
 const MiB = 1024 * 1024;
 
 describe.skipIf(
-  !soakRequested || skipUnless('the dhv-loopback soak', loopDevices(), tool('mkfs.ext4', 'e2fsprogs'), tool('mkfs.xfs', 'xfsprogs')),
+  !soakRequested ||
+    skipUnless('the dhv-loopback soak', loopDevices(), tool('mkfs.ext4', 'e2fsprogs'), tool('mkfs.xfs', 'xfsprogs')),
 )(`dhv-loopback soak: ${CYCLES} create/delete cycles, ${PARALLEL} in parallel`, () => {
   let sandbox: string;
   let volumesDir: string;
@@ -48,7 +49,10 @@ describe.skipIf(
   });
 
   it('leaves no loop device, mount, image or directory, and a cycle takes as long at the end as at the start', async () => {
-    const cycles = Array.from({ length: CYCLES }, (_, i) => `${(0x10000000 + i).toString(16)}-0000-4000-8000-${String(i).padStart(12, '0')}`);
+    const cycles = Array.from(
+      { length: CYCLES },
+      (_, i) => `${(0x10000000 + i).toString(16)}-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    );
     const started = performance.now();
     const failures: string[] = [];
     // Every cycle settles, failed or not, so nothing is still running when the checks (and cleanup) start.
@@ -58,7 +62,11 @@ describe.skipIf(
       // ext4 and xfs in turn; xfs will not make a filesystem under 300 MB (sparse, so cheap).
       const xfs = i % 2 === 1;
       try {
-        const created = await execPlugin(executable, 'create', { ...request, capacityMinBytes: (xfs ? 320 : 16 + (i % 4) * 8) * MiB, parameters: xfs ? { fs: 'xfs' } : null });
+        const created = await execPlugin(executable, 'create', {
+          ...request,
+          capacityMinBytes: (xfs ? 320 : 16 + (i % 4) * 8) * MiB,
+          parameters: xfs ? { fs: 'xfs' } : null,
+        });
         if (created.path !== join(volumesDir, volumeId)) failures.push(`cycle ${i}: create returned ${created.path}`);
         await execPlugin(executable, 'delete', { ...request, createdPath: created.path });
       } catch (err) {

@@ -29,11 +29,19 @@ export interface CheckRun {
 export async function dhvCheck(plugin: string, args: string[] = []): Promise<CheckRun> {
   const scratch = await mkdtemp(join(tmpdir(), 'dhv-check-test-'));
   try {
-    const { exitCode, stdout, stderr } = await run(process.execPath, [DHV, 'check', plugin, '--json', '--volumes-dir', scratch, ...args], {
-      maxBuffer: 16 * 1024 * 1024,
-    }).then(
+    const { exitCode, stdout, stderr } = await run(
+      process.execPath,
+      [DHV, 'check', plugin, '--json', '--volumes-dir', scratch, ...args],
+      {
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    ).then(
       (r) => ({ exitCode: 0, ...r }),
-      (err: { code: number; stdout: string; stderr: string }) => ({ exitCode: err.code, stdout: err.stdout, stderr: err.stderr }),
+      (err: { code: number; stdout: string; stderr: string }) => ({
+        exitCode: err.code,
+        stdout: err.stdout,
+        stderr: err.stderr,
+      }),
     );
     return {
       exitCode,

@@ -8,8 +8,12 @@ import { dataDirLayout } from '@dhv/harness';
 
 /** The real `dhv` executable; tests run it as a separate process, as a user would. */
 export const DHV_BIN = resolve(fileURLToPath(new URL('../../packages/harness/bin/run.js', import.meta.url)));
-export const REFERENCE_MKDIR = resolve(fileURLToPath(new URL('../../packages/plugin-mkdir/dist/dhv-mkdir', import.meta.url)));
-export const REFERENCE_LOOPBACK = resolve(fileURLToPath(new URL('../../packages/plugin-loopback/dist/dhv-loopback', import.meta.url)));
+export const REFERENCE_MKDIR = resolve(
+  fileURLToPath(new URL('../../packages/plugin-mkdir/dist/dhv-mkdir', import.meta.url)),
+);
+export const REFERENCE_LOOPBACK = resolve(
+  fileURLToPath(new URL('../../packages/plugin-loopback/dist/dhv-loopback', import.meta.url)),
+);
 
 export interface DhvRun {
   code: number;
@@ -49,7 +53,13 @@ export async function tempAgent(options: { config?: (dir: string) => string } = 
     configFile = join(dir, 'agent.hcl');
     await writeFile(configFile, options.config(dir));
   }
-  const argv = (args: string[]) => [DHV_BIN, ...args, '--data-dir', dataDir, ...(configFile ? ['--config', configFile] : [])];
+  const argv = (args: string[]) => [
+    DHV_BIN,
+    ...args,
+    '--data-dir',
+    dataDir,
+    ...(configFile ? ['--config', configFile] : []),
+  ];
   const env = () => {
     const e = { ...process.env };
     delete e.DHV_DATA_DIR;
@@ -63,10 +73,19 @@ export async function tempAgent(options: { config?: (dir: string) => string } = 
     ...(configFile ? { config: configFile } : {}),
     dhv: (...args) =>
       new Promise((done) => {
-        execFile(process.execPath, argv(args), { cwd: dir, env: env(), maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-          const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
-          done({ code, stdout, stderr });
-        });
+        execFile(
+          process.execPath,
+          argv(args),
+          { cwd: dir, env: env(), maxBuffer: 64 * 1024 * 1024 },
+          (err, stdout, stderr) => {
+            const code = err
+              ? typeof (err as { code?: unknown }).code === 'number'
+                ? (err as { code: number }).code
+                : 1
+              : 0;
+            done({ code, stdout, stderr });
+          },
+        );
       }),
     async json(...args) {
       const run = await agent.dhv(...args, '--json');
@@ -93,7 +112,10 @@ export async function tempAgent(options: { config?: (dir: string) => string } = 
     async cleanup() {
       for (const child of children) child.kill('SIGKILL');
       await releaseEverythingBelow(dir).catch(() => {});
-      const left = [...(await mountsAtOrBelow(dir)).map((m) => m.mountPoint), ...(await loopDevicesBackedBelow(dir)).map((l) => l.device)];
+      const left = [
+        ...(await mountsAtOrBelow(dir)).map((m) => m.mountPoint),
+        ...(await loopDevicesBackedBelow(dir)).map((l) => l.device),
+      ];
       await rm(dir, { recursive: true, force: true });
       if (left.length > 0) throw new Error(`left behind: ${left.join(', ')}`);
     },

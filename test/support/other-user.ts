@@ -43,7 +43,9 @@ export function checkoutViewForOtherUser(): Requirement | undefined {
   const missing = root() ?? tool('setpriv', 'util-linux') ?? tool('unshare', 'util-linux');
   if (missing) return missing;
   const mode = statSync(REPO_ROOT).mode;
-  return (mode & 0o005) === 0o005 ? undefined : { missing: `a checkout folder others may enter (chmod o+rx ${REPO_ROOT})` };
+  return (mode & 0o005) === 0o005
+    ? undefined
+    : { missing: `a checkout folder others may enter (chmod o+rx ${REPO_ROOT})` };
 }
 
 /**

@@ -62,14 +62,25 @@ export async function snapshotTree(root: string): Promise<TreeEntry[]> {
   const entries: TreeEntry[] = [];
   const visit = async (path: string, rel: string): Promise<void> => {
     const info = await lstat(path);
-    const base = { path: rel || '.', mode: (info.mode & 0o7777).toString(8).padStart(4, '0'), uid: info.uid, gid: info.gid };
+    const base = {
+      path: rel || '.',
+      mode: (info.mode & 0o7777).toString(8).padStart(4, '0'),
+      uid: info.uid,
+      gid: info.gid,
+    };
     if (info.isSymbolicLink()) {
       entries.push({ ...base, type: 'symlink', content: `-> ${await readlink(path)}` });
     } else if (info.isDirectory()) {
       entries.push({ ...base, type: 'dir', content: '' });
       for (const name of (await readdir(path)).sort()) await visit(join(path, name), rel ? `${rel}/${name}` : name);
     } else if (info.isFile()) {
-      entries.push({ ...base, type: 'file', content: createHash('sha256').update(await readFile(path)).digest('hex') });
+      entries.push({
+        ...base,
+        type: 'file',
+        content: createHash('sha256')
+          .update(await readFile(path))
+          .digest('hex'),
+      });
     } else {
       entries.push({ ...base, type: 'other', content: '' });
     }
@@ -171,7 +182,11 @@ export function pick<T>(random: () => number, items: readonly T[]): T {
 }
 
 /** Runs `fn` over `items` with at most `limit` running at once, keeping the order of results. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapLimit<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {
@@ -234,7 +249,10 @@ export interface DhvRun {
  * Runs the real `dhv` executable as a separate process. With `killAfterMs`, SIGKILLs it
  * at that moment unless it finished first, as a crash or an OOM kill would.
  */
-export function runDhv(args: readonly string[], options: { killAfterMs?: number; input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<DhvRun> {
+export function runDhv(
+  args: readonly string[],
+  options: { killAfterMs?: number; input?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<DhvRun> {
   const started = performance.now();
   return new Promise((resolveRun, reject) => {
     const child = spawn(process.execPath, [DHV_BIN, ...args], {
@@ -257,7 +275,14 @@ export function runDhv(args: readonly string[], options: { killAfterMs?: number;
     child.once('error', reject);
     child.once('close', (exitCode, signal) => {
       clearTimeout(timer);
-      resolveRun({ exitCode, signal, stdout, stderr, killed: killed && signal === 'SIGKILL', durationMs: performance.now() - started });
+      resolveRun({
+        exitCode,
+        signal,
+        stdout,
+        stderr,
+        killed: killed && signal === 'SIGKILL',
+        durationMs: performance.now() - started,
+      });
     });
   });
 }
@@ -268,7 +293,8 @@ export function processesMentioning(needle: string): number[] {
   for (const name of readdirSync('/proc')) {
     if (!/^[0-9]+$/.test(name) || Number(name) === process.pid) continue;
     try {
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(needle) && processAlive(Number(name))) pids.push(Number(name));
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8').includes(needle) && processAlive(Number(name)))
+        pids.push(Number(name));
     } catch {
       // gone
     }

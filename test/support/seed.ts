@@ -8,7 +8,11 @@ import { randomInt } from 'node:crypto';
 export function testSeed(envName: string, pinned: number, testFile: string): number {
   const given = process.env[envName];
   const seed =
-    given !== undefined && given !== '' ? Number(given) : process.env.DHV_RANDOM_SEEDS === '1' ? randomInt(1, 2 ** 31) : pinned;
+    given !== undefined && given !== ''
+      ? Number(given)
+      : process.env.DHV_RANDOM_SEEDS === '1'
+        ? randomInt(1, 2 ** 31)
+        : pinned;
   if (!Number.isSafeInteger(seed)) throw new Error(`${envName} must be an integer, got "${given}"`);
   console.log(`${envName}=${seed}; replay with: ${envName}=${seed} npx vitest run ${testFile}`);
   return seed;

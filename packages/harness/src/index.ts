@@ -6,15 +6,41 @@ export { AgentError, type AgentErrorCode } from './errors/agent-error.js';
 export { DhvError, UsageError } from './errors/dhv-error.js';
 export { EXIT_CODES, type ExitCode } from './errors/exit-codes.js';
 export { DEFAULT_DATA_DIR, dataDirLayout, type DataDirLayout } from './config/data-dir.js';
-export { loadAgentConfig, parseClientConfig, type AgentConfig, type AgentConfigInput, type StaticHostVolume } from './config/agent-config.js';
-export { readVolumeSpec, validateVolumeSpec, type VolumeSpec, type Capability, type Constraint } from './volume-specs/volume-spec.js';
+export {
+  loadAgentConfig,
+  parseClientConfig,
+  type AgentConfig,
+  type AgentConfigInput,
+  type StaticHostVolume,
+} from './config/agent-config.js';
+export {
+  readVolumeSpec,
+  validateVolumeSpec,
+  type VolumeSpec,
+  type Capability,
+  type Constraint,
+} from './volume-specs/volume-spec.js';
 export { ClientState, type VolumeRecord, type ClientCreateRequest } from './agent/client-state.js';
 export { applyHostVolumeUpdates, staticHostVolumes, type HostVolumeConfig } from './agent/host-volumes.js';
 export { DEFAULT_RESTORE_DEADLINE_MS } from './agent/restore.js';
 export { VolumeManager, type RestoreOutcome, type AgentLogLine } from './agent/volume-manager.js';
 export { simulateReboot, type RebootReport, type RebootScope } from './agent/reboot.js';
-export { fingerprintPlugins, isBuiltinPlugin, processPluginRunner, type Fingerprint, type PluginRunner } from './agent/plugins.js';
+export {
+  fingerprintPlugins,
+  isBuiltinPlugin,
+  processPluginRunner,
+  type Fingerprint,
+  type PluginRunner,
+} from './agent/plugins.js';
 export { runPluginOnce, type PluginRunInput, type PluginRunOutcome } from './agent/run-plugin-once.js';
-export { findOrphans, removeOrphan, collectOrphans, OrphanError, type Orphan, type OrphanKind, type GcReport } from './agent/orphans.js';
+export {
+  findOrphans,
+  removeOrphan,
+  collectOrphans,
+  OrphanError,
+  type Orphan,
+  type OrphanKind,
+  type GcReport,
+} from './agent/orphans.js';
 export type { HostVolume, VolumeState } from './agent/volume-view.js';
 export { runSeedStory, type DemoReport } from './demo/seed-story.js';

@@ -1,8 +1,22 @@
 import { chmod, chown, mkdir, rmdir, stat } from 'node:fs/promises';
-import { PluginFailure, formatSize, withVolumeLock, type CreateRequest, type CreateResponse, type HandlerContext } from '@dhv/sdk/plugin';
+import {
+  PluginFailure,
+  formatSize,
+  withVolumeLock,
+  type CreateRequest,
+  type CreateResponse,
+  type HandlerContext,
+} from '@dhv/sdk/plugin';
 import { parseParameters, type LoopbackParameters } from './parameters.js';
 import { provisionedSize } from './size.js';
-import { ensureStateDir, entryKind, expectDirectoryOrMissing, removeEmptyFolders, volumeLayout, type VolumeLayout } from './layout.js';
+import {
+  ensureStateDir,
+  entryKind,
+  expectDirectoryOrMissing,
+  removeEmptyFolders,
+  volumeLayout,
+  type VolumeLayout,
+} from './layout.js';
 import { checkHost, toolsFor } from './preflight.js';
 import { UndoStack } from './undo-stack.js';
 import { checkRoom, createSparseImage, imageSize, preallocate, publishImage, removeFile } from './image.js';
@@ -32,7 +46,11 @@ interface Job {
  * loop device and mounted at `<volumes dir>/<id>`. Whatever this call made is undone
  * when it fails.
  */
-export async function createVolume(request: CreateRequest, ctx: HandlerContext, options: CreateOptions = {}): Promise<CreateResponse> {
+export async function createVolume(
+  request: CreateRequest,
+  ctx: HandlerContext,
+  options: CreateOptions = {},
+): Promise<CreateResponse> {
   const layout = volumeLayout(request.volumesDir, request.volumeId);
   const params = parseParameters(request.parameters);
   const size = provisionedSize(request.capacityMinBytes, request.capacityMaxBytes);
@@ -74,7 +92,10 @@ export async function createVolume(request: CreateRequest, ctx: HandlerContext, 
 /** A create cut short by the deadline (or SIGTERM) says so, rather than "The operation was aborted". */
 function stopped(signal: AbortSignal, err: unknown): PluginFailure {
   const why = signal.reason instanceof Error ? signal.reason.message : String(signal.reason);
-  return new PluginFailure('ESTOPPED', `create stopped (${why}) and undid what it had made; the step under way was: ${err instanceof Error ? err.message : String(err)}`);
+  return new PluginFailure(
+    'ESTOPPED',
+    `create stopped (${why}) and undid what it had made; the step under way was: ${err instanceof Error ? err.message : String(err)}`,
+  );
 }
 
 async function provision(job: Job): Promise<CreateResponse> {
@@ -118,12 +139,18 @@ async function createNew(job: Job): Promise<CreateResponse> {
   await afterStep('loop-device');
 
   await makeMountPoint(job);
-  await mountVolume(job, device, params.mountOptions.filter((o) => o !== 'ro'));
+  await mountVolume(
+    job,
+    device,
+    params.mountOptions.filter((o) => o !== 'ro'),
+  );
 
   // Mounted writable even when `ro` is asked for, so the root directory can be set; then remounted.
   await chmod(layout.mountPath, params.mode);
-  if (params.uid !== undefined || params.gid !== undefined) await chown(layout.mountPath, params.uid ?? -1, params.gid ?? -1);
-  if (params.mountOptions.includes('ro')) await mount('none', layout.mountPath, params.fs, ['remount', ...params.mountOptions], signal);
+  if (params.uid !== undefined || params.gid !== undefined)
+    await chown(layout.mountPath, params.uid ?? -1, params.gid ?? -1);
+  if (params.mountOptions.includes('ro'))
+    await mount('none', layout.mountPath, params.fs, ['remount', ...params.mountOptions], signal);
   await afterStep('root-directory');
   ctx.log(`created ${params.fs} volume ${layout.mountPath} (${formatSize(size)}) on ${device}`);
   return { path: layout.mountPath, bytes: size };
@@ -142,7 +169,10 @@ async function restore(job: Job, current: bigint): Promise<CreateResponse> {
     );
   }
   if (job.fsGiven && fs !== params.fs) {
-    throw new PluginFailure('EFSCHANGED', `the volume already holds an ${fs} filesystem; fs cannot change to ${params.fs} (delete and create the volume instead)`);
+    throw new PluginFailure(
+      'EFSCHANGED',
+      `the volume already holds an ${fs} filesystem; fs cannot change to ${params.fs} (delete and create the volume instead)`,
+    );
   }
 
   const mounted = await mountsAt(layout.mountPath);
@@ -172,10 +202,22 @@ async function restore(job: Job, current: bigint): Promise<CreateResponse> {
     ctx.log(`mounted ${layout.imagePath} again at ${layout.mountPath} on ${device}`);
   }
 
-  const volume = { imagePath: layout.imagePath, mountPath: layout.mountPath, device, fs, mountOptions: params.mountOptions };
-  if (await finishInterruptedGrowth(volume, signal)) ctx.log(`finished growing ${layout.mountPath} to ${formatSize(current)}`);
+  const volume = {
+    imagePath: layout.imagePath,
+    mountPath: layout.mountPath,
+    device,
+    fs,
+    mountOptions: params.mountOptions,
+  };
+  if (await finishInterruptedGrowth(volume, signal))
+    ctx.log(`finished growing ${layout.mountPath} to ${formatSize(current)}`);
   if (size <= current) return { path: layout.mountPath, bytes: current };
-  await expandVolume({ ...volume, stateDir: layout.stateDir, from: current, to: size, preallocate: params.preallocate }, undo, job.afterStep, signal);
+  await expandVolume(
+    { ...volume, stateDir: layout.stateDir, from: current, to: size, preallocate: params.preallocate },
+    undo,
+    job.afterStep,
+    signal,
+  );
   ctx.log(`grew ${layout.mountPath} from ${formatSize(current)} to ${formatSize(size)}`);
   return { path: layout.mountPath, bytes: size };
 }
@@ -190,7 +232,11 @@ async function makeMountPoint({ layout, undo, afterStep }: Job): Promise<void> {
   await afterStep('mount-point');
 }
 
-async function mountVolume({ layout, params, undo, afterStep, ctx }: Job, device: string, options: string[]): Promise<void> {
+async function mountVolume(
+  { layout, params, undo, afterStep, ctx }: Job,
+  device: string,
+  options: string[],
+): Promise<void> {
   await mount(device, layout.mountPath, params.fs, options, ctx.signal);
   undo.push(`mount ${device} at ${layout.mountPath}`, () => unmount(layout.mountPath));
   await afterStep('mount');

@@ -1,6 +1,19 @@
 import { rm, rmdir, unlink } from 'node:fs/promises';
-import { PluginFailure, expectCreatedPath, withVolumeLock, type DeleteHandlerRequest, type HandlerContext } from '@dhv/sdk/plugin';
-import { ensureStateDir, entryKind, expectDirectoryOrMissing, removeEmptyFolders, volumeLayout, type VolumeLayout } from './layout.js';
+import {
+  PluginFailure,
+  expectCreatedPath,
+  withVolumeLock,
+  type DeleteHandlerRequest,
+  type HandlerContext,
+} from '@dhv/sdk/plugin';
+import {
+  ensureStateDir,
+  entryKind,
+  expectDirectoryOrMissing,
+  removeEmptyFolders,
+  volumeLayout,
+  type VolumeLayout,
+} from './layout.js';
 import { checkHost, toolsFor } from './preflight.js';
 import { deviceNumberOf, detachLoopDevice, loopDevicesFor } from './loop-device.js';
 import { mount, mountsAt, mountsBelow, mountsElsewhere, mountsInOtherNamespaces, unmount } from './mounts.js';
@@ -67,7 +80,13 @@ async function removeVolume(layout: VolumeLayout, ctx: HandlerContext): Promise<
   const held = await mountsInOtherNamespaces(ours);
   if (held.length > 0) {
     const [first] = mounted;
-    if (first) await mount(first.source, layout.mountPath, first.fsType, first.options.filter((o) => o === 'ro' || (MOUNT_OPTIONS as readonly string[]).includes(o)));
+    if (first)
+      await mount(
+        first.source,
+        layout.mountPath,
+        first.fsType,
+        first.options.filter((o) => o === 'ro' || (MOUNT_OPTIONS as readonly string[]).includes(o)),
+      );
     throw inUse(held.map((m) => `${m.mountPoint} (in the mount namespace of process ${m.pid})`));
   }
   for (const device of devices) await detachLoopDevice(device, signal);
@@ -96,7 +115,11 @@ async function removeMountPoint(path: string): Promise<void> {
     // Files written while the volume was not mounted. Never recurse into another mount.
     const below = await mountsBelow(path);
     if (below.length > 0) {
-      throw new PluginFailure('EMOUNTED', `${path} still has ${below[0]!.mountPoint} mounted inside it; unmount it and delete again`, { path });
+      throw new PluginFailure(
+        'EMOUNTED',
+        `${path} still has ${below[0]!.mountPoint} mounted inside it; unmount it and delete again`,
+        { path },
+      );
     }
     await rm(path, { recursive: true, force: true });
   }

@@ -33,7 +33,12 @@ export const growthMarker = (imagePath: string) => `${imagePath}.growing`;
  * Grows a mounted volume's image, then its filesystem, keeping the data. Never shrinks.
  * Until the filesystem has grown, a failure puts the image back to its old size.
  */
-export async function expandVolume(e: Expansion, undo: UndoStack, afterStep: StepHook, signal?: AbortSignal): Promise<void> {
+export async function expandVolume(
+  e: Expansion,
+  undo: UndoStack,
+  afterStep: StepHook,
+  signal?: AbortSignal,
+): Promise<void> {
   await checkRoom(e.stateDir, e.to - e.from, `growing the volume from ${formatSize(e.from)} to ${formatSize(e.to)}`);
   const marker = growthMarker(e.imagePath);
   let filesystemGrown = false;
@@ -58,7 +63,13 @@ export async function expandVolume(e: Expansion, undo: UndoStack, afterStep: Ste
 /** Finishes a growth a killed create left half done (the image grew, the filesystem may not have). */
 export async function finishInterruptedGrowth(v: MountedVolume, signal?: AbortSignal): Promise<boolean> {
   const marker = growthMarker(v.imagePath);
-  if (!(await access(marker).then(() => true, () => false))) return false;
+  if (
+    !(await access(marker).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return false;
   await refreshLoopCapacity(v.device, signal);
   await growFilesystem(v, `finish growing ${v.mountPath} (a create was interrupted while growing it)`, signal);
   await removeFile(marker);
@@ -76,7 +87,9 @@ async function growFilesystem(v: MountedVolume, what: string, signal?: AbortSign
     return;
   } catch (online) {
     if (v.fs === 'xfs' || signal?.aborted) {
-      throw new PluginFailure('EEXPAND', `cannot ${what}: growing the xfs filesystem failed: ${firstLine(online)}`, { mountPath: v.mountPath });
+      throw new PluginFailure('EEXPAND', `cannot ${what}: growing the xfs filesystem failed: ${firstLine(online)}`, {
+        mountPath: v.mountPath,
+      });
     }
     try {
       await unmount(v.mountPath, signal);

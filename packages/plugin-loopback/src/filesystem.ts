@@ -44,7 +44,7 @@ export async function checkFilesystem(fs: FilesystemType, device: string, signal
     else await tool('xfs_repair', ['-n', device], signal);
   } catch (err) {
     const exitCode = err instanceof PluginFailure ? err.details.exitCode : undefined;
-    const stderr = String(err instanceof PluginFailure ? err.details.stderr ?? '' : '');
+    const stderr = String(err instanceof PluginFailure ? (err.details.stderr ?? '') : '');
     // e2fsck: 1 = errors corrected, 2 = corrected, reboot advised (for the root fs only).
     if (fs === 'ext4' && (exitCode === 1 || exitCode === 2)) return;
     if (fs === 'xfs' && /log/i.test(stderr) && /replay/i.test(stderr)) return;
@@ -57,7 +57,12 @@ export async function checkFilesystem(fs: FilesystemType, device: string, signal
 }
 
 /** Grows the filesystem on a mounted volume to fill its (already grown) loop device. */
-export async function growFilesystemOnline(fs: FilesystemType, device: string, mountPath: string, signal?: AbortSignal): Promise<void> {
+export async function growFilesystemOnline(
+  fs: FilesystemType,
+  device: string,
+  mountPath: string,
+  signal?: AbortSignal,
+): Promise<void> {
   if (fs === 'xfs') await tool('xfs_growfs', [mountPath], signal);
   else await tool('resize2fs', [device], signal);
 }

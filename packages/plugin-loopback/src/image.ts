@@ -25,7 +25,11 @@ export async function checkRoom(dir: string, needed: bigint, what: string): Prom
  * disk until the filesystem uses it. O_EXCL and O_NOFOLLOW refuse anything already there.
  */
 export async function createSparseImage(path: string, size: bigint): Promise<void> {
-  const handle = await open(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
+  const handle = await open(
+    path,
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+    0o600,
+  );
   try {
     await handle.truncate(Number(size));
   } finally {
@@ -48,7 +52,11 @@ export async function imageSize(path: string): Promise<bigint | undefined> {
     throw err;
   }
   if (!stats.isFile()) {
-    throw new PluginFailure('EUNSAFEPATH', `refusing to use ${path} as a volume image: it is not a regular file; remove it and try again`, { path });
+    throw new PluginFailure(
+      'EUNSAFEPATH',
+      `refusing to use ${path} as a volume image: it is not a regular file; remove it and try again`,
+      { path },
+    );
   }
   return stats.size;
 }

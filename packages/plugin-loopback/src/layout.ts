@@ -87,9 +87,13 @@ export async function ensureStateDir(layout: VolumeLayout): Promise<MadeFolders>
     );
     await chmod(layout.volumesDir, VOLUMES_DIR_MODE);
   } else if (!volumesDir.isDirectory()) {
-    throw new PluginFailure('EVOLUMESDIR', `volumes dir ${layout.volumesDir} (${ENV.volumesDir}) exists but is not a directory`, {
-      volumesDir: layout.volumesDir,
-    });
+    throw new PluginFailure(
+      'EVOLUMESDIR',
+      `volumes dir ${layout.volumesDir} (${ENV.volumesDir}) exists but is not a directory`,
+      {
+        volumesDir: layout.volumesDir,
+      },
+    );
   }
   await expectDirectoryOrMissing(layout.stateDir, 'image folder');
   await mkdir(layout.stateDir, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {

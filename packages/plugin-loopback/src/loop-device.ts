@@ -47,7 +47,11 @@ export async function attachLoopDevice(imagePath: string, signal?: AbortSignal):
     } catch (err) {
       if (signal?.aborted) throw err;
       lastError = err;
-      if (!/busy|failed to set up loop device|could not find any free loop device/i.test(String((err as PluginFailure).details?.stderr ?? ''))) {
+      if (
+        !/busy|failed to set up loop device|could not find any free loop device/i.test(
+          String((err as PluginFailure).details?.stderr ?? ''),
+        )
+      ) {
         throw loopFailure(imagePath, err);
       }
     }

@@ -6,7 +6,13 @@ import { tool } from './tools.js';
 export type { MountEntry };
 export { mountsAt, mountsBelow } from '@dhv/sdk/host';
 
-export async function mount(device: string, path: string, fsType: string, options: readonly string[], signal?: AbortSignal): Promise<void> {
+export async function mount(
+  device: string,
+  path: string,
+  fsType: string,
+  options: readonly string[],
+  signal?: AbortSignal,
+): Promise<void> {
   await tool('mount', ['-t', fsType, ...(options.length > 0 ? ['-o', options.join(',')] : []), device, path], signal);
 }
 

@@ -14,11 +14,27 @@ const problemsOf = (parameters: Record<string, string>) => {
 
 describe('loopback parameters', () => {
   it('defaults to ext4, mode 0700, owner unchanged, no mount options, a sparse image', () => {
-    expect(parseParameters(null)).toEqual({ fs: 'ext4', mode: 0o700, uid: undefined, gid: undefined, mountOptions: [], preallocate: false });
+    expect(parseParameters(null)).toEqual({
+      fs: 'ext4',
+      mode: 0o700,
+      uid: undefined,
+      gid: undefined,
+      mountOptions: [],
+      preallocate: false,
+    });
   });
 
   it('reads every parameter', () => {
-    expect(parseParameters({ fs: 'xfs', mode: '1777', uid: '1000', gid: '-1', mount_options: 'noexec, nodev,noexec', preallocate: 'true' })).toEqual({
+    expect(
+      parseParameters({
+        fs: 'xfs',
+        mode: '1777',
+        uid: '1000',
+        gid: '-1',
+        mount_options: 'noexec, nodev,noexec',
+        preallocate: 'true',
+      }),
+    ).toEqual({
       fs: 'xfs',
       mode: 0o1777,
       uid: 1000,
@@ -29,7 +45,14 @@ describe('loopback parameters', () => {
   });
 
   it('names every unknown parameter and every bad value in one error', () => {
-    const problems = problemsOf({ size: '1G', fs: 'btrfs', mode: '0999', uid: 'root', mount_options: 'ro,suid,exec', preallocate: 'yes' });
+    const problems = problemsOf({
+      size: '1G',
+      fs: 'btrfs',
+      mode: '0999',
+      uid: 'root',
+      mount_options: 'ro,suid,exec',
+      preallocate: 'yes',
+    });
     expect(problems).toEqual([
       expect.stringMatching(/unknown parameter "size"/),
       expect.stringMatching(/fs must be one of ext4, xfs, got "btrfs"/),

@@ -1,4 +1,10 @@
-import { DEFAULT_VOLUME_MODE, PluginFailure, parseModeParameter, parseOwnerParameter, type Parameters } from '@dhv/sdk/plugin';
+import {
+  DEFAULT_VOLUME_MODE,
+  PluginFailure,
+  parseModeParameter,
+  parseOwnerParameter,
+  type Parameters,
+} from '@dhv/sdk/plugin';
 
 export const FILESYSTEMS = ['ext4', 'xfs'] as const;
 export type FilesystemType = (typeof FILESYSTEMS)[number];
@@ -24,10 +30,18 @@ export const PARAMETER_NAMES = ['fs', 'mode', 'uid', 'gid', 'mount_options', 'pr
 export function parseParameters(parameters: Parameters | null): LoopbackParameters {
   const given = parameters ?? {};
   const problems: string[] = [];
-  const result: LoopbackParameters = { fs: 'ext4', mode: DEFAULT_VOLUME_MODE, uid: undefined, gid: undefined, mountOptions: [], preallocate: false };
+  const result: LoopbackParameters = {
+    fs: 'ext4',
+    mode: DEFAULT_VOLUME_MODE,
+    uid: undefined,
+    gid: undefined,
+    mountOptions: [],
+    preallocate: false,
+  };
 
   const unknown = Object.keys(given).filter((key) => !(PARAMETER_NAMES as readonly string[]).includes(key));
-  for (const key of unknown) problems.push(`unknown parameter ${JSON.stringify(key)} (known: ${PARAMETER_NAMES.join(', ')})`);
+  for (const key of unknown)
+    problems.push(`unknown parameter ${JSON.stringify(key)} (known: ${PARAMETER_NAMES.join(', ')})`);
 
   if (given.fs !== undefined) {
     if ((FILESYSTEMS as readonly string[]).includes(given.fs)) result.fs = given.fs as FilesystemType;
@@ -45,7 +59,10 @@ export function parseParameters(parameters: Parameters | null): LoopbackParamete
     else problems.push(id.problem);
   }
   if (given.mount_options !== undefined) {
-    for (const option of given.mount_options.split(',').map((o) => o.trim()).filter((o) => o !== '')) {
+    for (const option of given.mount_options
+      .split(',')
+      .map((o) => o.trim())
+      .filter((o) => o !== '')) {
       if (!(MOUNT_OPTIONS as readonly string[]).includes(option)) {
         problems.push(`mount_options: ${JSON.stringify(option)} is not allowed (allowed: ${MOUNT_OPTIONS.join(', ')})`);
       } else if (!result.mountOptions.includes(option as MountOption)) {
@@ -54,7 +71,8 @@ export function parseParameters(parameters: Parameters | null): LoopbackParamete
     }
   }
   if (given.preallocate !== undefined) {
-    if (given.preallocate === 'true' || given.preallocate === 'false') result.preallocate = given.preallocate === 'true';
+    if (given.preallocate === 'true' || given.preallocate === 'false')
+      result.preallocate = given.preallocate === 'true';
     else problems.push(`preallocate must be "true" or "false", got ${JSON.stringify(given.preallocate)}`);
   }
 

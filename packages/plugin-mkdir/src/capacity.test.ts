@@ -26,8 +26,13 @@ describe('capacity', () => {
       err = e;
     }
     expect(err).toBeInstanceOf(PluginFailure);
-    expect(err).toMatchObject({ code: 'ECAPACITY', details: { free: 47n * 1024n * 1024n, capacityMinBytes: 100n * GiB } });
-    expect((err as Error).message).toContain('needs 100 GiB (107374182400 bytes), but the filesystem holding /srv/volumes has 47 MiB (49283072 bytes) free');
+    expect(err).toMatchObject({
+      code: 'ECAPACITY',
+      details: { free: 47n * 1024n * 1024n, capacityMinBytes: 100n * GiB },
+    });
+    expect((err as Error).message).toContain(
+      'needs 100 GiB (107374182400 bytes), but the filesystem holding /srv/volumes has 47 MiB (49283072 bytes) free',
+    );
   });
 
   it('reports an existing volume without checking capacity_min', () => {

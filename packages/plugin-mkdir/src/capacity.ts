@@ -12,7 +12,11 @@ export interface CapacityRequest {
  * create reports as `bytes`, capped at capacity_max. A volume that could not hold
  * capacity_min is refused.
  */
-export function provisionedBytes(free: bigint, { capacityMinBytes, capacityMaxBytes }: CapacityRequest, where: string): bigint {
+export function provisionedBytes(
+  free: bigint,
+  { capacityMinBytes, capacityMaxBytes }: CapacityRequest,
+  where: string,
+): bigint {
   if (free < capacityMinBytes) {
     throw new PluginFailure(
       'ECAPACITY',
@@ -38,6 +42,8 @@ export async function freeSpace(path: string): Promise<bigint> {
     return (await diskSpace(path)).free;
   } catch (err) {
     if (err instanceof PluginFailure) throw err;
-    throw new PluginFailure('EDISKSPACE', `could not measure the free space under ${path}: ${(err as Error).message}`, { path });
+    throw new PluginFailure('EDISKSPACE', `could not measure the free space under ${path}: ${(err as Error).message}`, {
+      path,
+    });
   }
 }

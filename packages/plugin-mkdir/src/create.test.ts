@@ -25,7 +25,11 @@ async function invokeCreate(capacityMinBytes: bigint, capacityMaxBytes: bigint) 
   dir = await mkdtemp(join(tmpdir(), 'dhv-mkdir-unit-'));
   const volumesDir = join(dir, 'volumes');
   await mkdir(volumesDir);
-  const env = buildEnvironment('create', { volumesDir, volumeId: VOLUME_ID, volumeName: 'v', nodeId: 'n', capacityMinBytes, capacityMaxBytes }, '/plugins/dhv-mkdir');
+  const env = buildEnvironment(
+    'create',
+    { volumesDir, volumeId: VOLUME_ID, volumeName: 'v', nodeId: 'n', capacityMinBytes, capacityMaxBytes },
+    '/plugins/dhv-mkdir',
+  );
   return { volumesDir, result: await plugin.invoke({ argv: ['create'], env }) };
 }
 

@@ -1,6 +1,13 @@
 import type { Stats } from 'node:fs';
 import { dirname } from 'node:path';
-import { fsCalls, PluginFailure, volumePath, type CreateRequest, type CreateResponse, type HandlerContext } from '@dhv/sdk/plugin';
+import {
+  fsCalls,
+  PluginFailure,
+  volumePath,
+  type CreateRequest,
+  type CreateResponse,
+  type HandlerContext,
+} from '@dhv/sdk/plugin';
 import { freeSpace, provisionedBytes, reportedBytes } from './capacity.js';
 import { describeType, errnoOf, lstatIfExists, openDirectoryNoFollow } from './fs-safe.js';
 import { withVolumePathLock } from './lock.js';
@@ -22,7 +29,9 @@ export async function createVolume(request: CreateRequest, ctx: HandlerContext):
   const volumesDir = dirname(path);
   const volumesDirState = await inspectVolumesDir(volumesDir);
   // free space of the volumes dir, or of its parent when it is still to be made
-  const newVolumeBytes = (await lstatIfExists(path)) ? undefined : provisionedBytes(await freeSpace(volumesDir), request, volumesDir);
+  const newVolumeBytes = (await lstatIfExists(path))
+    ? undefined
+    : provisionedBytes(await freeSpace(volumesDir), request, volumesDir);
   if (volumesDirState === 'missing') await makeVolumesDir(volumesDir);
   return withVolumePathLock(path, ctx.signal, async () => {
     const existing = await lstatIfExists(path);
@@ -32,11 +41,16 @@ export async function createVolume(request: CreateRequest, ctx: HandlerContext):
     try {
       await mkdir(path, { mode: 0o700 });
     } catch (err) {
-      if (errnoOf(err) !== 'EEXIST') throw failure('EMKDIR', `could not create ${path}: ${(err as Error).message}`, path);
+      if (errnoOf(err) !== 'EEXIST')
+        throw failure('EMKDIR', `could not create ${path}: ${(err as Error).message}`, path);
       // Made by something that does not take our lock; judge it like any existing path.
       const raced = await lstatIfExists(path);
       if (raced) return useExisting(path, raced, request, ctx);
-      throw failure('EMKDIR', `could not create ${path}: it appeared and vanished while this create ran; try again`, path);
+      throw failure(
+        'EMKDIR',
+        `could not create ${path}: it appeared and vanished while this create ran; try again`,
+        path,
+      );
     }
     await applyOwnerAndMode(path, wanted);
     ctx.log(`created ${path} (mode ${formatMode(wanted.mode)}${ownerText(wanted)})`);
@@ -49,7 +63,12 @@ export async function createVolume(request: CreateRequest, ctx: HandlerContext):
  * (its own files already use part of the filesystem), even when the request asks for
  * another mode or owner. An operator who changed them on purpose keeps the change.
  */
-async function useExisting(path: string, stats: Stats, request: CreateRequest, ctx: HandlerContext): Promise<CreateResponse> {
+async function useExisting(
+  path: string,
+  stats: Stats,
+  request: CreateRequest,
+  ctx: HandlerContext,
+): Promise<CreateResponse> {
   if (stats.isSymbolicLink()) {
     throw failure(
       'ESYMLINK',
@@ -59,11 +78,17 @@ async function useExisting(path: string, stats: Stats, request: CreateRequest, c
     );
   }
   if (!stats.isDirectory()) {
-    throw failure('ENOTDIR', `${path} exists and is ${describeType(stats)}, not a directory; move it away and create the volume again`, path);
+    throw failure(
+      'ENOTDIR',
+      `${path} exists and is ${describeType(stats)}, not a directory; move it away and create the volume again`,
+      path,
+    );
   }
   const free = await freeSpace(path);
   if (free < request.capacityMinBytes) {
-    ctx.log(`${path} already exists; its filesystem has ${free} bytes free, less than capacity_min (${request.capacityMinBytes}); reporting it as it is`);
+    ctx.log(
+      `${path} already exists; its filesystem has ${free} bytes free, less than capacity_min (${request.capacityMinBytes}); reporting it as it is`,
+    );
   }
   return { path, bytes: reportedBytes(free, request) };
 }
@@ -96,7 +121,12 @@ async function applyOwnerAndMode(path: string, wanted: MkdirParameters): Promise
       () => 'the directory was removed again',
       (rmErr: Error) => `removing the directory again failed too (${rmErr.message}); remove ${path} by hand`,
     );
-    const what = step === 'chown' ? `change the owner of ${path} to${ownerText(wanted)}` : step === 'chmod' ? `set mode ${formatMode(wanted.mode)} on ${path}` : `open ${path}`;
+    const what =
+      step === 'chown'
+        ? `change the owner of ${path} to${ownerText(wanted)}`
+        : step === 'chmod'
+          ? `set mode ${formatMode(wanted.mode)} on ${path}`
+          : `open ${path}`;
     const code = step === 'chown' ? 'ECHOWN' : step === 'chmod' ? 'ECHMOD' : 'EMKDIR';
     throw failure(code, `could not ${what}: ${(err as Error).message}; ${removed}`, path);
   }

@@ -1,6 +1,12 @@
 import { rm, stat, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { expectCreatedPath, PluginFailure, volumePath, type DeleteHandlerRequest, type HandlerContext } from '@dhv/sdk/plugin';
+import {
+  expectCreatedPath,
+  PluginFailure,
+  volumePath,
+  type DeleteHandlerRequest,
+  type HandlerContext,
+} from '@dhv/sdk/plugin';
 import { errnoOf, lstatIfExists } from './fs-safe.js';
 import { withVolumePathLock } from './lock.js';
 import { mountPointsWithin } from './mounts.js';

@@ -21,7 +21,12 @@ afterEach(async () => {
 
 describe('mount points', () => {
   it('reads mount points from mountinfo, decoding octal escapes', () => {
-    expect(parseMountinfo(MOUNTINFO).map((m) => m.mountPoint)).toEqual(['/', '/srv/volumes/abc', '/srv/volumes/abc/inner dir', '/srv/volumes/abcdef']);
+    expect(parseMountinfo(MOUNTINFO).map((m) => m.mountPoint)).toEqual([
+      '/',
+      '/srv/volumes/abc',
+      '/srv/volumes/abc/inner dir',
+      '/srv/volumes/abcdef',
+    ]);
   });
 
   it('finds mount points at or below a directory, not beside it', async () => {
@@ -29,7 +34,10 @@ describe('mount points', () => {
     const mountinfo = join(dir, 'mountinfo');
     await writeFile(mountinfo, MOUNTINFO.replaceAll('/srv/volumes', dir));
     await mkdir(join(dir, 'abc'));
-    expect(await mountPointsWithin(join(dir, 'abc'), mountinfo)).toEqual([join(dir, 'abc'), join(dir, 'abc', 'inner dir')]);
+    expect(await mountPointsWithin(join(dir, 'abc'), mountinfo)).toEqual([
+      join(dir, 'abc'),
+      join(dir, 'abc', 'inner dir'),
+    ]);
   });
 
   it('finds nothing where /proc is not mounted', async () => {

@@ -31,9 +31,14 @@ describe('mkdir parameters', () => {
     expect(parseMkdirParameters({ mode }).mode).toBe(expected);
   });
 
-  it.each(['0800', '9', 'rwx', '', '0x1ff', '10000', '-700', '7 00', '0o'])('refuses mode %j, naming parameter and value', (mode) => {
-    expect(problemsOf({ mode })).toEqual([`parameter "mode" must be an octal permission such as "0750" (at most 7777), got ${JSON.stringify(mode)}`]);
-  });
+  it.each(['0800', '9', 'rwx', '', '0x1ff', '10000', '-700', '7 00', '0o'])(
+    'refuses mode %j, naming parameter and value',
+    (mode) => {
+      expect(problemsOf({ mode })).toEqual([
+        `parameter "mode" must be an octal permission such as "0750" (at most 7777), got ${JSON.stringify(mode)}`,
+      ]);
+    },
+  );
 
   it('reads uid and gid as numbers, "-1" as leave as is', () => {
     expect(parseMkdirParameters({ uid: '0', gid: '4294967294' })).toMatchObject({ uid: 0, gid: 4294967294 });

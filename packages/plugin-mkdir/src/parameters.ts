@@ -1,4 +1,11 @@
-import { DEFAULT_VOLUME_MODE, parseModeParameter, parseOwnerParameter, PluginFailure, type Parameters, type ParsedParameter } from '@dhv/sdk/plugin';
+import {
+  DEFAULT_VOLUME_MODE,
+  parseModeParameter,
+  parseOwnerParameter,
+  PluginFailure,
+  type Parameters,
+  type ParsedParameter,
+} from '@dhv/sdk/plugin';
 
 /** What a volume spec's `parameters` block may ask of dhv-mkdir. */
 export interface MkdirParameters {

@@ -68,11 +68,19 @@ export async function wrapPlugin(dir: string, executable: string, name: string, 
 
 export const newVolumeId = (): string => randomUUID();
 
-export function createRequest(volumesDir: string, volumeId: string, extra: Partial<RequestInput<'create'>> = {}): RequestInput<'create'> {
+export function createRequest(
+  volumesDir: string,
+  volumeId: string,
+  extra: Partial<RequestInput<'create'>> = {},
+): RequestInput<'create'> {
   return { volumesDir, volumeId, volumeName: `vol-${volumeId.slice(0, 8)}`, nodeId: NODE_ID, ...extra };
 }
 
-export function deleteRequest(volumesDir: string, volumeId: string, extra: Partial<RequestInput<'delete'>> = {}): RequestInput<'delete'> {
+export function deleteRequest(
+  volumesDir: string,
+  volumeId: string,
+  extra: Partial<RequestInput<'delete'>> = {},
+): RequestInput<'delete'> {
   return { volumesDir, volumeId, volumeName: `vol-${volumeId.slice(0, 8)}`, nodeId: NODE_ID, ...extra };
 }
 
@@ -92,14 +100,18 @@ export async function sandbox(prefix = 'dhv-mkdir-test-'): Promise<string> {
 }
 
 /** mode, owner and group of a path (not followed), and its entries when it is a directory. */
-export async function snapshot(path: string): Promise<{ mode: number; uid: number; gid: number; entries: Record<string, string> }> {
+export async function snapshot(
+  path: string,
+): Promise<{ mode: number; uid: number; gid: number; entries: Record<string, string> }> {
   const stats = await lstat(path);
   const entries: Record<string, string> = {};
   if (stats.isDirectory()) {
     for (const name of (await readdir(path)).sort()) {
       const child = join(path, name);
       const s = await lstat(child);
-      entries[name] = s.isFile() ? `file ${(s.mode & 0o7777).toString(8)} ${s.uid}:${s.gid} ${await readFile(child, 'utf8')}` : `${s.isDirectory() ? 'dir' : 'other'} ${(s.mode & 0o7777).toString(8)} ${s.uid}:${s.gid}`;
+      entries[name] = s.isFile()
+        ? `file ${(s.mode & 0o7777).toString(8)} ${s.uid}:${s.gid} ${await readFile(child, 'utf8')}`
+        : `${s.isDirectory() ? 'dir' : 'other'} ${(s.mode & 0o7777).toString(8)} ${s.uid}:${s.gid}`;
     }
   }
   return { mode: stats.mode & 0o7777, uid: stats.uid, gid: stats.gid, entries };

@@ -50,10 +50,14 @@ try {
     ...(values['no-minify'] ? { minify: false } : {}),
     ...(values['fixed-node'] ? { launcher: 'fixed' } : {}),
   });
-  const starts = result.launcher === 'fixed' ? `#!${result.interpreter}` : `runs ${result.interpreter} or the first node found`;
-  process.stdout.write(values.json ? `${JSON.stringify(result)}\n` : `built ${result.outfile} (${result.bytes} bytes, ${starts})\n`);
+  const starts =
+    result.launcher === 'fixed' ? `#!${result.interpreter}` : `runs ${result.interpreter} or the first node found`;
+  process.stdout.write(
+    values.json ? `${JSON.stringify(result)}\n` : `built ${result.outfile} (${result.bytes} bytes, ${starts})\n`,
+  );
 } catch (err) {
-  if (values.json) process.stdout.write(`${JSON.stringify({ error: err instanceof Error ? err.message : String(err) })}\n`);
+  if (values.json)
+    process.stdout.write(`${JSON.stringify({ error: err instanceof Error ? err.message : String(err) })}\n`);
   process.stderr.write(`dhv-bundle: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
 }

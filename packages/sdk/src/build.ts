@@ -43,7 +43,9 @@ export async function bundlePlugin(options: BundleOptions): Promise<BundleResult
   const outfile = resolve(options.outfile);
   const interpreter = options.nodePath ?? process.execPath;
   if (!interpreter.startsWith('/')) {
-    throw new Error(`the interpreter must be an absolute path (the agent gives plugins no PATH), got ${JSON.stringify(interpreter)}`);
+    throw new Error(
+      `the interpreter must be an absolute path (the agent gives plugins no PATH), got ${JSON.stringify(interpreter)}`,
+    );
   }
   await stat(entry).catch(() => {
     throw new Error(`plugin entry ${entry} does not exist`);
@@ -73,7 +75,8 @@ export async function bundlePlugin(options: BundleOptions): Promise<BundleResult
   await chmod(outfile, 0o755);
   const commonJsMarker = await keepCommonJsScope(outfile);
   const { size } = await stat(outfile);
-  const searchPath = launcher === 'search' ? [interpreter, ...NODE_SEARCH_PATHS.filter((p) => p !== interpreter)] : [interpreter];
+  const searchPath =
+    launcher === 'search' ? [interpreter, ...NODE_SEARCH_PATHS.filter((p) => p !== interpreter)] : [interpreter];
   return { outfile, bytes: size, interpreter, launcher, searchPath, ...(commonJsMarker ? { commonJsMarker } : {}) };
 }
 
@@ -87,7 +90,9 @@ async function loadEsbuild(): Promise<typeof import('esbuild')> {
   } catch (err) {
     if ((err as { code?: unknown }).code !== 'ERR_MODULE_NOT_FOUND') throw err;
     throw Object.assign(
-      new Error('Cannot find package \'esbuild\'\nbundling a plugin needs esbuild, an optional peer dependency of @dhv/sdk: npm install --save-dev esbuild'),
+      new Error(
+        "Cannot find package 'esbuild'\nbundling a plugin needs esbuild, an optional peer dependency of @dhv/sdk: npm install --save-dev esbuild",
+      ),
       { code: 'ESBUILD_MISSING' },
     );
   }
@@ -143,7 +148,11 @@ function deferSdkDynamicImports(build: typeof import('esbuild').build): EsbuildP
     setup(b) {
       b.onResolve({ filter: /.*/ }, async (args) => {
         if (args.kind !== 'dynamic-import' || !args.importer.startsWith(SDK_DIST)) return undefined;
-        const resolved = await b.resolve(args.path, { kind: 'require-call', resolveDir: args.resolveDir, importer: args.importer });
+        const resolved = await b.resolve(args.path, {
+          kind: 'require-call',
+          resolveDir: args.resolveDir,
+          importer: args.importer,
+        });
         if (resolved.errors.length > 0 || resolved.external) return undefined;
         return { path: resolved.path, namespace: DEFERRED };
       });

@@ -3,13 +3,35 @@
  * does, and decode what it prints. The protocol's names and types are in `@dhv/sdk`.
  */
 export { execPlugin, interpretRun, goRunError, NIL_VERSION_PANIC } from './client/exec-plugin.js';
-export type { ExecOptions, FingerprintResult, CreateResult, DeleteResult, ResultByOperation, PluginRef } from './client/exec-plugin.js';
+export type {
+  ExecOptions,
+  FingerprintResult,
+  CreateResult,
+  DeleteResult,
+  ResultByOperation,
+  PluginRef,
+} from './client/exec-plugin.js';
 export { spawnPlugin, DEFAULT_MAX_OUTPUT_BYTES, type SpawnOptions, type SpawnResult } from './client/spawn-plugin.js';
 export { buildEnvironment, type RequestInput } from './client/environment.js';
 export { PluginError, describeExit, goQuote, type PluginErrorCode, type PluginRunDetails } from './client/errors.js';
 export { resolvePlugin, openPlugin, closePluginHandle, type PluginHandle } from './client/resolve-plugin.js';
-export { discoverPlugins, BUILTIN_MKDIR_ID, type Discovery, type DiscoveredPlugin, type SkippedPlugin, type DiscoverOptions, type AgentLogLine } from './client/discover-plugins.js';
-export { decodeCreateOutput, decodeFingerprintOutput, decodeErrorOutput, type Decoded, type DecodedCreate, type DecodedFingerprint } from './protocol/decode.js';
+export {
+  discoverPlugins,
+  BUILTIN_MKDIR_ID,
+  type Discovery,
+  type DiscoveredPlugin,
+  type SkippedPlugin,
+  type DiscoverOptions,
+  type AgentLogLine,
+} from './client/discover-plugins.js';
+export {
+  decodeCreateOutput,
+  decodeFingerprintOutput,
+  decodeErrorOutput,
+  type Decoded,
+  type DecodedCreate,
+  type DecodedFingerprint,
+} from './protocol/decode.js';
 export {
   fingerprintResponseSchema,
   createResponseSchema,
@@ -17,5 +39,13 @@ export {
   errorResponseSchema,
   type ResponseByOperation,
 } from './protocol/response.js';
-export { parseGoJson, goMarshalStringMap, goMarshalString, goKeyMatches, goInt64, GoJsonSyntaxError, type GoJsonValue } from './go/json.js';
+export {
+  parseGoJson,
+  goMarshalStringMap,
+  goMarshalString,
+  goKeyMatches,
+  goInt64,
+  GoJsonSyntaxError,
+  type GoJsonValue,
+} from './go/json.js';
 export { decodeJson } from './protocol/bigint-json-decode.js';

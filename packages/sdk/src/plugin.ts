@@ -3,18 +3,50 @@
  * plugin's start-up is part of its 1 s fingerprint budget.
  */
 export { definePlugin, EXIT_FAILURE, EXIT_USAGE } from './runtime/define-plugin.js';
-export type { DeleteHandlerRequest, HandlerContext, Invocation, InvocationResult, Plugin, PluginDefinition } from './runtime/define-plugin.js';
+export type {
+  DeleteHandlerRequest,
+  HandlerContext,
+  Invocation,
+  InvocationResult,
+  Plugin,
+  PluginDefinition,
+} from './runtime/define-plugin.js';
 export { OPERATIONS, AGENT_TIMEOUT_MS, ABORT_MARGIN_MS, isOperation, type Operation } from './protocol/operations.js';
 export { ENV, REQUEST_FIELDS, NULL_PARAMETERS, type RequestField, type EnvName } from './protocol/variables.js';
 export { isUuid, UUID_PATTERN } from './protocol/uuid.js';
-export type { CreateRequest, DeleteRequest, FingerprintRequest, Parameters, RequestByOperation } from './protocol/request.js';
+export type {
+  CreateRequest,
+  DeleteRequest,
+  FingerprintRequest,
+  Parameters,
+  RequestByOperation,
+} from './protocol/request.js';
 export type { CreateResponse, FingerprintResponse, DeleteResponse, ErrorResponse } from './protocol/response.js';
 export { PluginFailure } from './helpers/errors.js';
 export { volumePath, expectCreatedPath, isStrictlyInside } from './helpers/paths.js';
-export { findTool, runTool, SYSTEM_DIRS, TOOL_ENV, type ToolResult, type RunToolOptions } from './helpers/system-tools.js';
+export {
+  findTool,
+  runTool,
+  SYSTEM_DIRS,
+  TOOL_ENV,
+  type ToolResult,
+  type RunToolOptions,
+} from './helpers/system-tools.js';
 export { diskSpace, type DiskSpace } from './helpers/disk-space.js';
 export * as fsCalls from './helpers/fs-calls.js';
-export { withVolumeLock, acquireVolumeLock, removeFreeLock, isFreeLock, type LockOptions } from './helpers/volume-lock.js';
-export { parseModeParameter, parseOwnerParameter, DEFAULT_VOLUME_MODE, MAX_OWNER_ID, type ParsedParameter } from './helpers/ownership.js';
+export {
+  withVolumeLock,
+  acquireVolumeLock,
+  removeFreeLock,
+  isFreeLock,
+  type LockOptions,
+} from './helpers/volume-lock.js';
+export {
+  parseModeParameter,
+  parseOwnerParameter,
+  DEFAULT_VOLUME_MODE,
+  MAX_OWNER_ID,
+  type ParsedParameter,
+} from './helpers/ownership.js';
 export { parseSize, formatSize, SizeError, INT64_MAX } from './go/humanize.js';
 export { parseGoVersion, isGoVersion, type GoVersion, type GoVersionResult } from './go/version.js';

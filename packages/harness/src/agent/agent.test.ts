@@ -11,7 +11,13 @@ let config: AgentConfig;
 let agents: Agent[] = [];
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'dhv-agent-'));
-  config = { dataDir: join(dir, 'data'), pluginDir: join(dir, 'plugins'), volumesDir: join(dir, 'volumes'), nodePool: 'default', hostVolumes: [] };
+  config = {
+    dataDir: join(dir, 'data'),
+    pluginDir: join(dir, 'plugins'),
+    volumesDir: join(dir, 'volumes'),
+    nodePool: 'default',
+    hostVolumes: [],
+  };
   await mkdir(config.pluginDir);
   // create blocks until the marker file disappears, recording its PID first.
   await writeFile(

@@ -6,9 +6,20 @@ import type { AgentConfig, StaticHostVolume } from '../config/agent-config.js';
 import type { VolumeSpec } from '../volume-specs/volume-spec.js';
 import { ClientState, type ClientCreateRequest, type VolumeRecord } from './client-state.js';
 import { AgentError } from '../errors/agent-error.js';
-import { applyHostVolumeUpdates, staticHostVolumes, type HostVolumeConfig, type HostVolumeUpdate } from './host-volumes.js';
+import {
+  applyHostVolumeUpdates,
+  staticHostVolumes,
+  type HostVolumeConfig,
+  type HostVolumeUpdate,
+} from './host-volumes.js';
 import { NameClaims } from './name-claims.js';
-import { loadNodeFacts, statesAfterNodeUpdate, updateNodeFacts, type NodeFacts, type VolumeState } from './node-facts.js';
+import {
+  loadNodeFacts,
+  statesAfterNodeUpdate,
+  updateNodeFacts,
+  type NodeFacts,
+  type VolumeState,
+} from './node-facts.js';
 import { loadNodeId } from './node-identity.js';
 import { placementProblem, updateProblem } from './placement.js';
 import { deleteRequestFor, type ClientDeleteRequest, type ClientRegisterRequest } from './plugin-requests.js';
@@ -16,7 +27,13 @@ import { processPluginRunner, type Fingerprint, type PluginRunner } from './plug
 import { simulateReboot, type RebootReport } from './reboot.js';
 import { DEFAULT_RESTORE_DEADLINE_MS, restoreWarnings } from './restore.js';
 import { VolumeHealth, type VolumeFailure } from './volume-health.js';
-import { VolumeManager, type AgentLogLine, type ClientCreateResponse, type ClientStateStore, type ServerVolume } from './volume-manager.js';
+import {
+  VolumeManager,
+  type AgentLogLine,
+  type ClientCreateResponse,
+  type ClientStateStore,
+  type ServerVolume,
+} from './volume-manager.js';
 import { toHostVolume, type HostVolume } from './volume-view.js';
 
 export interface AgentOptions {
@@ -124,19 +141,31 @@ export class Agent {
       await this.names.sweepFreeLocks();
       await this.names.clear();
       const fingerprint = await this.runner.discover(this.config.pluginDir, { signal: this.controller.signal });
-      const outcome = await this.manager().restore(options.restoreDeadlineMs ?? this.options.restoreDeadlineMs ?? DEFAULT_RESTORE_DEADLINE_MS);
+      const outcome = await this.manager().restore(
+        options.restoreDeadlineMs ?? this.options.restoreDeadlineMs ?? DEFAULT_RESTORE_DEADLINE_MS,
+      );
       if (this.controller.signal.aborted) {
-        throw new AgentError('AGENT_SHUT_DOWN', 'the agent shut down while restoring volumes; start it again to restore them');
+        throw new AgentError(
+          'AGENT_SHUT_DOWN',
+          'the agent shut down while restoring volumes; start it again to restore them',
+        );
       }
       // A volume deleted while restore ran (another dhv process) is not reported ready.
       const updates: HostVolumeUpdate[] = [];
-      for (const u of outcome.error ? [] : outcome.updates) if (u.volume === null || (await this.state.get(u.volume.ID))) updates.push(u);
-      const { hostVolumes, warnings: overrides } = applyHostVolumeUpdates(staticHostVolumes(options.staticVolumes ?? this.config.hostVolumes), updates);
+      for (const u of outcome.error ? [] : outcome.updates)
+        if (u.volume === null || (await this.state.get(u.volume.ID))) updates.push(u);
+      const { hostVolumes, warnings: overrides } = applyHostVolumeUpdates(
+        staticHostVolumes(options.staticVolumes ?? this.config.hostVolumes),
+        updates,
+      );
       const warnings = [...restoreWarnings(outcome), ...overrides];
       const at = new Date().toISOString();
       const failures = new Map<string, VolumeFailure>();
-      for (const f of outcome.failed) failures.set(f.record.ID, { error: f.error.message, code: f.error.code ?? 'UNKNOWN', at });
-      const records = outcome.error ? await this.state.list().catch(() => [] as VolumeRecord[]) : outcome.restored.map((r) => r.record).concat(outcome.failed.map((f) => f.record));
+      for (const f of outcome.failed)
+        failures.set(f.record.ID, { error: f.error.message, code: f.error.code ?? 'UNKNOWN', at });
+      const records = outcome.error
+        ? await this.state.list().catch(() => [] as VolumeRecord[])
+        : outcome.restored.map((r) => r.record).concat(outcome.failed.map((f) => f.record));
       await this.health.replaceAll(failures);
       const facts = await updateNodeFacts(this.config.dataDir, (previous) => ({
         fingerprint,
@@ -148,7 +177,11 @@ export class Agent {
       }));
       for (const w of warnings) this.warn(w);
       // A state file that does not load stops dhv loudly, after doing what Nomad does (no dynamic volume published).
-      if (outcome.error instanceof AgentError && (outcome.error.code === 'STATE_CORRUPT' || outcome.error.code === 'STATE_UNREADABLE')) throw outcome.error;
+      if (
+        outcome.error instanceof AgentError &&
+        (outcome.error.code === 'STATE_CORRUPT' || outcome.error.code === 'STATE_UNREADABLE')
+      )
+        throw outcome.error;
       const stateOf = (id: string) => facts.volumeStates[id] ?? 'pending';
       return {
         nodeId: this.nodeId,
@@ -158,7 +191,9 @@ export class Agent {
           volume: toHostVolume(f.record, stateOf(f.record.ID), failures.get(f.record.ID)),
           error: { code: f.error.code ?? 'UNKNOWN', message: f.error.message },
         })),
-        ...(outcome.error ? { restoreError: { code: outcome.error.code ?? 'UNKNOWN', message: outcome.error.message } } : {}),
+        ...(outcome.error
+          ? { restoreError: { code: outcome.error.code ?? 'UNKNOWN', message: outcome.error.message } }
+          : {}),
         warnings,
       };
     });
@@ -188,7 +223,11 @@ export class Agent {
       const fingerprint = await this.runner.discover(this.config.pluginDir, { signal: this.controller.signal });
       // Kept as the node's attributes; best effort, so a read-only command still works on a full disk.
       const saved = await updateNodeFacts(this.config.dataDir, (previous) => ({
-        ...(previous ?? { restoreWarnings: [], hostVolumes: staticHostVolumes(this.config.hostVolumes), volumeStates: {} }),
+        ...(previous ?? {
+          restoreWarnings: [],
+          hostVolumes: staticHostVolumes(this.config.hostVolumes),
+          volumeStates: {},
+        }),
         fingerprint,
         fingerprintedAt: new Date().toISOString(),
       })).catch(() => undefined);
@@ -202,8 +241,10 @@ export class Agent {
    */
   get client() {
     return {
-      create: (req: ClientCreateRequest, server?: ServerVolume): Promise<ClientCreateResponse> => this.track(() => this.manager().create(req, server)),
-      register: (req: ClientRegisterRequest, server?: ServerVolume): Promise<void> => this.track(() => this.manager().register(req, server)),
+      create: (req: ClientCreateRequest, server?: ServerVolume): Promise<ClientCreateResponse> =>
+        this.track(() => this.manager().create(req, server)),
+      register: (req: ClientRegisterRequest, server?: ServerVolume): Promise<void> =>
+        this.track(() => this.manager().register(req, server)),
       delete: (req: ClientDeleteRequest) => this.track(() => this.manager().delete(req)),
       /** The volume-name locks, `{name: volume ID}`. */
       locks: () => this.names.all(),
@@ -220,7 +261,13 @@ export class Agent {
       const facts = await this.facts();
       const existing = await this.existingForUpdate(spec);
       const id = spec.id || randomUUID();
-      const problem = placementProblem(spec, { nodeId: this.nodeId, nodePool: this.config.nodePool, facts, pluginDir: this.config.pluginDir, updating: existing !== undefined });
+      const problem = placementProblem(spec, {
+        nodeId: this.nodeId,
+        nodePool: this.config.nodePool,
+        facts,
+        pluginDir: this.config.pluginDir,
+        updating: existing !== undefined,
+      });
       if (problem) throw problem;
       const req: ClientCreateRequest = {
         ID: id,
@@ -245,12 +292,23 @@ export class Agent {
       const existing = await this.existingForUpdate(spec);
       const id = spec.id || randomUUID();
       if (spec.nodeId !== '' && spec.nodeId !== this.nodeId) {
-        throw new AgentError('SPEC_INVALID', `validating volume "${id}" against state failed: node "${spec.nodeId}" does not exist\nThis simulated node is ${this.nodeId}; leave node_id out.`, {
-          nodeId: spec.nodeId,
-        });
+        throw new AgentError(
+          'SPEC_INVALID',
+          `validating volume "${id}" against state failed: node "${spec.nodeId}" does not exist\nThis simulated node is ${this.nodeId}; leave node_id out.`,
+          {
+            nodeId: spec.nodeId,
+          },
+        );
       }
       await this.manager().register(
-        { ID: id, Name: spec.name, NodeID: this.nodeId, HostPath: spec.hostPath, CapacityBytes: spec.capacityBytes, Parameters: spec.parameters },
+        {
+          ID: id,
+          Name: spec.name,
+          NodeID: this.nodeId,
+          HostPath: spec.hostPath,
+          CapacityBytes: spec.capacityBytes,
+          Parameters: spec.parameters,
+        },
         this.serverVolume(spec, existing),
       );
       await this.health.clear(id);
@@ -291,7 +349,10 @@ export class Agent {
     const volumes = await this.volumes();
     const shadowed = this.config.hostVolumes
       .filter((s) => (facts.hostVolumes[s.name]?.ID ?? '') !== '')
-      .map((s) => `dynamic host volume "${s.name}" (${facts.hostVolumes[s.name]!.ID}) replaces the static host volume of the same name at ${s.path}`);
+      .map(
+        (s) =>
+          `dynamic host volume "${s.name}" (${facts.hostVolumes[s.name]!.ID}) replaces the static host volume of the same name at ${s.path}`,
+      );
     return {
       node: {
         ID: this.nodeId,
@@ -331,7 +392,11 @@ export class Agent {
     if (!spec.id) return undefined;
     const existing = await this.state.get(spec.id);
     if (!existing) {
-      throw new AgentError('VOLUME_NOT_FOUND', `cannot update volume "${spec.id}": volume does not exist\nLeave id out of the spec to create a new volume.`, { volumeId: spec.id });
+      throw new AgentError(
+        'VOLUME_NOT_FOUND',
+        `cannot update volume "${spec.id}": volume does not exist\nLeave id out of the spec to create a new volume.`,
+        { volumeId: spec.id },
+      );
     }
     const problem = updateProblem(spec, existing);
     if (problem) throw problem;
@@ -344,7 +409,10 @@ export class Agent {
       Namespace: spec.namespace,
       NodePool: this.config.nodePool,
       CapacityBytes: 0n,
-      RequestedCapabilities: spec.capabilities.map((c) => ({ AccessMode: c.accessMode, AttachmentMode: c.attachmentMode })),
+      RequestedCapabilities: spec.capabilities.map((c) => ({
+        AccessMode: c.accessMode,
+        AttachmentMode: c.attachmentMode,
+      })),
       Constraints: spec.constraints.map((c) => ({ LTarget: c.attribute, RTarget: c.value, Operand: c.operator })),
       CreateTime: existing?.Volume.CreateTime ?? now,
       ModifyTime: now,
@@ -374,7 +442,11 @@ export class Agent {
       const facts = f ?? this.emptyFacts();
       const applied = applyHostVolumeUpdates(facts.hostVolumes, updates);
       warnings = applied.warnings;
-      return { ...facts, hostVolumes: applied.hostVolumes, volumeStates: statesAfterNodeUpdate(facts.volumeStates, records.map(serverKey), applied.hostVolumes) };
+      return {
+        ...facts,
+        hostVolumes: applied.hostVolumes,
+        volumeStates: statesAfterNodeUpdate(facts.volumeStates, records.map(serverKey), applied.hostVolumes),
+      };
     });
     for (const w of warnings) this.warn(w);
   }
@@ -385,11 +457,19 @@ export class Agent {
     const matches = ref === '' ? [] : (await this.state.ids()).filter((id) => id.startsWith(ref));
     if (matches.length === 1) return (await this.state.get(matches[0]!))!;
     if (matches.length > 1) {
-      throw new AgentError('VOLUME_ID_AMBIGUOUS', `prefix "${ref}" matches ${matches.length} volumes (${matches.slice(0, 5).join(', ')}${matches.length > 5 ? ', ...' : ''}); give more of the ID`, {
-        matches,
-      });
+      throw new AgentError(
+        'VOLUME_ID_AMBIGUOUS',
+        `prefix "${ref}" matches ${matches.length} volumes (${matches.slice(0, 5).join(', ')}${matches.length > 5 ? ', ...' : ''}); give more of the ID`,
+        {
+          matches,
+        },
+      );
     }
-    throw new AgentError('VOLUME_NOT_FOUND', `no volume with ID or ID prefix "${ref}" on this node; run dhv volume status to list them`, { ref });
+    throw new AgentError(
+      'VOLUME_NOT_FOUND',
+      `no volume with ID or ID prefix "${ref}" on this node; run dhv volume status to list them`,
+      { ref },
+    );
   }
 
   private manager(): VolumeManager {
@@ -413,7 +493,11 @@ export class Agent {
   }
 
   private async track<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.closed) throw new AgentError('AGENT_SHUT_DOWN', 'the agent has shut down; start it again (agent.start()) before using it');
+    if (this.closed)
+      throw new AgentError(
+        'AGENT_SHUT_DOWN',
+        'the agent has shut down; start it again (agent.start()) before using it',
+      );
     const run = fn();
     this.inflight.add(run);
     try {

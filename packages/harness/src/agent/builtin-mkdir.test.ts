@@ -15,7 +15,8 @@ interface LayoutEntry {
   target?: string;
 }
 
-type PathState = { exists: false } | { exists: true; type: 'dir' | 'file' | 'symlink'; mode: string; uid: number; gid: number };
+type PathState =
+  { exists: false } | { exists: true; type: 'dir' | 'file' | 'symlink'; mode: string; uid: number; gid: number };
 
 interface MkdirCase {
   name: string;
@@ -40,7 +41,8 @@ const CASES = (JSON.parse(readFileSync(VECTORS, 'utf8')) as { cases: MkdirCase[]
 
 /** The vectors were recorded as root (owners 0, chown to any ID): elsewhere they cannot hold. */
 const notRoot = process.getuid?.() !== 0;
-if (notRoot && process.env.DHV_REQUIRE_ROOT_TESTS === '1') throw new Error('DHV_REQUIRE_ROOT_TESTS=1 but the built-in mkdir vectors need root');
+if (notRoot && process.env.DHV_REQUIRE_ROOT_TESTS === '1')
+  throw new Error('DHV_REQUIRE_ROOT_TESTS=1 but the built-in mkdir vectors need root');
 if (notRoot) console.warn('skipping the built-in mkdir vectors: they were recorded as root and chown to other users');
 
 const fill = (text: string, root: string) => text.replaceAll('{root}', root);
@@ -70,60 +72,69 @@ async function inspect(path: string): Promise<PathState> {
   return { exists: true, type, mode: (s.mode & 0o7777).toString(8).padStart(4, '0'), uid: s.uid, gid: s.gid };
 }
 
-describe.skipIf(notRoot)("the built-in mkdir does what Nomad's does, case by case (vectors/nomad-agent/builtin-mkdir.json)", () => {
-  let root: string;
-  let cwd: string;
-  let umask: number;
-  beforeEach(async () => {
-    root = await mkdtemp(join(tmpdir(), 'dhv-builtin-vector-'));
-    for (const dir of ['plugins', 'volumes', 'outside', 'records', 'cwd']) await mkdir(join(root, dir));
-    cwd = process.cwd();
-    umask = process.umask();
-  });
-  afterEach(async () => {
-    process.chdir(cwd);
-    process.umask(umask);
-    await rm(root, { recursive: true, force: true });
-  });
-
-  it.each(CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
-    await applyLayout(root, c.setup ?? []);
-    process.chdir(join(root, 'cwd'));
-    process.umask(Number.parseInt(c.umask, 8));
-    const request = {
-      volumesDir: fill(c.request.volumesDir, root),
-      volumeId: fill(c.request.volumeId, root),
-      parameters: c.request.parameters,
-    };
-    let outcome: { ok: true; response?: { path: string; bytes: string } } | { ok: false; error: string };
-    try {
-      if (c.op === 'create') {
-        const result = await builtinMkdirCreate(request);
-        outcome = { ok: true, response: { path: result.path, bytes: String(result.bytes) } };
-      } else {
-        await builtinMkdirDelete(request);
-        outcome = { ok: true };
-      }
-    } catch (err) {
-      expect(err).toBeInstanceOf(PluginError);
-      outcome = { ok: false, error: (err as Error).message };
-    } finally {
+describe.skipIf(notRoot)(
+  "the built-in mkdir does what Nomad's does, case by case (vectors/nomad-agent/builtin-mkdir.json)",
+  () => {
+    let root: string;
+    let cwd: string;
+    let umask: number;
+    beforeEach(async () => {
+      root = await mkdtemp(join(tmpdir(), 'dhv-builtin-vector-'));
+      for (const dir of ['plugins', 'volumes', 'outside', 'records', 'cwd']) await mkdir(join(root, dir));
+      cwd = process.cwd();
+      umask = process.umask();
+    });
+    afterEach(async () => {
       process.chdir(cwd);
       process.umask(umask);
-    }
+      await rm(root, { recursive: true, force: true });
+    });
 
-    if (c.nomad.ok) {
-      expect(outcome).toEqual(c.nomad.response ? { ok: true, response: { ...c.nomad.response, path: fill(c.nomad.response.path, root) } } : { ok: true });
-    } else {
-      const allowed = c.nomad.nondeterministic ? c.nomad.outcomes!.map((o) => fill(o.error, root)) : [fill(c.nomad.error!, root)];
-      expect(outcome.ok).toBe(false);
-      expect(allowed).toContain(outcome.ok ? undefined : outcome.error);
-    }
-    const after: Record<string, PathState> = {};
-    for (const path of c.inspect) after[path] = await inspect(join(root, path));
-    expect(after).toEqual(c.nomad.after);
-  });
-});
+    it.each(CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+      await applyLayout(root, c.setup ?? []);
+      process.chdir(join(root, 'cwd'));
+      process.umask(Number.parseInt(c.umask, 8));
+      const request = {
+        volumesDir: fill(c.request.volumesDir, root),
+        volumeId: fill(c.request.volumeId, root),
+        parameters: c.request.parameters,
+      };
+      let outcome: { ok: true; response?: { path: string; bytes: string } } | { ok: false; error: string };
+      try {
+        if (c.op === 'create') {
+          const result = await builtinMkdirCreate(request);
+          outcome = { ok: true, response: { path: result.path, bytes: String(result.bytes) } };
+        } else {
+          await builtinMkdirDelete(request);
+          outcome = { ok: true };
+        }
+      } catch (err) {
+        expect(err).toBeInstanceOf(PluginError);
+        outcome = { ok: false, error: (err as Error).message };
+      } finally {
+        process.chdir(cwd);
+        process.umask(umask);
+      }
+
+      if (c.nomad.ok) {
+        expect(outcome).toEqual(
+          c.nomad.response
+            ? { ok: true, response: { ...c.nomad.response, path: fill(c.nomad.response.path, root) } }
+            : { ok: true },
+        );
+      } else {
+        const allowed = c.nomad.nondeterministic
+          ? c.nomad.outcomes!.map((o) => fill(o.error, root))
+          : [fill(c.nomad.error!, root)];
+        expect(outcome.ok).toBe(false);
+        expect(allowed).toContain(outcome.ok ? undefined : outcome.error);
+      }
+      const after: Record<string, PathState> = {};
+      for (const path of c.inspect) after[path] = await inspect(join(root, path));
+      expect(after).toEqual(c.nomad.after);
+    });
+  },
+);
 
 describe('the built-in mkdir beyond the vectors', () => {
   let volumesDir: string;
@@ -141,12 +152,14 @@ describe('the built-in mkdir beyond the vectors', () => {
     await expect(builtinMkdirCreate({ volumesDir, volumeId: 'v', parameters: { gid: '-' } })).rejects.toThrow(
       'invalid value for "gid": strconv.Atoi: parsing "-": invalid syntax',
     );
-    await expect(builtinMkdirCreate({ volumesDir, volumeId: 'v', parameters: { uid: '-9223372036854775809' } })).rejects.toThrow(
-      'invalid value for "uid": strconv.Atoi: parsing "-9223372036854775809": value out of range',
-    );
+    await expect(
+      builtinMkdirCreate({ volumesDir, volumeId: 'v', parameters: { uid: '-9223372036854775809' } }),
+    ).rejects.toThrow('invalid value for "uid": strconv.Atoi: parsing "-9223372036854775809": value out of range');
   });
 
   it('reports a NUL in the volume ID as Go does, without touching the disk', async () => {
-    await expect(builtinMkdirCreate({ volumesDir, volumeId: 'a\0b', parameters: null })).rejects.toThrow(`stat ${volumesDir}/a\0b: invalid argument`);
+    await expect(builtinMkdirCreate({ volumesDir, volumeId: 'a\0b', parameters: null })).rejects.toThrow(
+      `stat ${volumesDir}/a\0b: invalid argument`,
+    );
   });
 });

@@ -27,7 +27,9 @@ const KEEP_OWNER = 0xffffffff;
  * then the parameters; then MkdirAll (parents get the mode less the umask), an explicit
  * chmod, and chown. Errors carry Go's texts and no prefix. Bytes are always 0.
  */
-export async function builtinMkdirCreate(request: Pick<CreateRequest, 'volumesDir' | 'volumeId' | 'parameters'>): Promise<MkdirResult> {
+export async function builtinMkdirCreate(
+  request: Pick<CreateRequest, 'volumesDir' | 'volumeId' | 'parameters'>,
+): Promise<MkdirResult> {
   const fail = (reason: string) => failure('create', request.volumeId, reason);
   const path = goJoin(request.volumesDir, request.volumeId);
   const found = existing(path);

@@ -77,13 +77,19 @@ describe('client state', () => {
     await state.put(sampleRecord());
     const other = '4d4d4d4d-14f9-2515-8502-24d46291717d';
     await mkdir(state.fileOf(other)); // EISDIR: unreadable, even for root
-    await expect(state.list()).rejects.toMatchObject({ code: 'STATE_UNREADABLE', details: { file: state.fileOf(other) } });
+    await expect(state.list()).rejects.toMatchObject({
+      code: 'STATE_UNREADABLE',
+      details: { file: state.fileOf(other) },
+    });
   });
 
   it('treats a record that is valid JSON but not a volume, or holds another ID, as corrupt', async () => {
     await state.put(sampleRecord());
     await writeFile(state.fileOf(ID), JSON.stringify({ ID, HostPath: '/x' }));
-    await expect(state.get(ID)).rejects.toMatchObject({ code: 'STATE_CORRUPT', message: expect.stringMatching(/CreateReq/) });
+    await expect(state.get(ID)).rejects.toMatchObject({
+      code: 'STATE_CORRUPT',
+      message: expect.stringMatching(/CreateReq/),
+    });
     const other = '3c3c3c3c-14f9-2515-8502-24d46291717d';
     await state.put(sampleRecord(other));
     await rm(state.fileOf(ID));

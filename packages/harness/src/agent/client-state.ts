@@ -4,7 +4,15 @@ import { z } from 'zod';
 import { encodeJson, isUuid } from '@dhv/sdk';
 import { decodeJson } from '@dhv/sdk/client';
 import { AgentError } from '../errors/agent-error.js';
-import { NotARegularFileError, TEMP_PREFIX, readRegularFile, readRegularFileSync, removeFileDurably, tempFileWriter, writeFileDurably } from './durable-file.js';
+import {
+  NotARegularFileError,
+  TEMP_PREFIX,
+  readRegularFile,
+  readRegularFileSync,
+  removeFileDurably,
+  tempFileWriter,
+  writeFileDurably,
+} from './durable-file.js';
 import { ACCESS_MODES, ATTACHMENT_MODES } from '../volume-specs/volume-spec.js';
 import { dataDirLayout } from '../config/data-dir.js';
 
@@ -38,7 +46,9 @@ const volumeSchema = z.object({
   Namespace: z.string().optional(),
   NodePool: z.string(),
   CapacityBytes: int64,
-  RequestedCapabilities: z.array(z.object({ AccessMode: z.enum(ACCESS_MODES), AttachmentMode: z.enum(ATTACHMENT_MODES) })),
+  RequestedCapabilities: z.array(
+    z.object({ AccessMode: z.enum(ACCESS_MODES), AttachmentMode: z.enum(ATTACHMENT_MODES) }),
+  ),
   Constraints: z.array(z.object({ LTarget: z.string(), RTarget: z.string(), Operand: z.string() })),
   CreateTime: z.string(),
   ModifyTime: z.string(),
@@ -77,10 +87,14 @@ export class ClientState {
     try {
       await writeFileDurably(this.fileOf(record.ID), `${encodeJson(record)}\n`);
     } catch (err) {
-      throw new AgentError('STATE_WRITE_FAILED', `could not save volume ${record.ID} to client state ${this.fileOf(record.ID)}: ${(err as Error).message}`, {
-        volumeId: record.ID,
-        file: this.fileOf(record.ID),
-      });
+      throw new AgentError(
+        'STATE_WRITE_FAILED',
+        `could not save volume ${record.ID} to client state ${this.fileOf(record.ID)}: ${(err as Error).message}`,
+        {
+          volumeId: record.ID,
+          file: this.fileOf(record.ID),
+        },
+      );
     }
   }
 
@@ -88,10 +102,14 @@ export class ClientState {
     try {
       await removeFileDurably(this.fileOf(id));
     } catch (err) {
-      throw new AgentError('STATE_WRITE_FAILED', `could not remove volume ${id} from client state ${this.fileOf(id)}: ${(err as Error).message}`, {
-        volumeId: id,
-        file: this.fileOf(id),
-      });
+      throw new AgentError(
+        'STATE_WRITE_FAILED',
+        `could not remove volume ${id} from client state ${this.fileOf(id)}: ${(err as Error).message}`,
+        {
+          volumeId: id,
+          file: this.fileOf(id),
+        },
+      );
     }
   }
 
@@ -117,7 +135,11 @@ export class ClientState {
     // four threads several times over; batches keep the event loop turning in between.
     for (let i = 0; i < names.length; i += READ_BATCH) {
       for (const name of names.slice(i, i + READ_BATCH)) {
-        const record = this.parseRecord(join(this.dir, name), name.slice(0, -5), this.readTextSync(join(this.dir, name)));
+        const record = this.parseRecord(
+          join(this.dir, name),
+          name.slice(0, -5),
+          this.readTextSync(join(this.dir, name)),
+        );
         if (record) records.push(record);
       }
       await new Promise((r) => setImmediate(r));
@@ -132,7 +154,13 @@ export class ClientState {
    */
   async staleTempFiles(): Promise<string[]> {
     const client = join(this.dataDir, 'client');
-    const dirs = [this.dir, join(client, 'host_volume_names'), join(client, 'host_volume_failures'), client, this.dataDir];
+    const dirs = [
+      this.dir,
+      join(client, 'host_volume_names'),
+      join(client, 'host_volume_failures'),
+      client,
+      this.dataDir,
+    ];
     return (await Promise.all(dirs.map((dir) => staleTempFilesIn(dir)))).flat();
   }
 
@@ -142,7 +170,9 @@ export class ClientState {
       names = await readdir(this.dir);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw new AgentError('STATE_UNREADABLE', `cannot list client state ${this.dir}: ${(err as Error).message}`, { file: this.dir });
+      throw new AgentError('STATE_UNREADABLE', `cannot list client state ${this.dir}: ${(err as Error).message}`, {
+        file: this.dir,
+      });
     }
     return names.filter((n) => n.endsWith('.json') && !n.startsWith(TEMP_PREFIX)).sort();
   }
@@ -180,8 +210,10 @@ export class ClientState {
       throw corrupt((err as Error).message);
     }
     const parsed = recordSchema.safeParse(raw);
-    if (!parsed.success) throw corrupt(parsed.error.issues.map((i) => `${i.path.join('.') || 'record'}: ${i.message}`).join('; '));
-    if (parsed.data.ID !== expectedId || parsed.data.CreateReq.ID !== expectedId) throw corrupt(`it holds volume ${parsed.data.ID}, not ${expectedId}`);
+    if (!parsed.success)
+      throw corrupt(parsed.error.issues.map((i) => `${i.path.join('.') || 'record'}: ${i.message}`).join('; '));
+    if (parsed.data.ID !== expectedId || parsed.data.CreateReq.ID !== expectedId)
+      throw corrupt(`it holds volume ${parsed.data.ID}, not ${expectedId}`);
     return parsed.data;
   }
 }
@@ -190,7 +222,11 @@ export class ClientState {
 function unreadable(file: string, err: unknown): undefined {
   if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
   if (err instanceof NotARegularFileError) {
-    throw new AgentError('STATE_UNREADABLE', `cannot read client state file ${err.message}. The agent stopped rather than read it: move it out of ${dirname(file)}`, { file });
+    throw new AgentError(
+      'STATE_UNREADABLE',
+      `cannot read client state file ${err.message}. The agent stopped rather than read it: move it out of ${dirname(file)}`,
+      { file },
+    );
   }
   throw new AgentError(
     'STATE_UNREADABLE',
@@ -220,4 +256,3 @@ async function staleTempFilesIn(dir: string): Promise<string[]> {
     })
     .map((n) => join(dir, n));
 }
-

@@ -60,7 +60,10 @@ export function tempFileWriter(name: string): number | undefined {
 /** A state file that is not a regular file (a FIFO would block a plain read forever). */
 export class NotARegularFileError extends Error {
   readonly code = 'ENOTREGULAR';
-  constructor(readonly path: string, what: string) {
+  constructor(
+    readonly path: string,
+    what: string,
+  ) {
     super(`${path} is ${what}, not a regular file`);
     this.name = 'NotARegularFileError';
   }

@@ -82,7 +82,8 @@ export function goQuote(s: string): string {
     else if (ch === '\t') out += '\\t';
     else if (ch === '\v') out += '\\v';
     else if (cp < 0x80) out += `\\x${cp.toString(16).padStart(2, '0')}`;
-    else if (cp >= 0xd800 && cp <= 0xdfff) out += '\ufffd'; // a lone surrogate reached Go as U+FFFD, which is printable
+    else if (cp >= 0xd800 && cp <= 0xdfff)
+      out += '\ufffd'; // a lone surrogate reached Go as U+FFFD, which is printable
     else if (PRINTABLE.test(ch)) out += ch;
     else if (cp < 0x10000) out += `\\u${cp.toString(16).padStart(4, '0')}`;
     else out += `\\U${cp.toString(16).padStart(8, '0')}`;

@@ -29,7 +29,10 @@ export function staticHostVolumes(staticVolumes: readonly StaticHostVolume[]): H
  * (a static volume included, with a warning), and `null` removes the name, so deleting a
  * dynamic volume that shadowed a static one leaves neither until the agent restarts.
  */
-export function applyHostVolumeUpdates(map: HostVolumeMap, updates: readonly HostVolumeUpdate[]): { hostVolumes: HostVolumeMap; warnings: string[] } {
+export function applyHostVolumeUpdates(
+  map: HostVolumeMap,
+  updates: readonly HostVolumeUpdate[],
+): { hostVolumes: HostVolumeMap; warnings: string[] } {
   const next = new Map(Object.entries(map));
   const warnings: string[] = [];
   for (const { name, volume } of updates) {

@@ -114,7 +114,9 @@ export class NameClaims {
   private async readClaim(file: string): Promise<{ Name: string; ID: string } | undefined> {
     try {
       const claim = JSON.parse(await readRegularFile(file)) as { Name?: unknown; ID?: unknown };
-      return typeof claim.Name === 'string' && typeof claim.ID === 'string' ? { Name: claim.Name, ID: claim.ID } : undefined;
+      return typeof claim.Name === 'string' && typeof claim.ID === 'string'
+        ? { Name: claim.Name, ID: claim.ID }
+        : undefined;
     } catch {
       return undefined;
     }

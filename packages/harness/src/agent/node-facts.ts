@@ -50,14 +50,19 @@ export async function saveNodeFacts(dataDir: string, facts: NodeFacts): Promise<
     throw new AgentError(
       'STATE_WRITE_FAILED',
       `could not save the node's facts to ${nodeFactsFile(dataDir)}: ${full ? 'no space left on device' : (err as Error).message}` +
-        (full ? `\nThe disk holding the data dir ${dataDir} is full: free space there (dhv volume delete works on a full disk), then run this again` : ''),
+        (full
+          ? `\nThe disk holding the data dir ${dataDir} is full: free space there (dhv volume delete works on a full disk), then run this again`
+          : ''),
       { file: nodeFactsFile(dataDir) },
     );
   }
 }
 
 /** Reads, changes and writes the node's facts under the node's lock, so concurrent `dhv` commands lose no update. */
-export async function updateNodeFacts(dataDir: string, change: (facts: NodeFacts | undefined) => NodeFacts | Promise<NodeFacts>): Promise<NodeFacts> {
+export async function updateNodeFacts(
+  dataDir: string,
+  change: (facts: NodeFacts | undefined) => NodeFacts | Promise<NodeFacts>,
+): Promise<NodeFacts> {
   const lockDir = dataDirLayout(dataDir).locks;
   await mkdir(lockDir, { recursive: true, mode: 0o700 });
   return withVolumeLock(join(lockDir, 'node.lock'), async () => {

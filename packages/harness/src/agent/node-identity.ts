@@ -38,7 +38,11 @@ async function readId(file: string): Promise<string | undefined> {
   }
   const id = text.trim();
   if (!isUuid(id)) {
-    throw new AgentError('STATE_CORRUPT', `node ID file ${file} does not hold a UUID; repair it or remove it to give this node a new ID`, { file });
+    throw new AgentError(
+      'STATE_CORRUPT',
+      `node ID file ${file} does not hold a UUID; repair it or remove it to give this node a new ID`,
+      { file },
+    );
   }
   return id;
 }

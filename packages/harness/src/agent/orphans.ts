@@ -64,7 +64,16 @@ export async function findOrphans(config: AgentConfig): Promise<Orphan[]> {
   const orphans: Orphan[] = [];
   for (const [id, trace] of [...traces].sort(([a], [b]) => a.localeCompare(b))) {
     if (known.has(id)) continue;
-    orphans.push(describeOrphan(id, trace, claims.get(id), claims.has(id) || (await names.wasClaimed(id)), mounts, config.volumesDir));
+    orphans.push(
+      describeOrphan(
+        id,
+        trace,
+        claims.get(id),
+        claims.has(id) || (await names.wasClaimed(id)),
+        mounts,
+        config.volumesDir,
+      ),
+    );
   }
   return orphans;
 }
@@ -88,7 +97,10 @@ async function volumeTraces(volumesDir: string): Promise<Map<string, Trace>> {
     const info = await lstat(path).catch(() => undefined);
     if (!info) continue;
     if (isUuid(name)) {
-      traceOf(name).volumePath = { path, kind: info.isSymbolicLink() ? 'symlink' : info.isDirectory() ? 'directory' : 'file' };
+      traceOf(name).volumePath = {
+        path,
+        kind: info.isSymbolicLink() ? 'symlink' : info.isDirectory() ? 'directory' : 'file',
+      };
     } else if (name.startsWith('.') && name.length > 1 && info.isDirectory()) {
       const pluginId = name.slice(1);
       for (const file of await listDir(path)) {
@@ -102,17 +114,34 @@ async function volumeTraces(volumesDir: string): Promise<Map<string, Trace>> {
   return traces;
 }
 
-function describeOrphan(id: string, trace: Trace, name: string | undefined, claimed: boolean, mounts: string[], volumesDir: string): Orphan {
+function describeOrphan(
+  id: string,
+  trace: Trace,
+  name: string | undefined,
+  claimed: boolean,
+  mounts: string[],
+  volumesDir: string,
+): Orphan {
   const paths = [...(trace.volumePath ? [trace.volumePath.path] : []), ...[...trace.pluginFiles.values()].flat()];
   const makers = [...trace.pluginFiles.keys()];
   const volumePath = join(volumesDir, id);
   const mounted = mounts.filter((m) => m === volumePath || m.startsWith(`${volumePath}/`));
   const base = { id, name, paths };
   if (makers.length > 1) {
-    return { ...base, kind: 'plugin files', plugin: undefined, blocker: `plugins ${makers.join(', ')} all hold files of this volume; remove them by hand` };
+    return {
+      ...base,
+      kind: 'plugin files',
+      plugin: undefined,
+      blocker: `plugins ${makers.join(', ')} all hold files of this volume; remove them by hand`,
+    };
   }
   if (makers.length === 1) {
-    return { ...base, kind: mounted.length > 0 ? 'mount point' : 'plugin files', plugin: makers[0], blocker: undefined };
+    return {
+      ...base,
+      kind: mounted.length > 0 ? 'mount point' : 'plugin files',
+      plugin: makers[0],
+      blocker: undefined,
+    };
   }
   const kind = trace.volumePath!.kind;
   if (kind !== 'directory') return { ...base, kind, plugin: undefined, blocker: undefined };
@@ -148,11 +177,16 @@ export type RemoveOutcome = 'removed' | 'recorded meanwhile';
  * of its create (when its claim survives) and checking client state again under it, so
  * a create still running in another `dhv` process is never mistaken for an orphan.
  */
-export async function removeOrphan(config: AgentConfig, orphan: Orphan, options: RemoveOptions = {}): Promise<RemoveOutcome> {
+export async function removeOrphan(
+  config: AgentConfig,
+  orphan: Orphan,
+  options: RemoveOptions = {},
+): Promise<RemoveOutcome> {
   const state = new ClientState(config.dataDir);
   const work = async (): Promise<RemoveOutcome> => {
     if (await state.get(orphan.id)) return 'recorded meanwhile';
-    if (orphan.blocker) throw new OrphanError(`orphan ${orphan.id} was not removed: ${orphan.blocker}`, orphan.id, orphan.paths);
+    if (orphan.blocker)
+      throw new OrphanError(`orphan ${orphan.id} was not removed: ${orphan.blocker}`, orphan.id, orphan.paths);
     try {
       await deleteWithPlugin(config, orphan, options.signal);
     } catch (err) {
@@ -177,10 +211,14 @@ export async function removeOrphan(config: AgentConfig, orphan: Orphan, options:
 async function deleteWithPlugin(config: AgentConfig, orphan: Orphan, signal: AbortSignal | undefined): Promise<void> {
   if (orphan.plugin === undefined) {
     // A symlink or a file at <volumes dir>/<id>: removed itself, a link never followed.
-    for (const path of orphan.paths) await unlink(path).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? undefined : Promise.reject(err)));
+    for (const path of orphan.paths)
+      await unlink(path).catch((err: NodeJS.ErrnoException) =>
+        err.code === 'ENOENT' ? undefined : Promise.reject(err),
+      );
     return;
   }
-  if (orphan.plugin === BUILTIN_MKDIR_ID) return builtinMkdirDelete({ volumesDir: config.volumesDir, volumeId: orphan.id });
+  if (orphan.plugin === BUILTIN_MKDIR_ID)
+    return builtinMkdirDelete({ volumesDir: config.volumesDir, volumeId: orphan.id });
   const executable = await resolvePlugin(config.pluginDir, orphan.plugin);
   await execPlugin(
     executable,
@@ -216,7 +254,8 @@ export async function collectOrphans(
   options: { remove?: boolean; ids?: readonly string[]; signal?: AbortSignal } = {},
 ): Promise<GcReport> {
   const all = await findOrphans(config);
-  const orphans = options.ids && options.ids.length > 0 ? all.filter((o) => options.ids!.some((id) => o.id.startsWith(id))) : all;
+  const orphans =
+    options.ids && options.ids.length > 0 ? all.filter((o) => options.ids!.some((id) => o.id.startsWith(id))) : all;
   const target = await realpath(config.volumesDir).catch(() => undefined);
   const report: GcReport = {
     volumesDir: config.volumesDir,
@@ -231,7 +270,8 @@ export async function collectOrphans(
   for (const lock of await leftLockFiles(config)) if (!(await removeFreeLock(lock))) report.freeLocks.push(lock);
   for (const orphan of orphans) {
     try {
-      if ((await removeOrphan(config, orphan, options.signal ? { signal: options.signal } : {})) === 'removed') report.removed.push(orphan.id);
+      if ((await removeOrphan(config, orphan, options.signal ? { signal: options.signal } : {})) === 'removed')
+        report.removed.push(orphan.id);
     } catch (err) {
       if (!(err instanceof OrphanError)) throw err;
       report.failed.push({ id: orphan.id, error: err });
@@ -284,7 +324,8 @@ async function listDir(dir: string): Promise<string[]> {
   try {
     return (await readdir(dir)).sort();
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return [];
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR')
+      return [];
     throw err;
   }
 }

@@ -13,7 +13,13 @@ const node: PlacementNode = {
     fingerprint: {
       plugins: [],
       skipped: [],
-      attributes: { 'plugins.host_volume.p.version': '1.2.0', 'plugins.host_volume.mkdir.version': '0.0.1', 'kernel.name': 'linux', 'cpu.numcores': '8', 'os.features': 'a,b, c' },
+      attributes: {
+        'plugins.host_volume.p.version': '1.2.0',
+        'plugins.host_volume.mkdir.version': '0.0.1',
+        'kernel.name': 'linux',
+        'cpu.numcores': '8',
+        'os.features': 'a,b, c',
+      },
     },
     fingerprintedAt: '',
     restoreWarnings: [],
@@ -24,15 +30,28 @@ const node: PlacementNode = {
 
 function spec(fields: Partial<VolumeSpec>): VolumeSpec {
   return {
-    type: 'host', id: '', name: 'v', namespace: 'default', pluginId: 'p', nodeId: '', nodePool: '',
-    capacityMinBytes: 0n, capacityMaxBytes: 0n, capacityBytes: 0n, hostPath: '', parameters: null, capabilities: [], constraints: [],
+    type: 'host',
+    id: '',
+    name: 'v',
+    namespace: 'default',
+    pluginId: 'p',
+    nodeId: '',
+    nodePool: '',
+    capacityMinBytes: 0n,
+    capacityMaxBytes: 0n,
+    capacityBytes: 0n,
+    hostPath: '',
+    parameters: null,
+    capabilities: [],
+    constraints: [],
     ...fields,
   };
 }
 
-const holds = (attribute: string, operator: string, value: string) => constraintHolds({ attribute, operator, value }, node);
+const holds = (attribute: string, operator: string, value: string) =>
+  constraintHolds({ attribute, operator, value }, node);
 
-describe('constraints, evaluated against the node with Nomad\'s operators', () => {
+describe("constraints, evaluated against the node with Nomad's operators", () => {
   it('compares attributes for equality, order, sets, regular expressions and versions', () => {
     expect(holds('${attr.kernel.name}', '=', 'linux')).toBe(true);
     expect(holds('${attr.kernel.name}', '!=', 'linux')).toBe(false);
@@ -63,13 +82,20 @@ describe('placement on this node', () => {
   });
 
   it('passes over a node that already reports the name, unless node_id names it', () => {
-    expect(placementProblem(spec({ name: 'taken' }), node)?.message).toMatch(/: no node meets constraints: 1 nodes had existing volume, /);
+    expect(placementProblem(spec({ name: 'taken' }), node)?.message).toMatch(
+      /: no node meets constraints: 1 nodes had existing volume, /,
+    );
     expect(placementProblem(spec({ name: 'taken', nodeId: NODE_ID }), node)).toBeUndefined();
   });
 
   it('refuses a node named by node_id whose attributes fail a constraint', () => {
-    const err = placementProblem(spec({ nodeId: NODE_ID, constraints: [{ attribute: '${attr.kernel.name}', operator: '=', value: 'windows' }] }), node);
-    expect(err?.message).toMatch(new RegExp(`^could not place volume "v": node ${NODE_ID} is not feasible for volume\\nConstraint`));
+    const err = placementProblem(
+      spec({ nodeId: NODE_ID, constraints: [{ attribute: '${attr.kernel.name}', operator: '=', value: 'windows' }] }),
+      node,
+    );
+    expect(err?.message).toMatch(
+      new RegExp(`^could not place volume "v": node ${NODE_ID} is not feasible for volume\\nConstraint`),
+    );
   });
 });
 
@@ -77,16 +103,35 @@ describe('update rules', () => {
   const existing = {
     ID: 'e3b0c442-98fc-1c14-9afb-f4c8996fb924',
     HostPath: '/x',
-    CreateReq: { ID: 'e3b0c442-98fc-1c14-9afb-f4c8996fb924', Name: 'v', PluginID: 'p', Namespace: 'default', NodeID: NODE_ID, RequestedCapacityMinBytes: 0n, RequestedCapacityMaxBytes: 0n, Parameters: null },
-    Volume: { NodePool: 'default', CapacityBytes: 2000n, RequestedCapabilities: [], Constraints: [], CreateTime: '', ModifyTime: '' },
+    CreateReq: {
+      ID: 'e3b0c442-98fc-1c14-9afb-f4c8996fb924',
+      Name: 'v',
+      PluginID: 'p',
+      Namespace: 'default',
+      NodeID: NODE_ID,
+      RequestedCapacityMinBytes: 0n,
+      RequestedCapacityMaxBytes: 0n,
+      Parameters: null,
+    },
+    Volume: {
+      NodePool: 'default',
+      CapacityBytes: 2000n,
+      RequestedCapabilities: [],
+      Constraints: [],
+      CreateTime: '',
+      ModifyTime: '',
+    },
   } satisfies VolumeRecord;
 
   it('lets the plugin and the name change', () => {
     expect(updateProblem(spec({ id: existing.ID, name: 'renamed', pluginId: 'q' }), existing)).toBeUndefined();
   });
 
-  it('refuses another node, another pool and a capacity_max below the provisioned capacity, all at once, in Nomad\'s words', () => {
-    const err = updateProblem(spec({ id: existing.ID, nodeId: 'other', nodePool: 'gpu', capacityMaxBytes: 1000n }), existing);
+  it("refuses another node, another pool and a capacity_max below the provisioned capacity, all at once, in Nomad's words", () => {
+    const err = updateProblem(
+      spec({ id: existing.ID, nodeId: 'other', nodePool: 'gpu', capacityMaxBytes: 1000n }),
+      existing,
+    );
     expect(err?.message).toBe(
       `validating volume "${existing.ID}" update failed: 3 errors occurred:\n\t* node ID cannot be updated\n\t* node pool cannot be updated\n\t* capacity_max (1000) cannot be less than existing provisioned capacity (2000)\n\n`,
     );

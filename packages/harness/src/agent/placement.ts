@@ -23,21 +23,41 @@ export interface PlacementNode {
  */
 export function placementProblem(spec: VolumeSpec, node: PlacementNode): AgentError | undefined {
   const place = (reason: string, hint: string, details: Record<string, unknown> = {}) =>
-    new AgentError('PLACEMENT_FAILED', `could not place volume "${spec.name}": ${reason}\n${hint}`, { name: spec.name, ...details });
+    new AgentError('PLACEMENT_FAILED', `could not place volume "${spec.name}": ${reason}\n${hint}`, {
+      name: spec.name,
+      ...details,
+    });
   if (spec.nodeId !== '' && spec.nodeId !== node.nodeId) {
-    return new AgentError('SPEC_INVALID', `validating volume "${spec.name}" against state failed: node "${spec.nodeId}" does not exist\nThis simulated node is ${node.nodeId}; leave node_id out.`, {
-      nodeId: spec.nodeId,
-    });
+    return new AgentError(
+      'SPEC_INVALID',
+      `validating volume "${spec.name}" against state failed: node "${spec.nodeId}" does not exist\nThis simulated node is ${node.nodeId}; leave node_id out.`,
+      {
+        nodeId: spec.nodeId,
+      },
+    );
   }
-  if (spec.nodePool !== '' && spec.nodePool !== node.nodePool && spec.nodePool !== 'default' && spec.nodePool !== 'all') {
-    return new AgentError('SPEC_INVALID', `validating volume "${spec.name}" against state failed: node pool "${spec.nodePool}" does not exist\nThis node is in pool "${node.nodePool}"; leave node_pool out or use --node-pool.`, {
-      nodePool: spec.nodePool,
-    });
+  if (
+    spec.nodePool !== '' &&
+    spec.nodePool !== node.nodePool &&
+    spec.nodePool !== 'default' &&
+    spec.nodePool !== 'all'
+  ) {
+    return new AgentError(
+      'SPEC_INVALID',
+      `validating volume "${spec.name}" against state failed: node pool "${spec.nodePool}" does not exist\nThis node is in pool "${node.nodePool}"; leave node_pool out or use --node-pool.`,
+      {
+        nodePool: spec.nodePool,
+      },
+    );
   }
   if (spec.nodeId !== '' && spec.nodePool !== '' && spec.nodePool !== node.nodePool) {
-    return new AgentError('SPEC_INVALID', `validating volume "${spec.name}" against state failed: node ID "${spec.nodeId}" is not in pool "${spec.nodePool}"\nThis node is in pool "${node.nodePool}".`, {
-      nodePool: spec.nodePool,
-    });
+    return new AgentError(
+      'SPEC_INVALID',
+      `validating volume "${spec.name}" against state failed: node ID "${spec.nodeId}" is not in pool "${spec.nodePool}"\nThis node is in pool "${node.nodePool}".`,
+      {
+        nodePool: spec.nodePool,
+      },
+    );
   }
   const unmet = unmetConstraints(spec, node);
   const fixedNode = spec.nodeId !== '' || node.updating;
@@ -57,10 +77,14 @@ export function placementProblem(spec: VolumeSpec, node: PlacementNode): AgentEr
         ? `This node already reports a host volume named "${spec.name}" (volume ${holder}); choose another name, or set id = "${holder}" to update it.`
         : `This node already reports a static host volume named "${spec.name}"; choose another name, or set node_id to place the volume here anyway (it then hides the static one).`
       : unmet.join('\n');
-  return place(`no node meets constraints: ${existing} nodes had existing volume, 0 nodes filtered by node pool governance, ${infeasible} nodes were infeasible`, hint, {
-    unmet,
-    ...(holder ? { volumeId: holder } : {}),
-  });
+  return place(
+    `no node meets constraints: ${existing} nodes had existing volume, 0 nodes filtered by node pool governance, ${infeasible} nodes were infeasible`,
+    hint,
+    {
+      unmet,
+      ...(holder ? { volumeId: holder } : {}),
+    },
+  );
 }
 
 /** Every placement constraint the node fails, each as one line saying why and what to do. */
@@ -74,7 +98,8 @@ function unmetConstraints(spec: VolumeSpec, node: PlacementNode): string[] {
     );
   }
   for (const c of spec.constraints) {
-    if (!constraintHolds(c, node)) unmet.push(`Constraint ${c.attribute} ${c.operator} ${JSON.stringify(c.value)} is not met by this node.`);
+    if (!constraintHolds(c, node))
+      unmet.push(`Constraint ${c.attribute} ${c.operator} ${JSON.stringify(c.value)} is not met by this node.`);
   }
   return unmet;
 }
@@ -201,13 +226,20 @@ function compareVersions(a: GoVersion, b: GoVersion): number {
 /** Nomad's ValidateUpdate: what an update may not change, all reported at once. */
 export function updateProblem(spec: VolumeSpec, existing: VolumeRecord): AgentError | undefined {
   const problems: Error[] = [];
-  if (spec.nodeId !== '' && spec.nodeId !== existing.CreateReq.NodeID) problems.push(new Error('node ID cannot be updated'));
-  if (spec.nodePool !== '' && spec.nodePool !== existing.Volume.NodePool) problems.push(new Error('node pool cannot be updated'));
+  if (spec.nodeId !== '' && spec.nodeId !== existing.CreateReq.NodeID)
+    problems.push(new Error('node ID cannot be updated'));
+  if (spec.nodePool !== '' && spec.nodePool !== existing.Volume.NodePool)
+    problems.push(new Error('node pool cannot be updated'));
   if (spec.capacityMaxBytes !== 0n && spec.capacityMaxBytes < existing.Volume.CapacityBytes) {
-    problems.push(new Error(`capacity_max (${spec.capacityMaxBytes}) cannot be less than existing provisioned capacity (${existing.Volume.CapacityBytes})`));
+    problems.push(
+      new Error(
+        `capacity_max (${spec.capacityMaxBytes}) cannot be less than existing provisioned capacity (${existing.Volume.CapacityBytes})`,
+      ),
+    );
   }
   if (problems.length === 0) return undefined;
-  const joined = problems.length === 1 ? `1 error occurred:\n\t* ${problems[0]!.message}\n\n` : joinErrors(problems).message;
+  const joined =
+    problems.length === 1 ? `1 error occurred:\n\t* ${problems[0]!.message}\n\n` : joinErrors(problems).message;
   return new AgentError('VOLUME_UPDATE_REFUSED', `validating volume "${spec.id}" update failed: ${joined}`, {
     volumeId: spec.id,
     problems: problems.map((p) => p.message),

@@ -1,11 +1,5 @@
 import { AGENT_TIMEOUT_MS, type CreateRequest, type DeleteRequest } from '@dhv/sdk';
-import {
-  BUILTIN_MKDIR_ID,
-  discoverPlugins,
-  execPlugin,
-  resolvePlugin,
-  type SkippedPlugin,
-} from '@dhv/sdk/client';
+import { BUILTIN_MKDIR_ID, discoverPlugins, execPlugin, resolvePlugin, type SkippedPlugin } from '@dhv/sdk/client';
 import { BUILTIN_EXECUTABLE, BUILTIN_MKDIR_VERSION, builtinMkdirCreate, builtinMkdirDelete } from './builtin-mkdir.js';
 
 /**
@@ -52,7 +46,12 @@ export interface PluginRunner {
   discover(pluginDir: string, options?: RunOptions): Promise<Fingerprint>;
   /** Finds the plugin (the built-in first) without running it: its executable, or the agent's lookup error. */
   lookup(pluginDir: string, pluginId: string): Promise<string>;
-  create(pluginDir: string, pluginId: string, request: CreateRequest, options?: RunOptions): Promise<{ path: string; bytes: bigint }>;
+  create(
+    pluginDir: string,
+    pluginId: string,
+    request: CreateRequest,
+    options?: RunOptions,
+  ): Promise<{ path: string; bytes: bigint }>;
   delete(pluginDir: string, pluginId: string, request: DeleteRequest, options?: RunOptions): Promise<void>;
 }
 
@@ -89,7 +88,9 @@ export async function fingerprintPlugins(pluginDir: string, signal?: AbortSignal
   const discovery = await discoverPlugins(pluginDir, signal ? { signal } : {});
   const plugins: PluginFingerprint[] = [
     { id: BUILTIN_MKDIR_ID, version: BUILTIN_MKDIR_VERSION, builtin: true, executable: BUILTIN_EXECUTABLE },
-    ...discovery.plugins.filter((p) => !isBuiltinPlugin(p.id)).map((p) => ({ id: p.id, version: p.version, builtin: false, executable: p.executable })),
+    ...discovery.plugins
+      .filter((p) => !isBuiltinPlugin(p.id))
+      .map((p) => ({ id: p.id, version: p.version, builtin: false, executable: p.executable })),
   ];
   const attributes: Record<string, string> = {};
   for (const p of [...plugins].sort((a, b) => a.id.localeCompare(b.id))) attributes[versionAttribute(p.id)] = p.version;

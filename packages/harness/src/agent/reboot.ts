@@ -26,10 +26,17 @@ export async function simulateReboot(scope: RebootScope, signal?: AbortSignal): 
   const health = new VolumeHealth(scope.dataDir);
   const at = new Date().toISOString();
   for (const r of records) {
-    await health.markFailed(r.ID, { code: 'REBOOTED', error: 'unmounted by a simulated reboot and not restored yet; run dhv agent restart', at });
+    await health.markFailed(r.ID, {
+      code: 'REBOOTED',
+      error: 'unmounted by a simulated reboot and not restored yet; run dhv agent restart',
+      at,
+    });
   }
   try {
-    return await rebootHost({ paths: records.map((r) => r.HostPath), images: await pluginFiles(scope.volumesDir, records) }, signal ? { signal } : {});
+    return await rebootHost(
+      { paths: records.map((r) => r.HostPath), images: await pluginFiles(scope.volumesDir, records) },
+      signal ? { signal } : {},
+    );
   } catch (err) {
     if (err instanceof HostError) throw new AgentError('REBOOT_FAILED', err.message, err.details);
     throw err;

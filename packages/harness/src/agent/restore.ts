@@ -11,7 +11,9 @@ export const DEFAULT_RESTORE_DEADLINE_MS = 50_000;
  */
 export function restoreWarnings(outcome: RestoreOutcome): string[] {
   const warnings: string[] = [];
-  const missing = outcome.failed.filter((f) => (f.error as { code?: string }).code === 'PLUGIN_NOT_FOUND' && f.record.CreateReq.PluginID !== '');
+  const missing = outcome.failed.filter(
+    (f) => (f.error as { code?: string }).code === 'PLUGIN_NOT_FOUND' && f.record.CreateReq.PluginID !== '',
+  );
   if (outcome.error && missing.length > 0) {
     const plugins = [...new Set(missing.map((f) => f.record.CreateReq.PluginID))].map((p) => `"${p}"`).join(', ');
     const volumes = missing.map((f) => `${f.record.ID} (${f.record.CreateReq.Name})`).join(', ');
@@ -22,7 +24,9 @@ export function restoreWarnings(outcome: RestoreOutcome): string[] {
         `Put the plugin back in the plugin directory and run dhv agent restart (or delete the volume on the servers' side).`,
     );
   } else if (outcome.error) {
-    warnings.push(`failed to restore state: ${outcome.error.message.trim()}\nThe node reports no dynamic host volume until a restart restores them.`);
+    warnings.push(
+      `failed to restore state: ${outcome.error.message.trim()}\nThe node reports no dynamic host volume until a restart restores them.`,
+    );
   }
   for (const r of outcome.restored) {
     if (r.path !== r.record.HostPath) {

@@ -1,12 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { isAbsolute, resolve } from 'node:path';
-import {
-  AGENT_TIMEOUT_MS,
-  ENV,
-  isOperation,
-  type CreateRequest,
-  type DeleteRequest,
-} from '@dhv/sdk';
+import { AGENT_TIMEOUT_MS, ENV, isOperation, type CreateRequest, type DeleteRequest } from '@dhv/sdk';
 import {
   BUILTIN_MKDIR_ID,
   DEFAULT_MAX_OUTPUT_BYTES,
@@ -64,7 +58,9 @@ export async function runPluginOnce(input: PluginRunInput): Promise<PluginRunOut
   const executable = builtin
     ? BUILTIN_EXECUTABLE
     : looksLikePath
-      ? isAbsolute(input.plugin) ? input.plugin : resolve(input.cwd ?? process.cwd(), input.plugin)
+      ? isAbsolute(input.plugin)
+        ? input.plugin
+        : resolve(input.cwd ?? process.cwd(), input.plugin)
       : await resolvePlugin(input.pluginDir, input.plugin);
   const pluginId = builtin || !looksLikePath ? input.plugin : executable.split('/').pop()!;
   const request = {
@@ -93,14 +89,23 @@ export async function runPluginOnce(input: PluginRunInput): Promise<PluginRunOut
     return {
       ...base,
       environment,
-      result: { exitCode: run.exitCode, signal: run.signal, timedOut: run.timedOut, ...(run.spawnError ? { spawnError: run.spawnError.message } : {}) },
+      result: {
+        exitCode: run.exitCode,
+        signal: run.signal,
+        timedOut: run.timedOut,
+        ...(run.spawnError ? { spawnError: run.spawnError.message } : {}),
+      },
       durationMs: run.durationMs,
       stdout: run.stdout.toString('utf8'),
       stderr: run.stderr.toString('utf8'),
     };
   }
   const operation = input.operation;
-  const environment = buildEnvironment(operation, request, builtin ? `${input.pluginDir}/${BUILTIN_MKDIR_ID}` : executable);
+  const environment = buildEnvironment(
+    operation,
+    request,
+    builtin ? `${input.pluginDir}/${BUILTIN_MKDIR_ID}` : executable,
+  );
   if (builtin) {
     const result: Record<string, unknown> =
       operation === 'fingerprint'
@@ -117,7 +122,14 @@ export async function runPluginOnce(input: PluginRunInput): Promise<PluginRunOut
     pluginId,
   };
   const run = await execPlugin(executable, operation, request, options);
-  return { ...base, environment, result: decodedFields(run), durationMs: run.durationMs, stdout: run.stdout, stderr: run.stderr };
+  return {
+    ...base,
+    environment,
+    result: decodedFields(run),
+    durationMs: run.durationMs,
+    stdout: run.stdout,
+    stderr: run.stderr,
+  };
 }
 
 /** Only the fields the agent decodes from stdout, without the run's bookkeeping. */

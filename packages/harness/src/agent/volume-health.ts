@@ -51,7 +51,11 @@ export class VolumeHealth {
   async whileDeleting(id: string, fn: () => Promise<void>): Promise<void> {
     const before = (await this.all()).get(id);
     const at = new Date().toISOString();
-    await this.markFailed(id, { code: 'DELETE_UNFINISHED', error: 'a delete of this volume started and did not finish; run dhv volume delete again', at }).catch(() => {});
+    await this.markFailed(id, {
+      code: 'DELETE_UNFINISHED',
+      error: 'a delete of this volume started and did not finish; run dhv volume delete again',
+      at,
+    }).catch(() => {});
     try {
       await fn();
     } catch (err) {
@@ -71,7 +75,11 @@ export class VolumeHealth {
         if (failures.has(r.ID)) return;
         const info = await lstat(r.HostPath).catch(() => undefined);
         if (info === undefined) {
-          failures.set(r.ID, { code: 'HOST_PATH_MISSING', error: `the volume's path ${r.HostPath} is gone; run dhv agent restart to restore it, or delete the volume`, at: '' });
+          failures.set(r.ID, {
+            code: 'HOST_PATH_MISSING',
+            error: `the volume's path ${r.HostPath} is gone; run dhv agent restart to restore it, or delete the volume`,
+            at: '',
+          });
         }
       }),
     );

@@ -37,7 +37,12 @@ class FakeRunner implements PluginRunner {
     return { plugins: [], skipped: [], attributes };
   }
   async lookup(pluginDir: string, pluginId: string): Promise<string> {
-    if (!this.plugins.has(pluginId)) throw new PluginError('PLUGIN_NOT_FOUND', `"${pluginId}"`, { pluginId, executable: join(pluginDir, pluginId), operation: 'resolve' });
+    if (!this.plugins.has(pluginId))
+      throw new PluginError('PLUGIN_NOT_FOUND', `"${pluginId}"`, {
+        pluginId,
+        executable: join(pluginDir, pluginId),
+        operation: 'resolve',
+      });
     return join(pluginDir, pluginId);
   }
   async create(_dir: string, pluginId: string, request: CreateRequest, options: RunOptions = {}) {
@@ -71,11 +76,22 @@ const failing = (state: ClientState): ClientStateStore => ({
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'dhv-manager-'));
-  config = { dataDir: join(dir, 'data'), pluginDir: join(dir, 'plugins'), volumesDir: join(dir, 'volumes'), nodePool: 'default', hostVolumes: [] };
+  config = {
+    dataDir: join(dir, 'data'),
+    pluginDir: join(dir, 'plugins'),
+    volumesDir: join(dir, 'volumes'),
+    nodePool: 'default',
+    hostVolumes: [],
+  };
   runner = new FakeRunner();
   failNext = new Set();
   warnings = [];
-  agent = await Agent.open(config, { runner, clientState: failing, onWarning: (w) => warnings.push(w), restoreDeadlineMs: 5000 });
+  agent = await Agent.open(config, {
+    runner,
+    clientState: failing,
+    onWarning: (w) => warnings.push(w),
+    restoreDeadlineMs: 5000,
+  });
   await agent.start();
 });
 afterEach(async () => {
@@ -105,7 +121,14 @@ describe('the host volume manager', () => {
     const r = req('data');
     await expect(agent.client.create(r)).rejects.toThrow(/^disk full$/);
     expect(runner.calls.map((c) => c.op)).toEqual(['create', 'delete']);
-    expect(runner.calls[1]!.request).toMatchObject({ createdPath: config.volumesDir, volumeName: '', namespace: '', volumeId: r.ID, nodeId: NODE, parameters: { k: 'v' } });
+    expect(runner.calls[1]!.request).toMatchObject({
+      createdPath: config.volumesDir,
+      volumeName: '',
+      namespace: '',
+      volumeId: r.ID,
+      nodeId: NODE,
+      parameters: { k: 'v' },
+    });
     expect(await agent.client.locks()).toEqual({});
   });
 
@@ -114,7 +137,9 @@ describe('the host volume manager', () => {
     runner.onDelete = async () => {
       throw new Error('device busy');
     };
-    await expect(agent.client.create(req('data'))).rejects.toThrow('2 errors occurred:\n\t* disk full\n\t* device busy\n\n');
+    await expect(agent.client.create(req('data'))).rejects.toThrow(
+      '2 errors occurred:\n\t* disk full\n\t* device busy\n\n',
+    );
   });
 
   it('runs no delete when the state write of an update fails, and keeps the name', async () => {
@@ -126,7 +151,7 @@ describe('the host volume manager', () => {
     expect(await agent.client.locks()).toEqual({ data: r.ID });
   });
 
-  it('refuses another ID under a claimed name with Nomad\'s words first, before any plugin runs', async () => {
+  it("refuses another ID under a claimed name with Nomad's words first, before any plugin runs", async () => {
     await agent.client.create(req('data'));
     const err = await agent.client.create(req('data')).catch((e: Error & { code?: string }) => e);
     expect(err).toMatchObject({ code: 'VOLUME_NAME_EXISTS' });
@@ -142,13 +167,20 @@ describe('the host volume manager', () => {
     };
     await expect(agent.client.create(r)).rejects.toThrow('no space');
     expect(await agent.client.locks()).toEqual({});
-    expect(warnings).toEqual([expect.stringMatching(/released the name "data" .* still on the node and in client state: a real Nomad agent does the same/)]);
+    expect(warnings).toEqual([
+      expect.stringMatching(
+        /released the name "data" .* still on the node and in client state: a real Nomad agent does the same/,
+      ),
+    ]);
     expect((await agent.status()).node.HostVolumes.data?.ID).toBe(r.ID);
   });
 
-  it('runs the plugin\'s delete for a volume the node never had, and succeeds', async () => {
+  it("runs the plugin's delete for a volume the node never had, and succeeds", async () => {
     const r = req('ghost');
-    await expect(agent.client.delete({ ...r, HostPath: '/somewhere' })).resolves.toEqual({ volumeName: 'ghost', volumeId: r.ID });
+    await expect(agent.client.delete({ ...r, HostPath: '/somewhere' })).resolves.toEqual({
+      volumeName: 'ghost',
+      volumeId: r.ID,
+    });
     expect(runner.calls).toMatchObject([{ op: 'delete', request: { createdPath: '/somewhere', volumeName: 'ghost' } }]);
   });
 });
@@ -175,7 +207,7 @@ describe('restore', () => {
     for (const c of runner.calls) expect(c.options.timeoutMs).toBeLessThanOrEqual(5000);
   });
 
-  it('publishes no dynamic volume when a plugin is missing, yet runs the other creates and keeps their names; the missing plugin\'s name is free', async () => {
+  it("publishes no dynamic volume when a plugin is missing, yet runs the other creates and keeps their names; the missing plugin's name is free", async () => {
     const a = req('alpha', 'p');
     const b = req('beta', 'q');
     await agent.client.create(a);
@@ -215,8 +247,20 @@ describe('restore', () => {
 describe('volume states as the servers compute them', () => {
   it('is ready once the node reports the name, and unavailable when a restart no longer reports it while others are reported', async () => {
     const spec = (name: string, pluginId = 'p') => ({
-      type: 'host' as const, id: '', name, namespace: 'default', pluginId, nodeId: '', nodePool: '',
-      capacityMinBytes: 0n, capacityMaxBytes: 0n, capacityBytes: 0n, hostPath: '', parameters: null, capabilities: [], constraints: [],
+      type: 'host' as const,
+      id: '',
+      name,
+      namespace: 'default',
+      pluginId,
+      nodeId: '',
+      nodePool: '',
+      capacityMinBytes: 0n,
+      capacityMaxBytes: 0n,
+      capacityBytes: 0n,
+      hostPath: '',
+      parameters: null,
+      capabilities: [],
+      constraints: [],
     });
     const { volume: kept } = await agent.createVolume(spec('kept'));
     const { volume: lost } = await agent.createVolume(spec('lost', 'q'));
@@ -232,11 +276,25 @@ describe('volume states as the servers compute them', () => {
 
   it('refuses to place a volume whose plugin the node has not fingerprinted, and says dhv agent fingerprint is the reload', async () => {
     const spec = {
-      type: 'host' as const, id: '', name: 'x', namespace: 'default', pluginId: 'new', nodeId: '', nodePool: '',
-      capacityMinBytes: 0n, capacityMaxBytes: 0n, capacityBytes: 0n, hostPath: '', parameters: null, capabilities: [], constraints: [],
+      type: 'host' as const,
+      id: '',
+      name: 'x',
+      namespace: 'default',
+      pluginId: 'new',
+      nodeId: '',
+      nodePool: '',
+      capacityMinBytes: 0n,
+      capacityMaxBytes: 0n,
+      capacityBytes: 0n,
+      hostPath: '',
+      parameters: null,
+      capabilities: [],
+      constraints: [],
     };
     const err = (await agent.createVolume(spec).catch((e: Error) => e)) as Error;
-    expect(err.message).toMatch(/^could not place volume "x": no node meets constraints: 0 nodes had existing volume, 0 nodes filtered by node pool governance, 1 nodes were infeasible\n/);
+    expect(err.message).toMatch(
+      /^could not place volume "x": no node meets constraints: 0 nodes had existing volume, 0 nodes filtered by node pool governance, 1 nodes were infeasible\n/,
+    );
     expect(err.message).toMatch(/run dhv agent fingerprint/);
     expect(runner.calls).toEqual([]);
     runner.plugins.add('new');

@@ -4,7 +4,13 @@ import { AgentError } from '../errors/agent-error.js';
 import { goStat } from './go-os.js';
 import type { HostVolumeConfig, HostVolumeUpdate } from './host-volumes.js';
 import type { NameClaims } from './name-claims.js';
-import { cleanupDeleteRequest, pluginCreateRequest, pluginDeleteRequest, type ClientDeleteRequest, type ClientRegisterRequest } from './plugin-requests.js';
+import {
+  cleanupDeleteRequest,
+  pluginCreateRequest,
+  pluginDeleteRequest,
+  type ClientDeleteRequest,
+  type ClientRegisterRequest,
+} from './plugin-requests.js';
 import type { PluginRunner } from './plugins.js';
 import { restorableWithVolumesDir, type VolumeHealth } from './volume-health.js';
 
@@ -71,106 +77,154 @@ export interface RestoreOutcome {
 export class VolumeManager {
   constructor(private readonly ctx: VolumeManagerContext) {}
 
-  async create(req: ClientCreateRequest, server: ServerVolume = defaultServerVolume(this.ctx.config.nodePool)): Promise<ClientCreateResponse> {
+  async create(
+    req: ClientCreateRequest,
+    server: ServerVolume = defaultServerVolume(this.ctx.config.nodePool),
+  ): Promise<ClientCreateResponse> {
     const { config, runner, state, names, signal } = this.ctx;
     const fields = { volume_id: req.ID, volume_name: req.Name };
     await runner.lookup(config.pluginDir, req.PluginID);
-    return names.withLock(req.Name, async () => {
-      const { wasFree } = await this.claim(req.Name, req.ID);
-      let result: { path: string; bytes: bigint };
-      try {
-        result = await runner.create(config.pluginDir, req.PluginID, pluginCreateRequest(req, config), { signal });
-      } catch (err) {
-        await names.release(req.Name);
-        if (!wasFree) {
-          this.ctx.log({
-            level: 'warn',
-            message:
-              `the failed update released the name "${req.Name}" of volume ${req.ID}, which is still on the node and in client state: ` +
-              `a real Nomad agent does the same (a bug), so another volume may now take the name and the next restart keeps only one of them`,
-            fields,
-          });
-        }
-        throw err;
-      }
-      const record: VolumeRecord = { ID: req.ID, HostPath: result.path, CreateReq: req, Volume: { ...server, CapacityBytes: result.bytes } };
-      try {
-        await state.put(record);
-      } catch (err) {
-        this.ctx.log({ level: 'error', message: 'failed to save volume in client state', fields: { ...fields, error: messageOf(err) } });
-        if (!wasFree) throw err;
-        this.ctx.log({ level: 'error', message: 'initial create detected, running delete', fields });
+    return names.withLock(
+      req.Name,
+      async () => {
+        const { wasFree } = await this.claim(req.Name, req.ID);
+        let result: { path: string; bytes: bigint };
         try {
-          await runner.delete(config.pluginDir, req.PluginID, cleanupDeleteRequest(req, config), { signal });
-        } catch (deleteErr) {
-          this.ctx.log({ level: 'warn', message: 'error deleting volume after state store failure', fields: { ...fields, error: messageOf(deleteErr) } });
-          throw joinErrors([err, deleteErr]);
-        } finally {
+          result = await runner.create(config.pluginDir, req.PluginID, pluginCreateRequest(req, config), { signal });
+        } catch (err) {
           await names.release(req.Name);
+          if (!wasFree) {
+            this.ctx.log({
+              level: 'warn',
+              message:
+                `the failed update released the name "${req.Name}" of volume ${req.ID}, which is still on the node and in client state: ` +
+                `a real Nomad agent does the same (a bug), so another volume may now take the name and the next restart keeps only one of them`,
+              fields,
+            });
+          }
+          throw err;
         }
-        throw err;
-      }
-      await this.ctx.health?.clear(req.ID);
-      await this.ctx.publish([{ name: req.Name, volume: hostVolume(req.Name, req.ID, result.path) }]);
-      return { volumeName: req.Name, volumeId: req.ID, hostPath: result.path, capacityBytes: result.bytes };
-    }, signal);
+        const record: VolumeRecord = {
+          ID: req.ID,
+          HostPath: result.path,
+          CreateReq: req,
+          Volume: { ...server, CapacityBytes: result.bytes },
+        };
+        try {
+          await state.put(record);
+        } catch (err) {
+          this.ctx.log({
+            level: 'error',
+            message: 'failed to save volume in client state',
+            fields: { ...fields, error: messageOf(err) },
+          });
+          if (!wasFree) throw err;
+          this.ctx.log({ level: 'error', message: 'initial create detected, running delete', fields });
+          try {
+            await runner.delete(config.pluginDir, req.PluginID, cleanupDeleteRequest(req, config), { signal });
+          } catch (deleteErr) {
+            this.ctx.log({
+              level: 'warn',
+              message: 'error deleting volume after state store failure',
+              fields: { ...fields, error: messageOf(deleteErr) },
+            });
+            throw joinErrors([err, deleteErr]);
+          } finally {
+            await names.release(req.Name);
+          }
+          throw err;
+        }
+        await this.ctx.health?.clear(req.ID);
+        await this.ctx.publish([{ name: req.Name, volume: hostVolume(req.Name, req.ID, result.path) }]);
+        return { volumeName: req.Name, volumeId: req.ID, hostPath: result.path, capacityBytes: result.bytes };
+      },
+      signal,
+    );
   }
 
-  async register(req: ClientRegisterRequest, server: ServerVolume = defaultServerVolume(this.ctx.config.nodePool)): Promise<void> {
+  async register(
+    req: ClientRegisterRequest,
+    server: ServerVolume = defaultServerVolume(this.ctx.config.nodePool),
+  ): Promise<void> {
     const { state, names, signal } = this.ctx;
     const fields = { volume_id: req.ID, volume_name: req.Name };
-    await names.withLock(req.Name, async () => {
-      await this.claim(req.Name, req.ID);
-      try {
-        await goStat(req.HostPath);
-      } catch (err) {
-        await names.release(req.Name);
-        const error = new AgentError('HOST_PATH_MISSING', `could not verify host path for "${req.Name}": ${messageOf(err)}`, {
-          volumeId: req.ID,
-          hostPath: req.HostPath,
-        });
-        this.ctx.log({ level: 'error', message: 'error registering volume', fields: { ...fields, error: error.message } });
-        throw error;
-      }
-      const createReq: ClientCreateRequest = {
-        ID: req.ID,
-        Name: req.Name,
-        PluginID: '',
-        Namespace: '',
-        NodeID: req.NodeID,
-        RequestedCapacityMinBytes: 0n,
-        RequestedCapacityMaxBytes: 0n,
-        Parameters: req.Parameters,
-      };
-      try {
-        await state.put({ ID: req.ID, HostPath: req.HostPath, CreateReq: createReq, Volume: { ...server, CapacityBytes: req.CapacityBytes } });
-      } catch (err) {
-        await names.release(req.Name);
-        throw err;
-      }
-      await this.ctx.health?.clear(req.ID);
-      await this.ctx.publish([{ name: req.Name, volume: hostVolume(req.Name, req.ID, req.HostPath) }]);
-    }, signal);
+    await names.withLock(
+      req.Name,
+      async () => {
+        await this.claim(req.Name, req.ID);
+        try {
+          await goStat(req.HostPath);
+        } catch (err) {
+          await names.release(req.Name);
+          const error = new AgentError(
+            'HOST_PATH_MISSING',
+            `could not verify host path for "${req.Name}": ${messageOf(err)}`,
+            {
+              volumeId: req.ID,
+              hostPath: req.HostPath,
+            },
+          );
+          this.ctx.log({
+            level: 'error',
+            message: 'error registering volume',
+            fields: { ...fields, error: error.message },
+          });
+          throw error;
+        }
+        const createReq: ClientCreateRequest = {
+          ID: req.ID,
+          Name: req.Name,
+          PluginID: '',
+          Namespace: '',
+          NodeID: req.NodeID,
+          RequestedCapacityMinBytes: 0n,
+          RequestedCapacityMaxBytes: 0n,
+          Parameters: req.Parameters,
+        };
+        try {
+          await state.put({
+            ID: req.ID,
+            HostPath: req.HostPath,
+            CreateReq: createReq,
+            Volume: { ...server, CapacityBytes: req.CapacityBytes },
+          });
+        } catch (err) {
+          await names.release(req.Name);
+          throw err;
+        }
+        await this.ctx.health?.clear(req.ID);
+        await this.ctx.publish([{ name: req.Name, volume: hostVolume(req.Name, req.ID, req.HostPath) }]);
+      },
+      signal,
+    );
   }
 
   async delete(req: ClientDeleteRequest): Promise<{ volumeName: string; volumeId: string }> {
     const { config, runner, state, names, signal } = this.ctx;
-    return names.withLock(req.Name, async () => {
-      if (req.PluginID !== '') {
-        await runner.lookup(config.pluginDir, req.PluginID);
-        const run = () => runner.delete(config.pluginDir, req.PluginID, pluginDeleteRequest(req, config), { signal });
-        await (this.ctx.health ? this.ctx.health.whileDeleting(req.ID, run) : run());
-      }
-      try {
-        await state.remove(req.ID);
-      } catch (err) {
-        this.ctx.log({ level: 'error', message: 'failed to delete volume in state', fields: { volume_id: req.ID, error: messageOf(err) } });
-        throw err;
-      }
-      await names.release(req.Name);
-      await this.ctx.publish([{ name: req.Name, volume: null }]);
-      return { volumeName: req.Name, volumeId: req.ID };
-    }, signal);
+    return names.withLock(
+      req.Name,
+      async () => {
+        if (req.PluginID !== '') {
+          await runner.lookup(config.pluginDir, req.PluginID);
+          const run = () => runner.delete(config.pluginDir, req.PluginID, pluginDeleteRequest(req, config), { signal });
+          await (this.ctx.health ? this.ctx.health.whileDeleting(req.ID, run) : run());
+        }
+        try {
+          await state.remove(req.ID);
+        } catch (err) {
+          this.ctx.log({
+            level: 'error',
+            message: 'failed to delete volume in state',
+            fields: { volume_id: req.ID, error: messageOf(err) },
+          });
+          throw err;
+        }
+        await names.release(req.Name);
+        await this.ctx.publish([{ name: req.Name, volume: null }]);
+        return { volumeName: req.Name, volumeId: req.ID };
+      },
+      signal,
+    );
   }
 
   /**
@@ -203,7 +257,10 @@ export class VolumeManager {
           else if (path === undefined) outcome.updates.push({ name: record.CreateReq.Name, volume: null });
           else {
             outcome.restored.push({ record, path });
-            outcome.updates.push({ name: record.CreateReq.Name, volume: hostVolume(record.CreateReq.Name, record.ID, path) });
+            outcome.updates.push({
+              name: record.CreateReq.Name,
+              volume: hostVolume(record.CreateReq.Name, record.ID, path),
+            });
           }
         } catch (err) {
           errors.push(err as Error);
@@ -219,7 +276,11 @@ export class VolumeManager {
   }
 
   /** The path to publish, undefined for a volume left out (logged), null for one deleted meanwhile; throws what fails the whole restore. */
-  private async restoreOne(record: VolumeRecord, remainingMs: () => number, outcome: RestoreOutcome): Promise<string | undefined | null | typeof NAME_TAKEN> {
+  private async restoreOne(
+    record: VolumeRecord,
+    remainingMs: () => number,
+    outcome: RestoreOutcome,
+  ): Promise<string | undefined | null | typeof NAME_TAKEN> {
     const { config, runner, names, state, signal } = this.ctx;
     const req = record.CreateReq;
     if (req.PluginID !== '') await runner.lookup(config.pluginDir, req.PluginID);
@@ -230,17 +291,25 @@ export class VolumeManager {
     // The claim is taken under the name's lock, as create and delete take it: a delete that
     // ran since the list is not undone. The plugin then runs without the lock, as in Nomad,
     // where a second volume of the same name is refused at once.
-    const claimed = await names.withLock(req.Name, async () => {
-      if (!(await state.get(record.ID))) return null;
-      try {
-        await this.claim(req.Name, req.ID);
-        return true;
-      } catch (err) {
-        this.ctx.log({ level: 'error', message: 'error during restore', fields: { volume_id: req.ID, volume_name: req.Name, error: messageOf(err) } });
-        left(err as Error);
-        return false;
-      }
-    }, signal);
+    const claimed = await names.withLock(
+      req.Name,
+      async () => {
+        if (!(await state.get(record.ID))) return null;
+        try {
+          await this.claim(req.Name, req.ID);
+          return true;
+        } catch (err) {
+          this.ctx.log({
+            level: 'error',
+            message: 'error during restore',
+            fields: { volume_id: req.ID, volume_name: req.Name, error: messageOf(err) },
+          });
+          left(err as Error);
+          return false;
+        }
+      },
+      signal,
+    );
     if (claimed === null) return null;
     if (!claimed) return NAME_TAKEN;
     const registered = req.PluginID === '';
@@ -249,22 +318,40 @@ export class VolumeManager {
         await goStat(record.HostPath);
         return record.HostPath;
       } catch (err) {
-        const error = new AgentError('HOST_PATH_MISSING', messageOf(err), { volumeId: record.ID, hostPath: record.HostPath });
-        this.ctx.log({ level: 'error', message: 'failed to restore: could not verify host path', fields: { volume_id: record.ID, path: record.HostPath, error: error.message } });
+        const error = new AgentError('HOST_PATH_MISSING', messageOf(err), {
+          volumeId: record.ID,
+          hostPath: record.HostPath,
+        });
+        this.ctx.log({
+          level: 'error',
+          message: 'failed to restore: could not verify host path',
+          fields: { volume_id: record.ID, path: record.HostPath, error: error.message },
+        });
         return left(error);
       }
     }
     const { failed: volumesDirMissing } = await restorableWithVolumesDir([record], config.volumesDir);
     if (volumesDirMissing[0]) {
       const { error } = volumesDirMissing[0];
-      this.ctx.log({ level: 'error', message: 'failed to restore', fields: { plugin_id: req.PluginID, volume_id: record.ID, error: error.message } });
+      this.ctx.log({
+        level: 'error',
+        message: 'failed to restore',
+        fields: { plugin_id: req.PluginID, volume_id: record.ID, error: error.message },
+      });
       return left(error);
     }
     try {
-      const result = await runner.create(config.pluginDir, req.PluginID, pluginCreateRequest(req, config), { signal, timeoutMs: remainingMs() });
+      const result = await runner.create(config.pluginDir, req.PluginID, pluginCreateRequest(req, config), {
+        signal,
+        timeoutMs: remainingMs(),
+      });
       return result.path;
     } catch (err) {
-      this.ctx.log({ level: 'error', message: 'failed to restore', fields: { plugin_id: req.PluginID, volume_id: record.ID, error: messageOf(err) } });
+      this.ctx.log({
+        level: 'error',
+        message: 'failed to restore',
+        fields: { plugin_id: req.PluginID, volume_id: record.ID, error: messageOf(err) },
+      });
       return left(err as Error);
     }
   }
@@ -283,7 +370,14 @@ export function hostVolume(name: string, id: string, path: string): HostVolumeCo
 
 export function defaultServerVolume(nodePool: string): ServerVolume {
   const now = new Date().toISOString();
-  return { NodePool: nodePool, CapacityBytes: 0n, RequestedCapabilities: [], Constraints: [], CreateTime: now, ModifyTime: now };
+  return {
+    NodePool: nodePool,
+    CapacityBytes: 0n,
+    RequestedCapabilities: [],
+    Constraints: [],
+    CreateTime: now,
+    ModifyTime: now,
+  };
 }
 
 /**

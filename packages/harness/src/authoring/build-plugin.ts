@@ -47,20 +47,40 @@ export async function buildPlugin(options: BuildOptions): Promise<BuildResult> {
   const outfile = resolve(options.outfile);
   const node = options.nodePath ?? process.execPath;
   if (!isAbsolute(node)) {
-    throw new AuthoringError('BAD_INTERPRETER', `--node must be an absolute path (the agent runs plugins without PATH), got ${JSON.stringify(node)}`, {
-      node,
-    });
+    throw new AuthoringError(
+      'BAD_INTERPRETER',
+      `--node must be an absolute path (the agent runs plugins without PATH), got ${JSON.stringify(node)}`,
+      {
+        node,
+      },
+    );
   }
-  const nodeHere = await access(node, constants.X_OK).then(() => true, () => false);
+  const nodeHere = await access(node, constants.X_OK).then(
+    () => true,
+    () => false,
+  );
   if (options.sea && !nodeHere) {
-    throw new AuthoringError('BAD_INTERPRETER', `${node} is not an executable file here; --sea copies the node binary into the plugin, so it must exist`, {
-      node,
-    });
+    throw new AuthoringError(
+      'BAD_INTERPRETER',
+      `${node} is not an executable file here; --sea copies the node binary into the plugin, so it must exist`,
+      {
+        node,
+      },
+    );
   }
-  if (!(await stat(entry).then((s) => s.isFile(), () => false))) {
-    throw new AuthoringError('BUILD_FAILED', `the plugin entry ${entry} does not exist; give the file that exports default definePlugin({...})`, {
-      entry,
-    });
+  if (
+    !(await stat(entry).then(
+      (s) => s.isFile(),
+      () => false,
+    ))
+  ) {
+    throw new AuthoringError(
+      'BUILD_FAILED',
+      `the plugin entry ${entry} does not exist; give the file that exports default definePlugin({...})`,
+      {
+        entry,
+      },
+    );
   }
 
   const warnings: string[] = [];
@@ -81,10 +101,15 @@ export async function buildPlugin(options: BuildOptions): Promise<BuildResult> {
   // The launcher falls back to another node, so only a fixed #! line to a missing node cannot be tried here.
   let version: string | null = null;
   if (nodeHere || (!options.sea && !options.fixedNode)) {
-    if (!nodeHere) warnings.push(`${node} does not exist on this machine, so the smoke test ran with the first node the launcher found here`);
+    if (!nodeHere)
+      warnings.push(
+        `${node} does not exist on this machine, so the smoke test ran with the first node the launcher found here`,
+      );
     version = await smokeTest(outfile);
   } else {
-    warnings.push(`${node} does not exist on this machine, so the built plugin was not run; run dhv check on a machine that has it`);
+    warnings.push(
+      `${node} does not exist on this machine, so the built plugin was not run; run dhv check on a machine that has it`,
+    );
   }
   const { size } = await stat(outfile);
   return { outfile, kind: options.sea ? 'sea' : 'script', bytes: size, node, searchPath, version, warnings };

@@ -4,7 +4,14 @@ import fs from 'fs-extra';
 import { AuthoringError } from './errors.js';
 import { localPackageSource, packInstalledPackage, VENDOR_DIR, type DhvPackage } from './package-source.js';
 import { packageNameFor, validatePluginId } from './plugin-id.js';
-import { isTemplateName, STORED_NAMES, TEMPLATE_NAMES, TEMPLATES, TEMPLATES_DIR, type TemplateName } from './templates.js';
+import {
+  isTemplateName,
+  STORED_NAMES,
+  TEMPLATE_NAMES,
+  TEMPLATES,
+  TEMPLATES_DIR,
+  type TemplateName,
+} from './templates.js';
 
 export interface InitOptions {
   /** The project folder; created when missing. */
@@ -42,16 +49,21 @@ export async function initProject(options: InitOptions): Promise<InitResult> {
   const pluginId = choosePluginId(options.name, dir);
   const template = options.template ?? 'minimal';
   if (!isTemplateName(template)) {
-    throw new AuthoringError('UNKNOWN_TEMPLATE', `no template named ${JSON.stringify(template)}; choose one of: ${TEMPLATE_NAMES.join(', ')}`, {
-      template,
-    });
+    throw new AuthoringError(
+      'UNKNOWN_TEMPLATE',
+      `no template named ${JSON.stringify(template)}; choose one of: ${TEMPLATE_NAMES.join(', ')}`,
+      {
+        template,
+      },
+    );
   }
   const dirExisted = await checkTarget(dir, options.force ?? false);
 
   const version = await ownVersion();
   const given = {
     sdk: options.sdkFrom === undefined ? undefined : await localPackageSource('@dhv/sdk', options.sdkFrom),
-    harness: options.harnessFrom === undefined ? undefined : await localPackageSource('@dhv/harness', options.harnessFrom),
+    harness:
+      options.harnessFrom === undefined ? undefined : await localPackageSource('@dhv/harness', options.harnessFrom),
   };
   const needsRoot = TEMPLATES[template].needsRoot;
   const values: Record<string, string> = {
@@ -117,7 +129,11 @@ function choosePluginId(name: string | undefined, dir: string): string {
     return validatePluginId(basename(dir));
   } catch (err) {
     if (err instanceof AuthoringError) {
-      throw new AuthoringError(err.code, `${err.message}; it comes from the folder name, so pass --name to choose the plugin ID`, err.details);
+      throw new AuthoringError(
+        err.code,
+        `${err.message}; it comes from the folder name, so pass --name to choose the plugin ID`,
+        err.details,
+      );
     }
     throw err;
   }
@@ -142,7 +158,9 @@ async function checkTarget(dir: string, force: boolean): Promise<boolean> {
 }
 
 async function ownVersion(): Promise<string> {
-  const manifest = (await fs.readJson(fileURLToPath(new URL('../../package.json', import.meta.url)))) as { version: string };
+  const manifest = (await fs.readJson(fileURLToPath(new URL('../../package.json', import.meta.url)))) as {
+    version: string;
+  };
   return manifest.version;
 }
 

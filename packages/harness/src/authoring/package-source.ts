@@ -28,16 +28,25 @@ export function installedPackageDir(packageName: DhvPackage): string {
 export async function packInstalledPackage(packageName: DhvPackage, destination: string): Promise<string> {
   const from = installedPackageDir(packageName);
   // npm settings inherited from an `npm run -w ...` that started dhv would redirect the pack.
-  const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_config_(workspaces?|include_workspace_root)$/i.test(key)));
-  const packed = await execa('npm', ['pack', from, '--pack-destination', destination, '--json', '--ignore-scripts', '--loglevel=error'], {
-    cwd: destination,
-    env,
-    extendEnv: false,
-    reject: false,
-  });
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !/^npm_config_(workspaces?|include_workspace_root)$/i.test(key)),
+  );
+  const packed = await execa(
+    'npm',
+    ['pack', from, '--pack-destination', destination, '--json', '--ignore-scripts', '--loglevel=error'],
+    {
+      cwd: destination,
+      env,
+      extendEnv: false,
+      reject: false,
+    },
+  );
   const filename = packed.exitCode === 0 ? parsePackOutput(packed.stdout) : undefined;
   if (filename === undefined || !(await fs.pathExists(join(destination, filename)))) {
-    const why = packed.code === 'ENOENT' ? 'npm was not found on PATH' : (packed.stderr || packed.stdout || packed.message || `exit code ${packed.exitCode}`).trim();
+    const why =
+      packed.code === 'ENOENT'
+        ? 'npm was not found on PATH'
+        : (packed.stderr || packed.stdout || packed.message || `exit code ${packed.exitCode}`).trim();
     throw new AuthoringError(
       'PACK_FAILED',
       `could not pack ${packageName} from ${from} into the new project: ${why}\n` +
@@ -65,13 +74,18 @@ export async function localPackageSource(packageName: DhvPackage, from: string):
   const path = resolve(from);
   const info = await fs.stat(path).catch(() => undefined);
   if (!info) {
-    throw new AuthoringError('BAD_PACKAGE_SOURCE', `${path} does not exist; give a folder holding ${packageName} or a tarball made by npm pack`, {
-      packageName,
-      path,
-    });
+    throw new AuthoringError(
+      'BAD_PACKAGE_SOURCE',
+      `${path} does not exist; give a folder holding ${packageName} or a tarball made by npm pack`,
+      {
+        packageName,
+        path,
+      },
+    );
   }
   if (info.isDirectory()) {
-    const manifest = (await fs.readJson(join(path, 'package.json')).catch(() => undefined)) as { name?: unknown } | undefined;
+    const manifest = (await fs.readJson(join(path, 'package.json')).catch(() => undefined)) as
+      { name?: unknown } | undefined;
     const name = manifest?.name;
     if (name !== packageName) {
       throw new AuthoringError(
@@ -81,7 +95,10 @@ export async function localPackageSource(packageName: DhvPackage, from: string):
       );
     }
   } else if (!/\.(tgz|tar\.gz)$/.test(path)) {
-    throw new AuthoringError('BAD_PACKAGE_SOURCE', `${path} is neither a folder nor a .tgz tarball made by npm pack`, { packageName, path });
+    throw new AuthoringError('BAD_PACKAGE_SOURCE', `${path} is neither a folder nor a .tgz tarball made by npm pack`, {
+      packageName,
+      path,
+    });
   }
   return `file:${path}`;
 }

@@ -12,12 +12,16 @@ const MAX_LENGTH = 128;
 /** Returns the ID when a Nomad client can use it as a plugin file name; throws saying why not otherwise. */
 export function validatePluginId(id: string): string {
   const refuse = (why: string) => {
-    throw new AuthoringError('INVALID_PLUGIN_ID', `plugin ID ${JSON.stringify(id)} cannot be used: ${why}`, { pluginId: id });
+    throw new AuthoringError('INVALID_PLUGIN_ID', `plugin ID ${JSON.stringify(id)} cannot be used: ${why}`, {
+      pluginId: id,
+    });
   };
   if (id === '') refuse('it is empty');
   if (id === 'mkdir') {
     // PROTOCOL.md: the built-in mkdir always wins; a file of that name is never run.
-    refuse('the agent has a built-in plugin called mkdir that shadows any file of that name; pick another, e.g. my-mkdir');
+    refuse(
+      'the agent has a built-in plugin called mkdir that shadows any file of that name; pick another, e.g. my-mkdir',
+    );
   }
   if (id.length > MAX_LENGTH) refuse(`it is longer than ${MAX_LENGTH} characters`);
   if (!PLUGIN_ID.test(id)) {

@@ -3,7 +3,8 @@ import { fileURLToPath } from 'node:url';
 /** The project skeletons `dhv init` offers, and what each one fills into the shared files. */
 export const TEMPLATES = {
   minimal: {
-    summary: 'Each volume is a directory under the volumes dir: the smallest plugin that passes `dhv check`, to grow from.',
+    summary:
+      'Each volume is a directory under the volumes dir: the smallest plugin that passes `dhv check`, to grow from.',
     needsRoot: false,
   },
   mkdir: {
@@ -13,7 +14,7 @@ export const TEMPLATES = {
   },
   loopback: {
     summary:
-      'Each volume is an ext4 filesystem in a sparse image file, loop-mounted under the volumes dir, so workloads cannot write more than its capacity. It runs `mkfs.ext4`, `mount` and `umount` without `PATH`, through the SDK\'s `runTool`.',
+      "Each volume is an ext4 filesystem in a sparse image file, loop-mounted under the volumes dir, so workloads cannot write more than its capacity. It runs `mkfs.ext4`, `mount` and `umount` without `PATH`, through the SDK's `runTool`.",
     needsRoot: true,
   },
 } as const satisfies Record<string, { summary: string; needsRoot: boolean }>;

@@ -23,10 +23,22 @@ With --sea the plugin is built into a Node single executable application instead
   };
 
   static override flags = {
-    output: Flags.string({ char: 'o', description: 'the file to write; its name should be the plugin ID', required: true }),
-    node: Flags.string({ description: 'absolute path of the node the plugin tries first on the client [default: the node running this build]' }),
-    'fixed-node': Flags.boolean({ description: 'start with #!<node> rather than the launcher that searches the usual places', exclusive: ['sea'] }),
-    sea: Flags.boolean({ description: 'build a Node single executable application (node and the plugin in one binary)' }),
+    output: Flags.string({
+      char: 'o',
+      description: 'the file to write; its name should be the plugin ID',
+      required: true,
+    }),
+    node: Flags.string({
+      description:
+        'absolute path of the node the plugin tries first on the client [default: the node running this build]',
+    }),
+    'fixed-node': Flags.boolean({
+      description: 'start with #!<node> rather than the launcher that searches the usual places',
+      exclusive: ['sea'],
+    }),
+    sea: Flags.boolean({
+      description: 'build a Node single executable application (node and the plugin in one binary)',
+    }),
   };
 
   async run(): Promise<BuildResult> {
@@ -60,4 +72,3 @@ With --sea the plugin is built into a Node single executable application instead
     return result;
   }
 }
-

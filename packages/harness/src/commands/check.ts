@@ -41,27 +41,63 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
   };
 
   static override flags = {
-    only: Flags.string({ description: 'run only these checks: IDs or areas (repeat, or separate with commas)', multiple: true, default: [] }),
-    skip: Flags.string({ description: 'leave out these checks: IDs or areas (repeat, or separate with commas)', multiple: true, default: [] }),
-    repeat: Flags.integer({ description: `how often create.idempotent repeats the same create (default ${DEFAULT_REPEAT})`, min: 1 }),
-    jobs: Flags.integer({ char: 'j', description: 'how many checks run at once; 1 runs them one after another', default: DEFAULT_JOBS, min: 1 }),
-    'volumes-dir': Flags.string({ description: 'make the sandbox under this directory (default: the OS temp dir), e.g. to test on a given filesystem' }),
-    param: Flags.string({ description: 'a parameter the plugin needs, key=value (repeatable); sent as DHV_PARAMETERS', multiple: true, default: [] }),
+    only: Flags.string({
+      description: 'run only these checks: IDs or areas (repeat, or separate with commas)',
+      multiple: true,
+      default: [],
+    }),
+    skip: Flags.string({
+      description: 'leave out these checks: IDs or areas (repeat, or separate with commas)',
+      multiple: true,
+      default: [],
+    }),
+    repeat: Flags.integer({
+      description: `how often create.idempotent repeats the same create (default ${DEFAULT_REPEAT})`,
+      min: 1,
+    }),
+    jobs: Flags.integer({
+      char: 'j',
+      description: 'how many checks run at once; 1 runs them one after another',
+      default: DEFAULT_JOBS,
+      min: 1,
+    }),
+    'volumes-dir': Flags.string({
+      description:
+        'make the sandbox under this directory (default: the OS temp dir), e.g. to test on a given filesystem',
+    }),
+    param: Flags.string({
+      description: 'a parameter the plugin needs, key=value (repeatable); sent as DHV_PARAMETERS',
+      multiple: true,
+      default: [],
+    }),
     'capacity-min': Flags.string({ description: 'capacity_min for every create, a human size like 10MiB' }),
     'capacity-max': Flags.string({ description: 'capacity_max for every create, a human size like 20MiB' }),
     junit: Flags.string({ description: 'also write the report as JUnit XML to this file' }),
     list: Flags.boolean({ description: 'list the checks and exit', default: false }),
-    strict: Flags.boolean({ description: 'fail the run when a required check is skipped (not judged), not only when one fails', default: false }),
-    config: Flags.string({ description: 'an HCL or JSON file: parameters, capacity_min, capacity_max, expansion_size, repeat, setup and teardown commands; flags override it' }),
-    'expansion-size': Flags.string({ description: 'capacity_min of the larger create in create.larger-capacity, a human size like 64MiB' }),
+    strict: Flags.boolean({
+      description: 'fail the run when a required check is skipped (not judged), not only when one fails',
+      default: false,
+    }),
+    config: Flags.string({
+      description:
+        'an HCL or JSON file: parameters, capacity_min, capacity_max, expansion_size, repeat, setup and teardown commands; flags override it',
+    }),
+    'expansion-size': Flags.string({
+      description: 'capacity_min of the larger create in create.larger-capacity, a human size like 64MiB',
+    }),
   };
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(Check);
     if (flags.list) return this.list();
-    if (!args.plugin) throw new UsageError('give the plugin executable to check, e.g. `dhv check ./dist/my-plugin` (or --list)');
+    if (!args.plugin)
+      throw new UsageError('give the plugin executable to check, e.g. `dhv check ./dist/my-plugin` (or --list)');
 
-    const split = (values: string[]) => values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+    const split = (values: string[]) =>
+      values
+        .flatMap((v) => v.split(','))
+        .map((v) => v.trim())
+        .filter(Boolean);
     const abort = new AbortController();
     const onSignal = () => abort.abort();
     process.once('SIGINT', onSignal);
@@ -99,7 +135,15 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
   }
 
   private list(): void {
-    const rows = CATALOGUE.map(({ id, area, title, protocolRef, severity, gradeReason, needs }) => ({ id, area, severity, gradeReason, title, protocolRef, needs: needs ?? [] }));
+    const rows = CATALOGUE.map(({ id, area, title, protocolRef, severity, gradeReason, needs }) => ({
+      id,
+      area,
+      severity,
+      gradeReason,
+      title,
+      protocolRef,
+      needs: needs ?? [],
+    }));
     if (this.jsonOutput) return this.printJson(rows);
     const width = Math.max(...rows.map((r) => r.id.length));
     for (const r of rows) process.stdout.write(`${r.id.padEnd(width)}  ${r.severity.padEnd(11)}  ${r.title}\n`);
@@ -108,7 +152,10 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
 
 /** A one-line status on a terminal while checks run; erased before the report prints. */
 function progress(event: ProgressEvent): void {
-  const line = event.kind === 'start' ? `[${event.index + 1}/${event.total}] ${event.check.id} …` : formatProgressLine(event.result, event.index, event.total);
+  const line =
+    event.kind === 'start'
+      ? `[${event.index + 1}/${event.total}] ${event.check.id} …`
+      : formatProgressLine(event.result, event.index, event.total);
   process.stderr.write(`\r\x1b[2K${line}`);
   if (event.kind === 'done' && event.index + 1 === event.total) process.stderr.write('\r\x1b[2K');
 }

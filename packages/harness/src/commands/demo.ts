@@ -4,14 +4,18 @@ import { DhvCommand } from './dhv-command.js';
 import { runSeedStory } from '../demo/seed-story.js';
 
 export default class Demo extends DhvCommand {
-  static override summary = 'Run the whole host volume story end to end in a temporary agent, and leave nothing behind.';
+  static override summary =
+    'Run the whole host volume story end to end in a temporary agent, and leave nothing behind.';
   static override description =
     'Installs the reference plugins (packages/plugin-mkdir/dist/dhv-mkdir, packages/plugin-loopback/dist/dhv-loopback) into a temporary agent with a static host volume, ' +
     'creates a dhv-mkdir volume and (as root) a 47 MiB dhv-loopback volume, shows them in HostVolumes, writes a file into each, restarts with --reboot, ' +
     'shows them restored with the files intact, deletes them, and checks that no mount, loop device or file is left.';
   static override examples = ['<%= config.bin %> demo', 'sudo <%= config.bin %> demo --json'];
   static override flags = {
-    loopback: Flags.boolean({ description: 'Include the dhv-loopback volume (default: when running as root).', allowNo: true }),
+    loopback: Flags.boolean({
+      description: 'Include the dhv-loopback volume (default: when running as root).',
+      allowNo: true,
+    }),
   };
 
   async run(): Promise<void> {

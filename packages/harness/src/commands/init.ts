@@ -21,12 +21,22 @@ The project depends on the exact @dhv/sdk and @dhv/harness that run this command
   };
 
   static override flags = {
-    name: Flags.string({ description: 'plugin ID, which is also its file name on the Nomad client [default: the folder name]' }),
+    name: Flags.string({
+      description: 'plugin ID, which is also its file name on the Nomad client [default: the folder name]',
+    }),
     template: Flags.string({ description: 'project skeleton', options: TEMPLATE_NAMES, default: 'minimal' }),
     force: Flags.boolean({ description: 'write into a folder that is not empty, replacing files of the same names' }),
-    'sdk-from': Flags.string({ description: 'depend on @dhv/sdk from this folder or npm pack tarball instead of a packed copy of the running one' }),
-    'harness-from': Flags.string({ description: 'depend on @dhv/harness from this folder or npm pack tarball instead of a packed copy of the running one' }),
-    'from-registry': Flags.boolean({ description: 'depend on the published @dhv/sdk and @dhv/harness (^ this version) instead of packed copies' }),
+    'sdk-from': Flags.string({
+      description:
+        'depend on @dhv/sdk from this folder or npm pack tarball instead of a packed copy of the running one',
+    }),
+    'harness-from': Flags.string({
+      description:
+        'depend on @dhv/harness from this folder or npm pack tarball instead of a packed copy of the running one',
+    }),
+    'from-registry': Flags.boolean({
+      description: 'depend on the published @dhv/sdk and @dhv/harness (^ this version) instead of packed copies',
+    }),
   };
 
   async run(): Promise<InitResult> {

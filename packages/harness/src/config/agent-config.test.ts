@@ -46,12 +46,20 @@ describe('agent configuration', () => {
     dir = await mkdtemp(join(tmpdir(), 'dhv-config-'));
     const good = join(dir, 'agent.json');
     await writeFile(good, JSON.stringify({ client: { host_volume: [{ data: { path: '/data' } }] } }));
-    expect((await loadAgentConfig({ config: good, env: {} })).hostVolumes).toEqual([{ name: 'data', path: '/data', readOnly: false }]);
+    expect((await loadAgentConfig({ config: good, env: {} })).hostVolumes).toEqual([
+      { name: 'data', path: '/data', readOnly: false },
+    ]);
     const bad = join(dir, 'bad.json');
     await writeFile(bad, JSON.stringify({ client: { node_pool: 3, host_volume: { a: { read_only: 'yes' } } } }));
     await expect(loadAgentConfig({ config: bad, env: {} })).rejects.toMatchObject({
       code: 'CONFIG_INVALID',
-      details: { problems: ['client.node_pool must be a non-empty string', 'client.host_volume "a".path is required', 'client.host_volume "a".read_only must be true or false'] },
+      details: {
+        problems: [
+          'client.node_pool must be a non-empty string',
+          'client.host_volume "a".path is required',
+          'client.host_volume "a".read_only must be true or false',
+        ],
+      },
     });
   });
 
@@ -65,6 +73,9 @@ describe('agent configuration', () => {
     });
     const huge = join(dir, 'huge.hcl');
     await writeFile(huge, Buffer.alloc(50 * 1024 * 1024, 0x61));
-    await expect(loadAgentConfig({ config: huge, env: {} })).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/is 52428800 bytes: dhv reads at most/) });
+    await expect(loadAgentConfig({ config: huge, env: {} })).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: expect.stringMatching(/is 52428800 bytes: dhv reads at most/),
+    });
   });
 });

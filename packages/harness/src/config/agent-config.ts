@@ -91,7 +91,8 @@ export function parseClientConfig(doc: Record<string, unknown>, file = '<config>
   const dataDir = text('data_dir', doc.data_dir);
   if (dataDir) out.dataDir = dataDir;
   const notBlocks = blocks(doc.client).filter((body) => !isBody(body));
-  if (notBlocks.length > 0) problems.push(`client must be a block (client { ... }), got ${describeValue(notBlocks[0])}`);
+  if (notBlocks.length > 0)
+    problems.push(`client must be a block (client { ... }), got ${describeValue(notBlocks[0])}`);
   const client = singleBlock(doc.client) ?? {};
   const pluginDir = text('client.host_volume_plugin_dir', client.host_volume_plugin_dir);
   if (pluginDir) out.pluginDir = pluginDir;
@@ -123,12 +124,16 @@ function staticVolumeEntries(value: unknown, problems: string[]): Array<[string,
   const entries: Array<[string, Record<string, unknown>]> = [];
   for (const group of blocks(value)) {
     if (!isBody(group)) {
-      problems.push(`client.host_volume must be a block (host_volume "name" { path = "..." }), got ${describeValue(group)}`);
+      problems.push(
+        `client.host_volume must be a block (host_volume "name" { path = "..." }), got ${describeValue(group)}`,
+      );
       continue;
     }
     for (const [name, bodies] of Object.entries(group as Record<string, unknown>)) {
       if (blocks(bodies).some((b) => !isBody(b))) {
-        problems.push(`client.host_volume ${JSON.stringify(name)} must be a block ({ path = "..." }), got ${describeValue(bodies)}`);
+        problems.push(
+          `client.host_volume ${JSON.stringify(name)} must be a block ({ path = "..." }), got ${describeValue(bodies)}`,
+        );
         continue;
       }
       const body = singleBlock(bodies);
@@ -139,7 +144,8 @@ function staticVolumeEntries(value: unknown, problems: string[]): Array<[string,
 }
 
 function describeValue(value: unknown): string {
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === 'string')
+    return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
   if (Array.isArray(value)) return 'a list';
   return `${typeof value} ${String(value)}`;
 }

@@ -15,7 +15,10 @@ const MAX_PARSER_MESSAGE = 400;
 
 export class DocumentError extends DhvError {
   readonly code = 'DOCUMENT_INVALID';
-  constructor(message: string, readonly file: string) {
+  constructor(
+    message: string,
+    readonly file: string,
+  ) {
     super(message, { file });
   }
 }
@@ -69,16 +72,26 @@ async function readCapped(stream: NodeJS.ReadableStream, name: string, file: str
 
 function tooLarge(name: string, file: string, size?: number): DocumentError {
   const what = size === undefined ? `more than ${MAX_DOCUMENT_BYTES} bytes` : `${size} bytes`;
-  return new DocumentError(`${name} is ${what}: dhv reads at most ${MAX_DOCUMENT_BYTES} bytes (256 KiB) of a volume spec or agent config\nIs this the right file?`, file);
+  return new DocumentError(
+    `${name} is ${what}: dhv reads at most ${MAX_DOCUMENT_BYTES} bytes (256 KiB) of a volume spec or agent config\nIs this the right file?`,
+    file,
+  );
 }
 
 function decodeText(bytes: Buffer, name: string, file: string): string {
   const nul = bytes.indexOf(0);
-  if (nul !== -1) throw new DocumentError(`${name} is not a text file: it holds a NUL byte at offset ${nul}\nIs this the right file?`, file);
+  if (nul !== -1)
+    throw new DocumentError(
+      `${name} is not a text file: it holds a NUL byte at offset ${nul}\nIs this the right file?`,
+      file,
+    );
   try {
     return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
-    throw new DocumentError(`${name} is not UTF-8 text\nVolume specs and agent configs are HCL or JSON, in UTF-8.`, file);
+    throw new DocumentError(
+      `${name} is not UTF-8 text\nVolume specs and agent configs are HCL or JSON, in UTF-8.`,
+      file,
+    );
   }
 }
 
@@ -95,13 +108,19 @@ export async function parseHclOrJson(text: string, file: string): Promise<Record
 }
 
 /** parseHclOrJson, and what a reader should know about how the text was read (numbers Nomad reads differently from how they look). */
-export async function parseDocumentWithNotes(text: string, file: string): Promise<{ doc: Record<string, unknown>; notes: string[] }> {
+export async function parseDocumentWithNotes(
+  text: string,
+  file: string,
+): Promise<{ doc: Record<string, unknown>; notes: string[] }> {
   const name = displayName(file);
   const notes: string[] = [];
   const json = text.trimStart().startsWith('{');
   const depth = nestingDepth(text, json);
   if (depth > MAX_DOCUMENT_DEPTH) {
-    throw new DocumentError(`${name} is nested more than ${MAX_DOCUMENT_DEPTH} levels deep: dhv refuses it before parsing\nA volume spec or agent config needs three levels at most.`, file);
+    throw new DocumentError(
+      `${name} is nested more than ${MAX_DOCUMENT_DEPTH} levels deep: dhv refuses it before parsing\nA volume spec or agent config needs three levels at most.`,
+      file,
+    );
   }
   let parsed: unknown;
   if (json) {
@@ -118,7 +137,10 @@ export async function parseDocumentWithNotes(text: string, file: string): Promis
     try {
       parsed = await parse(name.endsWith('.hcl') ? name : `${name}.hcl`, literals.text);
     } catch (err) {
-      throw new DocumentError(`${name} is not valid HCL: ${short((err as Error).message.replace(/^parse config: /, ''))}`, file);
+      throw new DocumentError(
+        `${name} is not valid HCL: ${short((err as Error).message.replace(/^parse config: /, ''))}`,
+        file,
+      );
     }
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
@@ -157,7 +179,9 @@ export function hcl1Numbers(text: string): { text: string; notes: string[] } {
       const literal = /^0(?:[xX][0-9a-fA-F]+|[0-7]+)(?![A-Za-z0-9_.])/.exec(text.slice(i, i + 40));
       if (literal) {
         const decimal = BigInt(/^0[xX]/.test(literal[0]) ? literal[0] : `0o${literal[0].slice(1)}`).toString();
-        notes.push(`the unquoted number ${literal[0]} is ${decimal} to Nomad's HCL reader (${/^0[xX]/.test(literal[0]) ? 'hexadecimal' : 'octal'}); quote it ("${literal[0]}") to keep the digits`);
+        notes.push(
+          `the unquoted number ${literal[0]} is ${decimal} to Nomad's HCL reader (${/^0[xX]/.test(literal[0]) ? 'hexadecimal' : 'octal'}); quote it ("${literal[0]}") to keep the digits`,
+        );
         out += text.slice(from, i) + decimal;
         i += literal[0].length - 1;
         from = i + 1;

@@ -40,7 +40,8 @@ function sizeOf(file: string, key: string, value: unknown): string | number | un
 function commands(file: string, key: string, value: unknown): string[] {
   if (value === undefined) return [];
   const list = typeof value === 'string' ? [value] : value;
-  if (!Array.isArray(list) || !list.every((c) => typeof c === 'string')) return invalid(file, `${key} must be a list of shell commands`);
+  if (!Array.isArray(list) || !list.every((c) => typeof c === 'string'))
+    return invalid(file, `${key} must be a list of shell commands`);
   return list;
 }
 
@@ -52,10 +53,13 @@ export async function readCheckConfig(file: string): Promise<CheckConfig> {
     return invalid(file, (err as Error).message);
   }
   const unknown = Object.keys(doc).filter((k) => !KEYS.includes(k));
-  if (unknown.length > 0) invalid(file, `unknown setting ${unknown.map((k) => JSON.stringify(k)).join(', ')}; known: ${KEYS.join(', ')}`);
+  if (unknown.length > 0)
+    invalid(file, `unknown setting ${unknown.map((k) => JSON.stringify(k)).join(', ')}; known: ${KEYS.join(', ')}`);
   const params = Array.isArray(doc.parameters) ? singleBlock(doc.parameters) : doc.parameters;
-  if (params !== undefined && (params === null || typeof params !== 'object' || Array.isArray(params))) invalid(file, 'parameters must be a map of strings');
-  const parameters = params === undefined ? undefined : Object.fromEntries(Object.entries(params).map(([k, v]) => [k, String(v)]));
+  if (params !== undefined && (params === null || typeof params !== 'object' || Array.isArray(params)))
+    invalid(file, 'parameters must be a map of strings');
+  const parameters =
+    params === undefined ? undefined : Object.fromEntries(Object.entries(params).map(([k, v]) => [k, String(v)]));
   if (doc.repeat !== undefined && typeof doc.repeat !== 'number') invalid(file, 'repeat must be a number');
   return {
     ...(parameters ? { parameters } : {}),
@@ -77,14 +81,21 @@ export class SetupCommandError extends DhvError {
     readonly output: string,
     how: string,
   ) {
-    super(`${phase} command failed (${how}): ${command}${output.trim() ? `\n${output.trim()}` : ''}`, { phase, command });
+    super(`${phase} command failed (${how}): ${command}${output.trim() ? `\n${output.trim()}` : ''}`, {
+      phase,
+      command,
+    });
   }
 }
 
 /** Runs each command with /bin/sh -c in order; the first failure throws with its output. */
 export async function runCommands(phase: 'setup' | 'teardown', list: readonly string[], cwd: string): Promise<void> {
   for (const command of list) {
-    const { code, signal, output } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }>((done) => {
+    const { code, signal, output } = await new Promise<{
+      code: number | null;
+      signal: NodeJS.Signals | null;
+      output: string;
+    }>((done) => {
       const child = spawn('/bin/sh', ['-c', command], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
       let output = '';
       child.stdout.on('data', (d: Buffer) => (output += d.toString()));
@@ -92,6 +103,7 @@ export async function runCommands(phase: 'setup' | 'teardown', list: readonly st
       child.once('error', (err) => done({ code: null, signal: null, output: err.message }));
       child.once('close', (c, s) => done({ code: c, signal: s, output }));
     });
-    if (code !== 0) throw new SetupCommandError(phase, command, output, signal ? `signal: ${signal}` : `exit status ${code}`);
+    if (code !== 0)
+      throw new SetupCommandError(phase, command, output, signal ? `signal: ${signal}` : `exit status ${code}`);
   }
 }

@@ -4,10 +4,26 @@ export { runConformance, withExtraChecks, DEFAULT_JOBS, type RunOptions, type Pr
 export { verdictOf } from './policy.js';
 export { conformanceTests, type ConformanceTestOptions, type TestFunctions } from './test-api.js';
 export { selectChecks, UnknownCheckError } from './select.js';
-export { resolveSettings, parseParameterPairs, InvalidSettingsError, DEFAULT_REPEAT, type SettingsInput } from './settings.js';
+export {
+  resolveSettings,
+  parseParameterPairs,
+  InvalidSettingsError,
+  DEFAULT_REPEAT,
+  type SettingsInput,
+} from './settings.js';
 export { formatHuman, formatProgressLine } from './report/human.js';
 export { formatJUnit } from './report/junit.js';
 export { formatJson } from './report/json.js';
 export { forceRemove, releaseSystemResources } from './sandbox.js';
-export { AREAS, type Area, type Check, type CheckContext, type CheckResult, type ConformanceReport, type Severity, type Status, type SuiteSettings } from './types.js';
+export {
+  AREAS,
+  type Area,
+  type Check,
+  type CheckContext,
+  type CheckResult,
+  type ConformanceReport,
+  type Severity,
+  type Status,
+  type SuiteSettings,
+} from './types.js';
 export { readCheckConfig, runCommands, SetupCommandError, type CheckConfig } from './config-file.js';

@@ -11,14 +11,20 @@ describe('reading a create response field by field, as the agent decodes it', ()
     expect(readCreatedPath('{"bytes": 0}')).toEqual({ ok: false, problem: 'the response has no "path"' });
     expect(readCreatedPath('{"path": ""}')).toEqual({ ok: false, problem: '"path" is empty' });
     expect(readCreatedPath('{"path": 7}')).toEqual({ ok: false, problem: '"path" is a JSON number, not a string' });
-    expect(readCreatedPath('creating\n{"path": "/v"}')).toMatchObject({ ok: false, problem: expect.stringMatching(/^stdout is not one JSON document/) });
+    expect(readCreatedPath('creating\n{"path": "/v"}')).toMatchObject({
+      ok: false,
+      problem: expect.stringMatching(/^stdout is not one JSON document/),
+    });
     expect(readCreatedPath('[]')).toEqual({ ok: false, problem: 'stdout is a JSON array, not an object' });
   });
 
   test('bytes: missing means 0; a string, a float or a number beyond int64 is refused, whatever path says', () => {
     expect(readCreatedBytes('{"path": "/v"}')).toEqual({ ok: true, value: 0n });
     expect(readCreatedBytes('{"bytes": 9007199254740993}')).toEqual({ ok: true, value: 9007199254740993n });
-    expect(readCreatedBytes('{"bytes": "0"}')).toMatchObject({ ok: false, problem: expect.stringContaining('the string "0"') });
+    expect(readCreatedBytes('{"bytes": "0"}')).toMatchObject({
+      ok: false,
+      problem: expect.stringContaining('the string "0"'),
+    });
     expect(readCreatedBytes('{"bytes": 1.5}')).toMatchObject({ ok: false, problem: expect.stringContaining('1.5') });
     expect(readCreatedBytes('{"bytes": 1e3}')).toMatchObject({ ok: false });
     expect(readCreatedBytes('{"bytes": 9223372036854775808}')).toMatchObject({ ok: false });

@@ -1,4 +1,11 @@
-import { createResponseSchema, fingerprintResponseSchema, goInt64, goKeyMatches, parseGoJson, type GoJsonValue } from '@dhv/sdk/client';
+import {
+  createResponseSchema,
+  fingerprintResponseSchema,
+  goInt64,
+  goKeyMatches,
+  parseGoJson,
+  type GoJsonValue,
+} from '@dhv/sdk/client';
 
 /**
  * Reads a plugin's stdout field by field, so that each check can judge one field
@@ -35,7 +42,8 @@ export function readCreatedPath(stdout: string): FieldReading<string> {
   if (!doc.ok) return { ok: false, problem: `stdout is not one JSON document (${doc.error})` };
   if (doc.value.kind !== 'object') return { ok: false, problem: `stdout is a JSON ${doc.value.kind}, not an object` };
   const value = field(doc.value, PATH_FIELD);
-  if (value === undefined || value.kind === 'null') return { ok: false, problem: `the response has no "${PATH_FIELD}"` };
+  if (value === undefined || value.kind === 'null')
+    return { ok: false, problem: `the response has no "${PATH_FIELD}"` };
   if (value.kind !== 'string') return { ok: false, problem: `"${PATH_FIELD}" is a JSON ${value.kind}, not a string` };
   if (value.value === '') return { ok: false, problem: `"${PATH_FIELD}" is empty` };
   return { ok: true, value: value.value };
@@ -49,15 +57,25 @@ export function readCreatedBytes(stdout: string): FieldReading<bigint> {
   if (value === undefined || value.kind === 'null') return { ok: true, value: 0n };
   if (value.kind !== 'number') {
     const shown = value.kind === 'string' ? `the string ${JSON.stringify(value.value)}` : `a JSON ${value.kind}`;
-    return { ok: false, problem: `"${BYTES_FIELD}" is ${shown}; it must be a JSON integer (the agent refuses anything else)` };
+    return {
+      ok: false,
+      problem: `"${BYTES_FIELD}" is ${shown}; it must be a JSON integer (the agent refuses anything else)`,
+    };
   }
   const n = goInt64(value.raw);
-  if (n === undefined) return { ok: false, problem: `"${BYTES_FIELD}" is ${value.raw}; it must be a whole number that fits an int64` };
+  if (n === undefined)
+    return { ok: false, problem: `"${BYTES_FIELD}" is ${value.raw}; it must be a whole number that fits an int64` };
   return { ok: true, value: n };
 }
 
 /** Lines of stack traces from the runtimes plugins are written in. */
-const STACK_TRACE = [/^\s+at .+[:(]\d+/m, /Traceback \(most recent call last\)/, /^goroutine \d+ \[/m, /^panic: /m, /\.(js|ts|mjs|cjs):\d+:\d+/];
+const STACK_TRACE = [
+  /^\s+at .+[:(]\d+/m,
+  /Traceback \(most recent call last\)/,
+  /^goroutine \d+ \[/m,
+  /^panic: /m,
+  /\.(js|ts|mjs|cjs):\d+:\d+/,
+];
 
 export function looksLikeStackTrace(text: string): boolean {
   return STACK_TRACE.some((pattern) => pattern.test(text));

@@ -65,7 +65,12 @@ async function openFifo(path: string): Promise<{ reader: Reader; writeFd: number
     });
   });
   return {
-    reader: { text: () => Buffer.concat(chunks).toString('utf8'), closed, isClosed: () => ended, destroy: () => socket.destroy() },
+    reader: {
+      text: () => Buffer.concat(chunks).toString('utf8'),
+      closed,
+      isClosed: () => ended,
+      destroy: () => socket.destroy(),
+    },
     writeFd,
     close: () => closeFd(writeFd),
   };
@@ -90,14 +95,23 @@ async function processesHolding(path: string): Promise<Array<{ pid: number; comm
   return found;
 }
 
-export async function runWithPipes(executable: string, argv: readonly string[], options: PipeRunOptions): Promise<PipeRun> {
+export async function runWithPipes(
+  executable: string,
+  argv: readonly string[],
+  options: PipeRunOptions,
+): Promise<PipeRun> {
   const outPath = join(options.dir, 'stdout.fifo');
   const errPath = join(options.dir, 'stderr.fifo');
   const out = await openFifo(outPath);
   const err = await openFifo(errPath);
   let timedOut = false;
   let spawnError: string | undefined;
-  const child = spawn(executable, [...argv], { env: options.env, cwd: options.cwd, stdio: ['ignore', out.writeFd, err.writeFd], detached: true });
+  const child = spawn(executable, [...argv], {
+    env: options.env,
+    cwd: options.cwd,
+    stdio: ['ignore', out.writeFd, err.writeFd],
+    detached: true,
+  });
   // Listening before anything else is awaited: a quick plugin may exit meanwhile.
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));
@@ -138,5 +152,13 @@ export async function runWithPipes(executable: string, argv: readonly string[], 
   if (holders.length > 0) await Promise.race([bothClosed, new Promise((resolve) => setTimeout(resolve, 2000))]);
   out.reader.destroy();
   err.reader.destroy();
-  return { exitCode: code, signal, ...(spawnError ? { spawnError } : {}), timedOut, stdout: out.reader.text(), stderr: err.reader.text(), holders };
+  return {
+    exitCode: code,
+    signal,
+    ...(spawnError ? { spawnError } : {}),
+    timedOut,
+    stdout: out.reader.text(),
+    stderr: err.reader.text(),
+    holders,
+  };
 }

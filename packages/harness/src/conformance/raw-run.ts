@@ -20,7 +20,12 @@ export interface RawRunOptions {
   signal?: AbortSignal;
 }
 
-export async function runRaw(executable: string, argv: readonly string[], env: Record<string, string>, options: RawRunOptions): Promise<RawRun> {
+export async function runRaw(
+  executable: string,
+  argv: readonly string[],
+  env: Record<string, string>,
+  options: RawRunOptions,
+): Promise<RawRun> {
   const run = await spawnPlugin(executable, argv, env, {
     timeoutMs: options.timeoutMs,
     signal: options.signal,

@@ -19,7 +19,16 @@ afterEach(async () => {
 });
 
 function check(id: string, run: (ctx: CheckContext) => Promise<void>, extra: Partial<Check> = {}): Check {
-  return { id, area: 'create', title: `${id} holds.`, protocolRef: 'PROTOCOL.md § create', severity: 'required', gradeReason: 'a test check', run, ...extra };
+  return {
+    id,
+    area: 'create',
+    title: `${id} holds.`,
+    protocolRef: 'PROTOCOL.md § create',
+    severity: 'required',
+    gradeReason: 'a test check',
+    run,
+    ...extra,
+  };
 }
 
 describe('runConformance', () => {
@@ -69,7 +78,11 @@ describe('runConformance', () => {
   });
 
   test('--only and --skip take IDs and areas, and refuse names that match nothing', async () => {
-    const report = await runConformance(GOOD, { volumesDir: scratch, only: ['discovery'], skip: ['discovery.fingerprint-fast'] });
+    const report = await runConformance(GOOD, {
+      volumesDir: scratch,
+      only: ['discovery'],
+      skip: ['discovery.fingerprint-fast'],
+    });
     expect(report.results.map((r) => r.id)).toEqual([
       'discovery.executable',
       'discovery.fingerprint-succeeds',
@@ -77,11 +90,16 @@ describe('runConformance', () => {
       'discovery.version-present',
       'discovery.version-valid',
     ]);
-    await expect(runConformance(GOOD, { only: ['create.idempotnet'] })).rejects.toMatchObject({ code: 'UNKNOWN_CHECK' });
+    await expect(runConformance(GOOD, { only: ['create.idempotnet'] })).rejects.toMatchObject({
+      code: 'UNKNOWN_CHECK',
+    });
   });
 
   test('a plugin that does not exist fails discovery.executable and everything that needs it is skipped', async () => {
-    const report = await runConformance(join(scratch, 'nope'), { volumesDir: scratch, only: ['discovery', 'errors.unknown-operation'] });
+    const report = await runConformance(join(scratch, 'nope'), {
+      volumesDir: scratch,
+      only: ['discovery', 'errors.unknown-operation'],
+    });
     expect(report.results.find((r) => r.id === 'discovery.executable')).toMatchObject({ status: 'fail' });
     expect(report.results.filter((r) => r.status === 'fail').map((r) => r.id)).toEqual(['discovery.executable']);
   });
@@ -91,13 +109,15 @@ test('checks run several at once, a check marked alone runs by itself, and resul
   let running = 0;
   let most = 0;
   const seenAlone: number[] = [];
-  const busy = (alone = false) => async () => {
-    running++;
-    most = Math.max(most, running);
-    if (alone) seenAlone.push(running);
-    await new Promise((r) => setTimeout(r, 30));
-    running--;
-  };
+  const busy =
+    (alone = false) =>
+    async () => {
+      running++;
+      most = Math.max(most, running);
+      if (alone) seenAlone.push(running);
+      await new Promise((r) => setTimeout(r, 30));
+      running--;
+    };
   const report = await runConformance(GOOD, {
     volumesDir: scratch,
     jobs: 3,
@@ -110,12 +130,19 @@ test('checks run several at once, a check marked alone runs by itself, and resul
       check('create.e', busy(), { needs: ['create.d'] }),
     ],
   });
-  expect(report.results.map((r) => r.id)).toEqual(['create.a', 'create.b', 'create.c', 'create.timed', 'create.d', 'create.e']);
+  expect(report.results.map((r) => r.id)).toEqual([
+    'create.a',
+    'create.b',
+    'create.c',
+    'create.timed',
+    'create.d',
+    'create.e',
+  ]);
   expect(most).toBe(3);
   expect(seenAlone).toEqual([1]);
 });
 
-test('an interrupted run skips the checks not yet started and still deletes what it made with the plugin\'s own delete', async () => {
+test("an interrupted run skips the checks not yet started and still deletes what it made with the plugin's own delete", async () => {
   const abort = new AbortController();
   let volumePath = '';
   const report = await runConformance(GOOD, {
@@ -140,14 +167,19 @@ test('with a plugin that does not exist, only discovery.executable fails and eve
   const report = await runConformance(join(scratch, 'nope'), { volumesDir: scratch });
   expect(report.results.filter((r) => r.status === 'fail').map((r) => r.id)).toEqual(['discovery.executable']);
   expect(report.results.filter((r) => r.status !== 'skip').map((r) => r.id)).toEqual(['discovery.executable']);
-  expect(report.results.find((r) => r.id === 'create.path')?.reason).toBe('needs environment.dhv-only, which was skipped');
+  expect(report.results.find((r) => r.id === 'create.path')?.reason).toBe(
+    'needs environment.dhv-only, which was skipped',
+  );
 });
 
 describe('reports', () => {
   test('JUnit XML has a testcase per check, with failures and skips, and escapes the reasons', async () => {
     const report = await runConformance(GOOD, {
       volumesDir: scratch,
-      catalogue: [check('create.a', async (ctx) => ctx.fail('stdout was "<oops> & more"')), check('create.b', async (ctx) => ctx.skip('n/a'))],
+      catalogue: [
+        check('create.a', async (ctx) => ctx.fail('stdout was "<oops> & more"')),
+        check('create.b', async (ctx) => ctx.skip('n/a')),
+      ],
     });
     const xml = formatJUnit(report);
     expect(xml).toContain('<testcase classname="dhv.create" name="create.a"');
@@ -162,7 +194,11 @@ describe('reports', () => {
       check('create.unjudged', async (ctx) => ctx.skip('cannot tell')),
     ];
     const lenient = await runConformance(GOOD, { volumesDir: scratch, catalogue });
-    expect(lenient).toMatchObject({ ok: true, strict: false, summary: { requiredFailed: 0, requiredSkipped: 1, recommendedFailed: 1 } });
+    expect(lenient).toMatchObject({
+      ok: true,
+      strict: false,
+      summary: { requiredFailed: 0, requiredSkipped: 1, recommendedFailed: 1 },
+    });
     const xml = formatJUnit(lenient);
     expect(xml).not.toContain('<failure');
     expect(xml).toContain('recommended check failed (a warning, not a failure): not ideal');
@@ -176,20 +212,33 @@ describe('reports', () => {
     expect(strict).toMatchObject({ ok: false, strict: true });
     expect(formatJUnit(strict)).toContain('type="required-skipped"');
     expect(formatJUnit(strict)).toMatch(/failures="1" skipped="0"/);
-    expect(formatHuman(strict)).toContain('FAILED (--strict): required checks were skipped, so the plugin was not fully judged: create.unjudged');
+    expect(formatHuman(strict)).toContain(
+      'FAILED (--strict): required checks were skipped, so the plugin was not fully judged: create.unjudged',
+    );
   });
 
   test('setup runs before the first check and teardown after the last, also when a check fails', async () => {
     const log = join(scratch, 'log');
     const report = await runConformance(GOOD, {
       volumesDir: scratch,
-      catalogue: [check('create.sees-setup', async (ctx) => { if (!existsSync(join(scratch, 'made-by-setup'))) ctx.fail('setup did not run first'); })],
+      catalogue: [
+        check('create.sees-setup', async (ctx) => {
+          if (!existsSync(join(scratch, 'made-by-setup'))) ctx.fail('setup did not run first');
+        }),
+      ],
       setup: [`echo setup >> ${log}`, `touch ${join(scratch, 'made-by-setup')}`],
       teardown: [`echo teardown >> ${log}`, `rm ${join(scratch, 'made-by-setup')}`],
     });
     expect(report.results[0]?.status).toBe('pass');
     expect(await readFile(log, 'utf8')).toBe('setup\nteardown\n');
-    await expect(runConformance(GOOD, { volumesDir: scratch, catalogue: [], setup: ['exit 3'], teardown: [`echo torn >> ${log}`] })).rejects.toMatchObject({
+    await expect(
+      runConformance(GOOD, {
+        volumesDir: scratch,
+        catalogue: [],
+        setup: ['exit 3'],
+        teardown: [`echo torn >> ${log}`],
+      }),
+    ).rejects.toMatchObject({
       code: 'CHECK_SETUP_FAILED',
       message: expect.stringContaining('setup command failed (exit status 3): exit 3'),
     });
@@ -202,16 +251,32 @@ describe('reports', () => {
     const report = await runConformance(GOOD, {
       volumesDir: scratch,
       only: ['discovery.executable', 'custom'],
-      extraChecks: [check('custom.keeps-a-file', async (ctx) => { volume = (await ctx.provision(ctx.newVolume())).path; }, { area: 'custom' })],
+      extraChecks: [
+        check(
+          'custom.keeps-a-file',
+          async (ctx) => {
+            volume = (await ctx.provision(ctx.newVolume())).path;
+          },
+          { area: 'custom' },
+        ),
+      ],
     });
-    expect(report.results.map((r) => [r.id, r.status])).toEqual([['discovery.executable', 'pass'], ['custom.keeps-a-file', 'pass']]);
+    expect(report.results.map((r) => [r.id, r.status])).toEqual([
+      ['discovery.executable', 'pass'],
+      ['custom.keeps-a-file', 'pass'],
+    ]);
     expect(volume).not.toBe('');
     expect(existsSync(volume)).toBe(false);
-    await expect(runConformance(GOOD, { extraChecks: [check('create.path', async () => {})] })).rejects.toMatchObject({ code: 'INVALID_SETTINGS' });
+    await expect(runConformance(GOOD, { extraChecks: [check('create.path', async () => {})] })).rejects.toMatchObject({
+      code: 'INVALID_SETTINGS',
+    });
   });
 
   test('the human table groups by area and gives the reason for each non-pass', async () => {
-    const report = await runConformance(GOOD, { volumesDir: scratch, only: ['discovery.executable', 'errors.unknown-operation'] });
+    const report = await runConformance(GOOD, {
+      volumesDir: scratch,
+      only: ['discovery.executable', 'errors.unknown-operation'],
+    });
     const text = formatHuman(report);
     expect(text).toMatch(/^discovery\n {2}PASS {2}discovery\.executable/m);
     expect(text).toMatch(/^errors\n {2}PASS {2}errors\.unknown-operation/m);

@@ -41,12 +41,17 @@ export type ProgressEvent =
 /** Runs the selected checks against a plugin executable and removes everything it made. */
 export async function runConformance(plugin: string, options: RunOptions = {}): Promise<ConformanceReport> {
   const settings = resolveSettings(options);
-  const checks = selectChecks(withExtraChecks(options.catalogue ?? CATALOGUE, options.extraChecks), options.only, options.skip);
+  const checks = selectChecks(
+    withExtraChecks(options.catalogue ?? CATALOGUE, options.extraChecks),
+    options.only,
+    options.skip,
+  );
   const session = new ConformanceSession(plugin, settings, options.volumesDir, options.signal);
   const startedAt = new Date();
   const started = performance.now();
   const jobs = options.jobs ?? DEFAULT_JOBS;
-  if (!Number.isInteger(jobs) || jobs < 1) throw new InvalidSettingsError(`jobs must be a whole number of at least 1, got ${jobs}`, 'jobs');
+  if (!Number.isInteger(jobs) || jobs < 1)
+    throw new InvalidSettingsError(`jobs must be a whole number of at least 1, got ${jobs}`, 'jobs');
   const results: CheckResult[] = new Array(checks.length);
   let finished = 0;
   const commandsCwd = options.commandsCwd ?? process.cwd();
@@ -59,7 +64,13 @@ export async function runConformance(plugin: string, options: RunOptions = {}): 
   try {
     await schedule(checks, jobs, async (check, index) => {
       if (options.signal?.aborted) {
-        results[index] = { ...describeCheck(check), status: 'skip', reason: 'the run was interrupted', notes: [], durationMs: 0 };
+        results[index] = {
+          ...describeCheck(check),
+          status: 'skip',
+          reason: 'the run was interrupted',
+          notes: [],
+          durationMs: 0,
+        };
         return;
       }
       options.onProgress?.({ kind: 'start', check, index: finished, total: checks.length });
@@ -69,13 +80,22 @@ export async function runConformance(plugin: string, options: RunOptions = {}): 
     });
   } finally {
     const problems = await session.close();
-    await runCommands('teardown', options.teardown ?? [], commandsCwd).catch((err: Error) => problems.push(err.message));
+    await runCommands('teardown', options.teardown ?? [], commandsCwd).catch((err: Error) =>
+      problems.push(err.message),
+    );
     if (problems.length > 0) {
       const last = results.at(-1);
       last?.notes.push(...problems.map((p) => `run cleanup: ${p}`));
     }
   }
-  const report = buildReport(session.plugin, settings, startedAt, performance.now() - started, results, options.strict ?? false);
+  const report = buildReport(
+    session.plugin,
+    settings,
+    startedAt,
+    performance.now() - started,
+    results,
+    options.strict ?? false,
+  );
   // An interrupted run proves nothing either way.
   return options.signal?.aborted ? { ...report, ok: false, interrupted: true } : report;
 }
@@ -85,7 +105,11 @@ export async function runConformance(plugin: string, options: RunOptions = {}): 
  * the checks it needs have finished, and a check marked `alone` (it measures time)
  * runs with nothing else running. Needs always point backwards, so this cannot deadlock.
  */
-async function schedule(checks: readonly Check[], jobs: number, run: (check: Check, index: number) => Promise<void>): Promise<void> {
+async function schedule(
+  checks: readonly Check[],
+  jobs: number,
+  run: (check: Check, index: number) => Promise<void>,
+): Promise<void> {
   const done = new Map<string, Promise<void>>();
   const running = new Set<Promise<void>>();
   const ids = new Set(checks.map((c) => c.id));
@@ -109,7 +133,15 @@ export function buildReport(
   results: CheckResult[],
   strict = false,
 ): ConformanceReport {
-  const summary: ConformanceReport['summary'] = { pass: 0, fail: 0, warn: 0, skip: 0, requiredFailed: 0, requiredSkipped: 0, recommendedFailed: 0 };
+  const summary: ConformanceReport['summary'] = {
+    pass: 0,
+    fail: 0,
+    warn: 0,
+    skip: 0,
+    requiredFailed: 0,
+    requiredSkipped: 0,
+    recommendedFailed: 0,
+  };
   for (const r of results) {
     summary[r.status]++;
     if (r.status === 'fail' && r.severity === 'required') summary.requiredFailed++;
@@ -139,7 +171,8 @@ export function buildReport(
 export function withExtraChecks(catalogue: readonly Check[], extra: readonly Check[] = []): Check[] {
   const taken = new Set(catalogue.map((c) => c.id));
   for (const check of extra) {
-    if (taken.has(check.id)) throw new InvalidSettingsError(`a custom check cannot reuse the ID ${JSON.stringify(check.id)}`, 'checks');
+    if (taken.has(check.id))
+      throw new InvalidSettingsError(`a custom check cannot reuse the ID ${JSON.stringify(check.id)}`, 'checks');
     taken.add(check.id);
   }
   return [...catalogue, ...extra];

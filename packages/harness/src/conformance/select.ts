@@ -6,7 +6,10 @@ export class UnknownCheckError extends DhvError {
   readonly code = 'UNKNOWN_CHECK';
   override readonly exitCode = EXIT_CODES.usage;
   constructor(readonly unknown: string[]) {
-    super(`no check or area named ${unknown.map((u) => JSON.stringify(u)).join(', ')}; run \`dhv check --list\` to see them`, { unknown });
+    super(
+      `no check or area named ${unknown.map((u) => JSON.stringify(u)).join(', ')}; run \`dhv check --list\` to see them`,
+      { unknown },
+    );
   }
 }
 
@@ -17,8 +20,16 @@ const matches = (check: Check, selector: string) => check.id === selector || che
  * those named by `skip`. Every selector must name something, so a typo never
  * silently runs nothing.
  */
-export function selectChecks(catalogue: readonly Check[], only: readonly string[] = [], skip: readonly string[] = []): Check[] {
-  const unknown = [...only, ...skip].filter((s) => !(AREAS as readonly string[]).includes(s) && !catalogue.some((c) => c.id === s));
+export function selectChecks(
+  catalogue: readonly Check[],
+  only: readonly string[] = [],
+  skip: readonly string[] = [],
+): Check[] {
+  const unknown = [...only, ...skip].filter(
+    (s) => !(AREAS as readonly string[]).includes(s) && !catalogue.some((c) => c.id === s),
+  );
   if (unknown.length > 0) throw new UnknownCheckError(unknown);
-  return catalogue.filter((c) => (only.length === 0 || only.some((s) => matches(c, s))) && !skip.some((s) => matches(c, s)));
+  return catalogue.filter(
+    (c) => (only.length === 0 || only.some((s) => matches(c, s))) && !skip.some((s) => matches(c, s)),
+  );
 }

@@ -52,7 +52,14 @@ export class ConformanceSession {
     const root = await this.start();
     const started = performance.now();
     const sandbox = join(root, `${String(++this.counter).padStart(2, '0')}-${check.id}`);
-    const base = { id: check.id, area: check.area, title: check.title, protocolRef: check.protocolRef, severity: check.severity, gradeReason: check.gradeReason };
+    const base = {
+      id: check.id,
+      area: check.area,
+      title: check.title,
+      protocolRef: check.protocolRef,
+      severity: check.severity,
+      gradeReason: check.gradeReason,
+    };
     const blocker = (check.needs ?? []).find((id) => {
       const status = this.results.get(id);
       return status === 'fail' || status === 'skip';
@@ -100,7 +107,13 @@ export class ConformanceSession {
       reason = warnings.join('; ');
     }
     this.results.set(check.id, status);
-    return { ...base, status, ...(reason !== undefined ? { reason } : {}), notes, durationMs: performance.now() - started };
+    return {
+      ...base,
+      status,
+      ...(reason !== undefined ? { reason } : {}),
+      notes,
+      durationMs: performance.now() - started,
+    };
   }
 
   /** Removes everything the run made. Returns what could not be undone. */
@@ -113,7 +126,13 @@ export class ConformanceSession {
     return problems;
   }
 
-  private context(sandbox: string, cleanups: Array<() => unknown>, notes: string[], warnings: string[], phase = { cleaning: false }): CheckContext {
+  private context(
+    sandbox: string,
+    cleanups: Array<() => unknown>,
+    notes: string[],
+    warnings: string[],
+    phase = { cleaning: false },
+  ): CheckContext {
     const session = this;
     const volumesDir = join(sandbox, 'volumes');
     // Cleanup is not cancelled with the run: an interrupted run still deletes what it made.
@@ -151,7 +170,8 @@ export class ConformanceSession {
       async provision(request) {
         let createdPath = '';
         ctx.cleanup(async () => {
-          if (!deleted.has(request.volumeId)) await execPlugin(session.plugin, 'delete', ctx.deleteRequest(request, createdPath), execOptions());
+          if (!deleted.has(request.volumeId))
+            await execPlugin(session.plugin, 'delete', ctx.deleteRequest(request, createdPath), execOptions());
         });
         const result = await execPlugin(session.plugin, 'create', request, execOptions());
         createdPath = result.path;
@@ -164,7 +184,9 @@ export class ConformanceSession {
         return result;
       },
       runAsAgent<Op extends 'fingerprint' | 'create' | 'delete'>(operation: Op, request: RequestInput<Op>) {
-        return ctx.runRaw([operation], buildEnvironment(operation, request, session.plugin), { timeoutMs: AGENT_TIMEOUT_MS[operation] });
+        return ctx.runRaw([operation], buildEnvironment(operation, request, session.plugin), {
+          timeoutMs: AGENT_TIMEOUT_MS[operation],
+        });
       },
       runRaw(argv, env, options = {}): Promise<RawRun> {
         return runRaw(session.plugin, argv, env, {
@@ -221,4 +243,3 @@ async function runCleanups(cleanups: Array<() => unknown>, dir: string): Promise
 function throwProblems(problems: string[]): void {
   if (problems.length > 0) throw new Error(problems.join('; '));
 }
-

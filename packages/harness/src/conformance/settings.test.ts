@@ -14,7 +14,9 @@ describe('suite settings', () => {
 
   test('an expansion size must be larger than capacity_min', () => {
     expect(resolveSettings({ capacityMin: '10MiB', expansionSize: '20MiB' }).expansionSize).toBe(20971520n);
-    expect(() => resolveSettings({ capacityMin: '10MiB', expansionSize: '10MiB' })).toThrow(/expansion-size .* must be larger than capacity-min/);
+    expect(() => resolveSettings({ capacityMin: '10MiB', expansionSize: '10MiB' })).toThrow(
+      /expansion-size .* must be larger than capacity-min/,
+    );
   });
 
   test('a maximum below the minimum, a bad size or a repeat below 1 is refused with the setting named', () => {

@@ -18,7 +18,10 @@ export interface SettingsInput {
 export class InvalidSettingsError extends DhvError {
   readonly code = 'INVALID_SETTINGS';
   override readonly exitCode = EXIT_CODES.usage;
-  constructor(message: string, readonly setting: string) {
+  constructor(
+    message: string,
+    readonly setting: string,
+  ) {
     super(message, { setting });
   }
 }
@@ -27,7 +30,8 @@ function size(value: bigint | number | string | undefined, setting: string): big
   if (value === undefined) return 0n;
   try {
     if (typeof value === 'string') return parseSize(value);
-    if (typeof value === 'number' && !Number.isSafeInteger(value)) throw new Error(`${value} is not a whole number of bytes`);
+    if (typeof value === 'number' && !Number.isSafeInteger(value))
+      throw new Error(`${value} is not a whole number of bytes`);
     const n = BigInt(value);
     if (n < 0n) throw new Error(`${value} is negative`);
     return n;
@@ -38,15 +42,22 @@ function size(value: bigint | number | string | undefined, setting: string): big
 
 export function resolveSettings(input: SettingsInput = {}): SuiteSettings {
   const repeat = input.repeat ?? DEFAULT_REPEAT;
-  if (!Number.isInteger(repeat) || repeat < 1) throw new InvalidSettingsError(`repeat must be a whole number of at least 1, got ${repeat}`, 'repeat');
+  if (!Number.isInteger(repeat) || repeat < 1)
+    throw new InvalidSettingsError(`repeat must be a whole number of at least 1, got ${repeat}`, 'repeat');
   const capacityMin = size(input.capacityMin, 'capacity-min');
   const capacityMax = size(input.capacityMax, 'capacity-max');
   if (capacityMax > 0n && capacityMax < capacityMin) {
-    throw new InvalidSettingsError(`capacity-max (${capacityMax}) is smaller than capacity-min (${capacityMin})`, 'capacity-max');
+    throw new InvalidSettingsError(
+      `capacity-max (${capacityMax}) is smaller than capacity-min (${capacityMin})`,
+      'capacity-max',
+    );
   }
   const expansionSize = size(input.expansionSize, 'expansion-size');
   if (expansionSize > 0n && expansionSize <= capacityMin) {
-    throw new InvalidSettingsError(`expansion-size (${expansionSize}) must be larger than capacity-min (${capacityMin})`, 'expansion-size');
+    throw new InvalidSettingsError(
+      `expansion-size (${expansionSize}) must be larger than capacity-min (${capacityMin})`,
+      'expansion-size',
+    );
   }
   const parameters = input.parameters && Object.keys(input.parameters).length > 0 ? { ...input.parameters } : null;
   return { repeat, parameters, capacityMin, capacityMax, expansionSize };

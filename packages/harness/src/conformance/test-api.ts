@@ -61,11 +61,15 @@ export function conformanceTests(options: ConformanceTestOptions): void {
   if (options.unavailable !== undefined) {
     const why = options.unavailable;
     options.describe(`dhv conformance: ${options.plugin}`, () => {
-      options.test(`NOT RUN: ${checks.length} checks, ${checks.filter((c) => c.severity === 'required').length} of them required: ${why}`, async (context) => {
-        console.warn(`dhv conformance did NOT run against ${options.plugin}: ${why}`);
-        if (strict) throw new Error(`dhv conformance could not run (${why}), and strict mode fails a run that judged nothing`);
-        context.skip(why);
-      });
+      options.test(
+        `NOT RUN: ${checks.length} checks, ${checks.filter((c) => c.severity === 'required').length} of them required: ${why}`,
+        async (context) => {
+          console.warn(`dhv conformance did NOT run against ${options.plugin}: ${why}`);
+          if (strict)
+            throw new Error(`dhv conformance could not run (${why}), and strict mode fails a run that judged nothing`);
+          context.skip(why);
+        },
+      );
     });
     return;
   }
@@ -81,10 +85,18 @@ export function conformanceTests(options: ConformanceTestOptions): void {
               const result = await session.runCheck(check);
               options.onResult?.(result);
               const verdict = verdictOf(result, strict);
-              if (verdict === 'fail' && result.status === 'fail') throw new Error(`${check.id} failed: ${result.reason ?? ''} (${check.protocolRef})`);
-              if (verdict === 'fail') throw new Error(`${check.id} is required and was skipped (strict mode fails that): ${result.reason ?? ''}`);
-              if (verdict === 'skip') context.skip(`${check.severity === 'required' ? 'required check not judged: ' : ''}${result.reason ?? ''}`);
-              if (result.status === 'fail') console.warn(`${check.id}: recommended check failed (a warning): ${result.reason ?? ''}`);
+              if (verdict === 'fail' && result.status === 'fail')
+                throw new Error(`${check.id} failed: ${result.reason ?? ''} (${check.protocolRef})`);
+              if (verdict === 'fail')
+                throw new Error(
+                  `${check.id} is required and was skipped (strict mode fails that): ${result.reason ?? ''}`,
+                );
+              if (verdict === 'skip')
+                context.skip(
+                  `${check.severity === 'required' ? 'required check not judged: ' : ''}${result.reason ?? ''}`,
+                );
+              if (result.status === 'fail')
+                console.warn(`${check.id}: recommended check failed (a warning): ${result.reason ?? ''}`);
               if (result.status === 'warn') console.warn(`${check.id}: warning: ${result.reason ?? ''}`);
             },
             TEST_TIMEOUT_MS,
@@ -94,12 +106,14 @@ export function conformanceTests(options: ConformanceTestOptions): void {
     }
     const commandsCwd = options.commandsCwd ?? process.cwd();
     if (options.setup && options.setup.length > 0) {
-      if (!options.beforeAll) throw new Error('conformanceTests: setup needs beforeAll (pass vitest\'s beforeAll)');
+      if (!options.beforeAll) throw new Error("conformanceTests: setup needs beforeAll (pass vitest's beforeAll)");
       options.beforeAll(() => runCommands('setup', options.setup ?? [], commandsCwd), TEST_TIMEOUT_MS);
     }
     options.afterAll(async () => {
       const problems = await session.close();
-      await runCommands('teardown', options.teardown ?? [], commandsCwd).catch((err: Error) => problems.push(err.message));
+      await runCommands('teardown', options.teardown ?? [], commandsCwd).catch((err: Error) =>
+        problems.push(err.message),
+      );
       if (problems.length > 0) throw new Error(`dhv conformance cleanup: ${problems.join('; ')}`);
     }, TEST_TIMEOUT_MS);
   });

@@ -76,7 +76,11 @@ export interface CheckContext {
   /** Runs the plugin as the agent would and returns what happened, without judging it. */
   runAsAgent<Op extends 'fingerprint' | 'create' | 'delete'>(operation: Op, request: RequestInput<Op>): Promise<RawRun>;
   /** Runs the plugin with any argv and environment (unknown operations, hand-made environments). */
-  runRaw(argv: readonly string[], env: Record<string, string>, options?: { cwd?: string; timeoutMs?: number }): Promise<RawRun>;
+  runRaw(
+    argv: readonly string[],
+    env: Record<string, string>,
+    options?: { cwd?: string; timeoutMs?: number },
+  ): Promise<RawRun>;
 
   /** Registers cleanup to run after the check, whatever happens; the last registered runs first. */
   cleanup(fn: () => unknown): void;
@@ -110,7 +114,13 @@ export interface ConformanceReport {
   plugin: string;
   startedAt: string;
   durationMs: number;
-  settings: { repeat: number; parameters: Record<string, string> | null; capacityMin: string; capacityMax: string; expansionSize: string };
+  settings: {
+    repeat: number;
+    parameters: Record<string, string> | null;
+    capacityMin: string;
+    capacityMax: string;
+    expansionSize: string;
+  };
   results: CheckResult[];
   summary: Record<Status, number> & { requiredFailed: number; requiredSkipped: number; recommendedFailed: number };
   /** Whether a skipped required check fails the run (--strict). */

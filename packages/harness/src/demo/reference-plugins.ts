@@ -15,7 +15,9 @@ export type ReferencePluginId = keyof typeof REFERENCE_PLUGINS;
  * (after `npm run build`) or the installed package beside @dhv/harness. Otherwise, what
  * is missing and what to do about it.
  */
-export async function findReferencePlugin(id: ReferencePluginId): Promise<{ file: string } | { missing: string; fix: string }> {
+export async function findReferencePlugin(
+  id: ReferencePluginId,
+): Promise<{ file: string } | { missing: string; fix: string }> {
   const { packageName, file } = REFERENCE_PLUGINS[id];
   let packageDir: string;
   try {
@@ -24,6 +26,11 @@ export async function findReferencePlugin(id: ReferencePluginId): Promise<{ file
     return { missing: packageName, fix: `install it beside @dhv/harness: npm install ${packageName}` };
   }
   const path = join(packageDir, file);
-  const runnable = await fs.access(path, fs.constants.X_OK).then(() => true, () => false);
-  return runnable ? { file: path } : { missing: path, fix: `build it: npm run build -w ${packageName} (in a checkout of dhv)` };
+  const runnable = await fs.access(path, fs.constants.X_OK).then(
+    () => true,
+    () => false,
+  );
+  return runnable
+    ? { file: path }
+    : { missing: path, fix: `build it: npm run build -w ${packageName} (in a checkout of dhv)` };
 }

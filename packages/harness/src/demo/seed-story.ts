@@ -53,8 +53,14 @@ export interface DemoOptions {
 }
 
 const SPECS = {
-  scratch: { pluginId: 'dhv-mkdir', text: 'type      = "host"\nname      = "scratch"\nplugin_id = "dhv-mkdir"\n\nparameters {\n  mode = "0755"\n}\n' },
-  test: { pluginId: 'dhv-loopback', text: 'type         = "host"\nname         = "test"\nplugin_id    = "dhv-loopback"\ncapacity_min = "47MiB"\ncapacity_max = "47MiB"\n' },
+  scratch: {
+    pluginId: 'dhv-mkdir',
+    text: 'type      = "host"\nname      = "scratch"\nplugin_id = "dhv-mkdir"\n\nparameters {\n  mode = "0755"\n}\n',
+  },
+  test: {
+    pluginId: 'dhv-loopback',
+    text: 'type         = "host"\nname         = "test"\nplugin_id    = "dhv-loopback"\ncapacity_min = "47MiB"\ncapacity_max = "47MiB"\n',
+  },
 } as const;
 
 /**
@@ -69,7 +75,15 @@ const SPECS = {
 export async function runSeedStory(options: DemoOptions = {}): Promise<DemoReport> {
   const say = options.onLine ?? (() => {});
   const workDir = await fs.mkdtemp(join(tmpdir(), 'dhv-demo-'));
-  const report: DemoReport = { ok: false, workDir, loopback: { ran: false }, steps: [], volumes: [], hostVolumes: {}, leftBehind: [] };
+  const report: DemoReport = {
+    ok: false,
+    workDir,
+    loopback: { ran: false },
+    steps: [],
+    volumes: [],
+    hostVolumes: {},
+    leftBehind: [],
+  };
   const dataDir = join(workDir, 'data');
   const { pluginDir, volumesDir } = dataDirLayout(dataDir);
   const config = join(workDir, 'agent.hcl');
@@ -91,7 +105,8 @@ export async function runSeedStory(options: DemoOptions = {}): Promise<DemoRepor
   let agent: Agent | undefined;
   try {
     const mkdirPlugin = await findReferencePlugin('dhv-mkdir');
-    if ('missing' in mkdirPlugin) throw new Error(`the dhv-mkdir plugin is not there (${mkdirPlugin.missing}); ${mkdirPlugin.fix}`);
+    if ('missing' in mkdirPlugin)
+      throw new Error(`the dhv-mkdir plugin is not there (${mkdirPlugin.missing}); ${mkdirPlugin.fix}`);
     const loopbackSkip = await loopbackSkipReason(options.loopback);
     const loopbackPlugin = loopbackSkip ? undefined : await findReferencePlugin('dhv-loopback');
     if (loopbackPlugin && 'missing' in loopbackPlugin) {
@@ -109,10 +124,14 @@ export async function runSeedStory(options: DemoOptions = {}): Promise<DemoRepor
     );
     const names = loopbackPlugin ? (['scratch', 'test'] as const) : (['scratch'] as const);
     for (const name of names) await fs.writeFile(join(workDir, `${name}.volume.hcl`), SPECS[name].text);
-    say(`    agent.hcl: a static host volume "cloud-img"; plugins dhv-mkdir${loopbackPlugin ? ' and dhv-loopback' : ''} in ${pluginDir}`);
+    say(
+      `    agent.hcl: a static host volume "cloud-img"; plugins dhv-mkdir${loopbackPlugin ? ' and dhv-loopback' : ''} in ${pluginDir}`,
+    );
     if (loopbackSkip) say(`    skipping the dhv-loopback volume: ${loopbackSkip}`);
 
-    const open = await Agent.open(await loadAgentConfig({ config, dataDir }), { onWarning: (w) => say(`    warning: ${w}`) });
+    const open = await Agent.open(await loadAgentConfig({ config, dataDir }), {
+      onWarning: (w) => say(`    warning: ${w}`),
+    });
     agent = open;
 
     await step('Fingerprint the plugins', `dhv agent fingerprint ${flags}`, async () => {
@@ -125,11 +144,21 @@ export async function runSeedStory(options: DemoOptions = {}): Promise<DemoRepor
 
     for (const name of names) {
       const spec = `${name}.volume.hcl`;
-      await step(`Create volume ${name} with ${SPECS[name].pluginId}`, `dhv volume create ${join(workDir, spec)} ${flags}`, async () => {
-        const { volume } = await open.createVolume(await readVolumeSpec(join(workDir, spec), 'create'));
-        report.volumes.push({ name, pluginId: SPECS[name].pluginId, id: volume.ID, hostPath: volume.HostPath, capacityBytes: volume.CapacityBytes });
-        say(`    ✓ ${volume.ID} ${volume.State} at ${volume.HostPath} (${formatSize(volume.CapacityBytes)})`);
-      });
+      await step(
+        `Create volume ${name} with ${SPECS[name].pluginId}`,
+        `dhv volume create ${join(workDir, spec)} ${flags}`,
+        async () => {
+          const { volume } = await open.createVolume(await readVolumeSpec(join(workDir, spec), 'create'));
+          report.volumes.push({
+            name,
+            pluginId: SPECS[name].pluginId,
+            id: volume.ID,
+            hostPath: volume.HostPath,
+            capacityBytes: volume.CapacityBytes,
+          });
+          say(`    ✓ ${volume.ID} ${volume.State} at ${volume.HostPath} (${formatSize(volume.CapacityBytes)})`);
+        },
+      );
     }
 
     await step("The node's HostVolumes", `dhv node status --json ${flags} | jq .HostVolumes`, async () => {
@@ -150,8 +179,15 @@ export async function runSeedStory(options: DemoOptions = {}): Promise<DemoRepor
 
     await step('Restart the agent after a simulated host reboot', `dhv agent restart --reboot ${flags}`, async () => {
       const restart = await open.restart({ reboot: true });
-      report.restart = { restored: restart.restored, failed: restart.failed, ...(restart.reboot ? { reboot: restart.reboot } : {}) };
-      if (restart.reboot) say(`    rebooted: unmounted ${restart.reboot.unmounted.length} mount(s), detached ${restart.reboot.detached.length} loop device(s)`);
+      report.restart = {
+        restored: restart.restored,
+        failed: restart.failed,
+        ...(restart.reboot ? { reboot: restart.reboot } : {}),
+      };
+      if (restart.reboot)
+        say(
+          `    rebooted: unmounted ${restart.reboot.unmounted.length} mount(s), detached ${restart.reboot.detached.length} loop device(s)`,
+        );
       say(`    restored ${restart.restored.length} of ${restart.restored.length + restart.failed.length} volume(s)`);
       for (const f of restart.failed) say(`    ✗ ${f.volume.Name}: ${f.error.message}`);
       if (restart.failed.length > 0) throw new Error(`${restart.failed.length} volume(s) were not restored`);
@@ -162,9 +198,13 @@ export async function runSeedStory(options: DemoOptions = {}): Promise<DemoRepor
       for (const v of report.volumes) {
         const now = after.get(v.id);
         v.stateAfterRestart = now?.State ?? 'missing';
-        const text = await fs.readFile(join(now?.HostPath ?? v.hostPath, 'hello.txt'), 'utf8').catch((err: Error) => `(unreadable: ${err.message})`);
+        const text = await fs
+          .readFile(join(now?.HostPath ?? v.hostPath, 'hello.txt'), 'utf8')
+          .catch((err: Error) => `(unreadable: ${err.message})`);
         v.fileSurvived = text === `hello from ${v.name}\n`;
-        say(`    ${v.fileSurvived ? '✓' : '✗'} ${v.name} ${v.stateAfterRestart}: hello.txt says ${JSON.stringify(text.trimEnd())}`);
+        say(
+          `    ${v.fileSurvived ? '✓' : '✗'} ${v.name} ${v.stateAfterRestart}: hello.txt says ${JSON.stringify(text.trimEnd())}`,
+        );
       }
       const lost = report.volumes.filter((v) => v.stateAfterRestart !== 'ready' || !v.fileSurvived);
       if (lost.length > 0) throw new Error(`volume(s) ${lost.map((v) => v.name).join(', ')} did not come back intact`);
@@ -202,8 +242,10 @@ export async function runSeedStory(options: DemoOptions = {}): Promise<DemoRepor
 
 async function loopbackSkipReason(wanted: boolean | undefined): Promise<string | undefined> {
   if (wanted === false) return 'turned off (--no-loopback)';
-  if (process.getuid?.() !== 0) return 'the loopback plugin attaches loop devices and mounts filesystems, which needs root; run the demo as root to see it';
-  if (!(await fs.pathExists('/dev/loop-control'))) return 'this host has no loop devices (/dev/loop-control is missing)';
+  if (process.getuid?.() !== 0)
+    return 'the loopback plugin attaches loop devices and mounts filesystems, which needs root; run the demo as root to see it';
+  if (!(await fs.pathExists('/dev/loop-control')))
+    return 'this host has no loop devices (/dev/loop-control is missing)';
   return undefined;
 }
 

@@ -13,7 +13,14 @@ export function columns(header: readonly string[], rows: ReadonlyArray<readonly 
   const all = [header, ...rows];
   const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
   return all
-    .map((r) => indent + r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd())
+    .map(
+      (r) =>
+        indent +
+        r
+          .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!)))
+          .join('  ')
+          .trimEnd(),
+    )
     .join('\n');
 }
 

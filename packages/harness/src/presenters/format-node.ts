@@ -46,5 +46,8 @@ export function fingerprintText(fingerprint: Fingerprint): string {
 }
 
 function skippedTable(skipped: Fingerprint['skipped']): string {
-  return columns(['ID', 'Reason'], skipped.map((s) => [s.id, s.reason]));
+  return columns(
+    ['ID', 'Reason'],
+    skipped.map((s) => [s.id, s.reason]),
+  );
 }

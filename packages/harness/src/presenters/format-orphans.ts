@@ -26,7 +26,9 @@ export function gcText(report: GcReport, removing: boolean, again: string): stri
     for (const lock of report.freeLocks) head.push(`      ${lock}`);
   }
   if (report.orphans.length === 0) {
-    return [...head, `==> No orphaned volumes in ${report.volumesDir}: everything on disk is in client state`].join('\n');
+    return [...head, `==> No orphaned volumes in ${report.volumesDir}: everything on disk is in client state`].join(
+      '\n',
+    );
   }
   const lines = [
     ...head,

@@ -49,7 +49,9 @@ export function volumeList(volumes: readonly HostVolume[], { verbose = false }: 
   const sorted = [...volumes].sort((a, b) => (a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0));
   return `Dynamic Host Volumes\n${columns(
     ['ID', 'Name', 'Namespace', 'Plugin ID', 'Node ID', 'Node Pool', 'State'],
-    sorted.map((v) => [id(v.ID), v.Name, v.Namespace, v.PluginID || '<none>', id(v.NodeID), v.NodePool, v.State].map(printable)),
+    sorted.map((v) =>
+      [id(v.ID), v.Name, v.Namespace, v.PluginID || '<none>', id(v.NodeID), v.NodePool, v.State].map(printable),
+    ),
   )}`;
 }
 
@@ -63,10 +65,20 @@ export function short(id: string): string {
  * cannot forge a row or recolour the screen. Nomad prints them raw.
  */
 export function printable(value: string): string {
-   
   return value.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
-    const named: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\b': '\\b', '\f': '\\f', '\v': '\\v', '\x07': '\\a' };
+    const named: Record<string, string> = {
+      '\n': '\\n',
+      '\r': '\\r',
+      '\t': '\\t',
+      '\b': '\\b',
+      '\f': '\\f',
+      '\v': '\\v',
+      '\x07': '\\a',
+    };
     const code = c.charCodeAt(0);
-    return named[c] ?? (code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`);
+    return (
+      named[c] ??
+      (code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`)
+    );
   });
 }

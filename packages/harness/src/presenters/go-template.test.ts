@@ -8,7 +8,9 @@ const volumes = [
 
 describe('the Go template subset of volume status -t', () => {
   it('prints fields, nested fields, string constants and ranges', () => {
-    expect(renderGoTemplate('{{range .}}{{.ID}}={{.Name}}:{{.Parameters.mode}}{{"\\n"}}{{end}}', [volumes[0]])).toBe('b=two:0750\n');
+    expect(renderGoTemplate('{{range .}}{{.ID}}={{.Name}}:{{.Parameters.mode}}{{"\\n"}}{{end}}', [volumes[0]])).toBe(
+      'b=two:0750\n',
+    );
     expect(renderGoTemplate('{{range .}}{{.CapacityBytes}} {{end}}', volumes)).toBe('0 1024 ');
   });
 

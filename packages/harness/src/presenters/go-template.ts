@@ -19,7 +19,8 @@ type Node =
   | { kind: 'range'; path: string[]; body: Node[]; otherwise: Node[] }
   | { kind: 'if'; path: string[]; body: Node[]; otherwise: Node[] };
 
-const SUPPORTED = 'dhv understands {{.Field}}, {{"text"}}, {{range .Field}}...{{end}}, {{if .Field}}...{{else}}...{{end}} and comments';
+const SUPPORTED =
+  'dhv understands {{.Field}}, {{"text"}}, {{range .Field}}...{{end}}, {{if .Field}}...{{else}}...{{end}} and comments';
 
 /** Renders `template` against `data` (values as `--json` would print them), or throws a TemplateError. */
 export function renderGoTemplate(template: string, data: unknown): string {
@@ -104,7 +105,8 @@ function lookup(data: unknown, path: readonly string[]): unknown {
 }
 
 function truthy(value: unknown): boolean {
-  if (value === null || value === undefined || value === false || value === '' || value === 0 || value === 0n) return false;
+  if (value === null || value === undefined || value === false || value === '' || value === 0 || value === 0n)
+    return false;
   if (Array.isArray(value)) return value.length > 0;
   if (typeof value === 'object') return Object.keys(value).length > 0;
   return true;
@@ -118,7 +120,13 @@ function render(nodes: readonly Node[], data: unknown): string {
     else if (node.kind === 'if') out += render(truthy(lookup(data, node.path)) ? node.body : node.otherwise, data);
     else {
       const value = lookup(data, node.path);
-      const items = Array.isArray(value) ? value : value && typeof value === 'object' ? Object.keys(value).sort().map((k) => (value as Record<string, unknown>)[k]) : [];
+      const items = Array.isArray(value)
+        ? value
+        : value && typeof value === 'object'
+          ? Object.keys(value)
+              .sort()
+              .map((k) => (value as Record<string, unknown>)[k])
+          : [];
       out += items.length === 0 ? render(node.otherwise, data) : items.map((item) => render(node.body, item)).join('');
     }
   }
@@ -131,7 +139,10 @@ function goPrint(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(goPrint).join(' ')}]`;
   if (typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>);
-    return `map[${entries.sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => `${k}:${goPrint(v)}`).join(' ')}]`;
+    return `map[${entries
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([k, v]) => `${k}:${goPrint(v)}`)
+      .join(' ')}]`;
   }
   return String(value);
 }

@@ -6,7 +6,11 @@ const DELAY_MS = 400;
  * Runs `work` and shows a spinner on stderr while it takes more than a moment, only when
  * stderr is a terminal, so pipes and logs never see control characters.
  */
-export async function withSpinner<T>(label: string, work: Promise<T>, stream: NodeJS.WriteStream = process.stderr): Promise<T> {
+export async function withSpinner<T>(
+  label: string,
+  work: Promise<T>,
+  stream: NodeJS.WriteStream = process.stderr,
+): Promise<T> {
   if (!stream.isTTY) return work;
   let frame = 0;
   let shown = false;

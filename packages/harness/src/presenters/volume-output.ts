@@ -20,7 +20,10 @@ export interface CreateOutput {
  * short detail block; without one, two `==> <time>:` lines. The simulated node reports a
  * volume as soon as create returns, so the monitor ends at once.
  */
-export function volumeCreatedText(volume: HostVolume, { detach, verbose, tty, now = new Date() }: CreateOutput): string {
+export function volumeCreatedText(
+  volume: HostVolume,
+  { detach, verbose, tty, now = new Date() }: CreateOutput,
+): string {
   const name = printable(volume.Name);
   if (detach) return `Created host volume ${name} with ID ${volume.ID}`;
   const cut = (value: string) => (verbose ? value : short(value));
@@ -29,7 +32,11 @@ export function volumeCreatedText(volume: HostVolume, { detach, verbose, tty, no
   if (!tty) {
     const lines = [banner, `==> ${time}: Monitoring volume "${cut(volume.ID)}"...`];
     // Nomad's CLI keeps waiting for any other state; the simulated node's answer is final, so it is said.
-    lines.push(volume.State === 'ready' ? `==> ${time}: Volume "${printable(cut(volume.Name))}" ready` : `==> ${time}: Volume "${printable(cut(volume.Name))}" ${volume.State}`);
+    lines.push(
+      volume.State === 'ready'
+        ? `==> ${time}: Volume "${printable(cut(volume.Name))}" ready`
+        : `==> ${time}: Volume "${printable(cut(volume.Name))}" ${volume.State}`,
+    );
     return lines.join('\n');
   }
   const mark = volume.State === 'ready' ? '✓' : '!';

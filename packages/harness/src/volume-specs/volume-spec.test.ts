@@ -22,23 +22,34 @@ const fromStdin = (text: string) => readVolumeSpec('-', 'create', Readable.from(
 
 describe("volume specs, read as Nomad's CLI and servers read them", () => {
   it('reads human sizes as go-humanize does', () => {
-    const spec = validateVolumeSpec({ type: 'host', name: 'a', plugin_id: 'mkdir', capacity_min: '50MB', capacity_max: '100GiB' }, 'create');
+    const spec = validateVolumeSpec(
+      { type: 'host', name: 'a', plugin_id: 'mkdir', capacity_min: '50MB', capacity_max: '100GiB' },
+      'create',
+    );
     expect(spec.capacityMinBytes).toBe(50_000_000n);
     expect(spec.capacityMaxBytes).toBe(107_374_182_400n);
   });
 
   it('refuses capacity_min without capacity_max, as the servers do: an unset maximum is 0', () => {
-    expect(problems({ type: 'host', name: 'a', plugin_id: 'mkdir', capacity_min: '1GB' })).toEqual(['capacity_max (0) must be larger than capacity_min (1000000000)']);
-    expect(problems({ type: 'host', name: 'a', plugin_id: 'mkdir', capacity_min: '1GB', capacity_max: '1GB' })).toEqual([]);
+    expect(problems({ type: 'host', name: 'a', plugin_id: 'mkdir', capacity_min: '1GB' })).toEqual([
+      'capacity_max (0) must be larger than capacity_min (1000000000)',
+    ]);
+    expect(problems({ type: 'host', name: 'a', plugin_id: 'mkdir', capacity_min: '1GB', capacity_max: '1GB' })).toEqual(
+      [],
+    );
     expect(problems({ type: 'host', name: 'a', plugin_id: 'mkdir', capacity_max: '1GB' })).toEqual([]);
   });
 
   it('refuses sizes of 2^63 bytes and more', () => {
-    expect(problems({ type: 'host', name: 'a', plugin_id: 'mkdir', capacity_min: '8EiB', capacity_max: '8EiB' })[0]).toMatch(/^invalid capacity_min: .*too large/);
+    expect(
+      problems({ type: 'host', name: 'a', plugin_id: 'mkdir', capacity_min: '8EiB', capacity_max: '8EiB' })[0],
+    ).toMatch(/^invalid capacity_min: .*too large/);
   });
 
-  it('reports every bad field at once, in the words of Nomad\'s servers', () => {
-    expect(problems({ type: 'host', id: 'nope', capacity_min: '2GB', capacity_max: '1GB', parameters: { a: { b: 1 } } })).toEqual([
+  it("reports every bad field at once, in the words of Nomad's servers", () => {
+    expect(
+      problems({ type: 'host', id: 'nope', capacity_min: '2GB', capacity_max: '1GB', parameters: { a: { b: 1 } } }),
+    ).toEqual([
       'invalid ID "nope"',
       'missing name',
       'capacity_max (1000000000) must be larger than capacity_min (2000000000)',
@@ -50,9 +61,27 @@ describe("volume specs, read as Nomad's CLI and servers read them", () => {
   });
 
   it('decodes values weakly, as mapstructure does: numbers as Go prints them, booleans as 1 and 0', () => {
-    const spec = validateVolumeSpec({ type: 'host', name: 7, plugin_id: 'mkdir', parameters: [{ uid: 1000, ratio: 1.5, big: 1e21, tiny: 1e-7 }, { fast: true, slow: false }] }, 'create');
+    const spec = validateVolumeSpec(
+      {
+        type: 'host',
+        name: 7,
+        plugin_id: 'mkdir',
+        parameters: [
+          { uid: 1000, ratio: 1.5, big: 1e21, tiny: 1e-7 },
+          { fast: true, slow: false },
+        ],
+      },
+      'create',
+    );
     expect(spec.name).toBe('7');
-    expect(spec.parameters).toEqual({ uid: '1000', ratio: '1.5', big: '1000000000000000000000', tiny: '0.0000001', fast: '1', slow: '0' });
+    expect(spec.parameters).toEqual({
+      uid: '1000',
+      ratio: '1.5',
+      big: '1000000000000000000000',
+      tiny: '0.0000001',
+      fast: '1',
+      slow: '0',
+    });
   });
 
   it('takes type in any case, and gives a spec without plugin_id the plugin "default"', () => {
@@ -60,7 +89,9 @@ describe("volume specs, read as Nomad's CLI and servers read them", () => {
     expect(spec.pluginId).toBe('default');
     expect(problems({ type: 'csi', name: 'a' })).toEqual([expect.stringMatching(/^unknown volume type: csi/)]);
     expect(problems({ name: 'a' })).toEqual(['unknown volume type: ']);
-    expect(validateVolumeSpec({ type: 'host', name: 'a', id: '1e1d4540-14f9-2515-8502-24d46291717d' }, 'create').pluginId).toBe('');
+    expect(
+      validateVolumeSpec({ type: 'host', name: 'a', id: '1e1d4540-14f9-2515-8502-24d46291717d' }, 'create').pluginId,
+    ).toBe('');
   });
 
   it('gives a volume without capability blocks one single-node-writer file-system capability', () => {
@@ -75,8 +106,16 @@ describe("volume specs, read as Nomad's CLI and servers read them", () => {
       type: 'host',
       name: 'a',
       plugin_id: 'mkdir',
-      capability: [{ access_mode: 'multi-node-writer', attachment_mode: 'file-system' }, { access_mode: 'single-node-writer', attachment_mode: 'nfs' }],
-      constraint: [{ distinct_hosts: true }, { distinct_property: '${node.rack}' }, { attribute: '${attr.kernel.name}' }, { attribute: '${attr.x}', operator: 'near', value: '1' }],
+      capability: [
+        { access_mode: 'multi-node-writer', attachment_mode: 'file-system' },
+        { access_mode: 'single-node-writer', attachment_mode: 'nfs' },
+      ],
+      constraint: [
+        { distinct_hosts: true },
+        { distinct_property: '${node.rack}' },
+        { attribute: '${attr.kernel.name}' },
+        { attribute: '${attr.x}', operator: 'near', value: '1' },
+      ],
     });
     expect(found).toEqual([
       'invalid access mode: "multi-node-writer"',
@@ -93,7 +132,11 @@ describe("volume specs, read as Nomad's CLI and servers read them", () => {
       {
         type: 'host',
         name: 'a',
-        constraint: [{ attribute: '${attr.kernel.name}', value: 'linux' }, { attribute: '${attr.nomad.version}', version: '>= 1.10' }, { attribute: '${meta.disk}', operator: 'is_set' }],
+        constraint: [
+          { attribute: '${attr.kernel.name}', value: 'linux' },
+          { attribute: '${attr.nomad.version}', version: '>= 1.10' },
+          { attribute: '${meta.disk}', operator: 'is_set' },
+        ],
       },
       'create',
     );
@@ -110,16 +153,22 @@ describe("volume specs, read as Nomad's CLI and servers read them", () => {
   });
 
   it('reads HCL with blocks, and JSON, from stdin', async () => {
-    const hcl = 'type = "host"\nname = "x"\nplugin_id = "mkdir"\nparameters {\n  mode = "0755"\n  uid = 1000\n}\ncapability {\n  access_mode = "single-node-reader-only"\n  attachment_mode = "block-device"\n}\n';
+    const hcl =
+      'type = "host"\nname = "x"\nplugin_id = "mkdir"\nparameters {\n  mode = "0755"\n  uid = 1000\n}\ncapability {\n  access_mode = "single-node-reader-only"\n  attachment_mode = "block-device"\n}\n';
     const spec = await fromStdin(hcl);
     expect(spec.parameters).toEqual({ mode: '0755', uid: '1000' });
     expect(spec.capabilities).toEqual([{ accessMode: 'single-node-reader-only', attachmentMode: 'block-device' }]);
-    const json = await fromStdin(JSON.stringify({ type: 'host', name: 'y', plugin_id: 'p', capacity_min: 1024, capacity_max: 2048 }));
+    const json = await fromStdin(
+      JSON.stringify({ type: 'host', name: 'y', plugin_id: 'p', capacity_min: 1024, capacity_max: 2048 }),
+    );
     expect(json.capacityMinBytes).toBe(1024n);
   });
 
   it('names the file and the parser problem for a spec that is not HCL', async () => {
-    await expect(fromStdin('name = ')).rejects.toMatchObject({ code: 'SPEC_INVALID', message: expect.stringMatching(/<stdin> is not valid HCL/) });
+    await expect(fromStdin('name = ')).rejects.toMatchObject({
+      code: 'SPEC_INVALID',
+      message: expect.stringMatching(/<stdin> is not valid HCL/),
+    });
   });
 });
 
@@ -140,13 +189,21 @@ describe('bad input gets a short, clear error (issue 13)', () => {
   });
 
   it('refuses a 1 MB spec on stdin by its size too', async () => {
-    const err = await readVolumeSpec('-', 'create', Readable.from([Buffer.alloc(500_000, 0x20), Buffer.alloc(500_000, 0x20)])).catch((e: unknown) => e as Error);
+    const err = await readVolumeSpec(
+      '-',
+      'create',
+      Readable.from([Buffer.alloc(500_000, 0x20), Buffer.alloc(500_000, 0x20)]),
+    ).catch((e: unknown) => e as Error);
     expect((err as Error).message).toMatch(/^<stdin> is more than 262144 bytes/);
   });
 
   it('refuses a binary spec as not text, and gives a bad HCL spec of 200 KB an error of a few hundred characters', async () => {
-    const binary = await readVolumeSpec('-', 'create', Readable.from([randomBytes(200_000)])).catch((e: unknown) => e as Error);
-    expect((binary as Error).message).toMatch(/^<stdin> is not (a text file: it holds a NUL byte at offset \d+|UTF-8 text)/);
+    const binary = await readVolumeSpec('-', 'create', Readable.from([randomBytes(200_000)])).catch(
+      (e: unknown) => e as Error,
+    );
+    expect((binary as Error).message).toMatch(
+      /^<stdin> is not (a text file: it holds a NUL byte at offset \d+|UTF-8 text)/,
+    );
     const garbage = Array.from({ length: 200_000 }, (_, i) => '!@$%^&*;:<>?'[i % 12]).join('');
     const bad = await fromStdin(garbage).catch((e: unknown) => e as Error);
     expect((bad as Error).message).toMatch(/^<stdin> is not valid HCL: /);
@@ -154,29 +211,41 @@ describe('bad input gets a short, clear error (issue 13)', () => {
   });
 
   it('refuses JSON and HCL nested 100,000 deep with a clear error, not a stack overflow', async () => {
-    for (const text of [`{"a": ${'['.repeat(100_000)}${']'.repeat(100_000)}}`, `a = ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`, `${'a{'.repeat(80_000)}${'}'.repeat(80_000)}`]) {
+    for (const text of [
+      `{"a": ${'['.repeat(100_000)}${']'.repeat(100_000)}}`,
+      `a = ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`,
+      `${'a{'.repeat(80_000)}${'}'.repeat(80_000)}`,
+    ]) {
       const err = await fromStdin(text).catch((e: unknown) => e as Error);
       expect((err as Error).message).toMatch(/^<stdin> is nested more than 1000 levels deep/);
     }
-    await expect(parseHclOrJson(`${'a {\n'.repeat(100_000)}${'}\n'.repeat(100_000)}`, 'deep.hcl')).rejects.toThrow(/^deep\.hcl is nested more than 1000 levels deep/);
+    await expect(parseHclOrJson(`${'a {\n'.repeat(100_000)}${'}\n'.repeat(100_000)}`, 'deep.hcl')).rejects.toThrow(
+      /^deep\.hcl is nested more than 1000 levels deep/,
+    );
   });
 
   it('refuses a name or parameters too large for a plugin environment, naming the kernel limit', () => {
     expect(problems({ type: 'host', name: 'n'.repeat(200_000) })).toEqual([
       `name is too large: DHV_VOLUME_NAME would be 200017 bytes, and the kernel starts no program with an environment string over ${MAX_ENV_STRING_BYTES} bytes (MAX_ARG_STRLEN)`,
     ]);
-    expect(problems({ type: 'host', name: 'a', parameters: { big: 'x'.repeat(1_000_000) } })[0]).toMatch(/^parameters is too large: DHV_PARAMETERS would be 1000026 bytes/);
+    expect(problems({ type: 'host', name: 'a', parameters: { big: 'x'.repeat(1_000_000) } })[0]).toMatch(
+      /^parameters is too large: DHV_PARAMETERS would be 1000026 bytes/,
+    );
     expect(problems({ type: 'host', name: 'a', parameters: { big: 'x'.repeat(100_000) } })).toEqual([]);
   });
 
   it('refuses a NUL in a name, which no environment can carry', () => {
-    expect(problems({ type: 'host', name: 'a\0b' })).toEqual(['name holds a NUL byte, which no environment variable can carry (DHV_VOLUME_NAME)']);
+    expect(problems({ type: 'host', name: 'a\0b' })).toEqual([
+      'name holds a NUL byte, which no environment variable can carry (DHV_VOLUME_NAME)',
+    ]);
   });
 
-  it('accepts the names Nomad\'s servers accept (they only refuse an empty one)', () => {
+  it("accepts the names Nomad's servers accept (they only refuse an empty one)", () => {
     for (const name of ['two\nlines', 'cr\r', '\x1b[31mred', '   ']) {
       expect(problems({ type: 'host', name })).toEqual([]);
-      expect(nameWarnings(name)).toEqual([expect.stringMatching(/(holds control characters|is only white space): Nomad's servers accept it/)]);
+      expect(nameWarnings(name)).toEqual([
+        expect.stringMatching(/(holds control characters|is only white space): Nomad's servers accept it/),
+      ]);
     }
     expect(nameWarnings('data')).toEqual([]);
   });
@@ -184,7 +253,9 @@ describe('bad input gets a short, clear error (issue 13)', () => {
 
 describe("numbers as Nomad's HCL reader sees them", () => {
   it('reads an unquoted 0755 as octal and 0x1ed as hexadecimal (493), as HCL 1 does, and says so', async () => {
-    const spec = await fromStdin('type = "host"\nname = "o"\nparameters {\n  mode = 0755\n  uid = 0x10\n  gid = 1000\n  label = "0755"\n}\n');
+    const spec = await fromStdin(
+      'type = "host"\nname = "o"\nparameters {\n  mode = 0755\n  uid = 0x10\n  gid = 1000\n  label = "0755"\n}\n',
+    );
     expect(spec.parameters).toEqual({ mode: '493', uid: '16', gid: '1000', label: '0755' });
     expect(spec.warnings).toEqual([
       'the unquoted number 0755 is 493 to Nomad\'s HCL reader (octal); quote it ("0755") to keep the digits',
@@ -193,7 +264,9 @@ describe("numbers as Nomad's HCL reader sees them", () => {
   });
 
   it('leaves numbers in strings, comments and heredocs alone', async () => {
-    const spec = await fromStdin('type = "host" # mode 0755\nname = <<EOT\nn0755\n0755\nEOT\nparameters {\n  x = "a 0755"\n}\n');
+    const spec = await fromStdin(
+      'type = "host" # mode 0755\nname = <<EOT\nn0755\n0755\nEOT\nparameters {\n  x = "a 0755"\n}\n',
+    );
     expect(spec.name).toBe('n0755\n0755\n');
     expect(spec.parameters).toEqual({ x: 'a 0755' });
     expect(spec.warnings?.filter((w) => w.includes('unquoted'))).toEqual([]);

@@ -4,7 +4,12 @@ import { AgentError } from '../errors/agent-error.js';
 import { blocks, isBody, parseDocumentWithNotes, readSource } from '../config/read-document.js';
 import { goString } from './weak-decode.js';
 
-export const ACCESS_MODES = ['single-node-reader-only', 'single-node-writer', 'single-node-single-writer', 'single-node-multi-writer'] as const;
+export const ACCESS_MODES = [
+  'single-node-reader-only',
+  'single-node-writer',
+  'single-node-single-writer',
+  'single-node-multi-writer',
+] as const;
 export const ATTACHMENT_MODES = ['file-system', 'block-device'] as const;
 export type AccessMode = (typeof ACCESS_MODES)[number];
 export type AttachmentMode = (typeof ATTACHMENT_MODES)[number];
@@ -27,9 +32,25 @@ export interface Constraint {
 
 /** The operators Nomad's servers accept in a constraint (Constraint.Validate). */
 export const CONSTRAINT_OPERATORS = [
-  '=', '==', 'is', '!=', 'not', '<', '<=', '>', '>=',
-  'regexp', 'version', 'semver', 'set_contains', 'set_contains_all', 'set_contains_any', 'is_set', 'is_not_set',
-  'distinct_hosts', 'distinct_property',
+  '=',
+  '==',
+  'is',
+  '!=',
+  'not',
+  '<',
+  '<=',
+  '>',
+  '>=',
+  'regexp',
+  'version',
+  'semver',
+  'set_contains',
+  'set_contains_all',
+  'set_contains_any',
+  'is_set',
+  'is_not_set',
+  'distinct_hosts',
+  'distinct_property',
 ] as const;
 
 /** Nomad's name for the plugin of a spec without `plugin_id` (structs.DefaultHostVolumePlugin). */
@@ -69,7 +90,11 @@ export type SpecPurpose = 'create' | 'register';
 export const MAX_ENV_STRING_BYTES = 32 * 4096;
 
 /** Reads a spec file (or stdin for `-`) in HCL or JSON and validates it; throws SPEC_INVALID naming every bad field. */
-export async function readVolumeSpec(file: string, purpose: SpecPurpose, stdin?: NodeJS.ReadableStream): Promise<VolumeSpec> {
+export async function readVolumeSpec(
+  file: string,
+  purpose: SpecPurpose,
+  stdin?: NodeJS.ReadableStream,
+): Promise<VolumeSpec> {
   let parsed: { doc: Record<string, unknown>; notes: string[] };
   try {
     parsed = await parseDocumentWithNotes(await readSource(file, stdin), file);
@@ -114,7 +139,11 @@ export function validateVolumeSpec(doc: Record<string, unknown>, purpose: SpecPu
 
   const type = str('type');
   if (type.toLowerCase() !== 'host') {
-    problems.push(type.toLowerCase() === 'csi' ? 'unknown volume type: csi (dhv simulates dynamic host volumes: set type = "host")' : `unknown volume type: ${type}`);
+    problems.push(
+      type.toLowerCase() === 'csi'
+        ? 'unknown volume type: csi (dhv simulates dynamic host volumes: set type = "host")'
+        : `unknown volume type: ${type}`,
+    );
   }
   const id = str('id');
   if (id !== '' && !isUuid(id)) problems.push(`invalid ID ${JSON.stringify(id)}`);
@@ -123,8 +152,10 @@ export function validateVolumeSpec(doc: Record<string, unknown>, purpose: SpecPu
   const namespace = str('namespace', 'default') || 'default';
   const pluginId = str('plugin_id') || (id === '' && purpose === 'create' ? DEFAULT_PLUGIN_ID : '');
   const hostPath = str('host_path');
-  if (purpose === 'register' && hostPath === '') problems.push('missing host_path: a registered volume must say where it already lives');
-  if (purpose === 'register' && hostPath !== '' && !hostPath.startsWith('/')) problems.push(`host_path must be an absolute path, got ${JSON.stringify(hostPath)}`);
+  if (purpose === 'register' && hostPath === '')
+    problems.push('missing host_path: a registered volume must say where it already lives');
+  if (purpose === 'register' && hostPath !== '' && !hostPath.startsWith('/'))
+    problems.push(`host_path must be an absolute path, got ${JSON.stringify(hostPath)}`);
   const capacityMinBytes = size('capacity_min');
   const capacityMaxBytes = size('capacity_max');
   if (capacityMaxBytes < capacityMinBytes) {
@@ -153,7 +184,11 @@ export function validateVolumeSpec(doc: Record<string, unknown>, purpose: SpecPu
   problems.push(...environmentLimits(spec));
   if (problems.length > 0) {
     const shown = file === '-' ? '<stdin>' : file;
-    throw new AgentError('SPEC_INVALID', `${goMultiError(problems)}\nFix the volume specification ${shown}; every problem is listed above.`, { file, problems });
+    throw new AgentError(
+      'SPEC_INVALID',
+      `${goMultiError(problems)}\nFix the volume specification ${shown}; every problem is listed above.`,
+      { file, problems },
+    );
   }
   return spec;
 }
@@ -198,8 +233,10 @@ function readCapabilities(value: unknown, problems: string[]): Capability[] {
     const accessMode = access.ok ? access.value : '';
     const attachmentMode = attachment.ok ? attachment.value : '';
     // HostVolumeCapability.Validate: the attachment mode is checked first, and only the first problem is told.
-    if (!ATTACHMENT_MODES.includes(attachmentMode as AttachmentMode)) problems.push(`invalid attachment mode: ${JSON.stringify(attachmentMode)}`);
-    else if (!ACCESS_MODES.includes(accessMode as AccessMode)) problems.push(`invalid access mode: ${JSON.stringify(accessMode)}`);
+    if (!ATTACHMENT_MODES.includes(attachmentMode as AttachmentMode))
+      problems.push(`invalid attachment mode: ${JSON.stringify(attachmentMode)}`);
+    else if (!ACCESS_MODES.includes(accessMode as AccessMode))
+      problems.push(`invalid access mode: ${JSON.stringify(accessMode)}`);
     else out.push({ accessMode: accessMode as AccessMode, attachmentMode: attachmentMode as AttachmentMode });
   }
   return out;
@@ -228,7 +265,10 @@ function readConstraints(value: unknown, problems: string[]): Constraint[] {
     if (b.distinct_hosts !== undefined) {
       const enabled = field('distinct_hosts');
       if (!['true', '1', 't', 'T', 'TRUE', 'True'].includes(enabled)) {
-        if (!['false', '0', 'f', 'F', 'FALSE', 'False'].includes(enabled)) problems.push(`invalid constraint: distinct_hosts should be set to true or false; strconv.ParseBool: parsing ${JSON.stringify(enabled)}: invalid syntax`);
+        if (!['false', '0', 'f', 'F', 'FALSE', 'False'].includes(enabled))
+          problems.push(
+            `invalid constraint: distinct_hosts should be set to true or false; strconv.ParseBool: parsing ${JSON.stringify(enabled)}: invalid syntax`,
+          );
         continue;
       }
       operator = 'distinct_hosts';
@@ -278,7 +318,15 @@ function constraintProblems({ attribute, operator, value }: Constraint): string[
     case 'is_not_set':
       if (value !== '') problems.push(`Operator ${JSON.stringify(operator)} does not support an RTarget`);
       break;
-    case '=': case '==': case 'is': case '!=': case 'not': case '<': case '<=': case '>': case '>=':
+    case '=':
+    case '==':
+    case 'is':
+    case '!=':
+    case 'not':
+    case '<':
+    case '<=':
+    case '>':
+    case '>=':
       if (value === '') problems.push(`Operator ${JSON.stringify(operator)} requires an RTarget`);
       break;
     default:
@@ -304,7 +352,8 @@ function environmentLimits(spec: VolumeSpec): string[] {
         `${field} is too large: ${variable} would be ${bytes} bytes, and the kernel starts no program with an environment string over ${MAX_ENV_STRING_BYTES} bytes (MAX_ARG_STRLEN)`,
       );
     }
-    if (value.includes('\0')) problems.push(`${field} holds a NUL byte, which no environment variable can carry (${variable})`);
+    if (value.includes('\0'))
+      problems.push(`${field} holds a NUL byte, which no environment variable can carry (${variable})`);
   };
   check('name', 'DHV_VOLUME_NAME', spec.name);
   check('namespace', 'DHV_NAMESPACE', spec.namespace);
@@ -317,10 +366,14 @@ function environmentLimits(spec: VolumeSpec): string[] {
  * regret: said as a warning, since a real cluster would take them too.
  */
 export function nameWarnings(name: string): string[] {
-   
   if (/[\u0000-\u001f\u007f-\u009f]/.test(name)) {
-    return [`the volume name ${JSON.stringify(name)} holds control characters: Nomad's servers accept it, but a job's volume block must then spell them exactly, and dhv prints them escaped`];
+    return [
+      `the volume name ${JSON.stringify(name)} holds control characters: Nomad's servers accept it, but a job's volume block must then spell them exactly, and dhv prints them escaped`,
+    ];
   }
-  if (name.trim() === '' && name !== '') return [`the volume name ${JSON.stringify(name)} is only white space: Nomad's servers accept it, but nobody will find it in a list`];
+  if (name.trim() === '' && name !== '')
+    return [
+      `the volume name ${JSON.stringify(name)} is only white space: Nomad's servers accept it, but nobody will find it in a list`,
+    ];
   return [];
 }

@@ -36,7 +36,10 @@ export function goFormatNumber(n: number): string {
 }
 
 function goTypeName(value: unknown): string {
-  if (Array.isArray(value)) return value.every((v) => v !== null && typeof v === 'object' && !Array.isArray(v)) ? '[]map[string]interface {}' : '[]interface {}';
+  if (Array.isArray(value))
+    return value.every((v) => v !== null && typeof v === 'object' && !Array.isArray(v))
+      ? '[]map[string]interface {}'
+      : '[]interface {}';
   if (value === null || value === undefined) return '<nil>';
   if (typeof value === 'object') return 'map[string]interface {}';
   return typeof value;

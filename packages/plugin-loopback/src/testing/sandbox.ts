@@ -1,5 +1,12 @@
 import { existsSync } from 'node:fs';
-import { attachedLoopDevicesSync, entriesAtOrBelow, readMountTableSync, releaseEverythingBelow, type LoopDevice, type MountEntry } from '@dhv/sdk/host';
+import {
+  attachedLoopDevicesSync,
+  entriesAtOrBelow,
+  readMountTableSync,
+  releaseEverythingBelow,
+  type LoopDevice,
+  type MountEntry,
+} from '@dhv/sdk/host';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +22,9 @@ export const BUILT_PLUGIN = join(PACKAGE_DIR, 'dist/dhv-loopback');
 
 export function builtPlugin(): string {
   if (!existsSync(BUILT_PLUGIN)) {
-    throw new Error(`${BUILT_PLUGIN} is missing; run \`npm run build\` (or \`npm run build -w @dhv/plugin-loopback\`) first`);
+    throw new Error(
+      `${BUILT_PLUGIN} is missing; run \`npm run build\` (or \`npm run build -w @dhv/plugin-loopback\`) first`,
+    );
   }
   return BUILT_PLUGIN;
 }

@@ -7,11 +7,17 @@ export type Vector = null | boolean | string | bigint | number | Vector[] | { [k
 
 function toVector(value: GoJsonValue): Vector {
   switch (value.kind) {
-    case 'null': return null;
-    case 'bool': case 'string': return value.value;
-    case 'number': return /^-?[0-9]+$/.test(value.raw) ? BigInt(value.raw) : Number(value.raw);
-    case 'array': return value.items.map(toVector);
-    case 'object': return Object.fromEntries(value.entries.map(([k, v]) => [k, toVector(v)]));
+    case 'null':
+      return null;
+    case 'bool':
+    case 'string':
+      return value.value;
+    case 'number':
+      return /^-?[0-9]+$/.test(value.raw) ? BigInt(value.raw) : Number(value.raw);
+    case 'array':
+      return value.items.map(toVector);
+    case 'object':
+      return Object.fromEntries(value.entries.map(([k, v]) => [k, toVector(v)]));
   }
 }
 

@@ -61,7 +61,12 @@ describe('discoverPlugins lists and fingerprints candidates as the agent does', 
     const discovery = await discoverPlugins(dir.path);
     expect(discovery.plugins.map((p) => p.id)).toEqual(['good']);
     expect(discovery.skipped).toHaveLength(1);
-    expect(discovery.skipped[0]).toMatchObject({ id: 'slow', reason: expect.stringMatching(/^error fingerprinting plugin "slow": signal: killed\nthe plugin ran past its 1s deadline/) });
+    expect(discovery.skipped[0]).toMatchObject({
+      id: 'slow',
+      reason: expect.stringMatching(
+        /^error fingerprinting plugin "slow": signal: killed\nthe plugin ran past its 1s deadline/,
+      ),
+    });
     expect(discovery.skipped[0]!.error).toBeInstanceOf(PluginError);
     expect(discovery.skipped[0]!.error!.code).toBe('PLUGIN_TIMED_OUT');
   });
@@ -79,7 +84,8 @@ describe('discoverPlugins lists and fingerprints candidates as the agent does', 
     });
     // On a failed fingerprint the agent does not read stdout: no {"error"} message.
     expect(skipped.find((s) => s.id === 'fails')).toMatchObject({
-      reason: 'error fingerprinting plugin "fails": exit status 1\nthe plugin said: no license (a real agent ignores a failed fingerprint\'s stdout)',
+      reason:
+        'error fingerprinting plugin "fails": exit status 1\nthe plugin said: no license (a real agent ignores a failed fingerprint\'s stdout)',
       logged: { level: 'error', message: 'error running plugin', error: 'exit status 1' },
     });
   });
@@ -98,7 +104,9 @@ describe('discoverPlugins lists and fingerprints candidates as the agent does', 
     await dir.bash(BUILTIN_MKDIR_ID, `/usr/bin/touch ${outside.join('mkdir.ran')}; echo '{"version": "9"}'`);
     const discovery = await discoverPlugins(dir.path, RELAXED);
     expect(discovery.plugins).toEqual([]);
-    expect(discovery.skipped).toMatchObject([{ id: BUILTIN_MKDIR_ID, reason: expect.stringMatching(/the built-in mkdir plugin is what the node publishes/) }]);
+    expect(discovery.skipped).toMatchObject([
+      { id: BUILTIN_MKDIR_ID, reason: expect.stringMatching(/the built-in mkdir plugin is what the node publishes/) },
+    ]);
     expect(existsSync(outside.join('mkdir.ran'))).toBe(true);
   });
 

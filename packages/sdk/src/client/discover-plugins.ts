@@ -72,7 +72,13 @@ export async function discoverPlugins(pluginDir: string, options: DiscoverOption
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') logs.push({ level: 'debug', message: 'plugin dir does not exist', dir: pluginDir });
-    else logs.push({ level: 'warn', message: 'error finding plugins', dir: pluginDir, error: `readdirent ${pluginDir}: ${code === 'ENOTDIR' ? 'not a directory' : (err as Error).message}` });
+    else
+      logs.push({
+        level: 'warn',
+        message: 'error finding plugins',
+        dir: pluginDir,
+        error: `readdirent ${pluginDir}: ${code === 'ENOTDIR' ? 'not a directory' : (err as Error).message}`,
+      });
     return { plugins: [], skipped: [], logs };
   }
   const candidates: string[] = [];
@@ -85,7 +91,9 @@ export async function discoverPlugins(pluginDir: string, options: DiscoverOption
     }
   }
   const loaded = candidates.length > availableParallelism() * 4;
-  const outcomes = await Promise.all(candidates.map((name) => fingerprintEntry(pluginDir, name, options, loaded ? candidates.length : 0)));
+  const outcomes = await Promise.all(
+    candidates.map((name) => fingerprintEntry(pluginDir, name, options, loaded ? candidates.length : 0)),
+  );
   const discovery: Discovery = {
     plugins: outcomes.filter((o): o is DiscoveredPlugin => 'version' in o),
     skipped: outcomes.filter((o): o is SkippedPlugin => 'reason' in o),
@@ -104,11 +112,16 @@ async function fingerprintEntry(
 ): Promise<DiscoveredPlugin | SkippedPlugin> {
   const executable = join(pluginDir, id);
   try {
-    const result = await execPlugin({ pluginDir, pluginId: id }, 'fingerprint', {}, {
-      timeoutMs: options.timeoutMs ?? AGENT_TIMEOUT_MS.fingerprint,
-      ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.cwd ? { cwd: options.cwd } : {}),
-    });
+    const result = await execPlugin(
+      { pluginDir, pluginId: id },
+      'fingerprint',
+      {},
+      {
+        timeoutMs: options.timeoutMs ?? AGENT_TIMEOUT_MS.fingerprint,
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.cwd ? { cwd: options.cwd } : {}),
+      },
+    );
     if (id === BUILTIN_MKDIR_ID) return shadowed(executable);
     return { id, executable, version: result.version, durationMs: result.durationMs, warnings: result.warnings };
   } catch (err) {
@@ -136,6 +149,7 @@ function shadowed(executable: string): SkippedPlugin {
   return {
     id: BUILTIN_MKDIR_ID,
     executable,
-    reason: 'a file named mkdir is fingerprinted, but the built-in mkdir plugin is what the node publishes; rename it (for example dhv-mkdir)',
+    reason:
+      'a file named mkdir is fingerprinted, but the built-in mkdir plugin is what the node publishes; rename it (for example dhv-mkdir)',
   };
 }

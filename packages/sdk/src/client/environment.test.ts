@@ -22,7 +22,9 @@ describe('buildEnvironment builds exactly what a Nomad agent gives a plugin', ()
       [ENV.parameters]: 'null',
     });
     const del = buildEnvironment('delete', base, '/opt/plugins/p');
-    expect(Object.keys(del).sort()).toEqual([ENV.operation, ...REQUEST_FIELDS.delete].map((f) => (f in ENV ? ENV[f as keyof typeof ENV] : f)).sort());
+    expect(Object.keys(del).sort()).toEqual(
+      [ENV.operation, ...REQUEST_FIELDS.delete].map((f) => (f in ENV ? ENV[f as keyof typeof ENV] : f)).sort(),
+    );
     expect(del[ENV.createdPath]).toBe('');
   });
 
@@ -43,6 +45,8 @@ describe('buildEnvironment builds exactly what a Nomad agent gives a plugin', ()
   });
 
   it('says which field is missing', () => {
-    expect(() => buildEnvironment('create', { ...base, volumeId: undefined } as never, '/p/x')).toThrow(`request.volumeId is required (it becomes ${ENV.volumeId})`);
+    expect(() => buildEnvironment('create', { ...base, volumeId: undefined } as never, '/p/x')).toThrow(
+      `request.volumeId is required (it becomes ${ENV.volumeId})`,
+    );
   });
 });

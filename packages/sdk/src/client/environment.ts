@@ -8,7 +8,9 @@ type Widen<T> = { [K in keyof T]: T[K] extends bigint ? bigint | number : T[K] }
 type Required = 'volumesDir' | 'volumeName' | 'volumeId' | 'nodeId';
 
 /** A request as a caller gives it: the fields the agent always knows, the rest defaulted as the agent defaults them. */
-export type RequestInput<Op extends Operation> = Widen<Pick<RequestByOperation[Op], Extract<keyof RequestByOperation[Op], Required>>> &
+export type RequestInput<Op extends Operation> = Widen<
+  Pick<RequestByOperation[Op], Extract<keyof RequestByOperation[Op], Required>>
+> &
   Partial<Widen<Omit<RequestByOperation[Op], Required>>>;
 
 const DEFAULTS: Partial<Record<RequestField, string>> = {
@@ -23,8 +25,29 @@ const DEFAULTS: Partial<Record<RequestField, string>> = {
 /** The order the agent builds the environment in (a plugin can see it: /proc/self/environ, `env`). */
 export const ENV_ORDER = {
   fingerprint: [],
-  create: ['volumesDir', 'pluginDir', 'nodePool', 'namespace', 'volumeName', 'volumeId', 'capacityMinBytes', 'capacityMaxBytes', 'nodeId', 'parameters'],
-  delete: ['volumesDir', 'pluginDir', 'nodePool', 'createdPath', 'namespace', 'volumeName', 'volumeId', 'nodeId', 'parameters'],
+  create: [
+    'volumesDir',
+    'pluginDir',
+    'nodePool',
+    'namespace',
+    'volumeName',
+    'volumeId',
+    'capacityMinBytes',
+    'capacityMaxBytes',
+    'nodeId',
+    'parameters',
+  ],
+  delete: [
+    'volumesDir',
+    'pluginDir',
+    'nodePool',
+    'createdPath',
+    'namespace',
+    'volumeName',
+    'volumeId',
+    'nodeId',
+    'parameters',
+  ],
 } as const satisfies Record<Operation, readonly RequestField[]>;
 
 /**

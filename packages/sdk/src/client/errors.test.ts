@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PluginError, describeExit } from './errors.js';
 
-describe('describeExit words an exit as Go\'s os/exec does', () => {
+describe("describeExit words an exit as Go's os/exec does", () => {
   it.each([
     [1, null, 'exit status 1'],
     [0, null, 'exit status 0'],
@@ -15,15 +15,28 @@ describe('describeExit words an exit as Go\'s os/exec does', () => {
 });
 
 describe('PluginError', () => {
-  it('puts what dhv adds on the lines after Nomad\'s words, never inside them', () => {
+  it("puts what dhv adds on the lines after Nomad's words, never inside them", () => {
     const err = new PluginError('PLUGIN_NOT_FOUND', 'no such plugin: "p"', {
-      pluginId: 'p', executable: '/plugins/p', operation: 'resolve', nomadMessage: 'no such plugin: "p"', hints: ['/plugins/p does not exist'],
+      pluginId: 'p',
+      executable: '/plugins/p',
+      operation: 'resolve',
+      nomadMessage: 'no such plugin: "p"',
+      hints: ['/plugins/p does not exist'],
     });
     expect(err.message).toBe('no such plugin: "p"\n/plugins/p does not exist');
     expect(err.nomadMessage).toBe('no such plugin: "p"');
   });
 
-  const details = { pluginId: 'p', executable: '/plugins/p', volumeId: 'v-1', exitCode: 1, signal: null, stdout: '{"error":"x"}', stderr: 'log', pluginMessage: 'x' };
+  const details = {
+    pluginId: 'p',
+    executable: '/plugins/p',
+    volumeId: 'v-1',
+    exitCode: 1,
+    signal: null,
+    stdout: '{"error":"x"}',
+    stderr: 'log',
+    pluginMessage: 'x',
+  };
 
   it.each([
     ['create', 'error creating volume "v-1" with plugin "p": exit status 1: x'],

@@ -56,7 +56,11 @@ export class PluginError extends Error {
   readonly runError: string | undefined;
   readonly nomadPanic: string | undefined;
 
-  constructor(readonly code: PluginErrorCode, readonly reason: string, details: PluginRunDetails) {
+  constructor(
+    readonly code: PluginErrorCode,
+    readonly reason: string,
+    details: PluginRunDetails,
+  ) {
     const nomadMessage = details.nomadMessage ?? `${prefix(details)}: ${reason}`;
     const hints = details.hints ?? [];
     super([nomadMessage, ...hints].join('\n'));
@@ -139,14 +143,30 @@ const SIGNAL_NAMES: Partial<Record<NodeJS.Signals, string>> = {
 };
 
 /** Nomad's lookup errors: `no such plugin: "<id>"` (ErrPluginNotExists) and `plugin not executable: "<id>"`. */
-export function pluginNotFound(pluginId: string, executable: string, hints: readonly string[] = [], operation = 'resolve'): PluginError {
+export function pluginNotFound(
+  pluginId: string,
+  executable: string,
+  hints: readonly string[] = [],
+  operation = 'resolve',
+): PluginError {
   const nomadMessage = `no such plugin: ${goQuote(pluginId)}`;
   return new PluginError('PLUGIN_NOT_FOUND', nomadMessage, { pluginId, executable, operation, nomadMessage, hints });
 }
 
-export function pluginNotExecutable(pluginId: string, executable: string, hints: readonly string[] = [], operation = 'resolve'): PluginError {
+export function pluginNotExecutable(
+  pluginId: string,
+  executable: string,
+  hints: readonly string[] = [],
+  operation = 'resolve',
+): PluginError {
   const nomadMessage = `plugin not executable: ${goQuote(pluginId)}`;
-  return new PluginError('PLUGIN_NOT_EXECUTABLE', nomadMessage, { pluginId, executable, operation, nomadMessage, hints });
+  return new PluginError('PLUGIN_NOT_EXECUTABLE', nomadMessage, {
+    pluginId,
+    executable,
+    operation,
+    nomadMessage,
+    hints,
+  });
 }
 
 /** Go's %q of a string: double quotes, Go escapes, valid UTF-8 printed as is. */
@@ -160,7 +180,8 @@ export function goQuote(s: string): string {
     else if (ch === '\t') out += '\\t';
     else if (ch === '\r') out += '\\r';
     else if (c < 0x20 || c === 0x7f) out += `\\x${c.toString(16).padStart(2, '0')}`;
-    else if ((c >= 0x80 && c < 0xa0) || (c >= 0xd800 && c <= 0xdfff) || c === 0x2028 || c === 0x2029) out += `\\u${c.toString(16).padStart(4, '0')}`;
+    else if ((c >= 0x80 && c < 0xa0) || (c >= 0xd800 && c <= 0xdfff) || c === 0x2028 || c === 0x2029)
+      out += `\\u${c.toString(16).padStart(4, '0')}`;
     else out += ch;
   }
   return out + '"';

@@ -8,9 +8,7 @@ import { arch } from 'node:os';
  * a FIFO, socket or device is judged from its type, never opened.
  */
 export type ExecKind =
-  | { kind: 'script' }
-  | { kind: 'elf' }
-  | { kind: 'refused'; errno: 'ENOEXEC' | 'EACCES'; why: string };
+  { kind: 'script' } | { kind: 'elf' } | { kind: 'refused'; errno: 'ENOEXEC' | 'EACCES'; why: string };
 
 /** Linux's O_PATH: an fd that names a file without opening it (no FIFO wait, no device open). */
 export const O_PATH = 0o10000000;
@@ -27,7 +25,11 @@ export function describeFileType(info: Stats): string | undefined {
 /** `fd` names the file (O_PATH is enough); its first bytes are read through /proc only when it is a regular file. */
 export function execKind(fd: number, info: Stats = fstatSync(fd)): ExecKind {
   if (!info.isFile()) {
-    return { kind: 'refused', errno: 'EACCES', why: `it is ${describeFileType(info) ?? 'not a regular file'}, not a program: execve refuses it` };
+    return {
+      kind: 'refused',
+      errno: 'EACCES',
+      why: `it is ${describeFileType(info) ?? 'not a regular file'}, not a program: execve refuses it`,
+    };
   }
   const head = Buffer.alloc(64);
   let length: number;
@@ -46,16 +48,29 @@ export function execKind(fd: number, info: Stats = fstatSync(fd)): ExecKind {
   if (b[0] === 0x23 && b[1] === 0x21) return { kind: 'script' };
   if (b[0] === 0x7f && b[1] === 0x45 && b[2] === 0x4c && b[3] === 0x46) {
     const problem = elfProblem(b);
-    return problem ? { kind: 'refused', errno: 'ENOEXEC', why: `it begins like an ELF program but ${problem}` } : { kind: 'elf' };
+    return problem
+      ? { kind: 'refused', errno: 'ENOEXEC', why: `it begins like an ELF program but ${problem}` }
+      : { kind: 'elf' };
   }
   return {
     kind: 'refused',
     errno: 'ENOEXEC',
-    why: length === 0 ? 'it is empty' : 'it is neither a program nor a script: a script must begin with a #! line (for example #!/bin/sh)',
+    why:
+      length === 0
+        ? 'it is empty'
+        : 'it is neither a program nor a script: a script must begin with a #! line (for example #!/bin/sh)',
   };
 }
 
-const MACHINES: Record<string, number[]> = { x64: [62, 3], arm64: [183, 40], arm: [40], ia32: [3], ppc64: [21], s390x: [22], riscv64: [243] };
+const MACHINES: Record<string, number[]> = {
+  x64: [62, 3],
+  arm64: [183, 40],
+  arm: [40],
+  ia32: [3],
+  ppc64: [21],
+  s390x: [22],
+  riscv64: [243],
+};
 
 /** The header checks the kernel's ELF loader makes before anything else; undefined when they pass. */
 function elfProblem(b: Buffer): string | undefined {

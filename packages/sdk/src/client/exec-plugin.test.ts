@@ -34,7 +34,10 @@ async function failure(promise: Promise<unknown>, code: PluginErrorCode): Promis
 }
 
 /** A plugin that records its process group (its own PID: it leads its group) before doing `rest`. */
-async function groupRecordingPlugin(name: string, rest: string): Promise<{ executable: string; pgid: () => Promise<number> }> {
+async function groupRecordingPlugin(
+  name: string,
+  rest: string,
+): Promise<{ executable: string; pgid: () => Promise<number> }> {
   const pidFile = dir.join(`${name}.pid`);
   const executable = await dir.bash(name, `echo $$ > ${pidFile}\n${rest}`);
   return {
@@ -60,7 +63,10 @@ describe('execPlugin decodes what a plugin prints', () => {
 
   it('creates, with bytes as a bigint', async () => {
     const p = await dir.bash('c', `echo '{"path": "/srv/volumes/x", "bytes": 9223372036854775807}'`);
-    expect(await execPlugin(p, 'create', request)).toMatchObject({ path: '/srv/volumes/x', bytes: 9223372036854775807n });
+    expect(await execPlugin(p, 'create', request)).toMatchObject({
+      path: '/srv/volumes/x',
+      bytes: 9223372036854775807n,
+    });
   });
 
   it('matches upper-case keys as Go does', async () => {
@@ -81,13 +87,29 @@ describe('execPlugin decodes what a plugin prints', () => {
   });
 
   it.each([
-    ['a log line before the JSON', `echo starting; echo '{"path": "/x"}'`, "invalid character 's' looking for beginning of value"],
-    ['bytes as 5.0', `echo '{"path": "/x", "bytes": 5.0}'`, 'json: cannot unmarshal number 5.0 into Go struct field HostVolumePluginCreateResponse.bytes of type int64'],
-    ['bytes as a string', `echo '{"path": "/x", "bytes": "5"}'`, 'json: cannot unmarshal string into Go struct field HostVolumePluginCreateResponse.bytes of type int64'],
-    ['bytes beyond int64', `echo '{"path": "/x", "bytes": 9223372036854775808}'`, 'json: cannot unmarshal number 9223372036854775808 into Go struct field HostVolumePluginCreateResponse.bytes of type int64'],
+    [
+      'a log line before the JSON',
+      `echo starting; echo '{"path": "/x"}'`,
+      "invalid character 's' looking for beginning of value",
+    ],
+    [
+      'bytes as 5.0',
+      `echo '{"path": "/x", "bytes": 5.0}'`,
+      'json: cannot unmarshal number 5.0 into Go struct field HostVolumePluginCreateResponse.bytes of type int64',
+    ],
+    [
+      'bytes as a string',
+      `echo '{"path": "/x", "bytes": "5"}'`,
+      'json: cannot unmarshal string into Go struct field HostVolumePluginCreateResponse.bytes of type int64',
+    ],
+    [
+      'bytes beyond int64',
+      `echo '{"path": "/x", "bytes": 9223372036854775808}'`,
+      'json: cannot unmarshal number 9223372036854775808 into Go struct field HostVolumePluginCreateResponse.bytes of type int64',
+    ],
     ['nothing', `true`, 'unexpected end of JSON input'],
     ['two documents', `echo '{"path": "/x"}{}'`, "invalid character '{' after top-level value"],
-  ])('refuses create output with %s, in Go\'s words alone (the agent adds no prefix)', async (_what, body, message) => {
+  ])("refuses create output with %s, in Go's words alone (the agent adds no prefix)", async (_what, body, message) => {
     const p = await dir.bash('c', body);
     const err = await failure(execPlugin(p, 'create', request), 'PLUGIN_BAD_OUTPUT');
     expect(err.nomadMessage).toBe(message);
@@ -120,15 +142,25 @@ describe('execPlugin reports a failed plugin like the agent does', () => {
     const p = await dir.bash('c', `echo 'details' >&2; echo '{"error": "disk full"}'; exit 1`);
     const err = await failure(execPlugin(p, 'create', request), 'PLUGIN_FAILED');
     expect(err.message).toBe(`error creating volume "${VOLUME_ID}" with plugin "c": exit status 1: disk full`);
-    expect(err).toMatchObject({ exitCode: 1, signal: null, pluginMessage: 'disk full', stderr: 'details\n', stdout: '{"error": "disk full"}\n' });
+    expect(err).toMatchObject({
+      exitCode: 1,
+      signal: null,
+      pluginMessage: 'disk full',
+      stderr: 'details\n',
+      stdout: '{"error": "disk full"}\n',
+    });
   });
 
   it('gives the exit status alone when stdout holds no error document', async () => {
     const p = await dir.bash('d', `echo oops; exit 3`);
     const err = await failure(execPlugin(p, 'delete', request, { pluginId: 'my-plugin' }), 'PLUGIN_FAILED');
-    expect(err.message).toBe(`error reading plugin response when deleting volume "${VOLUME_ID}" with plugin "my-plugin": original error: exit status 3`);
+    expect(err.message).toBe(
+      `error reading plugin response when deleting volume "${VOLUME_ID}" with plugin "my-plugin": original error: exit status 3`,
+    );
     const c = await dir.bash('c', `echo oops; exit 3`);
-    expect((await failure(execPlugin(c, 'create', request), 'PLUGIN_FAILED')).message).toBe(`error creating volume "${VOLUME_ID}" with plugin "c": exit status 3`);
+    expect((await failure(execPlugin(c, 'create', request), 'PLUGIN_FAILED')).message).toBe(
+      `error creating volume "${VOLUME_ID}" with plugin "c": exit status 3`,
+    );
     expect(err.pluginMessage).toBeUndefined();
   });
 
@@ -141,8 +173,13 @@ describe('execPlugin reports a failed plugin like the agent does', () => {
 
   it('reports a missing plugin', async () => {
     const err = await failure(execPlugin(dir.join('nope'), 'fingerprint', {}), 'PLUGIN_NOT_FOUND');
-    expect(err.message).toBe(`error fingerprinting plugin "nope": fork/exec ${dir.join('nope')}: no such file or directory\n${dir.join('nope')} does not exist`);
-    const looked = await failure(execPlugin({ pluginDir: dir.path, pluginId: 'nope' }, 'fingerprint', {}), 'PLUGIN_NOT_FOUND');
+    expect(err.message).toBe(
+      `error fingerprinting plugin "nope": fork/exec ${dir.join('nope')}: no such file or directory\n${dir.join('nope')} does not exist`,
+    );
+    const looked = await failure(
+      execPlugin({ pluginDir: dir.path, pluginId: 'nope' }, 'fingerprint', {}),
+      'PLUGIN_NOT_FOUND',
+    );
     expect(looked.nomadMessage).toBe('no such plugin: "nope"');
   });
 
@@ -153,14 +190,21 @@ describe('execPlugin reports a failed plugin like the agent does', () => {
 
   it('reports a plugin without an execute bit', async () => {
     const p = await dir.bash('p', `echo '{"version": "1"}'`, 0o644);
-    expect((await failure(execPlugin(p, 'fingerprint', {}), 'PLUGIN_NOT_EXECUTABLE')).nomadMessage).toBe(`error fingerprinting plugin "p": fork/exec ${p}: permission denied`);
-    const looked = await failure(execPlugin({ pluginDir: dir.path, pluginId: 'p' }, 'fingerprint', {}), 'PLUGIN_NOT_EXECUTABLE');
+    expect((await failure(execPlugin(p, 'fingerprint', {}), 'PLUGIN_NOT_EXECUTABLE')).nomadMessage).toBe(
+      `error fingerprinting plugin "p": fork/exec ${p}: permission denied`,
+    );
+    const looked = await failure(
+      execPlugin({ pluginDir: dir.path, pluginId: 'p' }, 'fingerprint', {}),
+      'PLUGIN_NOT_EXECUTABLE',
+    );
     expect(looked.message).toBe(`plugin not executable: "p"\n${p} has no execute bit (chmod +x it)`);
   });
 
-  it('refuses a script with no interpreter line, as the agent\'s execve does (no fallback to /bin/sh)', async () => {
+  it("refuses a script with no interpreter line, as the agent's execve does (no fallback to /bin/sh)", async () => {
     const p = await dir.file('p', `echo '{"version": "1"}'\n`, 0o755);
-    expect((await failure(execPlugin(p, 'fingerprint', {}), 'PLUGIN_NOT_EXECUTABLE')).message).toMatch(/exec format error/);
+    expect((await failure(execPlugin(p, 'fingerprint', {}), 'PLUGIN_NOT_EXECUTABLE')).message).toMatch(
+      /exec format error/,
+    );
   });
 
   it('refuses an empty executable file', async () => {
@@ -173,7 +217,7 @@ describe('execPlugin gives a plugin exactly what an agent gives it', () => {
   const dumpEnv = `process.stderr.write(JSON.stringify({ argv: process.argv.slice(2), env: process.env, cwd: process.cwd() }));
 process.stdout.write(JSON.stringify({ version: '1', path: '/x' }));`;
 
-  it('an environment of only the operation\'s DHV_* variables, whatever the caller\'s environment holds', async () => {
+  it("an environment of only the operation's DHV_* variables, whatever the caller's environment holds", async () => {
     process.env.DHV_TEST_LEAK = 'must not leak';
     try {
       const p = await dir.node('p', dumpEnv);
@@ -183,19 +227,21 @@ process.stdout.write(JSON.stringify({ version: '1', path: '/x' }));`;
       const created = JSON.parse((await execPlugin(p, 'create', { ...request, capacityMinBytes: 2n ** 60n })).stderr);
       expect(created.argv).toEqual(['create']);
       // In the order a real agent builds it.
-      expect(Object.entries(created.env)).toEqual(Object.entries({
-        [ENV.operation]: 'create',
-        [ENV.volumesDir]: '/srv/volumes',
-        [ENV.pluginDir]: dir.path,
-        [ENV.nodePool]: 'default',
-        [ENV.namespace]: 'default',
-        [ENV.volumeName]: 'data',
-        [ENV.volumeId]: VOLUME_ID,
-        [ENV.capacityMinBytes]: '1152921504606846976',
-        [ENV.capacityMaxBytes]: '0',
-        [ENV.nodeId]: 'node-1',
-        [ENV.parameters]: 'null',
-      }));
+      expect(Object.entries(created.env)).toEqual(
+        Object.entries({
+          [ENV.operation]: 'create',
+          [ENV.volumesDir]: '/srv/volumes',
+          [ENV.pluginDir]: dir.path,
+          [ENV.nodePool]: 'default',
+          [ENV.namespace]: 'default',
+          [ENV.volumeName]: 'data',
+          [ENV.volumeId]: VOLUME_ID,
+          [ENV.capacityMinBytes]: '1152921504606846976',
+          [ENV.capacityMaxBytes]: '0',
+          [ENV.nodeId]: 'node-1',
+          [ENV.parameters]: 'null',
+        }),
+      );
     } finally {
       delete process.env.DHV_TEST_LEAK;
     }
@@ -203,7 +249,11 @@ process.stdout.write(JSON.stringify({ version: '1', path: '/x' }));`;
 
   it('DHV_PARAMETERS byte for byte as Go marshals it', async () => {
     const p = await dir.node('p', dumpEnv);
-    const run = await execPlugin(p, 'delete', { ...request, parameters: { z: 'last', a: '<b>&"\u2028' }, createdPath: '/srv/volumes/x' });
+    const run = await execPlugin(p, 'delete', {
+      ...request,
+      parameters: { z: 'last', a: '<b>&"\u2028' },
+      createdPath: '/srv/volumes/x',
+    });
     const { env } = JSON.parse(run.stderr);
     expect(env[ENV.parameters]).toBe('{"a":"\\u003cb\\u003e\\u0026\\"\\u2028","z":"last"}');
     expect(env[ENV.createdPath]).toBe('/srv/volumes/x');
@@ -226,7 +276,9 @@ describe('execPlugin stays in control of a misbehaving plugin', () => {
 
   it("uses the agent's 1 s fingerprint timeout by default", async () => {
     const p = await groupRecordingPlugin('slow', `sleep 1000`);
-    expect((await failure(execPlugin(p.executable, 'fingerprint', {}), 'PLUGIN_TIMED_OUT')).message).toMatch(/past its 1s deadline/);
+    expect((await failure(execPlugin(p.executable, 'fingerprint', {}), 'PLUGIN_TIMED_OUT')).message).toMatch(
+      /past its 1s deadline/,
+    );
     expect(await groupGone(await p.pgid())).toBe(true);
   });
 
@@ -250,7 +302,9 @@ describe('execPlugin stays in control of a misbehaving plugin', () => {
     const run = await execPlugin(p.executable, 'fingerprint', {}, { timeoutMs: 1_000 });
     expect(run.version).toBe('1.0.0');
     expect(run.durationMs).toBeGreaterThanOrEqual(900);
-    expect(run.warnings.join('\n')).toMatch(/still held its stdout or stderr at the 1s deadline: dhv killed it; a real agent waits/);
+    expect(run.warnings.join('\n')).toMatch(
+      /still held its stdout or stderr at the 1s deadline: dhv killed it; a real agent waits/,
+    );
     expect(await groupGone(await p.pgid())).toBe(true);
   });
 
@@ -261,7 +315,10 @@ describe('execPlugin stays in control of a misbehaving plugin', () => {
   });
 
   it('gives the plugin pipes, so `echo >/dev/stderr` works as under a real agent', async () => {
-    const p = await dir.bash('pipes', 'echo logged >/dev/stderr; fd=$(/usr/bin/readlink /proc/$$/fd/1); printf \'{"version": "1", "fd": "%s"}\' "$fd" | /usr/bin/tee /dev/stderr');
+    const p = await dir.bash(
+      'pipes',
+      'echo logged >/dev/stderr; fd=$(/usr/bin/readlink /proc/$$/fd/1); printf \'{"version": "1", "fd": "%s"}\' "$fd" | /usr/bin/tee /dev/stderr',
+    );
     const run = await execPlugin(p, 'fingerprint', {});
     expect(run.stdout).toMatch(/^\{"version": "1", "fd": "pipe:\[[0-9]+\]"\}$/);
     expect(run.stderr).toBe(`logged\n${run.stdout}`);
@@ -275,7 +332,9 @@ describe('execPlugin stays in control of a misbehaving plugin', () => {
     expect(process.memoryUsage().rss - rssBefore).toBeLessThan(48 * 1024 * 1024);
     expect(err.truncated).toBe(true);
     expect(err.stdout.length).toBe(4 * 1024 * 1024);
-    expect(err.message).toMatch(/dhv stopped reading stdout at 4 MiB and killed the plugin\na real agent reads any amount/);
+    expect(err.message).toMatch(
+      /dhv stopped reading stdout at 4 MiB and killed the plugin\na real agent reads any amount/,
+    );
     expect(await groupGone(await p.pgid())).toBe(true);
   });
 

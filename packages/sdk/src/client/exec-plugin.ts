@@ -3,7 +3,14 @@ import { AGENT_TIMEOUT_MS, type Operation } from '../protocol/operations.js';
 import { decodeCreateOutput, decodeErrorOutput, decodeFingerprintOutput } from '../protocol/decode.js';
 import { buildEnvironment, type RequestInput } from './environment.js';
 import { DEFAULT_MAX_OUTPUT_BYTES, spawnPlugin, type SpawnResult } from './spawn-plugin.js';
-import { ERRNO_TEXT, PluginError, describeExit, goQuote, type PluginErrorCode, type PluginRunDetails } from './errors.js';
+import {
+  ERRNO_TEXT,
+  PluginError,
+  describeExit,
+  goQuote,
+  type PluginErrorCode,
+  type PluginRunDetails,
+} from './errors.js';
 import { closePluginHandle, openPlugin } from './resolve-plugin.js';
 import { spawnHints } from './spawn-hints.js';
 
@@ -75,7 +82,10 @@ export async function execPlugin<Op extends Operation>(
   try {
     const executable = handle ? handle.executable : (plugin as string);
     const pluginId = ref?.pluginId ?? options.pluginId ?? basename(executable);
-    const withDir = ref && (request as { pluginDir?: string }).pluginDir === undefined ? { ...request, pluginDir: ref.pluginDir } : request;
+    const withDir =
+      ref && (request as { pluginDir?: string }).pluginDir === undefined
+        ? { ...request, pluginDir: ref.pluginDir }
+        : request;
     const env = buildEnvironment(operation, withDir as RequestInput<Op>, executable);
     const timeoutMs = options.timeoutMs ?? AGENT_TIMEOUT_MS[operation];
     const run = await spawnPlugin(executable, [operation], env, {
@@ -133,7 +143,10 @@ export function interpretRun(
     durationMs: run.durationMs,
   };
   const warnings: string[] = [];
-  if (run.stdio === 'socket') warnings.push('dhv could not make pipes here, so the plugin\'s stdout and stderr were sockets (a real agent gives pipes)');
+  if (run.stdio === 'socket')
+    warnings.push(
+      "dhv could not make pipes here, so the plugin's stdout and stderr were sockets (a real agent gives pipes)",
+    );
   if (run.outputHeldOpen) {
     warnings.push(
       `the plugin exited, but a process it started still held its stdout or stderr at the ${formatMs(timeoutMs)} deadline: dhv killed it; ` +
@@ -145,10 +158,15 @@ export function interpretRun(
 
   const ids = `volume ${goQuote(volumeId ?? '')} with plugin ${goQuote(pluginId)}`;
   if (run.stdoutTruncated) {
-    const what = operation === 'fingerprint' ? `fingerprinting plugin ${goQuote(pluginId)}` : `${operation === 'delete' ? 'deleting' : 'creating'} ${ids}`;
-    throw fail('PLUGIN_BAD_OUTPUT', `error ${what}: dhv stopped reading stdout at ${formatBytes(run.stdout.length)} and killed the plugin`, [
-      'a real agent reads any amount; a response is one small JSON document (dhv caps stdout to protect itself)',
-    ]);
+    const what =
+      operation === 'fingerprint'
+        ? `fingerprinting plugin ${goQuote(pluginId)}`
+        : `${operation === 'delete' ? 'deleting' : 'creating'} ${ids}`;
+    throw fail(
+      'PLUGIN_BAD_OUTPUT',
+      `error ${what}: dhv stopped reading stdout at ${formatBytes(run.stdout.length)} and killed the plugin`,
+      ['a real agent reads any amount; a response is one small JSON document (dhv caps stdout to protect itself)'],
+    );
   }
 
   const runError = goRunError(run, executable);
@@ -163,7 +181,9 @@ export function interpretRun(
     const hints = [
       ...(run.spawnError ? spawnHints(run, executable, env) : []),
       ...(run.timedOut
-        ? [`the plugin ran past its ${formatMs(timeoutMs)} deadline and was killed with its whole process group (a real agent kills only the plugin, then waits for any child still holding its output)`]
+        ? [
+            `the plugin ran past its ${formatMs(timeoutMs)} deadline and was killed with its whole process group (a real agent kills only the plugin, then waits for any child still holding its output)`,
+          ]
         : []),
       ...(run.aborted ? ['cancelled: dhv was stopped while the plugin ran, and killed it'] : []),
     ];
@@ -174,7 +194,10 @@ export function interpretRun(
         throw fail(
           code,
           `error fingerprinting plugin ${goQuote(pluginId)}: ${runError}`,
-          [...hints, ...(message ? [`the plugin said: ${message} (a real agent ignores a failed fingerprint's stdout)`] : [])],
+          [
+            ...hints,
+            ...(message ? [`the plugin said: ${message} (a real agent ignores a failed fingerprint's stdout)`] : []),
+          ],
           { pluginMessage: message, runError },
         );
       case 'delete':
@@ -199,24 +222,32 @@ export function interpretRun(
   switch (operation) {
     case 'fingerprint': {
       const decoded = decodeFingerprintOutput(run.stdout);
-      if (!decoded.ok) throw fail('PLUGIN_BAD_OUTPUT', `error parsing fingerprint output as json: ${decoded.error}`, [shownStdout]);
+      if (!decoded.ok)
+        throw fail('PLUGIN_BAD_OUTPUT', `error parsing fingerprint output as json: ${decoded.error}`, [shownStdout]);
       const version = decoded.value.version;
       if (!version) {
-        throw fail('PLUGIN_BAD_OUTPUT', `plugin ${goQuote(pluginId)} fingerprinted without a version: a real Nomad agent crashes here (panic: ${NIL_VERSION_PANIC})`, [
-          'dhv skips the plugin instead; print {"version": "0.0.1"} (any version go-version parses)',
-          shownStdout,
-        ], { nomadPanic: NIL_VERSION_PANIC });
+        throw fail(
+          'PLUGIN_BAD_OUTPUT',
+          `plugin ${goQuote(pluginId)} fingerprinted without a version: a real Nomad agent crashes here (panic: ${NIL_VERSION_PANIC})`,
+          ['dhv skips the plugin instead; print {"version": "0.0.1"} (any version go-version parses)', shownStdout],
+          { nomadPanic: NIL_VERSION_PANIC },
+        );
       }
       return { ...info, version: version.normalized, rawVersion: version.original };
     }
     case 'create': {
       const decoded = decodeCreateOutput(run.stdout);
-      if (!decoded.ok) throw fail('PLUGIN_BAD_OUTPUT', decoded.error, [`(decoding the create response of ${ids})`, shownStdout]);
+      if (!decoded.ok)
+        throw fail('PLUGIN_BAD_OUTPUT', decoded.error, [`(decoding the create response of ${ids})`, shownStdout]);
       if (decoded.value.path === '') {
-        throw fail('PLUGIN_BAD_OUTPUT', `plugin ${goQuote(pluginId)} created ${`volume ${goQuote(volumeId ?? '')}`} without a "path"`, [
-          'a real Nomad agent accepts this and publishes a volume with an empty path, which no workload can mount; print {"path": "/abs/dir", "bytes": N}',
-          shownStdout,
-        ]);
+        throw fail(
+          'PLUGIN_BAD_OUTPUT',
+          `plugin ${goQuote(pluginId)} created ${`volume ${goQuote(volumeId ?? '')}`} without a "path"`,
+          [
+            'a real Nomad agent accepts this and publishes a volume with an empty path, which no workload can mount; print {"path": "/abs/dir", "bytes": N}',
+            shownStdout,
+          ],
+        );
       }
       return { ...info, ...decoded.value };
     }

@@ -85,11 +85,18 @@ export function parentEndsOf(streams: ReadonlyArray<unknown>): string[] {
  * asks them. Without `ss` this returns nothing, and the ends read at spawn are all there is.
  */
 export function peerSocketsOf(ends: readonly string[]): string[] {
-  const inodes = new Set(ends.map((e) => /^socket:\[([0-9]+)\]$/.exec(e)?.[1]).filter((i): i is string => i !== undefined));
+  const inodes = new Set(
+    ends.map((e) => /^socket:\[([0-9]+)\]$/.exec(e)?.[1]).filter((i): i is string => i !== undefined),
+  );
   if (inodes.size === 0) return [];
   let table: string;
   try {
-    table = execFileSync(findTool('ss', 'iproute2'), ['-x', '-a', '-n', '-H'], { env: TOOL_ENV, encoding: 'utf8', timeout: 2_000, stdio: ['ignore', 'pipe', 'ignore'] });
+    table = execFileSync(findTool('ss', 'iproute2'), ['-x', '-a', '-n', '-H'], {
+      env: TOOL_ENV,
+      encoding: 'utf8',
+      timeout: 2_000,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
   } catch {
     return [];
   }

@@ -72,15 +72,15 @@ function startRefill(): void {
   refill = new Promise<void>((resolve) => setImmediate(resolve))
     .then(() => makePipes(Math.min(MAX_BATCH, waiting + SPARE)))
     .then(
-    (made) => {
-      pool.push(...made);
-      refill = undefined;
-    },
-    (err: unknown) => {
-      refill = undefined;
-      throw err;
-    },
-  );
+      (made) => {
+        pool.push(...made);
+        refill = undefined;
+      },
+      (err: unknown) => {
+        refill = undefined;
+        throw err;
+      },
+    );
   refill.catch(() => undefined); // awaited by takePipe; never an unhandled rejection
 }
 

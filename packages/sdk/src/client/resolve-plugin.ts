@@ -29,7 +29,11 @@ const MAX_LINKS = 255;
 export function openPlugin(pluginDir: string, pluginId: string): PluginHandle {
   const executable = pluginDir === '' ? pluginId : join(pluginDir, pluginId);
   if (pluginDir === '' || !isAbsolute(pluginDir)) {
-    throw pluginNotFound(pluginId, executable, [pluginDir === '' ? 'no plugin dir is configured' : `the plugin dir ${JSON.stringify(pluginDir)} is not an absolute path`]);
+    throw pluginNotFound(pluginId, executable, [
+      pluginDir === ''
+        ? 'no plugin dir is configured'
+        : `the plugin dir ${JSON.stringify(pluginDir)} is not an absolute path`,
+    ]);
   }
   if (pluginId.includes('\0')) throw pluginNotFound(pluginId, executable, ['the plugin ID contains a NUL byte']);
   let root: string;
@@ -50,13 +54,17 @@ export function openPlugin(pluginDir: string, pluginId: string): PluginHandle {
     // What was opened, wherever the path led meanwhile, must lie inside the plugin dir.
     const opened = readlinkSync(`/proc/self/fd/${fd}`);
     if (opened !== root && !opened.startsWith(root.endsWith('/') ? root : `${root}/`)) {
-      throw pluginNotFound(pluginId, executable, [`${executable} leads to ${opened}, outside the plugin dir ${pluginDir}`]);
+      throw pluginNotFound(pluginId, executable, [
+        `${executable} leads to ${opened}, outside the plugin dir ${pluginDir}`,
+      ]);
     }
     const info = fstatSync(fd);
     // O_PATH|O_NOFOLLOW names a symlink itself: one swapped in after the walk.
-    if (info.isSymbolicLink()) throw pluginNotFound(pluginId, executable, [`${executable} changed while it was looked up`]);
+    if (info.isSymbolicLink())
+      throw pluginNotFound(pluginId, executable, [`${executable} changed while it was looked up`]);
     if (info.isDirectory()) throw pluginNotExecutable(pluginId, executable, [`${executable} is a directory`]);
-    if ((info.mode & 0o111) === 0) throw pluginNotExecutable(pluginId, executable, [`${executable} has no execute bit (chmod +x it)`]);
+    if ((info.mode & 0o111) === 0)
+      throw pluginNotExecutable(pluginId, executable, [`${executable} has no execute bit (chmod +x it)`]);
     return { pluginId, executable, fd, info };
   } catch (err) {
     closeSync(fd);
@@ -106,7 +114,8 @@ function confinedPath(root: string, id: string): string | { why: string } {
       } catch {
         return { why: `${here} changed while it was looked up` };
       }
-      if (isAbsolute(target)) return { why: `${here} is a symlink to the absolute path ${target}: Nomad never follows those` };
+      if (isAbsolute(target))
+        return { why: `${here} is a symlink to the absolute path ${target}: Nomad never follows those` };
       pending.push(...target.split('/').reverse());
       if (target.endsWith('/')) trailingSlash = true;
       continue;

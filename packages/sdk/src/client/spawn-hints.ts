@@ -5,33 +5,57 @@ import type { SpawnResult } from './spawn-plugin.js';
 export const MAX_ARG_STRLEN = 32 * 4096;
 
 /** What dhv can tell about a plugin that could not be started, beyond execve's one word. */
-export function spawnHints(run: SpawnResult, executable: string, env: Readonly<Record<string, string>> | undefined): string[] {
+export function spawnHints(
+  run: SpawnResult,
+  executable: string,
+  env: Readonly<Record<string, string>> | undefined,
+): string[] {
   if (run.spawnProblem) return [`${executable}: ${run.spawnProblem}`];
   const entries = Object.entries(env ?? {});
   switch (run.spawnError?.code) {
     case 'ENOENT': {
       const interpreter = shebang(executable);
-      return [interpreter ? `${executable}: its #! line names ${interpreter}, which does not exist (a real agent has no PATH either)` : `${executable} does not exist`];
+      return [
+        interpreter
+          ? `${executable}: its #! line names ${interpreter}, which does not exist (a real agent has no PATH either)`
+          : `${executable} does not exist`,
+      ];
     }
     case 'EACCES': {
       if (noExecuteBit(executable)) return [`${executable} has no execute bit (chmod +x it)`];
       const interpreter = shebang(executable);
-      return [interpreter ? `${executable}: its #! line names ${interpreter}, which is not an executable file` : `${executable} cannot be executed by dhv's user`];
+      return [
+        interpreter
+          ? `${executable}: its #! line names ${interpreter}, which is not an executable file`
+          : `${executable} cannot be executed by dhv's user`,
+      ];
     }
     case 'ELOOP':
-      return [`${executable}: the kernel gave up on its #! line: its interpreter${shebang(executable) ? ` (${shebang(executable)})` : ''} is itself a script, the plugin itself or one more than 4 levels deep`];
+      return [
+        `${executable}: the kernel gave up on its #! line: its interpreter${shebang(executable) ? ` (${shebang(executable)})` : ''} is itself a script, the plugin itself or one more than 4 levels deep`,
+      ];
     case 'E2BIG': {
-      const sizes = entries.map(([k, v]) => [k, Buffer.byteLength(`${k}=${v}`) + 1] as const).sort((a, b) => b[1] - a[1]);
+      const sizes = entries
+        .map(([k, v]) => [k, Buffer.byteLength(`${k}=${v}`) + 1] as const)
+        .sort((a, b) => b[1] - a[1]);
       const biggest = sizes[0];
       const total = sizes.reduce((n, [, s]) => n + s, 0);
       if (biggest && biggest[1] > MAX_ARG_STRLEN) {
-        return [`${biggest[0]} is ${biggest[1]} bytes: Linux passes at most ${MAX_ARG_STRLEN} bytes (MAX_ARG_STRLEN) in one environment variable; make the volume name or parameters smaller`];
+        return [
+          `${biggest[0]} is ${biggest[1]} bytes: Linux passes at most ${MAX_ARG_STRLEN} bytes (MAX_ARG_STRLEN) in one environment variable; make the volume name or parameters smaller`,
+        ];
       }
-      return [`the plugin's environment is ${total} bytes in all, more than Linux's limit for arguments and environment together (ARG_MAX: a quarter of the stack size limit); make the parameters smaller`];
+      return [
+        `the plugin's environment is ${total} bytes in all, more than Linux's limit for arguments and environment together (ARG_MAX: a quarter of the stack size limit); make the parameters smaller`,
+      ];
     }
     case 'EINVAL': {
       const withNul = entries.find(([k, v]) => k.includes('\0') || v.includes('\0'));
-      return [withNul ? `${withNul[0]} contains a NUL byte, which no environment variable can carry` : 'an argument or environment variable contains a NUL byte'];
+      return [
+        withNul
+          ? `${withNul[0]} contains a NUL byte, which no environment variable can carry`
+          : 'an argument or environment variable contains a NUL byte',
+      ];
     }
     default:
       return [];

@@ -67,18 +67,28 @@ export async function spawnPlugin(
   }
   try {
     const kind = execKind(fd);
-    if (kind.kind === 'refused') return notStarted({ spawnError: errnoError(executable, kind.errno), spawnProblem: kind.why });
+    if (kind.kind === 'refused')
+      return notStarted({ spawnError: errnoError(executable, kind.errno), spawnProblem: kind.why });
     // An ELF program runs from the descriptor itself, so nothing swapped in at the path since
     // the check can run; argv[0] stays the path. A script is run by its path: its interpreter
     // is handed that path as $0 and opens it again, as under a real agent.
     const execPath = kind.kind === 'elf' ? `/proc/${process.pid}/fd/${fd}` : executable;
-    return await startPlugin(executable, execPath, argv, env, options, kind.kind === 'script' && !ownFd ? fd : undefined);
+    return await startPlugin(
+      executable,
+      execPath,
+      argv,
+      env,
+      options,
+      kind.kind === 'script' && !ownFd ? fd : undefined,
+    );
   } finally {
     if (ownFd) closeSync(fd);
   }
 }
 
-function notStarted(outcome: { spawnError: NodeJS.ErrnoException; spawnProblem?: string } | { aborted: true }): SpawnResult {
+function notStarted(
+  outcome: { spawnError: NodeJS.ErrnoException; spawnProblem?: string } | { aborted: true },
+): SpawnResult {
   const empty = Buffer.alloc(0);
   return {
     exitCode: null,
@@ -147,7 +157,10 @@ async function startPlugin(
     // The last moment before execve opens the path again: it must still be the file checked.
     if (checked !== undefined && !sameFile(checked, executable)) {
       for (const p of pipes ?? []) closePipeEnd(p.read);
-      return notStarted({ spawnError: errnoError(executable, 'ENOENT'), spawnProblem: 'it was replaced between the check and the start, so it was not run' });
+      return notStarted({
+        spawnError: errnoError(executable, 'ENOENT'),
+        spawnProblem: 'it was replaced between the check and the start, so it was not run',
+      });
     }
     child = spawn(execPath, [...argv], {
       argv0: executable,
@@ -168,7 +181,10 @@ async function startPlugin(
   }
 
   const streams: [Readable, Readable] = pipes
-    ? [new Socket({ fd: pipes[0].read, readable: true, writable: false }), new Socket({ fd: pipes[1].read, readable: true, writable: false })]
+    ? [
+        new Socket({ fd: pipes[0].read, readable: true, writable: false }),
+        new Socket({ fd: pipes[1].read, readable: true, writable: false }),
+      ]
     : [child.stdout!, child.stderr!];
   // The pipes' identities, to find whoever holds them after the plugin exits, whatever group it moved to.
   const ends = pipes
@@ -333,4 +349,3 @@ class CappedBuffer {
     return Buffer.concat(this.chunks);
   }
 }
-

@@ -2,8 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { formatSize, parseSize, SizeError, INT64_MAX } from './humanize.js';
 import { loadVectors } from '../__fixtures__/vectors.js';
 
-interface ParseCase { input: string; ok: boolean; bytes?: bigint }
-interface FormatCase { bytes: bigint; format: string }
+interface ParseCase {
+  input: string;
+  ok: boolean;
+  bytes?: bigint;
+}
+interface FormatCase {
+  bytes: bigint;
+  format: string;
+}
 
 const INT64_MIN = -(2n ** 63n);
 

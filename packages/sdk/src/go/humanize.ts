@@ -3,19 +3,41 @@
  * specs and IBytes for `Capacity = 47 MiB`.
  */
 const UNITS: Record<string, number> = {
-  '': 1, b: 1,
-  k: 1e3, kb: 1e3, ki: 2 ** 10, kib: 2 ** 10,
-  m: 1e6, mb: 1e6, mi: 2 ** 20, mib: 2 ** 20,
-  g: 1e9, gb: 1e9, gi: 2 ** 30, gib: 2 ** 30,
-  t: 1e12, tb: 1e12, ti: 2 ** 40, tib: 2 ** 40,
-  p: 1e15, pb: 1e15, pi: 2 ** 50, pib: 2 ** 50,
-  e: 1e18, eb: 1e18, ei: 2 ** 60, eib: 2 ** 60,
+  '': 1,
+  b: 1,
+  k: 1e3,
+  kb: 1e3,
+  ki: 2 ** 10,
+  kib: 2 ** 10,
+  m: 1e6,
+  mb: 1e6,
+  mi: 2 ** 20,
+  mib: 2 ** 20,
+  g: 1e9,
+  gb: 1e9,
+  gi: 2 ** 30,
+  gib: 2 ** 30,
+  t: 1e12,
+  tb: 1e12,
+  ti: 2 ** 40,
+  tib: 2 ** 40,
+  p: 1e15,
+  pb: 1e15,
+  pi: 2 ** 50,
+  pib: 2 ** 50,
+  e: 1e18,
+  eb: 1e18,
+  ei: 2 ** 60,
+  eib: 2 ** 60,
 };
 
 export const INT64_MAX = 2n ** 63n - 1n;
 
 export class SizeError extends Error {
-  constructor(message: string, readonly input: string) {
+  constructor(
+    message: string,
+    readonly input: string,
+  ) {
     super(message);
     this.name = 'SizeError';
   }
@@ -37,16 +59,25 @@ export function parseSize(input: string): bigint {
     if (ch !== ',') digits += ch;
   }
   if (!/^([0-9]+\.?[0-9]*|\.[0-9]+)$/.test(digits)) {
-    throw new SizeError(`invalid size ${JSON.stringify(input)}: expected a number with an optional unit, like "50MB" or "100GiB"`, input);
+    throw new SizeError(
+      `invalid size ${JSON.stringify(input)}: expected a number with an optional unit, like "50MB" or "100GiB"`,
+      input,
+    );
   }
   const unit = input.slice(end).trim().toLowerCase();
   const multiplier = UNITS[unit];
   if (multiplier === undefined) {
-    throw new SizeError(`invalid size ${JSON.stringify(input)}: unknown unit ${JSON.stringify(unit)} (use B, kB, KiB, MB, MiB, GB, GiB, TB, TiB, PB, PiB, EB or EiB)`, input);
+    throw new SizeError(
+      `invalid size ${JSON.stringify(input)}: unknown unit ${JSON.stringify(unit)} (use B, kB, KiB, MB, MiB, GB, GiB, TB, TiB, PB, PiB, EB or EiB)`,
+      input,
+    );
   }
   const value = Number(digits) * multiplier;
   if (value >= 2 ** 64 || BigInt(Math.trunc(value)) > INT64_MAX) {
-    throw new SizeError(`invalid size ${JSON.stringify(input)}: too large (the largest size is 8 EiB less one byte)`, input);
+    throw new SizeError(
+      `invalid size ${JSON.stringify(input)}: too large (the largest size is 8 EiB less one byte)`,
+      input,
+    );
   }
   return BigInt(Math.trunc(value));
 }

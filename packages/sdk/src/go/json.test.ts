@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { goInt64, goKeyMatches, goMarshalStringMap, parseGoJson, GoJsonSyntaxError } from './json.js';
 import { loadVectors } from '../__fixtures__/vectors.js';
 
-interface MarshalCase { parameters: Record<string, string> | null; DHV_PARAMETERS: string }
+interface MarshalCase {
+  parameters: Record<string, string> | null;
+  DHV_PARAMETERS: string;
+}
 
 describe('goMarshalStringMap writes DHV_PARAMETERS byte for byte as the agent does (vectors: marshal-parameters.json)', () => {
   for (const c of loadVectors<MarshalCase>('marshal-parameters')) {
@@ -34,9 +37,12 @@ describe('parseGoJson reads one JSON value as json.Unmarshal does', () => {
     expect(() => parseGoJson('')).toThrow(new GoJsonSyntaxError('unexpected end of JSON input', 0));
   });
 
-  it.each(['{"a":01}', '{"a":1.}', '{"a":-}', "{'a':1}", '{"a":1,}', '[1 2]', '"\t"', '{"a":"\\x"}'])('refuses %s', (text) => {
-    expect(() => parseGoJson(text)).toThrow(GoJsonSyntaxError);
-  });
+  it.each(['{"a":01}', '{"a":1.}', '{"a":-}', "{'a':1}", '{"a":1,}', '[1 2]', '"\t"', '{"a":"\\x"}'])(
+    'refuses %s',
+    (text) => {
+      expect(() => parseGoJson(text)).toThrow(GoJsonSyntaxError);
+    },
+  );
 
   it('replaces unpaired surrogate escapes with U+FFFD, as Go does', () => {
     expect(parseGoJson('"\\ud800x"')).toEqual({ kind: 'string', value: '\ufffdx' });
@@ -71,17 +77,22 @@ describe('goInt64 reads an integer as strconv.ParseInt(s, 10, 64)', () => {
   });
 });
 
-describe('parseGoJson cannot be blown up: every input is decoded as Go decodes it or refused with Go\'s error', () => {
+describe("parseGoJson cannot be blown up: every input is decoded as Go decodes it or refused with Go's error", () => {
   const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
 
-  it('accepts 10,000 levels of nesting, Go\'s limit', () => {
+  it("accepts 10,000 levels of nesting, Go's limit", () => {
     expect(() => parseGoJson(nested(10_000))).not.toThrow();
     expect(() => parseGoJson('{"a":'.repeat(9_999) + '{}' + '}'.repeat(9_999))).not.toThrow();
   });
 
-  it.each([10_001, 100_000, 1_000_000])('refuses %i levels with "exceeded max depth", without touching the stack', (depth) => {
-    expect(() => parseGoJson(nested(depth))).toThrow(new GoJsonSyntaxError("invalid character '[' exceeded max depth", 10_000));
-  });
+  it.each([10_001, 100_000, 1_000_000])(
+    'refuses %i levels with "exceeded max depth", without touching the stack',
+    (depth) => {
+      expect(() => parseGoJson(nested(depth))).toThrow(
+        new GoJsonSyntaxError("invalid character '[' exceeded max depth", 10_000),
+      );
+    },
+  );
 
   it('keeps a number of a million digits as written', () => {
     const digits = '9'.repeat(1_000_000);

@@ -14,7 +14,10 @@ export type GoJsonValue =
   | { kind: 'object'; entries: Array<[string, GoJsonValue]> };
 
 export class GoJsonSyntaxError extends Error {
-  constructor(message: string, readonly offset: number) {
+  constructor(
+    message: string,
+    readonly offset: number,
+  ) {
     super(message);
     this.name = 'GoJsonSyntaxError';
   }
@@ -38,7 +41,16 @@ export function parseGoJson(input: string | Uint8Array): GoJsonValue {
 function quoteChar(c: number): string {
   if (c === 0x27) return `'\\''`;
   if (c === 0x22) return `'"'`;
-  const named: Record<number, string> = { 0x07: '\\a', 0x08: '\\b', 0x0c: '\\f', 0x0a: '\\n', 0x0d: '\\r', 0x09: '\\t', 0x0b: '\\v', 0x5c: '\\\\' };
+  const named: Record<number, string> = {
+    0x07: '\\a',
+    0x08: '\\b',
+    0x0c: '\\f',
+    0x0a: '\\n',
+    0x0d: '\\r',
+    0x09: '\\t',
+    0x0b: '\\v',
+    0x5c: '\\\\',
+  };
   const n = named[c];
   if (n !== undefined) return `'${n}'`;
   if (c < 0x20 || c === 0x7f) return `'\\x${c.toString(16).padStart(2, '0')}'`;
@@ -46,7 +58,8 @@ function quoteChar(c: number): string {
   return `'${String.fromCharCode(c)}'`;
 }
 
-type Frame = { kind: 'array'; items: GoJsonValue[] } | { kind: 'object'; entries: Array<[string, GoJsonValue]>; key: string };
+type Frame =
+  { kind: 'array'; items: GoJsonValue[] } | { kind: 'object'; entries: Array<[string, GoJsonValue]>; key: string };
 
 const SPACE = new Uint8Array(256);
 for (const c of [0x20, 0x09, 0x0a, 0x0d]) SPACE[c] = 1;
@@ -115,13 +128,31 @@ class Parser {
         this.skipSpace();
         if (top.kind === 'array') {
           top.items.push(done);
-          if (b[this.pos] === 0x2c) { this.pos++; break; }
-          if (b[this.pos] === 0x5d) { this.pos++; this.stack.pop(); done = { kind: 'array', items: top.items }; continue; }
+          if (b[this.pos] === 0x2c) {
+            this.pos++;
+            break;
+          }
+          if (b[this.pos] === 0x5d) {
+            this.pos++;
+            this.stack.pop();
+            done = { kind: 'array', items: top.items };
+            continue;
+          }
           this.fail('after array element');
         } else {
           top.entries.push([top.key, done]);
-          if (b[this.pos] === 0x2c) { this.pos++; this.skipSpace(); top.key = this.objectKey(); break; }
-          if (b[this.pos] === 0x7d) { this.pos++; this.stack.pop(); done = { kind: 'object', entries: top.entries }; continue; }
+          if (b[this.pos] === 0x2c) {
+            this.pos++;
+            this.skipSpace();
+            top.key = this.objectKey();
+            break;
+          }
+          if (b[this.pos] === 0x7d) {
+            this.pos++;
+            this.stack.pop();
+            done = { kind: 'object', entries: top.entries };
+            continue;
+          }
           this.fail('after object key:value pair');
         }
       }
@@ -231,14 +262,22 @@ class Parser {
     const c = this.b[this.pos];
     this.pos++;
     switch (c) {
-      case 0x22: return '"';
-      case 0x5c: return '\\';
-      case 0x2f: return '/';
-      case 0x62: return '\b';
-      case 0x66: return '\f';
-      case 0x6e: return '\n';
-      case 0x72: return '\r';
-      case 0x74: return '\t';
+      case 0x22:
+        return '"';
+      case 0x5c:
+        return '\\';
+      case 0x2f:
+        return '/';
+      case 0x62:
+        return '\b';
+      case 0x66:
+        return '\f';
+      case 0x6e:
+        return '\n';
+      case 0x72:
+        return '\r';
+      case 0x74:
+        return '\t';
       case 0x75: {
         const high = this.hex4();
         if (high >= 0xd800 && high <= 0xdbff && this.b[this.pos] === 0x5c && this.b[this.pos + 1] === 0x75) {
@@ -262,7 +301,16 @@ class Parser {
     let n = 0;
     for (let i = 0; i < 4; i++) {
       const c = this.b[this.pos];
-      const v = c === undefined ? -1 : c >= 0x30 && c <= 0x39 ? c - 0x30 : c >= 0x61 && c <= 0x66 ? c - 0x57 : c >= 0x41 && c <= 0x46 ? c - 0x37 : -1;
+      const v =
+        c === undefined
+          ? -1
+          : c >= 0x30 && c <= 0x39
+            ? c - 0x30
+            : c >= 0x61 && c <= 0x66
+              ? c - 0x57
+              : c >= 0x41 && c <= 0x46
+                ? c - 0x37
+                : -1;
       if (v < 0) this.fail('in \\u hexadecimal character escape');
       n = n * 16 + v;
       this.pos++;
@@ -296,7 +344,9 @@ function utf8Width(b: Uint8Array, i: number): number {
 export function goKeyMatches(key: string, fieldName: string): boolean {
   if (key === fieldName) return true;
   const fold = (s: string) =>
-    Array.from(s, (c) => (c === '\u017f' ? 's' : c === '\u212a' ? 'k' : c.length === 1 && c < '\u0080' ? c.toLowerCase() : c)).join('');
+    Array.from(s, (c) =>
+      c === '\u017f' ? 's' : c === '\u212a' ? 'k' : c.length === 1 && c < '\u0080' ? c.toLowerCase() : c,
+    ).join('');
   return fold(key) === fold(fieldName);
 }
 
@@ -312,9 +362,12 @@ export function goInt64(raw: string): bigint | undefined {
 
 export function describeGoJson(value: GoJsonValue): string {
   switch (value.kind) {
-    case 'number': return `number ${value.raw}`;
-    case 'bool': return 'bool';
-    default: return value.kind;
+    case 'number':
+      return `number ${value.raw}`;
+    case 'bool':
+      return 'bool';
+    default:
+      return value.kind;
   }
 }
 
@@ -340,7 +393,8 @@ export function goMarshalString(value: string): string {
     const escaped = GO_ESCAPES[ch];
     if (escaped !== undefined) out += escaped;
     else if (ch < ' ') out += '\\u00' + ch.charCodeAt(0).toString(16).padStart(2, '0');
-    else if (ch.length === 1 && ch >= '\ud800' && ch <= '\udfff') out += '\\ufffd'; // lone surrogate: not valid UTF-8
+    else if (ch.length === 1 && ch >= '\ud800' && ch <= '\udfff')
+      out += '\\ufffd'; // lone surrogate: not valid UTF-8
     else out += ch;
   }
   return out + '"';

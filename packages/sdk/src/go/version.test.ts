@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { isGoVersion, parseGoVersion } from './version.js';
 import { loadVectors } from '../__fixtures__/vectors.js';
 
-interface VersionCase { input: string; ok: boolean; normalized?: string }
+interface VersionCase {
+  input: string;
+  ok: boolean;
+  normalized?: string;
+}
 
 describe('parseGoVersion accepts and normalizes fingerprint versions as hashicorp/go-version does (vectors: go-version.json)', () => {
   for (const c of loadVectors<VersionCase>('go-version')) {

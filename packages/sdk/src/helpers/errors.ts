@@ -3,7 +3,11 @@
  * (`{"error": ...}`), and its code lets programs and tests tell failures apart.
  */
 export class PluginFailure extends Error {
-  constructor(readonly code: string, message: string, readonly details: Record<string, unknown> = {}) {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
     super(message);
     this.name = 'PluginFailure';
   }

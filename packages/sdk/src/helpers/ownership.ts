@@ -18,7 +18,10 @@ export function parseModeParameter(value: string): ParsedParameter<number> {
     const mode = Number.parseInt(value.replace(/^0o/i, ''), 8);
     if (mode <= 0o7777) return { ok: true, value: mode };
   }
-  return { ok: false, problem: `parameter "mode" must be an octal permission such as "0750" (at most 7777), got ${JSON.stringify(value)}` };
+  return {
+    ok: false,
+    problem: `parameter "mode" must be an octal permission such as "0750" (at most 7777), got ${JSON.stringify(value)}`,
+  };
 }
 
 /** A numeric user or group ID; `-1` means leave as is, as Nomad's `mkdir` passes it straight to chown. */
@@ -26,5 +29,8 @@ export function parseOwnerParameter(name: 'uid' | 'gid', value: string): ParsedP
   if (value === '-1') return { ok: true, value: undefined };
   if (/^[0-9]+$/.test(value) && Number(value) <= MAX_OWNER_ID) return { ok: true, value: Number(value) };
   const what = name === 'uid' ? 'user' : 'group';
-  return { ok: false, problem: `parameter "${name}" must be a numeric ${what} ID from 0 to ${MAX_OWNER_ID}, got ${JSON.stringify(value)}` };
+  return {
+    ok: false,
+    problem: `parameter "${name}" must be a numeric ${what} ID from 0 to ${MAX_OWNER_ID}, got ${JSON.stringify(value)}`,
+  };
 }

@@ -12,14 +12,17 @@ describe('volumePath', () => {
     expect(volumePath('/', ID)).toBe(`/${ID}`);
   });
 
-  it.each(['..', '../../etc', `${ID}/../..`, `../${ID}`, '/etc', '', 'data'])('refuses the volume ID %j before touching the disk', (id) => {
-    expect(() => volumePath('/srv/volumes', id)).toThrow(PluginFailure);
-    try {
-      volumePath('/srv/volumes', id);
-    } catch (err) {
-      expect((err as PluginFailure).code).toBe('EUNSAFEPATH');
-    }
-  });
+  it.each(['..', '../../etc', `${ID}/../..`, `../${ID}`, '/etc', '', 'data'])(
+    'refuses the volume ID %j before touching the disk',
+    (id) => {
+      expect(() => volumePath('/srv/volumes', id)).toThrow(PluginFailure);
+      try {
+        volumePath('/srv/volumes', id);
+      } catch (err) {
+        expect((err as PluginFailure).code).toBe('EUNSAFEPATH');
+      }
+    },
+  );
 
   it('refuses a relative volumes dir', () => {
     expect(() => volumePath('srv/volumes', ID)).toThrow(/absolute/);

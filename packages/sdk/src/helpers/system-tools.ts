@@ -44,7 +44,11 @@ export interface RunToolOptions {
 }
 
 /** Runs a system tool without a shell; a failure throws with the command, exit status and stderr. */
-export async function runTool(name: string, args: readonly string[], options: RunToolOptions = {}): Promise<ToolResult> {
+export async function runTool(
+  name: string,
+  args: readonly string[],
+  options: RunToolOptions = {},
+): Promise<ToolResult> {
   const file = findTool(name, options.debianPackage);
   // Loaded on first use: child_process costs a plugin's fingerprint start-up for nothing.
   const { execFile } = await import('node:child_process');
@@ -58,12 +62,16 @@ export async function runTool(name: string, args: readonly string[], options: Ru
         const status = (err as { code?: unknown }).code;
         const why = typeof status === 'number' ? `exit status ${status}` : err.message;
         reject(
-          new PluginFailure('ETOOLFAILED', `${name} ${args.join(' ')} failed (${why}): ${stderr.trim() || stdout.trim() || 'no output'}`, {
-            tool: name,
-            args,
-            exitCode: typeof status === 'number' ? status : undefined,
-            stderr,
-          }),
+          new PluginFailure(
+            'ETOOLFAILED',
+            `${name} ${args.join(' ')} failed (${why}): ${stderr.trim() || stdout.trim() || 'no output'}`,
+            {
+              tool: name,
+              args,
+              exitCode: typeof status === 'number' ? status : undefined,
+              stderr,
+            },
+          ),
         );
       },
     );

@@ -22,14 +22,19 @@ afterEach(async () => {
 });
 
 function node(script: string): ChildProcess {
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   children.push(child);
   return child;
 }
 
-const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+const exited = (child: ChildProcess) =>
+  new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 const printed = (child: ChildProcess, text: string) =>
-  new Promise<void>((resolve) => child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes(text) && resolve()));
+  new Promise<void>((resolve) =>
+    child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes(text) && resolve()),
+  );
 
 describe('withVolumeLock', () => {
   it('lets one process at a time in', async () => {
@@ -64,7 +69,9 @@ describe('withVolumeLock', () => {
       process.stdout.write('locked\\n');
       setInterval(() => {}, 1000);`);
     await printed(holder, 'locked');
-    const err = await withVolumeLock(lock, async () => 'entered', { signal: AbortSignal.timeout(200) }).catch((e: unknown) => e);
+    const err = await withVolumeLock(lock, async () => 'entered', { signal: AbortSignal.timeout(200) }).catch(
+      (e: unknown) => e,
+    );
     expect(err).toMatchObject({ code: 'ELOCKED', message: expect.stringContaining(`held by process ${holder.pid}`) });
   });
 
@@ -107,26 +114,40 @@ describe('withVolumeLock', () => {
     const lock = join(dir, 'vol.lock');
     await writeFile(join(dir, 'victim'), 'keep');
     await symlink(join(dir, 'victim'), lock);
-    await expect(withVolumeLock(lock, async () => 'entered')).rejects.toMatchObject({ code: 'ELOCKFILE', message: expect.stringContaining('symbolic link') });
+    await expect(withVolumeLock(lock, async () => 'entered')).rejects.toMatchObject({
+      code: 'ELOCKFILE',
+      message: expect.stringContaining('symbolic link'),
+    });
     expect(await readFile(join(dir, 'victim'), 'utf8')).toBe('keep');
   });
 
   it('does not block on a FIFO planted at the lock path', async () => {
     const lock = join(dir, 'vol.lock');
     execFileSync('mkfifo', [lock]);
-    await expect(withVolumeLock(lock, async () => 'entered')).rejects.toMatchObject({ code: 'ELOCKFILE', message: expect.stringContaining('not a regular file') });
+    await expect(withVolumeLock(lock, async () => 'entered')).rejects.toMatchObject({
+      code: 'ELOCKFILE',
+      message: expect.stringContaining('not a regular file'),
+    });
   });
 
   it('makes only the missing lock folder when asked, never its parents', async () => {
-    await expect(withVolumeLock(join(dir, 'a', 'b', 'vol.lock'), async () => 'entered', { folderMode: 0o700 })).rejects.toMatchObject({ code: 'ELOCKFILE' });
+    await expect(
+      withVolumeLock(join(dir, 'a', 'b', 'vol.lock'), async () => 'entered', { folderMode: 0o700 }),
+    ).rejects.toMatchObject({ code: 'ELOCKFILE' });
     expect(await readdir(dir)).toEqual([]);
-    expect(await withVolumeLock(join(dir, 'a', 'vol.lock'), async () => 'entered', { folderMode: 0o700 })).toBe('entered');
+    expect(await withVolumeLock(join(dir, 'a', 'vol.lock'), async () => 'entered', { folderMode: 0o700 })).toBe(
+      'entered',
+    );
     expect(await readdir(join(dir, 'a'))).toEqual([]);
   });
 
   it('releases the lock when the function throws', async () => {
     const lock = join(dir, 'vol.lock');
-    await expect(withVolumeLock(lock, async () => { throw new Error('boom'); })).rejects.toThrow('boom');
+    await expect(
+      withVolumeLock(lock, async () => {
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
     expect(await withVolumeLock(lock, async () => 'again', { signal: AbortSignal.timeout(1000) })).toBe('again');
     expect(await readdir(dir)).toEqual([]);
   });

@@ -113,22 +113,36 @@ async function openLockFile(lockPath: string, options: LockOptions): Promise<num
       if (code === 'ELOOP') throw lockPathRefused(lockPath, 'is a symbolic link');
       if (code !== 'ENOENT' || options.folderMode === undefined || attempt >= 10) {
         if (err instanceof PluginFailure) throw err;
-        throw new PluginFailure('ELOCKFILE', `could not open the lock file ${lockPath}: ${(err as Error).message}`, { path: lockPath });
+        throw new PluginFailure('ELOCKFILE', `could not open the lock file ${lockPath}: ${(err as Error).message}`, {
+          path: lockPath,
+        });
       }
       await mkdir(dirname(lockPath), { mode: options.folderMode }).catch((e: NodeJS.ErrnoException) => {
         if (e.code === 'EEXIST') return;
-        throw new PluginFailure('ELOCKFILE', `could not make the folder of the lock file ${lockPath}: ${e.message}`, { path: lockPath });
+        throw new PluginFailure('ELOCKFILE', `could not make the folder of the lock file ${lockPath}: ${e.message}`, {
+          path: lockPath,
+        });
       });
     }
   }
 }
 
 function lockPathRefused(lockPath: string, what: string): PluginFailure {
-  return new PluginFailure('ELOCKFILE', `the lock file ${lockPath} ${what}; it is never followed or replaced: remove it`, { path: lockPath });
+  return new PluginFailure(
+    'ELOCKFILE',
+    `the lock file ${lockPath} ${what}; it is never followed or replaced: remove it`,
+    { path: lockPath },
+  );
 }
 
 /** Places an exclusive flock on `fd`'s open file; with `tryOnly`, fails at once when it is held. */
-async function lockOpenFile(flock: string, fd: number, lockPath: string, tryOnly: boolean, signal?: AbortSignal): Promise<void> {
+async function lockOpenFile(
+  flock: string,
+  fd: number,
+  lockPath: string,
+  tryOnly: boolean,
+  signal?: AbortSignal,
+): Promise<void> {
   // Loaded on first use: child_process costs a plugin's fingerprint start-up for nothing.
   const { spawn } = await import('node:child_process');
   const child = spawn(flock, [tryOnly ? '-xn' : '-x', '3'], { stdio: ['ignore', 'ignore', 'pipe', fd], env: TOOL_ENV });
@@ -148,7 +162,9 @@ async function lockOpenFile(flock: string, fd: number, lockPath: string, tryOnly
     if (signal?.aborted) throw await gaveUp(lockPath);
     if (tryOnly && code === 1) throw new PluginFailure('ELOCKED', `the lock ${lockPath} is held`, { path: lockPath });
     const why = how instanceof Error ? how.message : how !== null ? `killed by ${how}` : `exit status ${code}`;
-    throw new PluginFailure('ELOCKFAILED', `flock on ${lockPath} failed (${why}): ${stderr.trim() || 'no output'}`, { path: lockPath });
+    throw new PluginFailure('ELOCKFAILED', `flock on ${lockPath} failed (${why}): ${stderr.trim() || 'no output'}`, {
+      path: lockPath,
+    });
   } finally {
     signal?.removeEventListener('abort', onAbort);
   }
@@ -166,7 +182,9 @@ async function readHolder(lockPath: string): Promise<string> {
     const fd = await open(lockPath, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     try {
       if (!(await fstat(fd)).isFile()) return '';
-      return String(await readFile(fd, 'utf8')).slice(0, 32).trim();
+      return String(await readFile(fd, 'utf8'))
+        .slice(0, 32)
+        .trim();
     } finally {
       await close(fd);
     }

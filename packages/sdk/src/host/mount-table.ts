@@ -25,7 +25,10 @@ export const MOUNTINFO = '/proc/self/mountinfo';
  */
 export function unescapeMountField(field: string): string {
   if (!field.includes('\\')) return field;
-  const bytes = Buffer.from(field.replace(/\\([0-7]{3})/g, (_m, octal: string) => String.fromCharCode(Number.parseInt(octal, 8) & 0xff)), 'latin1');
+  const bytes = Buffer.from(
+    field.replace(/\\([0-7]{3})/g, (_m, octal: string) => String.fromCharCode(Number.parseInt(octal, 8) & 0xff)),
+    'latin1',
+  );
   return bytes.toString('utf8');
 }
 
@@ -39,7 +42,15 @@ export function parseMountinfo(text: string): MountEntry[] {
     const tail = line.slice(separator + 3).split(' ');
     const [mountId, parentId, device, root, mountPoint, options] = fields;
     const [fsType, source, superOptions] = tail;
-    if (options === undefined || mountPoint === undefined || root === undefined || device === undefined || parentId === undefined || mountId === undefined) continue;
+    if (
+      options === undefined ||
+      mountPoint === undefined ||
+      root === undefined ||
+      device === undefined ||
+      parentId === undefined ||
+      mountId === undefined
+    )
+      continue;
     if (fsType === undefined || source === undefined) continue;
     entries.push({
       mountId: Number(mountId),
@@ -83,7 +94,8 @@ export async function canonicalPath(path: string): Promise<string | undefined> {
     if (name === '' || path === '/') return '/';
     return parent === '/' ? `/${name}` : `${parent}/${name}`;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR')
+      return undefined;
     throw err;
   }
 }
@@ -93,7 +105,8 @@ export async function canonicalFolder(dir: string): Promise<string | undefined> 
   try {
     return await realpath(dir);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return canonicalPath(dir);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR')
+      return canonicalPath(dir);
     throw err;
   }
 }
@@ -135,5 +148,8 @@ export async function mountsAtOrBelow(dir: string): Promise<MountEntry[]> {
 
 /** Deepest first, so nested mounts come off before the mounts they sit on. */
 export function deepestFirst<T extends { mountPoint: string }>(entries: readonly T[]): T[] {
-  return [...entries].sort((a, b) => b.mountPoint.split('/').length - a.mountPoint.split('/').length || b.mountPoint.localeCompare(a.mountPoint));
+  return [...entries].sort(
+    (a, b) =>
+      b.mountPoint.split('/').length - a.mountPoint.split('/').length || b.mountPoint.localeCompare(a.mountPoint),
+  );
 }

@@ -20,11 +20,17 @@ export interface TeardownOptions {
 }
 
 export async function unmount(path: string, options: TeardownOptions & { lazy?: boolean } = {}): Promise<void> {
-  await runTool('umount', [...(options.lazy ? ['-l'] : []), path], { debianPackage: 'mount', ...(options.signal ? { signal: options.signal } : {}) });
+  await runTool('umount', [...(options.lazy ? ['-l'] : []), path], {
+    debianPackage: 'mount',
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
 }
 
 export async function detachLoopDevice(device: string, options: TeardownOptions = {}): Promise<void> {
-  await runTool('losetup', ['--detach', device], { debianPackage: 'mount', ...(options.signal ? { signal: options.signal } : {}) });
+  await runTool('losetup', ['--detach', device], {
+    debianPackage: 'mount',
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
 }
 
 /** What a simulated reboot takes away. Nothing else is touched. */
@@ -59,9 +65,13 @@ export async function simulateReboot(targets: RebootTargets, options: TeardownOp
     try {
       await unmount(mountPoint, options);
     } catch (err) {
-      throw new HostError('REBOOT_FAILED', `could not unmount ${mountPoint}: ${(err as Error).message}; something may still be using it (see fuser -m ${mountPoint})`, {
-        mountPoint,
-      });
+      throw new HostError(
+        'REBOOT_FAILED',
+        `could not unmount ${mountPoint}: ${(err as Error).message}; something may still be using it (see fuser -m ${mountPoint})`,
+        {
+          mountPoint,
+        },
+      );
     }
     unmounted.push(mountPoint);
   }
@@ -70,10 +80,14 @@ export async function simulateReboot(targets: RebootTargets, options: TeardownOp
     try {
       await detachLoopDevice(loop.device, options);
     } catch (err) {
-      throw new HostError('REBOOT_FAILED', `could not detach ${loop.device} (backed by ${loop.backingFile}): ${(err as Error).message}`, {
-        device: loop.device,
-        backingFile: loop.backingFile,
-      });
+      throw new HostError(
+        'REBOOT_FAILED',
+        `could not detach ${loop.device} (backed by ${loop.backingFile}): ${(err as Error).message}`,
+        {
+          device: loop.device,
+          backingFile: loop.backingFile,
+        },
+      );
     }
     detached.push({ device: loop.device, backingFile: loop.backingFile });
   }
@@ -105,13 +119,19 @@ export async function releaseEverythingBelow(dir: string): Promise<string[]> {
     const mounts = deepestFirst(entriesAtOrBelow(await readMountTable(), where));
     if (mounts.length === 0) break;
     for (const { mountPoint } of mounts) {
-      await unmount(mountPoint).catch(() => unmount(mountPoint, { lazy: true }).catch((err: unknown) => problems.push(`could not unmount ${mountPoint}: ${(err as Error).message}`)));
+      await unmount(mountPoint).catch(() =>
+        unmount(mountPoint, { lazy: true }).catch((err: unknown) =>
+          problems.push(`could not unmount ${mountPoint}: ${(err as Error).message}`),
+        ),
+      );
     }
   }
   const dirs = new Set([dir, where]);
   for (const loop of await attachedLoopDevices()) {
     if (![...dirs].some((d) => loop.backingFile.startsWith(`${d}/`))) continue;
-    await detachLoopDevice(loop.device).catch((err: unknown) => problems.push(`could not detach ${loop.device}: ${(err as Error).message}`));
+    await detachLoopDevice(loop.device).catch((err: unknown) =>
+      problems.push(`could not detach ${loop.device}: ${(err as Error).message}`),
+    );
   }
   return [...new Set(problems)];
 }

@@ -35,14 +35,33 @@ const KEYS = ['path', 'Path', 'PATH', 'bytes', 'BYTES', 'version', 'Version', 'e
 function randomValue(depth: number): unknown {
   const r = int(depth > 4 ? 5 : 8);
   switch (r) {
-    case 0: return null;
-    case 1: return random() < 0.5;
-    case 2: return pick([0, -1, 5, 1.5, -0.25, 1e21, 9007199254740991, Math.floor(random() * 1e9)]);
-    case 3: return pick(['', '/srv/x', '0.0.1', 'v1.2', 'one', 'caf\u00e9', '\u2028', '\ud83d\ude00', '<&>', 'a"b\\c', '\n\t']);
-    case 4: return String.fromCharCode(...Array.from({ length: int(20) }, () => 0x20 + int(0x7f - 0x20)));
+    case 0:
+      return null;
+    case 1:
+      return random() < 0.5;
+    case 2:
+      return pick([0, -1, 5, 1.5, -0.25, 1e21, 9007199254740991, Math.floor(random() * 1e9)]);
+    case 3:
+      return pick([
+        '',
+        '/srv/x',
+        '0.0.1',
+        'v1.2',
+        'one',
+        'caf\u00e9',
+        '\u2028',
+        '\ud83d\ude00',
+        '<&>',
+        'a"b\\c',
+        '\n\t',
+      ]);
+    case 4:
+      return String.fromCharCode(...Array.from({ length: int(20) }, () => 0x20 + int(0x7f - 0x20)));
     case 5:
-    case 6: return Object.fromEntries(Array.from({ length: int(5) }, () => [pick(KEYS), randomValue(depth + 1)]));
-    default: return Array.from({ length: int(5) }, () => randomValue(depth + 1));
+    case 6:
+      return Object.fromEntries(Array.from({ length: int(5) }, () => [pick(KEYS), randomValue(depth + 1)]));
+    default:
+      return Array.from({ length: int(5) }, () => randomValue(depth + 1));
   }
 }
 
@@ -52,12 +71,31 @@ function adversarial(): Uint8Array {
       const depth = pick([9_999, 10_000, 10_001, 50_000, int(20_000)]);
       return new TextEncoder().encode('{"path": "/x", "x": ' + '['.repeat(depth) + ']'.repeat(depth) + '}');
     }
-    case 1: return new TextEncoder().encode(`{"path": "/x", "bytes": ${pick(['-', ''])}${'9'.repeat(1 + int(200_000))}}`);
-    case 2: return new TextEncoder().encode(`{"path": "${'p'.repeat(int(2_000_000))}"}`);
-    case 3: return Uint8Array.from(Array.from({ length: int(300) }, () => int(256)));
-    case 4: return Uint8Array.from([0x7b, 0x22, 0x70, 0x61, 0x74, 0x68, 0x22, 0x3a, 0x22, ...Array.from({ length: int(50) }, () => 0x80 + int(128)), 0x22, 0x7d]);
-    case 5: return new TextEncoder().encode('{"a":'.repeat(int(12_000)));
-    default: return new TextEncoder().encode('['.repeat(int(200_000)));
+    case 1:
+      return new TextEncoder().encode(`{"path": "/x", "bytes": ${pick(['-', ''])}${'9'.repeat(1 + int(200_000))}}`);
+    case 2:
+      return new TextEncoder().encode(`{"path": "${'p'.repeat(int(2_000_000))}"}`);
+    case 3:
+      return Uint8Array.from(Array.from({ length: int(300) }, () => int(256)));
+    case 4:
+      return Uint8Array.from([
+        0x7b,
+        0x22,
+        0x70,
+        0x61,
+        0x74,
+        0x68,
+        0x22,
+        0x3a,
+        0x22,
+        ...Array.from({ length: int(50) }, () => 0x80 + int(128)),
+        0x22,
+        0x7d,
+      ]);
+    case 5:
+      return new TextEncoder().encode('{"a":'.repeat(int(12_000)));
+    default:
+      return new TextEncoder().encode('['.repeat(int(200_000)));
   }
 }
 
@@ -66,9 +104,18 @@ function mutate(text: string): string {
   for (let i = 0, n = 1 + int(3); i < n; i++) {
     const at = int(chars.length + 1);
     switch (int(3)) {
-      case 0: chars.splice(at, 1); break;
-      case 1: chars.splice(at, 0, pick(['{', '}', '[', ']', ',', ':', '"', '\\', '0', '-', 'e', '.', ' ', 'x', 'n', '\u0000'])); break;
-      default: chars[at] = pick(['{', '"', ',', '1']);
+      case 0:
+        chars.splice(at, 1);
+        break;
+      case 1:
+        chars.splice(
+          at,
+          0,
+          pick(['{', '}', '[', ']', ',', ':', '"', '\\', '0', '-', 'e', '.', ' ', 'x', 'n', '\u0000']),
+        );
+        break;
+      default:
+        chars[at] = pick(['{', '"', ',', '1']);
     }
   }
   return chars.join('');
@@ -77,10 +124,15 @@ function mutate(text: string): string {
 /** The parsed value as plain JS, for comparison with JSON.parse (numbers as numbers). */
 function plain(value: GoJsonValue): unknown {
   switch (value.kind) {
-    case 'null': return null;
-    case 'bool': case 'string': return value.value;
-    case 'number': return Number(value.raw);
-    case 'array': return value.items.map(plain);
+    case 'null':
+      return null;
+    case 'bool':
+    case 'string':
+      return value.value;
+    case 'number':
+      return Number(value.raw);
+    case 'array':
+      return value.items.map(plain);
     case 'object': {
       const out: Record<string, unknown> = {};
       for (const [k, v] of value.entries) out[k] = plain(v);
@@ -138,7 +190,12 @@ describe(`the JSON decoder under random and adversarial plugin output (seed ${SE
   });
 
   it('agrees with the Go vectors after a round trip through the byte decoder', () => {
-    interface CreateCase { stdout: string; ok: boolean; path?: string; bytes?: bigint }
+    interface CreateCase {
+      stdout: string;
+      ok: boolean;
+      path?: string;
+      bytes?: bigint;
+    }
     for (const c of loadVectors<CreateCase>('decode-create')) {
       const fromBytes = decodeCreateOutput(new TextEncoder().encode(c.stdout));
       expect(fromBytes).toEqual(decodeCreateOutput(c.stdout));

@@ -2,8 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { decodeCreateOutput, decodeErrorOutput, decodeFingerprintOutput } from './decode.js';
 import { loadVectors } from '../__fixtures__/vectors.js';
 
-interface FingerprintCase { stdout: string; ok: boolean; version?: string; note?: string }
-interface CreateCase { stdout: string; ok: boolean; path?: string; bytes?: bigint }
+interface FingerprintCase {
+  stdout: string;
+  ok: boolean;
+  version?: string;
+  note?: string;
+}
+interface CreateCase {
+  stdout: string;
+  ok: boolean;
+  path?: string;
+  bytes?: bigint;
+}
 
 describe('fingerprint stdout is decoded as the agent decodes it (vectors: decode-fingerprint.json)', () => {
   for (const c of loadVectors<FingerprintCase>('decode-fingerprint')) {
@@ -56,7 +66,8 @@ describe('create stdout is decoded as the agent decodes it (vectors: decode-crea
   it('says why bytes as 5.0 or as a string is refused, in Go words', () => {
     expect(decodeCreateOutput('{"path":"/v","bytes":5.0}')).toEqual({
       ok: false,
-      error: 'json: cannot unmarshal number 5.0 into Go struct field HostVolumePluginCreateResponse.bytes of type int64',
+      error:
+        'json: cannot unmarshal number 5.0 into Go struct field HostVolumePluginCreateResponse.bytes of type int64',
     });
     expect(decodeCreateOutput('{"path":"/v","bytes":"5"}')).toEqual({
       ok: false,

@@ -48,7 +48,8 @@ function decodeStruct<S extends Record<string, FieldKind>>(
   }
   const out: Record<string, unknown> = {};
   if (root.kind === 'null') return { ok: true, value: out as never };
-  if (root.kind !== 'object') return { ok: false, error: `json: cannot unmarshal ${found(root, 'struct')} into Go value of type ${struct.type}` };
+  if (root.kind !== 'object')
+    return { ok: false, error: `json: cannot unmarshal ${found(root, 'struct')} into Go value of type ${struct.type}` };
   const names = Object.keys(struct.fields);
   // Go keeps the first type mismatch and decodes on; an unmarshaler's own error stops it at once.
   let firstMismatch: string | undefined;
@@ -69,7 +70,10 @@ function decodeStruct<S extends Record<string, FieldKind>>(
   return { ok: true, value: out as never };
 }
 
-function decodeField(kind: FieldKind, value: GoJsonValue): { set: boolean; value?: unknown } | { mismatch: true } | { abort: string } {
+function decodeField(
+  kind: FieldKind,
+  value: GoJsonValue,
+): { set: boolean; value?: unknown } | { mismatch: true } | { abort: string } {
   if (value.kind === 'null') return kind === 'version' ? { set: true, value: null } : { set: false };
   switch (kind) {
     case 'string':
@@ -87,7 +91,11 @@ function decodeField(kind: FieldKind, value: GoJsonValue): { set: boolean; value
   }
 }
 
-const FINGERPRINT = { name: 'PluginFingerprint', type: 'hostvolumemanager.PluginFingerprint', fields: { version: 'version' } } as const;
+const FINGERPRINT = {
+  name: 'PluginFingerprint',
+  type: 'hostvolumemanager.PluginFingerprint',
+  fields: { version: 'version' },
+} as const;
 const CREATE = {
   name: 'HostVolumePluginCreateResponse',
   type: 'hostvolumemanager.HostVolumePluginCreateResponse',
@@ -126,5 +134,5 @@ export function decodeCreateOutput(stdout: string | Uint8Array): Decoded<Decoded
  */
 export function decodeErrorOutput(stdout: string | Uint8Array): string | undefined {
   const result = decodeStruct(stdout, ERROR);
-  return result.ok ? result.value.error ?? '' : undefined;
+  return result.ok ? (result.value.error ?? '') : undefined;
 }

@@ -46,7 +46,11 @@ describe('readRequest', () => {
   });
 
   it('reads a delete request, with DHV_CREATED_PATH and without capacities', () => {
-    const { [ENV.capacityMinBytes]: _min, [ENV.capacityMaxBytes]: _max, ...env } = createEnv({ [ENV.operation]: 'delete' });
+    const {
+      [ENV.capacityMinBytes]: _min,
+      [ENV.capacityMaxBytes]: _max,
+      ...env
+    } = createEnv({ [ENV.operation]: 'delete' });
     const request = readRequest('delete', { ...env, [ENV.createdPath]: `/srv/volumes/${VOLUME_ID}` });
     expect(request.createdPath).toBe(`/srv/volumes/${VOLUME_ID}`);
     expect(Object.keys(request).sort()).toEqual([...REQUEST_FIELDS.delete].sort());
@@ -68,14 +72,17 @@ describe('readRequest', () => {
   it('reports every invalid variable in one error, with what was wrong', () => {
     const err = (() => {
       try {
-        readRequest('create', createEnv({
-          [ENV.volumesDir]: 'relative/dir',
-          [ENV.volumeId]: '../../etc',
-          [ENV.capacityMinBytes]: '-1',
-          [ENV.capacityMaxBytes]: '1e3',
-          [ENV.parameters]: '[]',
-          [ENV.namespace]: '',
-        }));
+        readRequest(
+          'create',
+          createEnv({
+            [ENV.volumesDir]: 'relative/dir',
+            [ENV.volumeId]: '../../etc',
+            [ENV.capacityMinBytes]: '-1',
+            [ENV.capacityMaxBytes]: '1e3',
+            [ENV.parameters]: '[]',
+            [ENV.namespace]: '',
+          }),
+        );
       } catch (e) {
         return e as InvalidRequestError;
       }
@@ -86,20 +93,32 @@ describe('readRequest', () => {
     expect(err.operation).toBe('create');
     expect(err.problems).toHaveLength(6);
     expect(err.message).toMatch(/^invalid create request: /);
-    for (const name of [ENV.volumesDir, ENV.volumeId, ENV.capacityMinBytes, ENV.capacityMaxBytes, ENV.parameters, ENV.namespace]) {
+    for (const name of [
+      ENV.volumesDir,
+      ENV.volumeId,
+      ENV.capacityMinBytes,
+      ENV.capacityMaxBytes,
+      ENV.parameters,
+      ENV.namespace,
+    ]) {
       expect(err.message).toContain(name);
     }
   });
 
   describe('capacities', () => {
     it('are bigints, exact beyond 2^53', () => {
-      const request = readRequest('create', createEnv({ [ENV.capacityMinBytes]: '9007199254740993', [ENV.capacityMaxBytes]: '9223372036854775807' }));
+      const request = readRequest(
+        'create',
+        createEnv({ [ENV.capacityMinBytes]: '9007199254740993', [ENV.capacityMaxBytes]: '9223372036854775807' }),
+      );
       expect(request.capacityMinBytes).toBe(9007199254740993n);
       expect(request.capacityMaxBytes).toBe(9223372036854775807n);
     });
 
     it('are refused beyond int64', () => {
-      expect(problemsOf(() => readRequest('create', createEnv({ [ENV.capacityMaxBytes]: '9223372036854775808' })))).toEqual([
+      expect(
+        problemsOf(() => readRequest('create', createEnv({ [ENV.capacityMaxBytes]: '9223372036854775808' }))),
+      ).toEqual([
         `${ENV.capacityMaxBytes} is larger than the largest int64 (9223372036854775807), got 9223372036854775808`,
       ]);
     });
@@ -109,10 +128,15 @@ describe('readRequest', () => {
     });
 
     it('refuse a maximum below the minimum, but take 0 as "no maximum"', () => {
-      expect(problemsOf(() => readRequest('create', createEnv({ [ENV.capacityMinBytes]: '10', [ENV.capacityMaxBytes]: '5' })))).toEqual([
-        `${ENV.capacityMaxBytes} (5) is smaller than ${ENV.capacityMinBytes} (10)`,
-      ]);
-      expect(readRequest('create', createEnv({ [ENV.capacityMinBytes]: '10', [ENV.capacityMaxBytes]: '0' })).capacityMaxBytes).toBe(0n);
+      expect(
+        problemsOf(() =>
+          readRequest('create', createEnv({ [ENV.capacityMinBytes]: '10', [ENV.capacityMaxBytes]: '5' })),
+        ),
+      ).toEqual([`${ENV.capacityMaxBytes} (5) is smaller than ${ENV.capacityMinBytes} (10)`]);
+      expect(
+        readRequest('create', createEnv({ [ENV.capacityMinBytes]: '10', [ENV.capacityMaxBytes]: '0' }))
+          .capacityMaxBytes,
+      ).toBe(0n);
     });
   });
 
@@ -122,20 +146,25 @@ describe('readRequest', () => {
     });
 
     it('is an object of strings', () => {
-      expect(readRequest('create', createEnv({ [ENV.parameters]: '{"mode":"0755","html":"\\u003cb\\u003e"}' })).parameters).toEqual({
+      expect(
+        readRequest('create', createEnv({ [ENV.parameters]: '{"mode":"0755","html":"\\u003cb\\u003e"}' })).parameters,
+      ).toEqual({
         mode: '0755',
         html: '<b>',
       });
     });
 
-    it.each(['[]', '"x"', '1', 'true', '{"mode":755}', '{"a":null}', '{"a":{"b":"c"}}', 'not json', ''])('refuses %j', (value) => {
-      expect(problemsOf(() => readRequest('create', createEnv({ [ENV.parameters]: value })))).toHaveLength(1);
-    });
+    it.each(['[]', '"x"', '1', 'true', '{"mode":755}', '{"a":null}', '{"a":{"b":"c"}}', 'not json', ''])(
+      'refuses %j',
+      (value) => {
+        expect(problemsOf(() => readRequest('create', createEnv({ [ENV.parameters]: value })))).toHaveLength(1);
+      },
+    );
 
     it('names every value that is not a string', () => {
-      expect(problemsOf(() => readRequest('create', createEnv({ [ENV.parameters]: '{"a":1,"b":"ok","c":false}' })))).toEqual([
-        `${ENV.parameters} values must be strings; not: "a", "c"`,
-      ]);
+      expect(
+        problemsOf(() => readRequest('create', createEnv({ [ENV.parameters]: '{"a":1,"b":"ok","c":false}' }))),
+      ).toEqual([`${ENV.parameters} values must be strings; not: "a", "c"`]);
     });
   });
 

@@ -58,13 +58,16 @@ const absolutePath: Reader<string> = (value, env) =>
   value.startsWith('/') ? value : new Problem(`${env} must be an absolute path, got ${JSON.stringify(value)}`);
 
 const optionalAbsolutePath: Reader<string> = (value, env) =>
-  value === '' || value.startsWith('/') ? value : new Problem(`${env} must be an absolute path (or empty), got ${JSON.stringify(value)}`);
+  value === '' || value.startsWith('/')
+    ? value
+    : new Problem(`${env} must be an absolute path (or empty), got ${JSON.stringify(value)}`);
 
 const uuid: Reader<string> = (value, env) =>
   isUuid(value) ? value : new Problem(`${env} must be a UUID (8-4-4-4-12 hex digits), got ${JSON.stringify(value)}`);
 
 const capacity: Reader<bigint> = (value, env) => {
-  if (!/^[0-9]+$/.test(value)) return new Problem(`${env} must be a whole number of bytes, got ${JSON.stringify(value)}`);
+  if (!/^[0-9]+$/.test(value))
+    return new Problem(`${env} must be a whole number of bytes, got ${JSON.stringify(value)}`);
   const bytes = BigInt(value);
   if (bytes > INT64_MAX) return new Problem(`${env} is larger than the largest int64 (${INT64_MAX}), got ${value}`);
   return bytes;
@@ -78,9 +81,11 @@ const parameters: Reader<Parameters | null> = (value, env) => {
     return new Problem(`${env} is not JSON: ${JSON.stringify(value.slice(0, 80))}`);
   }
   if (parsed === null) return null;
-  if (typeof parsed !== 'object' || Array.isArray(parsed)) return new Problem(`${env} must be a JSON object of strings or null`);
+  if (typeof parsed !== 'object' || Array.isArray(parsed))
+    return new Problem(`${env} must be a JSON object of strings or null`);
   const bad = Object.entries(parsed as Record<string, unknown>).filter(([, v]) => typeof v !== 'string');
-  if (bad.length > 0) return new Problem(`${env} values must be strings; not: ${bad.map(([k]) => JSON.stringify(k)).join(', ')}`);
+  if (bad.length > 0)
+    return new Problem(`${env} values must be strings; not: ${bad.map(([k]) => JSON.stringify(k)).join(', ')}`);
   return parsed as Parameters;
 };
 
@@ -112,7 +117,10 @@ const FIELDS_BY_OPERATION: Record<Operation, typeof FIELDS> = {
 
 export class InvalidRequestError extends Error {
   readonly code = 'EINVALIDREQUEST';
-  constructor(readonly operation: Operation, readonly problems: string[]) {
+  constructor(
+    readonly operation: Operation,
+    readonly problems: string[],
+  ) {
     super(`invalid ${operation} request: ${problems.join('; ')}`);
     this.name = 'InvalidRequestError';
   }
@@ -128,7 +136,10 @@ export function readRequest<Op extends Operation>(
   for (const field of REQUEST_FIELDS[operation] as readonly RequestField[]) {
     const name = ENV[field];
     const value = env[name];
-    const read = value === undefined ? new Problem(`${name} is missing`) : (FIELDS_BY_OPERATION[operation][field] as Reader<unknown>)(value, name);
+    const read =
+      value === undefined
+        ? new Problem(`${name} is missing`)
+        : (FIELDS_BY_OPERATION[operation][field] as Reader<unknown>)(value, name);
     if (read instanceof Problem) problems.push(read.message);
     else request[field] = read;
   }

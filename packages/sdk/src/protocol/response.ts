@@ -13,7 +13,9 @@ export const fingerprintResponseSchema = z.looseObject({
 });
 
 const byteCount = z
-  .union([z.bigint(), z.number()], { error: (issue) => `bytes must be a number or a bigint, got ${typeof issue.input}` })
+  .union([z.bigint(), z.number()], {
+    error: (issue) => `bytes must be a number or a bigint, got ${typeof issue.input}`,
+  })
   .check(
     z.superRefine((n: bigint | number, ctx) => {
       if (typeof n === 'number' && !Number.isSafeInteger(n)) {
@@ -25,9 +27,13 @@ const byteCount = z
   );
 
 export const createResponseSchema = z.object({
-  path: z.string().check(
-    z.refine((p: string) => p.startsWith('/'), { error: (issue) => `path must be absolute, got ${JSON.stringify(issue.input)}` }),
-  ),
+  path: z
+    .string()
+    .check(
+      z.refine((p: string) => p.startsWith('/'), {
+        error: (issue) => `path must be absolute, got ${JSON.stringify(issue.input)}`,
+      }),
+    ),
   bytes: z._default(byteCount, 0),
 });
 

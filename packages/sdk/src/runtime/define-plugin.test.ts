@@ -57,11 +57,15 @@ describe('fingerprint', () => {
 
   it('uses a custom fingerprint handler, and refuses the version it returns if go-version would', async () => {
     const good = plugin({ fingerprint: () => ({ version: 'v2' }) });
-    expect((await good.invoke({ argv: ['fingerprint'], env: { [ENV.operation]: 'fingerprint' } })).stdout).toBe('{"version":"v2"}');
+    expect((await good.invoke({ argv: ['fingerprint'], env: { [ENV.operation]: 'fingerprint' } })).stdout).toBe(
+      '{"version":"v2"}',
+    );
     const bad = plugin({ fingerprint: () => ({ version: 'one' }) });
     const result = await bad.invoke({ argv: ['fingerprint'], env: { [ENV.operation]: 'fingerprint' } });
     expect(result.exitCode).toBe(EXIT_FAILURE);
-    expect(onlyDocument(result.stdout)).toEqual({ error: 'fingerprint returned version "one", which is not a valid go-version' });
+    expect(onlyDocument(result.stdout)).toEqual({
+      error: 'fingerprint returned version "one", which is not a valid go-version',
+    });
   });
 });
 
@@ -74,7 +78,10 @@ describe('create and delete', () => {
         return { path: '/srv/volumes/x', bytes: 5 };
       },
     });
-    const result = await p.invoke({ argv: ['create'], env: { ...createEnv, [ENV.capacityMinBytes]: '9223372036854775807', [ENV.capacityMaxBytes]: '0' } });
+    const result = await p.invoke({
+      argv: ['create'],
+      env: { ...createEnv, [ENV.capacityMinBytes]: '9223372036854775807', [ENV.capacityMaxBytes]: '0' },
+    });
     expect(result).toEqual({ exitCode: 0, stdout: '{"path":"/srv/volumes/x","bytes":5}', stderr: '' });
     expect(seen).toMatchObject({ volumeId: VOLUME_ID, capacityMinBytes: 9223372036854775807n, parameters: null });
   });
@@ -175,7 +182,7 @@ describe('output', () => {
     });
     const result = await create(p);
     expect(result.stdout).toBe('{"path":"/v","bytes":1}');
-    expect(result.stderr).toBe("log line { a: 1 }\ninfo\nerror line\nraw stdout\nraw stderr\nafter await\n");
+    expect(result.stderr).toBe('log line { a: 1 }\ninfo\nerror line\nraw stdout\nraw stderr\nafter await\n');
   });
 
   it('redirects a reference to process.stdout taken before the handler ran', async () => {
@@ -217,7 +224,13 @@ describe('output', () => {
 
 describe('failures', () => {
   it('turns a thrown error into {"error"} and exit 1, with the stack only on stderr', async () => {
-    const result = await create(plugin({ create: () => { throw new Error('disk on fire'); } }));
+    const result = await create(
+      plugin({
+        create: () => {
+          throw new Error('disk on fire');
+        },
+      }),
+    );
     expect(result.exitCode).toBe(EXIT_FAILURE);
     expect(onlyDocument(result.stdout)).toEqual({ error: 'disk on fire' });
     expect(result.stderr).toMatch(/^test create: disk on fire\nError: disk on fire\n\s+at /);
@@ -229,13 +242,29 @@ describe('failures', () => {
   });
 
   it('turns a thrown non-Error into its text', async () => {
-    const result = await create(plugin({ create: () => { throw 'plain string'; } }));
+    const result = await create(
+      plugin({
+        create: () => {
+          throw 'plain string';
+        },
+      }),
+    );
     expect(result).toMatchObject({ exitCode: EXIT_FAILURE, stdout: '{"error":"plain string"}' });
   });
 
   it('logs no stack for an expected failure (an error with a code)', async () => {
-    const result = await create(plugin({ create: () => { throw new PluginFailure('EBADPARAM', 'unknown parameter "x"'); } }));
-    expect(result).toEqual({ exitCode: EXIT_FAILURE, stdout: '{"error":"unknown parameter \\"x\\""}', stderr: 'test create: unknown parameter "x"\n' });
+    const result = await create(
+      plugin({
+        create: () => {
+          throw new PluginFailure('EBADPARAM', 'unknown parameter "x"');
+        },
+      }),
+    );
+    expect(result).toEqual({
+      exitCode: EXIT_FAILURE,
+      stdout: '{"error":"unknown parameter \\"x\\""}',
+      stderr: 'test create: unknown parameter "x"\n',
+    });
   });
 
   it('reports every problem of an invalid request at once, with exit 2, before running the handler', async () => {
@@ -252,9 +281,17 @@ describe('failures', () => {
   });
 
   it.each([
-    [['resize'], { [ENV.operation]: 'resize' }, 'unknown operation "resize"; expected one of: fingerprint, create, delete'],
+    [
+      ['resize'],
+      { [ENV.operation]: 'resize' },
+      'unknown operation "resize"; expected one of: fingerprint, create, delete',
+    ],
     [[], { [ENV.operation]: 'create' }, 'no operation given; expected one of: fingerprint, create, delete'],
-    [['create'], { ...createEnv, [ENV.operation]: 'delete' }, `${ENV.operation} is "delete" but the operation argument is "create"; they must agree`],
+    [
+      ['create'],
+      { ...createEnv, [ENV.operation]: 'delete' },
+      `${ENV.operation} is "delete" but the operation argument is "create"; they must agree`,
+    ],
     [['fingerprint'], {}, `${ENV.operation} is missing`],
   ])('refuses argv %j with %j', async (argv, env, message) => {
     const result = await plugin().invoke({ argv, env });
@@ -296,10 +333,17 @@ describe('the abort signal', () => {
     expect((await p.invoke({ argv: ['create'], env: createEnv, signal })).stdout).toBe('{"path":"/aborted","bytes":0}');
   });
 
-  it("counts the deadline from when the agent started the plugin, not from when the handler starts", async () => {
+  it('counts the deadline from when the agent started the plugin, not from when the handler starts', async () => {
     // Started 59.99 s ago: the 55 s point is long past, so the signal fires at once.
-    const result = await waitForAbort.invoke({ argv: ['create'], env: createEnv, startedAt: performance.now() - 59_990 });
-    expect(result).toMatchObject({ exitCode: EXIT_FAILURE, stdout: '{"error":"stopped: the agent\'s 60s deadline is near"}' });
+    const result = await waitForAbort.invoke({
+      argv: ['create'],
+      env: createEnv,
+      startedAt: performance.now() - 59_990,
+    });
+    expect(result).toMatchObject({
+      exitCode: EXIT_FAILURE,
+      stdout: '{"error":"stopped: the agent\'s 60s deadline is near"}',
+    });
   });
 
   it('leaves 55 s of the 60 s create budget by default', async () => {

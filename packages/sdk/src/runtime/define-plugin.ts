@@ -83,7 +83,9 @@ class UsageError extends Error {}
 
 export function definePlugin(definition: PluginDefinition): Plugin {
   if (!isGoVersion(definition.version)) {
-    throw new Error(`definePlugin: version ${JSON.stringify(definition.version)} is not a valid go-version; use a form like "1.0.0"`);
+    throw new Error(
+      `definePlugin: version ${JSON.stringify(definition.version)} is not a valid go-version; use a form like "1.0.0"`,
+    );
   }
   return {
     name: definition.name,
@@ -118,7 +120,8 @@ async function runOperation(
     // handler that waits for the signal would otherwise see node exit under it.
     if (!liveStderr) timer.unref();
     if (liveStderr) {
-      for (const sig of ['SIGTERM', 'SIGINT'] as const) process.once(sig, () => made.abort(new Error(`received ${sig}`)));
+      for (const sig of ['SIGTERM', 'SIGINT'] as const)
+        process.once(sig, () => made.abort(new Error(`received ${sig}`)));
     }
     if (outerSignal?.aborted) abort();
     else outerSignal?.addEventListener('abort', abort, { once: true });
@@ -129,7 +132,10 @@ async function runOperation(
   const now = liveStderr ? () => process.uptime() * 1000 : () => performance.now();
   try {
     const op = checkOperation(argv, env);
-    const deadline = abortAfterMs !== undefined ? now() + abortAfterMs : (liveStderr ? 0 : startedAt ?? now()) + AGENT_TIMEOUT_MS[op] - ABORT_MARGIN_MS[op];
+    const deadline =
+      abortAfterMs !== undefined
+        ? now() + abortAfterMs
+        : (liveStderr ? 0 : (startedAt ?? now())) + AGENT_TIMEOUT_MS[op] - ABORT_MARGIN_MS[op];
     const ctx: HandlerContext = {
       operation: op,
       get signal() {
@@ -142,7 +148,8 @@ async function runOperation(
   } catch (err) {
     const message = errorMessage(err);
     log(`${definition.name}${operation && isOperation(operation) ? ` ${operation}` : ''}: ${message}\n`);
-    if (!(err instanceof UsageError) && err instanceof Error && err.stack && !isExpectedError(err)) log(`${err.stack}\n`);
+    if (!(err instanceof UsageError) && err instanceof Error && err.stack && !isExpectedError(err))
+      log(`${err.stack}\n`);
     return { exitCode: err instanceof UsageError ? EXIT_USAGE : EXIT_FAILURE, stdout: encodeError(message), stderr };
   } finally {
     clearTimeout(timer);
@@ -175,7 +182,9 @@ async function handle(
   if (op === 'fingerprint') {
     const response = definition.fingerprint ? await definition.fingerprint(ctx) : { version: definition.version };
     if (typeof response?.version !== 'string' || !isGoVersion(response.version)) {
-      throw new Error(`fingerprint returned version ${JSON.stringify(response?.version)}, which is not a valid go-version`);
+      throw new Error(
+        `fingerprint returned version ${JSON.stringify(response?.version)}, which is not a valid go-version`,
+      );
     }
     return encodeResponse(response);
   }
@@ -198,9 +207,13 @@ async function handle(
 
 /** Marks the cleanup delete: a DHV_CREATED_PATH that names the volumes dir itself. */
 function deleteHandlerRequest(request: DeleteRequest, ctx: HandlerContext): DeleteHandlerRequest {
-  const cleanup = request.createdPath !== '' && withoutTrailingSlashes(request.createdPath) === withoutTrailingSlashes(request.volumesDir);
+  const cleanup =
+    request.createdPath !== '' &&
+    withoutTrailingSlashes(request.createdPath) === withoutTrailingSlashes(request.volumesDir);
   if (!cleanup) return { ...request, cleanup };
-  ctx.log(`the agent's cleanup delete (${ENV.createdPath} is the volumes dir): removing volume ${request.volumeId} only`);
+  ctx.log(
+    `the agent's cleanup delete (${ENV.createdPath} is the volumes dir): removing volume ${request.volumeId} only`,
+  );
   return { ...request, createdPath: '', cleanup };
 }
 
@@ -232,7 +245,7 @@ async function runMain(definition: PluginDefinition): Promise<never> {
   };
   const crash = (err: unknown) => {
     const message = `unexpected failure: ${errorMessage(err)}`;
-    realStderrWrite(`${definition.name}: ${message}\n${err instanceof Error ? err.stack ?? '' : ''}\n`);
+    realStderrWrite(`${definition.name}: ${message}\n${err instanceof Error ? (err.stack ?? '') : ''}\n`);
     finish(EXIT_FAILURE, encodeError(message));
   };
   process.on('uncaughtException', crash);
@@ -245,10 +258,8 @@ async function runMain(definition: PluginDefinition): Promise<never> {
     realStderrWrite(`${definition.name}: ${message}\n`);
     finish(EXIT_FAILURE, encodeError(message));
   });
-  const result = await runOperation(
-    definition,
-    { argv: process.argv.slice(2), env: process.env },
-    (text) => realStderrWrite(text),
+  const result = await runOperation(definition, { argv: process.argv.slice(2), env: process.env }, (text) =>
+    realStderrWrite(text),
   );
   finish(result.exitCode, result.stdout);
   return new Promise<never>(() => {});

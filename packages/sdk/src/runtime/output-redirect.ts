@@ -19,7 +19,26 @@ export type Sink = (text: string) => void;
 let soleSink: Sink | undefined;
 let sinks: AsyncLocalStorage<Sink> | undefined;
 const currentSink = (): Sink | undefined => soleSink ?? sinks?.getStore();
-const CONSOLE_METHODS = ['log', 'info', 'debug', 'warn', 'error', 'trace', 'dir', 'dirxml', 'table', 'group', 'groupCollapsed', 'groupEnd', 'count', 'countReset', 'time', 'timeEnd', 'timeLog', 'assert'] as const;
+const CONSOLE_METHODS = [
+  'log',
+  'info',
+  'debug',
+  'warn',
+  'error',
+  'trace',
+  'dir',
+  'dirxml',
+  'table',
+  'group',
+  'groupCollapsed',
+  'groupEnd',
+  'count',
+  'countReset',
+  'time',
+  'timeEnd',
+  'timeLog',
+  'assert',
+] as const;
 
 let active = 0;
 let restore: (() => void) | undefined;
@@ -91,7 +110,9 @@ function redirectStream(name: 'stdout' | 'stderr', route: Route): () => void {
 function streamMayExist(): boolean {
   const loaded = (process as { moduleLoadList?: unknown }).moduleLoadList;
   if (!Array.isArray(loaded)) return true;
-  return loaded.some((m) => m === 'NativeModule net' || m === 'NativeModule tty' || m === 'NativeModule internal/fs/sync_write_stream');
+  return loaded.some(
+    (m) => m === 'NativeModule net' || m === 'NativeModule tty' || m === 'NativeModule internal/fs/sync_write_stream',
+  );
 }
 
 function install(): () => void {

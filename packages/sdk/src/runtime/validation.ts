@@ -9,9 +9,16 @@ export { readRequest, InvalidRequestError } from '../protocol/request.js';
  * byte count that fits Go's int64 (missing means 0). Returns every problem, or the
  * response with its bytes filled in.
  */
-export function checkCreateResponse(response: unknown): { ok: true; value: { path: string; bytes: bigint | number } } | { ok: false; problems: string[] } {
+export function checkCreateResponse(
+  response: unknown,
+): { ok: true; value: { path: string; bytes: bigint | number } } | { ok: false; problems: string[] } {
   if (typeof response !== 'object' || response === null || Array.isArray(response)) {
-    return { ok: false, problems: [`expected an object like {"path": "/abs/path", "bytes": 0}, got ${response === null ? 'null' : Array.isArray(response) ? 'an array' : typeof response}`] };
+    return {
+      ok: false,
+      problems: [
+        `expected an object like {"path": "/abs/path", "bytes": 0}, got ${response === null ? 'null' : Array.isArray(response) ? 'an array' : typeof response}`,
+      ],
+    };
   }
   const { path, bytes = 0 } = response as Partial<Record<keyof CreateResponse, unknown>>;
   const problems: string[] = [];

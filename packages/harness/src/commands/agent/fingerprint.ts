@@ -5,7 +5,7 @@ export default class AgentFingerprint extends DhvCommand {
   static override summary = 'Discover the plugins in the plugin dir and print the node attributes they give.';
   static override description =
     'Fingerprints every executable in the plugin dir concurrently, 1 s each, as the agent does; a failing plugin is skipped with the reason. ' +
-    'The built-in mkdir is always present. The result becomes the node\'s attributes.';
+    "The built-in mkdir is always present. The result becomes the node's attributes.";
   static override examples = ['<%= config.bin %> agent fingerprint --plugin-dir /opt/nomad/host_volume_plugins'];
   static override flags = { ...agentFlags };
 
@@ -13,7 +13,12 @@ export default class AgentFingerprint extends DhvCommand {
     const { flags } = await this.parse(AgentFingerprint);
     const agent = await openAgent(flags, (w) => this.warnLine(w));
     const fingerprint = await agent.fingerprint();
-    if (this.jsonOutput) return this.printJson({ Attributes: fingerprint.attributes, Plugins: fingerprint.plugins, Skipped: fingerprint.skipped });
+    if (this.jsonOutput)
+      return this.printJson({
+        Attributes: fingerprint.attributes,
+        Plugins: fingerprint.plugins,
+        Skipped: fingerprint.skipped,
+      });
     this.print(fingerprintText(fingerprint));
   }
 }

@@ -5,12 +5,13 @@ import { DhvCommand, agentConfigFrom, agentFlags, type AgentFlagValues } from '.
 import { gcText, orphanJson } from '../../presenters/format-orphans.js';
 
 export default class AgentGc extends DhvCommand {
-  static override summary = 'List orphaned volumes (on disk under the volumes dir, unknown to client state), and remove them with --remove.';
+  static override summary =
+    'List orphaned volumes (on disk under the volumes dir, unknown to client state), and remove them with --remove.';
   static override description =
     'A create cut short after its plugin ran and before client state was written (the dhv process killed, the host crashed) leaves a volume ' +
     'that nothing restores or deletes. gc finds them by what plugins leave in the volumes dir (<volumes dir>/<volume id>, and files named by ' +
-    'volume ID in a plugin\'s hidden folder <volumes dir>/.<plugin id>/) and removes each with the delete of the plugin that made it, ' +
-    'after checking, under the volume name\'s lock, that no create running elsewhere is about to record it.';
+    "volume ID in a plugin's hidden folder <volumes dir>/.<plugin id>/) and removes each with the delete of the plugin that made it, " +
+    "after checking, under the volume name's lock, that no create running elsewhere is about to record it.";
   static override examples = [
     '<%= config.bin %> agent gc',
     '<%= config.bin %> agent gc --remove',
@@ -19,7 +20,10 @@ export default class AgentGc extends DhvCommand {
   ];
   static override flags = {
     ...agentFlags,
-    remove: Flags.boolean({ description: 'Remove the orphans (all, or those named by --id) with their plugin\'s delete.', default: false }),
+    remove: Flags.boolean({
+      description: "Remove the orphans (all, or those named by --id) with their plugin's delete.",
+      default: false,
+    }),
     id: Flags.string({ description: 'Only the orphan with this volume ID or ID prefix (repeatable).', multiple: true }),
   };
 
@@ -49,7 +53,8 @@ function removeCommand(bin: string, flags: AgentFlagValues): string {
   const parts = [bin, 'agent', 'gc', '--remove'];
   for (const name of ['data-dir', 'config', 'plugin-dir', 'volumes-dir'] as const) {
     const value = flags[name];
-    if (value !== undefined) parts.push(`--${name}`, /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`);
+    if (value !== undefined)
+      parts.push(`--${name}`, /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`);
   }
   return parts.join(' ');
 }

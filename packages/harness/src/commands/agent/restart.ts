@@ -6,27 +6,35 @@ import { short } from '../../presenters/format-volume.js';
 import { withSpinner } from '../../presenters/spinner.js';
 
 export default class AgentRestart extends DhvCommand {
-  static override summary = 'Stop and start the simulated agent: fingerprint plugins and restore every volume from client state.';
+  static override summary =
+    'Stop and start the simulated agent: fingerprint plugins and restore every volume from client state.';
   static override description =
     'Each created volume is created again with its saved request, each registered one has its path checked, all at once under one 50 s deadline, as Nomad does. ' +
     'A volume whose restore fails is left out of HostVolumes and reported; a plugin missing from the plugin dir leaves no dynamic volume reported at all, as on a real agent. ' +
-    '--reboot first does to the volumes what a host reboot would: the mounts at and below each created volume\'s path come off, and the loop ' +
+    "--reboot first does to the volumes what a host reboot would: the mounts at and below each created volume's path come off, and the loop " +
     'devices backed by the files its plugin keeps for it in <volumes dir>/.<plugin id>/ are detached. Nothing else under the volumes dir is touched.';
   static override examples = ['<%= config.bin %> agent restart', '<%= config.bin %> agent restart --reboot'];
   static override flags = {
     ...agentFlags,
-    reboot: Flags.boolean({ description: 'Simulate a host reboot first: unmount the volumes, detach their loop devices (nothing foreign).', default: false }),
+    reboot: Flags.boolean({
+      description: 'Simulate a host reboot first: unmount the volumes, detach their loop devices (nothing foreign).',
+      default: false,
+    }),
   };
 
   async run(): Promise<void> {
     const { flags } = await this.parse(AgentRestart);
     const agent = await openAgent(flags, () => {});
-    const report = await withSpinner('Restarting the agent and restoring volumes', agent.restart({ reboot: flags.reboot }));
+    const report = await withSpinner(
+      'Restarting the agent and restoring volumes',
+      agent.restart({ reboot: flags.reboot }),
+    );
     if (this.jsonOutput) return this.printJson(report);
     this.print(restartText(report));
     const volumesDir = agent.config.volumesDir;
     const target = await realpath(volumesDir).catch(() => undefined);
-    if (target !== undefined && target !== volumesDir) this.warnLine(`the volumes dir ${volumesDir} is a symbolic link to ${target}: volumes are written there`);
+    if (target !== undefined && target !== volumesDir)
+      this.warnLine(`the volumes dir ${volumesDir} is a symbolic link to ${target}: volumes are written there`);
     for (const w of report.warnings) this.warnLine(w);
   }
 }
@@ -34,7 +42,9 @@ export default class AgentRestart extends DhvCommand {
 function restartText(report: StartReport): string {
   const lines: string[] = [];
   if (report.reboot) {
-    lines.push(`==> Rebooted: unmounted ${report.reboot.unmounted.length} mount(s), detached ${report.reboot.detached.length} loop device(s)`);
+    lines.push(
+      `==> Rebooted: unmounted ${report.reboot.unmounted.length} mount(s), detached ${report.reboot.detached.length} loop device(s)`,
+    );
     for (const m of report.reboot.unmounted) lines.push(`    unmounted ${m}`);
     for (const d of report.reboot.detached) lines.push(`    detached ${d.device} (${d.backingFile})`);
   }
@@ -42,9 +52,13 @@ function restartText(report: StartReport): string {
   lines.push(`==> Plugins: ${report.fingerprint.plugins.map((p) => `${p.id} ${p.version}`).join(', ')}`);
   for (const s of report.fingerprint.skipped) lines.push(`    skipped ${s.id}: ${s.reason}`);
   const total = report.restored.length + report.failed.length;
-  if (report.restoreError) lines.push(`==> Restore failed: no dynamic host volume is reported (${report.restoreError.message.trim().split('\n').join(' ')})`);
+  if (report.restoreError)
+    lines.push(
+      `==> Restore failed: no dynamic host volume is reported (${report.restoreError.message.trim().split('\n').join(' ')})`,
+    );
   else lines.push(`==> Restored ${report.restored.length} of ${total} host volume(s)`);
   for (const v of report.restored) lines.push(`  ✓ Host volume "${short(v.ID)}" ${v.Name} ready at ${v.HostPath}`);
-  for (const f of report.failed) lines.push(`  ✗ Host volume "${short(f.volume.ID)}" ${f.volume.Name} unavailable: ${f.error.message}`);
+  for (const f of report.failed)
+    lines.push(`  ✗ Host volume "${short(f.volume.ID)}" ${f.volume.Name} unavailable: ${f.error.message}`);
   return lines.join('\n');
 }

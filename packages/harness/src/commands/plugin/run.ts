@@ -12,7 +12,7 @@ import { withSpinner } from '../../presenters/spinner.js';
 export default class PluginRun extends DhvCommand {
   static override summary = 'Run one plugin operation exactly as a Nomad agent would, and show the decoded result.';
   static override description =
-    'The plugin gets only the DHV_* variables the agent sends for the operation, the agent\'s timeout (1 s fingerprint, 60 s create/delete), and its stdout is decoded as Go decodes it. ' +
+    "The plugin gets only the DHV_* variables the agent sends for the operation, the agent's timeout (1 s fingerprint, 60 s create/delete), and its stdout is decoded as Go decodes it. " +
     '<plugin> is a path to an executable, or a plugin ID in the plugin dir (mkdir is the built-in). An operation outside the protocol is run raw, to see how the plugin answers it.';
   static override examples = [
     '<%= config.bin %> plugin run ./dist/dhv-mkdir fingerprint',
@@ -28,12 +28,16 @@ export default class PluginRun extends DhvCommand {
     'volume-id': Flags.string({ description: 'DHV_VOLUME_ID (a UUID). Default: a new random one' }),
     name: Flags.string({ description: 'DHV_VOLUME_NAME. Default: dhv-plugin-run' }),
     namespace: Flags.string({ description: 'DHV_NAMESPACE. Default: default' }),
-    'capacity-min': Flags.string({ description: 'DHV_CAPACITY_MIN_BYTES, as a human size (50MB, 47MiB, 1GiB) or bytes' }),
+    'capacity-min': Flags.string({
+      description: 'DHV_CAPACITY_MIN_BYTES, as a human size (50MB, 47MiB, 1GiB) or bytes',
+    }),
     'capacity-max': Flags.string({ description: 'DHV_CAPACITY_MAX_BYTES, as a human size or bytes' }),
     param: Flags.string({ description: 'A DHV_PARAMETERS entry, key=value (repeatable)', multiple: true }),
     'created-path': Flags.string({ description: 'DHV_CREATED_PATH for delete: the path create returned' }),
-    'node-id': Flags.string({ description: 'DHV_NODE_ID. Default: the simulated node\'s ID from the data dir' }),
-    timeout: Flags.string({ description: 'Deadline, like 500ms, 5s or 2m. Default: the agent\'s (1s fingerprint, 60s create/delete)' }),
+    'node-id': Flags.string({ description: "DHV_NODE_ID. Default: the simulated node's ID from the data dir" }),
+    timeout: Flags.string({
+      description: "Deadline, like 500ms, 5s or 2m. Default: the agent's (1s fingerprint, 60s create/delete)",
+    }),
   };
 
   async run(): Promise<void> {
@@ -48,7 +52,11 @@ export default class PluginRun extends DhvCommand {
       runPluginOnce({
         plugin: args.plugin,
         operation: args.operation,
-        pluginDir: pluginDirFor(args.plugin, flags['plugin-dir'] !== undefined || flags.config !== undefined, config.pluginDir),
+        pluginDir: pluginDirFor(
+          args.plugin,
+          flags['plugin-dir'] !== undefined || flags.config !== undefined,
+          config.pluginDir,
+        ),
         volumesDir: config.volumesDir,
         nodePool: config.nodePool,
         nodeId: flags['node-id'] ?? (await loadNodeId(config.dataDir)),

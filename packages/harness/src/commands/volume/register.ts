@@ -8,18 +8,26 @@ export default class VolumeRegister extends DhvCommand {
   static override summary = 'Register a volume that already exists at host_path, like nomad volume register.';
   static override description =
     'Checks that host_path exists, saves the volume to client state with no plugin, and adds it to the node. No plugin runs, now or on restart. ' +
-    'Prints Nomad\'s one line: Registered host volume <name> with ID <id>.';
+    "Prints Nomad's one line: Registered host volume <name> with ID <id>.";
   static override examples = ['<%= config.bin %> volume register existing.hcl'];
-  static override args = { spec: Args.string({ description: 'Volume spec file (HCL or JSON) with host_path, or - for stdin', required: true }) };
+  static override args = {
+    spec: Args.string({ description: 'Volume spec file (HCL or JSON) with host_path, or - for stdin', required: true }),
+  };
   static override flags = {
     ...agentFlags,
-    detach: Flags.boolean({ description: 'Accepted for Nomad\'s -detach: register never monitors.', default: false }),
-    verbose: Flags.boolean({ description: 'Accepted for Nomad\'s -verbose.', default: false }),
-    'policy-override': Flags.boolean({ description: 'Accepted for Nomad\'s -policy-override; the simulated agent has no Sentinel policies.', default: false }),
+    detach: Flags.boolean({ description: "Accepted for Nomad's -detach: register never monitors.", default: false }),
+    verbose: Flags.boolean({ description: "Accepted for Nomad's -verbose.", default: false }),
+    'policy-override': Flags.boolean({
+      description: "Accepted for Nomad's -policy-override; the simulated agent has no Sentinel policies.",
+      default: false,
+    }),
   };
 
   async run(): Promise<void> {
-    const { args, flags } = await this.parse(VolumeRegister, nomadSpelling(this.argv, { json: true, ...VolumeRegister.flags }));
+    const { args, flags } = await this.parse(
+      VolumeRegister,
+      nomadSpelling(this.argv, { json: true, ...VolumeRegister.flags }),
+    );
     const spec = await readVolumeSpec(args.spec, 'register');
     const warnings: string[] = [...(spec.warnings ?? [])];
     const agent = await openAgent(flags, (w) => warnings.push(w));

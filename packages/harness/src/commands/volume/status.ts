@@ -26,15 +26,25 @@ export default class VolumeStatus extends DhvCommand {
   static override flags = {
     ...agentFlagsButPool,
     type: typeFlag,
-    short: Flags.boolean({ description: 'Only the key = value block of one volume (Nomad\'s -short).', default: false }),
-    verbose: Flags.boolean({ description: 'Full IDs in the list (Nomad\'s -verbose).', default: false }),
-    t: Flags.string({ char: 't', description: 'Render a Go template over the volume(s) (Nomad\'s -t): {{.Field}}, {{range .}}...{{end}}, {{if .Field}}...{{end}}.' }),
-    node: Flags.string({ description: 'List only the volumes of the node whose ID starts with this (Nomad\'s -node).' }),
-    'node-pool': Flags.string({ description: 'List only the volumes in this node pool (Nomad\'s -node-pool). Here it filters; it does not set the agent\'s pool.' }),
+    short: Flags.boolean({ description: "Only the key = value block of one volume (Nomad's -short).", default: false }),
+    verbose: Flags.boolean({ description: "Full IDs in the list (Nomad's -verbose).", default: false }),
+    t: Flags.string({
+      char: 't',
+      description:
+        "Render a Go template over the volume(s) (Nomad's -t): {{.Field}}, {{range .}}...{{end}}, {{if .Field}}...{{end}}.",
+    }),
+    node: Flags.string({ description: "List only the volumes of the node whose ID starts with this (Nomad's -node)." }),
+    'node-pool': Flags.string({
+      description:
+        "List only the volumes in this node pool (Nomad's -node-pool). Here it filters; it does not set the agent's pool.",
+    }),
   };
 
   async run(): Promise<void> {
-    const { args, flags } = await this.parse(VolumeStatus, nomadSpelling(this.argv, { json: true, ...VolumeStatus.flags }));
+    const { args, flags } = await this.parse(
+      VolumeStatus,
+      nomadSpelling(this.argv, { json: true, ...VolumeStatus.flags }),
+    );
     checkVolumeType(flags.type);
     if (args.id !== undefined && (flags.node !== undefined || flags['node-pool'] !== undefined)) {
       throw new AgentError('SPEC_INVALID', '-node or -node-pool options can only be used when no ID is provided', {});

@@ -17,7 +17,8 @@ export const budgetChecks: Check[] = [
     title: `create and delete finish well inside the agent's ${AGENT_TIMEOUT_MS.create / 1000} s budget.`,
     protocolRef: 'PROTOCOL.md § create, § delete (timeout: 60 seconds)',
     severity: 'required',
-    gradeReason: 'restore gives all volumes one 50 s deadline from its start and kills plugins past it; create and delete are killed at 60 s',
+    gradeReason:
+      'restore gives all volumes one 50 s deadline from its start and kills plugins past it; create and delete are killed at 60 s',
     needs: ['environment.dhv-only'],
     async run(ctx: CheckContext) {
       const timed = (await lifecycleRuns(ctx)).filter((r) => r.operation === 'create' || r.operation === 'delete');
@@ -25,9 +26,12 @@ export const budgetChecks: Check[] = [
       const shown = `${slowest.label} took ${Math.round(slowest.run.durationMs)} ms`;
       ctx.note(`slowest: ${shown}`);
       if (slowest.run.timedOut || slowest.run.durationMs > FAIL_ABOVE_MS) {
-        ctx.fail(`${shown}; a real agent's restore kills creates past ${FAIL_ABOVE_MS / 1000} s (and every call past ${AGENT_TIMEOUT_MS.create / 1000} s)`);
+        ctx.fail(
+          `${shown}; a real agent's restore kills creates past ${FAIL_ABOVE_MS / 1000} s (and every call past ${AGENT_TIMEOUT_MS.create / 1000} s)`,
+        );
       }
-      if (slowest.run.durationMs > WARN_ABOVE_MS) ctx.warn(`${shown}; above ${WARN_ABOVE_MS / 1000} s a busy restore risks the deadline`);
+      if (slowest.run.durationMs > WARN_ABOVE_MS)
+        ctx.warn(`${shown}; above ${WARN_ABOVE_MS / 1000} s a busy restore risks the deadline`);
     },
   },
 ];

@@ -71,15 +71,21 @@ async function occupy(ctx: CheckContext, volumePath: string): Promise<void> {
 }
 
 function samePathOrFail(ctx: CheckContext, first: string, again: CreateResult, what: string): void {
-  if (again.path !== first) ctx.fail(`${what} returned ${JSON.stringify(again.path)}, but the first create returned ${JSON.stringify(first)}`);
+  if (again.path !== first)
+    ctx.fail(`${what} returned ${JSON.stringify(again.path)}, but the first create returned ${JSON.stringify(first)}`);
 }
 
 /** The same volume asked for again with a larger capacity_min (the configured expansion size, else twice the old one, or 16 MiB more than it has). */
 function largerRequest(request: CreateInput, bytes: bigint, expansionSize: bigint): CreateInput {
   const baseMin = BigInt(request.capacityMinBytes ?? 0);
   const baseMax = BigInt(request.capacityMaxBytes ?? 0);
-  const largerMin = expansionSize > 0n ? expansionSize : baseMin > 0n ? baseMin * 2n : bytes > 0n ? bytes + 16n * MiB : 32n * MiB;
-  return { ...request, capacityMinBytes: largerMin, capacityMaxBytes: baseMax > 0n && baseMax < largerMin ? largerMin : baseMax };
+  const largerMin =
+    expansionSize > 0n ? expansionSize : baseMin > 0n ? baseMin * 2n : bytes > 0n ? bytes + 16n * MiB : 32n * MiB;
+  return {
+    ...request,
+    capacityMinBytes: largerMin,
+    capacityMaxBytes: baseMax > 0n && baseMax < largerMin ? largerMin : baseMax,
+  };
 }
 
 export const createChecks: Check[] = [
@@ -89,7 +95,8 @@ export const createChecks: Check[] = [
     title: 'create returns an absolute "path" that exists and is a directory.',
     protocolRef: REF,
     severity: 'required',
-    gradeReason: 'the path is what workloads mount: without an existing absolute directory no allocation can use the volume',
+    gradeReason:
+      'the path is what workloads mount: without an existing absolute directory no allocation can use the volume',
     needs: ['environment.dhv-only'],
     async run(ctx: CheckContext) {
       const run = await rawCreate(ctx, ctx.newVolume());
@@ -97,8 +104,10 @@ export const createChecks: Check[] = [
       const path = readCreatedPath(run.stdout);
       if (!path.ok) ctx.fail(path.problem);
       if (!isAbsolute(path.value)) ctx.fail(`"path" is ${JSON.stringify(path.value)}, which is not absolute`);
-      if (!(await isDirectory(path.value))) ctx.fail(`"path" is ${JSON.stringify(path.value)}, which is not an existing directory`);
-      if (!isStrictlyInside(ctx.volumesDir, path.value)) ctx.note(`the volume lives outside ${ENV.volumesDir}, at ${path.value}`);
+      if (!(await isDirectory(path.value)))
+        ctx.fail(`"path" is ${JSON.stringify(path.value)}, which is not an existing directory`);
+      if (!isStrictlyInside(ctx.volumesDir, path.value))
+        ctx.note(`the volume lives outside ${ENV.volumesDir}, at ${path.value}`);
     },
   },
   {
@@ -107,7 +116,8 @@ export const createChecks: Check[] = [
     title: 'create reports "bytes" as a non-negative JSON integer (0 when it cannot tell).',
     protocolRef: REF,
     severity: 'required',
-    gradeReason: 'Go decodes "bytes" into an int64: anything else makes the agent fail the create, however well the plugin did',
+    gradeReason:
+      'Go decodes "bytes" into an int64: anything else makes the agent fail the create, however well the plugin did',
     needs: ['environment.dhv-only'],
     async run(ctx: CheckContext) {
       const run = await rawCreate(ctx, ctx.newVolume());
@@ -124,7 +134,8 @@ export const createChecks: Check[] = [
     title: 'A plugin that reports capacity reports "bytes" within [capacity_min, capacity_max].',
     protocolRef: REF,
     severity: 'recommended',
-    gradeReason: 'the agent records whatever "bytes" says and checks nothing against the capacities; a wrong figure misleads users but breaks nothing',
+    gradeReason:
+      'the agent records whatever "bytes" says and checks nothing against the capacities; a wrong figure misleads users but breaks nothing',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const given = ctx.settings.capacityMin > 0n || ctx.settings.capacityMax > 0n;
@@ -133,8 +144,10 @@ export const createChecks: Check[] = [
       const result = await ctx.provision(ctx.newVolume({ capacityMinBytes: min, capacityMaxBytes: max }));
       if (result.bytes === 0n) ctx.skip('the plugin reports 0 bytes: it does not claim to enforce capacity');
       const range = `[${min > 0n ? formatSize(min) : 'unset'}, ${max > 0n ? formatSize(max) : 'unset'}]`;
-      if (min > 0n && result.bytes < min) ctx.fail(`reported ${result.bytes} bytes (${formatSize(result.bytes)}), less than capacity_min of ${range}`);
-      if (max > 0n && result.bytes > max) ctx.fail(`reported ${result.bytes} bytes (${formatSize(result.bytes)}), more than capacity_max of ${range}`);
+      if (min > 0n && result.bytes < min)
+        ctx.fail(`reported ${result.bytes} bytes (${formatSize(result.bytes)}), less than capacity_min of ${range}`);
+      if (max > 0n && result.bytes > max)
+        ctx.fail(`reported ${result.bytes} bytes (${formatSize(result.bytes)}), more than capacity_max of ${range}`);
       ctx.note(`asked for ${range}, got ${formatSize(result.bytes)}`);
     },
   },
@@ -144,7 +157,8 @@ export const createChecks: Check[] = [
     title: 'Repeating a create with the same inputs succeeds with the same path and keeps the data in the volume.',
     protocolRef: REF,
     severity: 'required',
-    gradeReason: 'the agent re-runs create for every volume at each start (restore): a create that fails or wipes the volume when it exists loses the volume or its data',
+    gradeReason:
+      'the agent re-runs create for every volume at each start (restore): a create that fails or wipes the volume when it exists loses the volume or its data',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
@@ -165,12 +179,15 @@ export const createChecks: Check[] = [
     title: `${CONCURRENT_VOLUMES} concurrent creates of different volumes all succeed with distinct paths.`,
     protocolRef: REF,
     severity: 'required',
-    gradeReason: 'restore runs every volume\'s create at once, unbounded, and volume create runs in parallel for different volumes: a plugin that mixes them up loses volumes',
+    gradeReason:
+      "restore runs every volume's create at once, unbounded, and volume create runs in parallel for different volumes: a plugin that mixes them up loses volumes",
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const requests = Array.from({ length: CONCURRENT_VOLUMES }, () => ctx.newVolume());
       const created = new Map<string, string>();
-      ctx.cleanup(() => Promise.allSettled(requests.map((r) => ctx.delete(ctx.deleteRequest(r, created.get(r.volumeId) ?? '')))));
+      ctx.cleanup(() =>
+        Promise.allSettled(requests.map((r) => ctx.delete(ctx.deleteRequest(r, created.get(r.volumeId) ?? '')))),
+      );
       const settled = await Promise.allSettled(
         requests.map(async (r) => {
           const result = await ctx.create(r);
@@ -178,7 +195,9 @@ export const createChecks: Check[] = [
           return result;
         }),
       );
-      const failures = settled.flatMap((s, i) => (s.status === 'rejected' ? [`volume ${i + 1}: ${(s.reason as Error).message}`] : []));
+      const failures = settled.flatMap((s, i) =>
+        s.status === 'rejected' ? [`volume ${i + 1}: ${(s.reason as Error).message}`] : [],
+      );
       if (failures.length > 0) ctx.fail(`${failures.length} of ${CONCURRENT_VOLUMES} failed: ${failures.join('; ')}`);
       const paths = settled.map((s) => (s as PromiseFulfilledResult<CreateResult>).value.path);
       const shared = paths.filter((p, i) => paths.indexOf(p) !== i);
@@ -192,14 +211,17 @@ export const createChecks: Check[] = [
     title: `${CONCURRENT_SAME} concurrent creates of the same volume all succeed with the same path.`,
     protocolRef: REF,
     severity: 'recommended',
-    gradeReason: 'the agent never runs two creates of one volume at once (the servers serialise operations per volume ID): only callers other than Nomad do',
+    gradeReason:
+      'the agent never runs two creates of one volume at once (the servers serialise operations per volume ID): only callers other than Nomad do',
     needs: [...NEEDS_WORKING_CREATE, 'create.idempotent'],
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
       let createdPath = '';
       ctx.cleanup(() => ctx.delete(ctx.deleteRequest(request, createdPath)));
       const settled = await Promise.allSettled(Array.from({ length: CONCURRENT_SAME }, () => ctx.create(request)));
-      const ok = settled.filter((s): s is PromiseFulfilledResult<CreateResult> => s.status === 'fulfilled').map((s) => s.value);
+      const ok = settled
+        .filter((s): s is PromiseFulfilledResult<CreateResult> => s.status === 'fulfilled')
+        .map((s) => s.value);
       createdPath = ok[0]?.path ?? '';
       const failures = settled.flatMap((s) => (s.status === 'rejected' ? [(s.reason as Error).message] : []));
       if (failures.length > 0) ctx.fail(`${failures.length} of ${CONCURRENT_SAME} failed: ${failures.join('; ')}`);
@@ -211,17 +233,22 @@ export const createChecks: Check[] = [
   {
     id: 'create.restore',
     area: 'create',
-    title: 'Creating a volume again after a restart (as after a host reboot: its mounts gone) succeeds with the same path and keeps its data.',
+    title:
+      'Creating a volume again after a restart (as after a host reboot: its mounts gone) succeeds with the same path and keeps its data.',
     protocolRef: 'PROTOCOL.md § What the agent does with volumes (restore on restart)',
     severity: 'required',
-    gradeReason: 'after a host reboot the agent re-runs create with the saved request: failing it leaves the volume unpublished, and wiping it loses the data',
+    gradeReason:
+      'after a host reboot the agent re-runs create with the saved request: failing it leaves the volume unpublished, and wiping it loses the data',
     needs: [...NEEDS_WORKING_CREATE, 'create.idempotent'],
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
       const first = await ctx.provision(request);
       const marker = await writeMarker(ctx, first.path);
       try {
-        await simulateReboot({ paths: [ctx.sandbox], images: (await loopDevicesBackedBelow(ctx.sandbox)).map((l) => l.backingFile) });
+        await simulateReboot({
+          paths: [ctx.sandbox],
+          images: (await loopDevicesBackedBelow(ctx.sandbox)).map((l) => l.backingFile),
+        });
       } catch (err) {
         ctx.skip(`could not simulate the reboot: ${(err as Error).message}`);
       }
@@ -234,10 +261,12 @@ export const createChecks: Check[] = [
   {
     id: 'create.larger-capacity',
     area: 'create',
-    title: 'A repeated create with a larger capacity_min either expands the volume or is refused cleanly, keeping the volume and its data.',
+    title:
+      'A repeated create with a larger capacity_min either expands the volume or is refused cleanly, keeping the volume and its data.',
     protocolRef: REF,
     severity: 'required',
-    gradeReason: 'an update re-runs create with a larger capacity_min on a volume holding data: moving or wiping the volume loses that data (the shape of a refusal is only recommended)',
+    gradeReason:
+      'an update re-runs create with a larger capacity_min on a volume holding data: moving or wiping the volume loses that data (the shape of a refusal is only recommended)',
     needs: [...NEEDS_WORKING_CREATE, 'create.idempotent'],
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
@@ -249,15 +278,20 @@ export const createChecks: Check[] = [
       if (succeeded(run)) {
         const path = readCreatedPath(run.stdout);
         if (!path.ok) ctx.fail(`the larger create succeeded but ${path.problem}`);
-        if (path.value !== first.path) ctx.fail(`the larger create moved the volume from ${first.path} to ${path.value}`);
+        if (path.value !== first.path)
+          ctx.fail(`the larger create moved the volume from ${first.path} to ${path.value}`);
         const bytes = readCreatedBytes(run.stdout);
-        ctx.note(`accepted capacity_min ${formatSize(largerMin)}; reports ${bytes.ok ? formatSize(bytes.value) : 'no valid bytes'}`);
+        ctx.note(
+          `accepted capacity_min ${formatSize(largerMin)}; reports ${bytes.ok ? formatSize(bytes.value) : 'no valid bytes'}`,
+        );
       } else {
         if (run.timedOut || run.spawnError) ctx.fail(`the larger create did not finish: ${describeRun(run)}`);
         const message = decodeErrorOutput(run.stdout);
         // Only the refusal's message is lost: the agent falls back to the exit status.
         if (run.stdout.trim() !== '' && message === undefined) {
-          ctx.warn(`the larger create was refused, but stdout is not an {"error": ...} document: ${JSON.stringify(run.stdout.slice(0, 120))}`);
+          ctx.warn(
+            `the larger create was refused, but stdout is not an {"error": ...} document: ${JSON.stringify(run.stdout.slice(0, 120))}`,
+          );
         }
         ctx.note(`refused: ${message ?? describeRun(run)}`);
       }
@@ -268,15 +302,18 @@ export const createChecks: Check[] = [
   {
     id: 'create.expands',
     area: 'create',
-    title: 'A plugin that reports capacity and accepts a larger capacity_min on a repeat create reports at least that much afterwards.',
+    title:
+      'A plugin that reports capacity and accepts a larger capacity_min on a repeat create reports at least that much afterwards.',
     protocolRef: REF,
     severity: 'recommended',
-    gradeReason: 'the agent records the reported bytes without checking them against capacity_min; a short figure misleads users but breaks nothing',
+    gradeReason:
+      'the agent records the reported bytes without checking them against capacity_min; a short figure misleads users but breaks nothing',
     needs: [...NEEDS_WORKING_CREATE, 'create.larger-capacity'],
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
       const first = await ctx.provision(request);
-      if (first.bytes === 0n) ctx.skip('the plugin reports 0 bytes: it does not claim capacity, so there is nothing to expand');
+      if (first.bytes === 0n)
+        ctx.skip('the plugin reports 0 bytes: it does not claim capacity, so there is nothing to expand');
       const larger = largerRequest(request, first.bytes, ctx.settings.expansionSize);
       const wanted = BigInt(larger.capacityMinBytes ?? 0);
       let again: CreateResult;
@@ -286,7 +323,9 @@ export const createChecks: Check[] = [
         ctx.skip(`the plugin refuses a larger capacity_min (it does not claim expansion): ${(err as Error).message}`);
       }
       if (again.bytes < wanted) {
-        ctx.fail(`accepted capacity_min ${wanted} bytes (${formatSize(wanted)}) but reports ${again.bytes} bytes (${formatSize(again.bytes)}): the agent records less than was asked for`);
+        ctx.fail(
+          `accepted capacity_min ${wanted} bytes (${formatSize(wanted)}) but reports ${again.bytes} bytes (${formatSize(again.bytes)}): the agent records less than was asked for`,
+        );
       }
       ctx.note(`${formatSize(first.bytes)} → ${formatSize(again.bytes)}`);
     },
@@ -297,24 +336,31 @@ export const createChecks: Check[] = [
     title: `create works when the volumes dir (${ENV.volumesDir}) does not exist yet.`,
     protocolRef: 'PROTOCOL.md § Agent configuration (host_volumes_dir); § create',
     severity: 'required',
-    gradeReason: 'Nomad never creates host_volumes_dir: on a fresh node the first create is the first to see it missing, and a plugin that needs it fails there',
+    gradeReason:
+      'Nomad never creates host_volumes_dir: on a fresh node the first create is the first to see it missing, and a plugin that needs it fails there',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const volumesDir = join(ctx.sandbox, 'volumes-not-made-yet');
       const run = await rawCreate(ctx, ctx.newVolume({ volumesDir }));
-      if (!succeeded(run)) ctx.fail(`create with a volumes dir that does not exist yet failed: ${describeRun(run)}; create it (with its parents' permissions in mind) on first use`);
+      if (!succeeded(run))
+        ctx.fail(
+          `create with a volumes dir that does not exist yet failed: ${describeRun(run)}; create it (with its parents' permissions in mind) on first use`,
+        );
       const path = readCreatedPath(run.stdout);
       if (!path.ok) ctx.fail(path.problem);
-      if (!(await isDirectory(path.value))) ctx.fail(`"path" is ${JSON.stringify(path.value)}, which is not an existing directory`);
+      if (!(await isDirectory(path.value)))
+        ctx.fail(`"path" is ${JSON.stringify(path.value)}, which is not an existing directory`);
     },
   },
   {
     id: 'create.restore-in-use',
     area: 'create',
-    title: 'Creating a volume again while it is in use (a process holds a file open inside it; for a plugin that mounts, while mounted and busy) succeeds with the same path and keeps the data.',
+    title:
+      'Creating a volume again while it is in use (a process holds a file open inside it; for a plugin that mounts, while mounted and busy) succeeds with the same path and keeps the data.',
     protocolRef: 'PROTOCOL.md § What the agent does with volumes (restore on restart); § create (idempotent)',
     severity: 'required',
-    gradeReason: 'an agent restart re-runs create for every volume while its workloads keep running and using it: failing that unpublishes a live volume, and remaking it destroys the data under the workload',
+    gradeReason:
+      'an agent restart re-runs create for every volume while its workloads keep running and using it: failing that unpublishes a live volume, and remaking it destroys the data under the workload',
     needs: [...NEEDS_WORKING_CREATE, 'create.idempotent'],
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
@@ -331,8 +377,15 @@ export const createChecks: Check[] = [
       samePathOrFail(ctx, first.path, again, 'the create while in use');
       const lost = await markerProblem(first.path, marker);
       if (lost) ctx.fail(`after the create while in use, ${lost}`);
-      if (mounted && !(await isMountPoint(first.path))) ctx.fail(`${first.path} was a mount point in use and is not one after the create: the workload lost its filesystem`);
-      ctx.note(mounted ? 'the volume is a mount point; it was busy during the create' : 'the volume is a plain directory; a file in it was open during the create');
+      if (mounted && !(await isMountPoint(first.path)))
+        ctx.fail(
+          `${first.path} was a mount point in use and is not one after the create: the workload lost its filesystem`,
+        );
+      ctx.note(
+        mounted
+          ? 'the volume is a mount point; it was busy during the create'
+          : 'the volume is a plain directory; a file in it was open during the create',
+      );
     },
   },
 ];

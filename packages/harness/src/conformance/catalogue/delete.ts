@@ -14,7 +14,10 @@ const CLEANUP_REF = 'PROTOCOL.md § create (The cleanup delete)';
 const OTHERS = 3;
 
 /** Creates `count` volumes, cleanup registered first, each holding a marker file. */
-async function volumesWithData(ctx: CheckContext, count: number): Promise<Array<{ request: CreateInput; path: string }>> {
+async function volumesWithData(
+  ctx: CheckContext,
+  count: number,
+): Promise<Array<{ request: CreateInput; path: string }>> {
   const made: Array<{ request: CreateInput; path: string }> = [];
   for (let i = 0; i < count; i++) {
     const request = ctx.newVolume();
@@ -32,7 +35,8 @@ export const deleteChecks: Check[] = [
     title: 'delete removes the path that create returned.',
     protocolRef: REF,
     severity: 'required',
-    gradeReason: 'after a successful delete the agent and the servers forget the volume: what the plugin left is data the user asked to destroy, which nothing will ever remove',
+    gradeReason:
+      'after a successful delete the agent and the servers forget the volume: what the plugin left is data the user asked to destroy, which nothing will ever remove',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
@@ -47,7 +51,8 @@ export const deleteChecks: Check[] = [
     title: 'Deleting the same volume twice in a row succeeds both times.',
     protocolRef: REF,
     severity: 'required',
-    gradeReason: 'a failed client-state delete makes the next delete run the plugin again on a volume it already removed: failing it leaves the volume stuck',
+    gradeReason:
+      'a failed client-state delete makes the next delete run the plugin again on a volume it already removed: failing it leaves the volume stuck',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
@@ -67,7 +72,8 @@ export const deleteChecks: Check[] = [
     title: 'Deleting a volume that was never created succeeds.',
     protocolRef: REF,
     severity: 'required',
-    gradeReason: 'the agent runs the plugin\'s delete even for a volume the node never had; failing it makes the volume impossible to delete',
+    gradeReason:
+      "the agent runs the plugin's delete even for a volume the node never had; failing it makes the volume impossible to delete",
     needs: ['environment.dhv-only'],
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
@@ -85,14 +91,18 @@ export const deleteChecks: Check[] = [
     title: `delete acts on ${ENV.createdPath}: when the volumes dir changed since create, it removes that path or refuses, and never reports success while leaving it.`,
     protocolRef: REF,
     severity: 'recommended',
-    gradeReason: 'Nomad\'s own built-in mkdir ignores DHV_CREATED_PATH and removes <volumes dir>/<volume id>; either way is valid as long as no other volume is touched (delete.cleanup-call, delete.others-untouched)',
+    gradeReason:
+      "Nomad's own built-in mkdir ignores DHV_CREATED_PATH and removes <volumes dir>/<volume id>; either way is valid as long as no other volume is touched (delete.cleanup-call, delete.others-untouched)",
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
       const created = await ctx.provision(request);
       const movedVolumesDir = join(ctx.sandbox, 'volumes-moved');
       await mkdir(movedVolumesDir);
-      const run = await ctx.runAsAgent('delete', { ...ctx.deleteRequest(request, created.path), volumesDir: movedVolumesDir });
+      const run = await ctx.runAsAgent('delete', {
+        ...ctx.deleteRequest(request, created.path),
+        volumesDir: movedVolumesDir,
+      });
       const stillThere = await exists(created.path);
       if (succeeded(run) && stillThere) {
         ctx.fail(
@@ -109,7 +119,8 @@ export const deleteChecks: Check[] = [
     title: 'After create and delete, nothing of the volume is left in the volumes dir.',
     protocolRef: REF,
     severity: 'recommended',
-    gradeReason: 'files left behind under the volume\'s name are a leak, not a failure: the volume and its data are gone (delete.removes-path) and nothing under Nomad breaks',
+    gradeReason:
+      "files left behind under the volume's name are a leak, not a failure: the volume and its data are gone (delete.removes-path) and nothing under Nomad breaks",
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
@@ -121,7 +132,8 @@ export const deleteChecks: Check[] = [
       if (named.length > 0) ctx.fail(`left behind in the volumes dir: ${named.join(', ')}`);
       // An empty directory a plugin keeps for all its volumes is harmless; files are not.
       const files = left.filter((p) => !p.endsWith('/'));
-      if (files.length > 0) ctx.warn(`new files in the volumes dir after delete (shared state?): ${files.slice(0, 5).join(', ')}`);
+      if (files.length > 0)
+        ctx.warn(`new files in the volumes dir after delete (shared state?): ${files.slice(0, 5).join(', ')}`);
     },
   },
   {
@@ -134,13 +146,29 @@ export const deleteChecks: Check[] = [
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const [doomed, ...kept] = await volumesWithData(ctx, 2);
-      const survivors = await watchSurvivors(ctx.volumesDir, kept.map((k) => k.path), { volumeId: doomed!.request.volumeId, path: doomed!.path });
-      const run = await ctx.runAsAgent('delete', { ...ctx.deleteRequest(doomed!.request, ctx.volumesDir), volumeName: '', namespace: '' });
+      const survivors = await watchSurvivors(
+        ctx.volumesDir,
+        kept.map((k) => k.path),
+        { volumeId: doomed!.request.volumeId, path: doomed!.path },
+      );
+      const run = await ctx.runAsAgent('delete', {
+        ...ctx.deleteRequest(doomed!.request, ctx.volumesDir),
+        volumeName: '',
+        namespace: '',
+      });
       const { broken, changed } = await survivors.compare();
-      if (broken.length > 0) ctx.fail(`the cleanup delete destroyed what was not its volume: ${broken.slice(0, 4).join('; ')}; find the volume from ${ENV.volumeId}, never remove ${ENV.createdPath} when it is the volumes dir`);
-      if (!succeeded(run)) ctx.fail(`the cleanup delete failed (${describeRun(run)}): a real agent then leaks the volume it just created`);
-      if (changed.length > 0) ctx.warn(`the cleanup delete changed files beside the volumes: ${changed.slice(0, 3).join('; ')}`);
-      if (await exists(doomed!.path)) ctx.warn(`the cleanup delete succeeded but left ${doomed!.path} in place: a real agent has forgotten it, so it leaks`);
+      if (broken.length > 0)
+        ctx.fail(
+          `the cleanup delete destroyed what was not its volume: ${broken.slice(0, 4).join('; ')}; find the volume from ${ENV.volumeId}, never remove ${ENV.createdPath} when it is the volumes dir`,
+        );
+      if (!succeeded(run))
+        ctx.fail(`the cleanup delete failed (${describeRun(run)}): a real agent then leaks the volume it just created`);
+      if (changed.length > 0)
+        ctx.warn(`the cleanup delete changed files beside the volumes: ${changed.slice(0, 3).join('; ')}`);
+      if (await exists(doomed!.path))
+        ctx.warn(
+          `the cleanup delete succeeded but left ${doomed!.path} in place: a real agent has forgotten it, so it leaks`,
+        );
     },
   },
   {
@@ -155,11 +183,17 @@ export const deleteChecks: Check[] = [
       const made = await volumesWithData(ctx, OTHERS);
       const doomed = made[1]!;
       const kept = made.filter((m) => m !== doomed);
-      const survivors = await watchSurvivors(ctx.volumesDir, kept.map((k) => k.path), { volumeId: doomed.request.volumeId, path: doomed.path });
+      const survivors = await watchSurvivors(
+        ctx.volumesDir,
+        kept.map((k) => k.path),
+        { volumeId: doomed.request.volumeId, path: doomed.path },
+      );
       await ctx.delete(ctx.deleteRequest(doomed.request, doomed.path));
       const { broken, changed } = await survivors.compare();
-      if (broken.length > 0) ctx.fail(`deleting ${doomed.path} destroyed what was not its volume: ${broken.slice(0, 4).join('; ')}`);
-      if (changed.length > 0) ctx.warn(`the delete changed files beside the volumes: ${changed.slice(0, 3).join('; ')}`);
+      if (broken.length > 0)
+        ctx.fail(`deleting ${doomed.path} destroyed what was not its volume: ${broken.slice(0, 4).join('; ')}`);
+      if (changed.length > 0)
+        ctx.warn(`the delete changed files beside the volumes: ${changed.slice(0, 3).join('; ')}`);
     },
   },
 ];

@@ -19,15 +19,18 @@ export const discoveryChecks: Check[] = [
     title: 'The plugin is a file with an execute bit, not a directory, so the agent lists it as a candidate.',
     protocolRef: REF,
     severity: 'required',
-    gradeReason: 'the agent lists only entries with an execute bit that are not directories: without one the plugin does not exist for Nomad',
+    gradeReason:
+      'the agent lists only entries with an execute bit that are not directories: without one the plugin does not exist for Nomad',
     async run(ctx: CheckContext) {
       const link = await lstat(ctx.plugin).catch(() => undefined);
       if (!link) ctx.fail(`${ctx.plugin} does not exist`);
       const target = await stat(ctx.plugin).catch(() => undefined);
       if (!target) ctx.fail(`${ctx.plugin} is a symbolic link to something that does not exist`);
       if (target.isDirectory()) ctx.fail(`${ctx.plugin} is a directory; the agent skips directories`);
-      if ((target.mode & 0o111) === 0) ctx.fail(`${ctx.plugin} has no execute bit (mode ${(target.mode & 0o777).toString(8)}); chmod +x it`);
-      if (link.isSymbolicLink()) ctx.note('a symbolic link: the agent refuses it when it resolves outside the plugin directory');
+      if ((target.mode & 0o111) === 0)
+        ctx.fail(`${ctx.plugin} has no execute bit (mode ${(target.mode & 0o777).toString(8)}); chmod +x it`);
+      if (link.isSymbolicLink())
+        ctx.note('a symbolic link: the agent refuses it when it resolves outside the plugin directory');
     },
   },
   {
@@ -36,7 +39,8 @@ export const discoveryChecks: Check[] = [
     title: `fingerprint exits 0 with only ${ENV.operation} in its environment.`,
     protocolRef: REF,
     severity: 'required',
-    gradeReason: 'a failing fingerprint is skipped with a log line: the node never publishes the plugin, so no volume can be placed with it',
+    gradeReason:
+      'a failing fingerprint is skipped with a log line: the node never publishes the plugin, so no volume can be placed with it',
     needs: ['discovery.executable'],
     async run(ctx: CheckContext) {
       const run = await fingerprintRun(ctx);
@@ -63,10 +67,15 @@ export const discoveryChecks: Check[] = [
       }
       const median = [...times].sort((a, b) => a - b)[Math.floor(times.length / 2)]!;
       const shown = times.map((t) => `${Math.round(t)} ms`).join(', ');
-      if (over >= 2) ctx.fail(`fingerprint did not answer within ${AGENT_TIMEOUT_MS.fingerprint} ms (runs: ${shown}); the agent skips the plugin`);
+      if (over >= 2)
+        ctx.fail(
+          `fingerprint did not answer within ${AGENT_TIMEOUT_MS.fingerprint} ms (runs: ${shown}); the agent skips the plugin`,
+        );
       ctx.note(`median ${Math.round(median)} ms over ${times.length} runs`);
       if (median > FINGERPRINT_WARN_MS) {
-        ctx.warn(`fingerprint took ${Math.round(median)} ms (median); above ${FINGERPRINT_WARN_MS} ms a busy host can push it past the ${AGENT_TIMEOUT_MS.fingerprint} ms budget`);
+        ctx.warn(
+          `fingerprint took ${Math.round(median)} ms (median); above ${FINGERPRINT_WARN_MS} ms a busy host can push it past the ${AGENT_TIMEOUT_MS.fingerprint} ms budget`,
+        );
       }
     },
   },
@@ -81,7 +90,8 @@ export const discoveryChecks: Check[] = [
     async run(ctx: CheckContext) {
       const run = await fingerprintRun(ctx);
       const doc = parsePluginStdout(run.stdout);
-      if (!doc.ok) ctx.fail(`stdout is not one JSON document: ${doc.error} (stdout: ${JSON.stringify(run.stdout.slice(0, 120))})`);
+      if (!doc.ok)
+        ctx.fail(`stdout is not one JSON document: ${doc.error} (stdout: ${JSON.stringify(run.stdout.slice(0, 120))})`);
       if (doc.value.kind !== 'object') ctx.fail(`stdout is a JSON ${doc.value.kind}, not an object`);
     },
   },
@@ -91,12 +101,14 @@ export const discoveryChecks: Check[] = [
     title: 'fingerprint reports a "version" (without one a real agent crashes).',
     protocolRef: REF,
     severity: 'required',
-    gradeReason: 'a fingerprint without "version" crashes a real agent (nil version), taking down every plugin and volume on the node',
+    gradeReason:
+      'a fingerprint without "version" crashes a real agent (nil version), taking down every plugin and volume on the node',
     needs: ['discovery.fingerprint-one-json-object'],
     async run(ctx: CheckContext) {
       const doc = parsePluginStdout((await fingerprintRun(ctx)).stdout);
       const version = doc.ok ? field(doc.value, VERSION_FIELD) : undefined;
-      if (version === undefined || version.kind === 'null') ctx.fail('the fingerprint has no "version"; a real Nomad agent dereferences a nil version and crashes');
+      if (version === undefined || version.kind === 'null')
+        ctx.fail('the fingerprint has no "version"; a real Nomad agent dereferences a nil version and crashes');
     },
   },
   {

@@ -18,12 +18,21 @@ type AgentOp = 'create' | 'delete';
  * the plugin's own directory. Only a difference between the two is this check's concern;
  * a plugin that fails both ways is judged by the create and delete checks.
  */
-async function compare<Op extends AgentOp>(ctx: CheckContext, operation: Op, asAgent: RequestInput<Op>, friendly: RequestInput<Op>) {
+async function compare<Op extends AgentOp>(
+  ctx: CheckContext,
+  operation: Op,
+  asAgent: RequestInput<Op>,
+  friendly: RequestInput<Op>,
+) {
   const agentRun = await ctx.runAsAgent(operation, asAgent);
-  const friendlyRun = await ctx.runRaw([operation], { ...buildEnvironment(operation, friendly, ctx.plugin), ...friendlyEnvironment() }, {
-    cwd: dirname(ctx.plugin),
-    timeoutMs: AGENT_TIMEOUT_MS[operation],
-  });
+  const friendlyRun = await ctx.runRaw(
+    [operation],
+    { ...buildEnvironment(operation, friendly, ctx.plugin), ...friendlyEnvironment() },
+    {
+      cwd: dirname(ctx.plugin),
+      timeoutMs: AGENT_TIMEOUT_MS[operation],
+    },
+  );
   return { agentRun, friendlyRun };
 }
 
@@ -40,10 +49,12 @@ export const environmentChecks: Check[] = [
   {
     id: 'environment.dhv-only',
     area: 'environment',
-    title: 'create and delete work with only the DHV_* variables (no PATH, no HOME) and from an unrelated working directory.',
+    title:
+      'create and delete work with only the DHV_* variables (no PATH, no HOME) and from an unrelated working directory.',
     protocolRef: 'PROTOCOL.md § Running an operation',
     severity: 'required',
-    gradeReason: 'the agent replaces the environment and runs from its own working directory: a plugin that needs PATH, HOME or its own directory fails every create or delete',
+    gradeReason:
+      'the agent replaces the environment and runs from its own working directory: a plugin that needs PATH, HOME or its own directory fails every create or delete',
     // The agent never runs create or delete with a plugin whose fingerprint fails.
     needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
@@ -59,7 +70,12 @@ export const environmentChecks: Check[] = [
       friendlyPath = pathOf(created.friendlyRun);
       differs(ctx, 'create', created.agentRun, created.friendlyRun);
 
-      const deleted = await compare(ctx, 'delete', ctx.deleteRequest(agentVolume, agentPath), ctx.deleteRequest(friendlyVolume, friendlyPath));
+      const deleted = await compare(
+        ctx,
+        'delete',
+        ctx.deleteRequest(agentVolume, agentPath),
+        ctx.deleteRequest(friendlyVolume, friendlyPath),
+      );
       differs(ctx, 'delete', deleted.agentRun, deleted.friendlyRun);
       if (!succeeded(created.friendlyRun) || !succeeded(deleted.friendlyRun)) {
         ctx.note('the plugin fails even with PATH and HOME set; the create and delete checks say why');

@@ -15,12 +15,14 @@ export const errorChecks: Check[] = [
     title: 'An unknown operation exits non-zero.',
     protocolRef: REF,
     severity: 'recommended',
-    gradeReason: 'the agent only ever sends fingerprint, create and delete; exiting 0 on anything else breaks nothing today, only a future operation',
+    gradeReason:
+      'the agent only ever sends fingerprint, create and delete; exiting 0 on anything else breaks nothing today, only a future operation',
     needs: ['discovery.executable'],
     async run(ctx: CheckContext) {
       const run = (await lifecycleRuns(ctx)).find((r) => r.operation === UNKNOWN_OPERATION)!.run;
       if (run.spawnError) ctx.skip(`the plugin could not be started: ${run.spawnError}`);
-      if (succeeded(run)) ctx.fail(`operation "${UNKNOWN_OPERATION}" exited 0; a future agent operation would be taken as done`);
+      if (succeeded(run))
+        ctx.fail(`operation "${UNKNOWN_OPERATION}" exited 0; a future agent operation would be taken as done`);
     },
   },
   {
@@ -29,10 +31,13 @@ export const errorChecks: Check[] = [
     title: 'On failure stdout is empty or one {"error": ...} document.',
     protocolRef: 'PROTOCOL.md § create',
     severity: 'recommended',
-    gradeReason: 'when stdout on failure is not {"error": ...} the agent falls back to the exit status ("exit status 1"): the user loses the message, nothing breaks',
+    gradeReason:
+      'when stdout on failure is not {"error": ...} the agent falls back to the exit status ("exit status 1"): the user loses the message, nothing breaks',
     needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
-      const failed = (await lifecycleRuns(ctx)).filter((r) => !succeeded(r.run) && !r.run.spawnError && !r.run.timedOut);
+      const failed = (await lifecycleRuns(ctx)).filter(
+        (r) => !succeeded(r.run) && !r.run.spawnError && !r.run.timedOut,
+      );
       if (failed.length === 0) ctx.skip('no run failed, so there was no failure output to judge');
       const bad = failed.filter((r) => r.run.stdout.trim() !== '' && decodeErrorOutput(r.run.stdout) === undefined);
       if (bad.length > 0) {
@@ -46,27 +51,36 @@ export const errorChecks: Check[] = [
     title: 'On failure stdout holds {"error": "..."} with a message, which the agent shows to the user.',
     protocolRef: 'PROTOCOL.md § create',
     severity: 'recommended',
-    gradeReason: 'the message only reaches the user through {"error": ...}; without it they see "exit status 1", nothing breaks',
+    gradeReason:
+      'the message only reaches the user through {"error": ...}; without it they see "exit status 1", nothing breaks',
     needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
-      const failed = (await lifecycleRuns(ctx)).filter((r) => !succeeded(r.run) && !r.run.spawnError && !r.run.timedOut);
+      const failed = (await lifecycleRuns(ctx)).filter(
+        (r) => !succeeded(r.run) && !r.run.spawnError && !r.run.timedOut,
+      );
       if (failed.length === 0) ctx.skip('no run failed, so there was no failure output to judge');
       const silent = failed.filter((r) => decodeErrorOutput(r.run.stdout) === undefined);
-      if (silent.length > 0) ctx.fail(`no {"error": ...} on stdout for: ${silent.map((r) => `${r.label} (${describeRun(r.run)})`).join('; ')}`);
+      if (silent.length > 0)
+        ctx.fail(
+          `no {"error": ...} on stdout for: ${silent.map((r) => `${r.label} (${describeRun(r.run)})`).join('; ')}`,
+        );
     },
   },
   {
     id: 'errors.stdout-only-json',
     area: 'errors',
-    title: 'A successful run writes nothing to stdout but its one JSON document (delete: that or nothing); logs go to stderr.',
+    title:
+      'A successful run writes nothing to stdout but its one JSON document (delete: that or nothing); logs go to stderr.',
     protocolRef: REF,
     severity: 'required',
-    gradeReason: 'anything on stdout besides the one JSON document fails fingerprint (the plugin is skipped) and create (the volume is refused); on delete stdout is ignored, so there it only warns',
+    gradeReason:
+      'anything on stdout besides the one JSON document fails fingerprint (the plugin is skipped) and create (the volume is refused); on delete stdout is ignored, so there it only warns',
     needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
       const ok = (await lifecycleRuns(ctx)).filter((r) => r.operation !== UNKNOWN_OPERATION && succeeded(r.run));
       const bad = ok.filter((r) => r.run.stdout.trim() !== '' && !parsePluginStdout(r.run.stdout).ok);
-      const shown = (runs: typeof bad) => runs.map((r) => `${r.label}: stdout was ${JSON.stringify(clip(r.run.stdout))}`).join('; ');
+      const shown = (runs: typeof bad) =>
+        runs.map((r) => `${r.label}: stdout was ${JSON.stringify(clip(r.run.stdout))}`).join('; ');
       const breaking = bad.filter((r) => r.operation !== 'delete');
       if (breaking.length > 0) ctx.fail(shown(breaking));
       // The agent ignores stdout after a successful delete.
@@ -79,13 +93,15 @@ export const errorChecks: Check[] = [
     title: 'No stack trace ever reaches stdout, where the agent shows it to the user.',
     protocolRef: REF,
     severity: 'recommended',
-    gradeReason: 'a stack trace on stdout only changes what the user reads (and lands in logs): on success it is already caught by errors.stdout-only-json',
+    gradeReason:
+      'a stack trace on stdout only changes what the user reads (and lands in logs): on success it is already caught by errors.stdout-only-json',
     needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
       const traced = (await lifecycleRuns(ctx)).filter(
         (r) => looksLikeStackTrace(r.run.stdout) || looksLikeStackTrace(decodeErrorOutput(r.run.stdout) ?? ''),
       );
-      if (traced.length > 0) ctx.fail(`stack trace on stdout of: ${traced.map((r) => r.label).join(', ')}; write it to stderr`);
+      if (traced.length > 0)
+        ctx.fail(`stack trace on stdout of: ${traced.map((r) => r.label).join(', ')}; write it to stderr`);
     },
   },
   {
@@ -94,12 +110,16 @@ export const errorChecks: Check[] = [
     title: 'A create that fails part way leaves nothing behind (the agent never calls delete after a failed create).',
     protocolRef: 'PROTOCOL.md § create',
     severity: 'recommended',
-    gradeReason: 'the agent never calls delete after a failed create: what is left is a leak on the node, but no volume exists, so no data is lost and nothing under Nomad breaks',
+    gradeReason:
+      'the agent never calls delete after a failed create: what is left is a leak on the node, but no volume exists, so no data is lost and nothing under Nomad breaks',
     needs: ['environment.dhv-only'],
     async run(ctx: CheckContext) {
       const attempts = [
         { what: `an unknown parameter (${UNKNOWN_PARAMETER})`, request: refusableRequest(ctx) },
-        { what: 'capacity_min of 8 EiB', request: ctx.newVolume({ capacityMinBytes: INT64_MAX, capacityMaxBytes: INT64_MAX }) },
+        {
+          what: 'capacity_min of 8 EiB',
+          request: ctx.newVolume({ capacityMinBytes: INT64_MAX, capacityMaxBytes: INT64_MAX }),
+        },
       ];
       let refused = 0;
       for (const { what, request } of attempts) {
@@ -112,7 +132,8 @@ export const errorChecks: Check[] = [
         }
         refused++;
         const left = added(before, await listTree(ctx.sandbox));
-        if (left.length > 0) ctx.fail(`create with ${what} failed (${describeRun(run)}) but left behind: ${left.slice(0, 5).join(', ')}`);
+        if (left.length > 0)
+          ctx.fail(`create with ${what} failed (${describeRun(run)}) but left behind: ${left.slice(0, 5).join(', ')}`);
       }
       if (refused === 0) ctx.skip('could not make create fail: it accepted an unknown parameter and 8 EiB');
     },

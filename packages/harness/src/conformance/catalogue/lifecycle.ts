@@ -43,7 +43,11 @@ export function lifecycleRuns(ctx: CheckContext): Promise<LabelledRun[]> {
     runs.push({ label: 'delete', operation: 'delete', run: await c.runAsAgent('delete', del) });
     runs.push({ label: 'delete (repeated)', operation: 'delete', run: await c.runAsAgent('delete', del) });
     const never = c.newVolume();
-    runs.push({ label: 'delete (never created)', operation: 'delete', run: await c.runAsAgent('delete', c.deleteRequest(never, '')) });
+    runs.push({
+      label: 'delete (never created)',
+      operation: 'delete',
+      run: await c.runAsAgent('delete', c.deleteRequest(never, '')),
+    });
     runs.push({
       label: 'unknown operation',
       operation: UNKNOWN_OPERATION,
@@ -52,7 +56,9 @@ export function lifecycleRuns(ctx: CheckContext): Promise<LabelledRun[]> {
     const refusable = refusableRequest(c);
     let refusedPath = '';
     c.cleanup(() => c.delete(c.deleteRequest(refusable, refusedPath)));
-    const refused = readCreatedPath((await create(`create (unknown parameter ${UNKNOWN_PARAMETER})`, refusable)).stdout);
+    const refused = readCreatedPath(
+      (await create(`create (unknown parameter ${UNKNOWN_PARAMETER})`, refusable)).stdout,
+    );
     if (refused.ok) refusedPath = refused.value;
     return runs;
   });

@@ -15,7 +15,8 @@ export const safetyChecks: Check[] = [
     title: 'A volume name containing "../" or "/" creates nothing outside the volumes dir.',
     protocolRef: `PROTOCOL.md § Environment variables (${ENV.volumeName} is user controlled)`,
     severity: 'required',
-    gradeReason: 'DHV_VOLUME_NAME is user controlled: a path made from it can write, and on delete remove, anything outside the volumes dir',
+    gradeReason:
+      'DHV_VOLUME_NAME is user controlled: a path made from it can write, and on delete remove, anything outside the volumes dir',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       // The volumes dir sits three levels down in the check's own sandbox, so names that
@@ -23,12 +24,20 @@ export const safetyChecks: Check[] = [
       const volumesDir = join(ctx.sandbox, 'a', 'b', 'volumes');
       await mkdir(volumesDir, { recursive: true });
       const tag = ctx.newVolume().volumeId.slice(0, 8);
-      const names = [`../escape-${tag}`, `../../escape2-${tag}`, `x/../../../../escape3-${tag}`, join(ctx.sandbox, `absolute-${tag}`), `nested/${tag}`];
+      const names = [
+        `../escape-${tag}`,
+        `../../escape2-${tag}`,
+        `x/../../../../escape3-${tag}`,
+        join(ctx.sandbox, `absolute-${tag}`),
+        `nested/${tag}`,
+      ];
       const before = await listTree(ctx.sandbox, [volumesDir]);
       const escaped: string[] = [];
       const requests = names.map((volumeName) => ctx.newVolume({ volumeName, volumesDir }));
       const createdPaths = new Map<string, string>();
-      ctx.cleanup(() => Promise.allSettled(requests.map((r) => ctx.delete(ctx.deleteRequest(r, createdPaths.get(r.volumeId) ?? '')))));
+      ctx.cleanup(() =>
+        Promise.allSettled(requests.map((r) => ctx.delete(ctx.deleteRequest(r, createdPaths.get(r.volumeId) ?? '')))),
+      );
       // Different volumes, so the agent may run these at once; doing so keeps the suite fast.
       await Promise.all(
         requests.map(async (request) => {
@@ -36,7 +45,8 @@ export const safetyChecks: Check[] = [
           const path = readCreatedPath(run.stdout);
           if (!succeeded(run) || !path.ok) return;
           createdPaths.set(request.volumeId, path.value);
-          if (!isStrictlyInside(volumesDir, path.value)) escaped.push(`name ${JSON.stringify(request.volumeName)} gave path ${path.value}`);
+          if (!isStrictlyInside(volumesDir, path.value))
+            escaped.push(`name ${JSON.stringify(request.volumeName)} gave path ${path.value}`);
         }),
       );
       const outside = added(before, await listTree(ctx.sandbox, [volumesDir]));
@@ -50,14 +60,16 @@ export const safetyChecks: Check[] = [
     title: 'The created directory is not world-writable unless the parameters ask for it.',
     protocolRef: 'PROTOCOL.md § The built-in mkdir plugin (mode defaults to 0700)',
     severity: 'recommended',
-    gradeReason: 'a world-writable volume works under Nomad; it is a hardening matter, and the parameters may ask for it',
+    gradeReason:
+      'a world-writable volume works under Nomad; it is a hardening matter, and the parameters may ask for it',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       if (ctx.settings.parameters && 'mode' in ctx.settings.parameters) ctx.skip('the parameters choose the mode');
       const created = await ctx.provision(ctx.newVolume());
       const mode = (await stat(created.path)).mode & 0o7777;
       ctx.note(`mode ${mode.toString(8).padStart(4, '0')}`);
-      if ((mode & 0o002) !== 0) ctx.fail(`${created.path} has mode ${mode.toString(8)}: any user on the host can write to it`);
+      if ((mode & 0o002) !== 0)
+        ctx.fail(`${created.path} has mode ${mode.toString(8)}: any user on the host can write to it`);
     },
   },
 ];

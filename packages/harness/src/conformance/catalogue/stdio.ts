@@ -17,10 +17,12 @@ export const stdioChecks: Check[] = [
   {
     id: 'errors.stdio-released',
     area: 'errors',
-    title: 'With stdout and stderr on pipes, as the agent gives them, nothing the plugin started still holds either once it exits.',
+    title:
+      'With stdout and stderr on pipes, as the agent gives them, nothing the plugin started still holds either once it exits.',
     protocolRef: 'PROTOCOL.md § Running an operation (stdout and stderr are pipes; the agent reads until they close)',
     severity: 'required',
-    gradeReason: 'a real agent reads stdout and stderr until every writer closes them, not until the plugin exits: a helper left holding one keeps the agent waiting for as long as it lives, past every deadline',
+    gradeReason:
+      'a real agent reads stdout and stderr until every writer closes them, not until the plugin exits: a helper left holding one keeps the agent waiting for as long as it lives, past every deadline',
     needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
@@ -28,7 +30,10 @@ export const stdioChecks: Check[] = [
       ctx.cleanup(() => ctx.delete(ctx.deleteRequest(request, createdPath)));
       const runs: Array<[string, PipeRun]> = [];
       let n = 0;
-      const run = async <Op extends 'fingerprint' | 'create' | 'delete'>(operation: Op, input: Parameters<typeof buildEnvironment<Op>>[1]) => {
+      const run = async <Op extends 'fingerprint' | 'create' | 'delete'>(
+        operation: Op,
+        input: Parameters<typeof buildEnvironment<Op>>[1],
+      ) => {
         const dir = join(ctx.sandbox, `pipes-${++n}`);
         await mkdir(dir);
         let result: PipeRun;
@@ -51,9 +56,13 @@ export const stdioChecks: Check[] = [
       if (created.ok) createdPath = created.value;
       await run('delete', ctx.deleteRequest(request, createdPath));
       const held = runs.flatMap(([label, r]) => describeHolders(label, r));
-      if (held.length > 0) ctx.fail(`${held.join('; ')}; start helpers with their output redirected (>/dev/null 2>&1), or wait for them`);
+      if (held.length > 0)
+        ctx.fail(`${held.join('; ')}; start helpers with their output redirected (>/dev/null 2>&1), or wait for them`);
       for (const [label, r] of runs) {
-        if (r.spawnError || r.timedOut || r.exitCode !== 0) ctx.note(`${label} did not succeed on pipes (${r.spawnError ?? (r.timedOut ? 'timed out' : `exit status ${r.exitCode ?? r.signal}`)})`);
+        if (r.spawnError || r.timedOut || r.exitCode !== 0)
+          ctx.note(
+            `${label} did not succeed on pipes (${r.spawnError ?? (r.timedOut ? 'timed out' : `exit status ${r.exitCode ?? r.signal}`)})`,
+          );
       }
     },
   },

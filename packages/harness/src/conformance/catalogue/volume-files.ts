@@ -67,7 +67,10 @@ const HASHED_UP_TO_BYTES = 1024 * 1024;
  * type, mode and owner, and a file's content hash or a link's target. Paths for which
  * `ignore` returns true are left out, with everything below them.
  */
-export async function snapshotTree(dir: string, ignore: (relativePath: string) => boolean = () => false): Promise<Map<string, string>> {
+export async function snapshotTree(
+  dir: string,
+  ignore: (relativePath: string) => boolean = () => false,
+): Promise<Map<string, string>> {
   const found = new Map<string, string>();
   const describe = async (full: string, rel: string): Promise<boolean> => {
     let s;
@@ -80,7 +83,9 @@ export async function snapshotTree(dir: string, ignore: (relativePath: string) =
     if (s.isSymbolicLink()) found.set(rel, `link ${owner} -> ${await readlink(full).catch(() => '?')}`);
     else if (s.isDirectory()) found.set(rel, `dir ${owner}`);
     else if (s.isFile() && s.size <= HASHED_UP_TO_BYTES) {
-      const hash = createHash('sha256').update(await readFile(full).catch(() => Buffer.from('unreadable'))).digest('hex');
+      const hash = createHash('sha256')
+        .update(await readFile(full).catch(() => Buffer.from('unreadable')))
+        .digest('hex');
       found.set(rel, `file ${owner} ${s.size} bytes sha256 ${hash}`);
     } else if (s.isFile()) found.set(rel, `file ${owner} ${s.size} bytes inode ${s.ino}`);
     else found.set(rel, `other ${owner}`);
@@ -124,13 +129,18 @@ export interface Survivors {
  * changed, or anything of the volumes dir that vanished, is lost data; a file of the
  * plugin's own that changed beside them (a shared index) is only reported.
  */
-export async function watchSurvivors(volumesDir: string, keptPaths: readonly string[], doomed: { volumeId: string; path: string }): Promise<Survivors> {
+export async function watchSurvivors(
+  volumesDir: string,
+  keptPaths: readonly string[],
+  doomed: { volumeId: string; path: string },
+): Promise<Survivors> {
   const within = (path: string) => {
     const rel = relative(volumesDir, path);
     return rel === '' || rel.startsWith('..') ? undefined : rel;
   };
   const skipped = [...keptPaths, doomed.path].map(within).filter((r): r is string => r !== undefined);
-  const ignore = (rel: string) => rel.includes(doomed.volumeId) || skipped.some((s) => rel === s || rel.startsWith(`${s}/`));
+  const ignore = (rel: string) =>
+    rel.includes(doomed.volumeId) || skipped.some((s) => rel === s || rel.startsWith(`${s}/`));
   const before = await snapshotTree(volumesDir, ignore);
   const volumes = await Promise.all(keptPaths.map((p) => snapshotTree(p)));
   return {

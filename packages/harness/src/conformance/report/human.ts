@@ -33,9 +33,15 @@ export function formatHuman(report: ConformanceReport): string {
   );
   const skipped = report.results.filter((r) => r.status === 'skip' && r.severity === 'required').map((r) => r.id);
   if (report.interrupted) lines.push('INTERRUPTED: the results above are incomplete');
-  else if (!report.ok && s.requiredFailed === 0) lines.push(`FAILED (--strict): required checks were skipped, so the plugin was not fully judged: ${skipped.join(', ')}`);
+  else if (!report.ok && s.requiredFailed === 0)
+    lines.push(
+      `FAILED (--strict): required checks were skipped, so the plugin was not fully judged: ${skipped.join(', ')}`,
+    );
   else if (!report.ok) lines.push('FAILED: the plugin does not meet the required checks above');
-  else if (skipped.length > 0) lines.push(`OK: no required check failed, but ${skipped.length} required ${skipped.length === 1 ? 'check was' : 'checks were'} skipped (${skipped.join(', ')}); --strict fails the run on that`);
+  else if (skipped.length > 0)
+    lines.push(
+      `OK: no required check failed, but ${skipped.length} required ${skipped.length === 1 ? 'check was' : 'checks were'} skipped (${skipped.join(', ')}); --strict fails the run on that`,
+    );
   else lines.push('OK: no required check failed');
   return `${lines.join('\n')}\n`;
 }

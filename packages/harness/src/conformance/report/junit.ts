@@ -21,17 +21,29 @@ export function formatJUnit(report: ConformanceReport): string {
     const failures = count('fail', areaVerdicts);
     const skipped = count('skip', areaVerdicts);
     const time = results.reduce((t, r) => t + r.durationMs, 0);
-    out.push(`  <testsuite name="${area}" tests="${results.length}" failures="${failures}" errors="0" skipped="${skipped}" time="${seconds(time)}">`);
+    out.push(
+      `  <testsuite name="${area}" tests="${results.length}" failures="${failures}" errors="0" skipped="${skipped}" time="${seconds(time)}">`,
+    );
     for (const r of results) {
       out.push(`    <testcase classname="dhv.${area}" name="${xml(r.id)}" time="${seconds(r.durationMs)}">`);
       const verdict = verdictOf(r, report.strict);
       out.push(
         `      <properties><property name="severity" value="${r.severity}"/><property name="outcome" value="${r.status}"/><property name="requirement" value="${xml(r.title)}"/><property name="protocol" value="${xml(r.protocolRef)}"/><property name="grade" value="${xml(r.gradeReason)}"/></properties>`,
       );
-      if (verdict === 'fail' && r.status === 'fail') out.push(`      <failure message="${xml(r.reason ?? '')}" type="required">${xml(r.title)}</failure>`);
-      if (verdict === 'fail' && r.status === 'skip') out.push(`      <failure message="${xml(`skipped, and --strict fails a skipped required check: ${r.reason ?? ''}`)}" type="required-skipped">${xml(r.title)}</failure>`);
-      if (verdict === 'skip') out.push(`      <skipped message="${xml(`${r.severity === 'required' ? 'required check not judged: ' : ''}${r.reason ?? ''}`)}"/>`);
-      const soft = r.status === 'fail' && r.severity === 'recommended' ? [`recommended check failed (a warning, not a failure): ${r.reason ?? ''}`] : [];
+      if (verdict === 'fail' && r.status === 'fail')
+        out.push(`      <failure message="${xml(r.reason ?? '')}" type="required">${xml(r.title)}</failure>`);
+      if (verdict === 'fail' && r.status === 'skip')
+        out.push(
+          `      <failure message="${xml(`skipped, and --strict fails a skipped required check: ${r.reason ?? ''}`)}" type="required-skipped">${xml(r.title)}</failure>`,
+        );
+      if (verdict === 'skip')
+        out.push(
+          `      <skipped message="${xml(`${r.severity === 'required' ? 'required check not judged: ' : ''}${r.reason ?? ''}`)}"/>`,
+        );
+      const soft =
+        r.status === 'fail' && r.severity === 'recommended'
+          ? [`recommended check failed (a warning, not a failure): ${r.reason ?? ''}`]
+          : [];
       const output = [...soft, ...(r.status === 'warn' ? [`warning: ${r.reason ?? ''}`] : []), ...r.notes];
       if (output.length > 0) out.push(`      <system-out>${xml(output.join('\n'))}</system-out>`);
       out.push('    </testcase>');
