@@ -27,13 +27,11 @@ const byteCount = z
   );
 
 export const createResponseSchema = z.object({
-  path: z
-    .string()
-    .check(
-      z.refine((p: string) => p.startsWith('/'), {
-        error: (issue) => `path must be absolute, got ${JSON.stringify(issue.input)}`,
-      }),
-    ),
+  path: z.string().check(
+    z.refine((p: string) => p.startsWith('/'), {
+      error: (issue) => `path must be absolute, got ${JSON.stringify(issue.input)}`,
+    }),
+  ),
   bytes: z._default(byteCount, 0),
 });
 
