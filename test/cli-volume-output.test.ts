@@ -205,7 +205,7 @@ describe('dhv volume register, delete and status print what nomad prints', () =>
   });
 });
 
-describe('what a user typed cannot forge output (issue 13)', () => {
+describe('what a user typed cannot forge output', () => {
   it('a name with a newline, CR or escape codes is printed escaped: it cannot forge a row of the status table', async () => {
     const spec = await agent.file(
       'evil.json',

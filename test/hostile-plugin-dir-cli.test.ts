@@ -4,7 +4,7 @@ import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { bashPlugin, tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
 
-/** Issue 13's recipes against the CLI: one bad entry in the plugin dir neither hangs dhv nor breaks the agent. */
+/** One bad entry in the plugin dir neither hangs dhv nor breaks the agent. */
 
 let agent: TempAgent | undefined;
 afterEach(async () => {

@@ -8,7 +8,7 @@ import { skipRootTests } from './support/root.js';
 import { bashPlugin, tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
 
 /**
- * Issue 13's recipes about what dhv may touch and what it may call ready: only what
+ * What dhv may touch and what it may call ready: only what
  * client state and the plugins' own records name is unmounted, detached or removed,
  * and a volume whose directory is gone or whose delete was cut short is not ready.
  */

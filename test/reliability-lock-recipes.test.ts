@@ -9,7 +9,7 @@ import { skipRootTests } from './support/root.js';
 import { REFERENCE_LOOPBACK, tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
 
 /**
- * The two recipes of issue 13 that turned the old lock's race into real damage: a
+ * The two cases that turned the old lock's race into real damage: a
  * stale lock broken while others wait made duplicate volumes and double mkfs runs.
  */
 

@@ -172,7 +172,7 @@ describe("volume specs, read as Nomad's CLI and servers read them", () => {
   });
 });
 
-describe('bad input gets a short, clear error (issue 13)', () => {
+describe('bad input gets a short, clear error', () => {
   let dir: string | undefined;
   afterEach(async () => {
     if (dir) await rm(dir, { recursive: true, force: true });

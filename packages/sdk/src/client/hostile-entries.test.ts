@@ -9,7 +9,7 @@ import { PluginDir } from '../__fixtures__/plugins.js';
 import { root, skipUnless, tool, toolPath } from '../../../../test/support/requirements.js';
 
 /**
- * Issue 13's client-side recipes, each a test: entries of the plugin dir that are not
+ * Entries of the plugin dir that are not
  * programs can neither hang nor break discovery, odd requests fail with a clear error,
  * and the file checked is the file run.
  */
