@@ -196,9 +196,10 @@ describe('the packed packages, installed together outside the repo', () => {
       fs.copy(join(project, `node_modules/@dhv/plugin-${id.slice(4)}/dist/${id}`), to);
 
     const PLANS: Record<string, Plan> = {
-      "README.md: npm ci && npm run demo     # the seed's story: create, fingerprint, restart with --reboot, delete": {
+      'README.md: npm ci && npm run demo     # the whole story: create, fingerprint, restart with --reboot, delete': {
         run: 'sh',
-        drop: [/^npm test\b.*$/m],
+        // The checkout's own scripts: outside it there is nothing to test, type-check or lint.
+        drop: [/^npm test\b.*$/m, /^npm run typecheck\b.*$/m, /^npm run lint\b.*$/m],
         timeoutMs: 180_000,
       },
       'README.md: npx dhv check packages/plugin-mkdir/dist/dhv-mkdir          # conformance suite': {
@@ -244,6 +245,14 @@ describe('the packed packages, installed together outside the repo', () => {
         drop: [/^npm run build$/m],
         before: (s) => copyPlugin('dhv-mkdir', join(s, 'my-plugin')),
         timeoutMs: 400_000,
+      },
+      "packages/harness/README.md: import type { Check } from '@dhv/harness';": {
+        run: 'not-here',
+        why: "a check added to the vitest file above (it uses that file's plugin, describe and test)",
+      },
+      'packages/sdk/README.md: async delete(req, ctx) {': {
+        run: 'not-here',
+        why: 'the delete handler of the plugin above, shown alone; the whole plugin runs as the first SDK example',
       },
       "packages/harness/README.md: import { afterAll, describe, test } from 'vitest';": {
         run: 'not-here',

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -83,6 +83,8 @@ beforeEach(async () => {
     nodePool: 'default',
     hostVolumes: [],
   };
+  // Nomad never creates the volumes dir: on a real node it is there before the agent starts.
+  await mkdir(config.volumesDir, { recursive: true });
   runner = new FakeRunner();
   failNext = new Set();
   warnings = [];
