@@ -24,7 +24,7 @@ interface FakeCall {
 class FakeRunner implements PluginRunner {
   readonly calls: FakeCall[] = [];
   plugins = new Set(['p', 'q']);
-  /** What create does per plugin ID; default: succeed at <volumes dir>/<id>. */
+  /** What create does per plugin ID (the path it returns is then made); default: succeed at <volumes dir>/<id>. */
   onCreate: (call: FakeCall) => Promise<{ path: string; bytes: bigint }> = async (call) => ({
     path: `${call.request.volumesDir}/${call.request.volumeId}`,
     bytes: (call.request as CreateRequest).capacityMinBytes,
@@ -48,7 +48,10 @@ class FakeRunner implements PluginRunner {
   async create(_dir: string, pluginId: string, request: CreateRequest, options: RunOptions = {}) {
     const call: FakeCall = { op: 'create', pluginId, request, options };
     this.calls.push(call);
-    return this.onCreate(call);
+    const result = await this.onCreate(call);
+    // What a plugin reports exists: status never calls a volume ready whose path is gone.
+    await mkdir(result.path, { recursive: true });
+    return result;
   }
   async delete(_dir: string, pluginId: string, request: DeleteRequest, options: RunOptions = {}) {
     const call: FakeCall = { op: 'delete', pluginId, request, options };

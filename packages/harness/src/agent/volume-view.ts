@@ -43,7 +43,8 @@ export function toHostVolume(record: VolumeRecord, state: VolumeState, failure?:
     Constraints: record.Volume.Constraints,
     Parameters: req.Parameters,
     HostPath: record.HostPath,
-    State: state,
+    // A volume dhv knows is broken (failed restore, path gone, delete cut short) is never ready.
+    State: failure ? 'unavailable' : state,
     ...(failure ? { StateError: failure.error } : {}),
     CreateTime: record.Volume.CreateTime,
     ModifyTime: record.Volume.ModifyTime,
