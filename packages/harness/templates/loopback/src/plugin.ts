@@ -101,7 +101,11 @@ export default definePlugin({
     const size = imageSize(request.capacityMinBytes, request.capacityMaxBytes);
     // The agent serialises operations per volume name only; a lock per volume ID keeps
     // two creates (or a create and a delete) of one volume from interleaving.
-    const bytes = await withVolumeLock(`${path}.lock`, () => createVolume(path, `${path}.img`, size, ctx), { signal: ctx.signal });
+    // The agent never makes the volumes dir: the lock makes it (only it, never its parents) when missing.
+    const bytes = await withVolumeLock(`${path}.lock`, () => createVolume(path, `${path}.img`, size, ctx), {
+      signal: ctx.signal,
+      folderMode: 0o711,
+    });
     return { path, bytes };
   },
 
@@ -110,6 +114,8 @@ export default definePlugin({
     // (request.cleanup) createdPath was the volumes dir, which holds every other volume.
     const path = volumePath(request.volumesDir, request.volumeId);
     expectCreatedPath(request.createdPath, path);
+    // No volumes dir, no volume: deleting what is gone succeeds, and makes nothing.
+    if (!(await stat(request.volumesDir).catch(() => undefined))) return;
     await withVolumeLock(`${path}.lock`, () => deleteVolume(path, `${path}.img`, ctx), { signal: ctx.signal });
   },
 });
