@@ -10,7 +10,6 @@ import {
   applyHostVolumeUpdates,
   staticHostVolumes,
   type HostVolumeConfig,
-  type HostVolumeMap,
   type HostVolumeUpdate,
 } from './host-volumes.js';
 import { NameClaims } from './name-claims.js';
@@ -362,7 +361,7 @@ export class Agent {
         NodePool: this.config.nodePool,
         Status: 'ready',
         Attributes: facts.fingerprint.attributes,
-        HostVolumes: withoutBroken(facts.hostVolumes, volumes),
+        HostVolumes: facts.hostVolumes,
       },
       skippedPlugins: facts.fingerprint.skipped,
       volumes,
@@ -511,10 +510,4 @@ export class Agent {
 
 function serverKey(record: VolumeRecord): { ID: string; Name: string } {
   return { ID: record.ID, Name: record.CreateReq.Name };
-}
-
-/** The node's map without the dynamic volumes dhv found broken: it never reports what is not there. */
-function withoutBroken(hostVolumes: HostVolumeMap, volumes: readonly HostVolume[]): HostVolumeMap {
-  const broken = new Set(volumes.filter((v) => v.StateError !== undefined).map((v) => v.ID));
-  return Object.fromEntries(Object.entries(hostVolumes).filter(([, v]) => !broken.has(v.ID)));
 }

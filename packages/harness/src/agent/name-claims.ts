@@ -22,8 +22,10 @@ export class NameClaims {
   private readonly dir: string;
   private readonly lockDir: string;
   private readonly idDir: string;
+  private readonly recordsDir: string;
 
   constructor(dataDir: string) {
+    this.recordsDir = dataDirLayout(dataDir).volumeRecords;
     this.dir = dataDirLayout(dataDir).nameClaims;
     this.lockDir = dataDirLayout(dataDir).locks;
     this.idDir = dataDirLayout(dataDir).claimedIds;
@@ -56,7 +58,14 @@ export class NameClaims {
    * the cleanup delete); throws when another ID holds it.
    */
   async claim(name: string, id: string): Promise<{ wasFree: boolean }> {
-    const holder = await this.holder(name);
+    let holder = await this.holder(name);
+    // Nomad's map dies with the agent. Here a claim is a file: one left by a `dhv` killed
+    // mid-create (its volume never reached client state) is no claim, since everything that
+    // claims a name does so under its lock and finishes, or releases it, before letting go.
+    if (holder !== undefined && holder !== id && !(await this.hasRecord(holder))) {
+      await this.release(name);
+      holder = undefined;
+    }
     if (holder !== undefined && holder !== id) throw nameTaken(name, holder);
     if (holder === undefined) {
       await mkdir(this.dir, { recursive: true, mode: 0o700 });
@@ -66,6 +75,13 @@ export class NameClaims {
       await writeFileDurably(this.file(name), JSON.stringify({ Name: name, ID: id }));
     }
     return { wasFree: holder === undefined };
+  }
+
+  private hasRecord(id: string): Promise<boolean> {
+    return lstat(join(this.recordsDir, `${id}.json`)).then(
+      () => true,
+      () => false,
+    );
   }
 
   /** Releases `name`, whoever holds it (Nomad releases by name alone). */
