@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readlinkSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { findTool, TOOL_ENV } from '../helpers/system-tools.js';
 
 /**
@@ -22,10 +22,14 @@ export function outputEndsOf(pid: number): string[] {
   return ends;
 }
 
-/** SIGKILLs every process (other than this one) that holds one of `ends` open; returns their PIDs. */
+/**
+ * SIGKILLs every process that holds one of `ends` open, other than this one and those that
+ * started it (a plugin's leftover never is one of them); returns their PIDs.
+ */
 export function killOutputHolders(ends: readonly string[]): number[] {
   if (ends.length === 0) return [];
   const wanted = new Set(ends);
+  const spared = ancestorsOfThisProcess();
   const killed: number[] = [];
   let pids: string[];
   try {
@@ -35,7 +39,7 @@ export function killOutputHolders(ends: readonly string[]): number[] {
   }
   for (const name of pids) {
     const pid = Number(name);
-    if (pid === process.pid) continue;
+    if (spared.has(pid)) continue;
     let fds: string[];
     try {
       fds = readdirSync(`/proc/${pid}/fd`);
@@ -58,6 +62,21 @@ export function killOutputHolders(ends: readonly string[]): number[] {
     }
   }
   return killed;
+}
+
+/** This process and its parent, its parent's parent and so on, from /proc/<pid>/stat. */
+function ancestorsOfThisProcess(): Set<number> {
+  const line = new Set<number>([process.pid]);
+  for (let pid = process.ppid; pid > 0 && !line.has(pid);) {
+    line.add(pid);
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    } catch {
+      break;
+    }
+  }
+  return line;
 }
 
 /**

@@ -125,6 +125,11 @@ function openPipesOf(shellPid: number, count: number): PipeEnds[] | undefined {
     return undefined;
   }
   if (children.length < count + 1) return undefined;
+  // Every stage also holds whatever pipes were inherited from above (a CI runner's output,
+  // a terminal multiplexer's): those are someone else's, and a plugin given one would write
+  // into it and have its every holder killed as a leftover. This process and the shell hold
+  // each of them; the pipeline's own pipes are held by its stages alone.
+  const foreign = new Set([...pipesHeldBy('self'), ...pipesHeldBy(String(shellPid))]);
   const writers = new Map<string, string>();
   const readers = new Map<string, string>();
   for (const pid of children) {
@@ -137,7 +142,7 @@ function openPipesOf(shellPid: number, count: number): PipeEnds[] | undefined {
     // The shell moves a stage's stdin aside while `read` takes fd 9: look at every descriptor.
     for (const fd of fds) {
       const id = link(`/proc/${pid}/fd/${fd}`);
-      if (!id?.startsWith('pipe:')) continue;
+      if (!id?.startsWith('pipe:') || foreign.has(id)) continue;
       const mode = accessMode(`/proc/${pid}/fdinfo/${fd}`);
       if (mode === 0) readers.set(id, `/proc/${pid}/fd/${fd}`);
       else if (mode === 1) writers.set(id, `/proc/${pid}/fd/${fd}`);
@@ -166,6 +171,17 @@ function openPipesOf(shellPid: number, count: number): PipeEnds[] | undefined {
     return undefined;
   }
   return made;
+}
+
+/** The `pipe:[inode]` identities of every descriptor of process `pid` (or `self`). */
+function pipesHeldBy(pid: string): string[] {
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return [];
+  }
+  return fds.map((fd) => link(`/proc/${pid}/fd/${fd}`)).filter((id): id is string => id?.startsWith('pipe:') === true);
 }
 
 /** O_RDONLY (0) or O_WRONLY (1), from the `flags:` line of /proc/<pid>/fdinfo/<fd>. */
