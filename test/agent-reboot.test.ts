@@ -6,7 +6,8 @@ import { loopDevicesBackedBelow, mountsBelow } from '@dhv/sdk/host';
 
 const mountsUnder = async (dir: string) => (await mountsBelow(dir)).map((m) => m.mountPoint);
 import { skipRootTests } from './support/root.js';
-import { REFERENCE_LOOPBACK, REFERENCE_MKDIR, tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
+import { REFERENCE_LOOPBACK, REFERENCE_MKDIR } from './support/checkout-paths.js';
+import { tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
 
 let agent: TempAgent | undefined;
 afterEach(async () => {
@@ -32,7 +33,7 @@ describe.skipIf(skipRootTests('loopback volumes through the agent'))(
           volumeHcl({ name: 'test', plugin_id: 'dhv-loopback', capacity_min: '47MiB', capacity_max: '47MiB' }),
         ),
       );
-      expect(lo.code, lo.stderr).toBe(0);
+      expect(lo.exitCode, lo.stderr).toBe(0);
       const loId = /with ID ([0-9a-f-]{36})/.exec(lo.stdout)![1]!;
       expect((await agent.dhv('volume', 'status', loId)).stdout).toContain('Capacity  = 47 MiB');
       const mk = await agent.json(
@@ -55,8 +56,8 @@ describe.skipIf(skipRootTests('loopback volumes through the agent'))(
       expect(await readFile(join(mk.Volume.HostPath, 'hello.txt'), 'utf8')).toBe('dir');
       expect(Object.keys((await agent.json('node', 'status')).HostVolumes).sort()).toEqual(['scratch', 'test']);
 
-      expect((await agent.dhv('volume', 'delete', loId)).code).toBe(0);
-      expect((await agent.dhv('volume', 'delete', mk.Volume.ID)).code).toBe(0);
+      expect((await agent.dhv('volume', 'delete', loId)).exitCode).toBe(0);
+      expect((await agent.dhv('volume', 'delete', mk.Volume.ID)).exitCode).toBe(0);
       expect(await mountsUnder(agent.dir)).toEqual([]);
       expect(await loopDevicesBackedBelow(agent.dir)).toEqual([]);
     });

@@ -62,7 +62,7 @@ describe('dhv agent restart', () => {
     await writeFile(join(b.Volume.HostPath, 'data'), 'kept');
 
     const run = await agent.dhv('agent', 'restart');
-    expect(run.code).toBe(0);
+    expect(run.exitCode).toBe(0);
     expect(run.stdout).toContain('==> Restored 3 of 3 host volume(s)');
     expect(run.stdout).toContain('==> Plugins: mkdir 0.0.1, p 1.0.0');
     expect(existsSync(a.Volume.HostPath)).toBe(true);
@@ -96,7 +96,7 @@ describe('dhv agent restart', () => {
     await rm(join(agent.pluginDir, 'p'));
 
     const run = await agent.dhv('agent', 'restart');
-    expect(run.code).toBe(0);
+    expect(run.exitCode).toBe(0);
     expect(run.stdout).toContain('==> Restore failed: no dynamic host volume is reported');
     expect(run.stdout).toMatch(
       new RegExp(`✗ Host volume "${lost.Volume.ID.slice(0, 8)}" lost unavailable: .*no such plugin`),
@@ -177,7 +177,7 @@ describe('dhv agent restart', () => {
       await agent.file('m.hcl', volumeHcl({ name: 'm', plugin_id: 'mkdir' })),
     );
     expect(v.Volume.CapacityBytes).toBe(0);
-    expect((await agent.dhv('agent', 'restart')).code).toBe(0);
+    expect((await agent.dhv('agent', 'restart')).exitCode).toBe(0);
   });
 
   it('lets a dynamic volume replace a static one of the same name, with a warning', async () => {
@@ -227,7 +227,7 @@ describe('dhv agent restart', () => {
       ['volume', 'create', await agent.file('b.hcl', volumeHcl({ name: 'a', plugin_id: 'mkdir' }))],
     ]) {
       const run = await agent.dhv(...args);
-      expect(run.code, args.join(' ')).toBe(1);
+      expect(run.exitCode, args.join(' ')).toBe(1);
       expect(run.stderr).toContain(`client state file ${file} is corrupt`);
     }
     const json = await agent.dhv('agent', 'restart', '--json');
@@ -316,7 +316,7 @@ describe('crash safety and concurrent dhv processes', () => {
     const taken = new Set(volumes.map((v: { Name: string }) => v.Name));
     for (const name of names) {
       const run = await agent.dhv('volume', 'create', join(agent.dir, `${name}.hcl`));
-      expect(run.code, `${name}: ${run.stderr}`).toBe(taken.has(name) ? 1 : 0);
+      expect(run.exitCode, `${name}: ${run.stderr}`).toBe(taken.has(name) ? 1 : 0);
     }
   });
 
@@ -329,7 +329,7 @@ describe('crash safety and concurrent dhv processes', () => {
     const createAll = async (prefix: string) => {
       for (const n of names(prefix)) {
         const run = await agent.dhv('volume', 'create', join(agent.dir, `${n}.hcl`));
-        expect(run.code, run.stderr).toBe(0);
+        expect(run.exitCode, run.stderr).toBe(0);
       }
     };
     await Promise.all([createAll('left'), createAll('right')]);
@@ -342,9 +342,9 @@ describe('crash safety and concurrent dhv processes', () => {
     agent = await tempAgent();
     const spec = await agent.file('same.hcl', volumeHcl({ name: 'same', plugin_id: 'mkdir' }));
     const [x, y] = await Promise.all([agent.dhv('volume', 'create', spec), agent.dhv('volume', 'create', spec)]);
-    expect([x.code, y.code].sort()).toEqual([0, 1]);
+    expect([x.exitCode, y.exitCode].sort()).toEqual([0, 1]);
     // The loser is refused by the client's name claim, or, if the winner was already reported, by placement.
-    expect([x, y].find((r) => r.code === 1)!.stderr).toMatch(
+    expect([x, y].find((r) => r.exitCode === 1)!.stderr).toMatch(
       /volume name already exists on this node|1 nodes had existing volume/,
     );
     expect(await agent.json('volume', 'status')).toHaveLength(1);

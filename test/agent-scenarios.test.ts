@@ -227,6 +227,14 @@ async function replay(scenario: Scenario): Promise<Mismatch[]> {
       }
     };
     const r = step.request ?? {};
+    // The fields of the vector's request every client call takes, and those of a plugin's.
+    const identity = {
+      ID: r.volumeId as string,
+      Name: r.volumeName as string,
+      NodeID: r.nodeId as string,
+      Parameters: r.parameters as Record<string, string> | null,
+    };
+    const plugin = { PluginID: r.pluginId as string, Namespace: r.namespace as string };
     switch (step.op) {
       case 'restart':
         await agent.shutdown();
@@ -241,41 +249,24 @@ async function replay(scenario: Scenario): Promise<Mismatch[]> {
       case 'create':
         await run(() =>
           agent.client.create({
-            ID: r.volumeId as string,
-            Name: r.volumeName as string,
-            PluginID: r.pluginId as string,
-            Namespace: r.namespace as string,
-            NodeID: r.nodeId as string,
+            ...identity,
+            ...plugin,
             RequestedCapacityMinBytes: BigInt(r.capacityMinBytes as string),
             RequestedCapacityMaxBytes: BigInt(r.capacityMaxBytes as string),
-            Parameters: r.parameters as Record<string, string> | null,
           }),
         );
         break;
       case 'register':
         await run(() =>
           agent.client.register({
-            ID: r.volumeId as string,
-            Name: r.volumeName as string,
-            NodeID: r.nodeId as string,
+            ...identity,
             HostPath: r.hostPath as string,
             CapacityBytes: BigInt(r.capacityBytes as string),
-            Parameters: r.parameters as Record<string, string> | null,
           }),
         );
         break;
       case 'delete':
-        await run(() =>
-          agent.client.delete({
-            ID: r.volumeId as string,
-            Name: r.volumeName as string,
-            PluginID: r.pluginId as string,
-            Namespace: r.namespace as string,
-            NodeID: r.nodeId as string,
-            HostPath: r.hostPath as string,
-            Parameters: r.parameters as Record<string, string> | null,
-          }),
-        );
+        await run(() => agent.client.delete({ ...identity, ...plugin, HostPath: r.hostPath as string }));
         break;
     }
     failNext.clear();

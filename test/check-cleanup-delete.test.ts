@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { execPlugin, type RequestInput } from '@dhv/sdk/client';
-import { forceRemove } from '../packages/harness/src/conformance/sandbox.js';
+import { forceRemove } from '../packages/harness/src/conformance/scratch-dirs.js';
 import { snapshotTree, treeChanges } from '../packages/harness/src/conformance/catalogue/volume-files.js';
 import { ensureBuilt } from './support/check-cli.js';
 import { skipRootTests } from './support/root.js';

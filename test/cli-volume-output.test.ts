@@ -3,7 +3,9 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DHV_BIN, tempAgent, volumeHcl, type DhvRun, type TempAgent } from './support/dhv-agent.js';
+import { DHV_BIN } from './support/checkout-paths.js';
+import { tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
+import { type DhvRun } from './support/run-dhv.js';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const TIME = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(?:Z|[+-]\\d\\d:\\d\\d)';
@@ -17,7 +19,7 @@ afterEach(async () => {
 });
 
 /** Runs dhv with stdout on a terminal (util-linux `script` gives it a pty), as a user at a shell sees it. */
-function onTerminal(...args: string[]): Promise<DhvRun> {
+function onTerminal(...args: string[]): Promise<Pick<DhvRun, 'exitCode' | 'stdout' | 'stderr'>> {
   const command = [process.execPath, DHV_BIN, ...args, '--data-dir', agent.dataDir]
     .map((a) => `'${a.replaceAll("'", "'\\''")}'`)
     .join(' ');
@@ -28,7 +30,7 @@ function onTerminal(...args: string[]): Promise<DhvRun> {
       { cwd: agent.dir, env: { ...process.env, TERM: 'dumb' } },
       (err, stdout, stderr) => {
         done({
-          code: err ? Number((err as { code?: unknown }).code ?? 1) : 0,
+          exitCode: err ? Number((err as { code?: unknown }).code ?? 1) : 0,
           stdout: stdout.replaceAll('\r\n', '\n'),
           stderr,
         });
@@ -49,7 +51,7 @@ async function create(name: string, ...flags: string[]): Promise<DhvRun> {
 describe('dhv volume create prints what nomad volume create prints', () => {
   it("without a terminal: the banner, then the monitor's two ==> lines, IDs and names cut to 8", async () => {
     const run = await create('scratch-volume');
-    expect(run.code).toBe(0);
+    expect(run.exitCode).toBe(0);
     expect(run.stderr).toBe('');
     const lines = run.stdout.trimEnd().split('\n');
     expect(lines).toHaveLength(3);
@@ -69,7 +71,7 @@ describe('dhv volume create prints what nomad volume create prints', () => {
   it('-detach and --detach print the one line and no monitor', async () => {
     for (const flag of ['-detach', '--detach']) {
       const run = await create(`d${flag.length}`, flag);
-      expect(run.code).toBe(0);
+      expect(run.exitCode).toBe(0);
       expect(run.stdout).toMatch(new RegExp(`^Created host volume d${flag.length} with ID ${UUID}\n$`));
     }
   });
@@ -79,7 +81,7 @@ describe('dhv volume create prints what nomad volume create prints', () => {
     async () => {
       const spec = await agent.file('tty.hcl', volumeHcl({ name: 'tty', plugin_id: 'mkdir' }));
       const run = await onTerminal('volume', 'create', spec);
-      expect(run.code).toBe(0);
+      expect(run.exitCode).toBe(0);
       const id = new RegExp(`==> Created host volume tty with ID (${UUID})`).exec(run.stdout)![1]!;
       expect(run.stdout).toContain(`  ✓ Host volume "${id.slice(0, 8)}" ready\n\n`);
       expect(run.stdout).toMatch(new RegExp(`\n {4}${TIME}\n {4}ID {8}= ${id}\n`));
@@ -105,14 +107,14 @@ describe('dhv volume register, delete and status print what nomad prints', () =>
       'register',
       await agent.file('r.hcl', volumeHcl({ name: 'legacy', host_path: path })),
     );
-    expect(run.code).toBe(0);
+    expect(run.exitCode).toBe(0);
     expect(run.stdout).toMatch(new RegExp(`^Registered host volume legacy with ID ${UUID}\n$`));
   });
 
   it('delete prints Successfully deleted volume "<id>"!, with -type host and -force accepted', async () => {
     const id = new RegExp(`ID (${UUID})`).exec((await create('gone', '-detach')).stdout)![1]!;
     const run = await agent.dhv('volume', 'delete', '-type', 'host', '-force', id.slice(0, 8));
-    expect(run.code).toBe(0);
+    expect(run.exitCode).toBe(0);
     expect(run.stdout).toBe(`Successfully deleted volume "${id}"!\n`);
   });
 
@@ -179,7 +181,7 @@ describe('dhv volume register, delete and status print what nomad prints', () =>
     const one = await agent.dhv('volume', 'status', id, '-t', '{{.Name}}:{{if .Parameters}}params{{else}}none{{end}}');
     expect(one.stdout).toBe('tpl:none\n');
     const refused = await agent.dhv('volume', 'status', '-t', '{{printf "%s" .ID}}');
-    expect(refused.code).toBe(1);
+    expect(refused.exitCode).toBe(1);
     expect(refused.stdout).toBe('');
     expect(refused.stderr).toMatch(/\{\{printf "%s" \.ID\}\} is not supported: dhv understands/);
   });
@@ -194,13 +196,13 @@ describe('dhv volume register, delete and status print what nomad prints', () =>
     );
     expect((await agent.dhv('volume', 'status', '-node-pool=gpu')).stdout).toBe('Dynamic Host Volumes\n');
     const both = await agent.dhv('volume', 'status', '-node', nodeId, created.Volume.ID);
-    expect(both.code).toBe(1);
+    expect(both.exitCode).toBe(1);
     expect(both.stderr).toContain('-node or -node-pool options can only be used when no ID is provided');
   });
 
   it('-type other than host is refused, naming the type', async () => {
     const run = await agent.dhv('volume', 'status', '-type', 'csi');
-    expect(run.code).toBe(1);
+    expect(run.exitCode).toBe(1);
     expect(run.stderr).toContain('No such volume type "csi"');
   });
 });
@@ -212,7 +214,7 @@ describe('what a user typed cannot forge output', () => {
       JSON.stringify({ type: 'host', name: 'evil\nb6e1f2a3  fake  default  mkdir\r\x1b[2K', plugin_id: 'mkdir' }),
     );
     const created = await agent.dhv('volume', 'create', spec);
-    expect(created.code).toBe(0);
+    expect(created.exitCode).toBe(0);
     expect(created.stdout).toContain(
       '==> Created host volume evil\\nb6e1f2a3  fake  default  mkdir\\r\\x1b[2K with ID',
     );
@@ -236,7 +238,7 @@ describe('what a user typed cannot forge output', () => {
       'create',
       await agent.file('big.json', JSON.stringify({ type: 'host', name: 'n'.repeat(200_000), plugin_id: 'p' })),
     );
-    expect(run.code).toBe(1);
+    expect(run.exitCode).toBe(1);
     expect(run.stderr).toMatch(/name is too large: DHV_VOLUME_NAME would be 200017 bytes.*MAX_ARG_STRLEN/);
     expect(run.stderr.length).toBeLessThan(2000);
     expect(existsSync(join(agent.dataDir, 'ran'))).toBe(false);

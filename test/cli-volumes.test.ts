@@ -31,7 +31,7 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
     );
     const run = await agent.dhv('volume', 'create', spec);
     expect(run.stderr).toBe('');
-    expect(run.code).toBe(0);
+    expect(run.exitCode).toBe(0);
     const id = /^==> Created host volume test with ID ([0-9a-f-]{36})$/m.exec(run.stdout)?.[1];
     expect(id).toBeDefined();
     expect(run.stdout).toMatch(
@@ -116,7 +116,7 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
     const spec = await agent.file('dup.hcl', volumeHcl({ name: 'dup', plugin_id: 'mkdir' }));
     const first = await agent.json('volume', 'create', spec);
     const second = await agent.dhv('volume', 'create', spec);
-    expect(second.code).toBe(1);
+    expect(second.exitCode).toBe(1);
     expect(second.stdout).toBe('');
     // The servers pass over a node that already reports the name (Nomad's placement).
     expect(second.stderr).toMatch(
@@ -166,7 +166,7 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
         }),
       ),
     );
-    expect(refused.code).toBe(1);
+    expect(refused.exitCode).toBe(1);
     expect(refused.stderr).toContain(
       `validating volume "${id}" update failed: 2 errors occurred:\n\t* node ID cannot be updated\n\t* capacity_max (15728640) cannot be less than existing provisioned capacity (20971520)\n`,
     );
@@ -204,7 +204,7 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
     const node = await agent.json('node', 'status');
     expect(node.HostVolumes.legacy).toMatchObject({ Path: existing, ReadOnly: false });
     const id = node.HostVolumes.legacy.ID;
-    expect((await agent.dhv('volume', 'delete', id)).code).toBe(0);
+    expect((await agent.dhv('volume', 'delete', id)).exitCode).toBe(0);
     expect(await readFile(join(existing, 'keep.txt'), 'utf8')).toBe('keep'); // delete of a registered volume never touches it
 
     const missing = await agent.dhv(
@@ -212,7 +212,7 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
       'register',
       await agent.file('missing.hcl', volumeHcl({ name: 'nope', host_path: join(agent.dir, 'nowhere') })),
     );
-    expect(missing.code).toBe(1);
+    expect(missing.exitCode).toBe(1);
     expect(missing.stderr).toContain(
       `could not verify host path for "nope": stat ${join(agent.dir, 'nowhere')}: no such file or directory`,
     );
@@ -224,7 +224,7 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
       'create',
       await agent.file('bad.hcl', 'type = "csi"\ncapacity_min = "10 parsecs"\n'),
     );
-    expect(bad.code).toBe(1);
+    expect(bad.exitCode).toBe(1);
     expect(bad.stderr).toMatch(
       /3 errors occurred:\n\t\* unknown volume type: csi.*\n\t\* missing name\n\t\* invalid capacity_min: /,
     );
@@ -249,7 +249,7 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
       'create',
       await agent.file('b.hcl', volumeHcl({ name: 'b', plugin_id: 'broken' })),
     );
-    expect(run.code).toBe(1);
+    expect(run.exitCode).toBe(1);
     expect(run.stderr).toMatch(
       /error creating volume "[0-9a-f-]{36}" with plugin "broken": exit status 3: no space left/,
     );
@@ -313,7 +313,7 @@ describe('dhv plugin run', () => {
     const plugin = await agent.plugin('slow', '#!/bin/bash\necho "about to hang" >&2\n/bin/sleep 5\n');
     // Long enough for bash to have started and written to stderr even on a loaded machine.
     const run = await agent.dhv('plugin', 'run', plugin, 'fingerprint', '--json', '--timeout', '1500ms');
-    expect(run.code).toBe(1);
+    expect(run.exitCode).toBe(1);
     expect(JSON.parse(run.stderr).error).toMatchObject({
       code: 'PLUGIN_TIMED_OUT',
       stderr: 'about to hang\n',
@@ -340,7 +340,7 @@ describe('dhv plugin run', () => {
     });
     const bad = await agent.dhv('plugin', 'run', 'mkdir', 'create', '--param', 'novalue');
     // A usage error, as from every command (see the exit codes in packages/harness/README.md).
-    expect(bad.code).toBe(2);
+    expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toMatch(/--param "novalue": expected key=value/);
   });
 });

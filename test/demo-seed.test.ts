@@ -4,10 +4,10 @@ import { join, relative } from 'node:path';
 import { runSeedStory } from '@dhv/harness';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { DHV_BIN } from './support/dhv-agent.js';
+import { DHV_BIN } from './support/checkout-paths.js';
 import { rootTestsUnavailable } from './support/root.js';
 import { skipUnless } from './support/requirements.js';
-import { REPO_ROOT } from './support/sandbox.js';
+import { REPO_ROOT } from './support/checkout-paths.js';
 import { asNobodyInCheckoutView, checkoutViewForOtherUser, makeView } from './support/other-user.js';
 
 function demo(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -31,7 +31,7 @@ describe('a plugin dir with hostile entries, through the CLI', () => {
       'create',
       await agent.file('f.hcl', volumeHcl({ name: 'v', plugin_id: 'fifo' })),
     );
-    expect(failed.code).not.toBe(0);
+    expect(failed.exitCode).not.toBe(0);
     const created = await agent.json(
       'volume',
       'create',
@@ -54,10 +54,10 @@ describe('a plugin dir with hostile entries, through the CLI', () => {
       (await agent.json('volume', 'create', await agent.file('g.hcl', volumeHcl({ name: 'kept', plugin_id: 'good' }))))
         .Created,
     ).toBe(true);
-    expect((await agent.dhv('agent', 'restart')).code).toBe(0);
+    expect((await agent.dhv('agent', 'restart')).exitCode).toBe(0);
     const status = await agent.dhv('volume', 'status');
-    expect(status.code).toBe(0);
+    expect(status.exitCode).toBe(0);
     expect(status.stdout).toMatch(/kept/);
-    expect((await agent.dhv('node', 'status')).code).toBe(0);
+    expect((await agent.dhv('node', 'status')).exitCode).toBe(0);
   });
 });

@@ -92,7 +92,7 @@ describe('the dependency rules (npm run lint:deps)', () => {
   it('fail the agent model importing a presenter, and the catalogue importing the agent', async () => {
     await writeFiles({
       'packages/harness/src/agent/restore.ts': "export { f } from '../presenters/format-volume.js';\n",
-      'packages/harness/src/conformance/sandbox.ts': "export { a } from '../agent/agent.js';\n",
+      'packages/harness/src/conformance/scratch-dirs.ts': "export { a } from '../agent/agent.js';\n",
     });
     expect(await violations()).toEqual(expect.arrayContaining(['conformance-not-agent', 'model-knows-no-cli']));
   });

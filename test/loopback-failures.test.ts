@@ -14,12 +14,12 @@ import {
   NOTHING,
   PACKAGE_DIR,
   builtPlugin,
-  destroySandbox,
+  destroyTempVolumesDir,
   inventory,
-  loopDevicesUnder,
-  makeSandbox,
-  mountsUnder,
-} from '../packages/plugin-loopback/src/testing/sandbox.js';
+  loopDevicesBackedBelowSync,
+  makeTempVolumesDir,
+  mountsAtOrBelowSync,
+} from '../packages/plugin-loopback/src/testing/temp-volumes-dir.js';
 
 /**
  * A create that fails part way leaves nothing behind: no image, no loop device, no
@@ -43,10 +43,10 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
   });
 
   beforeEach(async () => {
-    volumesDir = await makeSandbox();
+    volumesDir = await makeTempVolumesDir();
   });
   afterEach(async () => {
-    await destroySandbox(volumesDir);
+    await destroyTempVolumesDir(volumesDir);
   });
 
   const request = (id: string, over: Partial<RequestInput<'create'>> = {}): RequestInput<'create'> => ({
@@ -141,7 +141,7 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
     );
     expect(err.pluginMessage).toBe('injected failure after step grow-image');
     expect((await stat(join(volumesDir, '.dhv-loopback', `${id}.img`))).size).toBe(Number(256n * MIB));
-    expect(mountsUnder(volumesDir).map((m) => m.mountPoint)).toEqual([path]);
+    expect(mountsAtOrBelowSync(volumesDir).map((m) => m.mountPoint)).toEqual([path]);
     expect(await readFile(join(path, 'keep'), 'utf8')).toBe('kept');
   });
 
@@ -161,8 +161,8 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
     execFileSync('/usr/bin/mount', ['-t', 'tmpfs', '-o', 'size=64m', 'dhv-loopback-test', volumesDir]);
     const err = await failure(execPlugin(builtPlugin(), 'create', request(randomUUID(), { capacityMinBytes: GIB })));
     expect(err.pluginMessage).toMatch(/needs 1\.0 GiB but only 6\d(\.\d)? MiB is free/);
-    expect(loopDevicesUnder(volumesDir)).toEqual([]);
-    expect(mountsUnder(volumesDir).map((m) => m.mountPoint)).toEqual([volumesDir]); // only the test's tmpfs
+    expect(loopDevicesBackedBelowSync(volumesDir)).toEqual([]);
+    expect(mountsAtOrBelowSync(volumesDir).map((m) => m.mountPoint)).toEqual([volumesDir]); // only the test's tmpfs
     expect((await inventory(volumesDir)).files).toEqual([]);
   });
 
@@ -174,14 +174,14 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
     );
 
     const link = randomUUID();
-    const target = await makeSandbox('dhv-loopback-target-');
+    const target = await makeTempVolumesDir('dhv-loopback-target-');
     try {
       await writeFile(join(target, 'precious'), 'untouched');
       await symlink(target, join(volumesDir, link));
       expect((await failure(execPlugin(builtPlugin(), 'create', request(link)))).pluginMessage).toMatch(/symlink/);
-      expect(mountsUnder(target)).toEqual([]);
+      expect(mountsAtOrBelowSync(target)).toEqual([]);
       expect((await inventory(volumesDir)).files).toEqual([file, link].sort());
-      expect(loopDevicesUnder(volumesDir)).toEqual([]);
+      expect(loopDevicesBackedBelowSync(volumesDir)).toEqual([]);
 
       await execPlugin(builtPlugin(), 'delete', { ...request(link), createdPath: '' });
       await execPlugin(builtPlugin(), 'delete', { ...request(file), createdPath: '' });
@@ -207,8 +207,8 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
       /not a regular file/,
     );
     expect((await stat(join(volumesDir, '.dhv-loopback', `${id}.img`))).isDirectory()).toBe(true);
-    expect(loopDevicesUnder(volumesDir)).toEqual([]);
-    expect(mountsUnder(volumesDir)).toEqual([]);
+    expect(loopDevicesBackedBelowSync(volumesDir)).toEqual([]);
+    expect(mountsAtOrBelowSync(volumesDir)).toEqual([]);
   });
 
   it('refuses to mount over something else already mounted at the volume path', async () => {
@@ -221,8 +221,8 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
     expect(
       (await failure(execPlugin(builtPlugin(), 'delete', { ...request(id), createdPath: '' }))).pluginMessage,
     ).toMatch(/not this volume's image/);
-    expect(mountsUnder(volumesDir).map((m) => m.source)).toEqual(['someone-else']);
-    expect(loopDevicesUnder(volumesDir)).toEqual([]);
+    expect(mountsAtOrBelowSync(volumesDir).map((m) => m.source)).toEqual(['someone-else']);
+    expect(loopDevicesBackedBelowSync(volumesDir)).toEqual([]);
   });
 
   it.skipIf(noXfs)('names the Debian package to install when a tool is missing, and makes nothing', async () => {
@@ -267,6 +267,6 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
       /holds no ext4 or xfs filesystem/,
     );
     expect((await readFile(join(volumesDir, '.dhv-loopback', `${id}.img`)))[0]).toBe(7);
-    expect(loopDevicesUnder(volumesDir)).toEqual([]);
+    expect(loopDevicesBackedBelowSync(volumesDir)).toEqual([]);
   });
 });

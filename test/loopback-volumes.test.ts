@@ -13,12 +13,12 @@ import {
   MIB,
   NOTHING,
   builtPlugin,
-  destroySandbox,
+  destroyTempVolumesDir,
   inventory,
-  loopDevicesUnder,
-  makeSandbox,
-  mountsUnder,
-} from '../packages/plugin-loopback/src/testing/sandbox.js';
+  loopDevicesBackedBelowSync,
+  makeTempVolumesDir,
+  mountsAtOrBelowSync,
+} from '../packages/plugin-loopback/src/testing/temp-volumes-dir.js';
 
 /** The dhv-loopback plugin, built, run exactly as a Nomad agent runs it, as root on real loop devices. */
 describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopback on real loop devices', () => {
@@ -30,7 +30,7 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
 
   beforeEach(async () => {
     children = [];
-    volumesDir = await makeSandbox();
+    volumesDir = await makeTempVolumesDir();
   });
 
   afterEach(async () => {
@@ -40,7 +40,7 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
         c.exitCode === null && c.signalCode === null ? new Promise((r) => c.once('exit', r)) : undefined,
       ),
     );
-    await destroySandbox(volumesDir);
+    await destroyTempVolumesDir(volumesDir);
   });
 
   const createRequest = (id: string, over: Partial<RequestInput<'create'>> = {}): RequestInput<'create'> => ({
@@ -78,9 +78,9 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
     expect(result.path).toBe(join(volumesDir, id));
     expect(result.bytes).toBe(GIB);
 
-    const [mount] = mountsUnder(volumesDir);
+    const [mount] = mountsAtOrBelowSync(volumesDir);
     expect(mount).toMatchObject({ mountPoint: result.path, fsType: 'ext4' });
-    expect(loopDevicesUnder(volumesDir).map((l) => l.backingFile)).toEqual([imageOf(id)]);
+    expect(loopDevicesBackedBelowSync(volumesDir).map((l) => l.backingFile)).toEqual([imageOf(id)]);
     const size = await filesystemBytes(result.path);
     expect(size).toBeGreaterThan((GIB * 9n) / 10n);
     expect(size).toBeLessThanOrEqual(GIB);
@@ -101,15 +101,16 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
 
         // What a reboot does: the mount and the loop device are gone, the image stays.
         await runTool('/usr/bin/umount', [path]);
-        for (const loop of loopDevicesUnder(volumesDir)) await runTool('/usr/sbin/losetup', ['--detach', loop.device]);
-        expect(mountsUnder(volumesDir)).toEqual([]);
-        expect(loopDevicesUnder(volumesDir)).toEqual([]);
+        for (const loop of loopDevicesBackedBelowSync(volumesDir))
+          await runTool('/usr/sbin/losetup', ['--detach', loop.device]);
+        expect(mountsAtOrBelowSync(volumesDir)).toEqual([]);
+        expect(loopDevicesBackedBelowSync(volumesDir)).toEqual([]);
 
         const again = await create(id, { parameters: { fs } });
         expect(again).toMatchObject({ path, bytes: GIB });
         expect(await sha256(join(path, 'data.bin'))).toBe(before);
-        expect(mountsUnder(volumesDir).map((m) => [m.mountPoint, m.fsType])).toEqual([[path, fs]]);
-        expect(loopDevicesUnder(volumesDir)).toHaveLength(1);
+        expect(mountsAtOrBelowSync(volumesDir).map((m) => [m.mountPoint, m.fsType])).toEqual([[path, fs]]);
+        expect(loopDevicesBackedBelowSync(volumesDir)).toHaveLength(1);
       },
     );
   }
@@ -123,10 +124,10 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
     const request = { volumesDir: linked, capacityMinBytes: 64n * MIB };
     const { path } = await create(id, request);
     expect(path).toBe(join(linked, id));
-    expect(mountsUnder(volumesDir).map((m) => m.mountPoint)).toEqual([join(real, id)]);
+    expect(mountsAtOrBelowSync(volumesDir).map((m) => m.mountPoint)).toEqual([join(real, id)]);
 
     await create(id, request); // already mounted: no second mount on top
-    expect(mountsUnder(volumesDir)).toHaveLength(1);
+    expect(mountsAtOrBelowSync(volumesDir)).toHaveLength(1);
     await execPlugin(plugin(), 'delete', {
       volumesDir: linked,
       volumeId: id,
@@ -134,8 +135,8 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
       nodeId: 'node-1',
       createdPath: path,
     });
-    expect(mountsUnder(volumesDir)).toEqual([]);
-    expect(loopDevicesUnder(volumesDir)).toEqual([]);
+    expect(mountsAtOrBelowSync(volumesDir)).toEqual([]);
+    expect(loopDevicesBackedBelowSync(volumesDir)).toEqual([]);
     expect((await inventory(real)).files).toEqual([]);
   });
 
@@ -146,8 +147,8 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
     const second = await create(id);
     expect(second).toMatchObject({ path: first.path, bytes: first.bytes });
     expect(await readFile(join(first.path, 'keep'), 'utf8')).toBe('kept');
-    expect(mountsUnder(volumesDir)).toHaveLength(1);
-    expect(loopDevicesUnder(volumesDir)).toHaveLength(1);
+    expect(mountsAtOrBelowSync(volumesDir)).toHaveLength(1);
+    expect(loopDevicesBackedBelowSync(volumesDir)).toHaveLength(1);
   });
 
   for (const fs of ['ext4', 'xfs'] as const) {
@@ -166,7 +167,7 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
         expect(BigInt((await stat(imageOf(id))).size)).toBe(2n * GIB);
         expect(await filesystemBytes(path)).toBeGreaterThan(sizeBefore + (GIB * 9n) / 10n);
         expect(await sha256(join(path, 'data.bin'))).toBe(before);
-        expect(mountsUnder(volumesDir).map((m) => m.fsType)).toEqual([fs]);
+        expect(mountsAtOrBelowSync(volumesDir).map((m) => m.fsType)).toEqual([fs]);
 
         // A smaller capacity_min never shrinks anything.
         const again = await create(id, { parameters, capacityMinBytes: GIB });
@@ -203,7 +204,7 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
     const grown = await create(id, { capacityMinBytes: 512n * MIB, parameters });
     expect(grown.bytes).toBe(512n * MIB);
     expect(await filesystemBytes(path)).toBeGreaterThan(sizeBefore + 200n * MIB);
-    const [mount] = mountsUnder(volumesDir);
+    const [mount] = mountsAtOrBelowSync(volumesDir);
     expect(mount!.options).toEqual(expect.arrayContaining(['ro', 'nodev']));
   });
 
@@ -219,7 +220,7 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
     expect(err.pluginMessage).toMatch(/cannot grow/);
     expect(err.pluginMessage).toMatch(/in use/);
     expect(BigInt((await stat(imageOf(id))).size)).toBe(256n * MIB);
-    expect(mountsUnder(volumesDir).map((m) => m.mountPoint)).toEqual([path]);
+    expect(mountsAtOrBelowSync(volumesDir).map((m) => m.mountPoint)).toEqual([path]);
   });
 
   it('deletes: unmounts, detaches, removes the image and the mount point; a second delete succeeds too', async () => {
@@ -240,8 +241,8 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
 
     const err = await failure(remove(id));
     expect(err.pluginMessage).toMatch(/in use/);
-    expect(mountsUnder(volumesDir).map((m) => m.mountPoint)).toEqual([path]);
-    expect(loopDevicesUnder(volumesDir)).toHaveLength(1);
+    expect(mountsAtOrBelowSync(volumesDir).map((m) => m.mountPoint)).toEqual([path]);
+    expect(loopDevicesBackedBelowSync(volumesDir)).toHaveLength(1);
     expect((await stat(imageOf(id))).isFile()).toBe(true);
   });
 
@@ -255,11 +256,11 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
     const err = await failure(remove(id));
     expect(err.pluginMessage).toMatch(/in use: its filesystem is also mounted at .*alloc-data/);
     expect(
-      mountsUnder(volumesDir)
+      mountsAtOrBelowSync(volumesDir)
         .map((m) => m.mountPoint)
         .sort(),
     ).toEqual([path, workload].sort());
-    expect(loopDevicesUnder(volumesDir)).toHaveLength(1);
+    expect(loopDevicesBackedBelowSync(volumesDir)).toHaveLength(1);
     expect((await stat(imageOf(id))).isFile()).toBe(true);
   });
 
@@ -280,8 +281,8 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
         `in use: its filesystem is also mounted at ${path} \\(in the mount namespace of process ${container.pid}\\)`,
       ),
     );
-    expect(mountsUnder(volumesDir).map((m) => m.mountPoint)).toEqual([path]);
-    expect(loopDevicesUnder(volumesDir)).toHaveLength(1);
+    expect(mountsAtOrBelowSync(volumesDir).map((m) => m.mountPoint)).toEqual([path]);
+    expect(loopDevicesBackedBelowSync(volumesDir)).toHaveLength(1);
     expect((await stat(imageOf(id))).isFile()).toBe(true);
   });
 
@@ -289,10 +290,10 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
     const ids = Array.from({ length: 8 }, () => randomUUID());
     const results = await Promise.all(ids.map((id) => create(id, { capacityMinBytes: 256n * MIB })));
     expect(results.map((r) => r.path).sort()).toEqual(ids.map((id) => join(volumesDir, id)).sort());
-    const loops = loopDevicesUnder(volumesDir);
+    const loops = loopDevicesBackedBelowSync(volumesDir);
     expect(loops).toHaveLength(8);
     expect(new Set(loops.map((l) => l.device)).size).toBe(8);
-    expect(mountsUnder(volumesDir)).toHaveLength(8);
+    expect(mountsAtOrBelowSync(volumesDir)).toHaveLength(8);
 
     await Promise.all(ids.map((id) => remove(id)));
     expect(await inventory(volumesDir)).toEqual(NOTHING);
@@ -302,8 +303,8 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
     const id = randomUUID();
     const results = await Promise.all(Array.from({ length: 4 }, () => create(id)));
     for (const r of results) expect(r).toMatchObject({ path: join(volumesDir, id), bytes: GIB });
-    expect(loopDevicesUnder(volumesDir)).toHaveLength(1);
-    expect(mountsUnder(volumesDir)).toHaveLength(1);
+    expect(loopDevicesBackedBelowSync(volumesDir)).toHaveLength(1);
+    expect(mountsAtOrBelowSync(volumesDir)).toHaveLength(1);
   });
 
   it('leaves no loop device and no mount behind after 50 create/delete cycles', async () => {
@@ -324,7 +325,7 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
     const root = await stat(path);
     expect(root.mode & 0o7777).toBe(0o750);
     expect([root.uid, root.gid]).toEqual([1234, 5678]);
-    const [mount] = mountsUnder(volumesDir);
+    const [mount] = mountsAtOrBelowSync(volumesDir);
     expect(mount!.options).toEqual(expect.arrayContaining(['ro', 'noexec', 'nosuid', 'nodev', 'noatime']));
   });
 
@@ -386,7 +387,7 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
     const notDeleted = await runAs(asNobody, ['delete'], deleteEnv, nobody);
     expect(notDeleted.code).not.toBe(0);
     expect(JSON.parse(notDeleted.stdout).error).toMatch(/must run as root/);
-    expect(mountsUnder(volumesDir).map((m) => m.mountPoint)).toEqual([path]);
+    expect(mountsAtOrBelowSync(volumesDir).map((m) => m.mountPoint)).toEqual([path]);
   });
 });
 

@@ -9,9 +9,9 @@ import {
   deleteRequest,
   newVolumeId,
   PACKAGE_DIR,
-  sandbox,
+  makeTempDir,
 } from '../packages/plugin-mkdir/test/fixture.js';
-import { builtPlugin } from './support/sandbox.js';
+import { builtPlugin } from './support/checkout-paths.js';
 
 const run = promisify(execFile);
 const BUILT = join(PACKAGE_DIR, 'dist', 'dhv-mkdir');
@@ -48,7 +48,7 @@ describe('dhv-mkdir packaging', () => {
   });
 
   it('works after copying only that file into a plugin directory', async () => {
-    dir = await sandbox();
+    dir = await makeTempDir();
     const pluginDir = join(dir, 'host_volume_plugins');
     await mkdir(pluginDir);
     const installed = join(pluginDir, 'dhv-mkdir');

@@ -8,7 +8,7 @@ import {
   listTree,
   newVolumeId,
   remove,
-  sandbox,
+  makeTempDir,
   snapshot,
   useBuiltPlugin,
 } from '../packages/plugin-mkdir/test/fixture.js';
@@ -22,7 +22,7 @@ afterEach(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 async function setup() {
-  dir = await sandbox();
+  dir = await makeTempDir();
   volumesDir = join(dir, 'volumes');
   await mkdir(volumesDir);
 }
@@ -84,14 +84,14 @@ describe('dhv-mkdir delete', () => {
   });
 
   it('succeeds when the volumes dir does not exist, and does not create it', async () => {
-    dir = await sandbox();
+    dir = await makeTempDir();
     const missing = join(dir, 'volumes');
     await remove(plugin.executable, deleteRequest(missing, newVolumeId()));
     expect(await listTree(dir)).toEqual([]);
   });
 
   it('succeeds when the volumes dir is a file, leaving the file alone', async () => {
-    dir = await sandbox();
+    dir = await makeTempDir();
     const file = join(dir, 'volumes');
     await writeFile(file, 'not a directory');
     await remove(plugin.executable, deleteRequest(file, newVolumeId()));

@@ -3,17 +3,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENV, NULL_PARAMETERS, type Operation } from '@dhv/sdk/plugin';
 import { spawnPlugin } from '@dhv/sdk/client';
-import {
-  builtPlugin,
-  makeSandbox,
-  mapLimit,
-  pick,
-  releaseMountsAndLoops,
-  removeSandbox,
-  seededRandom,
-  snapshotTree,
-  type ReferencePlugin,
-} from './support/sandbox.js';
+import { builtPlugin, type ReferencePlugin } from './support/checkout-paths.js';
+import { mapLimit } from './support/map-limit.js';
+import { pick, seededRandom } from './support/seeded-random.js';
+import { makeTempDir, releaseMountsAndLoops, removeTempDir } from './support/temp-dir.js';
+import { snapshotTree } from './support/tree-snapshot.js';
 import { testSeed } from './support/seed.js';
 
 /**
@@ -369,7 +363,7 @@ function requestFor(c: Case, layout: Layout): { argv: string[]; env: Env } {
 
 /** A small world around the volumes dir: a volume that exists, a victim outside, links between them. */
 async function buildSandbox(): Promise<Layout> {
-  const sandbox = await makeSandbox('corpus');
+  const sandbox = await makeTempDir('corpus');
   const layout: Layout = {
     sandbox,
     volumesDir: join(sandbox, 'volumes'),
@@ -435,7 +429,7 @@ async function runCase(executable: string, c: Case): Promise<Verdict> {
   } finally {
     // Only a plugin that wrongly accepted a case mounts anything; undo that before removing the files.
     releaseMountsAndLoops(layout.sandbox);
-    await removeSandbox(layout.sandbox);
+    await removeTempDir(layout.sandbox);
   }
 }
 
@@ -474,7 +468,7 @@ describe('a request holding a NUL byte', () => {
     layout = await buildSandbox();
   });
   afterAll(async () => {
-    await removeSandbox(layout?.sandbox);
+    await removeTempDir(layout?.sandbox);
   });
 
   it('never reaches a plugin: the environment cannot carry it, and spawning is refused before anything runs', async () => {

@@ -2,18 +2,12 @@ import { chmod, copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/pr
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isUuid } from '@dhv/sdk/plugin';
-import {
-  builtPlugin,
-  HOSTILE_FIXTURES,
-  makeSandbox,
-  median,
-  pick,
-  removeSandbox,
-  runDhv,
-  seededRandom,
-  waitForProcessesMentioning,
-  type DhvRun,
-} from './support/sandbox.js';
+import { builtPlugin, HOSTILE_FIXTURES } from './support/checkout-paths.js';
+import { median } from './support/median.js';
+import { waitForProcessesMentioning } from './support/processes.js';
+import { runDhv, type DhvRun } from './support/run-dhv.js';
+import { pick, seededRandom } from './support/seeded-random.js';
+import { makeTempDir, removeTempDir } from './support/temp-dir.js';
 import { testSeed } from './support/seed.js';
 
 /**
@@ -69,7 +63,7 @@ describe(`kill -9 of dhv during ${OPERATIONS} creates and deletes (DHV_CRASH_SEE
   let flags: string[];
 
   beforeAll(async () => {
-    sandbox = await makeSandbox('crash');
+    sandbox = await makeTempDir('crash');
     dataDir = join(sandbox, 'data');
     pluginDir = join(sandbox, 'plugins');
     volumesDir = join(dataDir, 'host_volumes');
@@ -84,7 +78,7 @@ describe(`kill -9 of dhv during ${OPERATIONS} creates and deletes (DHV_CRASH_SEE
 
   afterAll(async () => {
     await waitForProcessesMentioning(pluginDir, 5_000);
-    await removeSandbox(sandbox);
+    await removeTempDir(sandbox);
   });
 
   it('state always loads, every recorded volume is restored and in HostVolumes, and anything else on disk is an orphan gc lists and removes', async () => {

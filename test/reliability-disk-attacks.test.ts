@@ -4,14 +4,9 @@ import { chmod, chown, lstat, mkdir, readlink, symlink, writeFile } from 'node:f
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PluginError, execPlugin, resolvePlugin } from '@dhv/sdk/client';
-import {
-  builtPlugin,
-  makeSandbox,
-  releaseMountsAndLoops,
-  removeSandbox,
-  snapshotTree,
-  type ReferencePlugin,
-} from './support/sandbox.js';
+import { builtPlugin, type ReferencePlugin } from './support/checkout-paths.js';
+import { makeTempDir, releaseMountsAndLoops, removeTempDir } from './support/temp-dir.js';
+import { snapshotTree } from './support/tree-snapshot.js';
 import { skipRootTests } from './support/root.js';
 import { expectPluginError } from './support/plugin-error.js';
 
@@ -31,7 +26,7 @@ let volumesDir: string;
 let victim: string;
 
 beforeEach(async () => {
-  sandbox = await makeSandbox('attack');
+  sandbox = await makeTempDir('attack');
   volumesDir = join(sandbox, 'volumes');
   victim = join(sandbox, 'victim');
   await mkdir(volumesDir);
@@ -46,7 +41,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   releaseMountsAndLoops(sandbox);
-  await removeSandbox(sandbox);
+  await removeTempDir(sandbox);
 });
 
 const createRequest = (capacityMinBytes = 16 * MiB) => ({

@@ -7,17 +7,16 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execPlugin } from '@dhv/sdk/client';
 import { collectOrphans, findOrphans, loadAgentConfig } from '@dhv/harness';
 import { skipRootTests } from './support/root.js';
+import { builtPlugin } from './support/checkout-paths.js';
+import { runDhv, type DhvRun } from './support/run-dhv.js';
 import {
-  builtPlugin,
-  loopDevicesUnder,
-  makeSandbox,
-  mountsUnder,
+  loopDeviceNamesBackedBelow,
+  makeTempDir,
+  mountPointsAtOrBelow,
   releaseMountsAndLoops,
-  removeSandbox,
-  runDhv,
-  snapshotTree,
-  type DhvRun,
-} from './support/sandbox.js';
+  removeTempDir,
+} from './support/temp-dir.js';
+import { snapshotTree } from './support/tree-snapshot.js';
 
 /**
  * `dhv agent gc`: volumes on disk under the volumes dir that client state does not know
@@ -35,7 +34,7 @@ let volumesDir: string;
 let flags: string[];
 
 beforeEach(async () => {
-  sandbox = await makeSandbox('gc');
+  sandbox = await makeTempDir('gc');
   dataDir = join(sandbox, 'data');
   pluginDir = join(sandbox, 'plugins');
   volumesDir = join(dataDir, 'host_volumes');
@@ -45,7 +44,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   releaseMountsAndLoops(sandbox);
-  await removeSandbox(sandbox);
+  await removeTempDir(sandbox);
 });
 
 const dhv = (...args: string[]) => runDhv([...args, ...flags]);
@@ -206,7 +205,7 @@ describe.skipIf(skipRootTests('dhv agent gc on mounted orphans'))('dhv agent gc 
       nodeId: 'node',
       capacityMinBytes: 16 * MiB,
     });
-    expect(mountsUnder(volumesDir)).toHaveLength(1);
+    expect(mountPointsAtOrBelow(volumesDir)).toHaveLength(1);
 
     const listed = parsed<GcJson>(await dhv('agent', 'gc', '--json'));
     expect(listed.Orphans).toMatchObject([
@@ -219,8 +218,8 @@ describe.skipIf(skipRootTests('dhv agent gc on mounted orphans'))('dhv agent gc 
     const removed = parsed<GcJson>(await dhv('agent', 'gc', '--remove', '--json'));
 
     expect(removed.Removed).toEqual([ORPHAN_ID]);
-    expect(mountsUnder(volumesDir)).toEqual([]);
-    expect(loopDevicesUnder(volumesDir)).toEqual([]);
+    expect(mountPointsAtOrBelow(volumesDir)).toEqual([]);
+    expect(loopDeviceNamesBackedBelow(volumesDir)).toEqual([]);
     expect(existsSync(join(volumesDir, ORPHAN_ID))).toBe(false);
   });
 

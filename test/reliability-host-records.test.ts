@@ -163,7 +163,7 @@ describe('state files that would hang a reader, and files nothing else collects'
       ['node', 'status'],
     ]) {
       const run = await a.dhv(...command);
-      expect(run.code, command.join(' ')).not.toBe(0);
+      expect(run.exitCode, command.join(' ')).not.toBe(0);
       expect(run.stderr).toContain(`${fifo} is a FIFO, not a regular file`);
     }
   });
@@ -180,7 +180,7 @@ describe('state files that would hang a reader, and files nothing else collects'
     await mkdir(join(a.volumesDir, '.dhv-loopback'), { recursive: true });
     await writeFile(pluginLock, '');
 
-    expect((await a.dhv('agent', 'restart')).code).toBe(0);
+    expect((await a.dhv('agent', 'restart')).exitCode).toBe(0);
     expect(await readdir(locks)).toEqual([]);
     expect((await readdir(claims)).filter((n) => n.startsWith('.tmp-'))).toEqual([]);
 

@@ -6,16 +6,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PluginError, execPlugin, resolvePlugin, type PluginErrorCode } from '@dhv/sdk/client';
 import type { Operation } from '@dhv/sdk/plugin';
 import { Agent, loadAgentConfig, validateVolumeSpec } from '@dhv/harness';
-import {
-  DHV_BIN,
-  HostileInstaller,
-  makeSandbox,
-  mapLimit,
-  recordedPids,
-  removeSandbox,
-  runDhv,
-  survivors,
-} from './support/sandbox.js';
+import { DHV_BIN } from './support/checkout-paths.js';
+import { HostileInstaller } from './support/hostile-installer.js';
+import { mapLimit } from './support/map-limit.js';
+import { recordedPids, survivors } from './support/processes.js';
+import { runDhv } from './support/run-dhv.js';
+import { makeTempDir, removeTempDir } from './support/temp-dir.js';
 
 /**
  * Hostile plugins, on the agent's side: the simulated agent goes on serving
@@ -32,7 +28,7 @@ let dataDir: string;
 const hostile = new HostileInstaller();
 
 beforeEach(async () => {
-  sandbox = await makeSandbox('hostile-agent');
+  sandbox = await makeTempDir('hostile-agent');
   pluginDir = join(sandbox, 'plugins');
   dataDir = join(sandbox, 'data');
   volumesDir = join(dataDir, 'host_volumes');
@@ -42,7 +38,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   await hostile.killLeftovers();
-  await removeSandbox(sandbox);
+  await removeTempDir(sandbox);
 });
 
 /** Copies a fixture into the plugin dir under `id` and returns its path. */
@@ -91,7 +87,7 @@ describe('dhv plugin run with a hostile plugin', () => {
         () => undefined,
         (e: unknown) => e as PluginError,
       );
-      const text = await runDhv([
+      const pluginRun = [
         'plugin',
         'run',
         c.byId ? id : file,
@@ -104,22 +100,9 @@ describe('dhv plugin run with a hostile plugin', () => {
         dataDir,
         '--plugin-dir',
         pluginDir,
-      ]);
-      const json = await runDhv([
-        'plugin',
-        'run',
-        c.byId ? id : file,
-        c.operation,
-        '--volume-id',
-        VOLUME_ID,
-        '--timeout',
-        '2s',
-        '--data-dir',
-        dataDir,
-        '--plugin-dir',
-        pluginDir,
-        '--json',
-      ]);
+      ];
+      const text = await runDhv(pluginRun);
+      const json = await runDhv([...pluginRun, '--json']);
       return { c, file, sdkError, text, json };
     });
     for (const { c, file, sdkError, text, json } of outcomes) {

@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PluginError, discoverPlugins, execPlugin, resolvePlugin, type PluginErrorCode } from '@dhv/sdk/client';
 import type { Operation } from '@dhv/sdk/plugin';
-import { HostileInstaller, makeSandbox, recordedPids, removeSandbox, survivors } from './support/sandbox.js';
+import { HostileInstaller } from './support/hostile-installer.js';
+import { recordedPids, survivors } from './support/processes.js';
+import { makeTempDir, removeTempDir } from './support/temp-dir.js';
 
 /**
  * Hostile plugins: whatever a plugin does, the client stays in control. Each
@@ -26,7 +28,7 @@ let volumesDir: string;
 const hostile = new HostileInstaller();
 
 beforeEach(async () => {
-  sandbox = await makeSandbox('hostile');
+  sandbox = await makeTempDir('hostile');
   pluginDir = join(sandbox, 'plugins');
   volumesDir = join(sandbox, 'volumes');
   await mkdir(pluginDir);
@@ -36,7 +38,7 @@ beforeEach(async () => {
 afterEach(async () => {
   // A failed assertion must not leave a hanging fixture behind.
   await hostile.killLeftovers();
-  await removeSandbox(sandbox);
+  await removeTempDir(sandbox);
 });
 
 /** Copies a fixture into the plugin dir under `id` and returns its path. */

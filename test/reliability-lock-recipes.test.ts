@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { buildEnvironment } from '@dhv/sdk/client';
 import { loopDevicesBackedBy, mountsAt } from '@dhv/sdk/host';
 import { skipRootTests } from './support/root.js';
-import { REFERENCE_LOOPBACK, tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
+import { REFERENCE_LOOPBACK } from './support/checkout-paths.js';
+import { tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
 
 /**
  * The two cases that turned the old lock's race into real damage: a

@@ -3,7 +3,9 @@ import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { skipRootTests } from './support/root.js';
-import { makeSandbox, releaseMountsAndLoops, removeSandbox, runDhv, snapshotTree } from './support/sandbox.js';
+import { runDhv } from './support/run-dhv.js';
+import { makeTempDir, releaseMountsAndLoops, removeTempDir } from './support/temp-dir.js';
+import { snapshotTree } from './support/tree-snapshot.js';
 
 /**
  * Crashes and lost writes: client state written to a full disk. The data dir
@@ -19,7 +21,7 @@ let volumesDir: string;
 let flags: string[];
 
 beforeEach(async () => {
-  sandbox = await makeSandbox('state-full');
+  sandbox = await makeTempDir('state-full');
   dataDir = join(sandbox, 'data');
   volumesDir = join(sandbox, 'volumes');
   await mkdir(dataDir);
@@ -34,7 +36,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   releaseMountsAndLoops(sandbox);
-  await removeSandbox(sandbox);
+  await removeTempDir(sandbox);
 });
 
 async function spec(name: string, namespace = 'default'): Promise<string> {

@@ -3,16 +3,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execPlugin } from '@dhv/sdk/client';
 import { loopDevices, skipUnless, tool } from '../support/requirements.js';
+import { builtPlugin } from '../support/checkout-paths.js';
+import { mapLimit } from '../support/map-limit.js';
+import { median } from '../support/median.js';
 import {
-  builtPlugin,
-  loopDevicesUnder,
-  makeSandbox,
-  mapLimit,
-  median,
-  mountsUnder,
+  loopDeviceNamesBackedBelow,
+  makeTempDir,
+  mountPointsAtOrBelow,
   releaseMountsAndLoops,
-  removeSandbox,
-} from '../support/sandbox.js';
+  removeTempDir,
+} from '../support/temp-dir.js';
 
 /**
  * The soak: 100 create/delete cycles of dhv-loopback, 8 at a time, through the
@@ -39,13 +39,13 @@ describe.skipIf(
 
   beforeAll(async () => {
     executable = builtPlugin('dhv-loopback');
-    sandbox = await makeSandbox('soak');
+    sandbox = await makeTempDir('soak');
     volumesDir = join(sandbox, 'volumes');
   }, 120_000);
 
   afterAll(async () => {
     releaseMountsAndLoops(sandbox);
-    await removeSandbox(sandbox);
+    await removeTempDir(sandbox);
   });
 
   it('leaves no loop device, mount, image or directory, and a cycle takes as long at the end as at the start', async () => {
@@ -78,8 +78,8 @@ describe.skipIf(
 
     expect(failures).toEqual([]);
 
-    expect(loopDevicesUnder(sandbox)).toEqual([]);
-    expect(mountsUnder(sandbox)).toEqual([]);
+    expect(loopDeviceNamesBackedBelow(sandbox)).toEqual([]);
+    expect(mountPointsAtOrBelow(sandbox)).toEqual([]);
     const left = await readdir(volumesDir);
     // The plugin's hidden image folder may stay, empty: nothing of any volume is left in it.
     expect(left.filter((n) => n !== '.dhv-loopback')).toEqual([]);

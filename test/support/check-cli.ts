@@ -4,7 +4,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { loopDevicesUnder, mountsUnder } from './sandbox.js';
+import { loopDeviceNamesBackedBelow, mountPointsAtOrBelow } from './temp-dir.js';
 import type { ConformanceReport } from '../../packages/harness/src/conformance/index.js';
 
 const run = promisify(execFile);
@@ -48,8 +48,8 @@ export async function dhvCheck(plugin: string, args: string[] = []): Promise<Che
       report: JSON.parse(stdout) as ConformanceReport,
       stderr,
       leftovers: await readdir(scratch),
-      leftoverMounts: mountsUnder(scratch),
-      leftoverLoopDevices: loopDevicesUnder(scratch),
+      leftoverMounts: mountPointsAtOrBelow(scratch),
+      leftoverLoopDevices: loopDeviceNamesBackedBelow(scratch),
     };
   } finally {
     await rm(scratch, { recursive: true, force: true });

@@ -1,25 +1,11 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { loopDevicesBackedBelow, mountsAtOrBelow, releaseEverythingBelow } from '@dhv/sdk/host';
 import { dataDirLayout } from '@dhv/harness';
-
-/** The real `dhv` executable; tests run it as a separate process, as a user would. */
-export const DHV_BIN = resolve(fileURLToPath(new URL('../../packages/harness/bin/run.js', import.meta.url)));
-export const REFERENCE_MKDIR = resolve(
-  fileURLToPath(new URL('../../packages/plugin-mkdir/dist/dhv-mkdir', import.meta.url)),
-);
-export const REFERENCE_LOOPBACK = resolve(
-  fileURLToPath(new URL('../../packages/plugin-loopback/dist/dhv-loopback', import.meta.url)),
-);
-
-export interface DhvRun {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+import { DHV_BIN } from './checkout-paths.js';
+import { runDhv, type DhvRun } from './run-dhv.js';
 
 /** A temporary simulated agent: its own data dir, plugin dir and volumes dir, and a `dhv` bound to them. */
 export interface TempAgent {
@@ -53,13 +39,7 @@ export async function tempAgent(options: { config?: (dir: string) => string } = 
     configFile = join(dir, 'agent.hcl');
     await writeFile(configFile, options.config(dir));
   }
-  const argv = (args: string[]) => [
-    DHV_BIN,
-    ...args,
-    '--data-dir',
-    dataDir,
-    ...(configFile ? ['--config', configFile] : []),
-  ];
+  const argv = (args: string[]) => [...args, '--data-dir', dataDir, ...(configFile ? ['--config', configFile] : [])];
   const env = () => {
     const e = { ...process.env };
     delete e.DHV_DATA_DIR;
@@ -71,29 +51,18 @@ export async function tempAgent(options: { config?: (dir: string) => string } = 
     pluginDir,
     volumesDir,
     ...(configFile ? { config: configFile } : {}),
-    dhv: (...args) =>
-      new Promise((done) => {
-        execFile(
-          process.execPath,
-          argv(args),
-          { cwd: dir, env: env(), maxBuffer: 64 * 1024 * 1024 },
-          (err, stdout, stderr) => {
-            const code = err
-              ? typeof (err as { code?: unknown }).code === 'number'
-                ? (err as { code: number }).code
-                : 1
-              : 0;
-            done({ code, stdout, stderr });
-          },
-        );
-      }),
+    dhv: (...args) => runDhv(argv(args), { cwd: dir, env: { DHV_DATA_DIR: undefined } }),
     async json(...args) {
       const run = await agent.dhv(...args, '--json');
-      if (run.code !== 0) throw new Error(`dhv ${args.join(' ')} failed (${run.code}): ${run.stderr}`);
+      if (run.exitCode !== 0) throw new Error(`dhv ${args.join(' ')} failed (${run.exitCode}): ${run.stderr}`);
       return JSON.parse(run.stdout);
     },
     start(...args) {
-      const child = spawn(process.execPath, argv(args), { cwd: dir, env: env(), stdio: ['pipe', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [DHV_BIN, ...argv(args)], {
+        cwd: dir,
+        env: env(),
+        stdio: ['pipe', 'pipe', 'pipe'],
+      });
       children.add(child);
       child.once('exit', () => children.delete(child));
       return child;

@@ -2,7 +2,7 @@ import { chmod, copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { REPO_ROOT } from './sandbox.js';
+import { REPO_ROOT } from './checkout-paths.js';
 import { root, tool, type Requirement } from './requirements.js';
 
 /** The unprivileged user the tests run things as. */

@@ -94,8 +94,8 @@ export function remove(executable: string, request: RequestInput<'delete'>, opti
   return execPlugin(executable, 'delete', request, { pluginId: 'dhv-mkdir', ...options });
 }
 
-/** A temporary directory that `cleanup()` removes, registered by the caller in afterEach. */
-export async function sandbox(prefix = 'dhv-mkdir-test-'): Promise<string> {
+/** A fresh temporary directory for one test; the caller removes it in afterEach. */
+export async function makeTempDir(prefix = 'dhv-mkdir-test-'): Promise<string> {
   return mkdtemp(join(tmpdir(), prefix));
 }
 

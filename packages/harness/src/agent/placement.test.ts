@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { VolumeSpec } from '../volume-specs/volume-spec.js';
+import { volumeSpec } from '../__fixtures__/volume-spec.js';
 import type { VolumeRecord } from './client-state.js';
 import { constraintHolds, placementProblem, updateProblem, type PlacementNode } from './placement.js';
 
@@ -28,26 +28,6 @@ const node: PlacementNode = {
   },
 };
 
-function spec(fields: Partial<VolumeSpec>): VolumeSpec {
-  return {
-    type: 'host',
-    id: '',
-    name: 'v',
-    namespace: 'default',
-    pluginId: 'p',
-    nodeId: '',
-    nodePool: '',
-    capacityMinBytes: 0n,
-    capacityMaxBytes: 0n,
-    capacityBytes: 0n,
-    hostPath: '',
-    parameters: null,
-    capabilities: [],
-    constraints: [],
-    ...fields,
-  };
-}
-
 const holds = (attribute: string, operator: string, value: string) =>
   constraintHolds({ attribute, operator, value }, node);
 
@@ -74,23 +54,26 @@ describe("constraints, evaluated against the node with Nomad's operators", () =>
 
 describe('placement on this node', () => {
   it('needs the plugin fingerprinted, and says dhv agent fingerprint is the reload', () => {
-    const err = placementProblem(spec({ pluginId: 'new' }), node);
+    const err = placementProblem(volumeSpec({ pluginId: 'new' }), node);
     expect(err?.message).toMatch(
       /^could not place volume "v": no node meets constraints: 0 nodes had existing volume, 0 nodes filtered by node pool governance, 1 nodes were infeasible\nPlugin "new" is not fingerprinted.*run dhv agent fingerprint/,
     );
-    expect(placementProblem(spec({}), node)).toBeUndefined();
+    expect(placementProblem(volumeSpec({}), node)).toBeUndefined();
   });
 
   it('passes over a node that already reports the name, unless node_id names it', () => {
-    expect(placementProblem(spec({ name: 'taken' }), node)?.message).toMatch(
+    expect(placementProblem(volumeSpec({ name: 'taken' }), node)?.message).toMatch(
       /: no node meets constraints: 1 nodes had existing volume, /,
     );
-    expect(placementProblem(spec({ name: 'taken', nodeId: NODE_ID }), node)).toBeUndefined();
+    expect(placementProblem(volumeSpec({ name: 'taken', nodeId: NODE_ID }), node)).toBeUndefined();
   });
 
   it('refuses a node named by node_id whose attributes fail a constraint', () => {
     const err = placementProblem(
-      spec({ nodeId: NODE_ID, constraints: [{ attribute: '${attr.kernel.name}', operator: '=', value: 'windows' }] }),
+      volumeSpec({
+        nodeId: NODE_ID,
+        constraints: [{ attribute: '${attr.kernel.name}', operator: '=', value: 'windows' }],
+      }),
       node,
     );
     expect(err?.message).toMatch(
@@ -124,12 +107,12 @@ describe('update rules', () => {
   } satisfies VolumeRecord;
 
   it('lets the plugin and the name change', () => {
-    expect(updateProblem(spec({ id: existing.ID, name: 'renamed', pluginId: 'q' }), existing)).toBeUndefined();
+    expect(updateProblem(volumeSpec({ id: existing.ID, name: 'renamed', pluginId: 'q' }), existing)).toBeUndefined();
   });
 
   it("refuses another node, another pool and a capacity_max below the provisioned capacity, all at once, in Nomad's words", () => {
     const err = updateProblem(
-      spec({ id: existing.ID, nodeId: 'other', nodePool: 'gpu', capacityMaxBytes: 1000n }),
+      volumeSpec({ id: existing.ID, nodeId: 'other', nodePool: 'gpu', capacityMaxBytes: 1000n }),
       existing,
     );
     expect(err?.message).toBe(

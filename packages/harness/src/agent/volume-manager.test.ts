@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CreateRequest, DeleteRequest } from '@dhv/sdk';
 import { PluginError } from '@dhv/sdk/client';
+import { volumeSpec } from '../__fixtures__/volume-spec.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import { Agent } from './agent.js';
 import type { ClientCreateRequest, ClientState } from './client-state.js';
@@ -251,22 +252,7 @@ describe('restore', () => {
 
 describe('volume states as the servers compute them', () => {
   it('is ready once the node reports the name, and unavailable when a restart no longer reports it while others are reported', async () => {
-    const spec = (name: string, pluginId = 'p') => ({
-      type: 'host' as const,
-      id: '',
-      name,
-      namespace: 'default',
-      pluginId,
-      nodeId: '',
-      nodePool: '',
-      capacityMinBytes: 0n,
-      capacityMaxBytes: 0n,
-      capacityBytes: 0n,
-      hostPath: '',
-      parameters: null,
-      capabilities: [],
-      constraints: [],
-    });
+    const spec = (name: string, pluginId = 'p') => volumeSpec({ name, pluginId });
     const { volume: kept } = await agent.createVolume(spec('kept'));
     const { volume: lost } = await agent.createVolume(spec('lost', 'q'));
     expect([kept.State, lost.State]).toEqual(['ready', 'ready']);
@@ -280,22 +266,7 @@ describe('volume states as the servers compute them', () => {
   });
 
   it('refuses to place a volume whose plugin the node has not fingerprinted, and says dhv agent fingerprint is the reload', async () => {
-    const spec = {
-      type: 'host' as const,
-      id: '',
-      name: 'x',
-      namespace: 'default',
-      pluginId: 'new',
-      nodeId: '',
-      nodePool: '',
-      capacityMinBytes: 0n,
-      capacityMaxBytes: 0n,
-      capacityBytes: 0n,
-      hostPath: '',
-      parameters: null,
-      capabilities: [],
-      constraints: [],
-    };
+    const spec = volumeSpec({ name: 'x', pluginId: 'new' });
     const err = (await agent.createVolume(spec).catch((e: Error) => e)) as Error;
     expect(err.message).toMatch(
       /^could not place volume "x": no node meets constraints: 0 nodes had existing volume, 0 nodes filtered by node pool governance, 1 nodes were infeasible\n/,

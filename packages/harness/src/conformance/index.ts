@@ -14,7 +14,7 @@ export {
 export { formatHuman, formatProgressLine } from './report/human.js';
 export { formatJUnit } from './report/junit.js';
 export { formatJson } from './report/json.js';
-export { forceRemove, releaseSystemResources } from './sandbox.js';
+export { forceRemove } from './scratch-dirs.js';
 export {
   AREAS,
   type Area,

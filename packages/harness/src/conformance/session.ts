@@ -5,7 +5,7 @@ import { execPlugin, PluginError, buildEnvironment, type RequestInput } from '@d
 import { AGENT_TIMEOUT_MS } from '@dhv/sdk/plugin';
 import { CheckOutcome, describeUnexpected } from './outcome.js';
 import { runRaw, type RawRun } from './raw-run.js';
-import { forceRemove, makeRunRoot } from './sandbox.js';
+import { forceRemove, makeRunRoot } from './scratch-dirs.js';
 import type { Check, CheckContext, CheckResult, DeleteInput, Status, SuiteSettings } from './types.js';
 
 /**

@@ -336,6 +336,41 @@ function utf8Width(b: Uint8Array, i: number): number {
   return 0;
 }
 
+/** JavaScript values of parsed JSON with every number a `number`, as JSON.parse gives them. */
+export type PlainJson = null | boolean | string | number | PlainJson[] | { [key: string]: PlainJson };
+/** JavaScript values of parsed JSON with every integer literal a `bigint`, so none beyond 2^53 is rounded. */
+export type PlainJsonWithBigints =
+  null | boolean | string | bigint | number | PlainJsonWithBigints[] | { [key: string]: PlainJsonWithBigints };
+
+/**
+ * A parsed value as plain JavaScript values (objects with their keys as own properties,
+ * a repeated key keeping its last value). With `integers: 'bigint'` an integer literal
+ * becomes a bigint and any other number a `number`; by default every number is a `number`.
+ */
+export function goJsonToPlain(value: GoJsonValue, options: { integers: 'bigint' }): PlainJsonWithBigints;
+export function goJsonToPlain(value: GoJsonValue, options?: { integers?: 'number' }): PlainJson;
+export function goJsonToPlain(
+  value: GoJsonValue,
+  options: { integers?: 'bigint' | 'number' } = {},
+): PlainJsonWithBigints {
+  const convert = (v: GoJsonValue): PlainJsonWithBigints => {
+    switch (v.kind) {
+      case 'null':
+        return null;
+      case 'bool':
+      case 'string':
+        return v.value;
+      case 'number':
+        return options.integers === 'bigint' && /^-?[0-9]+$/.test(v.raw) ? BigInt(v.raw) : Number(v.raw);
+      case 'array':
+        return v.items.map(convert);
+      case 'object':
+        return Object.fromEntries(v.entries.map(([k, item]) => [k, convert(item)]));
+    }
+  };
+  return convert(value);
+}
+
 /**
  * Whether an object key matches a struct field's JSON name the way encoding/json
  * matches them: an exact match, or equal under Unicode simple case folding

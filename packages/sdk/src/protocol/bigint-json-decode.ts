@@ -1,4 +1,4 @@
-import { parseGoJson, type GoJsonValue } from '../go/json.js';
+import { goJsonToPlain, parseGoJson } from '../go/json.js';
 
 /**
  * Parses JSON into plain values where every integer literal becomes a bigint. Throws on
@@ -12,24 +12,5 @@ export function decodeJson(text: string): unknown {
     if (!Number.isSafeInteger(value)) lossy = true;
     return BigInt(value);
   });
-  return lossy ? toPlain(parseGoJson(text)) : fast;
-}
-
-function toPlain(value: GoJsonValue): unknown {
-  switch (value.kind) {
-    case 'null':
-      return null;
-    case 'bool':
-    case 'string':
-      return value.value;
-    case 'number':
-      return /^-?[0-9]+$/.test(value.raw) ? BigInt(value.raw) : Number(value.raw);
-    case 'array':
-      return value.items.map(toPlain);
-    case 'object': {
-      const out: Record<string, unknown> = {};
-      for (const [k, v] of value.entries) out[k] = toPlain(v);
-      return out;
-    }
-  }
+  return lossy ? goJsonToPlain(parseGoJson(text), { integers: 'bigint' }) : fast;
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GoJsonSyntaxError, parseGoJson, type GoJsonValue } from '../go/json.js';
+import { GoJsonSyntaxError, goJsonToPlain, parseGoJson, type GoJsonValue } from '../go/json.js';
 import { decodeCreateOutput, decodeErrorOutput, decodeFingerprintOutput } from './decode.js';
 import { loadVectors } from '../__fixtures__/vectors.js';
 import { testSeed } from '../../../../test/support/seed.js';
@@ -121,26 +121,6 @@ function mutate(text: string): string {
   return chars.join('');
 }
 
-/** The parsed value as plain JS, for comparison with JSON.parse (numbers as numbers). */
-function plain(value: GoJsonValue): unknown {
-  switch (value.kind) {
-    case 'null':
-      return null;
-    case 'bool':
-    case 'string':
-      return value.value;
-    case 'number':
-      return Number(value.raw);
-    case 'array':
-      return value.items.map(plain);
-    case 'object': {
-      const out: Record<string, unknown> = {};
-      for (const [k, v] of value.entries) out[k] = plain(v);
-      return out;
-    }
-  }
-}
-
 /** Everything a plugin's output goes through; throws only what is a bug. */
 function decodeAll(input: string | Uint8Array): void {
   for (const decode of [decodeCreateOutput, decodeFingerprintOutput]) {
@@ -166,7 +146,7 @@ describe(`the JSON decoder under random and adversarial plugin output (seed ${SE
       const doc = JSON.stringify(randomValue(0), null, int(2) ? undefined : int(4));
       const parsed = goAccepts(doc);
       expect(parsed.ok, `round ${round}: ${doc}`).toBe(true);
-      if (parsed.ok) expect(plain(parsed.value), `round ${round}`).toEqual(JSON.parse(doc));
+      if (parsed.ok) expect(goJsonToPlain(parsed.value), `round ${round}`).toEqual(JSON.parse(doc));
       decodeAll(doc);
 
       const mutated = mutate(doc);

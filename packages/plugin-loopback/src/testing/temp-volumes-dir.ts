@@ -32,26 +32,18 @@ export function builtPlugin(): string {
 export const GIB = 1024n ** 3n;
 export const MIB = 1024n ** 2n;
 
-export function makeSandbox(prefix = 'dhv-loopback-test-'): Promise<string> {
+/** A fresh volumes dir for one test, under /var/tmp; remove it with `destroyTempVolumesDir`. */
+export function makeTempVolumesDir(prefix = 'dhv-loopback-test-'): Promise<string> {
   return mkdtemp(join('/var/tmp', prefix));
 }
 
-export type { LoopDevice, MountEntry as Mount } from '@dhv/sdk/host';
-
-export function mounts(): MountEntry[] {
-  return readMountTableSync();
-}
-
 /** Mounts at `dir` or below it: a mount at `dir` itself counts. */
-export function mountsUnder(dir: string): MountEntry[] {
+export function mountsAtOrBelowSync(dir: string): MountEntry[] {
   return entriesAtOrBelow(readMountTableSync(), dir);
 }
 
-export function loopDevices(): LoopDevice[] {
-  return attachedLoopDevicesSync();
-}
-
-export function loopDevicesUnder(dir: string): LoopDevice[] {
+/** Loop devices backed by a file below `dir`. */
+export function loopDevicesBackedBelowSync(dir: string): LoopDevice[] {
   return attachedLoopDevicesSync().filter((l) => l.backingFile.startsWith(`${dir}/`));
 }
 
@@ -71,8 +63,8 @@ export async function filesUnder(dir: string, prefix = ''): Promise<string[]> {
 /** What a volumes dir holds on the host: all empty after a failed create or a delete. */
 export async function inventory(dir: string): Promise<{ mounts: string[]; loopDevices: string[]; files: string[] }> {
   return {
-    mounts: mountsUnder(dir).map((m) => m.mountPoint),
-    loopDevices: loopDevicesUnder(dir).map((l) => `${l.device} (${l.backingFile})`),
+    mounts: mountsAtOrBelowSync(dir).map((m) => m.mountPoint),
+    loopDevices: loopDevicesBackedBelowSync(dir).map((l) => `${l.device} (${l.backingFile})`),
     files: await filesUnder(dir),
   };
 }
@@ -80,7 +72,7 @@ export async function inventory(dir: string): Promise<{ mounts: string[]; loopDe
 export const NOTHING = { mounts: [], loopDevices: [], files: [] };
 
 /** Unmounts, detaches and removes everything under `dir`, whatever state a test left it in. */
-export async function destroySandbox(dir: string): Promise<void> {
+export async function destroyTempVolumesDir(dir: string): Promise<void> {
   await releaseEverythingBelow(dir);
-  if (mountsUnder(dir).length === 0) await rm(dir, { recursive: true, force: true });
+  if (mountsAtOrBelowSync(dir).length === 0) await rm(dir, { recursive: true, force: true });
 }

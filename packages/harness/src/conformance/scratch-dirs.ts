@@ -14,14 +14,12 @@ export async function makeRunRoot(parent?: string): Promise<string> {
   return mkdtemp(join(parent ?? tmpdir(), 'dhv-check-'));
 }
 
-/** Unmounts everything mounted at or below `dir` (deepest first) and detaches loop devices backed by files under it. */
-export async function releaseSystemResources(dir: string): Promise<string[]> {
-  return releaseEverythingBelow(dir);
-}
-
-/** Releases mounts and loop devices under `dir`, then removes it. Returns what could not be undone. */
+/**
+ * Unmounts everything mounted at or below `dir` (deepest first), detaches loop devices
+ * backed by files under it, then removes it. Returns what could not be undone.
+ */
 export async function forceRemove(dir: string): Promise<string[]> {
-  const problems = await releaseSystemResources(dir);
+  const problems = await releaseEverythingBelow(dir);
   try {
     await rm(dir, { recursive: true, force: true, maxRetries: 3 });
   } catch (err) {

@@ -4,17 +4,17 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { forceRemove } from '../packages/harness/src/conformance/sandbox.js';
+import { forceRemove } from '../packages/harness/src/conformance/scratch-dirs.js';
 import { skipRootTests } from './support/root.js';
-import { loopDevicesUnder, mountsUnder } from './support/sandbox.js';
+import { loopDeviceNamesBackedBelow, mountPointsAtOrBelow } from './support/temp-dir.js';
 
 const sh = (file: string, args: string[]) => execFileSync(file, args, { encoding: 'utf8' }).trim();
 
-describe.skipIf(skipRootTests('the conformance sandbox'))('the conformance sandbox, forcibly removed (root)', () => {
+describe.skipIf(skipRootTests("a check's scratch dir"))("a check's scratch dir, forcibly removed (root)", () => {
   let dir: string;
   let device = '';
   beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'dhv-check-sandbox-'));
+    dir = await mkdtemp(join(tmpdir(), 'dhv-check-scratch-'));
   });
   afterEach(async () => {
     // Whatever the test left, undone before the assertions can matter.
@@ -44,7 +44,7 @@ describe.skipIf(skipRootTests('the conformance sandbox'))('the conformance sandb
     expect(await forceRemove(dir)).toEqual([]);
 
     expect(existsSync(dir)).toBe(false);
-    expect(mountsUnder(dir)).toEqual([]);
-    expect(loopDevicesUnder(dir)).toEqual([]);
+    expect(mountPointsAtOrBelow(dir)).toEqual([]);
+    expect(loopDeviceNamesBackedBelow(dir)).toEqual([]);
   });
 });
