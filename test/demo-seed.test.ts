@@ -4,10 +4,9 @@ import { join, relative } from 'node:path';
 import { runSeedStory } from '@dhv/harness';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { DHV_BIN } from './support/checkout-paths.js';
+import { DHV_BIN, REPO_ROOT } from './support/checkout-paths.js';
 import { rootTestsUnavailable } from './support/root.js';
 import { skipUnless } from './support/requirements.js';
-import { REPO_ROOT } from './support/checkout-paths.js';
 import { asNobodyInCheckoutView, checkoutViewForOtherUser, makeView } from './support/other-user.js';
 
 function demo(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -24,7 +23,7 @@ const DEMO_TIMEOUT_MS = 300_000;
 
 describe('dhv demo', () => {
   it(
-    "runs the seed's story in-process through the library and leaves nothing behind",
+    'runs the story of SEED.md in-process through the library and leaves nothing behind',
     async () => {
       const report = await runSeedStory();
       expect(report, report.error).toMatchObject({ ok: true, leftBehind: [] });

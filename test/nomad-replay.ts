@@ -127,12 +127,3 @@ export async function recordedCalls(root: string): Promise<Call[]> {
   }
   return calls;
 }
-
-/** Runs `fn` over `items` with at most `limit` at once. */
-export async function inBatches<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) await fn(items[next++]!);
-  });
-  await Promise.all(workers);
-}

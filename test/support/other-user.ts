@@ -7,8 +7,8 @@ import { root, tool, type Requirement } from './requirements.js';
 
 /** The unprivileged user the tests run things as. */
 export const NOBODY = { uid: 65534, gid: 65534 } as const;
-export const SETPRIV = '/usr/bin/setpriv';
-export const UNSHARE = '/usr/bin/unshare';
+const SETPRIV = '/usr/bin/setpriv';
+const UNSHARE = '/usr/bin/unshare';
 
 /**
  * A checkout in a private folder (`/root/x`, a `mktemp -d` folder) cannot be reached by

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 
 /** Whether a process exists and is not a zombie (a killed orphan may wait for a reaper that never comes). */
-export function processAlive(pid: number): boolean {
+function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
   } catch {
@@ -47,7 +47,7 @@ export function killAll(pids: readonly number[]): void {
 }
 
 /** Processes whose command line mentions `needle` (a plugin a killed `dhv` left running, for example). */
-export function processesMentioning(needle: string): number[] {
+function processesMentioning(needle: string): number[] {
   const pids: number[] = [];
   for (const name of readdirSync('/proc')) {
     if (!/^[0-9]+$/.test(name) || Number(name) === process.pid) continue;

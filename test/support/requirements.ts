@@ -12,12 +12,12 @@ export interface Requirement {
   missing: string;
 }
 
-export const requireEverything = process.env.DHV_REQUIRE_ROOT_TESTS === '1';
+const requireEverything = process.env.DHV_REQUIRE_ROOT_TESTS === '1';
 
 /** The directories the reference plugins search for system tools (they run with no PATH). */
 const TOOL_DIRS = ['/usr/sbin', '/usr/bin', '/sbin', '/bin'];
 
-export function runningAsRoot(): boolean {
+function runningAsRoot(): boolean {
   return process.getuid?.() === 0;
 }
 

@@ -7,14 +7,13 @@ import {
   formatHuman,
   formatJUnit,
   formatJson,
-  formatProgressLine,
   parseParameterPairs,
   readCheckConfig,
   runConformance,
-  type ProgressEvent,
 } from '../conformance/index.js';
 import { UsageError } from '../errors/dhv-error.js';
 import { EXIT_CODES } from '../errors/exit-codes.js';
+import { checkListRows, checkListText, checkProgressText } from '../presenters/format-check.js';
 import { DhvCommand } from './dhv-command.js';
 
 export default class Check extends DhvCommand {
@@ -121,7 +120,10 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
         commandsCwd: config?.cwd,
         strict: flags.strict,
         signal: abort.signal,
-        onProgress: !this.jsonOutput && process.stderr.isTTY ? progress : undefined,
+        onProgress:
+          !this.jsonOutput && process.stderr.isTTY
+            ? (event) => process.stderr.write(checkProgressText(event))
+            : undefined,
       });
     } finally {
       process.removeListener('SIGINT', onSignal);
@@ -135,27 +137,7 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
   }
 
   private list(): void {
-    const rows = CATALOGUE.map(({ id, area, title, protocolRef, severity, gradeReason, needs }) => ({
-      id,
-      area,
-      severity,
-      gradeReason,
-      title,
-      protocolRef,
-      needs: needs ?? [],
-    }));
-    if (this.jsonOutput) return this.printJson(rows);
-    const width = Math.max(...rows.map((r) => r.id.length));
-    for (const r of rows) process.stdout.write(`${r.id.padEnd(width)}  ${r.severity.padEnd(11)}  ${r.title}\n`);
+    if (this.jsonOutput) return this.printJson(checkListRows(CATALOGUE));
+    process.stdout.write(checkListText(CATALOGUE));
   }
-}
-
-/** A one-line status on a terminal while checks run; erased before the report prints. */
-function progress(event: ProgressEvent): void {
-  const line =
-    event.kind === 'start'
-      ? `[${event.index + 1}/${event.total}] ${event.check.id} …`
-      : formatProgressLine(event.result, event.index, event.total);
-  process.stderr.write(`\r\x1b[2K${line}`);
-  if (event.kind === 'done' && event.index + 1 === event.total) process.stderr.write('\r\x1b[2K');
 }

@@ -30,29 +30,6 @@ export interface Constraint {
   value: string;
 }
 
-/** The operators Nomad's servers accept in a constraint (Constraint.Validate). */
-export const CONSTRAINT_OPERATORS = [
-  '=',
-  '==',
-  'is',
-  '!=',
-  'not',
-  '<',
-  '<=',
-  '>',
-  '>=',
-  'regexp',
-  'version',
-  'semver',
-  'set_contains',
-  'set_contains_all',
-  'set_contains_any',
-  'is_set',
-  'is_not_set',
-  'distinct_hosts',
-  'distinct_property',
-] as const;
-
 /** Nomad's name for the plugin of a spec without `plugin_id` (structs.DefaultHostVolumePlugin). */
 export const DEFAULT_PLUGIN_ID = 'default';
 

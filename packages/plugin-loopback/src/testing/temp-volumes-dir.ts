@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
  */
 
 export const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-export const BUILT_PLUGIN = join(PACKAGE_DIR, 'dist/dhv-loopback');
+const BUILT_PLUGIN = join(PACKAGE_DIR, 'dist/dhv-loopback');
 
 export function builtPlugin(): string {
   if (!existsSync(BUILT_PLUGIN)) {
@@ -48,7 +48,7 @@ export function loopDevicesBackedBelowSync(dir: string): LoopDevice[] {
 }
 
 /** Everything under a volumes dir, relative paths, the plugin's hidden folder included: it goes once it is empty. */
-export async function filesUnder(dir: string, prefix = ''): Promise<string[]> {
+async function filesUnder(dir: string, prefix = ''): Promise<string[]> {
   const entries = await readdir(join(dir, prefix), { withFileTypes: true }).catch(() => []);
   const found: string[] = [];
   for (const entry of entries) {

@@ -395,17 +395,6 @@ export function goInt64(raw: string): bigint | undefined {
   return n < INT64_MIN || n > INT64_MAX ? undefined : n;
 }
 
-export function describeGoJson(value: GoJsonValue): string {
-  switch (value.kind) {
-    case 'number':
-      return `number ${value.raw}`;
-    case 'bool':
-      return 'bool';
-    default:
-      return value.kind;
-  }
-}
-
 const GO_ESCAPES: Record<string, string> = {
   '"': '\\"',
   '\\': '\\\\',
