@@ -2,6 +2,7 @@ import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { agentConfigIn } from '../__fixtures__/agent-config.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import { validateVolumeSpec } from '../volume-specs/volume-spec.js';
 import { Agent } from './agent.js';
@@ -11,13 +12,7 @@ let config: AgentConfig;
 let agents: Agent[] = [];
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'dhv-agent-'));
-  config = {
-    dataDir: join(dir, 'data'),
-    pluginDir: join(dir, 'plugins'),
-    volumesDir: join(dir, 'volumes'),
-    nodePool: 'default',
-    hostVolumes: [],
-  };
+  config = agentConfigIn(dir);
   await mkdir(config.pluginDir);
   // create blocks until the marker file disappears, recording its PID first.
   await writeFile(

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CreateRequest, DeleteRequest } from '@dhv/sdk';
 import { PluginError } from '@dhv/sdk/client';
 import { volumeSpec } from '../__fixtures__/volume-spec.js';
+import { agentConfigIn } from '../__fixtures__/agent-config.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import { Agent } from './agent.js';
 import type { ClientCreateRequest, ClientState } from './client-state.js';
@@ -80,13 +81,7 @@ const failing = (state: ClientState): ClientStateStore => ({
 
 beforeEach(async () => {
   dir = await mkdtemp(join(tmpdir(), 'dhv-manager-'));
-  config = {
-    dataDir: join(dir, 'data'),
-    pluginDir: join(dir, 'plugins'),
-    volumesDir: join(dir, 'volumes'),
-    nodePool: 'default',
-    hostVolumes: [],
-  };
+  config = agentConfigIn(dir);
   // Nomad never creates the volumes dir: on a real node it is there before the agent starts.
   await mkdir(config.volumesDir, { recursive: true });
   runner = new FakeRunner();

@@ -1,6 +1,7 @@
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterEach, beforeEach } from 'vitest';
 
 /** A temp directory of throw-away plugin executables, removed (with anything they left running) by cleanup(). */
 export class PluginDir {
@@ -34,6 +35,22 @@ export class PluginDir {
   async cleanup(): Promise<void> {
     await rm(this.path, { recursive: true, force: true });
   }
+}
+
+/**
+ * A fresh plugin dir and a second one outside it for each test (beforeEach), handed to
+ * `use`, and both removed after the test (afterEach).
+ */
+export function usePluginDirs(use: (dir: PluginDir, outside: PluginDir) => void): void {
+  let dirs: PluginDir[] = [];
+  beforeEach(async () => {
+    const [dir, outside] = [await PluginDir.create(), await PluginDir.create()];
+    dirs = [dir, outside];
+    use(dir, outside);
+  });
+  afterEach(async () => {
+    for (const d of dirs.splice(0)) await d.cleanup();
+  });
 }
 
 /** Whether any process is left in process group `pgid`. */

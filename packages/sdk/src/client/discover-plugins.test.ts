@@ -1,24 +1,18 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mkdir, symlink } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { discoverPlugins, BUILTIN_MKDIR_ID } from './discover-plugins.js';
 import { PluginError } from './errors.js';
-import { PluginDir } from '../__fixtures__/plugins.js';
+import { usePluginDirs, type PluginDir } from '../__fixtures__/plugins.js';
 
 // Tests that are not about the 1 s budget get more, so a loaded machine cannot fail them.
 const RELAXED = { timeoutMs: 10_000 };
 
 let dir: PluginDir;
 let outside: PluginDir;
-
-beforeEach(async () => {
-  dir = await PluginDir.create();
-  outside = await PluginDir.create();
-});
-
-afterEach(async () => {
-  await dir.cleanup();
-  await outside.cleanup();
+usePluginDirs((d, o) => {
+  dir = d;
+  outside = o;
 });
 
 describe('discoverPlugins lists and fingerprints candidates as the agent does', () => {

@@ -1,11 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { execFileSync, spawn } from 'node:child_process';
 import { chmod, copyFile, readdir, symlink } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { discoverPlugins } from './discover-plugins.js';
 import { execPlugin } from './exec-plugin.js';
 import { PluginError } from './errors.js';
-import { PluginDir } from '../__fixtures__/plugins.js';
+import { usePluginDirs, type PluginDir } from '../__fixtures__/plugins.js';
 import { root, skipUnless, tool, toolPath } from '../../../../test/support/requirements.js';
 
 /**
@@ -19,13 +19,9 @@ const request = { volumesDir: '/srv/volumes', volumeName: 'data', volumeId: VOLU
 
 let dir: PluginDir;
 let outside: PluginDir;
-beforeEach(async () => {
-  dir = await PluginDir.create();
-  outside = await PluginDir.create();
-});
-afterEach(async () => {
-  await dir.cleanup();
-  await outside.cleanup();
+usePluginDirs((d, o) => {
+  dir = d;
+  outside = o;
 });
 
 async function failure(promise: Promise<unknown>): Promise<PluginError> {

@@ -1,20 +1,14 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mkdir, symlink } from 'node:fs/promises';
 import { resolvePlugin } from './resolve-plugin.js';
 import { PluginError } from './errors.js';
-import { PluginDir } from '../__fixtures__/plugins.js';
+import { usePluginDirs, type PluginDir } from '../__fixtures__/plugins.js';
 
 let dir: PluginDir;
 let outside: PluginDir;
-
-beforeEach(async () => {
-  dir = await PluginDir.create();
-  outside = await PluginDir.create();
-});
-
-afterEach(async () => {
-  await dir.cleanup();
-  await outside.cleanup();
+usePluginDirs((d, o) => {
+  dir = d;
+  outside = o;
 });
 
 describe('resolvePlugin finds a plugin as the agent does', () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { GoJsonSyntaxError, goJsonToPlain, parseGoJson, type GoJsonValue } from '../go/json.js';
 import { decodeCreateOutput, decodeErrorOutput, decodeFingerprintOutput } from './decode.js';
 import { loadVectors } from '../__fixtures__/vectors.js';
+import { seededRandom } from '../../../../test/support/seeded-random.js';
 import { testSeed } from '../../../../test/support/seed.js';
 
 /**
@@ -15,19 +16,7 @@ import { testSeed } from '../../../../test/support/seed.js';
 const SEED = testSeed('DHV_FUZZ_SEED', 20261201, 'packages/sdk/src/protocol/decode.fuzz.test.ts');
 const ROUNDS = Number(process.env.DHV_FUZZ_ROUNDS ?? 1500);
 
-/** mulberry32: small, seedable, good enough to spread cases. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const random = rng(SEED);
+const random = seededRandom(SEED);
 const int = (n: number) => Math.floor(random() * n);
 const pick = <T>(items: readonly T[]): T => items[int(items.length)]!;
 
