@@ -7,9 +7,9 @@ import { discoverPlugins, execPlugin } from '@dhv/sdk/client';
 import {
   createRequest,
   deleteRequest,
+  makeTempDir,
   newVolumeId,
   PACKAGE_DIR,
-  makeTempDir,
 } from '../packages/plugin-mkdir/test/fixture.js';
 import { builtPlugin } from './support/checkout-paths.js';
 

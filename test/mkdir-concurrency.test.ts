@@ -6,10 +6,10 @@ import {
   createRequest,
   deleteRequest,
   listTree,
+  makeTempDir,
   modeOf,
   newVolumeId,
   remove,
-  makeTempDir,
   useBuiltPlugin,
 } from '../packages/plugin-mkdir/test/fixture.js';
 

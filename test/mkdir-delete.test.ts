@@ -6,9 +6,9 @@ import {
   createRequest,
   deleteRequest,
   listTree,
+  makeTempDir,
   newVolumeId,
   remove,
-  makeTempDir,
   snapshot,
   useBuiltPlugin,
 } from '../packages/plugin-mkdir/test/fixture.js';

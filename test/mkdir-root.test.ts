@@ -8,10 +8,10 @@ import {
   createRequest,
   deleteRequest,
   listTree,
+  makeTempDir,
   modeOf,
   newVolumeId,
   remove,
-  makeTempDir,
   wrapPlugin,
   useBuiltPlugin,
 } from '../packages/plugin-mkdir/test/fixture.js';
