@@ -13,6 +13,7 @@ export type {
 } from './client/exec-plugin.js';
 export { spawnPlugin, DEFAULT_MAX_OUTPUT_BYTES, type SpawnOptions, type SpawnResult } from './client/spawn-plugin.js';
 export { buildEnvironment, type RequestInput } from './client/environment.js';
+export { loadedMachineHint } from './client/machine-load.js';
 export { PluginError, describeExit, goQuote, type PluginErrorCode, type PluginRunDetails } from './client/errors.js';
 export { resolvePlugin, openPlugin, closePluginHandle, type PluginHandle } from './client/resolve-plugin.js';
 export {
