@@ -20,6 +20,7 @@ export {
   type OutputHolder,
 } from './client/spawn-plugin.js';
 export { buildEnvironment, type RequestInput } from './client/environment.js';
+export { loadedMachineHint } from './client/machine-load.js';
 export { PluginError, describeExit, goQuote, type PluginErrorCode, type PluginRunDetails } from './client/errors.js';
 export { resolvePlugin, openPlugin, closePluginHandle, type PluginHandle } from './client/resolve-plugin.js';
 export {

@@ -13,6 +13,7 @@ import {
 } from './errors.js';
 import { closePluginHandle, openPlugin } from './resolve-plugin.js';
 import { spawnHints } from './spawn-hints.js';
+import { loadedMachineHint } from './machine-load.js';
 
 export interface ExecOptions {
   /** Defaults to the agent's: 1 s for fingerprint, 60 s for create and delete. */
@@ -201,6 +202,7 @@ export function interpretRun(
       ...(run.timedOut
         ? [
             `the plugin ran past its ${formatMs(timeoutMs)} deadline and was killed with its whole process group (a real agent kills only the plugin, then waits for any child still holding its output)`,
+            ...loadedMachineHint(),
           ]
         : []),
       ...(run.aborted ? ['cancelled: dhv was stopped while the plugin ran, and killed it'] : []),
