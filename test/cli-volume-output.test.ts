@@ -119,8 +119,9 @@ describe('dhv volume register, delete and status print what nomad prints', () =>
   });
 
   it('status lists volumes sorted by ID, cut to 8 unless -verbose, and with none prints the header and says so on stderr', async () => {
-    expect(await agent.dhv('volume', 'status')).toEqual({
-      code: 0,
+    const { exitCode, stdout, stderr } = await agent.dhv('volume', 'status');
+    expect({ exitCode, stdout, stderr }).toEqual({
+      exitCode: 0,
       stdout: 'Dynamic Host Volumes\n',
       stderr: 'No dynamic host volumes\n',
     });
