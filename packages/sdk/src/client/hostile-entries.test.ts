@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:net';
 import { discoverPlugins } from './discover-plugins.js';
 import { execPlugin } from './exec-plugin.js';
 import { PluginError } from './errors.js';
-import { usePluginDirs, type PluginDir } from '../__fixtures__/plugins.js';
+import { groupGone, killGroup, usePluginDirs, type PluginDir } from '../__fixtures__/plugins.js';
 import { root, skipUnless, tool, toolPath } from '../../../../test/support/requirements.js';
 
 /**
@@ -192,8 +192,9 @@ describe('the file checked is the file run', () => {
         '-c',
         `cd ${dir.path}; while :; do /bin/ln -f real x.file; /bin/mv -f x.file x; /bin/ln -sfn ${evil} x.link; /bin/mv -f x.link x; done`,
       ],
-      { stdio: 'ignore' },
+      { stdio: 'ignore', detached: true },
     );
+    const swapperPgid = swapper.pid!;
     let insideRuns = 0;
     let refused = 0;
     try {
@@ -207,7 +208,10 @@ describe('the file checked is the file run', () => {
         else throw err;
       }
     } finally {
-      swapper.kill('SIGKILL');
+      // The whole group, and only once it is gone: an `ln` still running would add a file
+      // to the plugin dir while it is being removed.
+      killGroup(swapperPgid);
+      await groupGone(swapperPgid);
     }
     expect(insideRuns).toBeGreaterThan(0);
     expect(refused).toBeGreaterThan(0);
