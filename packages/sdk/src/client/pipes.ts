@@ -28,7 +28,7 @@ const SPARE = 4;
 /** A factory that did not produce its pipes within this long has failed (a process limit, a hung /proc). */
 const FACTORY_TIMEOUT_MS = 5_000;
 
-let pool: PipeEnds[] = [];
+const pool: PipeEnds[] = [];
 let refill: Promise<void> | undefined;
 let unavailable: Error | undefined;
 /** Callers waiting for a pipe: a batch is made big enough for all of them (a discovery of 100 plugins wants 200). */
@@ -200,18 +200,4 @@ function link(path: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** For tests: how many pipes wait in the pool. */
-export function pooledPipes(): number {
-  return pool.length;
-}
-
-/** Releases every pooled pipe (for a process about to exit, or tests). */
-export function drainPipePool(): void {
-  for (const p of pool) {
-    closePipeEnd(p.read);
-    closePipeEnd(p.write);
-  }
-  pool = [];
 }
