@@ -8,7 +8,7 @@ import {
   type HandlerContext,
 } from '@dhv/sdk/plugin';
 import { errnoOf, lstatIfExists } from './fs-safe.js';
-import { withVolumePathLock } from './lock.js';
+import { removeLeftStaging, stagingPathFor, withVolumePathLock } from './lock.js';
 import { mountPointsWithin } from './mounts.js';
 
 /**
@@ -28,6 +28,7 @@ export async function deleteVolume(request: DeleteHandlerRequest, ctx: HandlerCo
   });
   if (!volumesDir?.isDirectory()) return; // no volumes dir, so no volume in it
   await withVolumePathLock(path, ctx.signal, async () => {
+    await removeLeftStaging(stagingPathFor(path));
     const stats = await lstatIfExists(path);
     if (!stats) return;
     if (!stats.isDirectory()) {
