@@ -152,7 +152,7 @@ describe.concurrent('dhv check passes the plugins that work under a real Nomad a
   for (const [fixture, verdict] of Object.entries(CALIBRATION)) judge(fixture, verdict);
 
   test(
-    'logs-to-dev-stderr passes errors.stdio-released, which runs it on real pipes whatever the client gives',
+    "logs-to-dev-stderr passes errors.stdio-released, which runs it on the SDK client's real pipes",
     async () => {
       const { report } = await dhvCheck(join(FIXTURES, 'logs-to-dev-stderr'), [
         '--only',

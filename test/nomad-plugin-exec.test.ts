@@ -3,6 +3,7 @@ import { rm, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { discoverPlugins, execPlugin, PluginError } from '@dhv/sdk/client';
 import { processPluginRunner } from '../packages/harness/src/agent/plugins.js';
+import { root, skipUnless } from './support/requirements.js';
 import {
   applyLayout,
   loadNomadVectors,
@@ -124,9 +125,16 @@ async function run(
   }
 }
 
+/** Cases whose outcome holds only for an agent running as root, as the vectors' was. */
+const AS_ROOT: Record<string, string> = {
+  'res-exec-bit-other-only': 'any execute bit lets root run a file; its owner needs its own',
+};
+
 describe.concurrent('plugin-exec.json: each case as a real agent ran it', () => {
   for (const raw of vectors.cases) {
-    it(`${raw.name}${DIFFERENCES[raw.name] ? ' (a documented difference)' : ''}`, async () => {
+    const asRoot = AS_ROOT[raw.name];
+    const skip = asRoot !== undefined && skipUnless(`plugin-exec.json case ${raw.name} (${asRoot})`, root());
+    it.skipIf(skip)(`${raw.name}${DIFFERENCES[raw.name] ? ' (a documented difference)' : ''}`, async () => {
       const root = await makeRoot();
       try {
         const c = substitute(raw, root.path);

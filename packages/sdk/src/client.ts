@@ -2,7 +2,7 @@
  * `@dhv/sdk/client`, the agent side: run any plugin exactly the way a Nomad client agent
  * does, and decode what it prints. The protocol's names and types are in `@dhv/sdk`.
  */
-export { execPlugin, interpretRun, goRunError, NIL_VERSION_PANIC } from './client/exec-plugin.js';
+export { execPlugin, interpretRun, goRunError, runWarnings, NIL_VERSION_PANIC } from './client/exec-plugin.js';
 export type {
   ExecOptions,
   FingerprintResult,
@@ -11,8 +11,16 @@ export type {
   ResultByOperation,
   PluginRef,
 } from './client/exec-plugin.js';
-export { spawnPlugin, DEFAULT_MAX_OUTPUT_BYTES, type SpawnOptions, type SpawnResult } from './client/spawn-plugin.js';
+export {
+  spawnPlugin,
+  outputText,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  type SpawnOptions,
+  type PluginRun,
+  type OutputHolder,
+} from './client/spawn-plugin.js';
 export { buildEnvironment, type RequestInput } from './client/environment.js';
+export { loadedMachineHint } from './client/machine-load.js';
 export { PluginError, describeExit, goQuote, type PluginErrorCode, type PluginRunDetails } from './client/errors.js';
 export { resolvePlugin, openPlugin, closePluginHandle, type PluginHandle } from './client/resolve-plugin.js';
 export {

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PluginError } from '@dhv/sdk/client';
 import { builtinMkdirCreate, builtinMkdirDelete } from './builtin-mkdir.js';
+import { root, skipUnless } from '../../../../test/support/requirements.js';
 
 interface LayoutEntry {
   path: string;
@@ -40,10 +41,7 @@ const VECTORS = fileURLToPath(new URL('../../../../test/vectors/nomad-agent/buil
 const CASES = (JSON.parse(readFileSync(VECTORS, 'utf8')) as { cases: MkdirCase[] }).cases;
 
 /** The vectors were recorded as root (owners 0, chown to any ID): elsewhere they cannot hold. */
-const notRoot = process.getuid?.() !== 0;
-if (notRoot && process.env.DHV_REQUIRE_ROOT_TESTS === '1')
-  throw new Error('DHV_REQUIRE_ROOT_TESTS=1 but the built-in mkdir vectors need root');
-if (notRoot) console.warn('skipping the built-in mkdir vectors: they were recorded as root and chown to other users');
+const notRoot = skipUnless('the built-in mkdir vectors (recorded as root; they chown to other users)', root());
 
 const fill = (text: string, root: string) => text.replaceAll('{root}', root);
 

@@ -1,5 +1,12 @@
 import { AGENT_TIMEOUT_MS, type CreateRequest, type DeleteRequest } from '@dhv/sdk';
-import { BUILTIN_MKDIR_ID, discoverPlugins, execPlugin, resolvePlugin, type SkippedPlugin } from '@dhv/sdk/client';
+import {
+  BUILTIN_MKDIR_ID,
+  discoverPlugins,
+  execPlugin,
+  resolvePlugin,
+  type Discovery,
+  type SkippedPlugin,
+} from '@dhv/sdk/client';
 import { BUILTIN_EXECUTABLE, BUILTIN_MKDIR_VERSION, builtinMkdirCreate, builtinMkdirDelete } from './builtin-mkdir.js';
 
 /**
@@ -16,13 +23,22 @@ export interface PluginFingerprint {
   version: string;
   builtin: boolean;
   executable: string;
+  /** What a plugin run as a process wrote to stderr while it was fingerprinted. */
+  stderr?: string;
+  /** What dhv noticed that a real agent would not say (a helper killed at the deadline). */
+  warnings?: string[];
 }
 
 export interface Fingerprint {
   plugins: PluginFingerprint[];
-  skipped: Array<Pick<SkippedPlugin, 'id' | 'executable' | 'reason'>>;
+  /** With the line a real agent logs for each, and what the plugin wrote to stderr. */
+  skipped: Array<Pick<SkippedPlugin, 'id' | 'executable' | 'reason' | 'logged' | 'stderr'>>;
   /** Node attributes `plugins.host_volume.<id>.version`. */
   attributes: Record<string, string>;
+  /** Lines a real agent logs about the plugin dir itself (it does not exist, it cannot be read). */
+  logs?: Discovery['logs'];
+  /** Where a real agent's discovery panics (a fingerprint without a version) and publishes nothing. */
+  nomadCrash?: Discovery['nomadCrash'];
 }
 
 export function versionAttribute(pluginId: string): string {
@@ -90,14 +106,29 @@ export async function fingerprintPlugins(pluginDir: string, signal?: AbortSignal
     { id: BUILTIN_MKDIR_ID, version: BUILTIN_MKDIR_VERSION, builtin: true, executable: BUILTIN_EXECUTABLE },
     ...discovery.plugins
       .filter((p) => !isBuiltinPlugin(p.id))
-      .map((p) => ({ id: p.id, version: p.version, builtin: false, executable: p.executable })),
+      .map(({ id, version, executable, stderr, warnings }) => ({
+        id,
+        version,
+        builtin: false,
+        executable,
+        stderr,
+        warnings,
+      })),
   ];
   const attributes: Record<string, string> = {};
   for (const p of [...plugins].sort((a, b) => a.id.localeCompare(b.id))) attributes[versionAttribute(p.id)] = p.version;
   return {
     plugins,
-    skipped: discovery.skipped.map(({ id, executable, reason }) => ({ id, executable, reason })),
+    skipped: discovery.skipped.map(({ id, executable, reason, logged, stderr }) => ({
+      id,
+      executable,
+      reason,
+      ...(logged ? { logged } : {}),
+      ...(stderr !== undefined ? { stderr } : {}),
+    })),
     attributes,
+    logs: discovery.logs,
+    ...(discovery.nomadCrash ? { nomadCrash: discovery.nomadCrash } : {}),
   };
 }
 

@@ -3,11 +3,13 @@ import { isAbsolute, resolve } from 'node:path';
 import { AGENT_TIMEOUT_MS, ENV, isOperation, type CreateRequest, type DeleteRequest } from '@dhv/sdk';
 import {
   BUILTIN_MKDIR_ID,
-  DEFAULT_MAX_OUTPUT_BYTES,
   buildEnvironment,
-  execPlugin,
+  interpretRun,
+  outputText,
   resolvePlugin,
+  runWarnings,
   spawnPlugin,
+  type PluginRun,
 } from '@dhv/sdk/client';
 import { BUILTIN_EXECUTABLE, builtinMkdirCreate, builtinMkdirDelete } from './builtin-mkdir.js';
 import { isBuiltinPlugin } from './plugins.js';
@@ -32,7 +34,8 @@ export interface PluginRunInput {
   cwd?: string | undefined;
 }
 
-export interface PluginRunOutcome {
+/** What `dhv plugin run` reports: the run, its output as text, and what the agent decoded from it. */
+export interface PluginRunOutcome extends Pick<PluginRun, 'durationMs' | 'outputHeldOpen' | 'outputHolders'> {
   pluginId: string;
   executable: string;
   builtin: boolean;
@@ -41,9 +44,10 @@ export interface PluginRunOutcome {
   environment: Record<string, string>;
   /** The decoded response: `{version}`, `{path, bytes}`, `{}`; or the raw exit of an unknown operation. */
   result: Record<string, unknown>;
-  durationMs: number;
   stdout: string;
   stderr: string;
+  /** What dhv noticed that a real agent would not say (a leftover process killed at the deadline). */
+  warnings: string[];
 }
 
 /**
@@ -78,26 +82,29 @@ export async function runPluginOnce(input: PluginRunInput): Promise<PluginRunOut
   };
   const started = performance.now();
   const base = { pluginId, executable, builtin, operation: input.operation };
+  const timeoutMs = input.timeoutMs ?? AGENT_TIMEOUT_MS[isOperation(input.operation) ? input.operation : 'create'];
+  const spawn = (environment: Record<string, string>) =>
+    spawnPlugin(executable, [input.operation], environment, { timeoutMs, signal: input.signal, cwd: input.cwd });
+  const ran = (run: PluginRun) => ({
+    environment: { ...run.env },
+    durationMs: run.durationMs,
+    stdout: outputText(run.stdout),
+    stderr: outputText(run.stderr),
+    outputHeldOpen: run.outputHeldOpen,
+    outputHolders: run.outputHolders,
+    warnings: runWarnings(run, timeoutMs),
+  });
   if (!isOperation(input.operation)) {
-    const environment = { [ENV.operation]: input.operation };
-    const run = await spawnPlugin(executable, [input.operation], environment, {
-      timeoutMs: input.timeoutMs ?? AGENT_TIMEOUT_MS.create,
-      signal: input.signal,
-      maxOutputBytes: DEFAULT_MAX_OUTPUT_BYTES,
-      cwd: input.cwd,
-    });
+    const run = await spawn({ [ENV.operation]: input.operation });
     return {
       ...base,
-      environment,
+      ...ran(run),
       result: {
         exitCode: run.exitCode,
         signal: run.signal,
         timedOut: run.timedOut,
         ...(run.spawnError ? { spawnError: run.spawnError.message } : {}),
       },
-      durationMs: run.durationMs,
-      stdout: run.stdout.toString('utf8'),
-      stderr: run.stderr.toString('utf8'),
     };
   }
   const operation = input.operation;
@@ -113,28 +120,18 @@ export async function runPluginOnce(input: PluginRunInput): Promise<PluginRunOut
         : operation === 'create'
           ? { ...(await builtinMkdirCreate(request as CreateRequest)) }
           : (await builtinMkdirDelete(request as DeleteRequest), {});
-    return { ...base, environment, result, durationMs: performance.now() - started, stdout: '', stderr: '' };
+    const durationMs = performance.now() - started;
+    const quiet = { stdout: '', stderr: '', outputHeldOpen: false, outputHolders: [], warnings: [] };
+    return { ...base, environment, result, durationMs, ...quiet };
   }
-  const options = {
-    ...(input.timeoutMs !== undefined ? { timeoutMs: input.timeoutMs } : {}),
-    ...(input.signal ? { signal: input.signal } : {}),
-    ...(input.cwd ? { cwd: input.cwd } : {}),
-    pluginId,
-  };
-  const run = await execPlugin(executable, operation, request, options);
-  return {
-    ...base,
-    environment,
-    result: decodedFields(run),
-    durationMs: run.durationMs,
-    stdout: run.stdout,
-    stderr: run.stderr,
-  };
+  const run = await spawn(environment);
+  const decoded = interpretRun(operation, run, { pluginId, executable, volumeId: request.volumeId, timeoutMs });
+  return { ...base, ...ran(run), result: decodedFields(decoded) };
 }
 
 /** Only the fields the agent decodes from stdout, without the run's bookkeeping. */
-function decodedFields(run: { stdout: string; stderr: string; durationMs: number }): Record<string, unknown> {
-  const r = run as unknown as Record<string, unknown>;
+function decodedFields(run: object): Record<string, unknown> {
+  const r = run as Record<string, unknown>;
   if ('version' in r) return { version: r.version, rawVersion: r.rawVersion };
   if ('path' in r) return { path: r.path, bytes: r.bytes };
   return {};

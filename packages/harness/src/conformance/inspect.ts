@@ -14,7 +14,7 @@ import {
  */
 export type JsonDocument = { ok: true; value: GoJsonValue } | { ok: false; error: string };
 
-export function parsePluginStdout(stdout: string): JsonDocument {
+export function parsePluginStdout(stdout: string | Uint8Array): JsonDocument {
   try {
     return { ok: true, value: parseGoJson(stdout) };
   } catch (err) {
@@ -37,7 +37,7 @@ export const VERSION_FIELD = Object.keys(fingerprintResponseSchema.shape)[0] as 
 export type FieldReading<T> = { ok: true; value: T } | { ok: false; problem: string };
 
 /** The `path` of a create response: a string, or a problem. */
-export function readCreatedPath(stdout: string): FieldReading<string> {
+export function readCreatedPath(stdout: string | Uint8Array): FieldReading<string> {
   const doc = parsePluginStdout(stdout);
   if (!doc.ok) return { ok: false, problem: `stdout is not one JSON document (${doc.error})` };
   if (doc.value.kind !== 'object') return { ok: false, problem: `stdout is a JSON ${doc.value.kind}, not an object` };
@@ -50,7 +50,7 @@ export function readCreatedPath(stdout: string): FieldReading<string> {
 }
 
 /** The `bytes` of a create response as Go reads it into an int64 (missing means 0). */
-export function readCreatedBytes(stdout: string): FieldReading<bigint> {
+export function readCreatedBytes(stdout: string | Uint8Array): FieldReading<bigint> {
   const doc = parsePluginStdout(stdout);
   if (!doc.ok) return { ok: false, problem: `stdout is not one JSON document (${doc.error})` };
   const value = doc.value.kind === 'object' ? field(doc.value, BYTES_FIELD) : undefined;

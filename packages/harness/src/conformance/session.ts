@@ -1,10 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { execPlugin, PluginError, buildEnvironment, type RequestInput } from '@dhv/sdk/client';
+import {
+  execPlugin,
+  PluginError,
+  buildEnvironment,
+  spawnPlugin,
+  type PluginRun,
+  type RequestInput,
+} from '@dhv/sdk/client';
 import { AGENT_TIMEOUT_MS } from '@dhv/sdk/plugin';
 import { CheckOutcome, describeUnexpected } from './outcome.js';
-import { runRaw, type RawRun } from './raw-run.js';
 import { forceRemove, makeRunRoot } from './sandbox.js';
 import type { Check, CheckContext, CheckResult, DeleteInput, Status, SuiteSettings } from './types.js';
 
@@ -183,15 +189,21 @@ export class ConformanceSession {
         deleted.add(request.volumeId);
         return result;
       },
-      runAsAgent<Op extends 'fingerprint' | 'create' | 'delete'>(operation: Op, request: RequestInput<Op>) {
+      runAsAgent<Op extends 'fingerprint' | 'create' | 'delete'>(
+        operation: Op,
+        request: RequestInput<Op>,
+        options: { outputGraceMs?: number } = {},
+      ) {
         return ctx.runRaw([operation], buildEnvironment(operation, request, session.plugin), {
+          ...options,
           timeoutMs: AGENT_TIMEOUT_MS[operation],
         });
       },
-      runRaw(argv, env, options = {}): Promise<RawRun> {
-        return runRaw(session.plugin, argv, env, {
+      runRaw(argv, env, options = {}): Promise<PluginRun> {
+        return spawnPlugin(session.plugin, argv, env, {
           cwd: options.cwd ?? session.workDir,
           timeoutMs: options.timeoutMs ?? AGENT_TIMEOUT_MS.create,
+          outputGraceMs: options.outputGraceMs,
           signal: phase.cleaning ? undefined : session.signal,
         });
       },

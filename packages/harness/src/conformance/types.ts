@@ -1,5 +1,4 @@
-import type { CreateResult, DeleteResult, RequestInput } from '@dhv/sdk/client';
-import type { RawRun } from './raw-run.js';
+import type { CreateResult, DeleteResult, PluginRun, RequestInput } from '@dhv/sdk/client';
 
 /** The parts of PROTOCOL.md a plugin is checked against, in the order they are reported. */
 /** `custom` holds the checks a plugin author adds (runConformance's extraChecks, conformanceTests' checks). */
@@ -74,13 +73,18 @@ export interface CheckContext {
   create(request: CreateInput): Promise<CreateResult>;
   delete(request: DeleteInput): Promise<DeleteResult>;
   /** Runs the plugin as the agent would and returns what happened, without judging it. */
-  runAsAgent<Op extends 'fingerprint' | 'create' | 'delete'>(operation: Op, request: RequestInput<Op>): Promise<RawRun>;
+  runAsAgent<Op extends 'fingerprint' | 'create' | 'delete'>(
+    operation: Op,
+    request: RequestInput<Op>,
+    options?: { outputGraceMs?: number },
+  ): Promise<PluginRun>;
   /** Runs the plugin with any argv and environment (unknown operations, hand-made environments). */
   runRaw(
     argv: readonly string[],
     env: Record<string, string>,
-    options?: { cwd?: string; timeoutMs?: number },
-  ): Promise<RawRun>;
+    /** `outputGraceMs`: how long the output may stay open after the plugin exits (default: the deadline). */
+    options?: { cwd?: string; timeoutMs?: number; outputGraceMs?: number },
+  ): Promise<PluginRun>;
 
   /** Registers cleanup to run after the check, whatever happens; the last registered runs first. */
   cleanup(fn: () => unknown): void;

@@ -42,7 +42,34 @@ export function fingerprintText(fingerprint: Fingerprint): string {
     `Attributes\n${keyValues(Object.entries(fingerprint.attributes))}`,
   ];
   if (fingerprint.skipped.length > 0) parts.push(`Skipped Plugins\n${skippedTable(fingerprint.skipped)}`);
+  const logged = [
+    ...(fingerprint.logs ?? []).map((l) => logLine(l)),
+    ...fingerprint.skipped.flatMap((s) => (s.logged ? [logLine(s.logged, s.id)] : [])),
+  ];
+  if (logged.length > 0) parts.push(`Agent Log\n${logged.join('\n')}`);
+  const stderr = [...fingerprint.plugins, ...fingerprint.skipped].filter((p) => (p.stderr ?? '').trim() !== '');
+  if (stderr.length > 0)
+    parts.push(
+      `Plugin stderr\n${stderr.map((p) => `  ${p.id}:\n${p.stderr!.trimEnd().replace(/^/gm, '    ')}`).join('\n')}`,
+    );
+  const warnings = fingerprint.plugins.flatMap((p) => (p.warnings ?? []).map((w) => `  ${p.id}: ${w}`));
+  if (warnings.length > 0) parts.push(`Warnings\n${warnings.join('\n')}`);
+  if (fingerprint.nomadCrash)
+    parts.push(
+      `Nomad Crash\n  a real Nomad agent panics fingerprinting ${fingerprint.nomadCrash.pluginId} (panic: ${fingerprint.nomadCrash.panic}) ` +
+        'and publishes nothing; dhv skipped that plugin',
+    );
   return parts.join('\n\n');
+}
+
+/** A line as the agent logs it: `[ERROR] error running plugin: plugin_id=x error="exit status 1"`. */
+function logLine(line: NonNullable<NonNullable<Fingerprint['logs']>[number]>, pluginId?: string): string {
+  const fields = [
+    ...(pluginId !== undefined ? [`plugin_id=${pluginId}`] : []),
+    ...(line.dir !== undefined ? [`dir=${JSON.stringify(line.dir)}`] : []),
+    ...(line.error !== undefined ? [`error=${JSON.stringify(line.error)}`] : []),
+  ];
+  return `  [${line.level.toUpperCase()}] ${line.message}${fields.length > 0 ? `: ${fields.join(' ')}` : ''}`;
 }
 
 function skippedTable(skipped: Fingerprint['skipped']): string {

@@ -14,6 +14,8 @@ export interface DiscoveredPlugin {
   /** As the agent stores it in `plugins.host_volume.<id>.version`. */
   version: string;
   durationMs: number;
+  /** What the plugin wrote to stderr while it was fingerprinted (a real agent reads and drops it). */
+  stderr: string;
   /** What dhv noticed that a real agent would not say. */
   warnings: string[];
 }
@@ -33,6 +35,8 @@ export interface SkippedPlugin {
   reason: string;
   /** The line a real agent logs for this plugin; absent where it logs nothing (the shadowed `mkdir`). */
   logged?: AgentLogLine;
+  /** What the plugin wrote to stderr, where it ran. */
+  stderr?: string;
   /** Set when the entry was a candidate whose lookup or fingerprint failed. */
   error?: PluginError;
 }
@@ -123,7 +127,14 @@ async function fingerprintEntry(
       },
     );
     if (id === BUILTIN_MKDIR_ID) return shadowed(executable);
-    return { id, executable, version: result.version, durationMs: result.durationMs, warnings: result.warnings };
+    return {
+      id,
+      executable,
+      version: result.version,
+      durationMs: result.durationMs,
+      stderr: result.stderr,
+      warnings: result.warnings,
+    };
   } catch (err) {
     if (!(err instanceof PluginError)) throw err;
     if (id === BUILTIN_MKDIR_ID) return shadowed(executable);
@@ -141,7 +152,7 @@ async function fingerprintEntry(
         : err.runError !== undefined
           ? { level: 'error', message: 'error running plugin', error: err.runError }
           : { level: 'error', message: 'error parsing plugin output', error: err.nomadMessage };
-    return { id, executable, reason, logged, error: err };
+    return { id, executable, reason, logged, ...(err.stderr !== '' ? { stderr: err.stderr } : {}), error: err };
   }
 }
 

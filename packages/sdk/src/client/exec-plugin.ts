@@ -2,7 +2,7 @@ import { basename } from 'node:path';
 import { AGENT_TIMEOUT_MS, type Operation } from '../protocol/operations.js';
 import { decodeCreateOutput, decodeErrorOutput, decodeFingerprintOutput } from '../protocol/decode.js';
 import { buildEnvironment, type RequestInput } from './environment.js';
-import { DEFAULT_MAX_OUTPUT_BYTES, spawnPlugin, type SpawnResult } from './spawn-plugin.js';
+import { outputText, spawnPlugin, type PluginRun } from './spawn-plugin.js';
 import {
   ERRNO_TEXT,
   PluginError,
@@ -13,6 +13,7 @@ import {
 } from './errors.js';
 import { closePluginHandle, openPlugin } from './resolve-plugin.js';
 import { spawnHints } from './spawn-hints.js';
+import { loadedMachineHint } from './machine-load.js';
 
 export interface ExecOptions {
   /** Defaults to the agent's: 1 s for fingerprint, 60 s for create and delete. */
@@ -91,12 +92,12 @@ export async function execPlugin<Op extends Operation>(
     const run = await spawnPlugin(executable, [operation], env, {
       timeoutMs,
       signal: options.signal,
-      maxOutputBytes: options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+      maxOutputBytes: options.maxOutputBytes,
       cwd: options.cwd,
       fd: handle?.fd,
     });
     const volumeId = (request as { volumeId?: string }).volumeId;
-    return interpretRun(operation, run, { pluginId, executable, volumeId, timeoutMs, env }) as ResultByOperation[Op];
+    return interpretRun(operation, run, { pluginId, executable, volumeId, timeoutMs }) as ResultByOperation[Op];
   } finally {
     if (handle) closePluginHandle(handle);
   }
@@ -107,12 +108,10 @@ interface RunContext {
   executable: string;
   volumeId: string | undefined;
   timeoutMs: number;
-  /** The environment the plugin was given, to say which variable broke a spawn. */
-  env?: Readonly<Record<string, string>>;
 }
 
 /** The error Go's cmd.Output() returned, as its Error() reads. */
-export function goRunError(run: SpawnResult, executable: string): string | undefined {
+export function goRunError(run: PluginRun, executable: string): string | undefined {
   if (run.spawnError) {
     const code = run.spawnError.code ?? 'EIO';
     return `fork/exec ${executable}: ${ERRNO_TEXT[code] ?? code.toLowerCase()}`;
@@ -122,14 +121,44 @@ export function goRunError(run: SpawnResult, executable: string): string | undef
   return undefined;
 }
 
+/** What dhv noticed about a run that a real agent would not say: sockets instead of pipes, a leftover killed at the deadline. */
+export function runWarnings(run: PluginRun, timeoutMs: number): string[] {
+  const warnings: string[] = [];
+  if (run.stdio === 'socket')
+    warnings.push(
+      "dhv could not make pipes here, so the plugin's stdout and stderr were sockets (a real agent gives pipes)",
+    );
+  if (run.outputHeldOpen) {
+    warnings.push(
+      `the plugin exited, but a process it started still held its stdout or stderr at the ${formatMs(timeoutMs)} deadline: dhv killed it; ` +
+        'a real agent waits for that process as long as it lives (start helpers with >/dev/null 2>&1)' +
+        killedHolders(run.outputHolders),
+    );
+  }
+  return warnings;
+}
+
+/** `; killed process 4711 (/usr/bin/sleep), which held stdout and stderr`, one clause per process. */
+function killedHolders(holders: PluginRun['outputHolders']): string {
+  const byPid = new Map<number, { command: string; holds: string[] }>();
+  for (const h of holders) {
+    const seen = byPid.get(h.pid) ?? { command: h.command, holds: [] };
+    seen.holds.push(h.holds);
+    byPid.set(h.pid, seen);
+  }
+  return [...byPid]
+    .map(([pid, h]) => `; killed process ${pid} (${h.command}), which held ${h.holds.join(' and ')}`)
+    .join('');
+}
+
 /** Turns a finished run into a typed result or a typed error, worded as the agent words it. */
 export function interpretRun(
   operation: string,
-  run: SpawnResult,
-  { pluginId, executable, volumeId, timeoutMs, env }: RunContext,
+  run: PluginRun,
+  { pluginId, executable, volumeId, timeoutMs }: RunContext,
 ): FingerprintResult | CreateResult | DeleteResult {
-  const stdout = new TextDecoder().decode(run.stdout);
-  const stderr = new TextDecoder().decode(run.stderr);
+  const stdout = outputText(run.stdout);
+  const stderr = outputText(run.stderr);
   const details: PluginRunDetails = {
     pluginId,
     executable,
@@ -142,17 +171,7 @@ export function interpretRun(
     truncated: run.stdoutTruncated || run.stderrTruncated,
     durationMs: run.durationMs,
   };
-  const warnings: string[] = [];
-  if (run.stdio === 'socket')
-    warnings.push(
-      "dhv could not make pipes here, so the plugin's stdout and stderr were sockets (a real agent gives pipes)",
-    );
-  if (run.outputHeldOpen) {
-    warnings.push(
-      `the plugin exited, but a process it started still held its stdout or stderr at the ${formatMs(timeoutMs)} deadline: dhv killed it; ` +
-        'a real agent waits for that process as long as it lives (start helpers with >/dev/null 2>&1)',
-    );
-  }
+  const warnings = runWarnings(run, timeoutMs);
   const fail = (code: PluginErrorCode, nomadMessage: string, hints: string[], extra: Partial<PluginRunDetails> = {}) =>
     new PluginError(code, nomadMessage, { ...details, ...extra, nomadMessage, hints: [...hints, ...warnings] });
 
@@ -179,10 +198,11 @@ export function interpretRun(
           ? 'PLUGIN_ABORTED'
           : 'PLUGIN_FAILED';
     const hints = [
-      ...(run.spawnError ? spawnHints(run, executable, env) : []),
+      ...(run.spawnError ? spawnHints(run, executable) : []),
       ...(run.timedOut
         ? [
             `the plugin ran past its ${formatMs(timeoutMs)} deadline and was killed with its whole process group (a real agent kills only the plugin, then waits for any child still holding its output)`,
+            ...loadedMachineHint(),
           ]
         : []),
       ...(run.aborted ? ['cancelled: dhv was stopped while the plugin ran, and killed it'] : []),

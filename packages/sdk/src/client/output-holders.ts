@@ -9,12 +9,29 @@ import { findTool, TOOL_ENV } from '../helpers/system-tools.js';
  * killed, whatever group or session it moved to.
  */
 
-/** The identities (`socket:[inode]` or `pipe:[inode]`) of a just-started child's stdout and stderr. */
-export function outputEndsOf(pid: number): string[] {
-  const ends: string[] = [];
-  for (const fd of [1, 2]) {
+/** One end of a plugin's stdout or stderr, by the identity /proc shows for it (`pipe:[inode]`, `socket:[inode]`). */
+export interface OutputEnd {
+  id: string;
+  of: 'stdout' | 'stderr';
+}
+
+/** A process that still held a plugin's stdout or stderr, as /proc names it. */
+export interface OutputHolder {
+  pid: number;
+  /** Its executable (/proc/<pid>/exe), or `?` where that cannot be read. */
+  command: string;
+  holds: 'stdout' | 'stderr';
+}
+
+/** The ends of a just-started child's stdout and stderr, as the child holds them. */
+export function outputEndsOf(pid: number): OutputEnd[] {
+  const ends: OutputEnd[] = [];
+  for (const [fd, of] of [
+    [1, 'stdout'],
+    [2, 'stderr'],
+  ] as const) {
     try {
-      ends.push(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      ends.push({ id: readlinkSync(`/proc/${pid}/fd/${fd}`), of });
     } catch {
       // Not on Linux, or the child already exited: nothing can hold its output then.
     }
@@ -23,19 +40,19 @@ export function outputEndsOf(pid: number): string[] {
 }
 
 /**
- * SIGKILLs every process that holds one of `ends` open, other than this one and those that
- * started it (a plugin's leftover never is one of them); returns their PIDs.
+ * Every process that holds one of `ends` open, other than this one and those that started
+ * it (a plugin's leftover never is one of them): one entry for each output it holds.
  */
-export function killOutputHolders(ends: readonly string[]): number[] {
+export function findOutputHolders(ends: readonly OutputEnd[]): OutputHolder[] {
   if (ends.length === 0) return [];
-  const wanted = new Set(ends);
+  const wanted = new Map<string, OutputEnd['of']>(ends.map((e) => [e.id, e.of]));
   const spared = ancestorsOfThisProcess();
-  const killed: number[] = [];
+  const found: OutputHolder[] = [];
   let pids: string[];
   try {
     pids = readdirSync('/proc').filter((name) => /^[0-9]+$/.test(name));
   } catch {
-    return killed;
+    return found;
   }
   for (const name of pids) {
     const pid = Number(name);
@@ -46,22 +63,36 @@ export function killOutputHolders(ends: readonly string[]): number[] {
     } catch {
       continue; // gone, or not ours to look at
     }
-    const holds = fds.some((fd) => {
+    const holds = new Set<OutputEnd['of']>();
+    for (const fd of fds) {
       try {
-        return wanted.has(readlinkSync(`/proc/${pid}/fd/${fd}`));
+        const of = wanted.get(readlinkSync(`/proc/${pid}/fd/${fd}`));
+        if (of) holds.add(of);
       } catch {
-        return false;
+        // closed meanwhile
       }
-    });
-    if (!holds) continue;
+    }
+    if (holds.size === 0) continue;
+    let command = '?';
+    try {
+      command = readlinkSync(`/proc/${pid}/exe`);
+    } catch {
+      // a zombie, or not ours to look at
+    }
+    for (const of of ['stdout', 'stderr'] as const) if (holds.has(of)) found.push({ pid, command, holds: of });
+  }
+  return found;
+}
+
+/** SIGKILLs each of `holders` (a PID named twice is killed once). */
+export function killOutputHolders(holders: readonly OutputHolder[]): void {
+  for (const pid of new Set(holders.map((h) => h.pid))) {
     try {
       process.kill(pid, 'SIGKILL');
-      killed.push(pid);
     } catch {
       // exited meanwhile
     }
   }
-  return killed;
 }
 
 /** This process and its parent, its parent's parent and so on, from /proc/<pid>/stat. */
@@ -84,13 +115,16 @@ function ancestorsOfThisProcess(): Set<number> {
  * can be read at any time: a plugin that forks and exits within a millisecond is gone
  * (its /proc entry empty) before the parent gets to look at it.
  */
-export function parentEndsOf(streams: ReadonlyArray<unknown>): string[] {
-  const ends: string[] = [];
-  for (const stream of streams) {
+export function parentEndsOf(streams: readonly [stdout: unknown, stderr: unknown]): OutputEnd[] {
+  const ends: OutputEnd[] = [];
+  for (const [stream, of] of [
+    [streams[0], 'stdout'],
+    [streams[1], 'stderr'],
+  ] as const) {
     const fd = (stream as { _handle?: { fd?: unknown } } | null)?._handle?.fd;
     if (typeof fd !== 'number' || fd < 0) continue;
     try {
-      ends.push(readlinkSync(`/proc/self/fd/${fd}`));
+      ends.push({ id: readlinkSync(`/proc/self/fd/${fd}`), of });
     } catch {
       // not on Linux
     }
@@ -103,10 +137,12 @@ export function parentEndsOf(streams: ReadonlyArray<unknown>): string[] {
  * as stdio). Only the kernel's socket diagnostics know a socket's peer; `ss` (iproute2)
  * asks them. Without `ss` this returns nothing, and the ends read at spawn are all there is.
  */
-export function peerSocketsOf(ends: readonly string[]): string[] {
-  const inodes = new Set(
-    ends.map((e) => /^socket:\[([0-9]+)\]$/.exec(e)?.[1]).filter((i): i is string => i !== undefined),
-  );
+export function peerSocketsOf(ends: readonly OutputEnd[]): OutputEnd[] {
+  const inodes = new Map<string, OutputEnd['of']>();
+  for (const e of ends) {
+    const inode = /^socket:\[([0-9]+)\]$/.exec(e.id)?.[1];
+    if (inode !== undefined) inodes.set(inode, e.of);
+  }
   if (inodes.size === 0) return [];
   let table: string;
   try {
@@ -119,11 +155,12 @@ export function peerSocketsOf(ends: readonly string[]): string[] {
   } catch {
     return [];
   }
-  const peers: string[] = [];
+  const peers: OutputEnd[] = [];
   for (const line of table.split('\n')) {
     // Netid State Recv-Q Send-Q Local-Address Port Peer-Address Port: an unnamed socket's address is "*", its port its inode.
     const m = /\s([0-9]+)\s+\S+\s+([0-9]+)\s*$/.exec(line);
-    if (m && inodes.has(m[1]!) && m[2] !== '0') peers.push(`socket:[${m[2]}]`);
+    const of = m ? inodes.get(m[1]!) : undefined;
+    if (m && of && m[2] !== '0') peers.push({ id: `socket:[${m[2]}]`, of });
   }
   return peers;
 }

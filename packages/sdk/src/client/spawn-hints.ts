@@ -1,17 +1,13 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import type { SpawnResult } from './spawn-plugin.js';
+import type { PluginRun } from './spawn-plugin.js';
 
 /** Linux's MAX_ARG_STRLEN: the most one argument or one `NAME=value` may take, its NUL included. */
 export const MAX_ARG_STRLEN = 32 * 4096;
 
 /** What dhv can tell about a plugin that could not be started, beyond execve's one word. */
-export function spawnHints(
-  run: SpawnResult,
-  executable: string,
-  env: Readonly<Record<string, string>> | undefined,
-): string[] {
+export function spawnHints(run: PluginRun, executable: string): string[] {
   if (run.spawnProblem) return [`${executable}: ${run.spawnProblem}`];
-  const entries = Object.entries(env ?? {});
+  const entries = Object.entries(run.env);
   switch (run.spawnError?.code) {
     case 'ENOENT': {
       const interpreter = shebang(executable);

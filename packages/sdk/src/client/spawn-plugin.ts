@@ -2,7 +2,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, fstatSync, openSync, statSync } from 'node:fs';
 import { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
-import { killOutputHolders, outputEndsOf, parentEndsOf, peerSocketsOf } from './output-holders.js';
+import {
+  findOutputHolders,
+  killOutputHolders,
+  outputEndsOf,
+  parentEndsOf,
+  peerSocketsOf,
+  type OutputEnd,
+  type OutputHolder,
+} from './output-holders.js';
 import { O_PATH, execKind } from './exec-format.js';
 import { closePipeEnd, takePipe, type PipeEnds } from './pipes.js';
 
@@ -17,13 +25,28 @@ import { closePipeEnd, takePipe, type PipeEnds } from './pipes.js';
 export interface SpawnOptions {
   timeoutMs: number;
   signal?: AbortSignal | undefined;
-  maxOutputBytes: number;
+  /** How much of stdout and of stderr to keep; more stdout than this kills the plugin. Default 4 MiB. */
+  maxOutputBytes?: number | undefined;
   cwd?: string | undefined;
   /** An O_PATH descriptor of the file to run (from openPlugin): what was checked is what runs. */
   fd?: number | undefined;
+  /**
+   * How long stdout and stderr may stay open once the plugin has exited before whoever
+   * holds them is killed (`outputHeldOpen`). Default: until the deadline.
+   */
+  outputGraceMs?: number | undefined;
 }
 
-export interface SpawnResult {
+/**
+ * One run of a plugin as it happened, nothing judged yet: what the SDK's decoders, the
+ * conformance checks and `dhv plugin run` all read. The output stays the bytes the plugin
+ * wrote (Go decodes bytes); `outputText` is where they become text.
+ */
+export interface PluginRun {
+  /** The arguments after the executable: `[operation]` under an agent. */
+  argv: readonly string[];
+  /** Exactly the environment the plugin was given. */
+  env: Readonly<Record<string, string>>;
   /** Set when the process could not be started at all; `code` is the errno execve gave (or would give). */
   spawnError?: NodeJS.ErrnoException;
   /** dhv's words on why it could not start, for the lines after Nomad's. */
@@ -38,12 +61,23 @@ export interface SpawnResult {
   aborted: boolean;
   /** The plugin exited, but a process it started still held stdout or stderr at the deadline, and was killed. */
   outputHeldOpen: boolean;
+  /** Who held the output then (each was killed); empty where none could be named. */
+  outputHolders: OutputHolder[];
   /** What the plugin's stdout and stderr were: `pipe` as under a real agent; `socket` only where no pipe could be made. */
   stdio: 'pipe' | 'socket';
   durationMs: number;
 }
 
+export type { OutputHolder };
+
 export const DEFAULT_MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
+
+const UTF8 = new TextDecoder();
+
+/** A plugin's stdout or stderr as text, decoded here only: UTF-8, each malformed sequence U+FFFD. */
+export function outputText(bytes: Uint8Array): string {
+  return UTF8.decode(bytes);
+}
 
 /** How long to wait for killed processes to let go of the pipes before returning without them. */
 const KILL_WAIT_MS = 2_000;
@@ -53,8 +87,9 @@ export async function spawnPlugin(
   argv: readonly string[],
   env: Readonly<Record<string, string>>,
   options: SpawnOptions,
-): Promise<SpawnResult> {
-  if (options.signal?.aborted) return notStarted({ aborted: true });
+): Promise<PluginRun> {
+  const given = { argv: [...argv], env: { ...env } };
+  if (options.signal?.aborted) return notStarted(given, { aborted: true });
   let fd = options.fd;
   let ownFd = false;
   if (fd === undefined) {
@@ -62,35 +97,37 @@ export async function spawnPlugin(
       fd = openSync(executable, O_PATH);
       ownFd = true;
     } catch (err) {
-      return notStarted({ spawnError: errnoError(executable, (err as NodeJS.ErrnoException).code ?? 'ENOENT') });
+      return notStarted(given, {
+        spawnError: errnoError(executable, (err as NodeJS.ErrnoException).code ?? 'ENOENT'),
+      });
     }
   }
   try {
     const kind = execKind(fd);
     if (kind.kind === 'refused')
-      return notStarted({ spawnError: errnoError(executable, kind.errno), spawnProblem: kind.why });
+      return notStarted(given, { spawnError: errnoError(executable, kind.errno), spawnProblem: kind.why });
     // An ELF program runs from the descriptor itself, so nothing swapped in at the path since
     // the check can run; argv[0] stays the path. A script is run by its path: its interpreter
     // is handed that path as $0 and opens it again, as under a real agent.
     const execPath = kind.kind === 'elf' ? `/proc/${process.pid}/fd/${fd}` : executable;
-    return await startPlugin(
-      executable,
-      execPath,
-      argv,
-      env,
-      options,
-      kind.kind === 'script' && !ownFd ? fd : undefined,
-    );
+    return await startPlugin(executable, execPath, given, options, kind.kind === 'script' && !ownFd ? fd : undefined);
   } finally {
     if (ownFd) closeSync(fd);
   }
 }
 
+interface Given {
+  argv: readonly string[];
+  env: Readonly<Record<string, string>>;
+}
+
 function notStarted(
+  given: Given,
   outcome: { spawnError: NodeJS.ErrnoException; spawnProblem?: string } | { aborted: true },
-): SpawnResult {
+): PluginRun {
   const empty = Buffer.alloc(0);
   return {
+    ...given,
     exitCode: null,
     signal: null,
     stdout: empty,
@@ -100,6 +137,7 @@ function notStarted(
     timedOut: false,
     aborted: false,
     outputHeldOpen: false,
+    outputHolders: [],
     stdio: 'pipe',
     durationMs: 0,
     ...outcome,
@@ -124,12 +162,11 @@ function spawnThrew(err: unknown, executable: string): NodeJS.ErrnoException {
 async function startPlugin(
   executable: string,
   execPath: string,
-  argv: readonly string[],
-  env: Readonly<Record<string, string>>,
+  given: Given,
   options: SpawnOptions,
   /** For a script run by its path: the descriptor of the file checked, which the path must still name. */
   checked?: number,
-): Promise<SpawnResult> {
+): Promise<PluginRun> {
   const started = performance.now();
   let pipes: [PipeEnds, PipeEnds] | undefined;
   try {
@@ -149,7 +186,7 @@ async function startPlugin(
       closePipeEnd(p.read);
       closePipeEnd(p.write);
     }
-    return notStarted({ aborted: true });
+    return notStarted(given, { aborted: true });
   }
 
   let child: ChildProcess;
@@ -157,14 +194,14 @@ async function startPlugin(
     // The last moment before execve opens the path again: it must still be the file checked.
     if (checked !== undefined && !sameFile(checked, executable)) {
       for (const p of pipes ?? []) closePipeEnd(p.read);
-      return notStarted({
+      return notStarted(given, {
         spawnError: errnoError(executable, 'ENOENT'),
         spawnProblem: 'it was replaced between the check and the start, so it was not run',
       });
     }
-    child = spawn(execPath, [...argv], {
+    child = spawn(execPath, [...given.argv], {
       argv0: executable,
-      env: { ...env },
+      env: { ...given.env },
       cwd: options.cwd,
       detached: true, // its own process group, so the whole group can be killed
       stdio: ['ignore', pipes ? pipes[0].write : 'pipe', pipes ? pipes[1].write : 'pipe'],
@@ -174,7 +211,7 @@ async function startPlugin(
       closePipeEnd(p.read);
       closePipeEnd(p.write);
     }
-    return notStarted({ spawnError: spawnThrew(err, executable) });
+    return notStarted(given, { spawnError: spawnThrew(err, executable) });
   } finally {
     // The child has its copies (or never started); ours would keep the pipes open forever.
     for (const p of pipes ?? []) closePipeEnd(p.write);
@@ -187,16 +224,21 @@ async function startPlugin(
       ]
     : [child.stdout!, child.stderr!];
   // The pipes' identities, to find whoever holds them after the plugin exits, whatever group it moved to.
-  const ends = pipes
-    ? pipes.map((p) => p.id)
+  const ends: OutputEnd[] = pipes
+    ? [
+        { id: pipes[0].id, of: 'stdout' },
+        { id: pipes[1].id, of: 'stderr' },
+      ]
     : [...(child.pid !== undefined ? outputEndsOf(child.pid) : []), ...parentEndsOf(streams)];
 
   return new Promise((resolve) => {
-    const stdout = new CappedBuffer(options.maxOutputBytes);
-    const stderr = new CappedBuffer(options.maxOutputBytes);
+    const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+    const stdout = new CappedBuffer(maxOutputBytes);
+    const stderr = new CappedBuffer(maxOutputBytes);
     let timedOut = false;
     let aborted = false;
     let outputHeldOpen = false;
+    let outputHolders: OutputHolder[] = [];
     let spawnError: NodeJS.ErrnoException | undefined;
     let exitCode: number | null = null;
     let exitSignal: NodeJS.Signals | null = null;
@@ -213,7 +255,8 @@ async function startPlugin(
         // ESRCH: the group is already gone.
       }
     };
-    const killHolders = () => killOutputHolders(pipes ? ends : [...ends, ...peerSocketsOf(ends)]);
+    const holders = () => findOutputHolders(pipes ? ends : [...ends, ...peerSocketsOf(ends)]);
+    const killHolders = () => killOutputHolders(holders());
 
     const finish = () => {
       if (settled) return;
@@ -223,6 +266,7 @@ async function startPlugin(
       for (const s of streams) s.destroy();
       if (exited) killGroup(); // nothing the plugin started may outlive the call
       resolve({
+        ...given,
         ...(spawnError ? { spawnError } : {}),
         exitCode,
         signal: exitSignal,
@@ -233,6 +277,7 @@ async function startPlugin(
         timedOut,
         aborted,
         outputHeldOpen,
+        outputHolders,
         stdio: pipes ? 'pipe' : 'socket',
         durationMs: performance.now() - started,
       });
@@ -250,6 +295,17 @@ async function startPlugin(
           timers.push(setTimeout(finish, KILL_WAIT_MS));
         }, KILL_WAIT_MS),
       );
+    };
+
+    // The plugin is done; a process it left behind holds its output. A real agent waits
+    // for that process as long as it lives; dhv stops it (at the deadline, or after the grace).
+    const releaseOutput = () => {
+      if (outputHeldOpen || settled) return;
+      outputHeldOpen = true;
+      outputHolders = holders();
+      killOutputHolders(outputHolders);
+      killGroup();
+      stopWaitingSoon();
     };
 
     const onAbort = () => {
@@ -290,21 +346,16 @@ async function startPlugin(
       exitCode = code;
       exitSignal = sig;
       maybeDone();
+      if (!settled && options.outputGraceMs !== undefined)
+        timers.push(setTimeout(releaseOutput, options.outputGraceMs));
     });
 
     if (child.pid !== undefined) {
       timers.push(
         setTimeout(() => {
-          if (!exited) {
-            timedOut = true;
-            killGroup();
-          } else {
-            // The plugin is done; a process it left behind holds its output. A real agent
-            // waits for that process as long as it lives; dhv stops it at the deadline.
-            outputHeldOpen = true;
-            killGroup();
-            killHolders();
-          }
+          if (exited) return releaseOutput();
+          timedOut = true;
+          killGroup();
           stopWaitingSoon();
         }, options.timeoutMs),
       );

@@ -18,6 +18,8 @@ export default class AgentFingerprint extends DhvCommand {
         Attributes: fingerprint.attributes,
         Plugins: fingerprint.plugins,
         Skipped: fingerprint.skipped,
+        Logs: fingerprint.logs ?? [],
+        ...(fingerprint.nomadCrash ? { NomadCrash: fingerprint.nomadCrash } : {}),
       });
     this.print(fingerprintText(fingerprint));
   }

@@ -72,6 +72,7 @@ export default class PluginRun extends DhvCommand {
       }),
     );
     if (this.jsonOutput) return this.printJson(outcome);
+    for (const warning of outcome.warnings) this.warnLine(warning);
     this.print(pluginRunText(outcome));
   }
 }

@@ -3,9 +3,9 @@ import { open, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
 import { formatSize, isStrictlyInside } from '@dhv/sdk';
 import { ENV } from '@dhv/sdk/plugin';
-import { decodeErrorOutput, type CreateResult } from '@dhv/sdk/client';
+import { decodeErrorOutput, outputText, type CreateResult, type PluginRun } from '@dhv/sdk/client';
 import { readCreatedBytes, readCreatedPath } from '../inspect.js';
-import { describeRun, succeeded, type RawRun } from '../raw-run.js';
+import { describeRun, succeeded } from '../raw-run.js';
 import { loopDevicesBackedBelow, simulateReboot } from '@dhv/sdk/host';
 import type { Check, CheckContext, CreateInput } from '../types.js';
 import { markerProblem, writeMarker } from './volume-files.js';
@@ -20,7 +20,7 @@ const DEFAULT_RANGE = { min: 16n * 1024n * 1024n, max: 64n * 1024n * 1024n };
 const MiB = 1024n * 1024n;
 
 /** One create exactly as the agent runs it, with its cleanup registered first; the output is left for the caller to judge. */
-async function rawCreate(ctx: CheckContext, request: CreateInput): Promise<RawRun> {
+async function rawCreate(ctx: CheckContext, request: CreateInput): Promise<PluginRun> {
   let createdPath = '';
   ctx.cleanup(() => ctx.delete(ctx.deleteRequest(request, createdPath)));
   const run = await ctx.runAsAgent('create', request);
@@ -288,9 +288,9 @@ export const createChecks: Check[] = [
         if (run.timedOut || run.spawnError) ctx.fail(`the larger create did not finish: ${describeRun(run)}`);
         const message = decodeErrorOutput(run.stdout);
         // Only the refusal's message is lost: the agent falls back to the exit status.
-        if (run.stdout.trim() !== '' && message === undefined) {
+        if (outputText(run.stdout).trim() !== '' && message === undefined) {
           ctx.warn(
-            `the larger create was refused, but stdout is not an {"error": ...} document: ${JSON.stringify(run.stdout.slice(0, 120))}`,
+            `the larger create was refused, but stdout is not an {"error": ...} document: ${JSON.stringify(outputText(run.stdout).slice(0, 120))}`,
           );
         }
         ctx.note(`refused: ${message ?? describeRun(run)}`);

@@ -1,6 +1,6 @@
 import { lstat, stat } from 'node:fs/promises';
 import { AGENT_TIMEOUT_MS, ENV } from '@dhv/sdk/plugin';
-import { buildEnvironment } from '@dhv/sdk/client';
+import { buildEnvironment, loadedMachineHint, outputText } from '@dhv/sdk/client';
 import { parseGoVersion } from '@dhv/sdk';
 import { VERSION_FIELD, field, parsePluginStdout } from '../inspect.js';
 import { describeRun, succeeded } from '../raw-run.js';
@@ -69,7 +69,10 @@ export const discoveryChecks: Check[] = [
       const shown = times.map((t) => `${Math.round(t)} ms`).join(', ');
       if (over >= 2)
         ctx.fail(
-          `fingerprint did not answer within ${AGENT_TIMEOUT_MS.fingerprint} ms (runs: ${shown}); the agent skips the plugin`,
+          [
+            `fingerprint did not answer within ${AGENT_TIMEOUT_MS.fingerprint} ms (runs: ${shown}); the agent skips the plugin`,
+            ...loadedMachineHint(),
+          ].join('; '),
         );
       ctx.note(`median ${Math.round(median)} ms over ${times.length} runs`);
       if (median > FINGERPRINT_WARN_MS) {
@@ -91,7 +94,9 @@ export const discoveryChecks: Check[] = [
       const run = await fingerprintRun(ctx);
       const doc = parsePluginStdout(run.stdout);
       if (!doc.ok)
-        ctx.fail(`stdout is not one JSON document: ${doc.error} (stdout: ${JSON.stringify(run.stdout.slice(0, 120))})`);
+        ctx.fail(
+          `stdout is not one JSON document: ${doc.error} (stdout: ${JSON.stringify(outputText(run.stdout).slice(0, 120))})`,
+        );
       if (doc.value.kind !== 'object') ctx.fail(`stdout is a JSON ${doc.value.kind}, not an object`);
     },
   },

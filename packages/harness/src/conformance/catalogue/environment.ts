@@ -1,8 +1,8 @@
 import { dirname } from 'node:path';
-import { buildEnvironment, type RequestInput } from '@dhv/sdk/client';
+import { buildEnvironment, type PluginRun, type RequestInput } from '@dhv/sdk/client';
 import { AGENT_TIMEOUT_MS, SYSTEM_DIRS } from '@dhv/sdk/plugin';
 import { readCreatedPath } from '../inspect.js';
-import { describeRun, succeeded, type RawRun } from '../raw-run.js';
+import { describeRun, succeeded } from '../raw-run.js';
 import type { Check, CheckContext } from '../types.js';
 
 /** What a login shell would have given the plugin: what a plugin tested only by hand silently relies on. */
@@ -36,7 +36,7 @@ async function compare<Op extends AgentOp>(
   return { agentRun, friendlyRun };
 }
 
-function differs(ctx: CheckContext, operation: string, agentRun: RawRun, friendlyRun: RawRun): void {
+function differs(ctx: CheckContext, operation: string, agentRun: PluginRun, friendlyRun: PluginRun): void {
   if (!succeeded(agentRun) && succeeded(friendlyRun)) {
     ctx.fail(
       `${operation} fails with only the DHV_* variables (${describeRun(agentRun)}) but works with PATH and HOME set: ` +
@@ -84,7 +84,7 @@ export const environmentChecks: Check[] = [
   },
 ];
 
-function pathOf(run: RawRun): string {
+function pathOf(run: PluginRun): string {
   const read = readCreatedPath(run.stdout);
   return read.ok ? read.value : '';
 }

@@ -1,4 +1,4 @@
-import { decodeErrorOutput } from '@dhv/sdk/client';
+import { decodeErrorOutput, outputText } from '@dhv/sdk/client';
 import { looksLikeStackTrace, parsePluginStdout } from '../inspect.js';
 import { clip, describeRun, succeeded } from '../raw-run.js';
 import type { Check, CheckContext } from '../types.js';
@@ -39,9 +39,11 @@ export const errorChecks: Check[] = [
         (r) => !succeeded(r.run) && !r.run.spawnError && !r.run.timedOut,
       );
       if (failed.length === 0) ctx.skip('no run failed, so there was no failure output to judge');
-      const bad = failed.filter((r) => r.run.stdout.trim() !== '' && decodeErrorOutput(r.run.stdout) === undefined);
+      const bad = failed.filter(
+        (r) => outputText(r.run.stdout).trim() !== '' && decodeErrorOutput(r.run.stdout) === undefined,
+      );
       if (bad.length > 0) {
-        ctx.fail(bad.map((r) => `${r.label}: stdout was ${JSON.stringify(clip(r.run.stdout))}`).join('; '));
+        ctx.fail(bad.map((r) => `${r.label}: stdout was ${JSON.stringify(clip(outputText(r.run.stdout)))}`).join('; '));
       }
     },
   },
@@ -78,9 +80,9 @@ export const errorChecks: Check[] = [
     needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
       const ok = (await lifecycleRuns(ctx)).filter((r) => r.operation !== UNKNOWN_OPERATION && succeeded(r.run));
-      const bad = ok.filter((r) => r.run.stdout.trim() !== '' && !parsePluginStdout(r.run.stdout).ok);
+      const bad = ok.filter((r) => outputText(r.run.stdout).trim() !== '' && !parsePluginStdout(r.run.stdout).ok);
       const shown = (runs: typeof bad) =>
-        runs.map((r) => `${r.label}: stdout was ${JSON.stringify(clip(r.run.stdout))}`).join('; ');
+        runs.map((r) => `${r.label}: stdout was ${JSON.stringify(clip(outputText(r.run.stdout)))}`).join('; ');
       const breaking = bad.filter((r) => r.operation !== 'delete');
       if (breaking.length > 0) ctx.fail(shown(breaking));
       // The agent ignores stdout after a successful delete.
@@ -98,7 +100,8 @@ export const errorChecks: Check[] = [
     needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
       const traced = (await lifecycleRuns(ctx)).filter(
-        (r) => looksLikeStackTrace(r.run.stdout) || looksLikeStackTrace(decodeErrorOutput(r.run.stdout) ?? ''),
+        (r) =>
+          looksLikeStackTrace(outputText(r.run.stdout)) || looksLikeStackTrace(decodeErrorOutput(r.run.stdout) ?? ''),
       );
       if (traced.length > 0)
         ctx.fail(`stack trace on stdout of: ${traced.map((r) => r.label).join(', ')}; write it to stderr`);

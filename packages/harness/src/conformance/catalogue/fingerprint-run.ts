@@ -1,6 +1,5 @@
-import { buildEnvironment } from '@dhv/sdk/client';
+import { buildEnvironment, type PluginRun } from '@dhv/sdk/client';
 import type { CheckContext } from '../types.js';
-import type { RawRun } from '../raw-run.js';
 
 /**
  * Discovery gives a fingerprint 1 s; the checks that judge what a fingerprint says
@@ -9,7 +8,7 @@ import type { RawRun } from '../raw-run.js';
 const PATIENT_TIMEOUT_MS = 10_000;
 
 /** One fingerprint run with exactly the agent's environment, shared by the discovery checks. */
-export function fingerprintRun(ctx: CheckContext): Promise<RawRun> {
+export function fingerprintRun(ctx: CheckContext): Promise<PluginRun> {
   return ctx.shared('fingerprint', (c) =>
     c.runRaw(['fingerprint'], buildEnvironment('fingerprint', {}, c.plugin), { timeoutMs: PATIENT_TIMEOUT_MS }),
   );

@@ -1,6 +1,6 @@
+import type { PluginRun } from '@dhv/sdk/client';
 import { ENV } from '@dhv/sdk/plugin';
 import { readCreatedPath } from '../inspect.js';
-import type { RawRun } from '../raw-run.js';
 import type { CheckContext, CreateInput } from '../types.js';
 import { fingerprintRun } from './fingerprint-run.js';
 
@@ -8,7 +8,7 @@ export interface LabelledRun {
   /** What the suite asked for, like "create (repeated)". */
   label: string;
   operation: string;
-  run: RawRun;
+  run: PluginRun;
 }
 
 /** An operation name no plugin knows; the agent never sends one, but a plugin must refuse it. */

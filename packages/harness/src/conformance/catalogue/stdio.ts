@@ -1,16 +1,12 @@
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { buildEnvironment } from '@dhv/sdk/client';
-import { AGENT_TIMEOUT_MS } from '@dhv/sdk/plugin';
+import type { PluginRun, RequestInput } from '@dhv/sdk/client';
 import { readCreatedPath } from '../inspect.js';
-import { runWithPipes, type PipeRun } from '../pipe-run.js';
 import type { Check, CheckContext } from '../types.js';
 
 /** How long a plugin's pipes may stay open after it exits; a helper it left running holds them far longer. */
 const GRACE_MS = 1000;
 
-function describeHolders(label: string, run: PipeRun): string[] {
-  return run.holders.map((h) => `${label}: process ${h.pid} (${h.command}) still held its ${h.holds}`);
+function describeHolders(label: string, run: PluginRun): string[] {
+  return run.outputHolders.map((h) => `${label}: process ${h.pid} (${h.command}) still held its ${h.holds}`);
 }
 
 export const stdioChecks: Check[] = [
@@ -28,26 +24,11 @@ export const stdioChecks: Check[] = [
       const request = ctx.newVolume();
       let createdPath = '';
       ctx.cleanup(() => ctx.delete(ctx.deleteRequest(request, createdPath)));
-      const runs: Array<[string, PipeRun]> = [];
-      let n = 0;
-      const run = async <Op extends 'fingerprint' | 'create' | 'delete'>(
-        operation: Op,
-        input: Parameters<typeof buildEnvironment<Op>>[1],
-      ) => {
-        const dir = join(ctx.sandbox, `pipes-${++n}`);
-        await mkdir(dir);
-        let result: PipeRun;
-        try {
-          result = await runWithPipes(ctx.plugin, [operation], {
-            env: buildEnvironment(operation, input, ctx.plugin),
-            cwd: ctx.workDir,
-            timeoutMs: AGENT_TIMEOUT_MS[operation],
-            graceMs: GRACE_MS,
-            dir,
-          });
-        } catch (err) {
-          ctx.skip(`could not give the plugin pipes (mkfifo in ${dir}): ${(err as Error).message}`);
-        }
+      const runs: Array<[string, PluginRun]> = [];
+      const run = async <Op extends 'fingerprint' | 'create' | 'delete'>(operation: Op, input: RequestInput<Op>) => {
+        const result = await ctx.runAsAgent(operation, input, { outputGraceMs: GRACE_MS });
+        if (result.stdio !== 'pipe')
+          ctx.skip("could not give the plugin pipes: @dhv/sdk's client could make none here and gave it sockets");
         runs.push([operation, result]);
         return result;
       };
@@ -61,7 +42,7 @@ export const stdioChecks: Check[] = [
       for (const [label, r] of runs) {
         if (r.spawnError || r.timedOut || r.exitCode !== 0)
           ctx.note(
-            `${label} did not succeed on pipes (${r.spawnError ?? (r.timedOut ? 'timed out' : `exit status ${r.exitCode ?? r.signal}`)})`,
+            `${label} did not succeed on pipes (${r.spawnError?.message ?? (r.timedOut ? 'timed out' : `exit status ${r.exitCode ?? r.signal}`)})`,
           );
       }
     },

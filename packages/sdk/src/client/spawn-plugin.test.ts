@@ -1,0 +1,61 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { outputText, spawnPlugin } from './spawn-plugin.js';
+import { PluginDir } from '../__fixtures__/plugins.js';
+
+/** spawnPlugin's PluginRun says what the plugin was given and who it left holding its output. */
+
+let dir: PluginDir;
+const holders = new Set<number>();
+beforeEach(async () => {
+  dir = await PluginDir.create();
+});
+afterEach(async () => {
+  for (const pid of holders) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  holders.clear();
+  await dir.cleanup();
+});
+
+/** Not gone and not a zombie waiting to be reaped. */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat[stat.lastIndexOf(')') + 2] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+describe('spawnPlugin', () => {
+  it('records the argv and environment given, and the output as the bytes written', async () => {
+    const p = await dir.bash('p', 'printf "%s \\xff" "$1"; printf "%s" "$DHV_X" >&2');
+    const run = await spawnPlugin(p, ['create'], { DHV_X: 'x' }, { timeoutMs: 10_000 });
+    expect(run).toMatchObject({ argv: ['create'], env: { DHV_X: 'x' }, exitCode: 0, outputHeldOpen: false });
+    expect(run.outputHolders).toEqual([]);
+    expect([...run.stdout]).toEqual([...Buffer.from('create '), 0xff]);
+    expect(outputText(run.stdout)).toBe('create \ufffd');
+    expect(outputText(run.stderr)).toBe('x');
+  });
+
+  it('names and kills a leftover still holding the output once the grace after exit is over', async () => {
+    const p = await dir.bash(
+      'p',
+      '/usr/bin/setsid /bin/sleep 30 >/dev/null &\n/usr/bin/setsid /bin/sleep 31 &\necho done',
+    );
+    const run = await spawnPlugin(p, ['fingerprint'], {}, { timeoutMs: 60_000, outputGraceMs: 200 });
+    for (const h of run.outputHolders) holders.add(h.pid);
+    expect(run).toMatchObject({ exitCode: 0, timedOut: false, outputHeldOpen: true });
+    expect(outputText(run.stdout)).toBe('done\n');
+    // One leftover holds stderr alone, the other both pipes: three holdings by two processes.
+    expect(run.outputHolders.map((h) => h.holds).sort()).toEqual(['stderr', 'stderr', 'stdout']);
+    expect(new Set(run.outputHolders.map((h) => h.pid)).size).toBe(2);
+    expect(run.outputHolders.every((h) => h.command.endsWith('/sleep'))).toBe(true);
+    for (const pid of holders) expect(running(pid)).toBe(false);
+  });
+});

@@ -1,0 +1,119 @@
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { tempAgent, type TempAgent } from './support/dhv-agent.js';
+
+/**
+ * What dhv noticed about a plugin run reaches the user: the plugin's stderr and the agent's
+ * log lines at fingerprint, and a helper killed for holding the output of `dhv plugin run`.
+ */
+
+let agent: TempAgent | undefined;
+const leftovers = new Set<number>();
+afterEach(async () => {
+  for (const pid of leftovers) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone, as it should be
+    }
+  }
+  leftovers.clear();
+  await agent?.cleanup();
+  agent = undefined;
+});
+
+/** Running, or able to run: not gone and not a zombie waiting for whoever adopted it to reap it. */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** Exits at once, leaving a helper in a session of its own that holds stdout and stderr. */
+const LEAVES_HELPER = '#!/bin/bash\n/usr/bin/setsid /bin/sleep 30 &\necho \'{"version": "1"}\'\n';
+
+describe('dhv agent fingerprint', () => {
+  it("shows what each plugin wrote to stderr, the agent's log line for each one skipped, and a crash a real agent has", async () => {
+    agent = await tempAgent();
+    await agent.plugin('chatty', '#!/bin/bash\necho "chatty: warming up" >&2\necho \'{"version": "1.2"}\'\n');
+    await agent.plugin('crashes', '#!/bin/bash\necho "crashes: boom" >&2\nexit 2\n');
+    await agent.plugin('no-version', "#!/bin/bash\necho '{}'\n");
+
+    const out = await agent.json('agent', 'fingerprint');
+    const chatty = out.Plugins.find((p: { id: string }) => p.id === 'chatty');
+    expect(chatty).toMatchObject({ version: '1.2.0', stderr: 'chatty: warming up\n', warnings: [] });
+    const crashes = out.Skipped.find((s: { id: string }) => s.id === 'crashes');
+    expect(crashes).toMatchObject({
+      stderr: 'crashes: boom\n',
+      logged: { level: 'error', message: 'error running plugin', error: 'exit status 2' },
+    });
+    expect(out.NomadCrash).toEqual({
+      pluginId: 'no-version',
+      panic: 'runtime error: invalid memory address or nil pointer dereference',
+    });
+    expect(out.Logs).toEqual([]);
+
+    const human = await agent.dhv('agent', 'fingerprint');
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/Plugin stderr\n {2}chatty:\n {4}chatty: warming up\n {2}crashes:\n {4}crashes: boom/);
+    expect(human.stdout).toMatch(
+      /Agent Log\n.*\[ERROR\] error running plugin: plugin_id=crashes error="exit status 2"/,
+    );
+    expect(human.stdout).toMatch(/Nomad Crash\n {2}a real Nomad agent panics fingerprinting no-version/);
+  });
+
+  it("carries a plugin's warnings through, and logs a plugin dir that does not exist", async () => {
+    agent = await tempAgent();
+    await agent.plugin('leaves-helper', LEAVES_HELPER);
+    const out = await agent.json('agent', 'fingerprint');
+    const plugin = out.Plugins.find((p: { id: string }) => p.id === 'leaves-helper');
+    expect(plugin.version).toBe('1.0.0');
+    expect(plugin.warnings.join('\n')).toMatch(/still held its stdout or stderr at the 1s deadline: dhv killed it/);
+
+    const missing = await agent.json('agent', 'fingerprint', '--plugin-dir', `${agent.dir}/nowhere`);
+    expect(missing.Logs).toEqual([
+      { level: 'debug', message: 'plugin dir does not exist', dir: `${agent.dir}/nowhere` },
+    ]);
+  });
+});
+
+describe('dhv plugin run', () => {
+  it('warns, naming the process, when a helper the plugin left held its output and was killed at the deadline', async () => {
+    agent = await tempAgent();
+    const plugin = await agent.plugin('leaves-helper', LEAVES_HELPER);
+
+    const json = await agent.json('plugin', 'run', plugin, 'fingerprint');
+    for (const h of json.outputHolders) leftovers.add(h.pid);
+    expect(json.result).toEqual({ version: '1.0.0', rawVersion: '1' });
+    expect(json.outputHeldOpen).toBe(true);
+    expect(json.outputHolders).toEqual([
+      { pid: expect.any(Number), command: '/usr/bin/sleep', holds: 'stdout' },
+      { pid: json.outputHolders[0].pid, command: '/usr/bin/sleep', holds: 'stderr' },
+    ]);
+    expect(json.warnings).toHaveLength(1);
+    expect(json.warnings[0]).toContain(`killed process ${json.outputHolders[0].pid} (/usr/bin/sleep)`);
+    expect(alive(json.outputHolders[0].pid)).toBe(false);
+
+    const human = await agent.dhv('plugin', 'run', plugin, 'fingerprint');
+    const pid = Number(/killed process ([0-9]+)/.exec(human.stderr)?.[1]);
+    if (pid > 0) leftovers.add(pid);
+    expect(human.code).toBe(0);
+    expect(human.stderr).toMatch(
+      /^warning: the plugin exited, but a process it started still held its stdout or stderr at the 1s deadline: dhv killed it; .*; killed process [0-9]+ \(\/usr\/bin\/sleep\), which held stdout and stderr$/m,
+    );
+    expect(human.stdout).toMatch(/succeeded in/);
+    expect(alive(pid)).toBe(false);
+  });
+
+  it('says nothing of the kind for a plugin that leaves nothing behind', async () => {
+    agent = await tempAgent();
+    const plugin = await agent.plugin('tidy', '#!/bin/bash\necho \'{"version": "1"}\'\n');
+    const json = await agent.json('plugin', 'run', plugin, 'fingerprint');
+    expect(json).toMatchObject({ outputHeldOpen: false, outputHolders: [], warnings: [] });
+    const human = await agent.dhv('plugin', 'run', plugin, 'fingerprint');
+    expect(human.stderr).not.toMatch(/warning:/);
+  });
+});
