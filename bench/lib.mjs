@@ -13,21 +13,26 @@ import { buildEnvironment, DEFAULT_MAX_OUTPUT_BYTES, spawnPlugin } from '@dhv/sd
  * milliseconds of each measured run, from spawn to the process having exited and closed
  * its output (what an agent waits for). Plugins are started as the SDK client starts
  * them (spawnPlugin: its own process group, stdout and stderr read through pipes, the
- * agent's output caps). A run that exits non-zero or by a signal fails the benchmark,
+ * agent's output caps, unless `maxOutputBytes` says otherwise: output beyond it kills the
+ * run). A run that exits non-zero or by a signal fails the benchmark,
  * since timing a failure would measure the wrong thing.
  */
-export async function timeProcess(file, args = [], { env = {}, cwd, runs = 30, warmup = 3 } = {}) {
+export async function timeProcess(
+  file,
+  args = [],
+  { env = {}, cwd, runs = 30, warmup = 3, maxOutputBytes = DEFAULT_MAX_OUTPUT_BYTES } = {},
+) {
   const samples = [];
   for (let i = 0; i < warmup + runs; i++) {
-    const ms = await timeOnce(file, args, env, cwd);
+    const ms = await timeOnce(file, args, env, cwd, maxOutputBytes);
     if (i >= warmup) samples.push(ms);
   }
   return samples;
 }
 
-async function timeOnce(file, args, env, cwd) {
+async function timeOnce(file, args, env, cwd, maxOutputBytes) {
   const started = performance.now();
-  const run = await spawnPlugin(file, args, env, { timeoutMs: 600_000, maxOutputBytes: DEFAULT_MAX_OUTPUT_BYTES, cwd });
+  const run = await spawnPlugin(file, args, env, { timeoutMs: 600_000, maxOutputBytes, cwd });
   const ms = performance.now() - started;
   if (run.spawnError) throw new Error(`could not run ${file}: ${run.spawnError.message}`);
   if (run.exitCode === 0) return ms;

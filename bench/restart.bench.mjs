@@ -28,6 +28,8 @@ export default async function run(lib) {
           env: process.env,
           runs: 1,
           warmup: 0,
+          // --json lists every restored volume: 10,000 of them are more than a plugin's output cap.
+          maxOutputBytes: 256 * 1024 * 1024,
         })
       )[0];
 

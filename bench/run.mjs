@@ -29,6 +29,12 @@ const machine = {
   platform: `${process.platform} ${process.arch}`,
 };
 const date = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+const benchEnv = Object.keys(process.env)
+  .filter((name) => name.startsWith('DHV_BENCH_'))
+  .sort()
+  .map((name) => `${name}=${process.env[name]} `)
+  .join('');
+const command = `${benchEnv}node bench/run.mjs${wanted.length > 0 ? ` ${wanted.join(' ')}` : ''}`;
 
 const fmt = (ms) => ms.toFixed(1);
 const formatExtra = (n) => (Math.abs(n) >= 100 ? Math.round(n).toLocaleString('en') : n.toFixed(1));
@@ -104,8 +110,8 @@ function markdown(summary) {
   for (const row of cells.slice(1)) out.push(`| ${row.join(' | ')} |`);
   out.push(
     '',
-    `Measured ${date} on ${machine.cpu} (${machine.cores} cores), node ${machine.node}, ${machine.platform}; ` +
-      `load average ${summary.load} when it started (anything near or above the core count skews the figures).`,
+    `Measured ${date} by \`${command}\` on ${machine.cpu} (${machine.cores} cores), node ${machine.node}, ${machine.platform}; ` +
+      `load average ${summary.load} when it started and ${summary.loadAfter} when it ended (anything near or above the core count skews the figures).`,
     '',
   );
   return out.join('\n');
@@ -130,7 +136,8 @@ for (const file of selected) {
     const mod = await import(pathToFileURL(join(here, file)).href);
     if (typeof mod.default !== 'function') throw new Error(`${file} has no default export function run(lib)`);
     const load = loadavg()[0].toFixed(2);
-    const summary = { ...summarize(await mod.default(lib), file), load };
+    const summary = { ...summarize(await mod.default(lib), file), load, loadAfter: '' };
+    summary.loadAfter = loadavg()[0].toFixed(2);
     printTable(summary);
     fresh.set(file, markdown(summary));
   } catch (err) {

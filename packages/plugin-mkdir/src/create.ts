@@ -10,11 +10,11 @@ import {
 } from '@dhv/sdk/plugin';
 import { freeSpace, provisionedBytes, reportedBytes } from './capacity.js';
 import { describeType, errnoOf, lstatIfExists, openDirectoryNoFollow } from './fs-safe.js';
-import { withVolumePathLock } from './lock.js';
+import { removeLeftStaging, stagingPathFor, withVolumePathLock } from './lock.js';
 import { formatMode, parseMkdirParameters, type MkdirParameters } from './parameters.js';
 import { inspectVolumesDir, makeVolumesDir } from './volumes-dir.js';
 
-const { mkdir, rmdir } = fsCalls;
+const { mkdir, rename, rmdir } = fsCalls;
 
 /**
  * create: `<volumes dir>/<volume id>` as a directory with the requested mode and owner.
@@ -28,34 +28,58 @@ export async function createVolume(request: CreateRequest, ctx: HandlerContext):
   const wanted = parseMkdirParameters(request.parameters);
   const volumesDir = dirname(path);
   const volumesDirState = await inspectVolumesDir(volumesDir);
+  // No lock for what is already there (the restore after every agent restart): a
+  // directory at the volume path is always a whole volume, since a new one is made under
+  // another name and renamed into place. One being deleted meanwhile counts as deleted
+  // after this create.
+  const found = await lstatIfExists(path);
+  if (found) return useExisting(path, found, request, ctx);
   // free space of the volumes dir, or of its parent when it is still to be made
-  const newVolumeBytes = (await lstatIfExists(path))
-    ? undefined
-    : provisionedBytes(await freeSpace(volumesDir), request, volumesDir);
+  const bytes = provisionedBytes(await freeSpace(volumesDir), request, volumesDir);
   if (volumesDirState === 'missing') await makeVolumesDir(volumesDir);
   return withVolumePathLock(path, ctx.signal, async () => {
     const existing = await lstatIfExists(path);
     if (existing) return useExisting(path, existing, request, ctx);
-    const bytes = newVolumeBytes ?? provisionedBytes(await freeSpace(volumesDir), request, volumesDir);
     ctx.signal.throwIfAborted();
+    const staging = stagingPathFor(path);
+    await removeLeftStaging(staging);
     try {
-      await mkdir(path, { mode: 0o700 });
+      await mkdir(staging, { mode: 0o700 });
     } catch (err) {
-      if (errnoOf(err) !== 'EEXIST')
-        throw failure('EMKDIR', `could not create ${path}: ${(err as Error).message}`, path);
-      // Made by something that does not take our lock; judge it like any existing path.
-      const raced = await lstatIfExists(path);
-      if (raced) return useExisting(path, raced, request, ctx);
-      throw failure(
-        'EMKDIR',
-        `could not create ${path}: it appeared and vanished while this create ran; try again`,
-        path,
-      );
+      throw failure('EMKDIR', `could not create ${path}: ${(err as Error).message}`, path);
     }
-    await applyOwnerAndMode(path, wanted);
+    await applyOwnerAndMode(staging, path, wanted);
+    const raced = await publish(staging, path);
+    if (raced) return useExisting(path, raced, request, ctx);
     ctx.log(`created ${path} (mode ${formatMode(wanted.mode)}${ownerText(wanted)})`);
     return { path, bytes };
   });
+}
+
+/**
+ * Renames the finished directory to the volume path. Returns what is there instead when
+ * something that does not take this lock made the path first (the staging directory is
+ * then removed); an empty directory made there in the instant between the check and the
+ * rename is replaced, since rename(2) cannot be told not to.
+ */
+async function publish(staging: string, path: string): Promise<Stats | undefined> {
+  const before = await lstatIfExists(path);
+  if (!before) {
+    try {
+      await rename(staging, path);
+      return undefined;
+    } catch (err) {
+      const code = errnoOf(err);
+      if (code !== 'EEXIST' && code !== 'ENOTEMPTY' && code !== 'ENOTDIR' && code !== 'EISDIR') {
+        await rmdir(staging).catch(() => {});
+        throw failure('EMKDIR', `could not create ${path}: ${(err as Error).message}`, path);
+      }
+    }
+  }
+  await rmdir(staging).catch(() => {});
+  const raced = before ?? (await lstatIfExists(path));
+  if (raced) return raced;
+  throw failure('EMKDIR', `could not create ${path}: it appeared and vanished while this create ran; try again`, path);
 }
 
 /**
@@ -95,13 +119,14 @@ async function useExisting(
 
 /**
  * chown before chmod: a chown may clear setuid and setgid bits, and the mode must end up
- * exactly as asked. Both go through a handle opened without following links. Whatever
- * fails, the directory just made is removed again, so a failed create leaves nothing.
+ * exactly as asked. Both go through a handle on `dir` (the volume-to-be, not yet at
+ * `path`) opened without following links. Whatever fails, `dir` is removed again, so a
+ * failed create leaves nothing.
  */
-async function applyOwnerAndMode(path: string, wanted: MkdirParameters): Promise<void> {
+async function applyOwnerAndMode(dir: string, path: string, wanted: MkdirParameters): Promise<void> {
   let step = 'open';
   try {
-    const handle = await openDirectoryNoFollow(path);
+    const handle = await openDirectoryNoFollow(dir);
     try {
       if (wanted.uid !== undefined || wanted.gid !== undefined) {
         step = 'chown';
@@ -117,9 +142,9 @@ async function applyOwnerAndMode(path: string, wanted: MkdirParameters): Promise
       await handle.close();
     }
   } catch (err) {
-    const removed = await rmdir(path).then(
+    const removed = await rmdir(dir).then(
       () => 'the directory was removed again',
-      (rmErr: Error) => `removing the directory again failed too (${rmErr.message}); remove ${path} by hand`,
+      (rmErr: Error) => `removing the directory again failed too (${rmErr.message}); remove ${dir} by hand`,
     );
     const what =
       step === 'chown'

@@ -8,7 +8,7 @@ import {
   type HandlerContext,
 } from '@dhv/sdk/plugin';
 import { errnoOf, lstatIfExists } from './fs-safe.js';
-import { withVolumePathLock } from './lock.js';
+import { lockFileFor, removeLeftStaging, stagingPathFor, withVolumePathLock } from './lock.js';
 import { mountPointsWithin } from './mounts.js';
 
 /**
@@ -27,7 +27,13 @@ export async function deleteVolume(request: DeleteHandlerRequest, ctx: HandlerCo
     throw err;
   });
   if (!volumesDir?.isDirectory()) return; // no volumes dir, so no volume in it
+  // No volume, nothing half-built and no lock file to clear: gone at this instant, so
+  // done without the lock. A create that gets further later makes the volume after it.
+  const staging = stagingPathFor(path);
+  const leftovers = [path, staging, lockFileFor(path)];
+  if ((await Promise.all(leftovers.map(lstatIfExists))).every((found) => !found)) return;
   await withVolumePathLock(path, ctx.signal, async () => {
+    await removeLeftStaging(staging);
     const stats = await lstatIfExists(path);
     if (!stats) return;
     if (!stats.isDirectory()) {

@@ -2,7 +2,7 @@ import { constants, type Stats } from 'node:fs';
 import { close, fstat, lstat, mkdir, open, readFile, unlink, writeFile } from './fs-calls.js';
 import { dirname } from 'node:path';
 import { PluginFailure } from './errors.js';
-import { findTool, TOOL_ENV } from './system-tools.js';
+import { findTool, loadChildProcess, TOOL_ENV } from './system-tools.js';
 
 /**
  * A per-volume lock between processes, for plugins killed at any instant (the agent
@@ -143,11 +143,14 @@ async function lockOpenFile(
   tryOnly: boolean,
   signal?: AbortSignal,
 ): Promise<void> {
-  // Loaded on first use: child_process costs a plugin's fingerprint start-up for nothing.
-  const { spawn } = await import('node:child_process');
-  const child = spawn(flock, [tryOnly ? '-xn' : '-x', '3'], { stdio: ['ignore', 'ignore', 'pipe', fd], env: TOOL_ENV });
-  let stderr = '';
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const { spawn } = await loadChildProcess();
+  // No pipe for its stderr: reading one costs a create about 5 ms of CPU (a socket and
+  // its streams), for a message flock(1) only prints when it cannot lock at all; and not
+  // our stderr either, which an orphaned flock(1) of a killed waiter would keep open.
+  const child = spawn(flock, [tryOnly ? '-xn' : '-x', '3'], {
+    stdio: ['ignore', 'ignore', 'ignore', fd],
+    env: TOOL_ENV,
+  });
   const onAbort = () => child.kill('SIGKILL');
   if (signal?.aborted) onAbort();
   signal?.addEventListener('abort', onAbort, { once: true });
@@ -162,9 +165,11 @@ async function lockOpenFile(
     if (signal?.aborted) throw await gaveUp(lockPath);
     if (tryOnly && code === 1) throw new PluginFailure('ELOCKED', `the lock ${lockPath} is held`, { path: lockPath });
     const why = how instanceof Error ? how.message : how !== null ? `killed by ${how}` : `exit status ${code}`;
-    throw new PluginFailure('ELOCKFAILED', `flock on ${lockPath} failed (${why}): ${stderr.trim() || 'no output'}`, {
-      path: lockPath,
-    });
+    throw new PluginFailure(
+      'ELOCKFAILED',
+      `flock on ${lockPath} failed (${why}); \`${flock} -x ${lockPath} true\` shows flock's own reason`,
+      { path: lockPath },
+    );
   } finally {
     signal?.removeEventListener('abort', onAbort);
   }
