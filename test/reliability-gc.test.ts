@@ -192,6 +192,23 @@ describe('dhv agent gc', () => {
     expect(json.Removed).toEqual([ORPHAN_ID]);
     expect(existsSync(join(volumesDir, ORPHAN_ID))).toBe(false);
   });
+
+  it('lists the half-built volume a dhv-mkdir create killed before its rename left, and removes it with dhv-mkdir', async () => {
+    await copyFile(builtPlugin('dhv-mkdir'), join(pluginDir, 'dhv-mkdir'));
+    const staging = join(volumesDir, `.dhv-mkdir-${ORPHAN_ID}.new`);
+    await mkdir(join(staging, 'half'), { recursive: true });
+    await claimName('cut', ORPHAN_ID);
+
+    const listed = parsed<GcJson>(await dhv('agent', 'gc', '--json'));
+    expect(listed.Orphans).toEqual([
+      expect.objectContaining({ ID: ORPHAN_ID, Name: 'cut', Paths: [staging], PluginID: 'dhv-mkdir', Blocker: '' }),
+    ]);
+
+    const json = parsed<GcJson>(await dhv('agent', 'gc', '--remove', '--json'));
+    expect(json.Removed).toEqual([ORPHAN_ID]);
+    expect(existsSync(staging)).toBe(false);
+    expect(parsed<GcJson>(await dhv('agent', 'gc', '--json')).Orphans).toEqual([]);
+  });
 });
 
 describe.skipIf(skipRootTests('dhv agent gc on mounted orphans'))('dhv agent gc on mounted orphans', () => {

@@ -17,7 +17,8 @@ import { DhvError } from '../errors/dhv-error.js';
  * the two leaves a volume nobody will restore or delete. They are found by what plugins
  * leave in the volumes dir: `<volumes dir>/<volume id>` (every plugin that follows the
  * protocol's suggestion, the built-in mkdir included), and files named by a volume ID in
- * a plugin's hidden folder `<volumes dir>/.<plugin id>/` (as dhv-loopback keeps images).
+ * a plugin's hidden folder `<volumes dir>/.<plugin id>/` (as dhv-loopback keeps images),
+ * and a volume a create was still building, `<volumes dir>/.<plugin id>-<volume id>.new`.
  */
 
 export type OrphanKind = 'directory' | 'mount point' | 'symlink' | 'file' | 'plugin files';
@@ -48,6 +49,7 @@ export class OrphanError extends DhvError {
 
 /** Lock files are not volumes: the SDK's lock takes over one whose holder died. */
 const LOCK_SUFFIX = '.lock';
+const STAGING_SUFFIX = '.new';
 
 /** Every orphan under the volumes dir, sorted by ID. */
 export async function findOrphans(config: AgentConfig): Promise<Orphan[]> {
@@ -101,6 +103,10 @@ async function volumeTraces(volumesDir: string): Promise<Map<string, Trace>> {
         path,
         kind: info.isSymbolicLink() ? 'symlink' : info.isDirectory() ? 'directory' : 'file',
       };
+    } else if (stagedVolume(name)) {
+      const { pluginId, id } = stagedVolume(name)!;
+      const files = traceOf(id).pluginFiles;
+      files.set(pluginId, [...(files.get(pluginId) ?? []), path]);
     } else if (name.startsWith('.') && name.length > 1 && info.isDirectory()) {
       const pluginId = name.slice(1);
       for (const file of await listDir(path)) {
@@ -112,6 +118,20 @@ async function volumeTraces(volumesDir: string): Promise<Map<string, Trace>> {
     }
   }
   return traces;
+}
+
+/**
+ * `.<plugin id>-<volume id>.new`: a volume a plugin builds beside the volumes it has
+ * published and renames into place when whole (dhv-mkdir does); a create killed before
+ * the rename leaves it.
+ */
+function stagedVolume(name: string): { pluginId: string; id: string } | undefined {
+  if (!name.startsWith('.') || !name.endsWith(STAGING_SUFFIX)) return undefined;
+  const core = name.slice(1, -STAGING_SUFFIX.length);
+  const id = core.slice(-36);
+  const pluginId = core.slice(0, -37);
+  if (!isUuid(id) || core.at(-37) !== '-' || pluginId === '') return undefined;
+  return { pluginId, id };
 }
 
 function describeOrphan(
