@@ -1,4 +1,5 @@
 import type { Operation } from '../protocol/operations.js';
+import type { PluginRun } from './spawn-plugin.js';
 
 /**
  * Every way running a plugin can fail, built in one place. Each error carries what a
@@ -13,20 +14,18 @@ export type PluginErrorCode =
   | 'PLUGIN_FAILED'
   | 'PLUGIN_BAD_OUTPUT';
 
-export interface PluginRunDetails {
+/** What an error keeps of the run (`PluginRun`, its output as text), with Nomad's words and dhv's hints. */
+export interface PluginRunDetails extends Partial<Pick<PluginRun, 'exitCode' | 'signal' | 'durationMs'>> {
   pluginId: string;
   executable: string;
   operation: string;
   volumeId?: string | undefined;
-  exitCode?: number | null | undefined;
-  signal?: NodeJS.Signals | null | undefined;
   stdout?: string | undefined;
   stderr?: string | undefined;
   /** The `error` the plugin wrote to stdout, if any. */
   pluginMessage?: string | undefined;
   /** stdout or stderr was longer than the cap and was cut. */
   truncated?: boolean | undefined;
-  durationMs?: number | undefined;
   /** The error Go's os/exec gave (`exit status 1`, `signal: killed`, `fork/exec ...`): what the agent logs. */
   runError?: string | undefined;
   /** Set when a real agent panics here (and the agent process dies) instead of returning an error. */
