@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { AGENT_TIMEOUT_MS } from '../protocol/operations.js';
 import { execPlugin } from './exec-plugin.js';
 import { PluginError } from './errors.js';
+import { manyStartedAtOnceHint } from './machine-load.js';
 
 /** Nomad's built-in plugin ID; a file of that name in the plugin directory is run, but never used. */
 export const BUILTIN_MKDIR_ID = 'mkdir';
@@ -140,10 +141,7 @@ async function fingerprintEntry(
     if (id === BUILTIN_MKDIR_ID) return shadowed(executable);
     const hints = [...err.hints];
     if (err.code === 'PLUGIN_TIMED_OUT' && startedAtOnce > 0) {
-      hints.push(
-        `${startedAtOnce} fingerprints started at once on ${availableParallelism()} CPUs: the machine was loaded, which slows every plugin's start ` +
-          '(a real agent starts them all at once too, each with 1 s); make the plugin start faster, or keep fewer plugins in the plugin dir',
-      );
+      hints.push(manyStartedAtOnceHint(startedAtOnce));
     }
     const reason = [err.nomadMessage, ...hints].join('\n');
     const logged: AgentLogLine =

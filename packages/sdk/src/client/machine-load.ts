@@ -14,3 +14,11 @@ export function loadedMachineHint(): string[] {
       'try again when it is quieter before blaming the plugin, and keep in mind that a real agent on a busy node misses the same deadline',
   ];
 }
+
+/** Discovery starts every fingerprint at once; past a few per CPU, that alone can miss the 1 s. */
+export function manyStartedAtOnceHint(startedAtOnce: number): string {
+  return (
+    `${startedAtOnce} fingerprints started at once on ${availableParallelism()} CPUs: the machine was loaded, which slows every plugin's start ` +
+    '(a real agent starts them all at once too, each with 1 s); make the plugin start faster, or keep fewer plugins in the plugin dir'
+  );
+}
