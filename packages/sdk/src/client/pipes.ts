@@ -97,9 +97,10 @@ async function makePipes(count: number): Promise<PipeEnds[]> {
   factory.on('error', () => undefined);
   try {
     if (shellPid === undefined) throw new Error('could not start /bin/sh to make pipes');
+    const ours = new Set(pipesHeldBy('self'));
     const deadline = performance.now() + FACTORY_TIMEOUT_MS;
     for (;;) {
-      const made = openPipesOf(shellPid, count);
+      const made = openPipesOf(shellPid, count, ours);
       if (made) return made;
       if (performance.now() > deadline) throw new Error(`no pipes from /bin/sh within ${FACTORY_TIMEOUT_MS} ms`);
       await new Promise((r) => setTimeout(r, 1));
@@ -117,7 +118,7 @@ async function makePipes(count: number): Promise<PipeEnds[]> {
 }
 
 /** Opens both ends of every pipe between the shell's children, once all `count` are set up. */
-function openPipesOf(shellPid: number, count: number): PipeEnds[] | undefined {
+function openPipesOf(shellPid: number, count: number, ours: ReadonlySet<string>): PipeEnds[] | undefined {
   let children: string[];
   try {
     children = readFileSync(`/proc/${shellPid}/task/${shellPid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
@@ -129,7 +130,7 @@ function openPipesOf(shellPid: number, count: number): PipeEnds[] | undefined {
   // a terminal multiplexer's): those are someone else's, and a plugin given one would write
   // into it and have its every holder killed as a leftover. This process and the shell hold
   // each of them; the pipeline's own pipes are held by its stages alone.
-  const foreign = new Set([...pipesHeldBy('self'), ...pipesHeldBy(String(shellPid))]);
+  const foreign = new Set([...ours, ...pipesHeldBy(String(shellPid))]);
   const writers = new Map<string, string>();
   const readers = new Map<string, string>();
   for (const pid of children) {
