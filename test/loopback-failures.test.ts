@@ -7,6 +7,7 @@ import { buildEnvironment, execPlugin, type RequestInput } from '@dhv/sdk/client
 import { bundlePlugin } from '@dhv/sdk/build';
 import { skipRootTests } from './support/root.js';
 import { skipUnless, tool } from './support/requirements.js';
+import { inPrivateMountNamespace } from './support/private-mount-namespace.js';
 import { expectPluginError } from './support/plugin-error.js';
 import {
   GIB,
@@ -232,10 +233,10 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
       request(randomUUID(), { capacityMinBytes: 320n * MIB, parameters: { fs: 'xfs' } }),
       builtPlugin(),
     );
-    const script = '/usr/bin/mount --bind /dev/null /usr/sbin/mkfs.xfs && exec "$0" create';
     const run = spawnSync(
-      '/usr/bin/unshare',
-      ['--mount', '--propagation', 'private', '/bin/sh', '-c', script, builtPlugin()],
+      ...inPrivateMountNamespace('/usr/bin/mount --bind /dev/null /usr/sbin/mkfs.xfs && exec "$0" create', [
+        builtPlugin(),
+      ]),
       { env, encoding: 'utf8' },
     );
     expect(run.status).toBe(1);
@@ -248,10 +249,8 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
   it('says the host has no loop device support when /dev has no loop devices, and makes nothing', async () => {
     // An empty /dev in a private mount namespace, as in an unprivileged container.
     const env = buildEnvironment('create', request(randomUUID()), builtPlugin());
-    const script = '/usr/bin/mount -t tmpfs none /dev && exec "$0" create';
     const run = spawnSync(
-      '/usr/bin/unshare',
-      ['--mount', '--propagation', 'private', '/bin/sh', '-c', script, builtPlugin()],
+      ...inPrivateMountNamespace('/usr/bin/mount -t tmpfs none /dev && exec "$0" create', [builtPlugin()]),
       { env, encoding: 'utf8' },
     );
     expect(run.status).toBe(1);

@@ -1,11 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { mkdir, readFile, readlink, stat, statfs, symlink, truncate, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, statfs, symlink, truncate, writeFile } from 'node:fs/promises';
+import { once } from 'node:events';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { execPlugin, type RequestInput } from '@dhv/sdk/client';
 import { skipRootTests } from './support/root.js';
 import { skipUnless, tool } from './support/requirements.js';
+import { inPrivateMountNamespace } from './support/private-mount-namespace.js';
 import { NOBODY, stageForOtherUser } from './support/other-user.js';
 import { expectPluginError } from './support/plugin-error.js';
 import {
@@ -267,13 +269,11 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
   it('refuses to delete a volume a container still holds in its own mount namespace, and leaves it mounted', async () => {
     const id = randomUUID();
     const { path } = await create(id, { capacityMinBytes: 64n * MIB });
-    const container = spawn('/usr/bin/unshare', ['--mount', '--propagation', 'private', '/bin/sleep', '600'], {
-      stdio: 'ignore',
+    const container = spawn(...inPrivateMountNamespace('echo ready && exec /bin/sleep 600', [], [path]), {
+      stdio: ['ignore', 'pipe', 'ignore'],
     });
     children.push(container);
-    const ours = await readlink('/proc/self/ns/mnt');
-    while ((await readlink(`/proc/${container.pid}/ns/mnt`).catch(() => ours)) === ours)
-      await new Promise((r) => setTimeout(r, 10));
+    await once(container.stdout!, 'data');
 
     const err = await failure(remove(id));
     expect(err.pluginMessage).toMatch(
@@ -284,6 +284,25 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
     expect(mountsAtOrBelowSync(volumesDir).map((m) => m.mountPoint)).toEqual([path]);
     expect(loopDevicesBackedBelowSync(volumesDir)).toHaveLength(1);
     expect((await stat(imageOf(id))).isFile()).toBe(true);
+  });
+
+  it('can delete a volume while another test holds a private mount namespace that does not keep it', async () => {
+    // Two copies of the suite side by side: the other copy's namespace must not pin our volume.
+    const [mine, theirs] = [randomUUID(), randomUUID()];
+    const kept = (await create(mine, { capacityMinBytes: 32n * MIB })).path;
+    const dropped = (await create(theirs, { capacityMinBytes: 32n * MIB })).path;
+    const namespace = spawn(...inPrivateMountNamespace('echo ready && exec /bin/sleep 600', [], [kept]), {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    children.push(namespace);
+    await once(namespace.stdout!, 'data');
+    const seen = await readFile(`/proc/${namespace.pid}/mountinfo`, 'utf8');
+    expect(seen).toContain(` ${kept} `);
+    expect(seen).not.toContain(` ${dropped} `);
+
+    await remove(theirs);
+    expect((await failure(remove(mine))).pluginMessage).toMatch(/in the mount namespace of process/);
+    expect(mountsAtOrBelowSync(volumesDir).map((m) => m.mountPoint)).toEqual([kept]);
   });
 
   it('creates 8 volumes concurrently, each on its own loop device, and deletes them concurrently', async () => {

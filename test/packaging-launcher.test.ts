@@ -5,6 +5,7 @@ import { execa } from 'execa';
 import fs from 'fs-extra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { root, skipUnless, tool } from './support/requirements.js';
+import { inPrivateMountNamespace } from './support/private-mount-namespace.js';
 
 /**
  * A built plugin copied to a Nomad client whose node lives somewhere else than on the
@@ -42,7 +43,7 @@ function startWithNodeOnlyAt(plugin: string, nodeAt: string | undefined) {
       : []),
     `cd / && exec /usr/bin/env -i DHV_OPERATION=fingerprint ${q(plugin)} fingerprint`,
   ].join('\n');
-  return execa('/usr/bin/unshare', ['--mount', '--propagation', 'private', '/bin/sh', '-c', script], { reject: false });
+  return execa(...inPrivateMountNamespace(script), { reject: false });
 }
 
 describe.skipIf(

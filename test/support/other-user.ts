@@ -3,12 +3,12 @@ import { statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { REPO_ROOT } from './checkout-paths.js';
+import { inPrivateMountNamespace } from './private-mount-namespace.js';
 import { root, tool, type Requirement } from './requirements.js';
 
 /** The unprivileged user the tests run things as. */
 export const NOBODY = { uid: 65534, gid: 65534 } as const;
 const SETPRIV = '/usr/bin/setpriv';
-const UNSHARE = '/usr/bin/unshare';
 
 /**
  * A checkout in a private folder (`/root/x`, a `mktemp -d` folder) cannot be reached by
@@ -54,25 +54,15 @@ export function checkoutViewForOtherUser(): Requirement | undefined {
  * Paths in `command` that lie in the checkout must be given under `view`.
  */
 export function asNobodyInCheckoutView(view: string, command: readonly string[]): [string, string[]] {
-  const script = '/usr/bin/mount --bind "$0" "$1" && shift && exec "$@"';
-  return [
-    UNSHARE,
-    [
-      '--mount',
-      '--propagation',
-      'private',
-      '/bin/sh',
-      '-c',
-      script,
-      REPO_ROOT,
-      view,
-      SETPRIV,
-      `--reuid=${NOBODY.uid}`,
-      `--regid=${NOBODY.gid}`,
-      '--clear-groups',
-      ...command,
-    ],
-  ];
+  return inPrivateMountNamespace('/usr/bin/mount --bind "$0" "$1" && shift && exec "$@"', [
+    REPO_ROOT,
+    view,
+    SETPRIV,
+    `--reuid=${NOBODY.uid}`,
+    `--regid=${NOBODY.gid}`,
+    '--clear-groups',
+    ...command,
+  ]);
 }
 
 export async function makeView(): Promise<string> {
