@@ -3,8 +3,7 @@
 // script (#!/abs/node) and as a Node single executable (--sea), against `node -e 0` in the
 // same run. Also the time `dhv build` itself takes for each. The plugin is the `minimal`
 // template of `dhv init`.
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -12,7 +11,7 @@ const REPO = fileURLToPath(new URL('..', import.meta.url));
 const DHV = join(REPO, 'packages/harness/bin/run.js');
 
 export default async function run(lib) {
-  const dir = await mkdtemp(join(tmpdir(), 'dhv-bench-build-'));
+  const dir = await lib.makeScratch('build');
   try {
     await mkdir(join(dir, 'node_modules/@dhv'), { recursive: true });
     await symlink(join(REPO, 'packages/sdk'), join(dir, 'node_modules/@dhv/sdk'));
@@ -51,6 +50,6 @@ export default async function run(lib) {
       ],
     };
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await lib.removeScratch(dir);
   }
 }

@@ -2,9 +2,6 @@
 // reference plugin dhv-mkdir (packages/plugin-mkdir/dist/dhv-mkdir, from `npm run build`).
 // Baseline: the same suite against the bash fixture good-plugin, whose operations cost
 // almost nothing, so the difference is what dhv-mkdir's own runs add. Target: under 10 s.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const DHV = fileURLToPath(new URL('../packages/harness/bin/run.js', import.meta.url));
@@ -14,7 +11,7 @@ const RUNS = 3;
 const WARMUP = 1;
 
 export default async function run(lib) {
-  const dir = await mkdtemp(join(tmpdir(), 'dhv-bench-check-'));
+  const dir = await lib.makeScratch('check');
   try {
     const suite = (plugin) =>
       lib.timeProcess(process.execPath, [DHV, 'check', plugin, '--volumes-dir', dir], {
@@ -34,6 +31,6 @@ export default async function run(lib) {
       ],
     };
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await lib.removeScratch(dir);
   }
 }

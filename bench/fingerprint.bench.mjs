@@ -1,14 +1,13 @@
 // Fingerprint start-up: a bundled minimal SDK plugin against a bare `node -e 0` and a
 // bash plugin, all run as the agent runs them at discovery (argv `fingerprint`, an
 // environment holding only DHV_OPERATION=fingerprint). The agent gives each 1 s.
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundlePlugin } from '@dhv/sdk/build';
 
 export default async function run(lib) {
-  const dir = await mkdtemp(join(tmpdir(), 'dhv-bench-fingerprint-'));
+  const dir = await lib.makeScratch('fingerprint');
   try {
     const sdkPlugin = fileURLToPath(new URL('../packages/sdk/dist/plugin.js', import.meta.url));
     const entry = join(dir, 'minimal.mjs');
@@ -61,6 +60,6 @@ export default async function run(lib) {
       ],
     };
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await lib.removeScratch(dir);
   }
 }

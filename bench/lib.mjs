@@ -1,12 +1,14 @@
 // What every benchmark gets: whole-process timing of built executables, the exact
 // environment a Nomad agent gives a plugin, and small statistics helpers.
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { buildEnvironment, DEFAULT_MAX_OUTPUT_BYTES, spawnPlugin } from '@dhv/sdk/client';
+import { makeScratch, removeScratch } from './scratch.mjs';
+
+export { makeScratch, removeScratch };
 
 /**
  * Runs `file args` `warmup + runs` times, one after another, and returns the wall-clock
@@ -51,7 +53,7 @@ const WAVE = fileURLToPath(new URL('./wave.mjs', import.meta.url));
  * memory of the runs and the runner together (undefined otherwise).
  */
 export async function runWave(runs, { mode = 'wave' } = {}) {
-  const dir = await mkdtemp(join(tmpdir(), 'dhv-bench-wave-'));
+  const dir = await makeScratch('wave');
   const cgroup = await makeMemoryCgroup();
   try {
     const specFile = join(dir, 'spec.json');
@@ -64,7 +66,7 @@ export async function runWave(runs, { mode = 'wave' } = {}) {
     return result;
   } finally {
     if (cgroup) await rmdir(cgroup).catch(() => {});
-    await rm(dir, { recursive: true, force: true });
+    await removeScratch(dir);
   }
 }
 

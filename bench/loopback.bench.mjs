@@ -4,7 +4,7 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -15,7 +15,7 @@ const GIB = 1024 ** 3;
 export default async function run(lib) {
   if (process.getuid?.() !== 0) throw new Error('the loopback benchmark needs root (loop devices and mount)');
   if (!existsSync(PLUGIN)) throw new Error(`${PLUGIN} is missing; run npm run build first`);
-  const volumesDir = await mkdtemp('/var/tmp/dhv-bench-loopback-');
+  const volumesDir = await lib.makeScratch('loopback', '/var/tmp');
   try {
     const request = (volumeId, gib) => ({
       volumesDir,
@@ -104,17 +104,6 @@ export default async function run(lib) {
       ],
     };
   } finally {
-    for (const line of (await readFile('/proc/self/mountinfo', 'utf8')).split('\n')) {
-      const mountPoint = line.split(' ')[4];
-      if (mountPoint?.startsWith(`${volumesDir}/`)) execFileSync('/usr/bin/umount', ['-l', mountPoint]);
-    }
-    const loops = execFileSync('/usr/sbin/losetup', ['--list', '--noheadings', '--output', 'NAME,BACK-FILE'], {
-      encoding: 'utf8',
-    });
-    for (const line of loops.split('\n')) {
-      const [name, file] = line.trim().split(/\s+/);
-      if (file?.startsWith(`${volumesDir}/`)) execFileSync('/usr/sbin/losetup', ['--detach', name]);
-    }
-    await rm(volumesDir, { recursive: true, force: true });
+    await lib.removeScratch(volumesDir);
   }
 }

@@ -4,8 +4,7 @@
 // fingerprint within 1.2x, a new volume within 1.3x of `node -e 0` (the restore of an
 // existing volume is judged against the Node floor in restore.bench.mjs).
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundlePlugin } from '@dhv/sdk/build';
@@ -15,7 +14,7 @@ const ROUNDS = 8;
 const BATCH = 5;
 
 export default async function run(lib) {
-  const dir = await mkdtemp(join(tmpdir(), 'dhv-bench-mkdir-'));
+  const dir = await lib.makeScratch('mkdir');
   try {
     const volumesDir = join(dir, 'volumes');
     const request = (volumeId) => ({
@@ -92,7 +91,7 @@ export default async function run(lib) {
       })),
     };
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await lib.removeScratch(dir);
   }
 }
 

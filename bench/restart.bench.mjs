@@ -4,8 +4,8 @@
 // 500 × one dhv-mkdir restore create ÷ cores, i.e. every core busy with plugin runs and
 // nothing else. Targets: within 1.3× of that ideal; 10,000 built-in volumes under 2 s.
 import { randomUUID } from 'node:crypto';
-import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { availableParallelism, tmpdir } from 'node:os';
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Agent, ClientState, loadAgentConfig } from '@dhv/harness';
@@ -18,7 +18,7 @@ const RUNS = 3;
 
 export default async function run(lib) {
   const cores = availableParallelism();
-  const dir = await mkdtemp(join(tmpdir(), 'dhv-bench-restart-'));
+  const dir = await lib.makeScratch('restart');
   try {
     const pluginAgent = await seed(join(dir, 'plugin'), 'dhv-mkdir', PLUGIN_VOLUMES);
     const builtinAgent = await seed(join(dir, 'builtin'), 'mkdir', BUILTIN_VOLUMES);
@@ -104,7 +104,7 @@ export default async function run(lib) {
       ],
     };
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await lib.removeScratch(dir);
   }
 }
 

@@ -10,7 +10,7 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readFile, readdir, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,7 +35,7 @@ export default async function restore(lib) {
   const rounds = count('DHV_BENCH_ROUNDS', 3);
   const withLoopback = process.getuid?.() === 0 && existsSync(LOOPBACK) && existsSync('/dev/loop-control');
   // Not /tmp: dhv-loopback's images need a real filesystem, and /tmp may be a tmpfs.
-  const dir = await realpath(await mkdtemp('/var/tmp/dhv-bench-restore-'));
+  const dir = await lib.makeScratch('restore', '/var/tmp');
   try {
     const plugins = await makePlugins(dir);
     const fleets = [
@@ -72,10 +72,9 @@ export default async function restore(lib) {
       }
     } finally {
       if (withLoopback)
-        await cleanUpLoopback(
+        await deleteLoopbackVolumes(
           lib,
           fleets.find((f) => f.executable === LOOPBACK),
-          dir,
         );
     }
     const cores = availableParallelism();
@@ -109,7 +108,7 @@ export default async function restore(lib) {
       })),
     };
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await lib.removeScratch(dir);
   }
 }
 
@@ -188,11 +187,10 @@ async function makePlugins(dir) {
 }
 
 /**
- * Deletes every dhv-loopback volume this benchmark made, then, whatever that left, unmounts
- * what is mounted below `dir` and detaches every loop device backed by a file below it.
- * Only this benchmark's own mounts and devices are touched.
+ * Deletes every dhv-loopback volume this benchmark made, as the agent would; whatever is
+ * left mounted or attached below the benchmark's folder goes with the folder (removeScratch).
  */
-async function cleanUpLoopback(lib, f, dir) {
+async function deleteLoopbackVolumes(lib, f) {
   if (f) {
     for (let i = 0; i < f.requests.length; i += 5) {
       await lib
@@ -210,17 +208,5 @@ async function cleanUpLoopback(lib, f, dir) {
         )
         .catch(() => {});
     }
-  }
-  const mine = (path) => path === dir || path.startsWith(`${dir}/`);
-  const mountinfo = await readFile('/proc/self/mountinfo', 'utf8');
-  const mounts = mountinfo
-    .split('\n')
-    .map((line) => line.split(' ')[4]?.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8))))
-    .filter((p) => p !== undefined && mine(p))
-    .reverse();
-  for (const m of mounts) await run('/usr/bin/umount', ['-l', m]).catch(() => {});
-  for (const name of (await readdir('/sys/block')).filter((n) => /^loop[0-9]+$/.test(n))) {
-    const backing = (await readFile(`/sys/block/${name}/loop/backing_file`, 'utf8').catch(() => '')).trim();
-    if (backing !== '' && mine(backing)) await run('/usr/sbin/losetup', ['--detach', `/dev/${name}`]).catch(() => {});
   }
 }

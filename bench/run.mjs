@@ -2,10 +2,11 @@
 // line: `node bench/run.mjs fingerprint`), prints a table, and rewrites bench/RESULTS.md.
 // Expects a build first (`npm run bench` does `npm run build` then this).
 import { readdir, readFile, writeFile } from 'node:fs/promises';
-import { cpus, loadavg } from 'node:os';
+import { constants, cpus, loadavg } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as lib from './lib.mjs';
+import { removeAllScratch, sweepDeadScratch } from './scratch.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const resultsFile = join(here, 'RESULTS.md');
@@ -21,6 +22,17 @@ if (unknown.length > 0) {
   process.exit(2);
 }
 const selected = wanted.length > 0 ? wanted.map((name) => name + SUFFIX) : available;
+
+// A run killed outright left its volumes and folders; an interrupted one removes its own.
+for (const dir of await sweepDeadScratch())
+  process.stdout.write(`removed ${dir}, left by a benchmark run that was killed\n`);
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.once(signal, async () => {
+    process.stderr.write(`\n${signal}: removing this run's volumes and folders, then stopping\n`);
+    await removeAllScratch();
+    process.exit(128 + constants.signals[signal]);
+  });
+}
 
 const machine = {
   cpu: cpus()[0]?.model.trim() ?? 'unknown',
