@@ -148,8 +148,11 @@ describe.concurrent('plugin-exec.json: each case as a real agent ran it', () => 
         const got = await run(c, root.cwd);
         const n = c.nomad;
 
-        // What the plugin process received: the same calls whatever the outcome.
-        expect(await recordedCalls(root.path)).toEqual(n.calls);
+        // What the plugin process received: the same calls whatever the outcome (named, for a failure's sake).
+        const outcome = got.error
+          ? `${got.error.code}: ${got.error.message}`
+          : JSON.stringify(got.result, (_, v: unknown) => (typeof v === 'bigint' ? String(v) : v));
+        expect(await recordedCalls(root.path), `the run's outcome: ${outcome}`).toEqual(n.calls);
 
         if (difference?.kind === 'nil-version') {
           expect(got.error?.code).toBe('PLUGIN_BAD_OUTPUT');
