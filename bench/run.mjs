@@ -26,8 +26,10 @@ const selected = wanted.length > 0 ? wanted.map((name) => name + SUFFIX) : avail
 // A run killed outright left its volumes and folders; an interrupted one removes its own.
 for (const dir of await sweepDeadScratch())
   process.stdout.write(`removed ${dir}, left by a benchmark run that was killed\n`);
+let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.once(signal, async () => {
+    stopping = true;
     process.stderr.write(`\n${signal}: removing this run's volumes and folders, then stopping\n`);
     await removeAllScratch();
     process.exit(128 + constants.signals[signal]);
@@ -143,6 +145,7 @@ async function readSections() {
 const fresh = new Map();
 let failed = 0;
 for (const file of selected) {
+  if (stopping) break;
   process.stdout.write(`running ${file}...\n`);
   try {
     const mod = await import(pathToFileURL(join(here, file)).href);

@@ -6,6 +6,12 @@ import { readRegularFile, removeFileDurably, writeFileDurably } from './durable-
 import { AgentError } from '../errors/agent-error.js';
 import { dataDirLayout } from '../config/data-dir.js';
 
+/**
+ * The lock every name's lock also takes, shared; its holders never unlink it, so the file
+ * stays. Not a name's key (those are hex digests), so no name can take it.
+ */
+export const EVERY_NAME_LOCK = 'every-name.lock';
+
 /** Nomad's ErrVolumeNameExists, word for word. */
 export const VOLUME_NAME_EXISTS = 'volume name already exists on this node';
 
@@ -31,10 +37,32 @@ export class NameClaims {
     this.idDir = dataDirLayout(dataDir).claimedIds;
   }
 
-  /** Runs `fn` holding the lock of `name`: at most one create, delete or restore per name at a time, across processes. */
+  /**
+   * Runs `fn` holding the lock of `name`: at most one create, delete or restore per name at
+   * a time, across processes. It also holds the lock of every name, shared, so that
+   * `withEveryName` can exclude them all at once.
+   */
   async withLock<T>(name: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     await mkdir(this.lockDir, { recursive: true, mode: 0o700 });
-    return withVolumeLock(join(this.lockDir, `${key(name)}.lock`), fn, signal ? { signal } : {});
+    const options = signal ? { signal } : {};
+    return withVolumeLock(
+      this.everyNameLock(),
+      () => withVolumeLock(join(this.lockDir, `${key(name)}.lock`), fn, options),
+      { ...options, shared: true },
+    );
+  }
+
+  /**
+   * Runs `fn` as if holding the lock of every name, with one lock rather than one per name
+   * (a restore claims thousands of names at once): no `withLock` runs meanwhile.
+   */
+  async withEveryName<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    await mkdir(this.lockDir, { recursive: true, mode: 0o700 });
+    return withVolumeLock(this.everyNameLock(), fn, signal ? { signal } : {});
+  }
+
+  private everyNameLock(): string {
+    return join(this.lockDir, EVERY_NAME_LOCK);
   }
 
   /** Removes name lock files that holders killed meanwhile left behind and nobody holds; returns them. */

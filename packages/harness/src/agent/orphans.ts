@@ -5,7 +5,7 @@ import { BUILTIN_MKDIR_ID, PluginError, execPlugin, resolvePlugin } from '@dhv/s
 import type { AgentConfig } from '../config/agent-config.js';
 import { builtinMkdirDelete } from './builtin-mkdir.js';
 import { ClientState } from './client-state.js';
-import { NameClaims } from './name-claims.js';
+import { EVERY_NAME_LOCK, NameClaims } from './name-claims.js';
 import { loadNodeId } from './node-identity.js';
 import { mountsBelow } from '@dhv/sdk/host';
 import { dataDirLayout } from '../config/data-dir.js';
@@ -321,13 +321,14 @@ async function claimedNames(dataDir: string): Promise<Map<string, string>> {
 /**
  * Lock files in the places dhv and the reference plugins keep them: the agent's name
  * locks, `<volumes dir>/.dhv-mkdir-*.lock` and `<volumes dir>/.<plugin id>/*.lock`. A
- * holder unlinks its lock file as it lets go; one killed leaves it behind. Only files
- * nobody holds are listed (each is tried with a non-blocking lock, then let go).
+ * holder unlinks its lock file as it lets go; one killed leaves it behind (the lock of
+ * every name is shared and stays, so it is never listed). Only files nobody holds are listed (each is tried with a non-blocking lock, then let go).
  */
 async function leftLockFiles(config: AgentConfig): Promise<string[]> {
   const candidates: string[] = [];
   const locks = dataDirLayout(config.dataDir).locks;
-  for (const name of await listDir(locks)) if (name.endsWith(LOCK_SUFFIX)) candidates.push(join(locks, name));
+  for (const name of await listDir(locks))
+    if (name.endsWith(LOCK_SUFFIX) && name !== EVERY_NAME_LOCK) candidates.push(join(locks, name));
   for (const name of await listDir(config.volumesDir)) {
     const path = join(config.volumesDir, name);
     if (name.startsWith('.') && name.endsWith(LOCK_SUFFIX)) candidates.push(path);

@@ -246,10 +246,13 @@ export class VolumeManager {
     const outcome: RestoreOutcome = { updates: [], restored: [], failed: [] };
     const errors: Error[] = [];
     const remainingMs = () => Math.max(1, Math.round(deadlineMs - (performance.now() - startedAt)));
+    const claims = await this.claimForRestore(records, outcome);
     await Promise.all(
-      records.map(async (record) => {
+      records.map(async (record, i) => {
         try {
-          const path = await this.restoreOne(record, remainingMs, outcome);
+          const claim = claims[i]!;
+          if (claim instanceof Error) throw claim;
+          const path = await this.restoreOne(record, claim, remainingMs, outcome);
           if (path === null) return;
           // Nomad's name claim is an in-memory map: a second volume of a claimed name is refused at
           // once, before the holder's plugin answers, so its empty update never hides the holder.
@@ -275,41 +278,74 @@ export class VolumeManager {
     return outcome;
   }
 
+  /**
+   * Each volume's name claim, taken as create and delete take theirs, so a delete that ran
+   * since the list is not undone: true when claimed, false when another volume holds the
+   * name (logged), null for a volume deleted meanwhile, or the error of a plugin lookup,
+   * which fails the whole restore. One lock over every name: a lock per name would start
+   * a flock(1) for each of thousands of volumes at once. The plugins then run without it,
+   * as in Nomad, where a second volume of the same name is refused at once.
+   */
+  private async claimForRestore(
+    records: readonly VolumeRecord[],
+    outcome: RestoreOutcome,
+  ): Promise<(boolean | null | Error)[]> {
+    const { config, runner, names, state, signal } = this.ctx;
+    const lookups = await Promise.all(
+      records.map(async ({ CreateReq: req }) => {
+        try {
+          if (req.PluginID !== '') await runner.lookup(config.pluginDir, req.PluginID);
+          return undefined;
+        } catch (err) {
+          return err as Error;
+        }
+      }),
+    );
+    const claimOne = async (i: number): Promise<boolean | null | Error> => {
+      const record = records[i]!;
+      const req = record.CreateReq;
+      if (lookups[i]) return lookups[i];
+      if (!(await state.get(record.ID))) return null;
+      try {
+        await this.claim(req.Name, req.ID);
+        return true;
+      } catch (err) {
+        this.ctx.log({
+          level: 'error',
+          message: 'error during restore',
+          fields: { volume_id: req.ID, volume_name: req.Name, error: messageOf(err) },
+        });
+        outcome.failed.push({ record, error: err as Error });
+        return false;
+      }
+    };
+    // Names claimed at once, each name's volumes one after another, as its own lock would have them.
+    const byName = new Map<string, number[]>();
+    records.forEach(({ CreateReq: req }, i) => byName.set(req.Name, [...(byName.get(req.Name) ?? []), i]));
+    const claims: (boolean | null | Error)[] = [];
+    await names.withEveryName(async () => {
+      await Promise.all(
+        [...byName.values()].map(async (indices) => {
+          for (const i of indices) claims[i] = await claimOne(i);
+        }),
+      );
+    }, signal);
+    return claims;
+  }
+
   /** The path to publish, undefined for a volume left out (logged), null for one deleted meanwhile; throws what fails the whole restore. */
   private async restoreOne(
     record: VolumeRecord,
+    claimed: boolean | null,
     remainingMs: () => number,
     outcome: RestoreOutcome,
   ): Promise<string | undefined | null | typeof NAME_TAKEN> {
-    const { config, runner, names, state, signal } = this.ctx;
+    const { config, runner, signal } = this.ctx;
     const req = record.CreateReq;
-    if (req.PluginID !== '') await runner.lookup(config.pluginDir, req.PluginID);
     const left = (error: Error & { code?: string }) => {
       outcome.failed.push({ record, error });
       return undefined;
     };
-    // The claim is taken under the name's lock, as create and delete take it: a delete that
-    // ran since the list is not undone. The plugin then runs without the lock, as in Nomad,
-    // where a second volume of the same name is refused at once.
-    const claimed = await names.withLock(
-      req.Name,
-      async () => {
-        if (!(await state.get(record.ID))) return null;
-        try {
-          await this.claim(req.Name, req.ID);
-          return true;
-        } catch (err) {
-          this.ctx.log({
-            level: 'error',
-            message: 'error during restore',
-            fields: { volume_id: req.ID, volume_name: req.Name, error: messageOf(err) },
-          });
-          left(err as Error);
-          return false;
-        }
-      },
-      signal,
-    );
     if (claimed === null) return null;
     if (!claimed) return NAME_TAKEN;
     const registered = req.PluginID === '';

@@ -10,6 +10,8 @@ import { findTool, loadChildProcess, TOOL_ENV } from './system-tools.js';
  *
  * Invariant: a process holds the lock only while it holds an exclusive flock(2) on the
  * inode the lock path names, and only a holder unlinks that path (just before letting go).
+ * A shared holder (`shared`) holds a shared flock on that inode and never unlinks the path,
+ * so shared holders exclude only exclusive ones.
  * The kernel drops an flock when the last descriptor of its open file closes, so a
  * holder's death releases the lock; nothing is ever judged stale by time or by PID.
  *
@@ -25,6 +27,8 @@ export interface LockOptions {
    * when it is missing, also when another process removed it while this one waited.
    */
   folderMode?: number;
+  /** Held together with other shared holders, never with an exclusive one. */
+  shared?: boolean;
 }
 
 export async function withVolumeLock<T>(lockPath: string, fn: () => Promise<T>, options: LockOptions = {}): Promise<T> {
@@ -43,7 +47,7 @@ export async function acquireVolumeLock(lockPath: string, options: LockOptions =
     const fd = await openLockFile(lockPath, options);
     let held = false;
     try {
-      await lockOpenFile(flock, fd, lockPath, false, options.signal);
+      await lockOpenFile(flock, fd, lockPath, { tryOnly: false, shared: options.shared === true }, options.signal);
       // A holder that let go unlinked the path first: the inode this process now locks
       // may be one nobody can find any more, and then it locks the path afresh.
       held = sameFile(await fstat(fd), await lstat(lockPath).catch(() => undefined));
@@ -51,6 +55,7 @@ export async function acquireVolumeLock(lockPath: string, options: LockOptions =
       if (!held) await close(fd);
     }
     if (!held) continue;
+    if (options.shared) return once(() => close(fd));
     await writeHolder(fd);
     return once(async () => {
       await unlink(lockPath).catch(() => {});
@@ -85,7 +90,7 @@ async function withFreeLock(lockPath: string, fn: () => Promise<boolean>): Promi
   }
   try {
     if (!(await fstat(fd)).isFile()) return false;
-    const free = await lockOpenFile(findTool('flock', 'util-linux'), fd, lockPath, true).then(
+    const free = await lockOpenFile(findTool('flock', 'util-linux'), fd, lockPath, { tryOnly: true, shared: false }).then(
       () => true,
       () => false,
     );
@@ -135,19 +140,19 @@ function lockPathRefused(lockPath: string, what: string): PluginFailure {
   );
 }
 
-/** Places an exclusive flock on `fd`'s open file; with `tryOnly`, fails at once when it is held. */
+/** Places an exclusive (or shared) flock on `fd`'s open file; with `tryOnly`, fails at once when it is held. */
 async function lockOpenFile(
   flock: string,
   fd: number,
   lockPath: string,
-  tryOnly: boolean,
+  { tryOnly, shared }: { tryOnly: boolean; shared: boolean },
   signal?: AbortSignal,
 ): Promise<void> {
   const { spawn } = await loadChildProcess();
   // No pipe for its stderr: reading one costs a create about 5 ms of CPU (a socket and
   // its streams), for a message flock(1) only prints when it cannot lock at all; and not
   // our stderr either, which an orphaned flock(1) of a killed waiter would keep open.
-  const child = spawn(flock, [tryOnly ? '-xn' : '-x', '3'], {
+  const child = spawn(flock, [`-${shared ? 's' : 'x'}${tryOnly ? 'n' : ''}`, '3'], {
     stdio: ['ignore', 'ignore', 'ignore', fd],
     env: TOOL_ENV,
   });
