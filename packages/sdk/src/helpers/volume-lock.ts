@@ -90,7 +90,10 @@ async function withFreeLock(lockPath: string, fn: () => Promise<boolean>): Promi
   }
   try {
     if (!(await fstat(fd)).isFile()) return false;
-    const free = await lockOpenFile(findTool('flock', 'util-linux'), fd, lockPath, { tryOnly: true, shared: false }).then(
+    const free = await lockOpenFile(findTool('flock', 'util-linux'), fd, lockPath, {
+      tryOnly: true,
+      shared: false,
+    }).then(
       () => true,
       () => false,
     );
