@@ -2,6 +2,7 @@ import { closeSync, constants, fstatSync, openSync, readFileSync, type Stats } f
 import { open, rename, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
+import { runTool } from '@dhv/sdk';
 
 /** Prefix of the temporary files written beside a record before it is renamed into place. */
 export const TEMP_PREFIX = '.tmp-';
@@ -12,12 +13,22 @@ export const TEMP_PREFIX = '.tmp-';
  * fsync the directory so the rename itself is on disk.
  */
 export async function writeFileDurably(path: string, contents: string, mode = 0o600): Promise<void> {
+  await writeFileAtomically(path, contents, mode, true);
+  await syncDirectory(dirname(path));
+}
+
+/**
+ * The same without a single fsync, for many files written at once (a restore's name
+ * claims): a crash leaves the old contents, the new ones or none, until
+ * `syncFileSystemOf` has run.
+ */
+export async function writeFileAtomically(path: string, contents: string, mode = 0o600, sync = false): Promise<void> {
   const temp = join(dirname(path), `${TEMP_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}-${basename(path)}`);
   try {
     const handle = await open(temp, 'wx', mode);
     try {
       await handle.writeFile(contents);
-      await handle.sync();
+      if (sync) await handle.sync();
     } finally {
       await handle.close();
     }
@@ -26,7 +37,11 @@ export async function writeFileDurably(path: string, contents: string, mode = 0o
     await unlink(temp).catch(() => {});
     throw err;
   }
-  await syncDirectory(dirname(path));
+}
+
+/** Flushes everything written to the file system that holds `path` (one `sync -f`, not an fsync per file). */
+export async function syncFileSystemOf(path: string): Promise<void> {
+  await runTool('sync', ['-f', path], { debianPackage: 'coreutils' });
 }
 
 /** Removes a file and makes the removal durable; a file already gone is fine. */

@@ -1,8 +1,14 @@
-import { lstat, mkdir, readdir } from 'node:fs/promises';
+import { lstat, mkdir, readdir, unlink } from 'node:fs/promises';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { removeFreeLock, withVolumeLock } from '@dhv/sdk';
-import { readRegularFile, removeFileDurably, writeFileDurably } from './durable-file.js';
+import {
+  readRegularFile,
+  removeFileDurably,
+  syncFileSystemOf,
+  writeFileAtomically,
+  writeFileDurably,
+} from './durable-file.js';
 import { AgentError } from '../errors/agent-error.js';
 import { dataDirLayout } from '../config/data-dir.js';
 
@@ -30,7 +36,7 @@ export class NameClaims {
   private readonly idDir: string;
   private readonly recordsDir: string;
 
-  constructor(dataDir: string) {
+  constructor(private readonly dataDir: string) {
     this.recordsDir = dataDirLayout(dataDir).volumeRecords;
     this.dir = dataDirLayout(dataDir).nameClaims;
     this.lockDir = dataDirLayout(dataDir).locks;
@@ -85,7 +91,7 @@ export class NameClaims {
    * free before (Nomad's "new volume", which decides whether a failed state write runs
    * the cleanup delete); throws when another ID holds it.
    */
-  async claim(name: string, id: string): Promise<{ wasFree: boolean }> {
+  async claim(name: string, id: string, { durable = true }: { durable?: boolean } = {}): Promise<{ wasFree: boolean }> {
     let holder = await this.holder(name);
     // Nomad's map dies with the agent. Here a claim is a file: one left by a `dhv` killed
     // mid-create (its volume never reached client state) is no claim, since everything that
@@ -99,8 +105,9 @@ export class NameClaims {
       await mkdir(this.dir, { recursive: true, mode: 0o700 });
       // The ID outlives a later claim of the same name, so gc still knows the volume was ours.
       await mkdir(this.idDir, { recursive: true, mode: 0o700 });
-      await writeFileDurably(join(this.idDir, id), '');
-      await writeFileDurably(this.file(name), JSON.stringify({ Name: name, ID: id }));
+      const write = durable ? writeFileDurably : writeFileAtomically;
+      await write(join(this.idDir, id), '');
+      await write(this.file(name), JSON.stringify({ Name: name, ID: id }));
     }
     return { wasFree: holder === undefined };
   }
@@ -131,7 +138,14 @@ export class NameClaims {
 
   /** Forgets every claim: the agent's memory at a restart. */
   async clear(): Promise<void> {
-    for (const file of await this.files()) await removeFileDurably(join(this.dir, file));
+    const files = await this.files();
+    for (const file of files) await unlink(join(this.dir, file)).catch(() => {});
+    if (files.length > 0) await syncFileSystemOf(this.dir);
+  }
+
+  /** Makes claims made with `durable: false` durable, all at once. */
+  async sync(): Promise<void> {
+    await syncFileSystemOf(this.dataDir);
   }
 
   private async files(): Promise<string[]> {

@@ -307,7 +307,8 @@ export class VolumeManager {
       if (lookups[i]) return lookups[i];
       if (!(await state.get(record.ID))) return null;
       try {
-        await this.claim(req.Name, req.ID);
+        // Made durable all at once below; a crash before that is followed by a restart, which claims again.
+        await this.ctx.names.claim(req.Name, req.ID, { durable: false });
         return true;
       } catch (err) {
         this.ctx.log({
@@ -329,6 +330,7 @@ export class VolumeManager {
           for (const i of indices) claims[i] = await claimOne(i);
         }),
       );
+      if (claims.includes(true)) await names.sync();
     }, signal);
     return claims;
   }
