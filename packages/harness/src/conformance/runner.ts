@@ -37,6 +37,9 @@ export interface RunOptions extends SettingsInput {
   commandsCwd?: string;
 }
 
+/** Why a check after a held output was not started. */
+const NOT_RUN = `not run: the run stopped (see ${STDIO_RELEASED})`;
+
 /** `index` counts the checks finished before this event, so a display can show `[index + 1/total]`. */
 export type ProgressEvent =
   | { kind: 'start'; check: Check; index: number; total: number }
@@ -74,15 +77,13 @@ export async function runConformance(plugin: string, options: RunOptions = {}): 
     throw err;
   }
   options.onStart?.(session.plugin);
-  let notRun = 0;
   try {
     await schedule(checks, jobs, async (check, index) => {
       if (options.signal?.aborted || session.fault) {
-        notRun++;
         results[index] = {
           ...describeCheck(check),
           status: 'skip',
-          reason: options.signal?.aborted ? 'the run was interrupted' : 'not run: the run stopped (see errors.stdio-released)',
+          reason: options.signal?.aborted ? 'the run was interrupted' : NOT_RUN,
           notes: [],
           durationMs: 0,
         };
@@ -121,7 +122,8 @@ export async function runConformance(plugin: string, options: RunOptions = {}): 
     results,
     options.strict ?? false,
   );
-  if (fault && !options.signal?.aborted) report.stopped = heldOutputStop(fault, notRun);
+  if (fault && !options.signal?.aborted)
+    report.stopped = heldOutputStop(fault, results.filter((r) => r.reason === NOT_RUN).length);
   // An interrupted run proves nothing either way.
   return options.signal?.aborted ? { ...report, ok: false, interrupted: true } : report;
 }
