@@ -5,9 +5,12 @@ import { DhvError } from '../errors/dhv-error.js';
 export class PluginMissingError extends DhvError {
   readonly code = 'PLUGIN_NOT_FOUND';
   constructor(readonly plugin: string) {
-    super(`${plugin} does not exist: give dhv check the path of the plugin executable, e.g. dhv check ./dist/my-plugin`, {
-      plugin,
-    });
+    super(
+      `${plugin} does not exist: give dhv check the path of the plugin executable, e.g. dhv check ./dist/my-plugin`,
+      {
+        plugin,
+      },
+    );
   }
 }
 

@@ -122,8 +122,8 @@ export async function runConformance(plugin: string, options: RunOptions = {}): 
     results,
     options.strict ?? false,
   );
-  if (fault && !options.signal?.aborted)
-    report.stopped = heldOutputStop(fault, results.filter((r) => r.reason === NOT_RUN).length);
+  const notRun = results.filter((r) => r.reason === NOT_RUN).length;
+  if (fault && notRun > 0 && !options.signal?.aborted) report.stopped = heldOutputStop(fault, notRun);
   // An interrupted run proves nothing either way.
   return options.signal?.aborted ? { ...report, ok: false, interrupted: true } : report;
 }
