@@ -22,6 +22,8 @@ export default class Check extends DhvCommand {
 
 A check is required only when failing it means the plugin breaks under a real Nomad agent or loses or destroys data; a recommended failure is a warning. A required check that is skipped was not judged: --strict fails the run on it.
 
+Each result is printed as its check finishes (into a pipe or a CI log too), and the last line names the checks that failed. Colour only on a terminal; NO_COLOR turns it off.
+
 Exit status: 0 when no required check failed (and, with --strict, none was skipped), 1 otherwise, 2 on a usage error.`;
 
   static override examples = [
