@@ -60,6 +60,7 @@ const DEFECTS: Record<string, Verdict> = {
 /** Plugins that work under every Nomad agent: no required check may fail. */
 const CALIBRATION: Record<string, Verdict> = {
   'good-plugin': { required: [] },
+  'created-path-unless-volumes-dir': { required: [] },
   'nomad-guide-style': {
     required: [],
     recommended: ['delete.uses-created-path', 'errors.failure-output', 'errors.failure-error-json'],

@@ -4,16 +4,16 @@ import {
   CATALOGUE,
   DEFAULT_JOBS,
   DEFAULT_REPEAT,
-  formatHuman,
   formatJUnit,
+  formatJUnitError,
   formatJson,
   parseParameterPairs,
   readCheckConfig,
   runConformance,
 } from '../conformance/index.js';
-import { UsageError } from '../errors/dhv-error.js';
+import { DhvError, UsageError } from '../errors/dhv-error.js';
 import { EXIT_CODES } from '../errors/exit-codes.js';
-import { checkListRows, checkListText, checkProgressText } from '../presenters/format-check.js';
+import { CheckPresenter, checkListRows, checkListText, useColor } from '../presenters/format-check.js';
 import { DhvCommand } from './dhv-command.js';
 
 export default class Check extends DhvCommand {
@@ -21,6 +21,8 @@ export default class Check extends DhvCommand {
   static override description = `Runs a catalogue of named checks against a plugin, exactly as a Nomad agent runs it (no PATH, no HOME, only DHV_* variables), in a sandbox volumes dir that is removed afterwards, with mounts and loop devices released. Each check states one requirement of PROTOCOL.md and is required or recommended.
 
 A check is required only when failing it means the plugin breaks under a real Nomad agent or loses or destroys data; a recommended failure is a warning. A required check that is skipped was not judged: --strict fails the run on it.
+
+Each result is printed as its check finishes (into a pipe or a CI log too), and the last line names the checks that failed. Colour only on a terminal; NO_COLOR turns it off.
 
 Exit status: 0 when no required check failed (and, with --strict, none was skipped), 1 otherwise, 2 on a usage error.`;
 
@@ -101,6 +103,15 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
     const onSignal = () => abort.abort();
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
+    const presenter = this.jsonOutput
+      ? undefined
+      : new CheckPresenter({
+          out: process.stdout,
+          status: process.stderr,
+          style: useColor(process.stdout),
+          idWidth: Math.max(...CATALOGUE.map((c) => c.id.length)),
+          strict: flags.strict,
+        });
     let report;
     try {
       const config = flags.config ? await readCheckConfig(flags.config) : undefined;
@@ -120,18 +131,21 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
         commandsCwd: config?.cwd,
         strict: flags.strict,
         signal: abort.signal,
-        onProgress:
-          !this.jsonOutput && process.stderr.isTTY
-            ? (event) => process.stderr.write(checkProgressText(event))
-            : undefined,
+        onStart: (plugin) => presenter?.header(plugin),
+        onProgress: (event) => presenter?.progress(event),
       });
+    } catch (err) {
+      // CI reads the JUnit file: a run that could not start says why there too.
+      if (flags.junit && err instanceof DhvError) await writeFile(flags.junit, formatJUnitError(err));
+      throw err;
     } finally {
       process.removeListener('SIGINT', onSignal);
       process.removeListener('SIGTERM', onSignal);
     }
 
     if (flags.junit) await writeFile(flags.junit, formatJUnit(report));
-    process.stdout.write(this.jsonOutput ? formatJson(report) : formatHuman(report));
+    if (presenter) presenter.summary(report);
+    else process.stdout.write(formatJson(report));
     if (report.interrupted) this.exit(EXIT_CODES.interrupted);
     if (!report.ok) this.exit(EXIT_CODES.failed);
   }

@@ -136,4 +136,10 @@ export interface ConformanceReport {
   ok: boolean;
   /** The run was cancelled (Ctrl-C, SIGTERM, the caller's signal); checks not yet started are skipped. */
   interrupted: boolean;
+  /**
+   * Why the run stopped before judging every check, when a defect made going on pointless
+   * (a plugin whose leftover process holds its output makes every operation wait): the
+   * checks not started are skipped, and the defect is the required failure reported.
+   */
+  stopped?: string;
 }

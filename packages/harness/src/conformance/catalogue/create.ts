@@ -5,7 +5,7 @@ import { formatSize, isStrictlyInside } from '@dhv/sdk';
 import { ENV } from '@dhv/sdk/plugin';
 import { decodeErrorOutput, outputText, type CreateResult, type PluginRun } from '@dhv/sdk/client';
 import { readCreatedBytes, readCreatedPath } from '../inspect.js';
-import { describeRun, succeeded } from '../raw-run.js';
+import { clip, describeRun, succeeded } from '../raw-run.js';
 import { loopDevicesBackedBelow, simulateReboot } from '@dhv/sdk/host';
 import type { Check, CheckContext, CreateInput } from '../types.js';
 import { markerProblem, writeMarker } from './volume-files.js';
@@ -290,7 +290,7 @@ export const createChecks: Check[] = [
         // Only the refusal's message is lost: the agent falls back to the exit status.
         if (outputText(run.stdout).trim() !== '' && message === undefined) {
           ctx.warn(
-            `the larger create was refused, but stdout is not an {"error": ...} document: ${JSON.stringify(outputText(run.stdout).slice(0, 120))}`,
+            `the larger create was refused, but stdout is not an {"error": ...} document: ${JSON.stringify(clip(outputText(run.stdout)))}`,
           );
         }
         ctx.note(`refused: ${message ?? describeRun(run)}`);
