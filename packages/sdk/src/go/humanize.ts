@@ -101,3 +101,28 @@ function roundHalfEven(value: number): string {
   if (diff > 0.5 || (diff === 0.5 && floor % 2 === 1)) return String(floor + 1);
   return String(floor);
 }
+
+const HUMANIZE_UNITS: Record<string, number> = { ...UNITS };
+
+/**
+ * go-humanize's ParseBytes, error texts included, as Nomad's CLI reads a spec's
+ * capacities: the number is read as a float64 (`1.5` is 1, a 20-digit size is rounded)
+ * and the result is a uint64, which Nomad then converts to int64.
+ */
+export function goParseBytes(input: string): bigint {
+  let end = 0;
+  let digits = '';
+  for (const ch of input) {
+    if (!(/\p{Nd}/u.test(ch) || ch === '.' || ch === ',')) break;
+    end += ch.length;
+    if (ch !== ',') digits += ch;
+  }
+  if (!/^([0-9]+\.?[0-9]*|\.[0-9]+)$/.test(digits))
+    throw new SizeError(`strconv.ParseFloat: parsing ${JSON.stringify(digits)}: invalid syntax`, input);
+  const unit = input.slice(end).trim().toLowerCase();
+  const multiplier = HUMANIZE_UNITS[unit];
+  if (multiplier === undefined) throw new SizeError(`unhandled size name: ${unit}`, input);
+  const value = Number(digits) * multiplier;
+  if (value >= 2 ** 64) throw new SizeError(`too large: ${input}`, input);
+  return BigInt(Math.trunc(value));
+}
