@@ -100,9 +100,9 @@ describe('volume specs decoded as Nomad decodes them (vectors/nomad-specs)', () 
         expect(spec.parameters).toEqual(canonical.Parameters);
         expect(spec.capacityMinBytes.toString()).toBe(canonical.RequestedCapacityMinBytes);
         expect(spec.capacityMaxBytes.toString()).toBe(canonical.RequestedCapacityMaxBytes);
-        expect(
-          spec.capabilities.map((c) => ({ AttachmentMode: c.attachmentMode, AccessMode: c.accessMode })),
-        ).toEqual(canonical.RequestedCapabilities);
+        expect(spec.capabilities.map((c) => ({ AttachmentMode: c.attachmentMode, AccessMode: c.accessMode }))).toEqual(
+          canonical.RequestedCapabilities,
+        );
       } else {
         expect(() => volumeSpecFromText(text, 'create', v.spec)).toThrow(
           server.messages ? server.messages[0]!.split('\n')[0] : '',

@@ -55,7 +55,7 @@ export function decodeVolumeSpecAsNomad(text: string): ApiHostVolume {
   } catch (err) {
     throw new SpecRefused('parse', `Error parsing the volume type: parse error: ${(err as Error).message}`);
   }
-  let type = '';
+  let type: string;
   try {
     type = dispatchType(list);
   } catch (err) {
@@ -132,7 +132,7 @@ function decodeHostVolume(list: hcl1.ObjectList): ApiHostVolume {
     try {
       return parseCapacityBytes(hcl1.filterItems(list, key));
     } catch (err) {
-      throw new Error(`invalid ${key}: ${(err as Error).message}`);
+      throw new Error(`invalid ${key}: ${(err as Error).message}`, { cause: err });
     }
   };
   vol.CapacityBytes = capacity('capacity');
@@ -144,7 +144,7 @@ function decodeHostVolume(list: hcl1.ObjectList): ApiHostVolume {
     try {
       vol.Constraints = parseConstraints(constraints);
     } catch (err) {
-      throw new Error(`invalid constraint: ${(err as Error).message}`);
+      throw new Error(`invalid constraint: ${(err as Error).message}`, { cause: err });
     }
   }
   const capabilities = hcl1.filterItems(list, 'capability');
@@ -152,7 +152,7 @@ function decodeHostVolume(list: hcl1.ObjectList): ApiHostVolume {
     try {
       vol.RequestedCapabilities = parseCapabilities(capabilities);
     } catch (err) {
-      throw new Error(`invalid capability: ${(err as Error).message}`);
+      throw new Error(`invalid capability: ${(err as Error).message}`, { cause: err });
     }
   }
   return vol;
@@ -175,7 +175,7 @@ function parseCapacityBytes(items: hcl1.ObjectList): bigint {
     try {
       bytes = goParseBytes(literal);
     } catch (err) {
-      throw new Error(`could not parse value as bytes: ${(err as Error).message}`);
+      throw new Error(`could not parse value as bytes: ${(err as Error).message}`, { cause: err });
     }
     return BigInt.asIntN(64, bytes);
   }
@@ -349,6 +349,7 @@ function goParseBool(value: GoValue): boolean {
       `distinct_hosts should be set to true or false; strconv.ParseBool: parsing ${hcl1.goQuote(value.value)}: invalid syntax`,
     );
   }
-  const shown = value.kind === 'int' ? value.value.toString() : value.kind === 'float' ? goFormatFloat(value.value) : '[...]';
+  const shown =
+    value.kind === 'int' ? value.value.toString() : value.kind === 'float' ? goFormatFloat(value.value) : '[...]';
   throw new Error(`distinct_hosts should be set to true or false; ${shown} couldn't be converted to boolean value`);
 }

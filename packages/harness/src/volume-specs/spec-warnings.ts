@@ -1,4 +1,4 @@
-import { hcl1 } from '@dhv/sdk';
+import { goParseBytes, hcl1 } from '@dhv/sdk';
 
 /** The keys Nomad's CLI reads at the top of a host volume spec; any other key it ignores. */
 export const SPEC_KEYS = [
@@ -39,6 +39,7 @@ export function specWarnings(text: string): string[] {
       `unknown key ${JSON.stringify(key)} is ignored, as Nomad ignores it${near ? ` (did you mean ${near}?)` : ''}`,
     );
   }
+  warnings.push(...capacityWarnings(list));
   walk(list, (literal) => {
     const t = literal.token.text;
     if (literal.token.type !== 'NUMBER' || !/^-?0([xX][0-9a-fA-F]+|[0-7]+)$/.test(t)) return;
@@ -95,4 +96,30 @@ function editDistance(a: string, b: string): number {
     }
   }
   return row[b.length]!;
+}
+
+/**
+ * A capacity Nomad reads as another number than the one written: go-humanize reads the
+ * digits as a float64 (past 2^53 they round) and Nomad keeps the bytes in an int64, so
+ * 8 EiB and more wrap to a negative size.
+ */
+function capacityWarnings(list: hcl1.ObjectList): string[] {
+  const warnings: string[] = [];
+  for (const key of ['capacity_min', 'capacity_max', 'capacity']) {
+    const first = hcl1.elemItems(hcl1.filterItems(list, key)).items[0];
+    if (first?.val.kind !== 'literal') continue;
+    const literal = first.val.token.text.replace(/^"+|"+$/g, '');
+    let read: bigint;
+    try {
+      read = BigInt.asIntN(64, goParseBytes(literal));
+    } catch {
+      continue;
+    }
+    const written = /^\d+$/.test(literal) ? BigInt(literal) : undefined;
+    if (read < 0n || (written !== undefined && written !== read))
+      warnings.push(
+        `${key} ${JSON.stringify(literal)} is ${read} to Nomad: its size reader goes through a float64 and keeps bytes in an int64, so sizes past 2^53 round and sizes of 8 EiB and more wrap to negative; write a smaller size`,
+      );
+  }
+  return warnings;
 }

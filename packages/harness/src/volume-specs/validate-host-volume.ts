@@ -116,7 +116,13 @@ export function validateConstraint(c: ApiConstraint): string[] {
   return errors;
 }
 
-const EXACT_TARGETS = ['${node.unique.id}', '${node.datacenter}', '${node.unique.name}', '${node.class}', '${node.pool}'];
+const EXACT_TARGETS = [
+  '${node.unique.id}',
+  '${node.datacenter}',
+  '${node.unique.name}',
+  '${node.class}',
+  '${node.pool}',
+];
 const PREFIX_TARGETS = ['${attr.', '${device.', '${meta.'];
 
 /** nomad/structs/constraint.go validateConstraintAttribute. */

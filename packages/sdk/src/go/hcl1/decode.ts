@@ -81,7 +81,12 @@ function posError(node: Node, message: string): Hcl1DecodeError {
   return new Hcl1DecodeError(`At ${pos.line}:${pos.column}: ${message}`);
 }
 
-function decodeMap(name: string, node: Node | { kind: 'item'; list: ObjectList }, into: GoMap | undefined, stack: StackKind[]): GoMap {
+function decodeMap(
+  name: string,
+  node: Node | { kind: 'item'; list: ObjectList },
+  into: GoMap | undefined,
+  stack: StackKind[],
+): GoMap {
   let list: ObjectList;
   if (node.kind === 'item') list = node.list;
   else if (node.kind === 'object') list = node.list;
@@ -133,7 +138,7 @@ function decodeValue(name: string, node: Node, old: GoValue | undefined, stack: 
     case 'bool':
       return { kind: 'bool', value: decodeBool(name, node) };
     case 'list':
-      return { kind: 'list', items: [...old.items, ...decodeSliceItems(name, node, stack, "list") as GoValue[]] };
+      return { kind: 'list', items: [...old.items, ...(decodeSliceItems(name, node, stack, 'list') as GoValue[])] };
     case 'maps':
       return { kind: 'maps', items: [...old.items, ...decodeSliceItems(name, node, stack, 'maps')] as GoMap[] };
     case 'map':
@@ -167,7 +172,10 @@ function decodeInterface(name: string, node: Node, stack: StackKind[]): GoValue 
 function decodeSliceItems(name: string, node: Node, stack: StackKind[], elem: 'list' | 'maps'): Array<GoValue | GoMap> {
   let items: Array<Node | { kind: 'item'; list: ObjectList }>;
   if (node.kind === 'objectList')
-    items = node.items.map((item) => ({ kind: 'item' as const, list: { kind: 'objectList', items: [item], pos: node.pos } }));
+    items = node.items.map((item) => ({
+      kind: 'item' as const,
+      list: { kind: 'objectList', items: [item], pos: node.pos },
+    }));
   else if (node.kind === 'object') items = [node];
   else if (node.kind === 'list') items = node.items;
   else throw posError(node, `unknown slice type: ${goNodeType(node)}`);

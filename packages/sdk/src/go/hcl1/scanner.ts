@@ -97,7 +97,8 @@ export class CharReader {
 
   /** Where the next token starts, given its first character was just read. */
   tokenStart(): { pos: Position; offset: number } {
-    const pos = this.column > 0 ? { line: this.line, column: this.column } : { line: this.line - 1, column: this.lastLineLen };
+    const pos =
+      this.column > 0 ? { line: this.line, column: this.column } : { line: this.line - 1, column: this.lastLineLen };
     return { pos, offset: this.offsets[Math.min(this.index, this.chars.length + 1) - 1] ?? this.src.length };
   }
 
