@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -207,6 +208,13 @@ describe('bad input gets a short, clear error', () => {
     const err = await readVolumeSpec(file, 'create').catch((e: unknown) => e as AgentError);
     expect(err).toMatchObject({ code: 'SPEC_INVALID' });
     expect((err as Error).message).toMatch(/is 52428800 bytes: dhv reads at most 262144 bytes/);
+  });
+
+  it('refuses a FIFO as the spec at once instead of waiting for a writer', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'dhv-spec-'));
+    const fifo = join(dir, 'spec.hcl');
+    execFileSync('mkfifo', [fifo]);
+    await expect(readVolumeSpec(fifo, 'create')).rejects.toThrow(/not a regular file/);
   });
 
   it('refuses a 1 MB spec on stdin by its size too', async () => {

@@ -69,7 +69,6 @@ class HclParser {
         (err as { partial?: ObjectList }).partial = node;
         throw err;
       }
-      if (node.items.length === 0) node.pos = item.keys.length > 0 ? this.keyPos(item) : node.pos;
       node.items.push(item);
       const tok = this.scan();
       if (tok.type !== 'COMMA') this.unscan();
@@ -77,17 +76,10 @@ class HclParser {
     return node;
   }
 
-  private keyPositions = new WeakMap<ObjectItem, Position>();
-
-  private keyPos(item: ObjectItem): Position {
-    return this.keyPositions.get(item) ?? { line: 0, column: 0 };
-  }
-
   private objectItem(): ObjectItem {
     let keys: ObjectKey[];
-    let firstPos: Position | undefined;
     try {
-      ({ keys, firstPos } = this.objectKey());
+      keys = this.objectKey();
     } catch (err) {
       const partial = (err as { keys?: ObjectKey[] }).keys ?? [];
       if (partial.length > 0 && err === EOF_FOUND) throw err;
@@ -98,7 +90,6 @@ class HclParser {
       } else throw err;
     }
     const item: ObjectItem = { keys, val: undefined as unknown as Node };
-    if (firstPos) this.keyPositions.set(item, firstPos);
     switch (this.tok.type) {
       case 'ASSIGN':
         item.val = this.object();
@@ -115,26 +106,24 @@ class HclParser {
     return item;
   }
 
-  private objectKey(): { keys: ObjectKey[]; firstPos: Position | undefined } {
+  private objectKey(): ObjectKey[] {
     const keys: ObjectKey[] = [];
-    let firstPos: Position | undefined;
     const fail = (err: Error) => Object.assign(err, { keys });
     for (;;) {
       const tok = this.scan();
       switch (tok.type) {
         case 'EOF':
-          if (keys.length > 0) return { keys, firstPos };
+          if (keys.length > 0) return keys;
           throw EOF_FOUND;
         case 'ASSIGN':
           if (keys.length > 1) throw fail(new PosError(tok.pos, `nested object expected: LBRACE got: ${tok.type}`));
           if (keys.length === 0) throw fail(new PosError(tok.pos, 'no object keys found!'));
-          return { keys, firstPos };
+          return keys;
         case 'LBRACE':
           if (keys.length === 0) throw fail(new PosError(tok.pos, `expected: IDENT | STRING got: ${tok.type}`));
-          return { keys, firstPos };
+          return keys;
         case 'IDENT':
         case 'STRING':
-          firstPos ??= tok.pos;
           keys.push({ text: tok.text, value: tok.type === 'STRING' ? unquoteHcl(tok.text) : tok.text });
           break;
         case 'ILLEGAL':
