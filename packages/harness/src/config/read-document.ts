@@ -42,7 +42,11 @@ async function readFileCapped(file: string): Promise<Buffer> {
   }
   try {
     const info = await handle.stat();
-    if (!info.isFile()) throw new DocumentError(`cannot read ${file}: not a regular file`, file);
+    if (!info.isFile())
+      throw new DocumentError(
+        `cannot read ${file}: not a regular file (a FIFO, device or directory is never waited on)\nGive the path of a file, or - to read standard input.`,
+        file,
+      );
     if (info.size > MAX_DOCUMENT_BYTES) throw tooLarge(file, file, info.size);
     const buffer = Buffer.alloc(MAX_DOCUMENT_BYTES + 1);
     let length = 0;
