@@ -75,7 +75,8 @@ export function nearest(key: string, known: readonly string[]): string | undefin
   for (const candidate of known) {
     const d = editDistance(key.toLowerCase(), candidate);
     const prefix = candidate.startsWith(key.toLowerCase()) || key.toLowerCase().startsWith(candidate);
-    const score = prefix ? Math.min(d, 1) : d;
+    // A key cut short (`plugin` for `plugin_id`) is near, but a one-letter slip is nearer.
+    const score = prefix ? Math.min(d, 1.5) : d;
     if (score < bestDistance) {
       bestDistance = score;
       best = candidate;

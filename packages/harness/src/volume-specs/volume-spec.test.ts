@@ -302,3 +302,16 @@ describe("numbers as Nomad's HCL reader sees them", () => {
     expect(spec.warnings?.filter((w) => w.includes('unquoted'))).toEqual([]);
   });
 });
+
+describe('warnings for what Nomad ignores', () => {
+  it('names the nearest known key for a misspelt one, and ignores the key as Nomad does', async () => {
+    const spec = await fromStdin('type = "host"\nname = "k"\nplugin = "mkdir"\ncapacity_mn = "1GiB"\ncolour = "red"\n');
+    expect(spec.pluginId).toBe('default');
+    expect(spec.capacityMinBytes).toBe(0n);
+    expect(spec.warnings).toEqual([
+      'unknown key "plugin" is ignored, as Nomad ignores it (did you mean plugin_id?)',
+      'unknown key "capacity_mn" is ignored, as Nomad ignores it (did you mean capacity_min?)',
+      'unknown key "colour" is ignored, as Nomad ignores it',
+    ]);
+  });
+});
