@@ -117,9 +117,10 @@ function capacityWarnings(list: hcl1.ObjectList): string[] {
       continue;
     }
     const written = /^\d+$/.test(literal) ? BigInt(literal) : undefined;
-    if (read < 0n || (written !== undefined && written !== read))
+    // A negative size is refused (volumeSpecFromText); a rounded one only said.
+    if (read >= 0n && written !== undefined && written !== read)
       warnings.push(
-        `${key} ${JSON.stringify(literal)} is ${read} to Nomad: its size reader goes through a float64 and keeps bytes in an int64, so sizes past 2^53 round and sizes of 8 EiB and more wrap to negative; write a smaller size`,
+        `${key} ${JSON.stringify(literal)} is ${read} to Nomad: its size reader goes through a float64 and keeps bytes in an int64, so sizes past 2^53 round; write it in a unit (GiB, TiB) or as Nomad reads it`,
       );
   }
   return warnings;

@@ -41,28 +41,41 @@ describe("volume specs, read as Nomad's CLI and servers read them", () => {
     expect(problems({ type: 'host', name: 'a', plugin_id: 'mkdir', capacity_max: '1GB' })).toEqual([]);
   });
 
-  it('reads sizes of 2^63 bytes and more as Nomad does (wrapped to a negative int64), with a warning', () => {
-    const spec = validateVolumeSpec(
-      { type: 'host', name: 'a', plugin_id: 'mkdir', capacity_min: '8EiB', capacity_max: '8EiB' },
-      'create',
-    );
-    expect(spec.capacityMinBytes).toBe(-(2n ** 63n));
-    expect(spec.warnings).toContainEqual(
-      expect.stringMatching(/^capacity_min "8EiB" is -9223372036854775808 to Nomad/),
-    );
+  it('refuses sizes Nomad wraps to negative (2^63 bytes and more), saying what Nomad makes of them in exact integers', () => {
+    expect(
+      problems({ type: 'host', name: 'a', plugin_id: 'mkdir', capacity_min: '8EiB', capacity_max: '8EiB' }),
+    ).toEqual([
+      expect.stringMatching(/^capacity_min is -9223372036854775808 to Nomad: .*dhv refuses it/),
+      expect.stringMatching(/^capacity_max is -9223372036854775808 to Nomad: /),
+    ]);
     // The largest int64 itself, written out: go-humanize reads it through a float64, so it is 2^63 and wraps.
-    const exact = validateVolumeSpec(
-      { type: 'host', name: 'a', capacity_min: '9223372036854775807', capacity_max: '9223372036854775807' },
+    expect(
+      problems({ type: 'host', name: 'a', capacity_min: '9223372036854775807', capacity_max: '9223372036854775807' }),
+    ).toEqual([
+      expect.stringMatching(/^capacity_min is -9223372036854775808 to Nomad: .*give at most 9223372036854774784 bytes/),
+      expect.stringMatching(/^capacity_max is -9223372036854775808 to Nomad: /),
+    ]);
+    // The largest size that survives the float64 is taken, exactly.
+    const largest = validateVolumeSpec(
+      { type: 'host', name: 'a', capacity_min: '9223372036854774784', capacity_max: '9223372036854774784' },
       'create',
     );
-    expect(exact.capacityMaxBytes).toBe(-(2n ** 63n));
-    expect(exact.warnings).toContainEqual(
-      expect.stringMatching(/^capacity_max "9223372036854775807" is -9223372036854775808 to Nomad/),
-    );
+    expect(largest.capacityMaxBytes).toBe(9223372036854774784n);
     // Past 2^64 go-humanize refuses it, echoing the input exactly.
     expect(problems({ type: 'host', name: 'a', capacity_max: '18446744073709551617' })).toEqual([
       'Error decoding the volume definition: invalid capacity_max: could not parse value as bytes: too large: 18446744073709551617',
     ]);
+  });
+
+  it('warns of a size past 2^53 that Nomad rounds', () => {
+    const spec = validateVolumeSpec(
+      { type: 'host', name: 'a', capacity_min: '9007199254740993', capacity_max: '9007199254740993' },
+      'create',
+    );
+    expect(spec.capacityMinBytes).toBe(9007199254740992n);
+    expect(spec.warnings).toContainEqual(
+      expect.stringMatching(/^capacity_min "9007199254740993" is 9007199254740992 to Nomad/),
+    );
   });
 
   it("reports every bad field at once, in the words of Nomad's servers", () => {

@@ -115,6 +115,7 @@ export function volumeSpecFromText(text: string, purpose: SpecPurpose, file = '<
     throw err;
   }
   const problems = validateHostVolume(vol);
+  problems.push(...negativeCapacities(vol));
   if (purpose === 'register' && vol.HostPath === '')
     problems.push('missing host_path: a registered volume must say where it already lives');
   if (purpose === 'register' && vol.HostPath !== '' && !vol.HostPath.startsWith('/'))
@@ -158,6 +159,25 @@ export function validateVolumeSpec(doc: Record<string, unknown>, purpose: SpecPu
 export function goMultiError(problems: readonly string[]): string {
   if (problems.length === 1) return problems[0]!;
   return `${problems.length} errors occurred:\n${problems.map((p) => `\t* ${p}`).join('\n')}`;
+}
+
+/**
+ * go-humanize reads a size through a float64 and Nomad keeps it in an int64, so 8 EiB
+ * and more (and `9223372036854775807` itself, which is 2^63 as a float64) wrap to a
+ * negative size that a real agent passes to the plugin. dhv refuses it (docs/nomad-differences.md).
+ */
+function negativeCapacities(vol: ApiHostVolume): string[] {
+  const fields = [
+    ['capacity_min', vol.RequestedCapacityMinBytes],
+    ['capacity_max', vol.RequestedCapacityMaxBytes],
+    ['capacity', vol.CapacityBytes],
+  ] as const;
+  return fields
+    .filter(([, bytes]) => bytes < 0n)
+    .map(
+      ([key, bytes]) =>
+        `${key} is ${bytes} to Nomad: its size reader goes through a float64 into an int64, which wraps sizes of 2^63 bytes (8 EiB) and more to negative numbers, and a real agent passes them to the plugin; dhv refuses it: give at most 9223372036854774784 bytes (8 EiB less 1 KiB)`,
+    );
 }
 
 /** Fields that reach a plugin's environment must each fit in one environment string. */
