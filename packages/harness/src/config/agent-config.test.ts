@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -77,5 +78,31 @@ describe('agent configuration', () => {
       code: 'CONFIG_INVALID',
       message: expect.stringMatching(/is 52428800 bytes: dhv reads at most/),
     });
+  });
+
+  it('reads the config with HCL 1, as Nomad does: JSON blocks flattened, quoted keys, the last of a repeated key', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'dhv-config-'));
+    const hcl = join(dir, 'agent.hcl');
+    await writeFile(
+      hcl,
+      'data_dir = "/tmp/a"\ndata_dir = "/var/dhv" # the last wins\nclient {\n  "node_pool" = "gpu"\n  host_volume "scratch" {\n    path = "/srv/s"\n  }\n}\n',
+    );
+    expect(await loadAgentConfig({ config: hcl, cwd: '/', env: {} })).toMatchObject({
+      dataDir: '/var/dhv',
+      nodePool: 'gpu',
+      hostVolumes: [{ name: 'scratch', path: '/srv/s', readOnly: false }],
+    });
+    const json = join(dir, 'agent.json');
+    await writeFile(json, '{"client": {"host_volume": {"scratch": {"path": "/srv/j", "read_only": true}}},}');
+    expect((await loadAgentConfig({ config: json, cwd: '/', env: {} })).hostVolumes).toEqual([
+      { name: 'scratch', path: '/srv/j', readOnly: true },
+    ]);
+  });
+
+  it('refuses a FIFO given as the config at once instead of waiting for a writer', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'dhv-config-'));
+    const fifo = join(dir, 'agent.hcl');
+    execFileSync('mkfifo', [fifo]);
+    await expect(loadAgentConfig({ config: fifo, cwd: '/', env: {} })).rejects.toThrow(/not a regular file/);
   });
 });

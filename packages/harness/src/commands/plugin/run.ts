@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Args, Flags } from '@oclif/core';
-import { parseSize } from '@dhv/sdk';
+import { parseByteSize } from '@dhv/sdk';
 import { runPluginOnce } from '../../agent/run-plugin-once.js';
 import { loadNodeId } from '../../agent/node-identity.js';
 import { UsageError } from '../../errors/dhv-error.js';
@@ -89,7 +89,7 @@ export function pluginDirFor(plugin: string, configured: boolean, pluginDir: str
 function size(flag: string, value: string | undefined): bigint | undefined {
   if (value === undefined) return undefined;
   try {
-    return parseSize(value);
+    return parseByteSize(value);
   } catch (err) {
     throw new UsageError(`${flag}: ${(err as Error).message}`);
   }

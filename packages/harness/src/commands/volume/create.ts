@@ -44,10 +44,14 @@ export default class VolumeCreate extends DhvCommand {
     const spec = await readVolumeSpec(args.spec, 'create');
     const warnings: string[] = [...(spec.warnings ?? [])];
     const agent = await openAgent(flags, (w) => warnings.push(w));
+    // The spec's warnings explain failures too (mode = 0755 reaches the plugin as "493").
     const { volume, created } = await withSpinner(
       `Creating host volume ${spec.name} with plugin ${spec.pluginId}`,
       agent.createVolume(spec),
-    );
+    ).catch((err: unknown) => {
+      if (!this.jsonOutput) for (const w of warnings) this.warnLine(w);
+      throw err;
+    });
     if (this.jsonOutput) return this.printJson({ Volume: volume, Created: created, Warnings: warnings });
     for (const w of warnings) this.warnLine(w);
     this.print(

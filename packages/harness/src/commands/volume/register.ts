@@ -31,7 +31,10 @@ export default class VolumeRegister extends DhvCommand {
     const spec = await readVolumeSpec(args.spec, 'register');
     const warnings: string[] = [...(spec.warnings ?? [])];
     const agent = await openAgent(flags, (w) => warnings.push(w));
-    const { volume, created } = await agent.registerVolume(spec);
+    const { volume, created } = await agent.registerVolume(spec).catch((err: unknown) => {
+      if (!this.jsonOutput) for (const w of warnings) this.warnLine(w);
+      throw err;
+    });
     if (this.jsonOutput) return this.printJson({ Volume: volume, Created: created, Warnings: warnings });
     for (const w of warnings) this.warnLine(w);
     this.print(volumeRegisteredText(volume));
