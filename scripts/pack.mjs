@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Makes dhv-<version>.tgz: the dhv CLI (@dhv/harness) with every dependency, @dhv/sdk
-// included, bundled inside it, so that `npm install -g ./dhv-<version>.tgz` needs no
+// included, and the reference plugins dhv demo runs, bundled inside it, so that `npm install -g ./dhv-<version>.tgz` needs no
 // registry, as an operator installs Nomad itself on an air-gapped host.
 //
 //   node scripts/pack.mjs [--out <dir>]      (npm run pack: builds first; default out: the repo root)
@@ -9,7 +9,7 @@
 // (from its cache first), for this machine's platform: esbuild's native binary is the
 // one of the machine that packs.
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,10 +31,13 @@ function npm(args, cwd) {
   return run.stdout;
 }
 
+/** The harness first; then what travels inside it: the SDK, and the plugins `dhv demo` runs. */
+const PACKAGES = ['@dhv/harness', '@dhv/sdk', '@dhv/plugin-mkdir', '@dhv/plugin-loopback'];
+const REFERENCE_PLUGINS_AT = (version) => ({ '@dhv/plugin-mkdir': version, '@dhv/plugin-loopback': version });
+
 const readJson = (path) => JSON.parse(readFileSync(path, 'utf8'));
 const writeJson = (path, value) => writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
 
-mkdirSync(out, { recursive: true });
 /**
  * esbuild's postinstall only checks its binary and hard-links it over its JS shim (which
  * `npm pack` then drops). Its bundled @esbuild/<platform> package works without it, and
@@ -46,11 +49,12 @@ function withoutInstallScripts(manifestPath) {
   writeJson(manifestPath, manifest);
 }
 
+mkdirSync(out, { recursive: true });
 const work = mkdtempSync(join(tmpdir(), 'dhv-pack-'));
 try {
   const packed = JSON.parse(
     npm(
-      ['pack', '-w', '@dhv/sdk', '-w', '@dhv/harness', '--pack-destination', work, '--json', '--ignore-scripts'],
+      ['pack', ...PACKAGES.flatMap((name) => ['-w', name]), '--pack-destination', work, '--json', '--ignore-scripts'],
       repo,
     ),
   );
@@ -62,23 +66,15 @@ try {
   if (untar.status !== 0) throw new Error(`tar: ${untar.stderr}`);
   const manifestPath = join(stage, 'package.json');
   const manifest = readJson(manifestPath);
-  const sdkRange = manifest.dependencies['@dhv/sdk'];
-  writeJson(manifestPath, {
-    ...manifest,
-    dependencies: { ...manifest.dependencies, '@dhv/sdk': `file:${tarball('@dhv/sdk')}` },
-  });
+  const local = Object.fromEntries(PACKAGES.slice(1).map((name) => [name, `file:${tarball(name)}`]));
+  writeJson(manifestPath, { ...manifest, dependencies: { ...manifest.dependencies, ...local } });
   npm(['install', '--omit=dev', '--ignore-scripts', '--no-package-lock', '--install-links', '--prefer-offline'], stage);
   withoutInstallScripts(join(stage, 'node_modules', 'esbuild', 'package.json'));
 
-  // Every dependency travels inside the tarball; the SDK's range goes back to the one
-  // the published package names, which its bundled copy satisfies.
-  writeJson(manifestPath, {
-    ...manifest,
-    dependencies: { ...manifest.dependencies, '@dhv/sdk': sdkRange },
-    bundleDependencies: Object.keys(manifest.dependencies).sort(),
-  });
+  // Every dependency travels inside the tarball, named by the version of its bundled copy.
+  const dependencies = { ...manifest.dependencies, ...REFERENCE_PLUGINS_AT(manifest.version) };
+  writeJson(manifestPath, { ...manifest, dependencies, bundleDependencies: Object.keys(dependencies).sort() });
   rmSync(join(stage, 'node_modules', '.package-lock.json'), { force: true });
-  cpSync(join(repo, 'LICENSE'), join(stage, 'LICENSE'));
 
   const [result] = JSON.parse(npm(['pack', stage, '--pack-destination', work, '--json', '--ignore-scripts'], work));
   const target = join(out, `dhv-${manifest.version}.tgz`);

@@ -78,6 +78,12 @@ describe('dhv-<version>.tgz, installed alone with no registry', () => {
     expect(help.stdout).toMatch(/^USAGE\n\s+\$ dhv volume create SPEC/m);
   });
 
+  it('runs dhv demo with the reference plugins that came inside the tarball', async () => {
+    const demo = await dhv(['demo', '--json']);
+    expect(demo.exitCode, demo.stderr).toBe(0);
+    expect(JSON.parse(demo.stdout)).toMatchObject({ ok: true, leftBehind: [] });
+  }, 180_000);
+
   it('makes a project with dhv init whose npm install takes no @dhv/* from the registry, and that builds and passes dhv check', async () => {
     const init = await dhv(['init', 'my-plugin']);
     expect(init.exitCode, init.stderr).toBe(0);
