@@ -63,7 +63,7 @@ const userEnv = Object.fromEntries(
 let sandbox: string;
 let clone: string;
 
-/** What the copy shares with the checkout instead of copying: installed and built outputs. */
+/** The checkout's files and built outputs, copied (npm pack skips a linked folder); its installed node_modules, linked. */
 async function copyCheckout(to: string): Promise<void> {
   const listed = await execa('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
     cwd: REPO_ROOT,
@@ -71,11 +71,11 @@ async function copyCheckout(to: string): Promise<void> {
   for (const file of listed.stdout.split('\0').filter(Boolean)) {
     if (await fs.pathExists(join(REPO_ROOT, file))) await fs.copy(join(REPO_ROOT, file), join(to, file));
   }
-  const shared = ['node_modules'];
-  for (const name of readdirSync(join(REPO_ROOT, 'packages'))) {
-    for (const built of ['node_modules', 'dist', 'lib']) shared.push(`packages/${name}/${built}`);
+  const packages = readdirSync(join(REPO_ROOT, 'packages')).map((name) => `packages/${name}`);
+  for (const path of packages.flatMap((p) => [`${p}/dist`, `${p}/lib`])) {
+    if (await fs.pathExists(join(REPO_ROOT, path))) await fs.copy(join(REPO_ROOT, path), join(to, path));
   }
-  for (const path of shared) {
+  for (const path of ['node_modules', ...packages.map((p) => `${p}/node_modules`)]) {
     if (await fs.pathExists(join(REPO_ROOT, path))) await fs.ensureSymlink(join(REPO_ROOT, path), join(to, path));
   }
 }
