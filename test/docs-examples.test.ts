@@ -9,7 +9,8 @@ import { makeTempDir, removeTempDir } from './support/temp-dir.js';
 /**
  * Docs as tests: every fenced `sh` block of the READMEs and docs/*.md is run as written,
  * with bash -euo pipefail, in a copy of the checkout, the blocks of one page in order and
- * each starting in the folder the one before it ended in, as a reader types them. A block
+ * each starting in the folder the one before it ended in, as a reader types them (or in
+ * the checkout's root, when `<!-- run in: the checkout -->` is just above it). A block
  * that cannot run here says so just above itself, `<!-- not run: why -->`, and is counted.
  *
  * The copy is made after `npm ci && npm run build` (npm test builds first), so in the
@@ -30,9 +31,12 @@ interface Block {
   line: number;
   text: string;
   notRun?: string;
+  /** Starts in the checkout's root rather than where the block before it ended. */
+  inCheckout: boolean;
 }
 
 const NOT_RUN = /^<!-- not run: (.+) -->$/;
+const IN_CHECKOUT = '<!-- run in: the checkout -->';
 
 function blocksOf(page: string): Block[] {
   const lines = readFileSync(join(REPO_ROOT, page), 'utf8').split('\n');
@@ -48,6 +52,7 @@ function blocksOf(page: string): Block[] {
       line: i + 1,
       text: lines.slice(i + 1, end).join('\n'),
       ...(marker ? { notRun: marker[1]! } : {}),
+      inCheckout: before >= 0 && lines[before] === IN_CHECKOUT,
     });
     i = end;
   }
@@ -135,6 +140,7 @@ describe('the shell examples of the docs', () => {
         npm_config_update_notifier: 'false',
       };
       for (const block of runnable) {
+        if (block.inCheckout) await fs.writeFile(cwdFile, clone);
         const script = `cd "$(cat '${cwdFile}')"\n${block.text}\npwd > '${cwdFile}'\n`;
         // stdin not a socket: bash reads /etc/bash.bashrc when it thinks sshd started it.
         const run = await execa('/bin/bash', ['-euo', 'pipefail', '-c', script], {
