@@ -45,11 +45,13 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
     only: Flags.string({
       description: 'run only these checks: IDs or areas (repeat, or separate with commas)',
       multiple: true,
+      multipleNonGreedy: true,
       default: [],
     }),
     skip: Flags.string({
       description: 'leave out these checks: IDs or areas (repeat, or separate with commas)',
       multiple: true,
+      multipleNonGreedy: true,
       default: [],
     }),
     repeat: Flags.integer({
@@ -69,6 +71,7 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
     param: Flags.string({
       description: 'a parameter the plugin needs, key=value (repeatable); sent as DHV_PARAMETERS',
       multiple: true,
+      multipleNonGreedy: true,
       default: [],
     }),
     'capacity-min': Flags.string({ description: 'capacity_min for every create, a human size like 10MiB' }),

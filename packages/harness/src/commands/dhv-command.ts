@@ -38,11 +38,16 @@ export abstract class DhvCommand extends Command {
   protected override async catch(err: Interfaces.CommandError): Promise<never> {
     // this.exit() ends a command by throwing; it is not an error to report.
     if ((err as { code?: unknown }).code === 'EEXIT') throw err;
-    const text = this.jsonOutput ? `${encodeJson(errorJson(err), { indent: 2 })}\n` : `Error: ${describeError(err)}\n`;
-    // A pipe is written asynchronously: exiting before the write completes would cut the error short.
-    await new Promise<void>((resolve) => process.stderr.write(text, () => resolve()));
+    await writeError(err, this.jsonOutput);
     this.exit(errorExitCode(err));
   }
+}
+
+/** Writes an error to stderr as every command ends with one: `Error: ...`, or its JSON form. */
+export async function writeError(err: unknown, json: boolean): Promise<void> {
+  const text = json ? `${encodeJson(errorJson(err), { indent: 2 })}\n` : `Error: ${describeError(err)}\n`;
+  // A pipe is written asynchronously: exiting before the write completes would cut the error short.
+  await new Promise<void>((resolve) => process.stderr.write(text, () => resolve()));
 }
 
 /** The agent flags every agent command takes; they override the `--config` file. */

@@ -32,7 +32,11 @@ export default class PluginRun extends DhvCommand {
       description: 'DHV_CAPACITY_MIN_BYTES, as a human size (50MB, 47MiB, 1GiB) or bytes',
     }),
     'capacity-max': Flags.string({ description: 'DHV_CAPACITY_MAX_BYTES, as a human size or bytes' }),
-    param: Flags.string({ description: 'A DHV_PARAMETERS entry, key=value (repeatable)', multiple: true }),
+    param: Flags.string({
+      description: 'A DHV_PARAMETERS entry, key=value (repeatable)',
+      multiple: true,
+      multipleNonGreedy: true,
+    }),
     'created-path': Flags.string({ description: 'DHV_CREATED_PATH for delete: the path create returned' }),
     'node-id': Flags.string({ description: "DHV_NODE_ID. Default: the simulated node's ID from the data dir" }),
     timeout: Flags.string({
