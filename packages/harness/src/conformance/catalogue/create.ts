@@ -6,7 +6,7 @@ import { ENV } from '@dhv/sdk/plugin';
 import { decodeErrorOutput, outputText, type CreateResult, type PluginRun } from '@dhv/sdk/client';
 import { readCreatedBytes, readCreatedPath } from '../inspect.js';
 import { describeRun, succeeded } from '../raw-run.js';
-import { loopDevicesBackedBelow, simulateReboot } from '@dhv/sdk/host';
+import { simulateReboot } from '@dhv/sdk/host';
 import type { Check, CheckContext, CreateInput } from '../types.js';
 import { markerProblem, writeMarker } from './volume-files.js';
 
@@ -246,8 +246,9 @@ export const createChecks: Check[] = [
       const marker = await writeMarker(ctx, first.path);
       try {
         await simulateReboot({
-          paths: [ctx.sandbox],
-          images: (await loopDevicesBackedBelow(ctx.sandbox)).map((l) => l.backingFile),
+          scope: ctx.sandboxScope,
+          paths: [ctx.volumesDir],
+          imageFolders: [ctx.volumesDir],
         });
       } catch (err) {
         ctx.skip(`could not simulate the reboot: ${(err as Error).message}`);
