@@ -27,6 +27,7 @@ import { processPluginRunner, type Fingerprint, type PluginRunner } from './plug
 import { simulateReboot, type RebootReport } from './reboot.js';
 import { DEFAULT_RESTORE_DEADLINE_MS, restoreWarnings } from './restore.js';
 import { VolumeHealth, type VolumeFailure } from './volume-health.js';
+import { VolumeDisks } from './volume-disks.js';
 import {
   VolumeManager,
   type AgentLogLine,
@@ -77,6 +78,8 @@ export interface StartReport {
   nodeId: string;
   fingerprint: Fingerprint;
   restored: HostVolume[];
+  /** What must be said on a restored volume's line, by volume ID (a folder made again on another filesystem). */
+  restoreNotes: Record<string, string>;
   failed: Array<{ volume: HostVolume; error: { code: string; message: string } }>;
   /** Restore failed as a whole (a plugin missing, state unreadable): the node reports no dynamic volume. */
   restoreError?: { code: string; message: string };
@@ -187,6 +190,7 @@ export class Agent {
         nodeId: this.nodeId,
         fingerprint,
         restored: outcome.restored.map((r) => toHostVolume({ ...r.record, HostPath: r.path }, stateOf(r.record.ID))),
+        restoreNotes: Object.fromEntries(outcome.restored.flatMap((r) => (r.note ? [[r.record.ID, r.note]] : []))),
         failed: outcome.failed.map((f) => ({
           volume: toHostVolume(f.record, stateOf(f.record.ID), failures.get(f.record.ID)),
           error: { code: f.error.code ?? 'UNKNOWN', message: f.error.message },
@@ -481,6 +485,7 @@ export class Agent {
       publish: (updates) => this.publish(updates),
       signal: this.controller.signal,
       health: this.health,
+      disks: new VolumeDisks(this.config.dataDir),
       log: (line) => {
         this.logs.push(line);
         if (line.level === 'warn' && !line.message.startsWith('error deleting volume')) this.warn(line.message);

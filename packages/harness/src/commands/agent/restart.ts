@@ -59,7 +59,10 @@ function restartText(report: StartReport): string {
       `==> Restore failed: no dynamic host volume is reported (${report.restoreError.message.trim().split('\n').join(' ')})`,
     );
   else lines.push(`==> Restored ${report.restored.length} of ${total} host volume(s)`);
-  for (const v of report.restored) lines.push(`  ✓ Host volume "${short(v.ID)}" ${v.Name} ready at ${v.HostPath}`);
+  for (const v of report.restored) {
+    const note = report.restoreNotes[v.ID];
+    lines.push(`  ✓ Host volume "${short(v.ID)}" ${v.Name} ready at ${v.HostPath}${note ? ` (but ${note})` : ''}`);
+  }
   for (const f of report.failed)
     lines.push(`  ✗ Host volume "${short(f.volume.ID)}" ${f.volume.Name} unavailable: ${f.error.message}`);
   return lines.join('\n');
