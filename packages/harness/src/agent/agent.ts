@@ -144,6 +144,7 @@ export class Agent {
       await this.names.sweepFreeLocks();
       await this.names.clear();
       const fingerprint = await this.runner.discover(this.config.pluginDir, { signal: this.controller.signal });
+      for (const w of fingerprint.warnings ?? []) this.warn(w);
       const outcome = await this.manager().restore(
         options.restoreDeadlineMs ?? this.options.restoreDeadlineMs ?? DEFAULT_RESTORE_DEADLINE_MS,
       );
@@ -225,6 +226,7 @@ export class Agent {
   async fingerprint(): Promise<Fingerprint> {
     return this.track(async () => {
       const fingerprint = await this.runner.discover(this.config.pluginDir, { signal: this.controller.signal });
+      for (const w of fingerprint.warnings ?? []) this.warn(w);
       // Kept as the node's attributes; best effort, so a read-only command still works on a full disk.
       const saved = await updateNodeFacts(this.config.dataDir, (previous) => ({
         ...(previous ?? {
