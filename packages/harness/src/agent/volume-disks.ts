@@ -86,7 +86,10 @@ export class VolumeDisks {
     const then = await this.get(record.ID);
     const now = then && (await diskOf(volumesDir));
     if (!then || !now || sameDisk(then, now)) return undefined;
-    return `${onAnotherDisk(then, now, volumesDir)}: the folder was made again there, as Nomad's built-in mkdir does, and what was written on the first disk is not in it`;
+    return (
+      `its folder now lives on another filesystem than at create (made again there, as Nomad's built-in mkdir does; ` +
+      `what was written on the first disk is not in it): ${onAnotherDisk(then, now, volumesDir)}`
+    );
   }
 
   /** Volumes whose mount is gone, or whose loop device's image was deleted or cut short: not usable, whatever the last restore said. */
