@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, copyFile, mkdir, readdir, rename, rm, symlink, truncate, unlink, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, readdir, rm, symlink, truncate, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { attachedLoopDevicesSync, readMountTableSync } from '@dhv/sdk/host';
@@ -54,7 +54,12 @@ const dhv = (args: string[], env: NodeJS.ProcessEnv = {}) =>
   runDhv([...args], { cwd: t, env: { DHV_DATA_DIR: undefined, ...env } });
 const agentFlags = (data = dataDir) => ['--data-dir', data, '--plugin-dir', pluginDir, '--volumes-dir', volumesDir];
 
-async function create(name: string, plugin: string, flags = agentFlags(), extra = ''): Promise<{ ID: string; HostPath: string }> {
+async function create(
+  name: string,
+  plugin: string,
+  flags = agentFlags(),
+  extra = '',
+): Promise<{ ID: string; HostPath: string }> {
   const spec = join(t, `${name}.hcl`);
   await writeFile(spec, `type = "host"\nname = "${name}"\nplugin_id = "${plugin}"\n${extra}`);
   const run = await dhv(['volume', 'create', spec, '--json', ...flags]);
@@ -122,7 +127,8 @@ describe.skipIf(skipRootTests('issue 22 recipes'))('issue 22: gc, restore, teard
     for (const v of [dir, builtin, loop]) await writeFile(join(v.HostPath, 'data'), 'on the disk\n');
     // As a reboot with the disk failing to mount would leave it: nothing of the disk attached.
     sh('/usr/bin/umount', loop.HostPath);
-    for (const l of attachedLoopDevicesSync()) if (l.backingFile.endsWith(`${loop.ID}.img`)) sh('/usr/sbin/losetup', '-d', l.device);
+    for (const l of attachedLoopDevicesSync())
+      if (l.backingFile.endsWith(`${loop.ID}.img`)) sh('/usr/sbin/losetup', '-d', l.device);
     sh('/usr/bin/umount', volumesDir);
 
     const restart = await dhv(['agent', 'restart', ...agentFlags()]);
@@ -212,6 +218,15 @@ describe.skipIf(skipRootTests('issue 22 recipes'))('issue 22: gc, restore, teard
     );
     const check = await dhv(['check', swapper, '--only', 'create.path', '--volumes-dir', join(t, 'scratch')]);
     expect(check.stdout + check.stderr).toBeTruthy();
+    const answersOutside = await dhv([
+      'check',
+      join(pluginDir, 'outside'),
+      '--only',
+      'create.path',
+      '--volumes-dir',
+      join(t, 'scratch'),
+    ]);
+    expect(answersOutside.stdout).toContain(`create answered the path ${victim}, which is outside the volumes dir`);
 
     for (const m of foreignMounts) expect(mounted(m), `${m} is still mounted`).toBe(true);
     for (const d of foreignLoops) expect(attached(d), `${d} is still attached`).toBe(true);

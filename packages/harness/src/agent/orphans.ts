@@ -101,12 +101,11 @@ function inUseBlocker(id: string, paths: readonly string[], holders: Holders): s
   const inKernelTerms = (path: string) => holders.canonical + path.slice(holders.volumesDir.length);
   const places = [join(holders.volumesDir, id), ...paths].map(inKernelTerms);
   const mounted = holders.mounts.filter((m) => places.some((p) => m === p || m.startsWith(`${p}/`)));
-  const looped = holders.loops.filter((l) => places.some((p) => l.backingFile === p || l.backingFile.startsWith(`${p}/`)));
+  const looped = holders.loops.filter((l) =>
+    places.some((p) => l.backingFile === p || l.backingFile.startsWith(`${p}/`)),
+  );
   if (mounted.length === 0 && looped.length === 0) return undefined;
-  const steps = [
-    ...deepest(mounted).map((m) => `umount ${m}`),
-    ...looped.map((l) => `losetup -d ${l.device}`),
-  ];
+  const steps = [...deepest(mounted).map((m) => `umount ${m}`), ...looped.map((l) => `losetup -d ${l.device}`)];
   const what = [
     ...(mounted.length > 0 ? [`${mounted.join(', ')} ${mounted.length === 1 ? 'is' : 'are'} mounted`] : []),
     ...looped.map((l) => `${l.device} is backed by ${l.backingFile}${l.deleted ? ' (deleted)' : ''}`),
@@ -182,7 +181,7 @@ function describeOrphan(id: string, trace: Trace, name: string | undefined, clai
       ...base,
       kind: makers.length > 0 ? 'plugin files' : kind,
       plugin: undefined,
-      blocker: `no create of this agent (data dir's name claims) claimed volume ID ${id}, so it is not known to be a volume of this agent; dhv leaves it alone: remove it by hand if it is an orphan`,
+      blocker: `no create of this agent claimed volume ID ${id} (this data dir's name claims do not name it), so it is not known to be a volume of this agent; dhv leaves it alone: remove it by hand if it is an orphan`,
     };
   }
   if (makers.length > 1) {

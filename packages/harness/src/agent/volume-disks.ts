@@ -161,8 +161,12 @@ async function mountProblem(
     };
   }
   const [imageBytes, deviceBytes] = await Promise.all([
-    stat(loop.backingFile).then((s) => s.size).catch(() => undefined),
-    readFile(`/sys/block/${loop.device.slice('/dev/'.length)}/size`, 'utf8').then((t) => Number(t.trim()) * 512).catch(() => undefined),
+    stat(loop.backingFile)
+      .then((s) => s.size)
+      .catch(() => undefined),
+    readFile(`/sys/block/${loop.device.slice('/dev/'.length)}/size`, 'utf8')
+      .then((t) => Number(t.trim()) * 512)
+      .catch(() => undefined),
   ]);
   if (imageBytes !== undefined && deviceBytes !== undefined && imageBytes < deviceBytes) {
     return {

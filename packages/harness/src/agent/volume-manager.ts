@@ -269,7 +269,11 @@ export class VolumeManager {
           if (path === NAME_TAKEN) outcome.updates.unshift({ name: record.CreateReq.Name, volume: null });
           else if (path === undefined) outcome.updates.push({ name: record.CreateReq.Name, volume: null });
           else {
-            outcome.restored.push({ record, path, ...(typeof restored === 'object' && restored?.note ? { note: restored.note } : {}) });
+            outcome.restored.push({
+              record,
+              path,
+              ...(typeof restored === 'object' && restored?.note ? { note: restored.note } : {}),
+            });
             outcome.updates.push({
               name: record.CreateReq.Name,
               volume: hostVolume(record.CreateReq.Name, record.ID, path),

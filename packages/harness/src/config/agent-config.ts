@@ -47,7 +47,9 @@ export async function loadAgentConfig(input: AgentConfigInput = {}): Promise<Age
   const env = input.env ?? process.env;
   const file = input.config ? await readConfigFile(input.config) : {};
   const abs = (p: string) => (isAbsolute(p) ? resolve(p) : resolve(cwd, p));
-  const dataDir = abs(input.dataDir ?? fileOrEnvDataDir(file.dataDir, env.DHV_DATA_DIR, abs, input.config) ?? DEFAULT_DATA_DIR);
+  const dataDir = abs(
+    input.dataDir ?? fileOrEnvDataDir(file.dataDir, env.DHV_DATA_DIR, abs, input.config) ?? DEFAULT_DATA_DIR,
+  );
   return {
     dataDir,
     pluginDir: abs(input.pluginDir ?? file.pluginDir ?? dataDirLayout(dataDir).pluginDir),

@@ -79,6 +79,13 @@ export function printable(value: string): string {
     };
     const code = c.codePointAt(0)!;
     const hex = code.toString(16);
-    return named[c] ?? (code < 0x100 ? `\\x${hex.padStart(2, '0')}` : code < 0x10000 ? `\\u${hex.padStart(4, '0')}` : `\\U${hex.padStart(8, '0')}`);
+    return (
+      named[c] ??
+      (code < 0x100
+        ? `\\x${hex.padStart(2, '0')}`
+        : code < 0x10000
+          ? `\\u${hex.padStart(4, '0')}`
+          : `\\U${hex.padStart(8, '0')}`)
+    );
   });
 }

@@ -48,7 +48,9 @@ function restartText(report: StartReport): string {
     for (const m of report.reboot.unmounted) lines.push(`    unmounted ${m}`);
     for (const d of report.reboot.detached) lines.push(`    detached ${d.device} (${d.backingFile})`);
     for (const p of report.reboot.skipped)
-      lines.push(`    left alone ${p}: outside the volumes dir, or reached through a link, so not this agent's to unmount`);
+      lines.push(
+        `    left alone ${p}: outside the volumes dir, or reached through a link, so not this agent's to unmount`,
+      );
   }
   lines.push(`==> Agent started on node ${report.nodeId}`);
   lines.push(`==> Plugins: ${report.fingerprint.plugins.map((p) => `${p.id} ${p.version}`).join(', ')}`);
