@@ -14,7 +14,13 @@ import type { VolumeRecord } from './client-state.js';
 import { AgentError } from '../errors/agent-error.js';
 import { dataDirLayout } from '../config/data-dir.js';
 import { readRegularFile, removeFileDurably, writeFileDurably } from './durable-file.js';
-import type { VolumeFailure } from './volume-health.js';
+
+/** Why a volume is not usable, shaped as VolumeHealth keeps a failure. */
+interface Unusable {
+  code: string;
+  error: string;
+  at: string;
+}
 
 /**
  * The disk each volume was created on, kept in the data dir (never in the volumes dir,
@@ -93,8 +99,8 @@ export class VolumeDisks {
   }
 
   /** Volumes whose mount is gone, or whose loop device's image was deleted or cut short: not usable, whatever the last restore said. */
-  async unusable(records: readonly VolumeRecord[]): Promise<Map<string, VolumeFailure>> {
-    const out = new Map<string, VolumeFailure>();
+  async unusable(records: readonly VolumeRecord[]): Promise<Map<string, Unusable>> {
+    const out = new Map<string, Unusable>();
     const mountedOnes: Array<{ record: VolumeRecord; disk: VolumeDisk }> = [];
     for (const record of records) {
       const disk = await this.get(record.ID);
@@ -143,7 +149,7 @@ async function mountProblem(
   hostPath: string,
   table: readonly MountEntry[],
   loops: readonly LoopDevice[],
-): Promise<Omit<VolumeFailure, 'at'> | undefined> {
+): Promise<Omit<Unusable, 'at'> | undefined> {
   const where = await canonicalPath(hostPath);
   const top = where === undefined ? undefined : entriesAt(table, where).at(-1);
   if (!top) {
