@@ -107,7 +107,10 @@ export const createChecks: Check[] = [
       if (!(await isDirectory(path.value)))
         ctx.fail(`"path" is ${JSON.stringify(path.value)}, which is not an existing directory`);
       if (!isStrictlyInside(ctx.volumesDir, path.value))
-        ctx.note(`the volume lives outside ${ENV.volumesDir}, at ${path.value}`);
+        ctx.warn(
+          `create answered the path ${path.value}, which is outside the volumes dir ${ctx.volumesDir} (${ENV.volumesDir}): ` +
+            `a volume belongs at <volumes dir>/<volume id>; dhv check's cleanup never unmounts or removes anything outside its scratch dir`,
+        );
     },
   },
   {
