@@ -232,6 +232,18 @@ describe('what a user typed cannot forge output', () => {
     expect((await agent.json('volume', 'status'))[0].Name).toBe('evil\nb6e1f2a3  fake  default  mkdir\r\x1b[2K');
   });
 
+  it('a name with U+202E or other bidi and format characters is printed escaped: it cannot show a row reversed', async () => {
+    const name = 'safe\u202egpj.exe\u2066x\u200by';
+    const spec = await agent.file('bidi.json', JSON.stringify({ type: 'host', name, plugin_id: 'mkdir' }));
+    const created = await agent.dhv('volume', 'create', spec);
+    expect(created.exitCode, created.stderr).toBe(0);
+    expect(created.stdout).toContain('==> Created host volume safe\\u202egpj.exe\\u2066x\\u200by with ID');
+    const list = await agent.dhv('volume', 'status');
+    expect(list.stdout).toContain('safe\\u202egpj.exe\\u2066x\\u200by');
+    expect(created.stdout + list.stdout).not.toMatch(/[\u202e\u2066\u200b]/);
+    expect((await agent.json('volume', 'status'))[0].Name).toBe(name);
+  });
+
   it('a 200 KB name is refused before any plugin runs, naming the kernel limit', async () => {
     await agent.plugin('p', '#!/bin/sh\necho ran > "$DHV_VOLUMES_DIR/../ran"\necho \'{"version": "1.0.0"}\'\n');
     const run = await agent.dhv(

@@ -27,6 +27,7 @@ import { processPluginRunner, type Fingerprint, type PluginRunner } from './plug
 import { simulateReboot, type RebootReport } from './reboot.js';
 import { DEFAULT_RESTORE_DEADLINE_MS, restoreWarnings } from './restore.js';
 import { VolumeHealth, type VolumeFailure } from './volume-health.js';
+import { VolumeDisks } from './volume-disks.js';
 import {
   VolumeManager,
   type AgentLogLine,
@@ -77,6 +78,8 @@ export interface StartReport {
   nodeId: string;
   fingerprint: Fingerprint;
   restored: HostVolume[];
+  /** What must be said on a restored volume's line, by volume ID (a folder made again on another filesystem). */
+  restoreNotes: Record<string, string>;
   failed: Array<{ volume: HostVolume; error: { code: string; message: string } }>;
   /** Restore failed as a whole (a plugin missing, state unreadable): the node reports no dynamic volume. */
   restoreError?: { code: string; message: string };
@@ -141,6 +144,7 @@ export class Agent {
       await this.names.sweepFreeLocks();
       await this.names.clear();
       const fingerprint = await this.runner.discover(this.config.pluginDir, { signal: this.controller.signal });
+      for (const w of fingerprint.warnings ?? []) this.warn(w);
       const outcome = await this.manager().restore(
         options.restoreDeadlineMs ?? this.options.restoreDeadlineMs ?? DEFAULT_RESTORE_DEADLINE_MS,
       );
@@ -187,6 +191,7 @@ export class Agent {
         nodeId: this.nodeId,
         fingerprint,
         restored: outcome.restored.map((r) => toHostVolume({ ...r.record, HostPath: r.path }, stateOf(r.record.ID))),
+        restoreNotes: Object.fromEntries(outcome.restored.flatMap((r) => (r.note ? [[r.record.ID, r.note]] : []))),
         failed: outcome.failed.map((f) => ({
           volume: toHostVolume(f.record, stateOf(f.record.ID), failures.get(f.record.ID)),
           error: { code: f.error.code ?? 'UNKNOWN', message: f.error.message },
@@ -221,6 +226,7 @@ export class Agent {
   async fingerprint(): Promise<Fingerprint> {
     return this.track(async () => {
       const fingerprint = await this.runner.discover(this.config.pluginDir, { signal: this.controller.signal });
+      for (const w of fingerprint.warnings ?? []) this.warn(w);
       // Kept as the node's attributes; best effort, so a read-only command still works on a full disk.
       const saved = await updateNodeFacts(this.config.dataDir, (previous) => ({
         ...(previous ?? {
@@ -481,6 +487,7 @@ export class Agent {
       publish: (updates) => this.publish(updates),
       signal: this.controller.signal,
       health: this.health,
+      disks: new VolumeDisks(this.config.dataDir),
       log: (line) => {
         this.logs.push(line);
         if (line.level === 'warn' && !line.message.startsWith('error deleting volume')) this.warn(line.message);

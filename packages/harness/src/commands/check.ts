@@ -1,4 +1,6 @@
 import { writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { pluginTrustWarnings } from '@dhv/sdk/client';
 import { Args, Flags } from '@oclif/core';
 import {
   CATALOGUE,
@@ -116,6 +118,7 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
           strict: flags.strict,
         });
     let report;
+    for (const w of await pluginTrustWarnings(resolve(args.plugin))) this.warnLine(w);
     try {
       const config = flags.config ? await readCheckConfig(flags.config) : undefined;
       const params = parseParameterPairs(flags.param);

@@ -53,7 +53,8 @@ export async function writeError(err: unknown, json: boolean): Promise<void> {
 /** The agent flags every agent command takes; they override the `--config` file. */
 export const agentFlags = {
   'data-dir': Flags.string({
-    description: "The simulated agent's data dir: node ID and client state. Default: $DHV_DATA_DIR, else ./.dhv",
+    description:
+      "The simulated agent's data dir: node ID and client state. Default: data_dir in --config, else $DHV_DATA_DIR (both, differing: an error), else ./.dhv",
     helpGroup: 'AGENT',
   }),
   config: Flags.string({

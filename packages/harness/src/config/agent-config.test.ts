@@ -27,6 +27,23 @@ describe('agent configuration', () => {
     expect((await loadAgentConfig({ cwd: '/srv', env: { DHV_DATA_DIR: 'state' } })).dataDir).toBe('/srv/state');
   });
 
+  it('takes data_dir from --config over $DHV_DATA_DIR, and refuses the two naming different dirs', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'dhv-config-'));
+    const file = join(dir, 'agent.hcl');
+    await writeFile(file, `data_dir = "${join(dir, 'prod-data')}"\n`);
+    expect((await loadAgentConfig({ config: file, env: {} })).dataDir).toBe(join(dir, 'prod-data'));
+    expect((await loadAgentConfig({ config: file, env: { DHV_DATA_DIR: join(dir, 'prod-data') } })).dataDir).toBe(
+      join(dir, 'prod-data'),
+    );
+    await expect(loadAgentConfig({ config: file, env: { DHV_DATA_DIR: join(dir, 'other') } })).rejects.toThrow(
+      `data_dir = "${join(dir, 'prod-data')}" in ${file} and DHV_DATA_DIR=${join(dir, 'other')} name different data dirs`,
+    );
+    expect(
+      (await loadAgentConfig({ config: file, dataDir: join(dir, 'flag'), env: { DHV_DATA_DIR: join(dir, 'other') } }))
+        .dataDir,
+    ).toBe(join(dir, 'flag'));
+  });
+
   it('reads a Nomad client block in HCL, with static host volumes, and lets flags override it', async () => {
     dir = await mkdtemp(join(tmpdir(), 'dhv-config-'));
     const file = join(dir, 'agent.hcl');

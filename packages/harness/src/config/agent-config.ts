@@ -24,7 +24,7 @@ export interface AgentConfig {
 }
 
 export interface AgentConfigInput {
-  /** `--data-dir`; falls back to `data_dir` in the file, then `$DHV_DATA_DIR`, then `./.dhv`. */
+  /** `--data-dir`; falls back to `data_dir` in the file, then `$DHV_DATA_DIR` (the two disagreeing is an error), then `./.dhv`. */
   dataDir?: string | undefined;
   /** `--config`: an agent config in HCL or JSON, shaped like Nomad's. */
   config?: string | undefined;
@@ -47,7 +47,9 @@ export async function loadAgentConfig(input: AgentConfigInput = {}): Promise<Age
   const env = input.env ?? process.env;
   const file = input.config ? await readConfigFile(input.config) : {};
   const abs = (p: string) => (isAbsolute(p) ? resolve(p) : resolve(cwd, p));
-  const dataDir = abs(input.dataDir ?? env.DHV_DATA_DIR ?? file.dataDir ?? DEFAULT_DATA_DIR);
+  const dataDir = abs(
+    input.dataDir ?? fileOrEnvDataDir(file.dataDir, env.DHV_DATA_DIR, abs, input.config) ?? DEFAULT_DATA_DIR,
+  );
   return {
     dataDir,
     pluginDir: abs(input.pluginDir ?? file.pluginDir ?? dataDirLayout(dataDir).pluginDir),
@@ -56,6 +58,28 @@ export async function loadAgentConfig(input: AgentConfigInput = {}): Promise<Age
     hostVolumes: (file.hostVolumes ?? []).map((v) => ({ ...v, path: abs(v.path) })),
     configFile: input.config ? abs(input.config) : undefined,
   };
+}
+
+/**
+ * `data_dir` of the file given with `--config` is the agent's own setting and wins over
+ * `$DHV_DATA_DIR`; when both name a data dir and they differ, which one was meant cannot
+ * be told, and a command run against the wrong one (gc above all) would act on another
+ * agent's volumes, so it is an error naming both.
+ */
+function fileOrEnvDataDir(
+  fromFile: string | undefined,
+  fromEnv: string | undefined,
+  abs: (p: string) => string,
+  configFile: string | undefined,
+): string | undefined {
+  if (fromFile === undefined || fromEnv === undefined || fromEnv === '') return fromFile ?? (fromEnv || undefined);
+  if (abs(fromFile) === abs(fromEnv)) return fromFile;
+  throw new AgentError(
+    'CONFIG_INVALID',
+    `data_dir = "${abs(fromFile)}" in ${configFile ?? 'the agent config'} and DHV_DATA_DIR=${abs(fromEnv)} name different data dirs; ` +
+      `unset DHV_DATA_DIR, or pass --data-dir to say which one this command uses`,
+    { file: configFile, dataDir: abs(fromFile), envDataDir: abs(fromEnv) },
+  );
 }
 
 interface FileConfig {

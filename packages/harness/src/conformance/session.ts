@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
+import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import type { TeardownScope } from '@dhv/sdk/host';
 import {
   PluginError,
   buildEnvironment,
@@ -25,6 +26,8 @@ export class ConformanceSession {
   readonly plugin: string;
   readonly nodeId = randomUUID();
   private root: string | undefined;
+  /** The root in the kernel's terms, resolved when it was made. */
+  private canonicalRoot = '';
   private starting: Promise<string> | undefined;
   private workDir = '';
   private counter = 0;
@@ -51,10 +54,11 @@ export class ConformanceSession {
   start(): Promise<string> {
     this.starting ??= (async () => {
       if (this.parentDir !== undefined) await mkdir(this.parentDir, { recursive: true });
-      const root = await makeRunRoot(this.parentDir);
+      const { path: root, canonical } = await makeRunRoot(this.parentDir);
       this.workDir = join(root, 'elsewhere');
       await mkdir(this.workDir);
       this.root = root;
+      this.canonicalRoot = canonical;
       return root;
     })();
     return this.starting;
@@ -65,6 +69,7 @@ export class ConformanceSession {
     const root = await this.start();
     const started = performance.now();
     const sandbox = join(root, `${String(++this.counter).padStart(2, '0')}-${check.id}`);
+    const teardown = this.scopeOf(sandbox);
     const base = {
       id: check.id,
       area: check.area,
@@ -111,7 +116,7 @@ export class ConformanceSession {
       }
     } finally {
       phase.cleaning = true;
-      for (const problem of await runCleanups(cleanups, sandbox)) notes.push(`cleanup: ${problem}`);
+      for (const problem of await runCleanups(cleanups, teardown)) notes.push(`cleanup: ${problem}`);
       this.runningStops.delete(check.id);
     }
     if (status === 'fail' && this.signal.aborted) {
@@ -145,7 +150,7 @@ export class ConformanceSession {
   async close(): Promise<string[]> {
     if (this.root === undefined) return [];
     this.sharedPhase.cleaning = true;
-    const problems = await runCleanups(this.sharedCleanups, this.root);
+    const problems = await runCleanups(this.sharedCleanups, { dir: this.root, canonical: this.canonicalRoot });
     this.root = undefined;
     this.starting = undefined;
     return problems;
@@ -188,6 +193,11 @@ export class ConformanceSession {
     this.onFault?.(this.faultFound);
   }
 
+  /** A folder of the root in the kernel's terms: the root as resolved when made, never again. */
+  private scopeOf(sandbox: string): TeardownScope {
+    return { dir: sandbox, canonical: join(this.canonicalRoot, basename(sandbox)) };
+  }
+
   private context(
     sandbox: string,
     cleanups: Array<() => unknown>,
@@ -207,6 +217,7 @@ export class ConformanceSession {
       settings: this.settings,
       volumesDir,
       sandbox,
+      sandboxScope: session.scopeOf(sandbox),
       workDir: this.workDir,
       signal: scope.signal,
       newVolume(overrides = {}) {
@@ -235,9 +246,14 @@ export class ConformanceSession {
         });
         const result = await exec('create', request);
         createdPath = result.path;
+        warnWhenOutside(result.path, request.volumesDir ?? volumesDir, ctx);
         return result;
       },
-      create: (request) => exec('create', request),
+      async create(request) {
+        const result = await exec('create', request);
+        warnWhenOutside(result.path, request.volumesDir ?? volumesDir, ctx);
+        return result;
+      },
       async delete(request) {
         const result = await exec('delete', request);
         deleted.add(request.volumeId);
@@ -283,7 +299,8 @@ export class ConformanceSession {
       value = (async () => {
         const sandbox = join(await this.start(), `shared-${key}`);
         await mkdir(join(sandbox, 'volumes'), { recursive: true });
-        this.sharedCleanups.push(() => forceRemove(sandbox).then(throwProblems));
+        const teardown = this.scopeOf(sandbox);
+        this.sharedCleanups.push(() => forceRemove(teardown.dir, teardown.canonical).then(throwProblems));
         return compute(this.context(sandbox, this.sharedCleanups, [], [], this.sharedPhase, scope));
       })();
       this.sharedValues.set(key, value);
@@ -301,8 +318,21 @@ interface Scope {
   signal: AbortSignal;
 }
 
-/** Runs cleanups newest first, then forcibly removes `dir`; collects what went wrong instead of throwing. */
-async function runCleanups(cleanups: Array<() => unknown>, dir: string): Promise<string[]> {
+/**
+ * A volume path outside the volumes dir is the plugin's to answer (Nomad takes it), but
+ * it is worth a word, and the suite's cleanup never unmounts anything there.
+ */
+function warnWhenOutside(path: string, volumesDir: string, ctx: CheckContext): void {
+  const rel = relative(volumesDir, path);
+  if (rel !== '' && rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel)) return;
+  ctx.warn(
+    `create answered the path ${path}, which is ${rel === '' ? 'the volumes dir itself' : 'outside the volumes dir'} ${volumesDir}: ` +
+      `a volume belongs at <volumes dir>/<volume id>; dhv check's cleanup never unmounts or removes anything outside its scratch dir`,
+  );
+}
+
+/** Runs cleanups newest first, then forcibly removes the scope's folder; collects what went wrong instead of throwing. */
+async function runCleanups(cleanups: Array<() => unknown>, scope: TeardownScope): Promise<string[]> {
   const problems: string[] = [];
   while (cleanups.length > 0) {
     const fn = cleanups.pop()!;
@@ -313,7 +343,7 @@ async function runCleanups(cleanups: Array<() => unknown>, dir: string): Promise
       if (!(err instanceof PluginError)) problems.push(describeUnexpected(err));
     }
   }
-  problems.push(...(await forceRemove(dir)));
+  problems.push(...(await forceRemove(scope.dir, scope.canonical)));
   return problems;
 }
 

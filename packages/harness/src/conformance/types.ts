@@ -1,3 +1,4 @@
+import type { TeardownScope } from '@dhv/sdk/host';
 import type { CreateResult, DeleteResult, PluginRun, RequestInput } from '@dhv/sdk/client';
 
 /** The parts of PROTOCOL.md a plugin is checked against, in the order they are reported. */
@@ -59,6 +60,8 @@ export interface CheckContext {
   readonly volumesDir: string;
   /** The directory that holds volumesDir; nothing but the plugin's volumes should appear in it. */
   readonly sandbox: string;
+  /** The sandbox in the kernel's terms, as it was made: a teardown acts only inside it, whatever link the plugin plants. */
+  readonly sandboxScope: TeardownScope;
   /** An empty directory unrelated to the plugin, used as the working directory of every run. */
   readonly workDir: string;
   readonly signal: AbortSignal;

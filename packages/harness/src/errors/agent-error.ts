@@ -18,7 +18,8 @@ export type AgentErrorCode =
   | 'PLACEMENT_FAILED'
   | 'AGENT_SHUT_DOWN'
   | 'REBOOT_FAILED'
-  | 'VOLUMES_DIR_MISSING';
+  | 'VOLUMES_DIR_MISSING'
+  | 'VOLUMES_DIR_WRONG_DISK';
 
 export class AgentError extends DhvError {
   constructor(

@@ -61,11 +61,13 @@ export function short(id: string): string {
 
 /**
  * A value from a user's spec, made safe for a terminal and for a table: control
- * characters (newline, CR, escape, ...) are shown as Go escapes (`\n`, `\x1b`), so a name
- * cannot forge a row or recolour the screen. Nomad prints them raw.
+ * characters (newline, CR, escape, ...) and format characters (the bidi overrides such as
+ * U+202E, which would show the rest of a line reversed, zero-width ones) are shown as Go
+ * escapes (`\n`, `\x1b`, `\u202e`), so a name cannot forge a row, hide its own text or
+ * recolour the screen. Nomad prints them raw.
  */
 export function printable(value: string): string {
-  return value.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
+  return value.replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, (c) => {
     const named: Record<string, string> = {
       '\n': '\\n',
       '\r': '\\r',
@@ -75,10 +77,15 @@ export function printable(value: string): string {
       '\v': '\\v',
       '\x07': '\\a',
     };
-    const code = c.charCodeAt(0);
+    const code = c.codePointAt(0)!;
+    const hex = code.toString(16);
     return (
       named[c] ??
-      (code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`)
+      (code < 0x100
+        ? `\\x${hex.padStart(2, '0')}`
+        : code < 0x10000
+          ? `\\u${hex.padStart(4, '0')}`
+          : `\\U${hex.padStart(8, '0')}`)
     );
   });
 }

@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Args, Flags } from '@oclif/core';
 import { parseByteSize } from '@dhv/sdk';
+import { pluginTrustWarnings } from '@dhv/sdk/client';
 import { runPluginOnce } from '../../agent/run-plugin-once.js';
 import { loadNodeId } from '../../agent/node-identity.js';
 import { UsageError } from '../../errors/dhv-error.js';
@@ -75,6 +76,7 @@ export default class PluginRun extends DhvCommand {
         signal: controller.signal,
       }),
     );
+    if (!outcome.builtin) outcome.warnings.push(...(await pluginTrustWarnings(outcome.executable)));
     if (this.jsonOutput) return this.printJson(outcome);
     for (const warning of outcome.warnings) this.warnLine(warning);
     this.print(pluginRunText(outcome));
