@@ -171,7 +171,7 @@ describe('a node with facts', () => {
       'unexpected keys datacentre: a real Nomad agent refuses to start with this config; dhv ignores the key (did you mean datacenter?)',
     );
     expect((await agent.dhv('node', 'status', '-verbose')).stdout).toMatch(
-      /\nAttributes\n[\s\S]*kernel\.name +\= linux[\s\S]*\nMeta\nrack = r7/,
+      /\nAttributes\n[\s\S]*kernel\.name += linux[\s\S]*\nMeta\nrack = r7/,
     );
     expect((await agent.dhv('node', 'status', '-short')).stdout).not.toContain('Host Volumes\n');
     expect((await agent.dhv('node', 'status', '-t', '{{.Name}}/{{.NodeClass}}')).stdout).toBe('web-1/storage\n');

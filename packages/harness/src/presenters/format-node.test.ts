@@ -52,7 +52,7 @@ describe('node status, as nomad node status -self prints it', () => {
     expect(verbose).not.toContain('Host Volumes  =');
     expect(verbose).toContain('e3b0c442-98fc-1c14-9afb-f4c8996fb924');
     expect(verbose).toMatch(
-      /\n\nAttributes\nkernel\.name +\= linux\nplugins\.host_volume\.mkdir\.version = 0\.0\.1\n\nMeta\nrack = r7$/,
+      /\n\nAttributes\nkernel\.name += linux\nplugins\.host_volume\.mkdir\.version = 0\.0\.1\n\nMeta\nrack = r7$/,
     );
   });
 });
