@@ -39,6 +39,8 @@ export interface HostVolumeStub {
   State: VolumeState;
   CreateTime: bigint;
   ModifyTime: bigint;
+  /** dhv's: why the volume is unavailable, as in the full volume. */
+  StateError?: string;
 }
 
 export function volumeStub(v: HostVolume): HostVolumeStub {
@@ -53,6 +55,7 @@ export function volumeStub(v: HostVolume): HostVolumeStub {
     State: v.State,
     CreateTime: v.CreateTime,
     ModifyTime: v.ModifyTime,
+    ...(v.StateError !== undefined ? { StateError: v.StateError } : {}),
   };
 }
 
