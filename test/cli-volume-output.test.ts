@@ -219,9 +219,11 @@ describe('what a user typed cannot forge output', () => {
     expect(created.stdout).toContain(
       '==> Created host volume evil\\nb6e1f2a3  fake  default  mkdir\\r\\x1b[2K with ID',
     );
-    expect(created.stderr).toMatch(
-      /^warning: the volume name "evil\\nb6e1f2a3 .* holds control characters: Nomad's servers accept it/,
+    // The servers' warnings, printed as Nomad prints them: on stdout, before the result.
+    expect(created.stdout).toMatch(
+      /^Volume Warnings:\nthe volume name "evil\\nb6e1f2a3 .* holds control characters: Nomad's servers accept it/,
     );
+    expect(created.stdout).not.toMatch(/[\r\x1b]/);
     expect(created.stderr).not.toMatch(/[\r\x1b]/);
     const list = await agent.dhv('volume', 'status');
     const rows = list.stdout.trimEnd().split('\n');

@@ -125,11 +125,11 @@ describe(`kill -9 of dhv during ${OPERATIONS} creates and deletes (DHV_CRASH_SEE
         await waitForProcessesMentioning(pluginDir);
       }
       tally.restarts++;
-      const restart = json<{ restored: Array<{ ID: string }>; failed: unknown[] }>(
+      const restart = json<{ Restored: Array<{ ID: string }>; Failed: unknown[] }>(
         await dhv(['agent', 'restart', '--json']),
         'agent restart',
       );
-      if (restart.failed.length > 0) fail(`restore failed for ${JSON.stringify(restart.failed)}`);
+      if (restart.Failed.length > 0) fail(`restore failed for ${JSON.stringify(restart.Failed)}`);
       const [nodeRun, gcRun] = await Promise.all([dhv(['node', 'status', '--json']), dhv(['agent', 'gc', '--json'])]);
       const node = json<{ HostVolumes: Record<string, { ID: string; Path: string }> }>(nodeRun, 'node status');
       // Client state as it is on disk, read directly: the truth the agent's answers are checked against.
@@ -137,7 +137,7 @@ describe(`kill -9 of dhv during ${OPERATIONS} creates and deletes (DHV_CRASH_SEE
       const gc = json<{ Orphans: Array<{ ID: string; RemoveCommand: string }> }>(gcRun, 'agent gc');
 
       const inState = new Set(volumes.map((v) => v.ID));
-      const restored = restart.restored.map((v) => v.ID).sort();
+      const restored = restart.Restored.map((v) => v.ID).sort();
       if (JSON.stringify(restored) !== JSON.stringify([...inState].sort()))
         fail(`restored ${restored.join(', ')}; state holds ${[...inState].sort().join(', ')}`);
       for (const v of volumes) {

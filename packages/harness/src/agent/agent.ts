@@ -1,6 +1,5 @@
 import { setMaxListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { mkdir, unlink } from 'node:fs/promises';
 import type { AgentConfig, StaticHostVolume } from '../config/agent-config.js';
 import type { VolumeSpec } from '../volume-specs/volume-spec.js';
@@ -21,6 +20,7 @@ import {
   type VolumeState,
 } from './node-facts.js';
 import { loadNodeId } from './node-identity.js';
+import { describeNode, nodeAttributes } from './node-description.js';
 import { placementProblem, updateProblem } from './placement.js';
 import { deleteRequestFor, type ClientDeleteRequest, type ClientRegisterRequest } from './plugin-requests.js';
 import { processPluginRunner, type Fingerprint, type PluginRunner } from './plugins.js';
@@ -60,9 +60,17 @@ export interface NodeView {
   ID: string;
   Name: string;
   Datacenter: string;
+  NodeClass: string;
   NodePool: string;
   Status: 'ready';
+  SchedulingEligibility: 'eligible';
+  Drain: false;
+  /** The host's fingerprinted attributes and the plugins' (`plugins.host_volume.<id>.version`). */
   Attributes: Record<string, string>;
+  /** `client.meta` of the agent config. */
+  Meta: Record<string, string>;
+  /** Task drivers: the simulated agent runs no task, so none. */
+  Drivers: Record<string, never>;
   HostVolumes: Record<string, HostVolumeConfig>;
 }
 
@@ -270,6 +278,7 @@ export class Agent {
       const problem = placementProblem(spec, {
         nodeId: this.nodeId,
         nodePool: this.config.nodePool,
+        description: describeNode(this.config),
         facts,
         pluginDir: this.config.pluginDir,
         updating: existing !== undefined,
@@ -353,6 +362,7 @@ export class Agent {
   async status(): Promise<NodeStatus> {
     const facts = await this.facts();
     const volumes = await this.volumes();
+    const node = describeNode(this.config);
     const shadowed = this.config.hostVolumes
       .filter((s) => (facts.hostVolumes[s.name]?.ID ?? '') !== '')
       .map(
@@ -362,11 +372,16 @@ export class Agent {
     return {
       node: {
         ID: this.nodeId,
-        Name: hostname(),
-        Datacenter: 'dc1',
-        NodePool: this.config.nodePool,
+        Name: node.name,
+        Datacenter: node.datacenter,
+        NodeClass: node.nodeClass,
+        NodePool: node.nodePool,
         Status: 'ready',
-        Attributes: facts.fingerprint.attributes,
+        SchedulingEligibility: 'eligible',
+        Drain: false,
+        Attributes: nodeAttributes(node, facts.fingerprint.attributes),
+        Meta: node.meta,
+        Drivers: {},
         HostVolumes: facts.hostVolumes,
       },
       skippedPlugins: facts.fingerprint.skipped,

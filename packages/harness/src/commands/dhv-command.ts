@@ -91,8 +91,15 @@ export function agentConfigFrom(flags: AgentFlagValues): Promise<AgentConfig> {
   });
 }
 
-export async function openAgent(flags: AgentFlagValues, onWarning: (message: string) => void): Promise<Agent> {
-  const agent = await Agent.open(await agentConfigFrom(flags), { onWarning });
+/** Opens the agent; the config file's warnings (keys Nomad would not know) go to `onConfigWarning`, the agent's to `onWarning`. */
+export async function openAgent(
+  flags: AgentFlagValues,
+  onWarning: (message: string) => void,
+  onConfigWarning: (message: string) => void = onWarning,
+): Promise<Agent> {
+  const config = await agentConfigFrom(flags);
+  for (const w of config.warnings ?? []) onConfigWarning(`${config.configFile ?? 'agent config'}: ${w}`);
+  const agent = await Agent.open(config, { onWarning });
   stopOnSignals(() => agent.shutdown());
   return agent;
 }

@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { AgentError } from '../errors/agent-error.js';
 import { blocks, isBody, parseHclOrJson, readSource, singleBlock } from './read-document.js';
 import { DEFAULT_DATA_DIR, dataDirLayout } from './data-dir.js';
+import { readNodeSettings, type NodeSettings } from './node-settings.js';
 
 /** A classic host volume from the agent config: reported beside dynamic ones, with an empty ID. */
 export interface StaticHostVolume {
@@ -21,6 +22,10 @@ export interface AgentConfig {
   hostVolumes: StaticHostVolume[];
   /** The config file it was read from, if any. */
   configFile?: string | undefined;
+  /** The node's name, datacenter, class and meta from the config (published in the node). */
+  node?: NodeSettings | undefined;
+  /** Keys of the config file Nomad would not know, each with the nearest known one. */
+  warnings?: string[] | undefined;
 }
 
 export interface AgentConfigInput {
@@ -57,6 +62,8 @@ export async function loadAgentConfig(input: AgentConfigInput = {}): Promise<Age
     nodePool: input.nodePool ?? file.nodePool ?? DEFAULT_NODE_POOL,
     hostVolumes: (file.hostVolumes ?? []).map((v) => ({ ...v, path: abs(v.path) })),
     configFile: input.config ? abs(input.config) : undefined,
+    node: file.node ?? { meta: {} },
+    warnings: file.warnings ?? [],
   };
 }
 
@@ -88,6 +95,8 @@ interface FileConfig {
   volumesDir?: string;
   nodePool?: string;
   hostVolumes?: StaticHostVolume[];
+  node?: NodeSettings;
+  warnings?: string[];
 }
 
 async function readConfigFile(path: string): Promise<FileConfig> {
@@ -134,6 +143,9 @@ export function parseClientConfig(doc: Record<string, unknown>, file = '<config>
     if (path) hostVolumes.push({ name, path, readOnly: readOnly === true });
   }
   if (hostVolumes.length > 0) out.hostVolumes = hostVolumes;
+  const node = readNodeSettings(doc, problems);
+  out.node = node.settings;
+  out.warnings = node.warnings;
   if (problems.length > 0) {
     throw new AgentError('CONFIG_INVALID', `invalid agent config ${file}: ${problems.join('; ')}`, { file, problems });
   }

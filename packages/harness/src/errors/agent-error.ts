@@ -7,6 +7,7 @@ import { DhvError } from './dhv-error.js';
 export type AgentErrorCode =
   | 'VOLUME_NAME_EXISTS'
   | 'VOLUME_NOT_FOUND'
+  | 'NODE_NOT_FOUND'
   | 'VOLUME_ID_AMBIGUOUS'
   | 'VOLUME_UPDATE_REFUSED'
   | 'HOST_PATH_MISSING'

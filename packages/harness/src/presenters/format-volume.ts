@@ -43,16 +43,43 @@ export const NO_VOLUMES = 'No dynamic host volumes';
  * `nomad volume status -type host`: the header, then the volumes sorted by ID, IDs cut to
  * 8 characters unless verbose. With none, the header alone: the caller says NO_VOLUMES on stderr.
  */
-export function volumeList(volumes: readonly HostVolume[], { verbose = false }: VolumeFormat = {}): string {
+export function volumeList(volumes: readonly HostVolume[], format: VolumeFormat = {}): string {
   if (volumes.length === 0) return 'Dynamic Host Volumes';
+  return `Dynamic Host Volumes\n${volumeTable(volumes, format)}`;
+}
+
+/** The table of `nomad volume status`, sorted by ID, IDs cut to 8 characters unless verbose. */
+export function volumeTable(volumes: readonly HostVolume[], { verbose = false }: VolumeFormat = {}): string {
   const id = (value: string) => (verbose ? value : short(value));
   const sorted = [...volumes].sort((a, b) => (a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0));
-  return `Dynamic Host Volumes\n${columns(
+  return columns(
     ['ID', 'Name', 'Namespace', 'Plugin ID', 'Node ID', 'Node Pool', 'State'],
     sorted.map((v) =>
       [id(v.ID), v.Name, v.Namespace, v.PluginID || '<none>', id(v.NodeID), v.NodePool, v.State].map(printable),
     ),
-  )}`;
+  );
+}
+
+/**
+ * Nomad's answer to a prefix that matches several volumes: its line, a blank line and
+ * the table of the matches (`status` says "host volumes"; create, register and delete say "volumes").
+ */
+export function ambiguousPrefixText(
+  volumes: readonly HostVolume[],
+  { command, verbose = false }: { command: 'status' | 'create' | 'register' | 'delete'; verbose?: boolean },
+): string {
+  const what = command === 'status' ? 'host volumes' : 'volumes';
+  return `Prefix matched multiple ${what}\n\n${volumeTable(volumes, { verbose })}`;
+}
+
+/**
+ * The servers' warnings on a create or register, as Nomad's CLI prints them on stdout
+ * before the result: `Volume Warnings:`, one per line, a blank line; bold yellow on a terminal.
+ */
+export function volumeWarningsText(warnings: readonly string[], { color = false } = {}): string {
+  if (warnings.length === 0) return '';
+  const text = `Volume Warnings:\n${warnings.map(printable).join('\n')}`;
+  return `${color ? `\x1b[1m\x1b[33m${text}\x1b[0m` : text}\n\n`;
 }
 
 export function short(id: string): string {
@@ -88,4 +115,9 @@ export function printable(value: string): string {
           : `\\U${hex.padStart(8, '0')}`)
     );
   });
+}
+
+/** Colour on a terminal unless NO_COLOR is set (https://no-color.org), as Nomad's CLI colours only a terminal. */
+export function colorOn(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean {
+  return stream.isTTY === true && (env.NO_COLOR ?? '') === '';
 }

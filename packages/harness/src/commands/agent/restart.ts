@@ -2,6 +2,7 @@ import { realpath } from 'node:fs/promises';
 import { Flags } from '@oclif/core';
 import type { StartReport } from '../../agent/agent.js';
 import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { startReportJson } from '../../presenters/agent-json.js';
 import { short } from '../../presenters/format-volume.js';
 import { withSpinner } from '../../presenters/spinner.js';
 
@@ -24,12 +25,16 @@ export default class AgentRestart extends DhvCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(AgentRestart);
-    const agent = await openAgent(flags, () => {});
+    const agent = await openAgent(
+      flags,
+      () => {},
+      (w) => this.warnLine(w),
+    );
     const report = await withSpinner(
       'Restarting the agent and restoring volumes',
       agent.restart({ reboot: flags.reboot }),
     );
-    if (this.jsonOutput) return this.printJson(report);
+    if (this.jsonOutput) return this.printJson(startReportJson(report));
     this.print(restartText(report));
     const volumesDir = agent.config.volumesDir;
     const target = await realpath(volumesDir).catch(() => undefined);
