@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loopDevicesBackedBelow, mountsBelow } from '@dhv/sdk/host';
 
 const mountsUnder = async (dir: string) => (await mountsBelow(dir)).map((m) => m.mountPoint);
-import { skipRootTests } from './support/root.js';
+import { skipRootTests } from './support/requirements.js';
 import { REFERENCE_LOOPBACK, REFERENCE_MKDIR } from './support/checkout-paths.js';
 import { tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
 

@@ -1,13 +1,10 @@
 import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execPlugin } from '@dhv/sdk/client';
-
-const repo = fileURLToPath(new URL('..', import.meta.url));
-const dhv = join(repo, 'packages/harness/bin/run.js');
+import { DHV_BIN as dhv, REPO_ROOT as repo } from './support/checkout-paths.js';
 
 interface Run {
   exitCode: number;

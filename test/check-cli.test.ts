@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { DHV, FIXTURES } from './support/check-cli.js';
+import { DHV_BIN as DHV, HARNESS_FIXTURES as FIXTURES } from './support/checkout-paths.js';
 
 const exec = promisify(execFile);
 const dhv = (args: string[]) =>

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execPlugin } from '@dhv/sdk/client';
 import { collectOrphans, findOrphans, loadAgentConfig } from '@dhv/harness';
-import { skipRootTests } from './support/root.js';
+import { skipRootTests } from './support/requirements.js';
 import { builtPlugin } from './support/checkout-paths.js';
 import { runDhv, type DhvRun } from './support/run-dhv.js';
 import {
