@@ -1,8 +1,19 @@
 import type { CreateResult, DeleteResult, PluginRun, RequestInput } from '@dhv/sdk/client';
+import type { ExploreSettings } from './explore/explorer.js';
 
 /** The parts of PROTOCOL.md a plugin is checked against, in the order they are reported. */
 /** `custom` holds the checks a plugin author adds (runConformance's extraChecks, conformanceTests' checks). */
-export const AREAS = ['discovery', 'environment', 'create', 'delete', 'errors', 'budgets', 'safety', 'custom'] as const;
+export const AREAS = [
+  'discovery',
+  'environment',
+  'create',
+  'delete',
+  'errors',
+  'budgets',
+  'safety',
+  'explore',
+  'custom',
+] as const;
 export type Area = (typeof AREAS)[number];
 
 /**
@@ -49,6 +60,8 @@ export interface SuiteSettings {
   capacityMax: bigint;
   /** The capacity_min of the larger create in create.larger-capacity and create.expands; 0n: twice the first (or 16 MiB more). */
   expansionSize: bigint;
+  /** The explorer's random sequences (the explore area); `enabled: false` leaves the area out. */
+  explore: ExploreSettings & { enabled: boolean };
 }
 
 export interface CheckContext {

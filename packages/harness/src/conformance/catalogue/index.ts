@@ -5,6 +5,7 @@ import { deleteChecks } from './delete.js';
 import { discoveryChecks } from './discovery.js';
 import { environmentChecks } from './environment.js';
 import { errorChecks } from './errors.js';
+import { exploreChecks } from '../explore/checks.js';
 import { safetyChecks } from './safety.js';
 import { stdioChecks } from './stdio.js';
 
@@ -18,4 +19,5 @@ export const CATALOGUE: readonly Check[] = [
   ...stdioChecks,
   ...budgetChecks,
   ...safetyChecks,
+  ...exploreChecks,
 ];
