@@ -99,7 +99,8 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
   const throwIfStopped = () => {
     if (stop !== undefined) throw stop.error;
   };
-  let target: ExploreCheckId | undefined;
+  /** While shrinking: the check whose break is being shrunk; a break of another check is not this failure. */
+  const shrinking: { target?: ExploreCheckId } = {};
   let last: RunFinding | undefined;
   let cosmetic: { found: RunFinding; path: string } | undefined;
   let generated = 0;
@@ -113,15 +114,15 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
     try {
       const found = await runLab(
         (lab) => fc.asyncModelRun(() => ({ model: lab, real: lab }), commands),
-        target === RECOMMENDED_EXPLORE_CHECK,
+        shrinking.target === RECOMMENDED_EXPLORE_CHECK,
       );
       if (found === undefined) return true;
       const id = found.violation.checkId;
-      if (target === undefined && id === RECOMMENDED_EXPLORE_CHECK) {
+      if (shrinking.target === undefined && id === RECOMMENDED_EXPLORE_CHECK) {
         cosmetic ??= { found, path: String(index) };
         return true;
       }
-      if (target !== undefined && id !== target) return true;
+      if (shrinking.target !== undefined && id !== shrinking.target) return true;
       last = found;
       return false;
     } catch (err) {
@@ -147,7 +148,7 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
   if (last === undefined || path === undefined) return outcome(runs, undefined);
 
   const first = last;
-  target = first.violation.checkId;
+  shrinking.target = first.violation.checkId;
   await fc.check(property, {
     seed: settings.seed,
     numRuns: settings.runs ?? UNLIMITED_RUNS,
