@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import type { CheckContext } from '../types.js';
 import { sequences } from './generate.js';
-import { VolumeLab, Violation } from './lab.js';
+import { StepNotPossible, VolumeLab, Violation } from './lab.js';
 import type { Step } from './recipe.js';
 import { RECOMMENDED_EXPLORE_CHECK, type ExploreCheckId } from './verdicts.js';
 
 export interface ExploreSettings {
-  /** How long random sequences are generated and run; shrinking a failure may take as long again. */
+  /** How long random sequences are generated and run; shrinking a failure may take up to about as long again. */
   budgetMs: number;
   /** The same seed generates the same sequences. */
   seed: number;
@@ -43,7 +43,7 @@ type RunFinding = { violation: Violation; steps: Step[] };
 
 /** Upper bound on the generated runs when only the time budget limits them. */
 const UNLIMITED_RUNS = 1_000_000;
-/** Shrinking gets at least this long, even after a short exploration. */
+/** Shrinking gets half the budget, and at least this long; dropping needless steps after it half as long again. */
 const MIN_SHRINK_MS = 10_000;
 
 /**
@@ -86,11 +86,13 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
     finding,
   });
 
-  if (settings.replay !== undefined) {
-    const recipe = settings.replay;
-    const found = await runLab(async (lab) => {
+  const replay = (recipe: readonly Step[], stopAtCosmetic: boolean) =>
+    runLab(async (lab) => {
       for (const step of recipe) await lab.run(step);
-    }, true);
+    }, stopAtCosmetic);
+
+  if (settings.replay !== undefined) {
+    const found = await replay(settings.replay, true);
     return outcome(1, found && toFinding(found, found.steps.length));
   }
 
@@ -147,16 +149,43 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
   }
   if (last === undefined || path === undefined) return outcome(runs, undefined);
 
+  const shrinkMs = Math.max(settings.budgetMs / 2, MIN_SHRINK_MS);
   const first = last;
   shrinking.target = first.violation.checkId;
   await fc.check(property, {
     seed: settings.seed,
     numRuns: settings.runs ?? UNLIMITED_RUNS,
     path,
-    plugins: [fc.interruptAfterTimeLimit(Math.max(settings.budgetMs, MIN_SHRINK_MS))],
+    plugins: [fc.interruptAfterTimeLimit(shrinkMs)],
   });
   throwIfStopped();
-  return outcome(runs, toFinding(last, first.steps.length));
+  const tightened = await tighten(last, (recipe) => replay(recipe, shrinking.target === RECOMMENDED_EXPLORE_CHECK), {
+    until: performance.now() + shrinkMs / 2,
+  });
+  return outcome(runs, toFinding(tightened, first.steps.length));
+}
+
+/**
+ * fast-check shrinks the generated sequence; a step it keeps can still be needless once
+ * its picks are names. This drops one step at a time from the recipe as run, keeping each
+ * drop after which a replay still breaks the same check, while time allows.
+ */
+async function tighten(
+  found: RunFinding,
+  replay: (recipe: readonly Step[]) => Promise<RunFinding | undefined>,
+  { until }: { until: number },
+): Promise<RunFinding> {
+  let best = found;
+  for (let i = best.steps.length - 1; i >= 0 && performance.now() < until; i--) {
+    if (best.steps.length === 1) break;
+    const candidate = best.steps.filter((_, j) => j !== i);
+    const again = await replay(candidate).catch((err: unknown) => {
+      if (err instanceof StepNotPossible) return undefined;
+      throw err;
+    });
+    if (again?.violation.checkId === best.violation.checkId) best = again;
+  }
+  return best;
 }
 
 function toFinding(found: RunFinding, shrunkFrom: number): Finding {

@@ -21,6 +21,9 @@ const MiB = 1024n * 1024n;
 /** More live volumes than this make every step slow and say nothing new. */
 const MAX_LIVE = MAX_FILL + 2;
 
+/** Said of a break found in the steps every run ends with. */
+export const AT_THE_END = '(in the steps every run ends with: a fingerprint, a restart, the delete of every volume)';
+
 /** A break of the model of what Nomad needs, found at a step. */
 export class Violation extends Error {
   constructor(
@@ -58,6 +61,8 @@ export class VolumeLab {
   private readonly volumes = new Map<string, Volume>();
   private readonly everMade: Volume[] = [];
   private volumeCount = 0;
+  /** In the steps every run ends with, which the history leaves out. */
+  private ending = false;
   private fillCount = 0;
 
   constructor(
@@ -133,7 +138,7 @@ export class VolumeLab {
 
   async run(step: Step): Promise<void> {
     if (!this.canRun(step)) throw new StepNotPossible(`"${formatStep(step)}" cannot run: ${whyNot(step)}`);
-    this.history.push(step);
+    if (!this.ending) this.history.push(step);
     switch (step.kind) {
       case 'together': {
         const settled = await Promise.allSettled(step.calls.map((c) => this.call(c)));
@@ -169,10 +174,17 @@ export class VolumeLab {
   /** Fingerprints, restarts, deletes every volume the agent still knows, then looks for what is left. */
   async finish(): Promise<void> {
     // Every run ends as a node's life goes on: a fingerprint with as many volumes as it made,
-    // an agent restart, then every volume deleted.
-    if (this.live().length > 0) await this.run({ kind: 'fingerprint' });
-    if (this.live().length > 0) await this.run({ kind: 'restart' });
-    for (const volume of [...this.volumes.values()]) await this.run({ kind: 'delete', volume: volume.key });
+    // an agent restart, then every volume deleted. A replay ends the same way, so these
+    // steps are not part of the recipe.
+    this.ending = true;
+    try {
+      if (this.live().length > 0) await this.run({ kind: 'fingerprint' });
+      if (this.live().length > 0) await this.run({ kind: 'restart' });
+      for (const volume of [...this.volumes.values()]) await this.run({ kind: 'delete', volume: volume.key });
+    } catch (err) {
+      if (err instanceof Violation) err.message += ` ${AT_THE_END}`;
+      throw err;
+    }
     const names = new Set(this.everMade.flatMap((v) => [v.request.volumeId, v.request.volumeName]));
     const left = [
       ...(await existing(this.everMade.flatMap((v) => (v.path === undefined ? [] : [v.path])))),
@@ -182,7 +194,7 @@ export class VolumeLab {
       this.report(
         new Violation(
           'explore.nothing-left',
-          `after every volume was deleted, still there: ${[...new Set(left)].slice(0, 4).join(', ')}`,
+          `after every volume was deleted, still there: ${[...new Set(left)].slice(0, 4).join(', ')} ${AT_THE_END}`,
         ),
       );
   }
