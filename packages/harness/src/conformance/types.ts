@@ -1,5 +1,5 @@
 import type { CreateResult, DeleteResult, PluginRun, RequestInput } from '@dhv/sdk/client';
-import type { ExploreSettings } from './explore/explorer.js';
+import type { Step } from './explore/recipe.js';
 
 /** The parts of PROTOCOL.md a plugin is checked against, in the order they are reported. */
 /** `custom` holds the checks a plugin author adds (runConformance's extraChecks, conformanceTests' checks). */
@@ -62,6 +62,17 @@ export interface SuiteSettings {
   expansionSize: bigint;
   /** The explorer's random sequences (the explore area); `enabled: false` leaves the area out. */
   explore: ExploreSettings & { enabled: boolean };
+}
+
+export interface ExploreSettings {
+  /** How long random sequences are generated and run; shrinking a failure may take up to about as long again. */
+  budgetMs: number;
+  /** The same seed generates the same sequences. */
+  seed: number;
+  /** At most this many random sequences (default: as many as the budget allows). */
+  runs: number | undefined;
+  /** One given sequence instead of random ones (`dhv check --replay`). */
+  replay: Step[] | undefined;
 }
 
 export interface CheckContext {

@@ -1,6 +1,6 @@
 import type { Check } from '../types.js';
 import { budgetChecks } from './budgets.js';
-import { createChecks } from './create.js';
+import { createChecks, NEEDS_WORKING_CREATE } from './create.js';
 import { deleteChecks } from './delete.js';
 import { discoveryChecks } from './discovery.js';
 import { environmentChecks } from './environment.js';
@@ -19,5 +19,5 @@ export const CATALOGUE: readonly Check[] = [
   ...stdioChecks,
   ...budgetChecks,
   ...safetyChecks,
-  ...exploreChecks,
+  ...exploreChecks(NEEDS_WORKING_CREATE),
 ];

@@ -1,4 +1,3 @@
-import { NEEDS_WORKING_CREATE } from '../catalogue/create.js';
 import type { Check, CheckContext } from '../types.js';
 import { explore, type ExploreOutcome } from './explorer.js';
 import { KILL_AFTER_MS, MARKER_FILE, StepNotPossible } from './lab.js';
@@ -32,37 +31,41 @@ const REQUIREMENTS: Record<ExploreCheckId, { title: string; gradeReason: string 
   },
 };
 
-/** Each check judges one part of the model; one exploration per run serves them all. */
-export const exploreChecks: Check[] = (Object.keys(REQUIREMENTS) as ExploreCheckId[]).map((id) => ({
-  id,
-  area: 'explore',
-  ...REQUIREMENTS[id],
-  protocolRef: REF,
-  severity: id === RECOMMENDED_EXPLORE_CHECK ? 'recommended' : 'required',
-  needs: NEEDS_WORKING_CREATE,
-  // It runs many plugin calls back to back and judges a fingerprint's time.
-  alone: true,
-  async run(ctx: CheckContext) {
-    const outcome = await ctx
-      .shared('explore', (c) => explore(c, c.settings.explore))
-      .catch((err: unknown) =>
-        err instanceof StepNotPossible ? ctx.skip(`the replay recipe: ${err.message}`) : Promise.reject(err),
+/**
+ * Each check judges one part of the model; one exploration per run serves them all.
+ * `needs`: the catalogue's checks without which no sequence can run (a create that works).
+ */
+export const exploreChecks = (needs: readonly string[]): Check[] =>
+  (Object.keys(REQUIREMENTS) as ExploreCheckId[]).map((id) => ({
+    id,
+    area: 'explore',
+    ...REQUIREMENTS[id],
+    protocolRef: REF,
+    severity: id === RECOMMENDED_EXPLORE_CHECK ? 'recommended' : 'required',
+    needs,
+    // It runs many plugin calls back to back and judges a fingerprint's time.
+    alone: true,
+    async run(ctx: CheckContext) {
+      const outcome = await ctx
+        .shared('explore', (c) => explore(c, c.settings.explore))
+        .catch((err: unknown) =>
+          err instanceof StepNotPossible ? ctx.skip(`the replay recipe: ${err.message}`) : Promise.reject(err),
+        );
+      const { finding } = outcome;
+      if (finding === undefined || (finding.checkId !== id && finding.checkId === RECOMMENDED_EXPLORE_CHECK))
+        return void ctx.note(describeSearch(outcome));
+      if (finding.checkId !== id)
+        ctx.skip(`the exploration stopped at a failure of ${finding.checkId}, so this was not judged to the end`);
+      finding.steps.forEach((step, i) => ctx.note(`${i + 1}. ${formatStep(step)}`));
+      ctx.note(describeSearch(outcome));
+      const recipe = formatRecipe(finding.steps);
+      const shrunk =
+        outcome.replayed || finding.shrunkFrom === finding.steps.length ? '' : ` (shrunk from ${finding.shrunkFrom})`;
+      ctx.fail(
+        `${finding.message}, after ${finding.steps.length === 1 ? 'this step' : `these ${finding.steps.length} steps`}${shrunk}; replay: dhv check ${ctx.plugin} --replay '${recipe}'`,
       );
-    const { finding } = outcome;
-    if (finding === undefined || (finding.checkId !== id && finding.checkId === RECOMMENDED_EXPLORE_CHECK))
-      return void ctx.note(describeSearch(outcome));
-    if (finding.checkId !== id)
-      ctx.skip(`the exploration stopped at a failure of ${finding.checkId}, so this was not judged to the end`);
-    finding.steps.forEach((step, i) => ctx.note(`${i + 1}. ${formatStep(step)}`));
-    ctx.note(describeSearch(outcome));
-    const recipe = formatRecipe(finding.steps);
-    const shrunk =
-      outcome.replayed || finding.shrunkFrom === finding.steps.length ? '' : ` (shrunk from ${finding.shrunkFrom})`;
-    ctx.fail(
-      `${finding.message}, after ${finding.steps.length === 1 ? 'this step' : `these ${finding.steps.length} steps`}${shrunk}; replay: dhv check ${ctx.plugin} --replay '${recipe}'`,
-    );
-  },
-}));
+    },
+  }));
 
 function describeSearch(outcome: ExploreOutcome): string {
   const seconds = (outcome.durationMs / 1000).toFixed(1);

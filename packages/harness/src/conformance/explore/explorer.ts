@@ -2,22 +2,11 @@ import { setMaxListeners } from 'node:events';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import type { CheckContext } from '../types.js';
+import type { CheckContext, ExploreSettings } from '../types.js';
 import { sequences } from './generate.js';
 import { StepNotPossible, VolumeLab, Violation } from './lab.js';
 import type { Step } from './recipe.js';
 import { RECOMMENDED_EXPLORE_CHECK, type ExploreCheckId } from './verdicts.js';
-
-export interface ExploreSettings {
-  /** How long random sequences are generated and run; shrinking a failure may take up to about as long again. */
-  budgetMs: number;
-  /** The same seed generates the same sequences. */
-  seed: number;
-  /** At most this many sequences (default: as many as the budget allows). */
-  runs: number | undefined;
-  /** One given sequence instead of random ones (`dhv check --replay`). */
-  replay: Step[] | undefined;
-}
 
 export interface Finding {
   checkId: ExploreCheckId;
