@@ -156,23 +156,32 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
 
 /**
  * fast-check shrinks the generated sequence; a step it keeps can still be needless once
- * its picks are names. This drops one step at a time from the recipe as run, keeping each
- * drop after which a replay still breaks the same check, while time allows.
+ * its picks are names. This tries each step alone, then drops one step at a time from the
+ * recipe as run, keeping each drop after which a replay still breaks the same check,
+ * while time allows.
  */
 async function tighten(
   found: RunFinding,
   replay: (recipe: readonly Step[]) => Promise<RunFinding | undefined>,
   { until }: { until: number },
 ): Promise<RunFinding> {
-  let best = found;
-  for (let i = best.steps.length - 1; i >= 0 && performance.now() < until; i--) {
-    if (best.steps.length === 1) break;
-    const candidate = best.steps.filter((_, j) => j !== i);
-    const again = await replay(candidate).catch((err: unknown) => {
+  const breaksTheSame = async (recipe: readonly Step[]) => {
+    const again = await replay(recipe).catch((err: unknown) => {
       if (err instanceof StepNotPossible) return undefined;
       throw err;
     });
-    if (again?.violation.checkId === best.violation.checkId) best = again;
+    return again?.violation.checkId === found.violation.checkId ? again : undefined;
+  };
+  // One step alone is often enough (a fill before a slow fingerprint), and cheap to try.
+  for (const step of [...found.steps].reverse()) {
+    if (found.steps.length === 1 || performance.now() >= until) break;
+    const alone = await breaksTheSame([step]);
+    if (alone) return alone;
+  }
+  let best = found;
+  for (let i = best.steps.length - 1; i >= 0 && best.steps.length > 1 && performance.now() < until; i--) {
+    const again = await breaksTheSame(best.steps.filter((_, j) => j !== i));
+    if (again) best = again;
   }
   return best;
 }

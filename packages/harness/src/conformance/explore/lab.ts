@@ -237,8 +237,13 @@ export class VolumeLab {
           timeoutMs: KILL_AFTER_MS,
         });
         const path = readCreatedPath(run.stdout);
-        if (!run.timedOut && succeeded(run) && path.ok) await this.becomeLive(volume, path.value, label);
-        return;
+        if (!run.timedOut && succeeded(run) && path.ok) return this.becomeLive(volume, path.value, label);
+        // The agent's next create of the volume, with the same request: it must not be blocked.
+        return this.becomeLive(
+          volume,
+          await this.create(volume.request, `create of ${label} after one was killed`),
+          label,
+        );
       }
       case 'restore': {
         const volume = this.volumes.get(key)!;
