@@ -93,7 +93,7 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
       allowNo: true,
     }),
     'explore-budget': Flags.integer({
-      description: `seconds the explorer spends on random sequences (default ${DEFAULT_EXPLORE_BUDGET_MS / 1000}); shrinking a failure takes up to as long again`,
+      description: `seconds the explorer spends on random sequences (default ${DEFAULT_EXPLORE_BUDGET_MS / 1000}); shrinking a failure takes up to about as long again`,
       min: 1,
     }),
     seed: Flags.integer({ description: "the explorer's seed: the same seed runs the same sequences", min: 0 }),
