@@ -32,7 +32,7 @@ type RunFinding = { violation: Violation; steps: Step[] };
 
 /** Upper bound on the generated runs when only the time budget limits them. */
 const UNLIMITED_RUNS = 1_000_000;
-/** Shrinking gets half the budget, and at least this long; dropping needless steps after it half as long again. */
+/** Shrinking gets as long as the search, and at least this long; dropping needless steps after it half as long again. */
 const MIN_SHRINK_MS = 10_000;
 
 /**
@@ -138,7 +138,7 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
   }
   if (last === undefined || path === undefined) return outcome(runs, undefined);
 
-  const shrinkMs = Math.max(settings.budgetMs / 2, MIN_SHRINK_MS);
+  const shrinkMs = Math.max(settings.budgetMs, MIN_SHRINK_MS);
   const first = last;
   shrinking.target = first.violation.checkId;
   await fc.check(property, {
