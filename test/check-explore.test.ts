@@ -21,11 +21,6 @@ interface Defect {
   check: string;
   /** The defect is a race: replaying its recipe shows it only when the timing repeats, and a search may miss it once. */
   racy?: boolean;
-  /**
-   * Keeps its state beside the plugin file, not in the volumes dir: its replay in this
-   * suite did not reproduce the finding (by hand it does); not asserted here.
-   */
-  stateBeside?: boolean;
 }
 
 const DEFECTS: Record<string, Defect> = {
@@ -37,8 +32,8 @@ const DEFECTS: Record<string, Defect> = {
   'restore-rebuilds': { check: 'explore.volumes-survive' },
   'restart-lost-update': { check: 'explore.volumes-survive', racy: true },
   'killed-create-lock': { check: 'explore.calls-succeed', racy: true },
-  'cleanup-wipes-records': { check: 'explore.volumes-survive', stateBeside: true },
-  'fingerprint-scans': { check: 'explore.fingerprint-fast', stateBeside: true },
+  'cleanup-wipes-records': { check: 'explore.volumes-survive' },
+  'fingerprint-scans': { check: 'explore.fingerprint-fast' },
   'name-truncation': { check: 'explore.volumes-distinct' },
 };
 const CORRECT = ['registry-ok', 'slots-ok', 'name-guard-ok'];
@@ -83,6 +78,7 @@ describe('the explorer finds every sequence-only defect and shrinks it to a shor
   for (const [name, defect] of Object.entries(DEFECTS)) {
     test(
       `${name}: fails ${defect.check} within the default budget, in at most ${MAX_RECIPE_STEPS} steps, replayable`,
+      { timeout: SUITE_TIMEOUT_MS, retry: defect.racy ? 1 : 0 },
       async () => {
         const { plugin, volumesDir } = await fixtureCopy(name);
         const report = await runConformance(plugin, { only: ['explore'], seed: SEED, volumesDir });
@@ -95,13 +91,12 @@ describe('the explorer finds every sequence-only defect and shrinks it to a shor
         expect(found.reason).toContain(`dhv check ${plugin} --replay '`);
         expect(found.notes.join(' ')).toContain(`seed ${SEED}`);
 
-        if (!defect.racy && !defect.stateBeside) {
+        if (!defect.racy) {
           const replay = await runConformance(plugin, { only: ['explore'], replay: recipeOf(found), volumesDir });
           expect(failedRequired(replay)).toEqual([defect.check]);
         }
         expect(await readdir(volumesDir).catch(() => [])).toEqual([]);
       },
-      { timeout: SUITE_TIMEOUT_MS, retry: defect.racy ? 1 : 0 },
     );
   }
 });

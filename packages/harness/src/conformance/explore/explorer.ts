@@ -81,7 +81,8 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
     }, stopAtCosmetic);
 
   if (settings.replay !== undefined) {
-    const found = await replay(settings.replay, true);
+    // A cosmetic break does not end a replay: the recipe may lead on to a worse one.
+    const found = await replay(settings.replay, false);
     return outcome(1, found && toFinding(found, found.steps.length));
   }
 
