@@ -5,6 +5,7 @@ import { Args, Flags } from '@oclif/core';
 import {
   CATALOGUE,
   DEFAULT_JOBS,
+  DEFAULT_EXPLORE_BUDGET_MS,
   DEFAULT_REPEAT,
   formatJUnit,
   formatJUnitError,
@@ -36,6 +37,8 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
     '<%= config.bin %> check ./dist/my-plugin --junit report.xml',
     '<%= config.bin %> check ./dist/my-plugin --strict            # for CI: a skipped required check fails too',
     '<%= config.bin %> check ./dist/my-plugin --config check.hcl  # parameters, capacities, setup and teardown',
+    "<%= config.bin %> check ./dist/my-plugin --replay 'create db-backup; create db; delete db'",
+    '<%= config.bin %> check ./dist/my-plugin --seed 1234 --explore-budget 60',
     '<%= config.bin %> check --list',
   ];
 
@@ -91,6 +94,21 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
     'expansion-size': Flags.string({
       description: 'capacity_min of the larger create in create.larger-capacity, a human size like 64MiB',
     }),
+    explore: Flags.boolean({
+      description: "explore random sequences of the agent's calls (the explore checks); --no-explore leaves them out",
+      default: true,
+      allowNo: true,
+    }),
+    'explore-budget': Flags.integer({
+      description: `seconds the explorer spends on random sequences (default ${DEFAULT_EXPLORE_BUDGET_MS / 1000}); shrinking a failure takes up to about as long again`,
+      min: 1,
+    }),
+    seed: Flags.integer({ description: "the explorer's seed: the same seed runs the same sequences", min: 0 }),
+    runs: Flags.integer({ description: 'at most this many random sequences (the budget still applies)', min: 1 }),
+    replay: Flags.string({
+      description:
+        "run this one sequence instead of random ones, as printed by a failing explore check, e.g. 'create db; delete db' (runs only the explore checks unless --only says otherwise)",
+    }),
   };
 
   async run(): Promise<void> {
@@ -123,7 +141,7 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
       const config = flags.config ? await readCheckConfig(flags.config) : undefined;
       const params = parseParameterPairs(flags.param);
       report = await runConformance(args.plugin, {
-        only: split(flags.only),
+        only: flags.replay !== undefined && flags.only.length === 0 ? ['explore'] : split(flags.only),
         skip: split(flags.skip),
         repeat: flags.repeat ?? config?.repeat,
         jobs: flags.jobs,
@@ -132,6 +150,11 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
         capacityMin: flags['capacity-min'] ?? config?.capacityMin,
         capacityMax: flags['capacity-max'] ?? config?.capacityMax,
         expansionSize: flags['expansion-size'] ?? config?.expansionSize,
+        explore: flags.explore,
+        exploreBudgetMs: flags['explore-budget'] === undefined ? undefined : flags['explore-budget'] * 1000,
+        seed: flags.seed,
+        runs: flags.runs,
+        replay: flags.replay,
         setup: config?.setup,
         teardown: config?.teardown,
         commandsCwd: config?.cwd,

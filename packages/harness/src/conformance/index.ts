@@ -9,6 +9,7 @@ export {
   parseParameterPairs,
   InvalidSettingsError,
   DEFAULT_REPEAT,
+  DEFAULT_EXPLORE_BUDGET_MS,
   type SettingsInput,
 } from './settings.js';
 export { formatHuman, formatProgressLine, formatResult, formatSummary, type TextStyle } from './report/human.js';

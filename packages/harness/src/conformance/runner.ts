@@ -8,7 +8,7 @@ import { InvalidSettingsError, resolveSettings, type SettingsInput } from './set
 
 /** Checks are independent (each has its own sandbox), and most of their time is spent waiting for plugin processes. */
 export const DEFAULT_JOBS = 4;
-import type { Check, CheckResult, ConformanceReport } from './types.js';
+import type { Check, CheckResult, ConformanceReport, SuiteSettings } from './types.js';
 
 export interface RunOptions extends SettingsInput {
   /** Check IDs or areas to run; all when empty. */
@@ -48,10 +48,9 @@ export type ProgressEvent =
 /** Runs the selected checks against a plugin executable and removes everything it made. */
 export async function runConformance(plugin: string, options: RunOptions = {}): Promise<ConformanceReport> {
   const settings = resolveSettings(options);
-  const checks = selectChecks(
-    withExtraChecks(options.catalogue ?? CATALOGUE, options.extraChecks),
-    options.only,
-    options.skip,
+  const checks = withoutDisabledExplore(
+    selectChecks(withExtraChecks(options.catalogue ?? CATALOGUE, options.extraChecks), options.only, options.skip),
+    settings,
   );
   let faultShown = false;
   const session = new ConformanceSession(plugin, settings, options.volumesDir, options.signal, (fault) => {
@@ -193,6 +192,11 @@ export function buildReport(
     ok: summary.requiredFailed === 0 && (!strict || summary.requiredSkipped === 0),
     interrupted: false,
   };
+}
+
+/** The checks minus the explore area when exploring is turned off (`--no-explore`). */
+export function withoutDisabledExplore(checks: Check[], settings: SuiteSettings): Check[] {
+  return settings.explore.enabled ? checks : checks.filter((c) => c.area !== 'explore');
 }
 
 /** The catalogue followed by the caller's own checks, whose IDs must be new. */

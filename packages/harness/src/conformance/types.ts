@@ -1,9 +1,20 @@
 import type { TeardownScope } from '@dhv/sdk/host';
 import type { CreateResult, DeleteResult, PluginRun, RequestInput } from '@dhv/sdk/client';
+import type { Step } from './explore/recipe.js';
 
 /** The parts of PROTOCOL.md a plugin is checked against, in the order they are reported. */
 /** `custom` holds the checks a plugin author adds (runConformance's extraChecks, conformanceTests' checks). */
-export const AREAS = ['discovery', 'environment', 'create', 'delete', 'errors', 'budgets', 'safety', 'custom'] as const;
+export const AREAS = [
+  'discovery',
+  'environment',
+  'create',
+  'delete',
+  'errors',
+  'budgets',
+  'safety',
+  'explore',
+  'custom',
+] as const;
 export type Area = (typeof AREAS)[number];
 
 /**
@@ -50,6 +61,19 @@ export interface SuiteSettings {
   capacityMax: bigint;
   /** The capacity_min of the larger create in create.larger-capacity and create.expands; 0n: twice the first (or 16 MiB more). */
   expansionSize: bigint;
+  /** The explorer's random sequences (the explore area); `enabled: false` leaves the area out. */
+  explore: ExploreSettings & { enabled: boolean };
+}
+
+export interface ExploreSettings {
+  /** How long random sequences are generated and run; shrinking a failure may take up to about as long again. */
+  budgetMs: number;
+  /** The same seed generates the same sequences. */
+  seed: number;
+  /** At most this many random sequences (default: as many as the budget allows). */
+  runs: number | undefined;
+  /** One given sequence instead of random ones (`dhv check --replay`). */
+  replay: Step[] | undefined;
 }
 
 export interface CheckContext {
