@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { DHV, FIXTURES, SUITE_TIMEOUT_MS, dhvCheck, failedRequired } from './support/check-cli.js';
+import { SUITE_TIMEOUT_MS, dhvCheck, failedRequired } from './support/check-cli.js';
+import { DHV_BIN as DHV, HARNESS_FIXTURES as FIXTURES } from './support/checkout-paths.js';
 
 /** `dhv check` as CI runs it: stdout and stderr are pipes. */
 const exec = promisify(execFile);

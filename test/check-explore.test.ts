@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { conformanceTests, runConformance, type CheckResult, type ConformanceReport } from '@dhv/harness';
-import { FIXTURES, SUITE_TIMEOUT_MS, dhvCheck, failedRequired } from './support/check-cli.js';
+import { SUITE_TIMEOUT_MS, dhvCheck, failedRequired } from './support/check-cli.js';
+import { HARNESS_FIXTURES as FIXTURES } from './support/checkout-paths.js';
 import { runDhv } from './support/run-dhv.js';
 
 /**

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { attachedLoopDevicesSync, readMountTableSync } from '@dhv/sdk/host';
 import { builtPlugin } from './support/checkout-paths.js';
-import { skipRootTests } from './support/root.js';
+import { skipRootTests } from './support/requirements.js';
 import { runDhv, type DhvRun } from './support/run-dhv.js';
 import { makeTempDir, releaseMountsAndLoops, removeTempDir } from './support/temp-dir.js';
 

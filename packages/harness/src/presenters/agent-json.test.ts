@@ -34,10 +34,11 @@ describe("agent --json in Nomad's API casing", () => {
       nodeId: 'n',
       fingerprint,
       restored: [],
+      restoreNotes: {},
       failed: [],
       warnings: [],
-      reboot: { unmounted: ['/m'], detached: [{ device: '/dev/loop0', backingFile: '/f' }] },
-    } as StartReport);
+      reboot: { unmounted: ['/m'], detached: [{ device: '/dev/loop0', backingFile: '/f' }], skipped: [] },
+    } satisfies StartReport);
     for (const key of keys(restart)) expect(key, key).toMatch(/^[A-Z]/);
     expect(restart).toMatchObject({ NodeID: 'n', Reboot: { Detached: [{ Device: '/dev/loop0', BackingFile: '/f' }] } });
     expect(fingerprintJson(fingerprint)).toMatchObject({

@@ -48,6 +48,7 @@ export function startReportJson(report: StartReport) {
     NodeID: report.nodeId,
     Fingerprint: fingerprintJson(report.fingerprint),
     Restored: report.restored,
+    RestoreNotes: report.restoreNotes,
     Failed: report.failed.map((f) => ({ Volume: f.volume, Error: f.error })),
     ...(report.restoreError ? { RestoreError: report.restoreError } : {}),
     Warnings: report.warnings,
@@ -56,6 +57,7 @@ export function startReportJson(report: StartReport) {
           Reboot: {
             Unmounted: report.reboot.unmounted,
             Detached: report.reboot.detached.map((d) => ({ Device: d.device, BackingFile: d.backingFile })),
+            Skipped: report.reboot.skipped,
           },
         }
       : {}),
