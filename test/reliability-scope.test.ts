@@ -49,6 +49,8 @@ const attach = async (image: string) => {
 };
 const mounted = (at: string) => readMountTableSync().some((m) => m.mountPoint === at);
 const attached = (device: string) => attachedLoopDevicesSync().some((l) => l.device === device);
+/** A loop device still backed by the deleted image: the device number itself may be reused by a later attach. */
+const heldByDeletedImage = (device: string) => attachedLoopDevicesSync().some((l) => l.device === device && l.deleted);
 
 const dhv = (args: string[], env: NodeJS.ProcessEnv = {}) =>
   runDhv([...args], { cwd: t, env: { DHV_DATA_DIR: undefined, ...env } });
@@ -162,10 +164,10 @@ describe.skipIf(skipRootTests('issue 22 recipes'))('issue 22: gc, restore, teard
     expect(now[lost.ID]).toMatchObject({ State: 'unavailable', Error: expect.stringMatching(/was deleted/) });
 
     ok(await dhv(['volume', 'delete', lost2.ID, ...agentFlags()]));
-    expect(attached(lost2Device)).toBe(false);
+    expect(heldByDeletedImage(lost2Device)).toBe(false);
     const reboot = await dhv(['agent', 'restart', '--reboot', ...agentFlags()]);
     expect(reboot.stdout).toContain(`detached ${lostDevice}`);
-    expect(attached(lostDevice)).toBe(false);
+    expect(heldByDeletedImage(lostDevice)).toBe(false);
   }, 240_000);
 
   it('no teardown leaves its scope: foreign mounts, loop devices and folders beside and under the volumes, data and scratch dirs survive gc, --reboot, delete and dhv check', async () => {
