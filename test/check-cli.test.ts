@@ -107,7 +107,7 @@ describe('dhv check, the command', () => {
     }>;
     expect(checks.length).toBeGreaterThanOrEqual(29);
     for (const c of checks) {
-      expect(c.id).toMatch(/^(discovery|environment|create|delete|errors|budgets|safety)\.[a-z-]+$/);
+      expect(c.id).toMatch(/^(discovery|environment|create|delete|errors|budgets|safety|explore)\.[a-z-]+$/);
       expect(c.title).toMatch(/\.$/);
       expect(c.protocolRef).toMatch(/^PROTOCOL\.md § /);
       expect(['required', 'recommended']).toContain(c.severity);
