@@ -48,7 +48,8 @@ describe('a spec written the way users write them reaches the plugin as Nomad pa
     const run = await agent.dhv('volume', 'create', spec);
     expect(run.exitCode).toBe(0);
     expect(run.stdout).toMatch(/Created host volume e2e with ID/);
-    expect(run.stderr).toMatch(/the unquoted number 0755 is 493 to Nomad's HCL reader \(octal\)/);
+    // On success the spec's warnings are the block Nomad prints before the result.
+    expect(run.stdout).toMatch(/Volume Warnings:\n.*the unquoted number 0755 is 493 to Nomad's HCL reader \(octal\)/);
     // Go's json.Marshal of the map Nomad decoded: keys sorted, the last value of a repeated key.
     expect(await readFile(recorded, 'utf8')).toBe(
       '{"fs-type":"ext4","label":"50%{off} ${x}","mode":"493","mount.options":"nodiratime","seed":"9007199254740993"}',
