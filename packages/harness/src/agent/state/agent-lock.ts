@@ -4,7 +4,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { acquireVolumeLock } from '@dhv/sdk';
 import { AgentError } from '../../errors/agent-error.js';
-import { readRegularFile } from './durable-file.js';
 import type { StateLayout } from './layout.js';
 
 /**
@@ -14,6 +13,7 @@ import type { StateLayout } from './layout.js';
 export const EVERY_NAME_LOCK = 'every-name.lock';
 /** Taken on the way in by every holder: a restart waiting for the agent holds it, so no new create overtakes it. */
 const DOOR_LOCK = 'door.lock';
+const OWNER_PREFIX = 'owner-';
 
 /** How long a `dhv` waits to get into the agent before it says who holds it; `$DHV_LOCK_WAIT_MS` overrides. */
 export const DEFAULT_LOCK_WAIT_MS = 60_000;
@@ -42,7 +42,7 @@ interface OwnerNote {
  * whole node (restart, reboot, gc --remove) holds it exclusive, so it never runs beside any
  * of them. Everyone first passes the door, which a waiting restart keeps: a stream of
  * creates cannot starve it. A waiter gives up after a bounded time, naming the processes
- * holding the agent and what they do (each holder leaves a note in `lock_owners/`), and
+ * holding the agent and what they do (each holder leaves a note, `locks/owner-*.json`), and
  * gives up at once when its signal aborts (Ctrl-C).
  *
  * In one process the lock is reentrant: work already holding the agent exclusive runs its
@@ -148,39 +148,51 @@ export class AgentLock {
     }
   }
 
+  /**
+   * The note is an empty file whose name holds the work (base64url JSON): it takes no block
+   * of a full disk. The holder's command line is read from /proc when a waiter needs it.
+   */
   private async writeNote(mode: 'shared' | 'exclusive', work: Work): Promise<string | undefined> {
-    const dir = this.layout.lockOwners;
-    const file = join(dir, `${process.pid}-${randomBytes(4).toString('hex')}.json`);
-    const note: OwnerNote = {
-      pid: process.pid,
-      command: commandLine(),
-      doing: work.doing,
-      ...(work.name !== undefined ? { name: work.name } : {}),
+    const body = {
+      doing: work.doing.slice(0, 80),
+      ...(work.name !== undefined ? { name: work.name.slice(0, 40) } : {}),
       mode,
       since: new Date().toISOString(),
     };
+    const encoded = Buffer.from(JSON.stringify(body)).toString('base64url');
+    const file = join(
+      this.layout.lockOwners,
+      `${OWNER_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}-${encoded}`,
+    );
     try {
-      await mkdir(dir, { recursive: true, mode: 0o700 });
-      // Not durable on purpose: a note only explains a wait, and dies with its holder.
-      await writeFile(file, JSON.stringify(note), { mode: 0o600 });
+      await mkdir(this.layout.lockOwners, { recursive: true, mode: 0o700 });
+      await writeFile(file, '', { mode: 0o600 });
       return file;
     } catch {
       return undefined;
     }
   }
 
-  /** The notes of the processes holding the agent now (a dead holder's note is skipped). */
+  /** The notes of the processes holding the agent now (a dead holder's note is removed). */
   async holders(): Promise<OwnerNote[]> {
     const dir = this.layout.lockOwners;
     const names = await readdir(dir).catch(() => [] as string[]);
     const notes: OwnerNote[] = [];
-    for (const name of names.filter((n) => n.endsWith('.json'))) {
+    for (const name of names.filter((n) => n.startsWith(OWNER_PREFIX))) {
+      const [pidText, , encoded] = name.slice(OWNER_PREFIX.length).split('-');
+      const pid = Number(pidText);
+      if (!alive(pid)) {
+        await unlink(join(dir, name)).catch(() => {});
+        continue;
+      }
       try {
-        const note = JSON.parse(await readRegularFile(join(dir, name))) as OwnerNote;
-        if (alive(note.pid)) notes.push(note);
-        else await unlink(join(dir, name)).catch(() => {});
+        const body = JSON.parse(Buffer.from(encoded ?? '', 'base64url').toString()) as Omit<
+          OwnerNote,
+          'pid' | 'command'
+        >;
+        notes.push({ ...body, pid, command: commandOf(pid) });
       } catch {
-        // a note being written, or not a note
+        // not a note
       }
     }
     return notes;
@@ -215,8 +227,14 @@ function lockWaitFromEnv(): number {
   return Number.isFinite(given) && given > 0 ? given : DEFAULT_LOCK_WAIT_MS;
 }
 
-function commandLine(): string {
-  return ['dhv', ...process.argv.slice(2)].join(' ').slice(0, 300);
+/** A process's command line as `dhv <args>` (its node and script paths left out). */
+function commandOf(pid: number): string {
+  try {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    return ['dhv', ...argv.slice(2)].join(' ').slice(0, 300);
+  } catch {
+    return 'dhv';
+  }
 }
 
 function alive(pid: number): boolean {

@@ -25,8 +25,12 @@ export function stateLayout(dataDir: string) {
     claimedIds: join(client, 'host_volume_ids'),
     /** The lock files that order the agent's work across processes, and their owners' notes. */
     locks: join(client, 'locks'),
-    /** One note per process holding the agent lock (its PID, command and work), for waiters' messages. */
-    lockOwners: join(client, 'lock_owners'),
+    /**
+     * Where each process holding the agent lock leaves a note (`owner-*.json`: its PID,
+     * command and work) for waiters' messages: beside the locks, so no folder of its own
+     * takes a block of a full disk.
+     */
+    lockOwners: join(client, 'locks'),
   };
 }
 
