@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 // Runs vitest with the arguments given, then prints what the machine lacked for the tests
-// that skipped, and one plain closing line ("tests: N passed, N failed, N skipped") that CI
-// systems read, keeping vitest's exit code.
+// that skipped, the slowest files, and one plain closing line ("tests: N passed, N failed,
+// N skipped") that CI systems read, keeping vitest's exit code. DHV_TEST_REPORT=<file> keeps
+// vitest's JSON report (every file's and test's duration) there.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { tmpdir } from 'node:os';
 
-const report = join(tmpdir(), `dhv-vitest-${process.pid}.json`);
+const keptReport = process.env.DHV_TEST_REPORT;
+const report = keptReport || join(tmpdir(), `dhv-vitest-${process.pid}.json`);
 const skipLog = join(tmpdir(), `dhv-skips-${process.pid}.log`);
 const vitest = spawnSync(
   'npx',
@@ -15,15 +17,20 @@ const vitest = spawnSync(
   { stdio: 'inherit', env: { ...process.env, DHV_SKIP_LOG: skipLog } },
 );
 let summary = 'tests: no report was written';
+let slowest = [];
 try {
   const r = JSON.parse(readFileSync(report, 'utf8'));
   const skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
   summary = `tests: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${skipped} skipped`;
   if (r.numTotalTests === 0) summary += ' (no test ran)';
+  slowest = r.testResults
+    .map((f) => ({ file: relative(process.cwd(), f.name), seconds: (f.endTime - f.startTime) / 1000 }))
+    .sort((a, b) => b.seconds - a.seconds)
+    .slice(0, 5);
 } catch {
   // vitest did not get as far as writing its report; its exit code says why.
 } finally {
-  rmSync(report, { force: true });
+  if (!keptReport) rmSync(report, { force: true });
 }
 let reasons = [];
 try {
@@ -36,6 +43,10 @@ try {
 if (reasons.length > 0) {
   console.log('\nSkipped, because this machine lacks what they need (DHV_REQUIRE_ROOT_TESTS=1 makes these failures):');
   for (const reason of reasons) console.log(`  - ${reason}`);
+}
+if (slowest.length > 0) {
+  console.log('\nSlowest files:');
+  for (const { file, seconds } of slowest) console.log(`  ${seconds.toFixed(1).padStart(7)} s  ${file}`);
 }
 console.log(summary);
 process.exit(vitest.status ?? 1);

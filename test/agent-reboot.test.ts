@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loopDevicesBackedBelow, mountsBelow } from '@dhv/sdk/host';
 
 const mountsUnder = async (dir: string) => (await mountsBelow(dir)).map((m) => m.mountPoint);
-import { skipRootTests } from './support/root.js';
+import { skipRootTests } from './support/requirements.js';
 import { REFERENCE_LOOPBACK, REFERENCE_MKDIR } from './support/checkout-paths.js';
 import { tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
 
@@ -47,10 +47,10 @@ describe.skipIf(skipRootTests('loopback volumes through the agent'))(
       await writeFile(join(mk.Volume.HostPath, 'hello.txt'), 'dir');
 
       const restart = await agent.json('agent', 'restart', '--reboot');
-      expect(restart.reboot.unmounted).toEqual([loPath]);
-      expect(restart.reboot.detached).toHaveLength(1);
-      expect(restart.failed).toEqual([]);
-      expect(restart.restored.map((v: { Name: string }) => v.Name).sort()).toEqual(['scratch', 'test']);
+      expect(restart.Reboot.Unmounted).toEqual([loPath]);
+      expect(restart.Reboot.Detached).toHaveLength(1);
+      expect(restart.Failed).toEqual([]);
+      expect(restart.Restored.map((v: { Name: string }) => v.Name).sort()).toEqual(['scratch', 'test']);
       expect(await mountsUnder(agent.volumesDir)).toEqual([loPath]); // mounted again by restore
       expect(await readFile(join(loPath, 'hello.txt'), 'utf8')).toBe('loop');
       expect(await readFile(join(mk.Volume.HostPath, 'hello.txt'), 'utf8')).toBe('dir');

@@ -389,11 +389,23 @@ function describeMismatches(list: Mismatch[]): string {
     .join('\n');
 }
 
+/**
+ * A scenario timed against a restore deadline is replayed again when it differs: on a
+ * machine loaded past its cores a plugin that takes 1.2 s can miss a 2 s deadline. A
+ * defect differs every time, and the last replay's differences are the ones reported.
+ */
+async function replayTimed(scenario: Scenario): Promise<Mismatch[]> {
+  const timed = scenario.steps.some((step) => step.restoreDeadlineMs !== undefined);
+  let mismatches = await replay(scenario);
+  for (let again = 0; timed && again < 2 && mismatches.length > 0; again++) mismatches = await replay(scenario);
+  return mismatches;
+}
+
 describe('Nomad agent scenarios, replayed through the Agent (test/vectors/nomad-agent/agent-scenarios.json)', () => {
   const outcomes = new Map<string, Promise<Mismatch[]>>();
   const outcome = (s: Scenario) => {
     if (!outcomes.has(s.name)) {
-      const run = replay(s);
+      const run = replayTimed(s);
       outcomes.set(s.name, run);
       if (process.env.DHV_SCENARIO_REPORT) {
         void run.then((list) =>

@@ -1,13 +1,10 @@
 import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execPlugin } from '@dhv/sdk/client';
-
-const repo = fileURLToPath(new URL('..', import.meta.url));
-const dhv = join(repo, 'packages/harness/bin/run.js');
+import { DHV_BIN as dhv, REPO_ROOT as repo } from './support/checkout-paths.js';
 
 interface Run {
   exitCode: number;
@@ -211,4 +208,24 @@ describe('dhv build', () => {
     });
     expect(created.bytes).toBe(0n);
   }, 120_000);
+
+  it("writes dist/<plugin ID> of the entry's project when -o is not given, the ID being its package.json name", async () => {
+    await writeFile(join(work, 'package.json'), JSON.stringify({ name: '@me/tiny-dir', version: '1.0.0' }));
+    await mkdir(join(work, 'src'));
+    await writeFile(join(work, 'src/plugin.ts'), PLUGIN);
+    // From a subfolder: the default is the project's dist/, not the working directory's.
+    const result = await dhvBuild(['plugin.ts', '--json'], join(work, 'src'));
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ outfile: join(work, 'dist/tiny-dir'), version: '2.0.0' });
+    expect((await stat(join(work, 'dist/tiny-dir'))).mode & 0o111).not.toBe(0);
+  });
+
+  it('without -o and without a package.json naming the plugin, says to give -o (a usage mistake, exit 2)', async () => {
+    const result = await dhvBuild(['plugin.ts', '--json'], work);
+    expect(result.exitCode).toBe(2);
+    expect(result.stderr).not.toMatch(/Missing required flag/);
+    expect(JSON.parse(result.stderr)).toEqual({
+      error: expect.objectContaining({ code: 'NO_OUTPUT', message: expect.stringContaining('-o dist/<plugin ID>') }),
+    });
+  });
 });

@@ -1,12 +1,9 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-
-const repo = fileURLToPath(new URL('..', import.meta.url));
-const dhv = join(repo, 'packages/harness/bin/run.js');
+import { DHV_BIN as dhv, REPO_ROOT as repo } from './support/checkout-paths.js';
 
 /** Runs `dhv init ... --json`; `--from-registry` unless the test is about packing, which takes seconds. */
 async function dhvInit(

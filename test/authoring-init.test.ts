@@ -1,11 +1,11 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import fs from 'fs-extra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildEnvironment } from '@dhv/sdk/client';
-import { skipRootTests } from './support/root.js';
+import { skipRootTests } from './support/requirements.js';
+import { DHV_BIN as dhv, REPO_ROOT as repo } from './support/checkout-paths.js';
 
 /**
  * The whole author's path as typed: `dhv init` with no flags for every template, a plain
@@ -16,8 +16,6 @@ import { skipRootTests } from './support/root.js';
  * second's node_modules (they have the same dependencies).
  */
 
-const repo = fileURLToPath(new URL('..', import.meta.url));
-const dhv = join(repo, 'packages/harness/bin/run.js');
 const TEMPLATES = ['minimal', 'mkdir', 'loopback'] as const;
 
 interface Run {

@@ -8,7 +8,7 @@ import { execPlugin, type RequestInput } from '@dhv/sdk/client';
 import { forceRemove } from '../packages/harness/src/conformance/scratch-dirs.js';
 import { snapshotTree, treeChanges } from '../packages/harness/src/conformance/catalogue/volume-files.js';
 import { ensureBuilt } from './support/check-cli.js';
-import { skipRootTests } from './support/root.js';
+import { skipRootTests } from './support/requirements.js';
 
 /**
  * The agent's cleanup delete (PROTOCOL.md, "The cleanup delete"): after an initial create

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { DHV, FIXTURES } from './support/check-cli.js';
+import { DHV_BIN as DHV, HARNESS_FIXTURES as FIXTURES } from './support/checkout-paths.js';
 
 const exec = promisify(execFile);
 const dhv = (args: string[]) =>
@@ -39,9 +39,8 @@ describe('dhv check, the command', () => {
       'discovery',
     ]);
     expect(code).toBe(1);
-    expect(stdout).toMatch(/^discovery$/m);
-    expect(stdout).toMatch(/FAIL {2}discovery\.version-present/);
-    expect(stdout).toContain('FAILED: the plugin does not meet the required checks above');
+    expect(stdout).toMatch(/^FAIL {2}discovery\.version-present/m);
+    expect(stdout).toMatch(/^FAILED: required checks failed: discovery\.version-present$/m);
     const xml = await readFile(junit, 'utf8');
     expect(xml.match(/<testcase /g)).toHaveLength(6);
     expect(xml).toMatch(

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { spawnPlugin } from '@dhv/sdk/client';
-import { FIXTURES, ROOT, SUITE_TIMEOUT_MS, dhvCheck, failedRequired } from './support/check-cli.js';
+import { SUITE_TIMEOUT_MS, dhvCheck, failedRequired } from './support/check-cli.js';
+import { HARNESS_FIXTURES as FIXTURES, REPO_ROOT as ROOT } from './support/checkout-paths.js';
 import { loopDevices, skipUnless, type Requirement } from './support/requirements.js';
 import type { ConformanceReport } from '../packages/harness/src/conformance/index.js';
 
@@ -60,6 +61,7 @@ const DEFECTS: Record<string, Verdict> = {
 /** Plugins that work under every Nomad agent: no required check may fail. */
 const CALIBRATION: Record<string, Verdict> = {
   'good-plugin': { required: [] },
+  'created-path-unless-volumes-dir': { required: [] },
   'nomad-guide-style': {
     required: [],
     recommended: ['delete.uses-created-path', 'errors.failure-output', 'errors.failure-error-json'],
@@ -100,7 +102,11 @@ function requirements(verdict: Verdict): Array<Requirement | undefined> {
   ];
 }
 
-function judge(fixture: string, verdict: Verdict): void {
+/**
+ * `explore`: plain `dhv check`, the explorer included, which must find nothing new in a
+ * plugin that works under Nomad; the defects' verdicts are the catalogue's (--no-explore).
+ */
+function judge(fixture: string, verdict: Verdict, explore: boolean): void {
   // Not a missing tool: the SDK client itself, so said apart from the skip helper's reasons, and never a pass.
   const pending = verdict.needsPipes && !PIPES;
   if (pending) {
@@ -114,7 +120,10 @@ function judge(fixture: string, verdict: Verdict): void {
       ? `${fixture} fails exactly ${verdict.required.join(' and ')} of the required checks, leaving nothing behind`
       : `${fixture} passes every required check, leaving nothing behind`,
     async () => {
-      const { exitCode, report, leftovers, leftoverMounts } = await dhvCheck(join(FIXTURES, fixture));
+      const { exitCode, report, leftovers, leftoverMounts } = await dhvCheck(
+        join(FIXTURES, fixture),
+        explore ? [] : ['--no-explore'],
+      );
       expect(failedRequired(report).sort()).toEqual([...verdict.required].sort());
       expect(failed(report, 'recommended')).toEqual(expect.arrayContaining(verdict.recommended ?? []));
       expect(warned(report)).toEqual(expect.arrayContaining(verdict.warns ?? []));
@@ -128,7 +137,7 @@ function judge(fixture: string, verdict: Verdict): void {
 }
 
 describe.concurrent('dhv check fails each deadly defect on its check, and only warns on the others', () => {
-  for (const [fixture, verdict] of Object.entries(DEFECTS)) judge(fixture, verdict);
+  for (const [fixture, verdict] of Object.entries(DEFECTS)) judge(fixture, verdict, false);
 
   test(
     'helper-holds-stdout fails errors.stdio-released (a real agent would wait for its helper), leaving nothing behind',
@@ -149,7 +158,7 @@ describe.concurrent('dhv check fails each deadly defect on its check, and only w
 });
 
 describe.concurrent('dhv check passes the plugins that work under a real Nomad agent', () => {
-  for (const [fixture, verdict] of Object.entries(CALIBRATION)) judge(fixture, verdict);
+  for (const [fixture, verdict] of Object.entries(CALIBRATION)) judge(fixture, verdict, true);
 
   test(
     "logs-to-dev-stderr passes errors.stdio-released, which runs it on the SDK client's real pipes",

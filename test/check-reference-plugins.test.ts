@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { skipRootTests } from './support/root.js';
+import { skipRootTests } from './support/requirements.js';
 import { SUITE_TIMEOUT_MS, dhvCheck, ensureBuilt, failedRequired } from './support/check-cli.js';
 
 describe('dhv check passes the reference plugins', () => {

@@ -219,9 +219,11 @@ describe('what a user typed cannot forge output', () => {
     expect(created.stdout).toContain(
       '==> Created host volume evil\\nb6e1f2a3  fake  default  mkdir\\r\\x1b[2K with ID',
     );
-    expect(created.stderr).toMatch(
-      /^warning: the volume name "evil\\nb6e1f2a3 .* holds control characters: Nomad's servers accept it/,
+    // The servers' warnings, printed as Nomad prints them: on stdout, before the result.
+    expect(created.stdout).toMatch(
+      /^Volume Warnings:\nthe volume name "evil\\nb6e1f2a3 .* holds control characters: Nomad's servers accept it/,
     );
+    expect(created.stdout).not.toMatch(/[\r\x1b]/);
     expect(created.stderr).not.toMatch(/[\r\x1b]/);
     const list = await agent.dhv('volume', 'status');
     const rows = list.stdout.trimEnd().split('\n');
@@ -230,6 +232,18 @@ describe('what a user typed cannot forge output', () => {
     expect(list.stdout).not.toMatch(/[\r\x1b]/);
     // JSON keeps the name exactly: a program reading it sees what was asked for.
     expect((await agent.json('volume', 'status'))[0].Name).toBe('evil\nb6e1f2a3  fake  default  mkdir\r\x1b[2K');
+  });
+
+  it('a name with U+202E or other bidi and format characters is printed escaped: it cannot show a row reversed', async () => {
+    const name = 'safe\u202egpj.exe\u2066x\u200by';
+    const spec = await agent.file('bidi.json', JSON.stringify({ type: 'host', name, plugin_id: 'mkdir' }));
+    const created = await agent.dhv('volume', 'create', spec);
+    expect(created.exitCode, created.stderr).toBe(0);
+    expect(created.stdout).toContain('==> Created host volume safe\\u202egpj.exe\\u2066x\\u200by with ID');
+    const list = await agent.dhv('volume', 'status');
+    expect(list.stdout).toContain('safe\\u202egpj.exe\\u2066x\\u200by');
+    expect(created.stdout + list.stdout).not.toMatch(/[\u202e\u2066\u200b]/);
+    expect((await agent.json('volume', 'status'))[0].Name).toBe(name);
   });
 
   it('a 200 KB name is refused before any plugin runs, naming the kernel limit', async () => {

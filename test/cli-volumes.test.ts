@@ -219,14 +219,27 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
   });
 
   it('reports every problem of a bad spec at once, and reads a spec from stdin', async () => {
+    // Nomad's CLI stops at the first stage that fails (type, then decoding); its servers list every rule broken.
+    const csi = await agent.dhv('volume', 'create', await agent.file('csi.hcl', 'type = "csi"\nname = "c"\n'));
+    expect(csi.exitCode).toBe(1);
+    expect(csi.stderr).toMatch(/unknown volume type: csi/);
+    const unit = await agent.dhv(
+      'volume',
+      'create',
+      await agent.file('unit.hcl', 'type = "host"\nname = "u"\ncapacity_min = "10 parsecs"\n'),
+    );
+    expect(unit.exitCode).toBe(1);
+    expect(unit.stderr).toMatch(
+      /Error decoding the volume definition: invalid capacity_min: could not parse value as bytes: unhandled size name: parsecs/,
+    );
     const bad = await agent.dhv(
       'volume',
       'create',
-      await agent.file('bad.hcl', 'type = "csi"\ncapacity_min = "10 parsecs"\n'),
+      await agent.file('bad.hcl', 'type = "host"\ncapacity_min = "2GB"\ncapacity_max = "1GB"\n'),
     );
     expect(bad.exitCode).toBe(1);
     expect(bad.stderr).toMatch(
-      /3 errors occurred:\n\t\* unknown volume type: csi.*\n\t\* missing name\n\t\* invalid capacity_min: /,
+      /2 errors occurred:\n\t\* missing name\n\t\* capacity_max \(1000000000\) must be larger than capacity_min \(2000000000\)/,
     );
 
     const child = agent.start('volume', 'create', '-', '--json');

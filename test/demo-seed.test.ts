@@ -5,8 +5,7 @@ import { runSeedStory } from '@dhv/harness';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { DHV_BIN, REPO_ROOT } from './support/checkout-paths.js';
-import { rootTestsUnavailable } from './support/root.js';
-import { skipUnless } from './support/requirements.js';
+import { rootTestsUnavailable, skipUnless } from './support/requirements.js';
 import { asNobodyInCheckoutView, checkoutViewForOtherUser, makeView } from './support/other-user.js';
 
 function demo(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

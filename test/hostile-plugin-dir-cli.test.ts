@@ -23,8 +23,8 @@ describe('a plugin dir with hostile entries, through the CLI', () => {
     const out = await agent.json('agent', 'fingerprint');
     expect(performance.now() - started).toBeLessThan(30_000);
     expect(out.Attributes['plugins.host_volume.good.version']).toBe('1.0.0');
-    const skipped = out.Skipped.find((s: { id: string }) => s.id === 'fifo');
-    expect(skipped.reason).toMatch(/permission denied\n.*is a FIFO \(named pipe\), not a program/);
+    const skipped = out.Skipped.find((s: { ID: string }) => s.ID === 'fifo');
+    expect(skipped.Reason).toMatch(/permission denied\n.*is a FIFO \(named pipe\), not a program/);
 
     const failed = await agent.dhv(
       'volume',
@@ -49,7 +49,7 @@ describe('a plugin dir with hostile entries, through the CLI', () => {
 
     const out = await agent.json('agent', 'fingerprint');
     expect(out.Attributes['plugins.host_volume.good.version']).toBe('1.0.0');
-    expect(out.Skipped.find((s: { id: string }) => s.id === 'sb').reason).toMatch(/too many levels of symbolic links/);
+    expect(out.Skipped.find((s: { ID: string }) => s.ID === 'sb').Reason).toMatch(/too many levels of symbolic links/);
     expect(
       (await agent.json('volume', 'create', await agent.file('g.hcl', volumeHcl({ name: 'kept', plugin_id: 'good' }))))
         .Created,

@@ -5,8 +5,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildEnvironment, execPlugin, type RequestInput } from '@dhv/sdk/client';
 import { bundlePlugin } from '@dhv/sdk/build';
-import { skipRootTests } from './support/root.js';
-import { skipUnless, tool } from './support/requirements.js';
+import { skipRootTests, skipUnless, tool } from './support/requirements.js';
 import { inPrivateMountNamespace } from './support/private-mount-namespace.js';
 import { expectPluginError } from './support/plugin-error.js';
 import {

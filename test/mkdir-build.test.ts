@@ -4,13 +4,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { discoverPlugins, execPlugin } from '@dhv/sdk/client';
-import {
-  createRequest,
-  deleteRequest,
-  makeTempDir,
-  newVolumeId,
-  PACKAGE_DIR,
-} from '../packages/plugin-mkdir/test/fixture.js';
+import { createRequest, deleteRequest, newVolumeId, PACKAGE_DIR } from '../packages/plugin-mkdir/test/fixture.js';
+import { makeTempDir } from './support/temp-dir.js';
 import { builtPlugin } from './support/checkout-paths.js';
 
 const run = promisify(execFile);

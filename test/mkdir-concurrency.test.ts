@@ -6,12 +6,12 @@ import {
   createRequest,
   deleteRequest,
   listTree,
-  makeTempDir,
   modeOf,
   newVolumeId,
   remove,
   useBuiltPlugin,
 } from '../packages/plugin-mkdir/test/fixture.js';
+import { makeTempDir } from './support/temp-dir.js';
 
 const plugin = useBuiltPlugin();
 

@@ -6,7 +6,6 @@ import {
   create,
   createRequest,
   listTree,
-  makeTempDir,
   modeOf,
   newVolumeId,
   PACKAGE_DIR,
@@ -14,6 +13,7 @@ import {
   wrapPlugin,
   useBuiltPlugin,
 } from '../packages/plugin-mkdir/test/fixture.js';
+import { makeTempDir } from './support/temp-dir.js';
 
 const plugin = useBuiltPlugin();
 

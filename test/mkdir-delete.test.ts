@@ -6,12 +6,12 @@ import {
   createRequest,
   deleteRequest,
   listTree,
-  makeTempDir,
   newVolumeId,
   remove,
   snapshot,
   useBuiltPlugin,
 } from '../packages/plugin-mkdir/test/fixture.js';
+import { makeTempDir } from './support/temp-dir.js';
 import { root, skipUnless } from './support/requirements.js';
 
 const plugin = useBuiltPlugin();

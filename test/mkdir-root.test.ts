@@ -8,14 +8,14 @@ import {
   createRequest,
   deleteRequest,
   listTree,
-  makeTempDir,
   modeOf,
   newVolumeId,
   remove,
   wrapPlugin,
   useBuiltPlugin,
 } from '../packages/plugin-mkdir/test/fixture.js';
-import { skipRootTests } from './support/root.js';
+import { makeTempDir } from './support/temp-dir.js';
+import { skipRootTests } from './support/requirements.js';
 
 const run = promisify(execFile);
 

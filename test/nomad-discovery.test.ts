@@ -60,11 +60,16 @@ const vectors = loadNomadVectors<DiscoveryCase>('discovery');
 process.umask(0o022);
 const EARLY_MS = 300;
 const LATE_MS = 1500;
+/**
+ * A case measured against a deadline runs again when it misses: on a machine loaded past
+ * its cores a plugin that answers at once can miss the 1 s deadline. A defect misses every time.
+ */
+const timed = (c: { timing?: boolean }) => ({ retry: c.timing ? 2 : 0 });
 const byArgv = (a: Call, b: Call) => a.argv.join('\0').localeCompare(b.argv.join('\0'));
 
 describe.concurrent('discovery.json: plugin discovery as a real agent did it', () => {
   for (const raw of vectors.cases) {
-    it(`${raw.name}${DIFFERENCES[raw.name] ? ' (a documented difference)' : ''}`, async () => {
+    it(`${raw.name}${DIFFERENCES[raw.name] ? ' (a documented difference)' : ''}`, timed(raw), async () => {
       const root = await makeRoot();
       try {
         const c = substitute(raw, root.path);

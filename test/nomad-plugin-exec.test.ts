@@ -86,6 +86,11 @@ process.umask(0o022); // the agent's, as the vectors were measured
 /** Measurements are ±300 ms on the machine that made them; this one is shared and loaded. */
 const EARLY_MS = 300;
 const LATE_MS = 1500;
+/**
+ * A case measured against a deadline runs again when it misses: on a machine loaded past
+ * its cores a plugin that sleeps 500 ms can miss a 1 s deadline. A defect misses every time.
+ */
+const timed = (c: { timing?: boolean }) => ({ retry: c.timing ? 2 : 0 });
 
 function requestOf(c: ExecCase): Record<string, unknown> {
   const r: Record<string, unknown> = { ...c.request };
@@ -134,7 +139,7 @@ describe.concurrent('plugin-exec.json: each case as a real agent ran it', () => 
   for (const raw of vectors.cases) {
     const asRoot = AS_ROOT[raw.name];
     const skip = asRoot !== undefined && skipUnless(`plugin-exec.json case ${raw.name} (${asRoot})`, root());
-    it.skipIf(skip)(`${raw.name}${DIFFERENCES[raw.name] ? ' (a documented difference)' : ''}`, async () => {
+    it.skipIf(skip)(`${raw.name}${DIFFERENCES[raw.name] ? ' (a documented difference)' : ''}`, timed(raw), async () => {
       const root = await makeRoot();
       try {
         const c = substitute(raw, root.path);

@@ -202,6 +202,19 @@ describe('the packed packages, installed together outside the repo', () => {
         drop: [/^npm test\b.*$/m, /^npm run typecheck\b.*$/m, /^npm run lint\b.*$/m],
         timeoutMs: 180_000,
       },
+      'README.md: npm ci && npm run pack     # writes dhv-0.1.0.tgz: the dhv CLI with the SDK, the reference plugins and every dependency inside':
+        {
+          run: 'not-here',
+          why: 'the one-file install: test/docs-examples.test.ts runs it, and test/packaging-tarball.test.ts tests it',
+        },
+      'README.md: npm install -g ./dhv-0.1.0.tgz   # runs no install script': {
+        run: 'not-here',
+        why: 'the one-file install: test/docs-examples.test.ts runs it, and test/packaging-tarball.test.ts tests it',
+      },
+      'README.md: npm test                   # builds everything and runs every test': {
+        run: 'not-here',
+        why: "the checkout's own checks",
+      },
       'README.md: npx dhv check packages/plugin-mkdir/dist/dhv-mkdir          # conformance suite': {
         run: 'sh',
         timeoutMs: 180_000,

@@ -1,11 +1,11 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import fs from 'fs-extra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { root, skipUnless, tool } from './support/requirements.js';
 import { inPrivateMountNamespace } from './support/private-mount-namespace.js';
+import { DHV_BIN as dhv, REPO_ROOT as repo } from './support/checkout-paths.js';
 
 /**
  * A built plugin copied to a Nomad client whose node lives somewhere else than on the
@@ -13,8 +13,6 @@ import { inPrivateMountNamespace } from './support/private-mount-namespace.js';
  * the plugin is started the way an agent starts it: absolute path, empty environment.
  */
 
-const repo = fileURLToPath(new URL('..', import.meta.url));
-const dhv = join(repo, 'packages/harness/bin/run.js');
 const REFERENCE = {
   'dhv-mkdir': join(repo, 'packages/plugin-mkdir/dist/dhv-mkdir'),
   'dhv-loopback': join(repo, 'packages/plugin-loopback/dist/dhv-loopback'),

@@ -43,16 +43,16 @@ describe('dhv agent fingerprint', () => {
     await agent.plugin('no-version', "#!/bin/bash\necho '{}'\n");
 
     const out = await agent.json('agent', 'fingerprint');
-    const chatty = out.Plugins.find((p: { id: string }) => p.id === 'chatty');
-    expect(chatty).toMatchObject({ version: '1.2.0', stderr: 'chatty: warming up\n', warnings: [] });
-    const crashes = out.Skipped.find((s: { id: string }) => s.id === 'crashes');
+    const chatty = out.Plugins.find((p: { ID: string }) => p.ID === 'chatty');
+    expect(chatty).toMatchObject({ Version: '1.2.0', Stderr: 'chatty: warming up\n', Warnings: [] });
+    const crashes = out.Skipped.find((s: { ID: string }) => s.ID === 'crashes');
     expect(crashes).toMatchObject({
-      stderr: 'crashes: boom\n',
-      logged: { level: 'error', message: 'error running plugin', error: 'exit status 2' },
+      Stderr: 'crashes: boom\n',
+      Logged: { Level: 'error', Message: 'error running plugin', Error: 'exit status 2' },
     });
     expect(out.NomadCrash).toEqual({
-      pluginId: 'no-version',
-      panic: 'runtime error: invalid memory address or nil pointer dereference',
+      PluginID: 'no-version',
+      Panic: 'runtime error: invalid memory address or nil pointer dereference',
     });
     expect(out.Logs).toEqual([]);
 
@@ -69,13 +69,13 @@ describe('dhv agent fingerprint', () => {
     agent = await tempAgent();
     await agent.plugin('leaves-helper', LEAVES_HELPER);
     const out = await agent.json('agent', 'fingerprint');
-    const plugin = out.Plugins.find((p: { id: string }) => p.id === 'leaves-helper');
-    expect(plugin.version).toBe('1.0.0');
-    expect(plugin.warnings.join('\n')).toMatch(/still held its stdout or stderr at the 1s deadline: dhv killed it/);
+    const plugin = out.Plugins.find((p: { ID: string }) => p.ID === 'leaves-helper');
+    expect(plugin.Version).toBe('1.0.0');
+    expect(plugin.Warnings.join('\n')).toMatch(/still held its stdout or stderr at the 1s deadline: dhv killed it/);
 
     const missing = await agent.json('agent', 'fingerprint', '--plugin-dir', `${agent.dir}/nowhere`);
     expect(missing.Logs).toEqual([
-      { level: 'debug', message: 'plugin dir does not exist', dir: `${agent.dir}/nowhere` },
+      { Level: 'debug', Message: 'plugin dir does not exist', Dir: `${agent.dir}/nowhere` },
     ]);
   });
 });

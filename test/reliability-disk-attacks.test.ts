@@ -7,7 +7,7 @@ import { PluginError, execPlugin, resolvePlugin } from '@dhv/sdk/client';
 import { builtPlugin, type ReferencePlugin } from './support/checkout-paths.js';
 import { makeTempDir, releaseMountsAndLoops, removeTempDir } from './support/temp-dir.js';
 import { snapshotTree } from './support/tree-snapshot.js';
-import { skipRootTests } from './support/root.js';
+import { skipRootTests } from './support/requirements.js';
 import { expectPluginError } from './support/plugin-error.js';
 
 /**

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execPlugin } from '@dhv/sdk/client';
 import { collectOrphans, findOrphans, loadAgentConfig } from '@dhv/harness';
-import { skipRootTests } from './support/root.js';
+import { skipRootTests } from './support/requirements.js';
 import { builtPlugin } from './support/checkout-paths.js';
 import { runDhv, type DhvRun } from './support/run-dhv.js';
 import {
@@ -156,6 +156,7 @@ describe('dhv agent gc', () => {
     await writeFile(join(victim, 'secret'), 'keep\n');
     await mkdir(volumesDir, { recursive: true });
     await symlink(victim, join(volumesDir, ORPHAN_ID));
+    await claimName('linked', ORPHAN_ID);
     const before = await snapshotTree(victim);
 
     const removed = parsed<GcJson>(await dhv('agent', 'gc', '--remove', '--json'));
@@ -212,9 +213,10 @@ describe('dhv agent gc', () => {
 });
 
 describe.skipIf(skipRootTests('dhv agent gc on mounted orphans'))('dhv agent gc on mounted orphans', () => {
-  it('removes an unrecorded dhv-loopback volume with its plugin: unmounted, loop device detached, image gone', async () => {
+  it('leaves an unrecorded dhv-loopback volume alone while it is mounted, naming the umount and losetup to run; then removes it with its plugin', async () => {
     await copyFile(builtPlugin('dhv-loopback'), join(pluginDir, 'dhv-loopback'));
     await mkdir(volumesDir, { recursive: true });
+    await claimName('cut', ORPHAN_ID);
     await execPlugin(join(pluginDir, 'dhv-loopback'), 'create', {
       volumesDir,
       volumeName: 'cut',
@@ -223,19 +225,23 @@ describe.skipIf(skipRootTests('dhv agent gc on mounted orphans'))('dhv agent gc 
       capacityMinBytes: 16 * MiB,
     });
     expect(mountPointsAtOrBelow(volumesDir)).toHaveLength(1);
+    const [device] = loopDeviceNamesBackedBelow(volumesDir);
 
-    const listed = parsed<GcJson>(await dhv('agent', 'gc', '--json'));
-    expect(listed.Orphans).toMatchObject([
-      { ID: ORPHAN_ID, Kind: 'mount point', PluginID: 'dhv-loopback', Blocker: '' },
-    ]);
+    const refused = await dhv('agent', 'gc', '--remove', '--json');
+    expect(refused.exitCode).toBe(1);
+    const listed = JSON.parse(refused.stdout) as GcJson;
+    expect(listed.Orphans).toMatchObject([{ ID: ORPHAN_ID, Kind: 'mount point', PluginID: 'dhv-loopback' }]);
+    expect(listed.Orphans[0]!.Blocker).toContain(`umount ${join(volumesDir, ORPHAN_ID)} && losetup -d ${device}`);
     expect(listed.Orphans[0]!.Paths).toEqual(
       expect.arrayContaining([join(volumesDir, ORPHAN_ID), expect.stringMatching(/\.dhv-loopback\/.*\.img$/)]),
     );
+    expect(mountPointsAtOrBelow(volumesDir)).toHaveLength(1);
 
+    execFileSync('/usr/bin/umount', [join(volumesDir, ORPHAN_ID)]);
+    execFileSync('/usr/sbin/losetup', ['-d', device!]);
     const removed = parsed<GcJson>(await dhv('agent', 'gc', '--remove', '--json'));
 
     expect(removed.Removed).toEqual([ORPHAN_ID]);
-    expect(mountPointsAtOrBelow(volumesDir)).toEqual([]);
     expect(loopDeviceNamesBackedBelow(volumesDir)).toEqual([]);
     expect(existsSync(join(volumesDir, ORPHAN_ID))).toBe(false);
   });
@@ -264,7 +270,7 @@ describe.skipIf(skipRootTests('dhv agent gc on mounted orphans'))('dhv agent gc 
 
     expect(run.exitCode).toBe(1);
     const json = JSON.parse(run.stdout) as GcJson;
-    expect(json.Orphans[0]!.Blocker).toMatch(/mounted there and no plugin left a trace/);
+    expect(json.Orphans[0]!.Blocker).toMatch(/no create of this agent/);
     expect(json.Failed).toMatchObject([{ ID: ORPHAN_ID, Error: { code: 'ORPHAN_NOT_REMOVED' } }]);
     expect(existsSync(join(path, 'data'))).toBe(true);
   });

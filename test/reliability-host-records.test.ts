@@ -4,7 +4,7 @@ import { mkdir, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { attachedLoopDevices, mountsAt } from '@dhv/sdk/host';
-import { skipRootTests } from './support/root.js';
+import { skipRootTests } from './support/requirements.js';
 import { bashPlugin, tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
 
 /**
@@ -65,8 +65,8 @@ describe.skipIf(skipRootTests('agent restart --reboot touching only volumes'))(
 
       const restart = await a.json('agent', 'restart', '--reboot');
 
-      expect(restart.reboot.unmounted).toEqual([inside]);
-      expect(restart.reboot.detached).toEqual([]);
+      expect(restart.Reboot.Unmounted).toEqual([inside]);
+      expect(restart.Reboot.Detached).toEqual([]);
       expect(await mountsAt(foreign)).toHaveLength(1);
       expect((await attachedLoopDevices()).some((l) => l.device === device)).toBe(true);
     });

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { skipRootTests } from './support/root.js';
+import { skipRootTests } from './support/requirements.js';
 import { runDhv } from './support/run-dhv.js';
 import { makeTempDir, releaseMountsAndLoops, removeTempDir } from './support/temp-dir.js';
 import { snapshotTree } from './support/tree-snapshot.js';

@@ -2,15 +2,13 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { DHV_BIN, REPO_ROOT } from './checkout-paths.js';
 import { loopDeviceNamesBackedBelow, mountPointsAtOrBelow } from './temp-dir.js';
 import type { ConformanceReport } from '../../packages/harness/src/conformance/index.js';
 
 const run = promisify(execFile);
-export const ROOT = resolve(import.meta.dirname, '../..');
-export const DHV = join(ROOT, 'packages/harness/bin/run.js');
-export const FIXTURES = join(ROOT, 'packages/harness/fixtures');
 /** A whole suite takes seconds on a quiet machine; on a busy CI host it can take much longer, which is not a failure. */
 export const SUITE_TIMEOUT_MS = 240_000;
 
@@ -31,7 +29,7 @@ export async function dhvCheck(plugin: string, args: string[] = []): Promise<Che
   try {
     const { exitCode, stdout, stderr } = await run(
       process.execPath,
-      [DHV, 'check', plugin, '--json', '--volumes-dir', scratch, ...args],
+      [DHV_BIN, 'check', plugin, '--json', '--volumes-dir', scratch, ...args],
       {
         maxBuffer: 16 * 1024 * 1024,
       },
@@ -58,8 +56,8 @@ export async function dhvCheck(plugin: string, args: string[] = []): Promise<Che
 
 /** Builds a reference plugin when another package's build has not produced it yet. */
 export async function ensureBuilt(workspace: string, executable: string): Promise<string> {
-  const file = join(ROOT, executable);
-  if (!existsSync(file)) await run('npm', ['run', 'build', '-w', workspace], { cwd: ROOT });
+  const file = join(REPO_ROOT, executable);
+  if (!existsSync(file)) await run('npm', ['run', 'build', '-w', workspace], { cwd: REPO_ROOT });
   return file;
 }
 

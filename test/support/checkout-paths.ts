@@ -7,6 +7,8 @@ import { fileURLToPath } from 'node:url';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const HOSTILE_FIXTURES = join(REPO_ROOT, 'test/fixtures/hostile');
+/** The fixture plugins `dhv check` is tested against. */
+export const HARNESS_FIXTURES = join(REPO_ROOT, 'packages/harness/fixtures');
 /** The real `dhv` executable; tests run it as a separate process, as a user would. */
 export const DHV_BIN = join(REPO_ROOT, 'packages/harness/bin/run.js');
 

@@ -10,7 +10,7 @@ import { attachedLoopDevicesSync, deepestFirst, entriesAtOrBelow, readMountTable
  */
 
 /** A fresh directory under the system temp dir; remove it with `removeTempDir`. */
-export function makeTempDir(prefix: string): Promise<string> {
+export function makeTempDir(prefix = 'test'): Promise<string> {
   return mkdtemp(join(tmpdir(), `dhv-${prefix}-`));
 }
 

@@ -15,7 +15,7 @@ import {
   type VolumeLayout,
 } from './layout.js';
 import { checkHost, toolsFor } from './preflight.js';
-import { deviceNumberOf, detachLoopDevice, loopDevicesFor } from './loop-device.js';
+import { deviceNumberOf, detachLoopDevice, loopDevicesFor, loopDevicesOfDeletedImage } from './loop-device.js';
 import { mount, mountsAt, mountsBelow, mountsElsewhere, mountsInOtherNamespaces, unmount } from './mounts.js';
 import { MOUNT_OPTIONS } from './parameters.js';
 import { removeFile } from './image.js';
@@ -60,7 +60,7 @@ async function alreadyGone(layout: VolumeLayout): Promise<boolean> {
 
 async function removeVolume(layout: VolumeLayout, ctx: HandlerContext): Promise<void> {
   const signal = ctx.signal;
-  const devices = await loopDevicesFor(layout.imagePath);
+  const devices = [...(await loopDevicesFor(layout.imagePath)), ...(await loopDevicesOfDeletedImage(layout.imagePath))];
   const ours = new Set(await Promise.all(devices.map(deviceNumberOf)));
   const mounted = await mountsAt(layout.mountPath);
   const foreign = mounted.find((m) => !ours.has(m.device));

@@ -1,7 +1,7 @@
 import { readFile, realpath } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { PluginFailure } from '@dhv/sdk/plugin';
-import { detachLoopDevice as hostDetach, loopDevicesBackedBy } from '@dhv/sdk/host';
+import { attachedLoopDevices, canonicalPath, detachLoopDevice as hostDetach, loopDevicesBackedBy } from '@dhv/sdk/host';
 import { tool } from './tools.js';
 
 export { deviceNumberOf } from '@dhv/sdk/host';
@@ -9,6 +9,16 @@ export { deviceNumberOf } from '@dhv/sdk/host';
 /** Every loop device backed by `imagePath`, found by the backing file the kernel records; empty when the image is missing. */
 export async function loopDevicesFor(imagePath: string): Promise<string[]> {
   return (await loopDevicesBackedBy(imagePath)).map((l) => l.device);
+}
+
+/**
+ * Loop devices still backed by this volume's image after someone unlinked it: the kernel
+ * keeps the path it had, marked deleted. They are this volume's (its own path) and hold
+ * the deleted image's space until detached.
+ */
+export async function loopDevicesOfDeletedImage(imagePath: string): Promise<string[]> {
+  const where = await canonicalPath(imagePath);
+  return (await attachedLoopDevices()).filter((l) => l.deleted && l.backingFile === where).map((l) => l.device);
 }
 
 /**

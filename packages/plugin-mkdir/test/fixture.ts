@@ -94,11 +94,6 @@ export function remove(executable: string, request: RequestInput<'delete'>, opti
   return execPlugin(executable, 'delete', request, { pluginId: 'dhv-mkdir', ...options });
 }
 
-/** A fresh temporary directory for one test; the caller removes it in afterEach. */
-export async function makeTempDir(prefix = 'dhv-mkdir-test-'): Promise<string> {
-  return mkdtemp(join(tmpdir(), prefix));
-}
-
 /** mode, owner and group of a path (not followed), and its entries when it is a directory. */
 export async function snapshot(
   path: string,

@@ -2,6 +2,7 @@
  * `@dhv/sdk/client`, the agent side: run any plugin exactly the way a Nomad client agent
  * does, and decode what it prints. The protocol's names and types are in `@dhv/sdk`.
  */
+export { pluginTrustWarnings, writableByOthers } from './client/plugin-trust.js';
 export { execPlugin, interpretRun, goRunError, runWarnings, NIL_VERSION_PANIC } from './client/exec-plugin.js';
 export type {
   ExecOptions,

@@ -48,5 +48,5 @@ export {
   MAX_OWNER_ID,
   type ParsedParameter,
 } from './helpers/ownership.js';
-export { parseSize, formatSize, SizeError, INT64_MAX } from './go/humanize.js';
+export { parseSize, parseByteSize, goParseBytes, formatSize, SizeError, INT64_MAX } from './go/humanize.js';
 export { parseGoVersion, isGoVersion, type GoVersion, type GoVersionResult } from './go/version.js';

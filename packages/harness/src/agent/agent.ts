@@ -1,6 +1,5 @@
 import { setMaxListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { AgentConfig, StaticHostVolume } from '../config/agent-config.js';
 import type { VolumeSpec } from '../volume-specs/volume-spec.js';
 import type { ClientState, ClientCreateRequest, VolumeRecord } from './state/client-state.js';
@@ -13,6 +12,7 @@ import {
 } from './host-volumes.js';
 import { statesAfterNodeUpdate, type NodeFacts, type VolumeState } from './state/node-facts.js';
 import { AgentStore } from './state/store.js';
+import { describeNode, nodeAttributes } from './node-description.js';
 import { placementProblem, updateProblem } from './placement.js';
 import { deleteRequestFor, type ClientDeleteRequest, type ClientRegisterRequest } from './plugin-requests.js';
 import { processPluginRunner, type Fingerprint, type PluginRunner } from './plugins.js';
@@ -51,9 +51,17 @@ export interface NodeView {
   ID: string;
   Name: string;
   Datacenter: string;
+  NodeClass: string;
   NodePool: string;
   Status: 'ready';
+  SchedulingEligibility: 'eligible';
+  Drain: false;
+  /** The host's fingerprinted attributes and the plugins' (`plugins.host_volume.<id>.version`). */
   Attributes: Record<string, string>;
+  /** `client.meta` of the agent config. */
+  Meta: Record<string, string>;
+  /** Task drivers: the simulated agent runs no task, so none. */
+  Drivers: Record<string, never>;
   HostVolumes: Record<string, HostVolumeConfig>;
 }
 
@@ -69,6 +77,8 @@ export interface StartReport {
   nodeId: string;
   fingerprint: Fingerprint;
   restored: HostVolume[];
+  /** What must be said on a restored volume's line, by volume ID (a folder made again on another filesystem). */
+  restoreNotes: Record<string, string>;
   failed: Array<{ volume: HostVolume; error: { code: string; message: string } }>;
   /** Restore failed as a whole (a plugin missing, state unreadable): the node reports no dynamic volume. */
   restoreError?: { code: string; message: string };
@@ -162,6 +172,7 @@ export class Agent {
   private async startHeld(options: StartOptions): Promise<StartReport> {
     await this.store.sweep();
     const fingerprint = await this.runner.discover(this.config.pluginDir, { signal: this.controller.signal });
+    for (const w of fingerprint.warnings ?? []) this.warn(w);
     const outcome = await this.manager().restore(
       options.restoreDeadlineMs ?? this.options.restoreDeadlineMs ?? DEFAULT_RESTORE_DEADLINE_MS,
     );
@@ -205,6 +216,7 @@ export class Agent {
       nodeId: this.nodeId,
       fingerprint,
       restored: outcome.restored.map((r) => toHostVolume({ ...r.record, HostPath: r.path }, stateOf(r.record.ID))),
+      restoreNotes: Object.fromEntries(outcome.restored.flatMap((r) => (r.note ? [[r.record.ID, r.note]] : []))),
       failed: outcome.failed.map((f) => ({
         volume: toHostVolume(f.record, stateOf(f.record.ID), failures.get(f.record.ID)),
         error: { code: f.error.code ?? 'UNKNOWN', message: f.error.message },
@@ -230,6 +242,7 @@ export class Agent {
   async fingerprint(): Promise<Fingerprint> {
     return this.track(async () => {
       const fingerprint = await this.runner.discover(this.config.pluginDir, { signal: this.controller.signal });
+      for (const w of fingerprint.warnings ?? []) this.warn(w);
       // Kept as the node's attributes; best effort, so a read-only command still works on a full disk.
       const saved = await this.store
         .updateNodeFacts((previous) => ({
@@ -275,6 +288,7 @@ export class Agent {
       const problem = placementProblem(spec, {
         nodeId: this.nodeId,
         nodePool: this.config.nodePool,
+        description: describeNode(this.config),
         facts,
         pluginDir: this.config.pluginDir,
         updating: existing !== undefined,
@@ -359,6 +373,7 @@ export class Agent {
   async status(): Promise<NodeStatus> {
     const facts = await this.facts();
     const volumes = await this.volumes();
+    const node = describeNode(this.config);
     const shadowed = this.config.hostVolumes
       .filter((s) => (facts.hostVolumes[s.name]?.ID ?? '') !== '')
       .map(
@@ -368,11 +383,16 @@ export class Agent {
     return {
       node: {
         ID: this.nodeId,
-        Name: hostname(),
-        Datacenter: 'dc1',
-        NodePool: this.config.nodePool,
+        Name: node.name,
+        Datacenter: node.datacenter,
+        NodeClass: node.nodeClass,
+        NodePool: node.nodePool,
         Status: 'ready',
-        Attributes: facts.fingerprint.attributes,
+        SchedulingEligibility: 'eligible',
+        Drain: false,
+        Attributes: nodeAttributes(node, facts.fingerprint.attributes),
+        Meta: node.meta,
+        Drivers: {},
         HostVolumes: facts.hostVolumes,
       },
       skippedPlugins: facts.fingerprint.skipped,
@@ -494,6 +514,7 @@ export class Agent {
       publish: (updates) => this.publish(updates),
       signal: this.controller.signal,
       health: this.store.health,
+      disks: this.store.disks,
       log: (line) => {
         this.logs.push(line);
         if (line.level === 'warn' && !line.message.startsWith('error deleting volume')) this.warn(line.message);

@@ -5,7 +5,7 @@ import { BUILTIN_MKDIR_ID, PluginError, execPlugin, resolvePlugin } from '@dhv/s
 import type { AgentConfig } from '../config/agent-config.js';
 import { builtinMkdirDelete } from './builtin-mkdir.js';
 import { AgentStore } from './state/store.js';
-import { mountsBelow } from '@dhv/sdk/host';
+import { attachedLoopDevices, canonicalFolder, mountsBelow, type LoopDevice } from '@dhv/sdk/host';
 import { DhvError } from '../errors/dhv-error.js';
 
 /**
@@ -58,23 +58,58 @@ export async function findOrphans(config: AgentConfig, store = new AgentStore(co
   const traces = await volumeTraces(config.volumesDir);
   const claims = await store.claims.namesById();
   const names = store.claims;
-  const mounts = (await mountsBelow(config.volumesDir)).map((m) => m.mountPoint);
+  const holders: Holders = {
+    mounts: (await mountsBelow(config.volumesDir)).map((m) => m.mountPoint),
+    loops: await attachedLoopDevices(),
+    canonical: (await canonicalFolder(config.volumesDir)) ?? config.volumesDir,
+    volumesDir: config.volumesDir,
+  };
   const orphans: Orphan[] = [];
   for (const [id, trace] of [...traces].sort(([a], [b]) => a.localeCompare(b))) {
     if (known.has(id)) continue;
-    orphans.push(
-      describeOrphan(
-        id,
-        trace,
-        claims.get(id),
-        claims.has(id) || (await names.wasClaimed(id)),
-        mounts,
-        config.volumesDir,
-      ),
-    );
+    const orphan = describeOrphan(id, trace, claims.get(id), claims.has(id) || (await names.wasClaimed(id)));
+    const mountedAtIt = holders.mounts.includes(join(holders.canonical, id));
+    orphans.push({
+      ...orphan,
+      kind: mountedAtIt ? 'mount point' : orphan.kind,
+      blocker: orphan.blocker ?? inUseBlocker(id, orphan.paths, holders),
+    });
   }
   return orphans;
 }
+
+/** What the kernel holds of the volumes dir: its mounts and every attached loop device. */
+interface Holders {
+  /** Mount points below the volumes dir, as the mount table names them. */
+  mounts: string[];
+  loops: LoopDevice[];
+  /** The volumes dir with its links resolved, as the mount table and sysfs name paths in it. */
+  canonical: string;
+  volumesDir: string;
+}
+
+/**
+ * gc never removes what is in use: anything mounted at or below the volume's paths, or a
+ * file backing a loop device (even one since unlinked). Such a volume is live, whoever
+ * holds it, and a plugin's delete would unmount and detach it; a person must let go first.
+ */
+function inUseBlocker(id: string, paths: readonly string[], holders: Holders): string | undefined {
+  const inKernelTerms = (path: string) => holders.canonical + path.slice(holders.volumesDir.length);
+  const places = [join(holders.volumesDir, id), ...paths].map(inKernelTerms);
+  const mounted = holders.mounts.filter((m) => places.some((p) => m === p || m.startsWith(`${p}/`)));
+  const looped = holders.loops.filter((l) =>
+    places.some((p) => l.backingFile === p || l.backingFile.startsWith(`${p}/`)),
+  );
+  if (mounted.length === 0 && looped.length === 0) return undefined;
+  const steps = [...deepest(mounted).map((m) => `umount ${m}`), ...looped.map((l) => `losetup -d ${l.device}`)];
+  const what = [
+    ...(mounted.length > 0 ? [`${mounted.join(', ')} ${mounted.length === 1 ? 'is' : 'are'} mounted`] : []),
+    ...looped.map((l) => `${l.device} is backed by ${l.backingFile}${l.deleted ? ' (deleted)' : ''}`),
+  ];
+  return `it is in use (${what.join('; ')}), so gc leaves it alone; if it really is an orphan, run ${steps.join(' && ')}, then gc again`;
+}
+
+const deepest = (points: string[]) => [...points].sort((a, b) => b.split('/').length - a.split('/').length);
 
 interface Trace {
   /** What is at `<volumes dir>/<id>`, if anything. */
@@ -130,19 +165,21 @@ function stagedVolume(name: string): { pluginId: string; id: string } | undefine
   return { pluginId, id };
 }
 
-function describeOrphan(
-  id: string,
-  trace: Trace,
-  name: string | undefined,
-  claimed: boolean,
-  mounts: string[],
-  volumesDir: string,
-): Orphan {
+function describeOrphan(id: string, trace: Trace, name: string | undefined, claimed: boolean): Orphan {
   const paths = [...(trace.volumePath ? [trace.volumePath.path] : []), ...[...trace.pluginFiles.values()].flat()];
   const makers = [...trace.pluginFiles.keys()];
-  const volumePath = join(volumesDir, id);
-  const mounted = mounts.filter((m) => m === volumePath || m.startsWith(`${volumePath}/`));
   const base = { id, name, paths };
+  const kind: OrphanKind = trace.volumePath?.kind ?? 'plugin files';
+  if (!claimed) {
+    // Every create claims its name before its plugin runs: what no claim names was not made
+    // by a create of this agent (another data dir's volume, a planted file), and removing it could erase someone's data.
+    return {
+      ...base,
+      kind: makers.length > 0 ? 'plugin files' : kind,
+      plugin: undefined,
+      blocker: `no create of this agent claimed volume ID ${id} (this data dir's name claims do not name it), so it is not known to be a volume of this agent; dhv leaves it alone: remove it by hand if it is an orphan`,
+    };
+  }
   if (makers.length > 1) {
     return {
       ...base,
@@ -151,34 +188,8 @@ function describeOrphan(
       blocker: `plugins ${makers.join(', ')} all hold files of this volume; remove them by hand`,
     };
   }
-  if (makers.length === 1) {
-    return {
-      ...base,
-      kind: mounted.length > 0 ? 'mount point' : 'plugin files',
-      plugin: makers[0],
-      blocker: undefined,
-    };
-  }
-  const kind = trace.volumePath!.kind;
+  if (makers.length === 1) return { ...base, kind: 'plugin files', plugin: makers[0], blocker: undefined };
   if (kind !== 'directory') return { ...base, kind, plugin: undefined, blocker: undefined };
-  if (mounted.length > 0) {
-    return {
-      ...base,
-      kind: 'mount point',
-      plugin: undefined,
-      blocker: `${mounted.join(', ')} ${mounted.length === 1 ? 'is' : 'are'} mounted there and no plugin left a trace of making it; unmount, then run gc again`,
-    };
-  }
-  if (!claimed) {
-    // Every create claims its name before its plugin runs: a directory no claim names was
-    // not made by a create of this agent, and removing it could erase someone's data.
-    return {
-      ...base,
-      kind: 'directory',
-      plugin: undefined,
-      blocker: `no create of this agent claimed volume ID ${id} (no name claim names it), so it is not known to be a volume; dhv leaves it alone: remove it by hand if it is one`,
-    };
-  }
   return { ...base, kind: 'directory', plugin: BUILTIN_MKDIR_ID, blocker: undefined };
 }
 

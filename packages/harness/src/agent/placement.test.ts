@@ -50,6 +50,34 @@ describe("constraints, evaluated against the node with Nomad's operators", () =>
     expect(holds('${node.unique.id}', '=', NODE_ID)).toBe(true);
     expect(holds('${node.pool}', '=', 'default')).toBe(true);
   });
+
+  it("resolves the node's own targets as Nomad's feasibility checker does: config facts, host attributes, meta", () => {
+    const described: PlacementNode = {
+      ...node,
+      description: {
+        name: 'web-1',
+        datacenter: 'eu-west',
+        nodeClass: '',
+        nodePool: 'default',
+        meta: { rack: 'r7' },
+        hostAttributes: { 'kernel.name': 'linux', 'os.name': 'debian' },
+      },
+    };
+    const on = (attribute: string, operator: string, value: string) =>
+      constraintHolds({ attribute, operator, value }, described);
+    expect(on('${attr.os.name}', '=', 'debian')).toBe(true);
+    expect(on('${attr.plugins.host_volume.p.version}', 'is_set', '')).toBe(true);
+    expect(on('${meta.rack}', '=', 'r7')).toBe(true);
+    expect(on('${meta.row}', 'is_set', '')).toBe(false);
+    expect(on('${node.datacenter}', '=', 'eu-west')).toBe(true);
+    expect(on('${node.unique.name}', '=', 'web-1')).toBe(true);
+    // An empty class is set (to ""), as in Nomad: is_set holds, = "" holds.
+    expect(on('${node.class}', 'is_set', '')).toBe(true);
+    expect(on('${node.class}', '=', '')).toBe(true);
+    expect(on('${node.nope}', 'is_set', '')).toBe(false);
+    expect(on('${attr.toString}', 'is_set', '')).toBe(false);
+    expect(on('linux', '=', '${attr.kernel.name}')).toBe(true);
+  });
 });
 
 describe('placement on this node', () => {

@@ -5,12 +5,15 @@ import { AgentError } from '../errors/agent-error.js';
 import { joinErrors } from './volume-manager.js';
 import type { NodeFacts } from './state/node-facts.js';
 import { versionAttribute } from './plugins.js';
+import { nodeAttributes, type NodeDescription } from './node-description.js';
 
 export interface PlacementNode {
   nodeId: string;
   nodePool: string;
   facts: NodeFacts;
   pluginDir: string;
+  /** The node's name, datacenter, class, meta and host attributes (without: dc1, no class, no meta, plugins' attributes only). */
+  description?: NodeDescription;
   /** An update keeps the volume's node: the servers check the node, not the name on it. */
   updating: boolean;
 }
@@ -98,28 +101,48 @@ function unmetConstraints(spec: VolumeSpec, node: PlacementNode): string[] {
     );
   }
   for (const c of spec.constraints) {
-    if (!constraintHolds(c, node))
-      unmet.push(`Constraint ${c.attribute} ${c.operator} ${JSON.stringify(c.value)} is not met by this node.`);
+    if (!constraintHolds(c, node)) {
+      const here = resolveTarget(c.attribute, node);
+      const has = c.attribute.startsWith('${')
+        ? ` (here ${c.attribute} is ${here === undefined ? 'not set' : JSON.stringify(here)})`
+        : '';
+      unmet.push(`Constraint ${c.attribute} ${c.operator} ${JSON.stringify(c.value)} is not met by this node${has}.`);
+    }
   }
   return unmet;
 }
 
-/** Resolves `${attr.x}`, `${node.unique.id}`, ... against the node; anything else is a literal. */
+/**
+ * Resolves a constraint target against the node as Nomad's feasibility checker does
+ * (resolveTarget): a target not starting with `${` is a literal; `${node.unique.id}`,
+ * `${node.unique.name}`, `${node.datacenter}`, `${node.class}` and `${node.pool}` are the
+ * node's (always set, an empty class too); `${attr.x}` and `${meta.x}` are set when the
+ * node has them; anything else is never set.
+ */
 function resolveTarget(target: string, node: PlacementNode): string | undefined {
-  const m = /^\$\{(.+)\}$/.exec(target.trim());
-  if (!m) return target;
-  const key = m[1]!;
-  if (key.startsWith('attr.')) return node.facts.fingerprint.attributes[key.slice(5)];
-  switch (key) {
-    case 'node.unique.id':
+  if (!target.startsWith('${')) return target;
+  const attributes = nodeAttributes(node.description, node.facts.fingerprint.attributes);
+  const meta = node.description?.meta ?? {};
+  const inner = (prefix: string) => target.slice(prefix.length).replace(/\}$/, '');
+  switch (target) {
+    case '${node.unique.id}':
       return node.nodeId;
-    case 'node.datacenter':
-      return 'dc1';
-    case 'node.pool':
+    case '${node.datacenter}':
+      return node.description?.datacenter ?? 'dc1';
+    case '${node.unique.name}':
+      return node.description?.name;
+    case '${node.class}':
+      return node.description?.nodeClass ?? '';
+    case '${node.pool}':
       return node.nodePool;
-    default:
-      return undefined;
   }
+  if (target.startsWith('${attr.')) return lookup(attributes, inner('${attr.'));
+  if (target.startsWith('${meta.')) return lookup(meta, inner('${meta.'));
+  return undefined;
+}
+
+function lookup(map: Record<string, string>, key: string): string | undefined {
+  return Object.prototype.hasOwnProperty.call(map, key) ? map[key] : undefined;
 }
 
 /** Nomad's constraint operators (the scheduler's checkConstraint), for the ones a host volume may use. */

@@ -39,6 +39,8 @@ export interface Fingerprint {
   logs?: Discovery['logs'];
   /** Where a real agent's discovery panics (a fingerprint without a version) and publishes nothing. */
   nomadCrash?: Discovery['nomadCrash'];
+  /** The plugin dir or a plugin that a user other than the agent's can write. */
+  warnings?: string[];
 }
 
 export function versionAttribute(pluginId: string): string {
@@ -129,6 +131,7 @@ export async function fingerprintPlugins(pluginDir: string, signal?: AbortSignal
     attributes,
     logs: discovery.logs,
     ...(discovery.nomadCrash ? { nomadCrash: discovery.nomadCrash } : {}),
+    ...(discovery.warnings ? { warnings: discovery.warnings } : {}),
   };
 }
 

@@ -1,6 +1,13 @@
 import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { HostError, simulateReboot as rebootHost, type RebootReport } from '@dhv/sdk/host';
+import { basename, dirname, join } from 'node:path';
+import {
+  HostError,
+  attachedLoopDevices,
+  simulateReboot as rebootHost,
+  teardownScope,
+  type RebootReport,
+  type TeardownScope,
+} from '@dhv/sdk/host';
 import { isRegistered, type VolumeRecord } from './state/client-state.js';
 import { AgentError } from '../errors/agent-error.js';
 import { AgentStore } from './state/store.js';
@@ -16,9 +23,12 @@ export interface RebootScope {
 /**
  * What a host reboot does to this agent's volumes: the mounts at and below each created
  * volume's path go away, and so do the loop devices backed by the files its plugin keeps
- * for it in `<volumes dir>/.<plugin id>/` (named by the volume ID). Nothing that client
- * state and those records do not name is touched: a foreign mount or loop device under
- * the volumes dir stays. Each volume is marked as needing a restore before anything is
+ * for it in `<volumes dir>/.<plugin id>/` (named by the volume ID), also when such a file
+ * was unlinked while attached. Nothing that client state and those records do not name
+ * is touched: a foreign mount or loop device under the volumes dir stays, and a volume
+ * path outside the volumes dir or reached through a link is left alone (reported as
+ * skipped), so a plugin that answered `/`, or a volume folder swapped for a link, never
+ * has the host unmounted. Each volume is marked as needing a restore before anything is
  * taken from it, so a reboot cut short never leaves a volume that says ready.
  */
 export async function simulateReboot(
@@ -40,9 +50,14 @@ async function reboot(scope: RebootScope, store: AgentStore, signal?: AbortSigna
       at,
     });
   }
+  const volumes = await teardownScope(scope.volumesDir);
   try {
     return await rebootHost(
-      { paths: records.map((r) => r.HostPath), images: await pluginFiles(scope.volumesDir, records) },
+      {
+        scope: volumes ?? scope.volumesDir,
+        paths: records.map((r) => r.HostPath),
+        images: volumes ? await pluginFiles(volumes, records) : [],
+      },
       signal ? { signal } : {},
     );
   } catch (err) {
@@ -51,15 +66,23 @@ async function reboot(scope: RebootScope, store: AgentStore, signal?: AbortSigna
   }
 }
 
-/** The files a plugin keeps for each volume in its hidden folder of the volumes dir. */
-async function pluginFiles(volumesDir: string, records: readonly VolumeRecord[]): Promise<string[]> {
-  const files: string[] = [];
+/**
+ * The files a plugin keeps for each volume in its hidden folder of the volumes dir: those
+ * there now, and those a loop device is still backed by after they were unlinked.
+ */
+async function pluginFiles(volumes: TeardownScope, records: readonly VolumeRecord[]): Promise<string[]> {
+  const files = new Set<string>();
   const byPlugin = new Map<string, string[]>();
   for (const r of records) byPlugin.set(r.CreateReq.PluginID, [...(byPlugin.get(r.CreateReq.PluginID) ?? []), r.ID]);
+  const loops = await attachedLoopDevices();
   for (const [plugin, ids] of byPlugin) {
-    const folder = join(volumesDir, `.${plugin}`);
-    const names = await readdir(folder).catch(() => [] as string[]);
-    for (const name of names) if (ids.some((id) => name.startsWith(id))) files.push(join(folder, name));
+    const folder = join(volumes.dir, `.${plugin}`);
+    const ours = (name: string) => ids.some((id) => name.startsWith(id));
+    for (const name of await readdir(folder).catch(() => [] as string[])) if (ours(name)) files.add(join(folder, name));
+    const inKernelTerms = join(volumes.canonical, `.${plugin}`);
+    for (const l of loops)
+      if (l.deleted && dirname(l.backingFile) === inKernelTerms && ours(basename(l.backingFile)))
+        files.add(join(folder, basename(l.backingFile)));
   }
-  return files;
+  return [...files];
 }

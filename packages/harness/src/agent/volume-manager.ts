@@ -14,6 +14,8 @@ import {
 } from './plugin-requests.js';
 import type { PluginRunner } from './plugins.js';
 import { restorableWithVolumesDir, type VolumeHealth } from './state/volume-health.js';
+import type { VolumeDisks } from './state/volume-disks.js';
+import { BUILTIN_MKDIR_ID } from '@dhv/sdk/client';
 
 /** The client state calls the host volume manager makes; a test may hand in one that fails. */
 export type ClientStateStore = Pick<ClientState, 'put' | 'remove' | 'list' | 'get'>;
@@ -39,6 +41,8 @@ export interface VolumeManagerContext {
   log: (line: AgentLogLine) => void;
   /** Marks a volume unavailable while its delete runs, so a killed delete never leaves it ready. */
   health?: VolumeHealth;
+  /** The disk each volume was created on: restore refuses another. */
+  disks?: VolumeDisks;
 }
 
 /** Nomad's ClientHostVolumeCreateResponse. */
@@ -56,6 +60,8 @@ export interface RestoredVolume {
   record: VolumeRecord;
   /** The path the plugin returned this time; client state keeps the first one. */
   path: string;
+  /** Said on its line: the built-in mkdir made its folder again on another filesystem than at create. */
+  note?: string;
 }
 
 export interface FailedRestore {
@@ -139,6 +145,8 @@ export class VolumeManager {
           throw err;
         }
         await this.ctx.health?.clear(req.ID);
+        // Best effort: without the record, only the wrong-disk check of this volume is lost.
+        await this.ctx.disks?.recordIfNew(req.ID, config.volumesDir, result.path).catch(() => {});
         await this.ctx.publish([{ name: req.Name, volume: hostVolume(req.Name, req.ID, result.path) }]);
         return { volumeName: req.Name, volumeId: req.ID, hostPath: result.path, capacityBytes: result.bytes };
       },
@@ -226,6 +234,7 @@ export class VolumeManager {
           throw err;
         }
         await names.release(req.Name);
+        await this.ctx.disks?.forget(req.ID).catch(() => {});
         await this.ctx.publish([{ name: req.Name, volume: null }]);
         return { volumeName: req.Name, volumeId: req.ID };
       },
@@ -263,14 +272,19 @@ export class VolumeManager {
         try {
           const claim = claims[i]!;
           if (claim instanceof Error) throw claim;
-          const path = await this.restoreOne(record, claim, remainingMs, outcome, volumesDirMissing);
+          const restored = await this.restoreOne(record, claim, remainingMs, outcome, volumesDirMissing);
+          const path = typeof restored === 'object' && restored !== null ? restored.path : restored;
           if (path === null) return;
           // Nomad's name claim is an in-memory map: a second volume of a claimed name is refused at
           // once, before the holder's plugin answers, so its empty update never hides the holder.
           if (path === NAME_TAKEN) outcome.updates.unshift({ name: record.CreateReq.Name, volume: null });
           else if (path === undefined) outcome.updates.push({ name: record.CreateReq.Name, volume: null });
           else {
-            outcome.restored.push({ record, path });
+            outcome.restored.push({
+              record,
+              path,
+              ...(typeof restored === 'object' && restored?.note ? { note: restored.note } : {}),
+            });
             outcome.updates.push({
               name: record.CreateReq.Name,
               volume: hostVolume(record.CreateReq.Name, record.ID, path),
@@ -347,7 +361,7 @@ export class VolumeManager {
     remainingMs: () => number,
     outcome: RestoreOutcome,
     volumesDirMissing: ReadonlyMap<string, AgentError>,
-  ): Promise<string | undefined | null | typeof NAME_TAKEN> {
+  ): Promise<string | { path: string; note: string } | undefined | null | typeof NAME_TAKEN> {
     const { config, runner, signal } = this.ctx;
     const req = record.CreateReq;
     const left = (error: Error & { code?: string }) => {
@@ -383,12 +397,24 @@ export class VolumeManager {
       });
       return left(error);
     }
+    const builtin = req.PluginID === BUILTIN_MKDIR_ID;
+    const wrongDisk = builtin ? undefined : await this.ctx.disks?.wrongDisk(record, config.volumesDir);
+    if (wrongDisk) {
+      this.ctx.log({
+        level: 'error',
+        message: 'failed to restore',
+        fields: { plugin_id: req.PluginID, volume_id: record.ID, error: wrongDisk.message },
+      });
+      return left(wrongDisk);
+    }
+    const note = builtin ? await this.ctx.disks?.movedNote(record, config.volumesDir) : undefined;
     try {
       const result = await runner.create(config.pluginDir, req.PluginID, pluginCreateRequest(req, config), {
         signal,
         timeoutMs: remainingMs(),
       });
-      return result.path;
+      await this.ctx.disks?.recordIfNew(record.ID, config.volumesDir, result.path).catch(() => {});
+      return note ? { path: result.path, note } : result.path;
     } catch (err) {
       this.ctx.log({
         level: 'error',

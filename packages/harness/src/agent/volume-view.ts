@@ -22,8 +22,47 @@ export interface HostVolume {
   State: VolumeState;
   /** Why the last restore left the volume out. */
   StateError?: string;
-  CreateTime: string;
-  ModifyTime: string;
+  /** Unix nanoseconds, as Nomad's int64 times (client state keeps RFC 3339 text). */
+  CreateTime: bigint;
+  ModifyTime: bigint;
+}
+
+/** What Nomad's list API returns for each volume (api.HostVolumeStub): the summary, no request or path. */
+export interface HostVolumeStub {
+  Namespace: string;
+  ID: string;
+  Name: string;
+  PluginID: string;
+  NodePool: string;
+  NodeID: string;
+  CapacityBytes: bigint;
+  State: VolumeState;
+  CreateTime: bigint;
+  ModifyTime: bigint;
+  /** dhv's: why the volume is unavailable, as in the full volume. */
+  StateError?: string;
+}
+
+export function volumeStub(v: HostVolume): HostVolumeStub {
+  return {
+    Namespace: v.Namespace,
+    ID: v.ID,
+    Name: v.Name,
+    PluginID: v.PluginID,
+    NodePool: v.NodePool,
+    NodeID: v.NodeID,
+    CapacityBytes: v.CapacityBytes,
+    State: v.State,
+    CreateTime: v.CreateTime,
+    ModifyTime: v.ModifyTime,
+    ...(v.StateError !== undefined ? { StateError: v.StateError } : {}),
+  };
+}
+
+/** RFC 3339 text to Unix nanoseconds (0 for an empty or unreadable time, as Go's zero time would not be). */
+function unixNanos(time: string): bigint {
+  const ms = Date.parse(time);
+  return Number.isNaN(ms) ? 0n : BigInt(ms) * 1_000_000n;
 }
 
 /** The one mapping from a client state record (and what the servers computed) to the volume users see. */
@@ -46,7 +85,7 @@ export function toHostVolume(record: VolumeRecord, state: VolumeState, failure?:
     // A volume dhv knows is broken (failed restore, path gone, delete cut short) is never ready.
     State: failure ? 'unavailable' : state,
     ...(failure ? { StateError: failure.error } : {}),
-    CreateTime: record.Volume.CreateTime,
-    ModifyTime: record.Volume.ModifyTime,
+    CreateTime: unixNanos(record.Volume.CreateTime),
+    ModifyTime: unixNanos(record.Volume.ModifyTime),
   };
 }

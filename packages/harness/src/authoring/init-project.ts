@@ -184,6 +184,8 @@ function manifest(pluginId: string, dependencies: { sdk: string; harness: string
     // The harness depends on @dhv/sdk too: make it use the same local copy rather than
     // look for that version on the registry.
     ...(local ? { overrides: { '@dhv/sdk': '$@dhv/sdk' } } : {}),
+    // vitest's esbuild checks its binary after install; saying so keeps npm from warning on every install.
+    allowScripts: { esbuild: true },
   };
 }
 

@@ -1,6 +1,7 @@
 import { Args, Flags, ux } from '@oclif/core';
 import { formatSize } from '@dhv/sdk/plugin';
 import { buildPlugin, type BuildResult } from '../authoring/build-plugin.js';
+import { defaultOutfile } from '../authoring/default-output.js';
 import { DhvCommand } from './dhv-command.js';
 
 export default class Build extends DhvCommand {
@@ -12,6 +13,7 @@ export default class Build extends DhvCommand {
 With --sea the plugin is built into a Node single executable application instead: a copy of node with the plugin inside (about 100 MB), for clients without Node.`;
 
   static override examples = [
+    '<%= config.bin %> build src/plugin.ts                 # writes dist/<the name in package.json>',
     '<%= config.bin %> build src/plugin.ts -o dist/my-plugin',
     '<%= config.bin %> build src/plugin.ts -o dist/my-plugin --node /usr/bin/node',
     '<%= config.bin %> build src/plugin.ts -o dist/my-plugin --node /usr/bin/node --fixed-node',
@@ -25,8 +27,8 @@ With --sea the plugin is built into a Node single executable application instead
   static override flags = {
     output: Flags.string({
       char: 'o',
-      description: 'the file to write; its name should be the plugin ID',
-      required: true,
+      description:
+        "the file to write; its name should be the plugin ID [default: dist/<plugin ID> in the entry's project, the ID being its package.json name]",
     }),
     node: Flags.string({
       description:
@@ -43,6 +45,7 @@ With --sea the plugin is built into a Node single executable application instead
 
   async run(): Promise<BuildResult> {
     const { args, flags } = await this.parse(Build);
+    const outfile = flags.output ?? (await defaultOutfile(args.entry));
     let result: BuildResult;
     // oclif's spinner, only for a person watching: pipes and --json get no progress lines.
     const showProgress = process.stderr.isTTY && !this.jsonEnabled();
@@ -50,7 +53,7 @@ With --sea the plugin is built into a Node single executable application instead
     try {
       result = await buildPlugin({
         entry: args.entry,
-        outfile: flags.output,
+        outfile,
         nodePath: flags.node,
         sea: flags.sea,
         fixedNode: flags['fixed-node'],

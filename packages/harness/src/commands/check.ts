@@ -1,19 +1,22 @@
 import { writeFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { pluginTrustWarnings } from '@dhv/sdk/client';
 import { Args, Flags } from '@oclif/core';
 import {
   CATALOGUE,
   DEFAULT_JOBS,
+  DEFAULT_EXPLORE_BUDGET_MS,
   DEFAULT_REPEAT,
-  formatHuman,
   formatJUnit,
+  formatJUnitError,
   formatJson,
   parseParameterPairs,
   readCheckConfig,
   runConformance,
 } from '../conformance/index.js';
-import { UsageError } from '../errors/dhv-error.js';
+import { DhvError, UsageError } from '../errors/dhv-error.js';
 import { EXIT_CODES } from '../errors/exit-codes.js';
-import { checkListRows, checkListText, checkProgressText } from '../presenters/format-check.js';
+import { CheckPresenter, checkListRows, checkListText, useColor } from '../presenters/format-check.js';
 import { DhvCommand } from './dhv-command.js';
 
 export default class Check extends DhvCommand {
@@ -21,6 +24,8 @@ export default class Check extends DhvCommand {
   static override description = `Runs a catalogue of named checks against a plugin, exactly as a Nomad agent runs it (no PATH, no HOME, only DHV_* variables), in a sandbox volumes dir that is removed afterwards, with mounts and loop devices released. Each check states one requirement of PROTOCOL.md and is required or recommended.
 
 A check is required only when failing it means the plugin breaks under a real Nomad agent or loses or destroys data; a recommended failure is a warning. A required check that is skipped was not judged: --strict fails the run on it.
+
+Each result is printed as its check finishes (into a pipe or a CI log too), and the last line names the checks that failed. Colour only on a terminal; NO_COLOR turns it off.
 
 Exit status: 0 when no required check failed (and, with --strict, none was skipped), 1 otherwise, 2 on a usage error.`;
 
@@ -32,6 +37,8 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
     '<%= config.bin %> check ./dist/my-plugin --junit report.xml',
     '<%= config.bin %> check ./dist/my-plugin --strict            # for CI: a skipped required check fails too',
     '<%= config.bin %> check ./dist/my-plugin --config check.hcl  # parameters, capacities, setup and teardown',
+    "<%= config.bin %> check ./dist/my-plugin --replay 'create db-backup; create db; delete db'",
+    '<%= config.bin %> check ./dist/my-plugin --seed 1234 --explore-budget 60',
     '<%= config.bin %> check --list',
   ];
 
@@ -43,11 +50,13 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
     only: Flags.string({
       description: 'run only these checks: IDs or areas (repeat, or separate with commas)',
       multiple: true,
+      multipleNonGreedy: true,
       default: [],
     }),
     skip: Flags.string({
       description: 'leave out these checks: IDs or areas (repeat, or separate with commas)',
       multiple: true,
+      multipleNonGreedy: true,
       default: [],
     }),
     repeat: Flags.integer({
@@ -67,6 +76,7 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
     param: Flags.string({
       description: 'a parameter the plugin needs, key=value (repeatable); sent as DHV_PARAMETERS',
       multiple: true,
+      multipleNonGreedy: true,
       default: [],
     }),
     'capacity-min': Flags.string({ description: 'capacity_min for every create, a human size like 10MiB' }),
@@ -83,6 +93,21 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
     }),
     'expansion-size': Flags.string({
       description: 'capacity_min of the larger create in create.larger-capacity, a human size like 64MiB',
+    }),
+    explore: Flags.boolean({
+      description: "explore random sequences of the agent's calls (the explore checks); --no-explore leaves them out",
+      default: true,
+      allowNo: true,
+    }),
+    'explore-budget': Flags.integer({
+      description: `seconds the explorer spends on random sequences (default ${DEFAULT_EXPLORE_BUDGET_MS / 1000}); shrinking a failure takes up to about as long again`,
+      min: 1,
+    }),
+    seed: Flags.integer({ description: "the explorer's seed: the same seed runs the same sequences", min: 0 }),
+    runs: Flags.integer({ description: 'at most this many random sequences (the budget still applies)', min: 1 }),
+    replay: Flags.string({
+      description:
+        "run this one sequence instead of random ones, as printed by a failing explore check, e.g. 'create db; delete db' (runs only the explore checks unless --only says otherwise)",
     }),
   };
 
@@ -101,12 +126,22 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
     const onSignal = () => abort.abort();
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
+    const presenter = this.jsonOutput
+      ? undefined
+      : new CheckPresenter({
+          out: process.stdout,
+          status: process.stderr,
+          style: useColor(process.stdout),
+          idWidth: Math.max(...CATALOGUE.map((c) => c.id.length)),
+          strict: flags.strict,
+        });
     let report;
+    for (const w of await pluginTrustWarnings(resolve(args.plugin))) this.warnLine(w);
     try {
       const config = flags.config ? await readCheckConfig(flags.config) : undefined;
       const params = parseParameterPairs(flags.param);
       report = await runConformance(args.plugin, {
-        only: split(flags.only),
+        only: flags.replay !== undefined && flags.only.length === 0 ? ['explore'] : split(flags.only),
         skip: split(flags.skip),
         repeat: flags.repeat ?? config?.repeat,
         jobs: flags.jobs,
@@ -115,23 +150,31 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
         capacityMin: flags['capacity-min'] ?? config?.capacityMin,
         capacityMax: flags['capacity-max'] ?? config?.capacityMax,
         expansionSize: flags['expansion-size'] ?? config?.expansionSize,
+        explore: flags.explore,
+        exploreBudgetMs: flags['explore-budget'] === undefined ? undefined : flags['explore-budget'] * 1000,
+        seed: flags.seed,
+        runs: flags.runs,
+        replay: flags.replay,
         setup: config?.setup,
         teardown: config?.teardown,
         commandsCwd: config?.cwd,
         strict: flags.strict,
         signal: abort.signal,
-        onProgress:
-          !this.jsonOutput && process.stderr.isTTY
-            ? (event) => process.stderr.write(checkProgressText(event))
-            : undefined,
+        onStart: (plugin) => presenter?.header(plugin),
+        onProgress: (event) => presenter?.progress(event),
       });
+    } catch (err) {
+      // CI reads the JUnit file: a run that could not start says why there too.
+      if (flags.junit && err instanceof DhvError) await writeFile(flags.junit, formatJUnitError(err));
+      throw err;
     } finally {
       process.removeListener('SIGINT', onSignal);
       process.removeListener('SIGTERM', onSignal);
     }
 
     if (flags.junit) await writeFile(flags.junit, formatJUnit(report));
-    process.stdout.write(this.jsonOutput ? formatJson(report) : formatHuman(report));
+    if (presenter) presenter.summary(report);
+    else process.stdout.write(formatJson(report));
     if (report.interrupted) this.exit(EXIT_CODES.interrupted);
     if (!report.ok) this.exit(EXIT_CODES.failed);
   }

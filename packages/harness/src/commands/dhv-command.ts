@@ -38,17 +38,23 @@ export abstract class DhvCommand extends Command {
   protected override async catch(err: Interfaces.CommandError): Promise<never> {
     // this.exit() ends a command by throwing; it is not an error to report.
     if ((err as { code?: unknown }).code === 'EEXIT') throw err;
-    const text = this.jsonOutput ? `${encodeJson(errorJson(err), { indent: 2 })}\n` : `Error: ${describeError(err)}\n`;
-    // A pipe is written asynchronously: exiting before the write completes would cut the error short.
-    await new Promise<void>((resolve) => process.stderr.write(text, () => resolve()));
+    await writeError(err, this.jsonOutput);
     this.exit(errorExitCode(err));
   }
+}
+
+/** Writes an error to stderr as every command ends with one: `Error: ...`, or its JSON form. */
+export async function writeError(err: unknown, json: boolean): Promise<void> {
+  const text = json ? `${encodeJson(errorJson(err), { indent: 2 })}\n` : `Error: ${describeError(err)}\n`;
+  // A pipe is written asynchronously: exiting before the write completes would cut the error short.
+  await new Promise<void>((resolve) => process.stderr.write(text, () => resolve()));
 }
 
 /** The agent flags every agent command takes; they override the `--config` file. */
 export const agentFlags = {
   'data-dir': Flags.string({
-    description: "The simulated agent's data dir: node ID and client state. Default: $DHV_DATA_DIR, else ./.dhv",
+    description:
+      "The simulated agent's data dir: node ID and client state. Default: data_dir in --config, else $DHV_DATA_DIR (both, differing: an error), else ./.dhv",
     helpGroup: 'AGENT',
   }),
   config: Flags.string({
@@ -85,8 +91,15 @@ export function agentConfigFrom(flags: AgentFlagValues): Promise<AgentConfig> {
   });
 }
 
-export async function openAgent(flags: AgentFlagValues, onWarning: (message: string) => void): Promise<Agent> {
-  const agent = await Agent.open(await agentConfigFrom(flags), { onWarning });
+/** Opens the agent; the config file's warnings (keys Nomad would not know) go to `onConfigWarning`, the agent's to `onWarning`. */
+export async function openAgent(
+  flags: AgentFlagValues,
+  onWarning: (message: string) => void,
+  onConfigWarning: (message: string) => void = onWarning,
+): Promise<Agent> {
+  const config = await agentConfigFrom(flags);
+  for (const w of config.warnings ?? []) onConfigWarning(`${config.configFile ?? 'agent config'}: ${w}`);
+  const agent = await Agent.open(config, { onWarning });
   stopOnSignals(() => agent.shutdown());
   return agent;
 }

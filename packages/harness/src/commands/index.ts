@@ -1,6 +1,7 @@
 import type { Command } from '@oclif/core';
 import Build from './build.js';
 import Check from './check.js';
+import Help from './help.js';
 import Init from './init.js';
 import AgentFingerprint from './agent/fingerprint.js';
 import AgentGc from './agent/gc.js';
@@ -12,6 +13,7 @@ import VolumeCreate from './volume/create.js';
 import VolumeDelete from './volume/delete.js';
 import VolumeRegister from './volume/register.js';
 import VolumeStatus from './volume/status.js';
+import Version from './version.js';
 
 /**
  * Every `dhv` command, by its oclif ID (topics joined with ':'). Explicit, so the CLI
@@ -20,6 +22,7 @@ import VolumeStatus from './volume/status.js';
 export const COMMANDS: Record<string, Command.Class> = {
   build: Build,
   check: Check,
+  help: Help,
   init: Init,
   'agent:fingerprint': AgentFingerprint,
   'agent:gc': AgentGc,
@@ -31,4 +34,5 @@ export const COMMANDS: Record<string, Command.Class> = {
   'volume:delete': VolumeDelete,
   'volume:register': VolumeRegister,
   'volume:status': VolumeStatus,
+  version: Version,
 };

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +25,23 @@ describe('agent configuration', () => {
 
   it('takes the data dir from $DHV_DATA_DIR when no flag names one', async () => {
     expect((await loadAgentConfig({ cwd: '/srv', env: { DHV_DATA_DIR: 'state' } })).dataDir).toBe('/srv/state');
+  });
+
+  it('takes data_dir from --config over $DHV_DATA_DIR, and refuses the two naming different dirs', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'dhv-config-'));
+    const file = join(dir, 'agent.hcl');
+    await writeFile(file, `data_dir = "${join(dir, 'prod-data')}"\n`);
+    expect((await loadAgentConfig({ config: file, env: {} })).dataDir).toBe(join(dir, 'prod-data'));
+    expect((await loadAgentConfig({ config: file, env: { DHV_DATA_DIR: join(dir, 'prod-data') } })).dataDir).toBe(
+      join(dir, 'prod-data'),
+    );
+    await expect(loadAgentConfig({ config: file, env: { DHV_DATA_DIR: join(dir, 'other') } })).rejects.toThrow(
+      `data_dir = "${join(dir, 'prod-data')}" in ${file} and DHV_DATA_DIR=${join(dir, 'other')} name different data dirs`,
+    );
+    expect(
+      (await loadAgentConfig({ config: file, dataDir: join(dir, 'flag'), env: { DHV_DATA_DIR: join(dir, 'other') } }))
+        .dataDir,
+    ).toBe(join(dir, 'flag'));
   });
 
   it('reads a Nomad client block in HCL, with static host volumes, and lets flags override it', async () => {
@@ -77,5 +95,31 @@ describe('agent configuration', () => {
       code: 'CONFIG_INVALID',
       message: expect.stringMatching(/is 52428800 bytes: dhv reads at most/),
     });
+  });
+
+  it('reads the config with HCL 1, as Nomad does: JSON blocks flattened, quoted keys, the last of a repeated key', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'dhv-config-'));
+    const hcl = join(dir, 'agent.hcl');
+    await writeFile(
+      hcl,
+      'data_dir = "/tmp/a"\ndata_dir = "/var/dhv" # the last wins\nclient {\n  "node_pool" = "gpu"\n  host_volume "scratch" {\n    path = "/srv/s"\n  }\n}\n',
+    );
+    expect(await loadAgentConfig({ config: hcl, cwd: '/', env: {} })).toMatchObject({
+      dataDir: '/var/dhv',
+      nodePool: 'gpu',
+      hostVolumes: [{ name: 'scratch', path: '/srv/s', readOnly: false }],
+    });
+    const json = join(dir, 'agent.json');
+    await writeFile(json, '{"client": {"host_volume": {"scratch": {"path": "/srv/j", "read_only": true}}},}');
+    expect((await loadAgentConfig({ config: json, cwd: '/', env: {} })).hostVolumes).toEqual([
+      { name: 'scratch', path: '/srv/j', readOnly: true },
+    ]);
+  });
+
+  it('refuses a FIFO given as the config at once instead of waiting for a writer', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'dhv-config-'));
+    const fifo = join(dir, 'agent.hcl');
+    execFileSync('mkfifo', [fifo]);
+    await expect(loadAgentConfig({ config: fifo, cwd: '/', env: {} })).rejects.toThrow(/not a regular file/);
   });
 });

@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { AgentError } from '../errors/agent-error.js';
 import { blocks, isBody, parseHclOrJson, readSource, singleBlock } from './read-document.js';
 import { DEFAULT_DATA_DIR, dataDirLayout } from './data-dir.js';
+import { readNodeSettings, type NodeSettings } from './node-settings.js';
 
 /** A classic host volume from the agent config: reported beside dynamic ones, with an empty ID. */
 export interface StaticHostVolume {
@@ -21,10 +22,14 @@ export interface AgentConfig {
   hostVolumes: StaticHostVolume[];
   /** The config file it was read from, if any. */
   configFile?: string | undefined;
+  /** The node's name, datacenter, class and meta from the config (published in the node). */
+  node?: NodeSettings | undefined;
+  /** Keys of the config file Nomad would not know, each with the nearest known one. */
+  warnings?: string[] | undefined;
 }
 
 export interface AgentConfigInput {
-  /** `--data-dir`; falls back to `data_dir` in the file, then `$DHV_DATA_DIR`, then `./.dhv`. */
+  /** `--data-dir`; falls back to `data_dir` in the file, then `$DHV_DATA_DIR` (the two disagreeing is an error), then `./.dhv`. */
   dataDir?: string | undefined;
   /** `--config`: an agent config in HCL or JSON, shaped like Nomad's. */
   config?: string | undefined;
@@ -47,7 +52,9 @@ export async function loadAgentConfig(input: AgentConfigInput = {}): Promise<Age
   const env = input.env ?? process.env;
   const file = input.config ? await readConfigFile(input.config) : {};
   const abs = (p: string) => (isAbsolute(p) ? resolve(p) : resolve(cwd, p));
-  const dataDir = abs(input.dataDir ?? env.DHV_DATA_DIR ?? file.dataDir ?? DEFAULT_DATA_DIR);
+  const dataDir = abs(
+    input.dataDir ?? fileOrEnvDataDir(file.dataDir, env.DHV_DATA_DIR, abs, input.config) ?? DEFAULT_DATA_DIR,
+  );
   return {
     dataDir,
     pluginDir: abs(input.pluginDir ?? file.pluginDir ?? dataDirLayout(dataDir).pluginDir),
@@ -55,7 +62,31 @@ export async function loadAgentConfig(input: AgentConfigInput = {}): Promise<Age
     nodePool: input.nodePool ?? file.nodePool ?? DEFAULT_NODE_POOL,
     hostVolumes: (file.hostVolumes ?? []).map((v) => ({ ...v, path: abs(v.path) })),
     configFile: input.config ? abs(input.config) : undefined,
+    node: file.node ?? { meta: {} },
+    warnings: file.warnings ?? [],
   };
+}
+
+/**
+ * `data_dir` of the file given with `--config` is the agent's own setting and wins over
+ * `$DHV_DATA_DIR`; when both name a data dir and they differ, which one was meant cannot
+ * be told, and a command run against the wrong one (gc above all) would act on another
+ * agent's volumes, so it is an error naming both.
+ */
+function fileOrEnvDataDir(
+  fromFile: string | undefined,
+  fromEnv: string | undefined,
+  abs: (p: string) => string,
+  configFile: string | undefined,
+): string | undefined {
+  if (fromFile === undefined || fromEnv === undefined || fromEnv === '') return fromFile ?? (fromEnv || undefined);
+  if (abs(fromFile) === abs(fromEnv)) return fromFile;
+  throw new AgentError(
+    'CONFIG_INVALID',
+    `data_dir = "${abs(fromFile)}" in ${configFile ?? 'the agent config'} and DHV_DATA_DIR=${abs(fromEnv)} name different data dirs; ` +
+      `unset DHV_DATA_DIR, or pass --data-dir to say which one this command uses`,
+    { file: configFile, dataDir: abs(fromFile), envDataDir: abs(fromEnv) },
+  );
 }
 
 interface FileConfig {
@@ -64,6 +95,8 @@ interface FileConfig {
   volumesDir?: string;
   nodePool?: string;
   hostVolumes?: StaticHostVolume[];
+  node?: NodeSettings;
+  warnings?: string[];
 }
 
 async function readConfigFile(path: string): Promise<FileConfig> {
@@ -110,6 +143,9 @@ export function parseClientConfig(doc: Record<string, unknown>, file = '<config>
     if (path) hostVolumes.push({ name, path, readOnly: readOnly === true });
   }
   if (hostVolumes.length > 0) out.hostVolumes = hostVolumes;
+  const node = readNodeSettings(doc, problems);
+  out.node = node.settings;
+  out.warnings = node.warnings;
   if (problems.length > 0) {
     throw new AgentError('CONFIG_INVALID', `invalid agent config ${file}: ${problems.join('; ')}`, { file, problems });
   }

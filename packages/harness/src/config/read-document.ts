@@ -1,3 +1,5 @@
+import { hcl1 } from '@dhv/sdk';
+import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { DhvError } from '../errors/dhv-error.js';
 
@@ -33,13 +35,18 @@ export async function readSource(file: string, stdin: NodeJS.ReadableStream = pr
 async function readFileCapped(file: string): Promise<Buffer> {
   let handle;
   try {
-    handle = await open(file, 'r');
+    // Non-blocking, so a FIFO or device opens at once and is refused below instead of hanging the read.
+    handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (err) {
     throw new DocumentError(`cannot read ${file}: ${(err as Error).message}`, file);
   }
   try {
     const info = await handle.stat();
-    if (!info.isFile()) throw new DocumentError(`cannot read ${file}: not a regular file`, file);
+    if (!info.isFile())
+      throw new DocumentError(
+        `cannot read ${file}: not a regular file (a FIFO, device or directory is never waited on)\nGive the path of a file, or - to read standard input.`,
+        file,
+      );
     if (info.size > MAX_DOCUMENT_BYTES) throw tooLarge(file, file, info.size);
     const buffer = Buffer.alloc(MAX_DOCUMENT_BYTES + 1);
     let length = 0;
@@ -100,95 +107,25 @@ function displayName(file: string): string {
 }
 
 /**
- * Parses HCL or JSON the way Nomad reads its files: JSON when the text is a JSON object,
- * HCL otherwise (through HashiCorp's own parser, so blocks come back as arrays).
+ * Parses HCL or JSON as Nomad reads its files, with HCL 1 (JSON's reader when the text
+ * starts with `{`): a plain object of decoded values. Blocks are lists of objects
+ * (`client { }` is `client: [{...}]`, `host_volume "x" { }` is `host_volume: [{x: [{...}]}]`),
+ * integers numbers (bigint past 2^53), floats numbers, a repeated key its last value.
  */
 export async function parseHclOrJson(text: string, file: string): Promise<Record<string, unknown>> {
-  return (await parseDocumentWithNotes(text, file)).doc;
-}
-
-/** parseHclOrJson, and what a reader should know about how the text was read (numbers Nomad reads differently from how they look). */
-export async function parseDocumentWithNotes(
-  text: string,
-  file: string,
-): Promise<{ doc: Record<string, unknown>; notes: string[] }> {
   const name = displayName(file);
-  const notes: string[] = [];
   const json = text.trimStart().startsWith('{');
-  const depth = nestingDepth(text, json);
-  if (depth > MAX_DOCUMENT_DEPTH) {
+  if (nestingDepth(text, json) > MAX_DOCUMENT_DEPTH) {
     throw new DocumentError(
       `${name} is nested more than ${MAX_DOCUMENT_DEPTH} levels deep: dhv refuses it before parsing\nA volume spec or agent config needs three levels at most.`,
       file,
     );
   }
-  let parsed: unknown;
-  if (json) {
-    try {
-      parsed = JSON.parse(text);
-    } catch (err) {
-      throw new DocumentError(`${name} is not valid JSON: ${short((err as Error).message)}`, file);
-    }
-  } else {
-    // The parser is a WebAssembly module; load it only when HCL is actually read.
-    const { parse } = await import('@cdktf/hcl2json');
-    const literals = hcl1Numbers(text);
-    notes.push(...literals.notes);
-    try {
-      parsed = await parse(name.endsWith('.hcl') ? name : `${name}.hcl`, literals.text);
-    } catch (err) {
-      throw new DocumentError(
-        `${name} is not valid HCL: ${short((err as Error).message.replace(/^parse config: /, ''))}`,
-        file,
-      );
-    }
+  try {
+    return hcl1.goMapToPlain(hcl1.decodeObjectList(hcl1.parseHcl1(text)));
+  } catch (err) {
+    throw new DocumentError(`${name} is not valid HCL: ${short((err as Error).message)}`, file);
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-    throw new DocumentError(`${name} must hold an object`, file);
-  }
-  return { doc: parsed as Record<string, unknown>, notes };
-}
-
-/**
- * Nomad reads HCL with HCL 1, whose unquoted `0755` is octal and `0x1ed` hexadecimal (both
- * 493); HCL 2, which parses here, reads `0755` as 755 and refuses `0x`. Such literals are
- * replaced by their decimal value before parsing, so `mode = 0755` reaches a plugin as
- * `"493"`, as under Nomad, and each is noted.
- */
-export function hcl1Numbers(text: string): { text: string; notes: string[] } {
-  const notes: string[] = [];
-  let out = '';
-  let from = 0;
-  const word = /[A-Za-z0-9_.]/;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (c === '"') {
-      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
-    } else if (c === '#' || (c === '/' && text[i + 1] === '/')) {
-      while (i < text.length && text[i] !== '\n') i++;
-    } else if (c === '/' && text[i + 1] === '*') {
-      const end = text.indexOf('*/', i + 2);
-      i = end === -1 ? text.length : end + 1;
-    } else if (c === '<' && text[i + 1] === '<') {
-      const heredoc = /^<<-?([A-Za-z_][A-Za-z0-9_]*)\r?\n/.exec(text.slice(i, i + 200));
-      if (heredoc) {
-        const end = new RegExp(`\\n[ \\t]*${heredoc[1]}[ \\t]*(\\r?\\n|$)`).exec(text.slice(i + heredoc[0].length - 1));
-        i = end ? i + heredoc[0].length - 1 + end.index + end[0].length - 1 : text.length;
-      }
-    } else if (c === '0' && !word.test(text[i - 1] ?? ' ')) {
-      const literal = /^0(?:[xX][0-9a-fA-F]+|[0-7]+)(?![A-Za-z0-9_.])/.exec(text.slice(i, i + 40));
-      if (literal) {
-        const decimal = BigInt(/^0[xX]/.test(literal[0]) ? literal[0] : `0o${literal[0].slice(1)}`).toString();
-        notes.push(
-          `the unquoted number ${literal[0]} is ${decimal} to Nomad's HCL reader (${/^0[xX]/.test(literal[0]) ? 'hexadecimal' : 'octal'}); quote it ("${literal[0]}") to keep the digits`,
-        );
-        out += text.slice(from, i) + decimal;
-        i += literal[0].length - 1;
-        from = i + 1;
-      }
-    }
-  }
-  return { text: out + text.slice(from), notes };
 }
 
 /** The first line of a parser's message, cut short: parsers quote the input back, and the input may be huge. */

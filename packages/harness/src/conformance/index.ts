@@ -9,10 +9,13 @@ export {
   parseParameterPairs,
   InvalidSettingsError,
   DEFAULT_REPEAT,
+  DEFAULT_EXPLORE_BUDGET_MS,
   type SettingsInput,
 } from './settings.js';
-export { formatHuman, formatProgressLine } from './report/human.js';
-export { formatJUnit } from './report/junit.js';
+export { formatHuman, formatProgressLine, formatResult, formatSummary, type TextStyle } from './report/human.js';
+export { formatJUnit, formatJUnitError } from './report/junit.js';
+export { PluginMissingError } from './missing-plugin.js';
+export { HELD_OUTPUT_GRACE_MS } from './session.js';
 export { formatJson } from './report/json.js';
 export { forceRemove } from './scratch-dirs.js';
 export {

@@ -14,7 +14,29 @@ export function describeRun(run: PluginRun): string {
   return said ? `${how}: ${clip(said)}` : how;
 }
 
-export function clip(text: string, max = 160): string {
-  const one = text.replace(/\s+/g, ' ').trim();
-  return one.length > max ? `${one.slice(0, max)}…` : one;
+/**
+ * What a plugin said, on one line, short enough for a report: whole lines as long as they
+ * fit in `max`, so no message is cut mid-phrase; a single line longer than that (a blob, not
+ * a message) is cut at a word, and the cut says how much is left out.
+ */
+export function clip(text: string, max = 400): string {
+  const lines = text
+    .split('\n')
+    .map((l) => l.replace(/\s+/g, ' ').trim())
+    .filter(Boolean);
+  const kept: string[] = [];
+  let length = 0;
+  for (const line of lines) {
+    if (kept.length > 0 && length + line.length + 1 > max) break;
+    kept.push(line);
+    length += line.length + 1;
+  }
+  const rest = lines.length - kept.length;
+  let one = kept.join(' ');
+  if (one.length > max) {
+    const cut = one.lastIndexOf(' ', max);
+    const shown = one.slice(0, cut > max / 2 ? cut : max);
+    one = `${shown} … (${one.length - shown.length} more characters)`;
+  }
+  return rest > 0 ? `${one} … (${rest} more ${rest === 1 ? 'line' : 'lines'})` : one;
 }

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
@@ -95,13 +95,16 @@ describe('runConformance', () => {
     });
   });
 
-  test('a plugin that does not exist fails discovery.executable and everything that needs it is skipped', async () => {
-    const report = await runConformance(join(scratch, 'nope'), {
-      volumesDir: scratch,
-      only: ['discovery', 'errors.unknown-operation'],
-    });
-    expect(report.results.find((r) => r.id === 'discovery.executable')).toMatchObject({ status: 'fail' });
-    expect(report.results.filter((r) => r.status === 'fail').map((r) => r.id)).toEqual(['discovery.executable']);
+  test('a plugin that does not exist is one error, before any check or progress event', async () => {
+    const events: string[] = [];
+    await expect(
+      runConformance(join(scratch, 'nope'), {
+        volumesDir: scratch,
+        onStart: () => events.push('start'),
+        onProgress: (e) => events.push(e.kind),
+      }),
+    ).rejects.toMatchObject({ code: 'PLUGIN_NOT_FOUND', plugin: join(scratch, 'nope') });
+    expect(events).toEqual([]);
   });
 });
 
@@ -163,8 +166,10 @@ test("an interrupted run skips the checks not yet started and still deletes what
   expect(await readdir(scratch)).toEqual([]);
 });
 
-test('with a plugin that does not exist, only discovery.executable fails and every other check says what it needed', async () => {
-  const report = await runConformance(join(scratch, 'nope'), { volumesDir: scratch });
+test('with a plugin that is not executable, only discovery.executable fails and every other check says what it needed', async () => {
+  const plain = join(scratch, 'not-executable');
+  await writeFile(plain, '#!/bin/sh\n');
+  const report = await runConformance(plain, { volumesDir: join(scratch, 'volumes') });
   expect(report.results.filter((r) => r.status === 'fail').map((r) => r.id)).toEqual(['discovery.executable']);
   expect(report.results.filter((r) => r.status !== 'skip').map((r) => r.id)).toEqual(['discovery.executable']);
   expect(report.results.find((r) => r.id === 'create.path')?.reason).toBe(

@@ -1,12 +1,14 @@
 import { CATALOGUE } from './catalogue/index.js';
 import { runCommands } from './config-file.js';
+import { STDIO_RELEASED, heldOutputFailure, heldOutputStop } from './held-output.js';
+import { assertPluginExists } from './missing-plugin.js';
 import { selectChecks } from './select.js';
 import { ConformanceSession } from './session.js';
 import { InvalidSettingsError, resolveSettings, type SettingsInput } from './settings.js';
 
 /** Checks are independent (each has its own sandbox), and most of their time is spent waiting for plugin processes. */
 export const DEFAULT_JOBS = 4;
-import type { Check, CheckResult, ConformanceReport } from './types.js';
+import type { Check, CheckResult, ConformanceReport, SuiteSettings } from './types.js';
 
 export interface RunOptions extends SettingsInput {
   /** Check IDs or areas to run; all when empty. */
@@ -18,6 +20,8 @@ export interface RunOptions extends SettingsInput {
   /** How many checks run at once (default 4); 1 runs them strictly one after another. */
   jobs?: number;
   signal?: AbortSignal;
+  /** Called once the run starts (after setup, the plugin found), with the plugin's absolute path. */
+  onStart?: (plugin: string) => void;
   /** Called before and after each check, for progress displays. */
   onProgress?: (event: ProgressEvent) => void;
   catalogue?: readonly Check[];
@@ -33,6 +37,9 @@ export interface RunOptions extends SettingsInput {
   commandsCwd?: string;
 }
 
+/** Why a check after a held output was not started. */
+const NOT_RUN = `not run: the run stopped (see ${STDIO_RELEASED})`;
+
 /** `index` counts the checks finished before this event, so a display can show `[index + 1/total]`. */
 export type ProgressEvent =
   | { kind: 'start'; check: Check; index: number; total: number }
@@ -41,12 +48,17 @@ export type ProgressEvent =
 /** Runs the selected checks against a plugin executable and removes everything it made. */
 export async function runConformance(plugin: string, options: RunOptions = {}): Promise<ConformanceReport> {
   const settings = resolveSettings(options);
-  const checks = selectChecks(
-    withExtraChecks(options.catalogue ?? CATALOGUE, options.extraChecks),
-    options.only,
-    options.skip,
+  const checks = withoutDisabledExplore(
+    selectChecks(withExtraChecks(options.catalogue ?? CATALOGUE, options.extraChecks), options.only, options.skip),
+    settings,
   );
-  const session = new ConformanceSession(plugin, settings, options.volumesDir, options.signal);
+  let faultShown = false;
+  const session = new ConformanceSession(plugin, settings, options.volumesDir, options.signal, (fault) => {
+    // Shown the moment it is found; the check judging it says it itself.
+    if (fault.checkId === STDIO_RELEASED) return;
+    faultShown = true;
+    options.onProgress?.({ kind: 'done', result: heldOutputFailure(fault), index: finished, total: checks.length });
+  });
   const startedAt = new Date();
   const started = performance.now();
   const jobs = options.jobs ?? DEFAULT_JOBS;
@@ -57,17 +69,20 @@ export async function runConformance(plugin: string, options: RunOptions = {}): 
   const commandsCwd = options.commandsCwd ?? process.cwd();
   try {
     await runCommands('setup', options.setup ?? [], commandsCwd);
+    // Setup may be what makes the plugin: only after it can a missing plugin be told apart.
+    await assertPluginExists(session.plugin);
   } catch (err) {
     await runCommands('teardown', options.teardown ?? [], commandsCwd).catch(() => {});
     throw err;
   }
+  options.onStart?.(session.plugin);
   try {
     await schedule(checks, jobs, async (check, index) => {
-      if (options.signal?.aborted) {
+      if (options.signal?.aborted || session.fault) {
         results[index] = {
           ...describeCheck(check),
           status: 'skip',
-          reason: 'the run was interrupted',
+          reason: options.signal?.aborted ? 'the run was interrupted' : NOT_RUN,
           notes: [],
           durationMs: 0,
         };
@@ -88,6 +103,16 @@ export async function runConformance(plugin: string, options: RunOptions = {}): 
       last?.notes.push(...problems.map((p) => `run cleanup: ${p}`));
     }
   }
+  const fault = session.fault;
+  if (fault) {
+    // One required failure says it, whichever check ran into it first, unless that check was the one judging it.
+    const failure = heldOutputFailure(fault);
+    const at = results.findIndex((r) => r.id === failure.id);
+    if (at === -1) results.push(failure);
+    else if (results[at]!.status !== 'fail') results[at] = failure;
+    if (!faultShown && (at === -1 || results[at] === failure))
+      options.onProgress?.({ kind: 'done', result: failure, index: finished++, total: checks.length });
+  }
   const report = buildReport(
     session.plugin,
     settings,
@@ -96,6 +121,8 @@ export async function runConformance(plugin: string, options: RunOptions = {}): 
     results,
     options.strict ?? false,
   );
+  const notRun = results.filter((r) => r.reason === NOT_RUN).length;
+  if (fault && notRun > 0 && !options.signal?.aborted) report.stopped = heldOutputStop(fault, notRun);
   // An interrupted run proves nothing either way.
   return options.signal?.aborted ? { ...report, ok: false, interrupted: true } : report;
 }
@@ -165,6 +192,11 @@ export function buildReport(
     ok: summary.requiredFailed === 0 && (!strict || summary.requiredSkipped === 0),
     interrupted: false,
   };
+}
+
+/** The checks minus the explore area when exploring is turned off (`--no-explore`). */
+export function withoutDisabledExplore(checks: Check[], settings: SuiteSettings): Check[] {
+  return settings.explore.enabled ? checks : checks.filter((c) => c.area !== 'explore');
 }
 
 /** The catalogue followed by the caller's own checks, whose IDs must be new. */

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { releaseEverythingBelow } from '@dhv/sdk/host';
@@ -10,16 +10,21 @@ import { releaseEverythingBelow } from '@dhv/sdk/host';
  * which stops at the first failure, this carries on and reports every problem: it is
  * the last chance to leave the host clean.
  */
-export async function makeRunRoot(parent?: string): Promise<string> {
-  return mkdtemp(join(parent ?? tmpdir(), 'dhv-check-'));
+export async function makeRunRoot(parent?: string): Promise<{ path: string; canonical: string }> {
+  const path = await mkdtemp(join(parent ?? tmpdir(), 'dhv-check-'));
+  // Resolved now, before any plugin runs: the plugin runs as root and may plant links later.
+  return { path, canonical: await realpath(path) };
 }
 
 /**
  * Unmounts everything mounted at or below `dir` (deepest first), detaches loop devices
  * backed by files under it, then removes it. Returns what could not be undone.
+ * `canonical` is `dir` as the kernel names it, taken when it was made: the teardown
+ * acts there only, so a plugin that swapped `dir` or its parent for a link to somewhere
+ * else never has that place unmounted (rm then removes the link, never its target).
  */
-export async function forceRemove(dir: string): Promise<string[]> {
-  const problems = await releaseEverythingBelow(dir);
+export async function forceRemove(dir: string, canonical?: string): Promise<string[]> {
+  const problems = await releaseEverythingBelow(dir, canonical);
   try {
     await rm(dir, { recursive: true, force: true, maxRetries: 3 });
   } catch (err) {

@@ -1,15 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import type { TeardownScope } from '@dhv/sdk/host';
 import {
-  execPlugin,
   PluginError,
   buildEnvironment,
+  interpretRun,
   spawnPlugin,
   type PluginRun,
   type RequestInput,
+  type ResultByOperation,
 } from '@dhv/sdk/client';
 import { AGENT_TIMEOUT_MS } from '@dhv/sdk/plugin';
+import { heldOutputFault, type HeldOutputFault } from './held-output.js';
 import { CheckOutcome, describeUnexpected } from './outcome.js';
 import { forceRemove, makeRunRoot } from './scratch-dirs.js';
 import type { Check, CheckContext, CheckResult, DeleteInput, Status, SuiteSettings } from './types.js';
@@ -23,6 +26,8 @@ export class ConformanceSession {
   readonly plugin: string;
   readonly nodeId = randomUUID();
   private root: string | undefined;
+  /** The root in the kernel's terms, resolved when it was made. */
+  private canonicalRoot = '';
   private starting: Promise<string> | undefined;
   private workDir = '';
   private counter = 0;
@@ -30,12 +35,17 @@ export class ConformanceSession {
   private readonly sharedCleanups: Array<() => unknown> = [];
   private readonly results = new Map<string, Status>();
   private readonly sharedPhase = { cleaning: false };
+  /** Each running check's own stop, so that a fault found by one check ends the others. */
+  private readonly runningStops = new Map<string, AbortController>();
+  private faultFound: HeldOutputFault | undefined;
 
   constructor(
     plugin: string,
     readonly settings: SuiteSettings,
     private readonly parentDir: string | undefined,
     private readonly signal: AbortSignal = new AbortController().signal,
+    /** Told of the fault the moment it is found. */
+    private readonly onFault?: (fault: HeldOutputFault) => void,
   ) {
     this.plugin = resolve(plugin);
   }
@@ -44,10 +54,11 @@ export class ConformanceSession {
   start(): Promise<string> {
     this.starting ??= (async () => {
       if (this.parentDir !== undefined) await mkdir(this.parentDir, { recursive: true });
-      const root = await makeRunRoot(this.parentDir);
+      const { path: root, canonical } = await makeRunRoot(this.parentDir);
       this.workDir = join(root, 'elsewhere');
       await mkdir(this.workDir);
       this.root = root;
+      this.canonicalRoot = canonical;
       return root;
     })();
     return this.starting;
@@ -58,6 +69,7 @@ export class ConformanceSession {
     const root = await this.start();
     const started = performance.now();
     const sandbox = join(root, `${String(++this.counter).padStart(2, '0')}-${check.id}`);
+    const teardown = this.scopeOf(sandbox);
     const base = {
       id: check.id,
       area: check.area,
@@ -86,11 +98,14 @@ export class ConformanceSession {
     const phase = { cleaning: false };
     const notes: string[] = [];
     const warnings: string[] = [];
+    const stop = new AbortController();
+    this.runningStops.set(check.id, stop);
+    const scope = { checkId: check.id, signal: AbortSignal.any([this.signal, stop.signal]) };
     let status: Status = 'pass';
     let reason: string | undefined;
     try {
       await mkdir(join(sandbox, 'volumes'), { recursive: true });
-      await check.run(this.context(sandbox, cleanups, notes, warnings, phase));
+      await check.run(this.context(sandbox, cleanups, notes, warnings, phase, scope));
     } catch (err) {
       if (err instanceof CheckOutcome) {
         status = err.status;
@@ -101,12 +116,16 @@ export class ConformanceSession {
       }
     } finally {
       phase.cleaning = true;
-      for (const problem of await runCleanups(cleanups, sandbox)) notes.push(`cleanup: ${problem}`);
+      for (const problem of await runCleanups(cleanups, teardown)) notes.push(`cleanup: ${problem}`);
+      this.runningStops.delete(check.id);
     }
     if (status === 'fail' && this.signal.aborted) {
       // Its plugin runs were killed by the interruption: that says nothing about the plugin.
       status = 'skip';
       reason = `the run was interrupted while this check ran (${reason ?? ''})`;
+    } else if (status === 'fail' && stop.signal.aborted) {
+      status = 'skip';
+      reason = `not judged: the run stopped when ${this.faultFound?.checkId ?? 'another check'} found a process holding the plugin's output (${reason ?? ''})`;
     }
     if (status === 'pass' && warnings.length > 0) {
       status = 'warn';
@@ -122,14 +141,61 @@ export class ConformanceSession {
     };
   }
 
+  /** The first plugin run whose output a leftover process held open, once one was seen: the run stops there. */
+  get fault(): HeldOutputFault | undefined {
+    return this.faultFound;
+  }
+
   /** Removes everything the run made. Returns what could not be undone. */
   async close(): Promise<string[]> {
     if (this.root === undefined) return [];
     this.sharedPhase.cleaning = true;
-    const problems = await runCleanups(this.sharedCleanups, this.root);
+    const problems = await runCleanups(this.sharedCleanups, { dir: this.root, canonical: this.canonicalRoot });
     this.root = undefined;
     this.starting = undefined;
     return problems;
+  }
+
+  /**
+   * Runs one operation as the agent does (execPlugin's run and reading), except that
+   * output a leftover process holds past HELD_OUTPUT_GRACE_MS is released then: a real
+   * agent would wait for it, and each further operation would wait its whole deadline.
+   */
+  private async exec<Op extends 'fingerprint' | 'create' | 'delete'>(
+    operation: Op,
+    request: RequestInput<Op>,
+    scope: Scope,
+    cleaning: boolean,
+  ): Promise<ResultByOperation[Op]> {
+    const timeoutMs = AGENT_TIMEOUT_MS[operation];
+    const run = await spawnPlugin(this.plugin, [operation], buildEnvironment(operation, request, this.plugin), {
+      timeoutMs,
+      cwd: this.workDir,
+      // Cleanup is not cancelled with the run: an interrupted run still deletes what it made.
+      signal: cleaning ? undefined : scope.signal,
+      outputGraceMs: HELD_OUTPUT_GRACE_MS,
+    });
+    this.notice(operation, run, scope);
+    const volumeId = (request as { volumeId?: string }).volumeId;
+    return interpretRun(operation, run, {
+      pluginId: basename(this.plugin),
+      executable: this.plugin,
+      volumeId,
+      timeoutMs,
+    }) as ResultByOperation[Op];
+  }
+
+  /** The first run whose output was held open becomes the run's fault, and stops every other running check. */
+  private notice(operation: string, run: PluginRun, scope: Scope): void {
+    if (!run.outputHeldOpen || this.faultFound !== undefined) return;
+    this.faultFound = heldOutputFault(scope.checkId, operation, run);
+    for (const [id, stop] of this.runningStops) if (id !== scope.checkId) stop.abort();
+    this.onFault?.(this.faultFound);
+  }
+
+  /** A folder of the root in the kernel's terms: the root as resolved when made, never again. */
+  private scopeOf(sandbox: string): TeardownScope {
+    return { dir: sandbox, canonical: join(this.canonicalRoot, basename(sandbox)) };
   }
 
   private context(
@@ -137,14 +203,13 @@ export class ConformanceSession {
     cleanups: Array<() => unknown>,
     notes: string[],
     warnings: string[],
-    phase = { cleaning: false },
+    phase: { cleaning: boolean },
+    scope: Scope,
   ): CheckContext {
     const session = this;
     const volumesDir = join(sandbox, 'volumes');
-    // Cleanup is not cancelled with the run: an interrupted run still deletes what it made.
-    const runOptions = { cwd: this.workDir, signal: this.signal };
-    const cleanupOptions = { cwd: this.workDir };
-    const execOptions = () => (phase.cleaning ? cleanupOptions : runOptions);
+    const exec = <Op extends 'fingerprint' | 'create' | 'delete'>(operation: Op, request: RequestInput<Op>) =>
+      session.exec(operation, request, scope, phase.cleaning);
     // Volumes the check itself deleted successfully: their cleanup would only repeat that delete.
     const deleted = new Set<string>();
     const ctx: CheckContext = {
@@ -152,8 +217,9 @@ export class ConformanceSession {
       settings: this.settings,
       volumesDir,
       sandbox,
+      sandboxScope: session.scopeOf(sandbox),
       workDir: this.workDir,
-      signal: this.signal,
+      signal: scope.signal,
       newVolume(overrides = {}) {
         const volumeId = randomUUID();
         return {
@@ -176,16 +242,20 @@ export class ConformanceSession {
       async provision(request) {
         let createdPath = '';
         ctx.cleanup(async () => {
-          if (!deleted.has(request.volumeId))
-            await execPlugin(session.plugin, 'delete', ctx.deleteRequest(request, createdPath), execOptions());
+          if (!deleted.has(request.volumeId)) await exec('delete', ctx.deleteRequest(request, createdPath));
         });
-        const result = await execPlugin(session.plugin, 'create', request, execOptions());
+        const result = await exec('create', request);
         createdPath = result.path;
+        warnWhenOutside(result.path, request.volumesDir ?? volumesDir, ctx);
         return result;
       },
-      create: (request) => execPlugin(session.plugin, 'create', request, execOptions()),
+      async create(request) {
+        const result = await exec('create', request);
+        warnWhenOutside(result.path, request.volumesDir ?? volumesDir, ctx);
+        return result;
+      },
       async delete(request) {
-        const result = await execPlugin(session.plugin, 'delete', request, execOptions());
+        const result = await exec('delete', request);
         deleted.add(request.volumeId);
         return result;
       },
@@ -199,13 +269,15 @@ export class ConformanceSession {
           timeoutMs: AGENT_TIMEOUT_MS[operation],
         });
       },
-      runRaw(argv, env, options = {}): Promise<PluginRun> {
-        return spawnPlugin(session.plugin, argv, env, {
+      async runRaw(argv, env, options = {}): Promise<PluginRun> {
+        const run = await spawnPlugin(session.plugin, argv, env, {
           cwd: options.cwd ?? session.workDir,
           timeoutMs: options.timeoutMs ?? AGENT_TIMEOUT_MS.create,
-          outputGraceMs: options.outputGraceMs,
-          signal: phase.cleaning ? undefined : session.signal,
+          outputGraceMs: options.outputGraceMs ?? HELD_OUTPUT_GRACE_MS,
+          signal: phase.cleaning ? undefined : scope.signal,
         });
+        session.notice(argv[0] ?? '(no operation)', run, scope);
+        return run;
       },
       cleanup: (fn) => void cleanups.push(fn),
       fail(reason): never {
@@ -216,19 +288,20 @@ export class ConformanceSession {
       },
       warn: (reason) => void warnings.push(reason),
       note: (text) => void notes.push(text),
-      shared: (key, compute) => session.shared(key, compute),
+      shared: (key, compute) => session.shared(key, compute, scope),
     };
     return ctx;
   }
 
-  private shared<T>(key: string, compute: (ctx: CheckContext) => Promise<T>): Promise<T> {
+  private shared<T>(key: string, compute: (ctx: CheckContext) => Promise<T>, scope: Scope): Promise<T> {
     let value = this.sharedValues.get(key) as Promise<T> | undefined;
     if (value === undefined) {
       value = (async () => {
         const sandbox = join(await this.start(), `shared-${key}`);
         await mkdir(join(sandbox, 'volumes'), { recursive: true });
-        this.sharedCleanups.push(() => forceRemove(sandbox).then(throwProblems));
-        return compute(this.context(sandbox, this.sharedCleanups, [], [], this.sharedPhase));
+        const teardown = this.scopeOf(sandbox);
+        this.sharedCleanups.push(() => forceRemove(teardown.dir, teardown.canonical).then(throwProblems));
+        return compute(this.context(sandbox, this.sharedCleanups, [], [], this.sharedPhase, scope));
       })();
       this.sharedValues.set(key, value);
     }
@@ -236,8 +309,30 @@ export class ConformanceSession {
   }
 }
 
-/** Runs cleanups newest first, then forcibly removes `dir`; collects what went wrong instead of throwing. */
-async function runCleanups(cleanups: Array<() => unknown>, dir: string): Promise<string[]> {
+/** How long a plugin's stdout and stderr may stay open after it exits before whoever holds them is killed. */
+export const HELD_OUTPUT_GRACE_MS = 2_000;
+
+/** The check a context belongs to, and the signal that stops its plugin runs. */
+interface Scope {
+  checkId: string;
+  signal: AbortSignal;
+}
+
+/**
+ * A volume path outside the volumes dir is the plugin's to answer (Nomad takes it), but
+ * it is worth a word, and the suite's cleanup never unmounts anything there.
+ */
+function warnWhenOutside(path: string, volumesDir: string, ctx: CheckContext): void {
+  const rel = relative(volumesDir, path);
+  if (rel !== '' && rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel)) return;
+  ctx.warn(
+    `create answered the path ${path}, which is ${rel === '' ? 'the volumes dir itself' : 'outside the volumes dir'} ${volumesDir}: ` +
+      `a volume belongs at <volumes dir>/<volume id>; dhv check's cleanup never unmounts or removes anything outside its scratch dir`,
+  );
+}
+
+/** Runs cleanups newest first, then forcibly removes the scope's folder; collects what went wrong instead of throwing. */
+async function runCleanups(cleanups: Array<() => unknown>, scope: TeardownScope): Promise<string[]> {
   const problems: string[] = [];
   while (cleanups.length > 0) {
     const fn = cleanups.pop()!;
@@ -248,7 +343,7 @@ async function runCleanups(cleanups: Array<() => unknown>, dir: string): Promise
       if (!(err instanceof PluginError)) problems.push(describeUnexpected(err));
     }
   }
-  problems.push(...(await forceRemove(dir)));
+  problems.push(...(await forceRemove(scope.dir, scope.canonical)));
   return problems;
 }
 

@@ -1,6 +1,7 @@
 import { parseSize } from '@dhv/sdk';
 import { DhvError } from '../errors/dhv-error.js';
 import { EXIT_CODES } from '../errors/exit-codes.js';
+import { parseRecipe, RecipeError } from './explore/recipe.js';
 import type { SuiteSettings } from './types.js';
 
 export const DEFAULT_REPEAT = 5;
@@ -13,7 +14,19 @@ export interface SettingsInput {
   capacityMax?: bigint | number | string;
   /** capacity_min of the larger create that create.larger-capacity asks for. */
   expansionSize?: bigint | number | string;
+  /** Whether the explore area runs (default true; `dhv check --no-explore`). */
+  explore?: boolean;
+  /** How long the explorer generates random sequences, in milliseconds (default 30 s). */
+  exploreBudgetMs?: number;
+  /** The explorer's seed (default: a random one, printed in the report). */
+  seed?: number;
+  /** At most this many random sequences (default: as many as the budget allows). */
+  runs?: number;
+  /** Replay one recipe instead of exploring, like `create db; delete db`. */
+  replay?: string;
 }
+
+export const DEFAULT_EXPLORE_BUDGET_MS = 30_000;
 
 export class InvalidSettingsError extends DhvError {
   readonly code = 'INVALID_SETTINGS';
@@ -60,7 +73,37 @@ export function resolveSettings(input: SettingsInput = {}): SuiteSettings {
     );
   }
   const parameters = input.parameters && Object.keys(input.parameters).length > 0 ? { ...input.parameters } : null;
-  return { repeat, parameters, capacityMin, capacityMax, expansionSize };
+  return { repeat, parameters, capacityMin, capacityMax, expansionSize, explore: exploreSettings(input) };
+}
+
+function exploreSettings(input: SettingsInput): SuiteSettings['explore'] {
+  const budgetMs = input.exploreBudgetMs ?? DEFAULT_EXPLORE_BUDGET_MS;
+  if (!Number.isFinite(budgetMs) || budgetMs <= 0)
+    throw new InvalidSettingsError(`explore-budget must be a positive time, got ${budgetMs} ms`, 'explore-budget');
+  for (const [name, value] of [
+    ['seed', input.seed],
+    ['runs', input.runs],
+  ] as const) {
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < (name === 'runs' ? 1 : 0)))
+      throw new InvalidSettingsError(
+        `${name} must be a whole number${name === 'runs' ? ' of at least 1' : ''}, got ${value}`,
+        name,
+      );
+  }
+  let replay;
+  try {
+    replay = input.replay === undefined ? undefined : parseRecipe(input.replay);
+  } catch (err) {
+    if (err instanceof RecipeError) throw new InvalidSettingsError(`replay: ${err.message}`, 'replay');
+    throw err;
+  }
+  return {
+    enabled: input.explore ?? true,
+    budgetMs,
+    seed: input.seed ?? Math.floor(Math.random() * 2 ** 31),
+    runs: input.runs,
+    replay,
+  };
 }
 
 /** `k=v` pairs from the command line; the first `=` splits, so values may contain `=`. */

@@ -1,7 +1,7 @@
 import { CATALOGUE } from './catalogue/index.js';
 import { runCommands } from './config-file.js';
 import { verdictOf } from './policy.js';
-import { withExtraChecks } from './runner.js';
+import { withExtraChecks, withoutDisabledExplore } from './runner.js';
 import { selectChecks } from './select.js';
 import { ConformanceSession } from './session.js';
 import { resolveSettings, type SettingsInput } from './settings.js';
@@ -55,7 +55,10 @@ const TEST_TIMEOUT_MS = 150_000;
  */
 export function conformanceTests(options: ConformanceTestOptions): void {
   const settings = resolveSettings(options);
-  const checks = selectChecks(withExtraChecks(CATALOGUE, options.checks), options.only, options.skip);
+  const checks = withoutDisabledExplore(
+    selectChecks(withExtraChecks(CATALOGUE, options.checks), options.only, options.skip),
+    settings,
+  );
   const session = new ConformanceSession(options.plugin, settings, options.volumesDir);
   const strict = options.strict ?? false;
   if (options.unavailable !== undefined) {

@@ -1,8 +1,20 @@
+import type { TeardownScope } from '@dhv/sdk/host';
 import type { CreateResult, DeleteResult, PluginRun, RequestInput } from '@dhv/sdk/client';
+import type { Step } from './explore/recipe.js';
 
 /** The parts of PROTOCOL.md a plugin is checked against, in the order they are reported. */
 /** `custom` holds the checks a plugin author adds (runConformance's extraChecks, conformanceTests' checks). */
-export const AREAS = ['discovery', 'environment', 'create', 'delete', 'errors', 'budgets', 'safety', 'custom'] as const;
+export const AREAS = [
+  'discovery',
+  'environment',
+  'create',
+  'delete',
+  'errors',
+  'budgets',
+  'safety',
+  'explore',
+  'custom',
+] as const;
 export type Area = (typeof AREAS)[number];
 
 /**
@@ -49,6 +61,19 @@ export interface SuiteSettings {
   capacityMax: bigint;
   /** The capacity_min of the larger create in create.larger-capacity and create.expands; 0n: twice the first (or 16 MiB more). */
   expansionSize: bigint;
+  /** The explorer's random sequences (the explore area); `enabled: false` leaves the area out. */
+  explore: ExploreSettings & { enabled: boolean };
+}
+
+export interface ExploreSettings {
+  /** How long random sequences are generated and run; shrinking a failure may take up to about as long again. */
+  budgetMs: number;
+  /** The same seed generates the same sequences. */
+  seed: number;
+  /** At most this many random sequences (default: as many as the budget allows). */
+  runs: number | undefined;
+  /** One given sequence instead of random ones (`dhv check --replay`). */
+  replay: Step[] | undefined;
 }
 
 export interface CheckContext {
@@ -59,6 +84,8 @@ export interface CheckContext {
   readonly volumesDir: string;
   /** The directory that holds volumesDir; nothing but the plugin's volumes should appear in it. */
   readonly sandbox: string;
+  /** The sandbox in the kernel's terms, as it was made: a teardown acts only inside it, whatever link the plugin plants. */
+  readonly sandboxScope: TeardownScope;
   /** An empty directory unrelated to the plugin, used as the working directory of every run. */
   readonly workDir: string;
   readonly signal: AbortSignal;
@@ -136,4 +163,10 @@ export interface ConformanceReport {
   ok: boolean;
   /** The run was cancelled (Ctrl-C, SIGTERM, the caller's signal); checks not yet started are skipped. */
   interrupted: boolean;
+  /**
+   * Why the run stopped before judging every check, when a defect made going on pointless
+   * (a plugin whose leftover process holds its output makes every operation wait): the
+   * checks not started are skipped, and the defect is the required failure reported.
+   */
+  stopped?: string;
 }

@@ -23,7 +23,11 @@ export async function findReferencePlugin(
   try {
     packageDir = dirname(createRequire(import.meta.url).resolve(`${packageName}/package.json`));
   } catch {
-    return { missing: packageName, fix: `install it beside @dhv/harness: npm install ${packageName}` };
+    // The reference plugins are not published: they travel inside the one-file install.
+    return {
+      missing: packageName,
+      fix: 'install dhv from the tarball that brings the reference plugins (README, Install: npm run pack in a checkout of dhv, then npm install -g ./dhv-<version>.tgz), or run dhv demo in a checkout after npm ci && npm run build',
+    };
   }
   const path = join(packageDir, file);
   const runnable = await fs.access(path, fs.constants.X_OK).then(

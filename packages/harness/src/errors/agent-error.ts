@@ -7,6 +7,7 @@ import { DhvError } from './dhv-error.js';
 export type AgentErrorCode =
   | 'VOLUME_NAME_EXISTS'
   | 'VOLUME_NOT_FOUND'
+  | 'NODE_NOT_FOUND'
   | 'VOLUME_ID_AMBIGUOUS'
   | 'VOLUME_UPDATE_REFUSED'
   | 'HOST_PATH_MISSING'
@@ -20,7 +21,8 @@ export type AgentErrorCode =
   /** Another dhv process held the agent longer than a waiter waits. */
   | 'AGENT_BUSY'
   | 'REBOOT_FAILED'
-  | 'VOLUMES_DIR_MISSING';
+  | 'VOLUMES_DIR_MISSING'
+  | 'VOLUMES_DIR_WRONG_DISK';
 
 export class AgentError extends DhvError {
   constructor(

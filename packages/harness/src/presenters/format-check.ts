@@ -1,6 +1,13 @@
-import { formatProgressLine } from '../conformance/report/human.js';
+import {
+  COLOR,
+  PLAIN,
+  formatHeader,
+  formatResult,
+  formatSummary,
+  type TextStyle,
+} from '../conformance/report/human.js';
 import type { ProgressEvent } from '../conformance/runner.js';
-import type { Check } from '../conformance/types.js';
+import type { Check, CheckResult, ConformanceReport } from '../conformance/types.js';
 
 /** `dhv check --list --json`: one row a check, in catalogue order. */
 export function checkListRows(catalogue: readonly Check[]) {
@@ -21,15 +28,93 @@ export function checkListText(catalogue: readonly Check[]): string {
   return catalogue.map((c) => `${c.id.padEnd(width)}  ${c.severity.padEnd(11)}  ${c.title}\n`).join('');
 }
 
+/** Where the presenter writes: a stream, and whether it is a terminal. */
+export interface TextSink {
+  write(text: string): unknown;
+  isTTY?: boolean;
+  /** A terminal's width: the status line is cut to it, or erasing it would leave its wrapped rest. */
+  columns?: number;
+}
+
+export interface CheckPresenterOptions {
+  /** Where the results and the summary go (stdout). */
+  out: TextSink;
+  /** Where the status line of a terminal goes (stderr); nothing is drawn unless it is a terminal. */
+  status?: TextSink;
+  /** Colours; `useColor` decides. */
+  style?: TextStyle;
+  /** The width check IDs are padded to, so that consecutive results line up. */
+  idWidth: number;
+  strict: boolean;
+}
+
+const ERASE_LINE = '\r\x1b[2K';
+
 /**
- * What `dhv check` writes to a terminal's stderr for one progress event: the status line
- * replacing the previous one, and after the last check the line erased before the report.
+ * `dhv check` as it runs: the header, then each check's result the moment it finishes
+ * (so a pipe or a CI log sees every line as it is judged), then the summary and the
+ * closing line. On a terminal a status line on stderr says what is running; it is
+ * erased before each result and redrawn after it.
  */
-export function checkProgressText(event: ProgressEvent): string {
-  const line =
-    event.kind === 'start'
-      ? `[${event.index + 1}/${event.total}] ${event.check.id} …`
-      : formatProgressLine(event.result, event.index, event.total);
-  const erase = '\r\x1b[2K';
-  return event.kind === 'done' && event.index + 1 === event.total ? `${erase}${line}${erase}` : `${erase}${line}`;
+export class CheckPresenter {
+  private readonly style: TextStyle;
+  private readonly running = new Set<string>();
+  private finished = 0;
+  private total = 0;
+  private statusShown = false;
+
+  constructor(private readonly options: CheckPresenterOptions) {
+    this.style = options.style ?? PLAIN;
+  }
+
+  header(plugin: string): void {
+    this.options.out.write(`${formatHeader(plugin)}\n\n`);
+  }
+
+  /** The runner's progress events: a start updates the status line, a finished check is printed. */
+  progress(event: ProgressEvent): void {
+    this.total = event.total;
+    if (event.kind === 'start') {
+      this.running.add(event.check.id);
+      this.drawStatus();
+    } else {
+      this.running.delete(event.result.id);
+      this.result(event.result);
+    }
+  }
+
+  /** One finished check (a catalogue check's, or any other result that flows through the report). */
+  result(result: CheckResult): void {
+    this.finished++;
+    this.eraseStatus();
+    const { strict, idWidth } = this.options;
+    this.options.out.write(`${formatResult(result, strict, idWidth, this.style).join('\n')}\n`);
+    this.drawStatus();
+  }
+
+  summary(report: ConformanceReport): void {
+    this.eraseStatus();
+    this.running.clear();
+    this.options.out.write(`\n${formatSummary(report, this.style).join('\n')}\n`);
+  }
+
+  private drawStatus(): void {
+    const status = this.options.status;
+    if (!status?.isTTY || this.running.size === 0) return;
+    const line = `[${this.finished}/${this.total}] running ${[...this.running].join(', ')} …`;
+    const width = (status.columns ?? 80) - 1;
+    status.write(`${ERASE_LINE}${line.length > width ? `${line.slice(0, width - 1)}…` : line}`);
+    this.statusShown = true;
+  }
+
+  private eraseStatus(): void {
+    if (!this.statusShown) return;
+    this.options.status?.write(ERASE_LINE);
+    this.statusShown = false;
+  }
+}
+
+/** Colour only on a terminal, and never when NO_COLOR is set to anything but the empty string (no-color.org). */
+export function useColor(out: TextSink, env: NodeJS.ProcessEnv = process.env): TextStyle {
+  return out.isTTY === true && !env.NO_COLOR ? COLOR : PLAIN;
 }

@@ -3,31 +3,61 @@ import type { Fingerprint } from '../agent/plugins.js';
 import { columns, keyValues } from './columns.js';
 import { printable } from './format-volume.js';
 
-/** `nomad node status -self`, cut to what host volumes touch: the node, its host volumes, and plugin attributes. */
-export function nodeDetail({ node, skippedPlugins }: NodeStatus): string {
-  const parts = [
-    keyValues([
-      ['ID', node.ID],
-      ['Name', node.Name],
-      ['Node Pool', node.NodePool],
-      ['Datacenter', node.Datacenter],
-      ['Status', node.Status],
-    ]),
-    `Host Volumes\n${hostVolumeTable(node.HostVolumes)}`,
-    `Attributes\n${keyValues(Object.entries(node.Attributes))}`,
-  ];
+export interface NodeFormat {
+  /** `-short`: the key = value block only. */
+  short?: boolean;
+  /** `-verbose`: the Host Volumes and Drivers tables, Attributes and Meta. */
+  verbose?: boolean;
+}
+
+/**
+ * `nomad node status -self`: Nomad's key = value block, then (not -short) the node's
+ * host volumes with their IDs (dhv shows them without -verbose too: they are what it is
+ * about) and the plugins the fingerprint skipped; -verbose adds Drivers, Attributes and
+ * Meta as Nomad's does. Nomad's allocation, resource and event sections are left out:
+ * the simulated node runs no workload.
+ */
+export function nodeDetail(
+  { node, skippedPlugins }: NodeStatus,
+  { short = false, verbose = false }: NodeFormat = {},
+): string {
+  const names = Object.keys(node.HostVolumes).sort();
+  const block = keyValues([
+    ['ID', node.ID],
+    ['Name', printable(node.Name)],
+    ['Node Pool', node.NodePool],
+    ['Class', printable(node.NodeClass)],
+    ['DC', printable(node.Datacenter)],
+    ['Drain', String(node.Drain)],
+    ['Eligibility', node.SchedulingEligibility],
+    ['Status', node.Status],
+    ...(verbose ? [] : ([['Host Volumes', names.map(printable).join(',')]] as const)),
+    ...(short ? ([['Drivers', '']] as const) : verbose ? [] : ([['Driver Status', '']] as const)),
+  ]);
+  if (short) return block;
+  const parts = [block, `Host Volumes\n${hostVolumeTable(node.HostVolumes, verbose)}`];
   if (skippedPlugins.length > 0) parts.push(`Skipped Plugins\n${skippedTable(skippedPlugins)}`);
+  if (verbose) {
+    parts.push(`Drivers\n${columns(['Driver', 'Detected', 'Healthy', 'Message', 'Time'], [])}`);
+    parts.push(`Attributes\n${keyValues(sortedEntries(node.Attributes))}`);
+    parts.push(`Meta\n${keyValues(sortedEntries(node.Meta).map(([k, v]) => [printable(k), printable(v)]))}`);
+  }
   return parts.join('\n\n');
 }
 
-function hostVolumeTable(hostVolumes: NodeStatus['node']['HostVolumes']): string {
-  const names = Object.keys(hostVolumes);
+function sortedEntries(map: Record<string, string>): Array<[string, string]> {
+  return Object.entries(map).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+function hostVolumeTable(hostVolumes: NodeStatus['node']['HostVolumes'], verbose: boolean): string {
+  const names = Object.keys(hostVolumes).sort();
   if (names.length === 0) return 'No host volumes';
   return columns(
     ['Name', 'ReadOnly', 'ID', 'Source'],
     names.map((name) => {
       const v = hostVolumes[name]!;
-      return [printable(name), String(v.ReadOnly), v.ID === '' ? '<static>' : v.ID.slice(0, 8), printable(v.Path)];
+      const id = v.ID === '' ? '<static>' : verbose ? v.ID : v.ID.slice(0, 8);
+      return [printable(name), String(v.ReadOnly), id, printable(v.Path)];
     }),
   );
 }

@@ -43,16 +43,43 @@ export const NO_VOLUMES = 'No dynamic host volumes';
  * `nomad volume status -type host`: the header, then the volumes sorted by ID, IDs cut to
  * 8 characters unless verbose. With none, the header alone: the caller says NO_VOLUMES on stderr.
  */
-export function volumeList(volumes: readonly HostVolume[], { verbose = false }: VolumeFormat = {}): string {
+export function volumeList(volumes: readonly HostVolume[], format: VolumeFormat = {}): string {
   if (volumes.length === 0) return 'Dynamic Host Volumes';
+  return `Dynamic Host Volumes\n${volumeTable(volumes, format)}`;
+}
+
+/** The table of `nomad volume status`, sorted by ID, IDs cut to 8 characters unless verbose. */
+export function volumeTable(volumes: readonly HostVolume[], { verbose = false }: VolumeFormat = {}): string {
   const id = (value: string) => (verbose ? value : short(value));
   const sorted = [...volumes].sort((a, b) => (a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0));
-  return `Dynamic Host Volumes\n${columns(
+  return columns(
     ['ID', 'Name', 'Namespace', 'Plugin ID', 'Node ID', 'Node Pool', 'State'],
     sorted.map((v) =>
       [id(v.ID), v.Name, v.Namespace, v.PluginID || '<none>', id(v.NodeID), v.NodePool, v.State].map(printable),
     ),
-  )}`;
+  );
+}
+
+/**
+ * Nomad's answer to a prefix that matches several volumes: its line, a blank line and
+ * the table of the matches (`status` says "host volumes"; create, register and delete say "volumes").
+ */
+export function ambiguousPrefixText(
+  volumes: readonly HostVolume[],
+  { command, verbose = false }: { command: 'status' | 'create' | 'register' | 'delete'; verbose?: boolean },
+): string {
+  const what = command === 'status' ? 'host volumes' : 'volumes';
+  return `Prefix matched multiple ${what}\n\n${volumeTable(volumes, { verbose })}`;
+}
+
+/**
+ * The servers' warnings on a create or register, as Nomad's CLI prints them on stdout
+ * before the result: `Volume Warnings:`, one per line, a blank line; bold yellow on a terminal.
+ */
+export function volumeWarningsText(warnings: readonly string[], { color = false } = {}): string {
+  if (warnings.length === 0) return '';
+  const text = `Volume Warnings:\n${warnings.map(printable).join('\n')}`;
+  return `${color ? `\x1b[1m\x1b[33m${text}\x1b[0m` : text}\n\n`;
 }
 
 export function short(id: string): string {
@@ -61,11 +88,13 @@ export function short(id: string): string {
 
 /**
  * A value from a user's spec, made safe for a terminal and for a table: control
- * characters (newline, CR, escape, ...) are shown as Go escapes (`\n`, `\x1b`), so a name
- * cannot forge a row or recolour the screen. Nomad prints them raw.
+ * characters (newline, CR, escape, ...) and format characters (the bidi overrides such as
+ * U+202E, which would show the rest of a line reversed, zero-width ones) are shown as Go
+ * escapes (`\n`, `\x1b`, `\u202e`), so a name cannot forge a row, hide its own text or
+ * recolour the screen. Nomad prints them raw.
  */
 export function printable(value: string): string {
-  return value.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
+  return value.replace(/[\p{Cc}\p{Cf}\u2028\u2029]/gu, (c) => {
     const named: Record<string, string> = {
       '\n': '\\n',
       '\r': '\\r',
@@ -75,10 +104,20 @@ export function printable(value: string): string {
       '\v': '\\v',
       '\x07': '\\a',
     };
-    const code = c.charCodeAt(0);
+    const code = c.codePointAt(0)!;
+    const hex = code.toString(16);
     return (
       named[c] ??
-      (code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`)
+      (code < 0x100
+        ? `\\x${hex.padStart(2, '0')}`
+        : code < 0x10000
+          ? `\\u${hex.padStart(4, '0')}`
+          : `\\U${hex.padStart(8, '0')}`)
     );
   });
+}
+
+/** Colour on a terminal unless NO_COLOR is set (https://no-color.org), as Nomad's CLI colours only a terminal. */
+export function colorOn(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean {
+  return stream.isTTY === true && (env.NO_COLOR ?? '') === '';
 }

@@ -1,3 +1,5 @@
+import { encodeJson } from '@dhv/sdk';
+
 /**
  * The part of Go's text/template that `nomad volume status -t` users write: text,
  * `{{.Field.Sub}}` and `{{.}}`, string constants (`{{"\\n"}}`), `{{range .F}} ... {{end}}`,
@@ -21,6 +23,11 @@ type Node =
 
 const SUPPORTED =
   'dhv understands {{.Field}}, {{"text"}}, {{range .Field}}...{{end}}, {{if .Field}}...{{else}}...{{end}} and comments';
+
+/** What a template sees: what `--json` prints (bigints as numbers), as Nomad's sees its API structs. */
+export function templateData(value: unknown): unknown {
+  return JSON.parse(encodeJson(value));
+}
 
 /** Renders `template` against `data` (values as `--json` would print them), or throws a TemplateError. */
 export function renderGoTemplate(template: string, data: unknown): string {

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -40,20 +41,52 @@ describe("volume specs, read as Nomad's CLI and servers read them", () => {
     expect(problems({ type: 'host', name: 'a', plugin_id: 'mkdir', capacity_max: '1GB' })).toEqual([]);
   });
 
-  it('refuses sizes of 2^63 bytes and more', () => {
+  it('refuses sizes Nomad wraps to negative (2^63 bytes and more), saying what Nomad makes of them in exact integers', () => {
     expect(
-      problems({ type: 'host', name: 'a', plugin_id: 'mkdir', capacity_min: '8EiB', capacity_max: '8EiB' })[0],
-    ).toMatch(/^invalid capacity_min: .*too large/);
+      problems({ type: 'host', name: 'a', plugin_id: 'mkdir', capacity_min: '8EiB', capacity_max: '8EiB' }),
+    ).toEqual([
+      expect.stringMatching(/^capacity_min is -9223372036854775808 to Nomad: .*dhv refuses it/),
+      expect.stringMatching(/^capacity_max is -9223372036854775808 to Nomad: /),
+    ]);
+    // The largest int64 itself, written out: go-humanize reads it through a float64, so it is 2^63 and wraps.
+    expect(
+      problems({ type: 'host', name: 'a', capacity_min: '9223372036854775807', capacity_max: '9223372036854775807' }),
+    ).toEqual([
+      expect.stringMatching(/^capacity_min is -9223372036854775808 to Nomad: .*give at most 9223372036854774784 bytes/),
+      expect.stringMatching(/^capacity_max is -9223372036854775808 to Nomad: /),
+    ]);
+    // The largest size that survives the float64 is taken, exactly.
+    const largest = validateVolumeSpec(
+      { type: 'host', name: 'a', capacity_min: '9223372036854774784', capacity_max: '9223372036854774784' },
+      'create',
+    );
+    expect(largest.capacityMaxBytes).toBe(9223372036854774784n);
+    // Past 2^64 go-humanize refuses it, echoing the input exactly.
+    expect(problems({ type: 'host', name: 'a', capacity_max: '18446744073709551617' })).toEqual([
+      'Error decoding the volume definition: invalid capacity_max: could not parse value as bytes: too large: 18446744073709551617',
+    ]);
+  });
+
+  it('warns of a size past 2^53 that Nomad rounds', () => {
+    const spec = validateVolumeSpec(
+      { type: 'host', name: 'a', capacity_min: '9007199254740993', capacity_max: '9007199254740993' },
+      'create',
+    );
+    expect(spec.capacityMinBytes).toBe(9007199254740992n);
+    expect(spec.warnings).toContainEqual(
+      expect.stringMatching(/^capacity_min "9007199254740993" is 9007199254740992 to Nomad/),
+    );
   });
 
   it("reports every bad field at once, in the words of Nomad's servers", () => {
-    expect(
-      problems({ type: 'host', id: 'nope', capacity_min: '2GB', capacity_max: '1GB', parameters: { a: { b: 1 } } }),
-    ).toEqual([
+    expect(problems({ type: 'host', id: 'nope', capacity_min: '2GB', capacity_max: '1GB' })).toEqual([
       'invalid ID "nope"',
       'missing name',
       'capacity_max (1000000000) must be larger than capacity_min (2000000000)',
-      "'parameters[a]' expected type 'string', got unconvertible type 'map[string]interface {}'",
+    ]);
+    // A nested map in parameters stops Nomad's CLI before any server sees the spec.
+    expect(problems({ type: 'host', name: 'a', parameters: { a: { b: 1 } } })).toEqual([
+      "Error decoding the volume definition: decoding failed due to the following error(s):\n\n'Parameters[0][a]' expected type 'string', got unconvertible type '[]map[string]interface {}'",
     ]);
     expect(() => validateVolumeSpec({ type: 'host', capacity_min: '1' }, 'create', 'v.hcl')).toThrow(
       /^2 errors occurred:\n\t\* missing name\n\t\* capacity_max \(0\) must be larger than capacity_min \(1\)\nFix the volume specification v\.hcl/,
@@ -88,7 +121,7 @@ describe("volume specs, read as Nomad's CLI and servers read them", () => {
     const spec = validateVolumeSpec({ type: 'HOST', name: 'a' }, 'create');
     expect(spec.pluginId).toBe('default');
     expect(problems({ type: 'csi', name: 'a' })).toEqual([expect.stringMatching(/^unknown volume type: csi/)]);
-    expect(problems({ name: 'a' })).toEqual(['unknown volume type: ']);
+    expect(problems({ name: 'a' })).toEqual(['Error unknown volume type: ']);
     expect(
       validateVolumeSpec({ type: 'host', name: 'a', id: '1e1d4540-14f9-2515-8502-24d46291717d' }, 'create').pluginId,
     ).toBe('');
@@ -112,7 +145,7 @@ describe("volume specs, read as Nomad's CLI and servers read them", () => {
       ],
       constraint: [
         { distinct_hosts: true },
-        { distinct_property: '${node.rack}' },
+        { distinct_property: '${meta.rack}' },
         { attribute: '${attr.kernel.name}' },
         { attribute: '${attr.x}', operator: 'near', value: '1' },
       ],
@@ -165,9 +198,11 @@ describe("volume specs, read as Nomad's CLI and servers read them", () => {
   });
 
   it('names the file and the parser problem for a spec that is not HCL', async () => {
-    await expect(fromStdin('name = ')).rejects.toMatchObject({
+    await expect(fromStdin('name = "a"\n}\n')).rejects.toMatchObject({
       code: 'SPEC_INVALID',
-      message: expect.stringMatching(/<stdin> is not valid HCL/),
+      message: expect.stringMatching(
+        /^Error parsing the volume type: parse error: At 2:1: expected: IDENT \| STRING \| ASSIGN \| LBRACE got: RBRACE\nFix the volume specification <stdin>/,
+      ),
     });
   });
 });
@@ -188,6 +223,13 @@ describe('bad input gets a short, clear error', () => {
     expect((err as Error).message).toMatch(/is 52428800 bytes: dhv reads at most 262144 bytes/);
   });
 
+  it('refuses a FIFO as the spec at once instead of waiting for a writer', async () => {
+    dir = await mkdtemp(join(tmpdir(), 'dhv-spec-'));
+    const fifo = join(dir, 'spec.hcl');
+    execFileSync('mkfifo', [fifo]);
+    await expect(readVolumeSpec(fifo, 'create')).rejects.toThrow(/not a regular file/);
+  });
+
   it('refuses a 1 MB spec on stdin by its size too', async () => {
     const err = await readVolumeSpec(
       '-',
@@ -206,7 +248,8 @@ describe('bad input gets a short, clear error', () => {
     );
     const garbage = Array.from({ length: 200_000 }, (_, i) => '!@$%^&*;:<>?'[i % 12]).join('');
     const bad = await fromStdin(garbage).catch((e: unknown) => e as Error);
-    expect((bad as Error).message).toMatch(/^<stdin> is not valid HCL: /);
+    expect((bad as Error).message).toMatch(/^Error parsing the volume type: parse error: At 1:1: /);
+    expect((bad as Error).message).toMatch(/Fix the volume specification <stdin>/);
     expect((bad as Error).message.length).toBeLessThan(1000);
   });
 
@@ -270,5 +313,18 @@ describe("numbers as Nomad's HCL reader sees them", () => {
     expect(spec.name).toBe('n0755\n0755\n');
     expect(spec.parameters).toEqual({ x: 'a 0755' });
     expect(spec.warnings?.filter((w) => w.includes('unquoted'))).toEqual([]);
+  });
+});
+
+describe('warnings for what Nomad ignores', () => {
+  it('names the nearest known key for a misspelt one, and ignores the key as Nomad does', async () => {
+    const spec = await fromStdin('type = "host"\nname = "k"\nplugin = "mkdir"\ncapacity_mn = "1GiB"\ncolour = "red"\n');
+    expect(spec.pluginId).toBe('default');
+    expect(spec.capacityMinBytes).toBe(0n);
+    expect(spec.warnings).toEqual([
+      'unknown key "plugin" is ignored, as Nomad ignores it (did you mean plugin_id?)',
+      'unknown key "capacity_mn" is ignored, as Nomad ignores it (did you mean capacity_min?)',
+      'unknown key "colour" is ignored, as Nomad ignores it',
+    ]);
   });
 });

@@ -1,16 +1,13 @@
-import { isUuid, parseSize } from '@dhv/sdk';
+import { encodeJson } from '@dhv/sdk';
 import { goMarshalStringMap } from '@dhv/sdk/client';
 import { AgentError } from '../errors/agent-error.js';
-import { blocks, isBody, parseDocumentWithNotes, readSource } from '../config/read-document.js';
-import { goString } from './weak-decode.js';
+import { MAX_DOCUMENT_DEPTH, nestingDepth, readSource } from '../config/read-document.js';
+import { decodeVolumeSpecAsNomad, SpecRefused, type ApiHostVolume } from './decode-host-volume.js';
+import { ACCESS_MODES, ATTACHMENT_MODES } from './validate-host-volume.js';
+import { validateHostVolume } from './validate-host-volume.js';
+import { specWarnings } from './spec-warnings.js';
 
-export const ACCESS_MODES = [
-  'single-node-reader-only',
-  'single-node-writer',
-  'single-node-single-writer',
-  'single-node-multi-writer',
-] as const;
-export const ATTACHMENT_MODES = ['file-system', 'block-device'] as const;
+export { ACCESS_MODES, ATTACHMENT_MODES };
 export type AccessMode = (typeof ACCESS_MODES)[number];
 export type AttachmentMode = (typeof ATTACHMENT_MODES)[number];
 
@@ -72,102 +69,90 @@ export async function readVolumeSpec(
   purpose: SpecPurpose,
   stdin?: NodeJS.ReadableStream,
 ): Promise<VolumeSpec> {
-  let parsed: { doc: Record<string, unknown>; notes: string[] };
+  let text: string;
   try {
-    parsed = await parseDocumentWithNotes(await readSource(file, stdin), file);
+    text = await readSource(file, stdin);
   } catch (err) {
     throw new AgentError('SPEC_INVALID', (err as Error).message, { file, problems: [(err as Error).message] });
   }
-  const spec = validateVolumeSpec(parsed.doc, purpose, file);
-  return { ...spec, warnings: [...parsed.notes, ...(spec.warnings ?? [])] };
+  return volumeSpecFromText(text, purpose, file);
 }
 
 /**
- * Decodes a spec as Nomad's CLI does (values weakly typed: `uid = 1000` is `"1000"`, `true`
- * is `"1"`; `type` in any case; unknown keys ignored) and checks it as Nomad's servers do
- * (HostVolume.Validate), reporting every problem at once in Nomad's words.
+ * Decodes a spec exactly as `nomad volume create` does (HCL 1 or its JSON reader,
+ * mapstructure's weak typing: `uid = 1000` is `"1000"`, `true` is `"1"`) and checks it as
+ * Nomad's servers do (HostVolume.Validate), every problem at once in Nomad's words.
+ * Warnings (an unquoted `0755` read as 493, a misspelt key Nomad ignores) are kept on
+ * success and shown with the error on failure.
  */
-export function validateVolumeSpec(doc: Record<string, unknown>, purpose: SpecPurpose, file = '<spec>'): VolumeSpec {
-  const problems: string[] = [];
-  const str = (key: string, fallback = ''): string => {
-    const value = doc[key];
-    if (value === undefined || value === null) return fallback;
-    const decoded = goString(value);
-    if (!decoded.ok) {
-      problems.push(`'${key}' ${decoded.error}`);
-      return fallback;
-    }
-    return decoded.value;
-  };
-  const size = (key: string): bigint => {
-    const value = doc[key];
-    if (value === undefined || value === null || value === '') return 0n;
-    if (typeof value !== 'string' && typeof value !== 'number') {
-      problems.push(`invalid ${key}: must be a size like "50MB" or "100GiB"`);
-      return 0n;
-    }
-    try {
-      return parseSize(String(value));
-    } catch (err) {
-      problems.push(`invalid ${key}: ${(err as Error).message}`);
-      return 0n;
-    }
-  };
-
-  const type = str('type');
-  if (type.toLowerCase() !== 'host') {
-    problems.push(
-      type.toLowerCase() === 'csi'
-        ? 'unknown volume type: csi (dhv simulates dynamic host volumes: set type = "host")'
-        : `unknown volume type: ${type}`,
-    );
+export function volumeSpecFromText(text: string, purpose: SpecPurpose, file = '<spec>'): VolumeSpec {
+  const shown = file === '-' ? '<stdin>' : file;
+  const depth = nestingDepth(text, text.trimStart().startsWith('{'));
+  if (depth > MAX_DOCUMENT_DEPTH) {
+    const message = `${shown} is nested more than ${MAX_DOCUMENT_DEPTH} levels deep: dhv refuses it before parsing\nA volume spec needs three levels at most.`;
+    throw new AgentError('SPEC_INVALID', message, { file, problems: [message] });
   }
-  const id = str('id');
-  if (id !== '' && !isUuid(id)) problems.push(`invalid ID ${JSON.stringify(id)}`);
-  const name = str('name');
-  if (name === '') problems.push('missing name');
-  const namespace = str('namespace', 'default') || 'default';
-  const pluginId = str('plugin_id') || (id === '' && purpose === 'create' ? DEFAULT_PLUGIN_ID : '');
-  const hostPath = str('host_path');
-  if (purpose === 'register' && hostPath === '')
+  const warnings = specWarnings(text);
+  const fail = (problems: string[], hint: string): never => {
+    const shownWarnings = warnings.map((w) => `\nWarning: ${w}`).join('');
+    throw new AgentError('SPEC_INVALID', `${goMultiError(problems)}\n${hint}${shownWarnings}`, {
+      file,
+      problems,
+      warnings,
+    });
+  };
+  let vol: ApiHostVolume;
+  try {
+    vol = decodeVolumeSpecAsNomad(text);
+  } catch (err) {
+    if (!(err instanceof SpecRefused)) throw err;
+    if (err.stage === 'csi')
+      fail(
+        ['unknown volume type: csi (dhv simulates dynamic host volumes: set type = "host")'],
+        `Fix the volume specification ${shown}.`,
+      );
+    fail([err.message], `Fix the volume specification ${shown}: nomad volume create stops here too.`);
+    throw err;
+  }
+  const problems = validateHostVolume(vol);
+  problems.push(...negativeCapacities(vol));
+  if (purpose === 'register' && vol.HostPath === '')
     problems.push('missing host_path: a registered volume must say where it already lives');
-  if (purpose === 'register' && hostPath !== '' && !hostPath.startsWith('/'))
-    problems.push(`host_path must be an absolute path, got ${JSON.stringify(hostPath)}`);
-  const capacityMinBytes = size('capacity_min');
-  const capacityMaxBytes = size('capacity_max');
-  if (capacityMaxBytes < capacityMinBytes) {
-    problems.push(`capacity_max (${capacityMaxBytes}) must be larger than capacity_min (${capacityMinBytes})`);
-  }
-  const capacityBytes = size('capacity');
-  const parameters = readParameters(doc.parameters, problems);
-
+  if (purpose === 'register' && vol.HostPath !== '' && !vol.HostPath.startsWith('/'))
+    problems.push(`host_path must be an absolute path, got ${JSON.stringify(vol.HostPath)}`);
   const spec: VolumeSpec = {
     type: 'host',
-    id,
-    name,
-    namespace,
-    pluginId,
-    nodeId: str('node_id'),
-    nodePool: str('node_pool'),
-    capacityMinBytes,
-    capacityMaxBytes,
-    capacityBytes,
-    hostPath,
-    parameters,
-    capabilities: readCapabilities(doc.capability, problems),
-    constraints: readConstraints(doc.constraint, problems),
-    warnings: nameWarnings(name),
+    id: vol.ID,
+    name: vol.Name,
+    namespace: vol.Namespace || 'default',
+    pluginId: vol.PluginID || (vol.ID === '' && purpose === 'create' ? DEFAULT_PLUGIN_ID : ''),
+    nodeId: vol.NodeID,
+    nodePool: vol.NodePool,
+    capacityMinBytes: vol.RequestedCapacityMinBytes,
+    capacityMaxBytes: vol.RequestedCapacityMaxBytes,
+    capacityBytes: vol.CapacityBytes,
+    hostPath: vol.HostPath,
+    // The volume reaches the servers as JSON with `Parameters` omitted when empty: `{}` arrives as none.
+    parameters: vol.Parameters && Object.keys(vol.Parameters).length > 0 ? vol.Parameters : null,
+    // Nomad's servers give a volume without capability blocks one single-node-writer file-system capability.
+    capabilities:
+      vol.RequestedCapabilities && vol.RequestedCapabilities.length > 0
+        ? vol.RequestedCapabilities.map((c) => ({
+            accessMode: c.AccessMode as AccessMode,
+            attachmentMode: c.AttachmentMode as AttachmentMode,
+          }))
+        : [{ accessMode: 'single-node-writer', attachmentMode: 'file-system' }],
+    constraints: (vol.Constraints ?? []).map((c) => ({ attribute: c.LTarget, operator: c.Operand, value: c.RTarget })),
+    warnings: [...warnings, ...nameWarnings(vol.Name)],
   };
   problems.push(...environmentLimits(spec));
-  if (problems.length > 0) {
-    const shown = file === '-' ? '<stdin>' : file;
-    throw new AgentError(
-      'SPEC_INVALID',
-      `${goMultiError(problems)}\nFix the volume specification ${shown}; every problem is listed above.`,
-      { file, problems },
-    );
-  }
+  if (problems.length > 0) fail(problems, `Fix the volume specification ${shown}; every problem is listed above.`);
   return spec;
+}
+
+/** volumeSpecFromText for a spec given as a plain object (tests, programs): read as the JSON document it is. */
+export function validateVolumeSpec(doc: Record<string, unknown>, purpose: SpecPurpose, file = '<spec>'): VolumeSpec {
+  return volumeSpecFromText(encodeJson(doc), purpose, file);
 }
 
 /** How Nomad prints its servers' validation errors: one alone, several as go-multierror does. */
@@ -177,146 +162,22 @@ export function goMultiError(problems: readonly string[]): string {
 }
 
 /**
- * `parameters { k = "v" }` (a block, so a list of bodies in HCL, merged) or
- * `parameters = { ... }`; values decoded weakly, as mapstructure does for Nomad's CLI.
+ * go-humanize reads a size through a float64 and Nomad keeps it in an int64, so 8 EiB
+ * and more (and `9223372036854775807` itself, which is 2^63 as a float64) wrap to a
+ * negative size that a real agent passes to the plugin. dhv refuses it (docs/nomad-differences.md).
  */
-function readParameters(value: unknown, problems: string[]): Record<string, string> | null {
-  const list = blocks(value);
-  if (list.length === 0) return null;
-  const out: Record<string, string> = {};
-  for (const body of list) {
-    if (!isBody(body)) {
-      problems.push(`'parameters' expected a map, got ${Array.isArray(body) ? 'a list' : typeof body}`);
-      continue;
-    }
-    for (const [k, v] of Object.entries(body)) {
-      const decoded = goString(v);
-      if (decoded.ok) out[k] = decoded.value;
-      else problems.push(`'parameters[${k}]' ${decoded.error}`);
-    }
-  }
-  return out;
-}
-
-function readCapabilities(value: unknown, problems: string[]): Capability[] {
-  const list = blocks(value);
-  // Nomad's servers give a volume without capability blocks one single-node-writer file-system capability.
-  if (list.length === 0) return [{ accessMode: 'single-node-writer', attachmentMode: 'file-system' }];
-  const out: Capability[] = [];
-  for (const body of list) {
-    const b = isBody(body) ? body : {};
-    const access = goString(b.access_mode ?? '');
-    const attachment = goString(b.attachment_mode ?? '');
-    const accessMode = access.ok ? access.value : '';
-    const attachmentMode = attachment.ok ? attachment.value : '';
-    // HostVolumeCapability.Validate: the attachment mode is checked first, and only the first problem is told.
-    if (!ATTACHMENT_MODES.includes(attachmentMode as AttachmentMode))
-      problems.push(`invalid attachment mode: ${JSON.stringify(attachmentMode)}`);
-    else if (!ACCESS_MODES.includes(accessMode as AccessMode))
-      problems.push(`invalid access mode: ${JSON.stringify(accessMode)}`);
-    else out.push({ accessMode: accessMode as AccessMode, attachmentMode: attachmentMode as AttachmentMode });
-  }
-  return out;
-}
-
-/** The shorthand keys Nomad's CLI turns into an operator with the key's value as RTarget. */
-const SHORTHAND_OPERATORS = ['version', 'semver', 'regexp', 'set_contains'] as const;
-
-function readConstraints(value: unknown, problems: string[]): Constraint[] {
-  const out: Constraint[] = [];
-  for (const body of blocks(value)) {
-    const b = isBody(body) ? body : {};
-    const field = (key: string) => {
-      const decoded = goString(b[key] ?? '');
-      return decoded.ok ? decoded.value : '';
-    };
-    let attribute = field('attribute');
-    let operator = field('operator');
-    let target = field('value');
-    for (const key of SHORTHAND_OPERATORS) {
-      if (b[key] !== undefined) {
-        operator = key;
-        target = field(key);
-      }
-    }
-    if (b.distinct_hosts !== undefined) {
-      const enabled = field('distinct_hosts');
-      if (!['true', '1', 't', 'T', 'TRUE', 'True'].includes(enabled)) {
-        if (!['false', '0', 'f', 'F', 'FALSE', 'False'].includes(enabled))
-          problems.push(
-            `invalid constraint: distinct_hosts should be set to true or false; strconv.ParseBool: parsing ${JSON.stringify(enabled)}: invalid syntax`,
-          );
-        continue;
-      }
-      operator = 'distinct_hosts';
-      target = 'true';
-    }
-    if (b.distinct_property !== undefined) {
-      operator = 'distinct_property';
-      attribute = field('distinct_property');
-    }
-    if (operator === '') operator = '=';
-    const constraint = { attribute, operator, value: target };
-    const invalid = constraintProblems(constraint);
-    if (invalid.length > 0) problems.push(`invalid constraint: ${goMultiErrorFull(invalid)}`);
-    if (operator === 'distinct_hosts' || operator === 'distinct_property') {
-      problems.push(`invalid constraint ${operator}: host volumes of the same name are always on distinct hosts`);
-    }
-    if (invalid.length === 0) out.push(constraint);
-  }
-  return out;
-}
-
-/** Nomad's Constraint.Validate, in its words. */
-function constraintProblems({ attribute, operator, value }: Constraint): string[] {
-  const problems: string[] = [];
-  let needsAttribute = true;
-  switch (operator) {
-    case 'distinct_hosts':
-      needsAttribute = false;
-      break;
-    case 'set_contains':
-    case 'set_contains_all':
-    case 'set_contains_any':
-      if (value === '') problems.push('Set contains constraint requires an RTarget');
-      break;
-    case 'regexp':
-      try {
-        new RegExp(value);
-      } catch (err) {
-        problems.push(`Regular expression failed to compile: ${(err as Error).message}`);
-      }
-      break;
-    case 'version':
-    case 'semver':
-    case 'distinct_property':
-      break;
-    case 'is_set':
-    case 'is_not_set':
-      if (value !== '') problems.push(`Operator ${JSON.stringify(operator)} does not support an RTarget`);
-      break;
-    case '=':
-    case '==':
-    case 'is':
-    case '!=':
-    case 'not':
-    case '<':
-    case '<=':
-    case '>':
-    case '>=':
-      if (value === '') problems.push(`Operator ${JSON.stringify(operator)} requires an RTarget`);
-      break;
-    default:
-      problems.push(`Unknown constraint type ${JSON.stringify(operator)}`);
-  }
-  if (needsAttribute && attribute === '') problems.push('No LTarget provided but is required by constraint');
-  return problems;
-}
-
-/** go-multierror's own format, used where Nomad prints a multierror without flattening it. */
-function goMultiErrorFull(problems: readonly string[]): string {
-  const head = problems.length === 1 ? '1 error occurred:' : `${problems.length} errors occurred:`;
-  return `${head}\n${problems.map((p) => `\t* ${p}`).join('\n')}\n\n`;
+function negativeCapacities(vol: ApiHostVolume): string[] {
+  const fields = [
+    ['capacity_min', vol.RequestedCapacityMinBytes],
+    ['capacity_max', vol.RequestedCapacityMaxBytes],
+    ['capacity', vol.CapacityBytes],
+  ] as const;
+  return fields
+    .filter(([, bytes]) => bytes < 0n)
+    .map(
+      ([key, bytes]) =>
+        `${key} is ${bytes} to Nomad: its size reader goes through a float64 into an int64, which wraps sizes of 2^63 bytes (8 EiB) and more to negative numbers, and a real agent passes them to the plugin; dhv refuses it: give at most 9223372036854774784 bytes (8 EiB less 1 KiB)`,
+    );
 }
 
 /** Fields that reach a plugin's environment must each fit in one environment string. */

@@ -5,6 +5,7 @@ import { AGENT_TIMEOUT_MS } from '../protocol/operations.js';
 import { execPlugin } from './exec-plugin.js';
 import { PluginError } from './errors.js';
 import { manyStartedAtOnceHint } from './machine-load.js';
+import { writableByOthers } from './plugin-trust.js';
 
 /** Nomad's built-in plugin ID; a file of that name in the plugin directory is run, but never used. */
 export const BUILTIN_MKDIR_ID = 'mkdir';
@@ -47,6 +48,8 @@ export interface Discovery {
   skipped: SkippedPlugin[];
   /** Lines a real agent logs about the plugin dir itself. */
   logs: AgentLogLine[];
+  /** What dhv says that a real agent would not: the plugin dir or a plugin writable by another user. */
+  warnings?: string[];
   /**
    * Set when a real agent's discovery panics on what a plugin printed (its fingerprint has
    * no version): the agent process dies and publishes nothing. dhv skips that plugin instead.
@@ -104,6 +107,8 @@ export async function discoverPlugins(pluginDir: string, options: DiscoverOption
     skipped: outcomes.filter((o): o is SkippedPlugin => 'reason' in o),
     logs,
   };
+  const warnings = await writableByOthers([pluginDir, ...candidates.map((name) => join(pluginDir, name))]);
+  if (warnings.length > 0) discovery.warnings = warnings;
   const crasher = discovery.skipped.find((s) => s.error?.nomadPanic !== undefined);
   if (crasher) discovery.nomadCrash = { pluginId: crasher.id, panic: crasher.error!.nomadPanic! };
   return discovery;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatSize, parseSize, SizeError, INT64_MAX } from './humanize.js';
+import { formatSize, parseSize, parseByteSize, SizeError, INT64_MAX, goParseBytes } from './humanize.js';
 import { loadVectors } from '../__fixtures__/vectors.js';
 
 interface ParseCase {
@@ -49,5 +49,35 @@ describe('formatSize prints capacities as `nomad volume status` does (vectors: f
 
   it('takes numbers as well as bigints', () => {
     expect(formatSize(49283072)).toBe('47 MiB');
+  });
+});
+
+describe('sizes at the int64 edge', () => {
+  it('parseByteSize (command-line sizes the agent passes on) takes the largest int64 exactly and refuses one more', () => {
+    expect(parseByteSize('9223372036854775807')).toBe(9223372036854775807n);
+    expect(() => parseByteSize('9223372036854775808')).toThrow(
+      /^invalid size "9223372036854775808": too large: the largest is 9223372036854775807 bytes$/,
+    );
+    expect(parseByteSize('1GiB')).toBe(2n ** 30n);
+  });
+
+  it('parseSize says what go-humanize made of a size too large, in exact integers', () => {
+    expect(() => parseSize('9223372036854775807')).toThrow(
+      /makes it 9223372036854775808 bytes, past the largest int64/,
+    );
+    expect(() => parseSize('18446744073709551617')).toThrow(
+      /^invalid size "18446744073709551617": too large: .*more than 2\^64/,
+    );
+  });
+});
+
+describe("goParseBytes: go-humanize's ParseBytes, its words and its float64", () => {
+  it('reads through a float64 and says what go-humanize says', () => {
+    expect(goParseBytes('9223372036854775807')).toBe(2n ** 63n);
+    expect(goParseBytes('1.5')).toBe(1n);
+    expect(goParseBytes('2,048 KiB')).toBe(2097152n);
+    expect(() => goParseBytes('2e9')).toThrow(/^unhandled size name: e9$/);
+    expect(() => goParseBytes(' 1GiB')).toThrow(/^strconv\.ParseFloat: parsing "": invalid syntax$/);
+    expect(() => goParseBytes('18446744073709551617')).toThrow(/^too large: 18446744073709551617$/);
   });
 });

@@ -73,13 +73,30 @@ export function parseSize(input: string): bigint {
     );
   }
   const value = Number(digits) * multiplier;
-  if (value >= 2 ** 64 || BigInt(Math.trunc(value)) > INT64_MAX) {
+  // 2^63 is the first float64 past INT64_MAX: anything read as that or more does not fit.
+  if (value >= 2 ** 63) {
+    const read = value >= 2 ** 64 ? 'more than 2^64' : BigInt(Math.trunc(value)).toString();
     throw new SizeError(
-      `invalid size ${JSON.stringify(input)}: too large (the largest size is 8 EiB less one byte)`,
+      `invalid size ${JSON.stringify(input)}: too large: Nomad's size reader (go-humanize, through a float64) makes it ${read} bytes, past the largest int64 (${INT64_MAX}), and wraps it to a negative size`,
       input,
     );
   }
   return BigInt(Math.trunc(value));
+}
+
+/**
+ * A size given to dhv on a command line for what the agent passes a plugin (an int64 in
+ * Nomad, never read through go-humanize there): a whole number of bytes is taken
+ * exactly, up to the largest int64; anything else as parseSize reads it.
+ */
+export function parseByteSize(input: string): bigint {
+  if (/^[0-9]+$/.test(input)) {
+    const exact = BigInt(input);
+    if (exact > INT64_MAX)
+      throw new SizeError(`invalid size ${JSON.stringify(input)}: too large: the largest is ${INT64_MAX} bytes`, input);
+    return exact;
+  }
+  return parseSize(input);
 }
 
 const BINARY_UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB'];
@@ -100,4 +117,29 @@ function roundHalfEven(value: number): string {
   const diff = value - floor;
   if (diff > 0.5 || (diff === 0.5 && floor % 2 === 1)) return String(floor + 1);
   return String(floor);
+}
+
+const HUMANIZE_UNITS: Record<string, number> = { ...UNITS };
+
+/**
+ * go-humanize's ParseBytes, error texts included, as Nomad's CLI reads a spec's
+ * capacities: the number is read as a float64 (`1.5` is 1, a 20-digit size is rounded)
+ * and the result is a uint64, which Nomad then converts to int64.
+ */
+export function goParseBytes(input: string): bigint {
+  let end = 0;
+  let digits = '';
+  for (const ch of input) {
+    if (!(/\p{Nd}/u.test(ch) || ch === '.' || ch === ',')) break;
+    end += ch.length;
+    if (ch !== ',') digits += ch;
+  }
+  if (!/^([0-9]+\.?[0-9]*|\.[0-9]+)$/.test(digits))
+    throw new SizeError(`strconv.ParseFloat: parsing ${JSON.stringify(digits)}: invalid syntax`, input);
+  const unit = input.slice(end).trim().toLowerCase();
+  const multiplier = HUMANIZE_UNITS[unit];
+  if (multiplier === undefined) throw new SizeError(`unhandled size name: ${unit}`, input);
+  const value = Number(digits) * multiplier;
+  if (value >= 2 ** 64) throw new SizeError(`too large: ${input}`, input);
+  return BigInt(Math.trunc(value));
 }

@@ -28,6 +28,7 @@ export {
   loopDevicesBackedBy,
   type LoopDevice,
 } from './loop-devices.js';
+export { atOrBelow, inScope, teardownScope, type TeardownScope } from './scope.js';
 export {
   HostError,
   detachLoopDevice,

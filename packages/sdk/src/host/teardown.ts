@@ -1,7 +1,7 @@
-import { realpath } from '../helpers/fs-calls.js';
 import { runTool } from '../helpers/system-tools.js';
 import { attachedLoopDevices, type LoopDevice } from './loop-devices.js';
 import { canonicalFolder, deepestFirst, entriesAtOrBelow, readMountTable } from './mount-table.js';
+import { atOrBelow, inScope, teardownScope, type TeardownScope } from './scope.js';
 
 /** A host operation that failed, with what it was working on. */
 export class HostError extends Error {
@@ -33,11 +33,16 @@ export async function detachLoopDevice(device: string, options: TeardownOptions 
   });
 }
 
-/** What a simulated reboot takes away. Nothing else is touched. */
+/**
+ * What a simulated reboot takes away. Nothing else is touched: every path must lie inside
+ * `scope`, reached without a link, or it is left alone (and reported as skipped).
+ */
 export interface RebootTargets {
+  /** The folder everything taken away lies in (the volumes dir); its links resolved now when given as a path. */
+  scope: string | TeardownScope;
   /** Every mount at or below each of these paths comes off. */
   paths: readonly string[];
-  /** Loop devices backed by exactly these files are detached. */
+  /** Loop devices backed by exactly these files are detached, also when the file was unlinked since. */
   images?: readonly string[];
   /** Loop devices backed by any file below these folders are detached. */
   imageFolders?: readonly string[];
@@ -46,6 +51,8 @@ export interface RebootTargets {
 export interface RebootReport {
   unmounted: string[];
   detached: Array<{ device: string; backingFile: string }>;
+  /** Paths left alone: outside the scope, the scope itself, or reached through a link. */
+  skipped: string[];
 }
 
 /**
@@ -54,12 +61,23 @@ export interface RebootReport {
  * images. Stops at the first failure, naming what could not be undone.
  */
 export async function simulateReboot(targets: RebootTargets, options: TeardownOptions = {}): Promise<RebootReport> {
+  const scope = typeof targets.scope === 'string' ? await teardownScope(targets.scope) : targets.scope;
+  const skipped: string[] = [];
+  const inside = async (paths: readonly string[] | undefined) => {
+    const found: string[] = [];
+    for (const path of paths ?? []) {
+      const where = scope && (await inScope(scope, path));
+      if (where) found.push(where);
+      else skipped.push(path);
+    }
+    return found;
+  };
   const table = await readMountTable();
   const points = new Set<string>();
-  for (const path of targets.paths) {
-    const where = await canonicalFolder(path);
-    if (where !== undefined) for (const m of entriesAtOrBelow(table, where)) points.add(m.mountPoint);
-  }
+  for (const where of await inside(targets.paths))
+    for (const m of entriesAtOrBelow(table, where)) points.add(m.mountPoint);
+  const images = new Set(await inside(targets.images));
+  const imageFolders = await inside(targets.imageFolders);
   const unmounted: string[] = [];
   for (const { mountPoint } of deepestFirst([...points].map((mountPoint) => ({ mountPoint })))) {
     try {
@@ -76,7 +94,7 @@ export async function simulateReboot(targets: RebootTargets, options: TeardownOp
     unmounted.push(mountPoint);
   }
   const detached: RebootReport['detached'] = [];
-  for (const loop of await loopDevicesOf(targets)) {
+  for (const loop of await loopDevicesOf(images, imageFolders)) {
     try {
       await detachLoopDevice(loop.device, options);
     } catch (err) {
@@ -91,30 +109,26 @@ export async function simulateReboot(targets: RebootTargets, options: TeardownOp
     }
     detached.push({ device: loop.device, backingFile: loop.backingFile });
   }
-  return { unmounted, detached };
+  return { unmounted, detached, skipped };
 }
 
-async function loopDevicesOf(targets: RebootTargets): Promise<LoopDevice[]> {
-  const files = new Set<string>();
-  for (const image of targets.images ?? []) files.add(await realpath(image).catch(() => image));
-  const folders = new Set<string>();
-  for (const folder of targets.imageFolders ?? []) {
-    folders.add(folder);
-    folders.add(await realpath(folder).catch(() => folder));
-  }
+/** Paths in the kernel's terms: a device whose image was unlinked still names the path it had. */
+async function loopDevicesOf(images: ReadonlySet<string>, folders: readonly string[]): Promise<LoopDevice[]> {
   return (await attachedLoopDevices()).filter(
-    (l) => !l.deleted && (files.has(l.backingFile) || [...folders].some((f) => l.backingFile.startsWith(`${f}/`))),
+    (l) => images.has(l.backingFile) || folders.some((f) => l.backingFile.startsWith(`${f}/`)),
   );
 }
 
 /**
  * Unmounts everything at or below `dir` (lazily when a plain unmount fails) and detaches
  * every loop device backed by a file below it, carrying on past failures: the last
- * chance to leave a scratch folder clean. Returns what could not be undone.
+ * chance to leave a scratch folder clean. Returns what could not be undone. `canonical`
+ * is `dir` in the kernel's terms, taken when the folder was made: given, a link planted
+ * at `dir` or above it since never leads the teardown elsewhere.
  */
-export async function releaseEverythingBelow(dir: string): Promise<string[]> {
+export async function releaseEverythingBelow(dir: string, canonical?: string): Promise<string[]> {
   const problems: string[] = [];
-  const where = (await canonicalFolder(dir)) ?? dir;
+  const where = canonical ?? (await canonicalFolder(dir)) ?? dir;
   for (let pass = 0; pass < 3; pass++) {
     const mounts = deepestFirst(entriesAtOrBelow(await readMountTable(), where));
     if (mounts.length === 0) break;
@@ -126,9 +140,8 @@ export async function releaseEverythingBelow(dir: string): Promise<string[]> {
       );
     }
   }
-  const dirs = new Set([dir, where]);
   for (const loop of await attachedLoopDevices()) {
-    if (![...dirs].some((d) => loop.backingFile.startsWith(`${d}/`))) continue;
+    if (!atOrBelow(where, loop.backingFile) || loop.backingFile === where) continue;
     await detachLoopDevice(loop.device).catch((err: unknown) =>
       problems.push(`could not detach ${loop.device}: ${(err as Error).message}`),
     );

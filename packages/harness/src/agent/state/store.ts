@@ -8,13 +8,14 @@ import { stateLayout, type StateLayout } from './layout.js';
 import { NameClaims } from './name-claims.js';
 import { loadNodeFacts, updateNodeFacts, type NodeFacts } from './node-facts.js';
 import { loadNodeId } from './node-identity.js';
+import { VolumeDisks } from './volume-disks.js';
 import { VolumeHealth } from './volume-health.js';
 
 /**
  * The agent's state store: the only code that knows the data dir's layout and opens files
  * in it. It owns every durable thing the agent keeps, as Nomad's client keeps them in its
  * state DB and memory: the client-state records (`records`), the name claims (`claims`),
- * the outcome of the last restore (`health`), what the node reported (node facts), the
+ * the outcome of the last restore (`health`), the disk each volume was created on (`disks`), what the node reported (node facts), the
  * node's identity, and the one lock that makes every `dhv` process on the data dir behave
  * as one agent (`lock`).
  */
@@ -23,13 +24,15 @@ export class AgentStore {
   readonly records: ClientState;
   readonly claims: NameClaims;
   readonly health: VolumeHealth;
+  readonly disks: VolumeDisks;
   readonly lock: AgentLock;
 
   constructor(readonly dataDir: string) {
     this.layout = stateLayout(dataDir);
     this.records = new ClientState(dataDir);
     this.claims = new NameClaims(this.layout, (id) => this.records.has(id));
-    this.health = new VolumeHealth(dataDir);
+    this.disks = new VolumeDisks(dataDir);
+    this.health = new VolumeHealth(dataDir, this.disks);
     this.lock = new AgentLock(this.layout);
   }
 

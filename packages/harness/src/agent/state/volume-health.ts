@@ -5,6 +5,7 @@ import { AgentError } from '../../errors/agent-error.js';
 import { join } from 'node:path';
 import { readRegularFile, removeFileDurably, writeFileDurably } from './durable-file.js';
 import { stateLayout } from './layout.js';
+import { VolumeDisks } from './volume-disks.js';
 
 export interface VolumeFailure {
   /** Why the last restore failed. */
@@ -21,8 +22,10 @@ export interface VolumeFailure {
  */
 export class VolumeHealth {
   private readonly dir: string;
-
-  constructor(dataDir: string) {
+  constructor(
+    dataDir: string,
+    private readonly disks = new VolumeDisks(dataDir),
+  ) {
     this.dir = stateLayout(dataDir).volumeFailures;
   }
 
@@ -66,10 +69,13 @@ export class VolumeHealth {
 
   /**
    * The failures of `records`, and a volume whose path is gone counts as one: status
-   * never says ready for a directory that is not there.
+   * never says ready for a directory that is not there, nor for a volume mounted at create
+   * whose mount is gone or whose image was deleted or cut short.
    */
   async judge(records: readonly VolumeRecord[]): Promise<Map<string, VolumeFailure>> {
     const failures = await this.all();
+    const unknown = records.filter((r) => !failures.has(r.ID));
+    for (const [id, failure] of await this.disks.unusable(unknown)) failures.set(id, failure);
     await Promise.all(
       records.map(async (r) => {
         if (failures.has(r.ID)) return;

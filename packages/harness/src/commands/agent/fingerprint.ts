@@ -1,4 +1,5 @@
 import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { fingerprintJson } from '../../presenters/agent-json.js';
 import { fingerprintText } from '../../presenters/format-node.js';
 
 export default class AgentFingerprint extends DhvCommand {
@@ -13,14 +14,7 @@ export default class AgentFingerprint extends DhvCommand {
     const { flags } = await this.parse(AgentFingerprint);
     const agent = await openAgent(flags, (w) => this.warnLine(w));
     const fingerprint = await agent.fingerprint();
-    if (this.jsonOutput)
-      return this.printJson({
-        Attributes: fingerprint.attributes,
-        Plugins: fingerprint.plugins,
-        Skipped: fingerprint.skipped,
-        Logs: fingerprint.logs ?? [],
-        ...(fingerprint.nomadCrash ? { NomadCrash: fingerprint.nomadCrash } : {}),
-      });
+    if (this.jsonOutput) return this.printJson(fingerprintJson(fingerprint));
     this.print(fingerprintText(fingerprint));
   }
 }

@@ -24,7 +24,11 @@ export default class AgentGc extends DhvCommand {
       description: "Remove the orphans (all, or those named by --id) with their plugin's delete.",
       default: false,
     }),
-    id: Flags.string({ description: 'Only the orphan with this volume ID or ID prefix (repeatable).', multiple: true }),
+    id: Flags.string({
+      description: 'Only the orphan with this volume ID or ID prefix (repeatable).',
+      multiple: true,
+      multipleNonGreedy: true,
+    }),
   };
 
   async run(): Promise<void> {

@@ -2,6 +2,7 @@ import { realpath } from 'node:fs/promises';
 import { Flags } from '@oclif/core';
 import type { StartReport } from '../../agent/agent.js';
 import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { startReportJson } from '../../presenters/agent-json.js';
 import { short } from '../../presenters/format-volume.js';
 import { withSpinner } from '../../presenters/spinner.js';
 
@@ -24,12 +25,16 @@ export default class AgentRestart extends DhvCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(AgentRestart);
-    const agent = await openAgent(flags, () => {});
+    const agent = await openAgent(
+      flags,
+      () => {},
+      (w) => this.warnLine(w),
+    );
     const report = await withSpinner(
       'Restarting the agent and restoring volumes',
       agent.restart({ reboot: flags.reboot }),
     );
-    if (this.jsonOutput) return this.printJson(report);
+    if (this.jsonOutput) return this.printJson(startReportJson(report));
     this.print(restartText(report));
     const volumesDir = agent.config.volumesDir;
     const target = await realpath(volumesDir).catch(() => undefined);
@@ -47,6 +52,10 @@ function restartText(report: StartReport): string {
     );
     for (const m of report.reboot.unmounted) lines.push(`    unmounted ${m}`);
     for (const d of report.reboot.detached) lines.push(`    detached ${d.device} (${d.backingFile})`);
+    for (const p of report.reboot.skipped)
+      lines.push(
+        `    left alone ${p}: outside the volumes dir, or reached through a link, so not this agent's to unmount`,
+      );
   }
   lines.push(`==> Agent started on node ${report.nodeId}`);
   lines.push(`==> Plugins: ${report.fingerprint.plugins.map((p) => `${p.id} ${p.version}`).join(', ')}`);
@@ -57,7 +66,10 @@ function restartText(report: StartReport): string {
       `==> Restore failed: no dynamic host volume is reported (${report.restoreError.message.trim().split('\n').join(' ')})`,
     );
   else lines.push(`==> Restored ${report.restored.length} of ${total} host volume(s)`);
-  for (const v of report.restored) lines.push(`  ✓ Host volume "${short(v.ID)}" ${v.Name} ready at ${v.HostPath}`);
+  for (const v of report.restored) {
+    const note = report.restoreNotes[v.ID];
+    lines.push(`  ✓ Host volume "${short(v.ID)}" ${v.Name} ready at ${v.HostPath}${note ? ` (but ${note})` : ''}`);
+  }
   for (const f of report.failed)
     lines.push(`  ✗ Host volume "${short(f.volume.ID)}" ${f.volume.Name} unavailable: ${f.error.message}`);
   return lines.join('\n');

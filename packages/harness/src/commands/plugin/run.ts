@@ -1,7 +1,8 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Args, Flags } from '@oclif/core';
-import { parseSize } from '@dhv/sdk';
+import { parseByteSize } from '@dhv/sdk';
+import { pluginTrustWarnings } from '@dhv/sdk/client';
 import { runPluginOnce } from '../../agent/run-plugin-once.js';
 import { loadNodeId } from '../../agent/state/node-identity.js';
 import { UsageError } from '../../errors/dhv-error.js';
@@ -32,7 +33,11 @@ export default class PluginRun extends DhvCommand {
       description: 'DHV_CAPACITY_MIN_BYTES, as a human size (50MB, 47MiB, 1GiB) or bytes',
     }),
     'capacity-max': Flags.string({ description: 'DHV_CAPACITY_MAX_BYTES, as a human size or bytes' }),
-    param: Flags.string({ description: 'A DHV_PARAMETERS entry, key=value (repeatable)', multiple: true }),
+    param: Flags.string({
+      description: 'A DHV_PARAMETERS entry, key=value (repeatable)',
+      multiple: true,
+      multipleNonGreedy: true,
+    }),
     'created-path': Flags.string({ description: 'DHV_CREATED_PATH for delete: the path create returned' }),
     'node-id': Flags.string({ description: "DHV_NODE_ID. Default: the simulated node's ID from the data dir" }),
     timeout: Flags.string({
@@ -71,6 +76,7 @@ export default class PluginRun extends DhvCommand {
         signal: controller.signal,
       }),
     );
+    if (!outcome.builtin) outcome.warnings.push(...(await pluginTrustWarnings(outcome.executable)));
     if (this.jsonOutput) return this.printJson(outcome);
     for (const warning of outcome.warnings) this.warnLine(warning);
     this.print(pluginRunText(outcome));
@@ -89,7 +95,7 @@ export function pluginDirFor(plugin: string, configured: boolean, pluginDir: str
 function size(flag: string, value: string | undefined): bigint | undefined {
   if (value === undefined) return undefined;
   try {
-    return parseSize(value);
+    return parseByteSize(value);
   } catch (err) {
     throw new UsageError(`${flag}: ${(err as Error).message}`);
   }

@@ -1,9 +1,13 @@
 import { Args, Flags } from '@oclif/core';
 import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { colorOn, volumeWarningsText } from '../../presenters/format-volume.js';
 import { withSpinner } from '../../presenters/spinner.js';
 import { volumeCreatedText } from '../../presenters/volume-output.js';
 import { readVolumeSpec } from '../../volume-specs/volume-spec.js';
+import { findVolume } from './find-volume.js';
+import { namespaceFlag, namespaceForSpec } from './namespace.js';
 import { nomadSpelling } from './nomad-flags.js';
+import { POLICY_OVERRIDE_NOTE, policyOverrideFlag } from './policy-override.js';
 
 export default class VolumeCreate extends DhvCommand {
   static override summary = 'Create a dynamic host volume from an HCL or JSON spec, like nomad volume create.';
@@ -30,10 +34,12 @@ export default class VolumeCreate extends DhvCommand {
       description: "Full IDs in the monitor, and the full detail block (Nomad's -verbose).",
       default: false,
     }),
-    'policy-override': Flags.boolean({
-      description: "Accepted for Nomad's -policy-override; the simulated agent has no Sentinel policies.",
-      default: false,
+    'policy-override': policyOverrideFlag,
+    id: Flags.string({
+      description:
+        "Update the volume with this ID, name, or a unique prefix of either (Nomad's -id), as `id =` in the spec would.",
     }),
+    namespace: namespaceFlag,
   };
 
   async run(): Promise<void> {
@@ -41,15 +47,35 @@ export default class VolumeCreate extends DhvCommand {
       VolumeCreate,
       nomadSpelling(this.argv, { json: true, ...VolumeCreate.flags }),
     );
-    const spec = await readVolumeSpec(args.spec, 'create');
-    const warnings: string[] = [...(spec.warnings ?? [])];
-    const agent = await openAgent(flags, (w) => warnings.push(w));
+    const read = await readVolumeSpec(args.spec, 'create');
+    const warnings: string[] = [...(read.warnings ?? [])];
+    const agent = await openAgent(
+      flags,
+      (w) => warnings.push(w),
+      (w) => this.warnLine(w),
+    );
+    const namespace = namespaceForSpec(read.namespace, flags.namespace);
+    const id =
+      flags.id === undefined ? read.id : (await findVolume(agent, flags.id, namespace, { command: 'create' })).ID;
+    const spec = { ...read, namespace, id };
+    const notes = flags['policy-override'] ? [POLICY_OVERRIDE_NOTE] : [];
+    // The spec's warnings explain failures too (mode = 0755 reaches the plugin as "493").
     const { volume, created } = await withSpinner(
       `Creating host volume ${spec.name} with plugin ${spec.pluginId}`,
       agent.createVolume(spec),
-    );
-    if (this.jsonOutput) return this.printJson({ Volume: volume, Created: created, Warnings: warnings });
-    for (const w of warnings) this.warnLine(w);
+    ).catch((err: unknown) => {
+      if (!this.jsonOutput) for (const w of warnings) this.warnLine(w);
+      throw err;
+    });
+    if (this.jsonOutput)
+      return this.printJson({
+        Volume: volume,
+        Created: created,
+        Warnings: warnings,
+        ...(notes.length ? { Notes: notes } : {}),
+      });
+    for (const n of notes) this.warnLine(n);
+    process.stdout.write(volumeWarningsText(warnings, { color: colorOn(process.stdout) }));
     this.print(
       volumeCreatedText(volume, { detach: flags.detach, verbose: flags.verbose, tty: process.stdout.isTTY === true }),
     );

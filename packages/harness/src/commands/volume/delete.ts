@@ -1,11 +1,14 @@
 import { Args, Flags } from '@oclif/core';
 import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
 import { withSpinner } from '../../presenters/spinner.js';
+import { findVolume } from './find-volume.js';
+import { namespaceFlag } from './namespace.js';
 import { nomadSpelling } from './nomad-flags.js';
 import { checkVolumeType, typeFlag } from './volume-type.js';
 
 export default class VolumeDelete extends DhvCommand {
-  static override summary = 'Delete a dynamic host volume by ID or unique ID prefix, like nomad volume delete.';
+  static override summary =
+    'Delete a dynamic host volume by ID or name, or a unique prefix of either, like nomad volume delete.';
   static override description =
     "Runs the plugin's delete (none for a registered volume), removes the volume from client state and from the node's HostVolumes. " +
     'Prints Nomad\'s line: Successfully deleted volume "<id>"!';
@@ -13,13 +16,16 @@ export default class VolumeDelete extends DhvCommand {
     '<%= config.bin %> volume delete 1e1d4540',
     '<%= config.bin %> volume delete -type host 1e1d4540',
   ];
-  static override args = { id: Args.string({ description: 'Volume ID or a unique prefix of it', required: true }) };
+  static override args = {
+    id: Args.string({ description: 'Volume ID or name, or a unique prefix of either', required: true }),
+  };
   static override flags = {
     ...agentFlags,
     type: typeFlag,
+    namespace: namespaceFlag,
     force: Flags.boolean({
       description:
-        "Nomad's -force: delete from the servers even when the node is gone. The simulated node is always there, so delete runs the plugin as without it.",
+        "Nomad's -force: forget the volume even when its node is gone. The simulated node is never gone, so the plugin's delete runs as without it (as Nomad's does for a live node), and dhv says so.",
       default: false,
     }),
   };
@@ -31,8 +37,15 @@ export default class VolumeDelete extends DhvCommand {
     );
     checkVolumeType(flags.type);
     const agent = await openAgent(flags, (w) => this.warnLine(w));
-    const volume = await withSpinner(`Deleting host volume ${args.id}`, agent.deleteVolume(args.id));
-    if (this.jsonOutput) return this.printJson({ Deleted: volume.ID, Volume: volume });
+    const found = await findVolume(agent, args.id, flags.namespace, { command: 'delete' });
+    if (flags.force) this.warnLine(FORCE_NOTE);
+    const volume = await withSpinner(`Deleting host volume ${found.ID}`, agent.deleteVolume(found.ID));
+    if (this.jsonOutput)
+      return this.printJson({ Deleted: volume.ID, Volume: volume, ...(flags.force ? { Notes: [FORCE_NOTE] } : {}) });
     this.print(`Successfully deleted volume "${volume.ID}"!`);
   }
 }
+
+/** -force changes nothing while the node is up, in Nomad too: said, so that nobody expects it to skip the plugin. */
+export const FORCE_NOTE =
+  "-force only matters when the volume's node is gone (Nomad then forgets the volume without its plugin); the simulated node is always up, so the plugin's delete ran as without -force";

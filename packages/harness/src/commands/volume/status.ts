@@ -2,8 +2,11 @@ import { Args, Flags } from '@oclif/core';
 import { AgentError } from '../../errors/agent-error.js';
 import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
 import { NO_VOLUMES, volumeDetail, volumeList } from '../../presenters/format-volume.js';
-import { renderGoTemplate } from '../../presenters/go-template.js';
-import { encodeJson } from '@dhv/sdk';
+import { renderGoTemplate, templateData } from '../../presenters/go-template.js';
+import { ALL_NAMESPACES } from '../../agent/volume-lookup.js';
+import { volumeStub } from '../../agent/volume-view.js';
+import { findVolume } from './find-volume.js';
+import { namespaceFlag } from './namespace.js';
 import { nomadSpelling } from './nomad-flags.js';
 import { checkVolumeType, typeFlag } from './volume-type.js';
 
@@ -12,9 +15,9 @@ const { 'node-pool': _agentNodePool, ...agentFlagsButPool } = agentFlags;
 export default class VolumeStatus extends DhvCommand {
   static override summary = 'List the dynamic host volumes, or show one in detail, like nomad volume status.';
   static override description =
-    'Without an ID: the list, sorted by ID, IDs cut to 8 characters (-verbose: full), filtered by -node (ID prefix) and -node-pool. ' +
-    'With an ID or unique prefix: the detail block, then Capabilities and Allocations (-short: the block only). ' +
-    '-json prints the volume(s) as JSON, -t renders a Go template ({{.Field}}, {{range}}, {{if}}). Flags may be spelled the Nomad way (-short) or with two dashes.';
+    'Without an ID: the list of the namespace (-namespace, $NOMAD_NAMESPACE; * for all), sorted by ID, IDs cut to 8 characters (-verbose: full), filtered by -node (ID prefix) and -node-pool. ' +
+    'With an ID, a name, or a prefix of either: the detail block, then Capabilities and Allocations (-short: the block only); a prefix several volumes share prints their table. ' +
+    '-json prints the volume (the list: its stubs, as Nomad does) as JSON, -t renders a Go template ({{.Field}}, {{range}}, {{if}}). Flags may be spelled the Nomad way (-short) or with two dashes.';
   static override examples = [
     '<%= config.bin %> volume status',
     '<%= config.bin %> volume status -type host -verbose',
@@ -22,10 +25,13 @@ export default class VolumeStatus extends DhvCommand {
     '<%= config.bin %> volume status -t \'{{range .}}{{.ID}} {{.Name}}{{"\\n"}}{{end}}\'',
     '<%= config.bin %> volume status 1e1d4540 --json',
   ];
-  static override args = { id: Args.string({ description: 'Volume ID or a unique prefix of it', required: false }) };
+  static override args = {
+    id: Args.string({ description: 'Volume ID or name, or a unique prefix of either', required: false }),
+  };
   static override flags = {
     ...agentFlagsButPool,
     type: typeFlag,
+    namespace: namespaceFlag,
     short: Flags.boolean({ description: "Only the key = value block of one volume (Nomad's -short).", default: false }),
     verbose: Flags.boolean({ description: "Full IDs in the list (Nomad's -verbose).", default: false }),
     t: Flags.string({
@@ -52,25 +58,22 @@ export default class VolumeStatus extends DhvCommand {
     const agent = await openAgent(flags, (w) => this.warnLine(w));
     if (args.id === undefined) {
       const volumes = (await agent.volumes())
+        .filter((v) => flags.namespace === ALL_NAMESPACES || v.Namespace === flags.namespace)
         .filter((v) => flags.node === undefined || v.NodeID.startsWith(flags.node))
         .filter((v) => flags['node-pool'] === undefined || v.NodePool === flags['node-pool'])
         .sort((a, b) => (a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0));
       // Nomad prints nothing for an empty list with -json; a program reading dhv's --json gets [].
-      if (this.jsonOutput) return this.printJson(volumes);
+      if (this.jsonOutput) return this.printJson(volumes.map(volumeStub));
       const template = flags.t;
       if (template === undefined) this.print(volumeList(volumes, { verbose: flags.verbose }));
-      else if (volumes.length > 0) return this.print(renderGoTemplate(template, asJson(volumes)));
+      else if (volumes.length > 0) return this.print(renderGoTemplate(template, templateData(volumes.map(volumeStub))));
       if (volumes.length === 0) process.stderr.write(`${NO_VOLUMES}\n`);
       return;
     }
-    const volume = await agent.volume(args.id);
+    const found = await findVolume(agent, args.id, flags.namespace, { command: 'status', verbose: flags.verbose });
+    const volume = await agent.volume(found.ID);
     if (this.jsonOutput) return this.printJson(volume);
-    if (flags.t !== undefined) return this.print(renderGoTemplate(flags.t, asJson(volume)));
+    if (flags.t !== undefined) return this.print(renderGoTemplate(flags.t, templateData(volume)));
     return this.print(volumeDetail(volume, { short: flags.short }));
   }
-}
-
-/** A template sees what -json prints (bigints as numbers), as Nomad's sees its API structs. */
-function asJson(value: unknown): unknown {
-  return JSON.parse(encodeJson(value));
 }

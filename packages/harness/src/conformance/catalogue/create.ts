@@ -5,8 +5,8 @@ import { formatSize, isStrictlyInside } from '@dhv/sdk';
 import { ENV } from '@dhv/sdk/plugin';
 import { decodeErrorOutput, outputText, type CreateResult, type PluginRun } from '@dhv/sdk/client';
 import { readCreatedBytes, readCreatedPath } from '../inspect.js';
-import { describeRun, succeeded } from '../raw-run.js';
-import { loopDevicesBackedBelow, simulateReboot } from '@dhv/sdk/host';
+import { clip, describeRun, succeeded } from '../raw-run.js';
+import { simulateReboot } from '@dhv/sdk/host';
 import type { Check, CheckContext, CreateInput } from '../types.js';
 import { markerProblem, writeMarker } from './volume-files.js';
 
@@ -107,7 +107,10 @@ export const createChecks: Check[] = [
       if (!(await isDirectory(path.value)))
         ctx.fail(`"path" is ${JSON.stringify(path.value)}, which is not an existing directory`);
       if (!isStrictlyInside(ctx.volumesDir, path.value))
-        ctx.note(`the volume lives outside ${ENV.volumesDir}, at ${path.value}`);
+        ctx.warn(
+          `create answered the path ${path.value}, which is outside the volumes dir ${ctx.volumesDir} (${ENV.volumesDir}): ` +
+            `a volume belongs at <volumes dir>/<volume id>; dhv check's cleanup never unmounts or removes anything outside its scratch dir`,
+        );
     },
   },
   {
@@ -246,8 +249,9 @@ export const createChecks: Check[] = [
       const marker = await writeMarker(ctx, first.path);
       try {
         await simulateReboot({
-          paths: [ctx.sandbox],
-          images: (await loopDevicesBackedBelow(ctx.sandbox)).map((l) => l.backingFile),
+          scope: ctx.sandboxScope,
+          paths: [ctx.volumesDir],
+          imageFolders: [ctx.volumesDir],
         });
       } catch (err) {
         ctx.skip(`could not simulate the reboot: ${(err as Error).message}`);
@@ -290,7 +294,7 @@ export const createChecks: Check[] = [
         // Only the refusal's message is lost: the agent falls back to the exit status.
         if (outputText(run.stdout).trim() !== '' && message === undefined) {
           ctx.warn(
-            `the larger create was refused, but stdout is not an {"error": ...} document: ${JSON.stringify(outputText(run.stdout).slice(0, 120))}`,
+            `the larger create was refused, but stdout is not an {"error": ...} document: ${JSON.stringify(clip(outputText(run.stdout)))}`,
           );
         }
         ctx.note(`refused: ${message ?? describeRun(run)}`);

@@ -10,6 +10,11 @@ import type { CreateInput } from '../types.js';
 
 const REF = 'PROTOCOL.md § delete';
 const CLEANUP_REF = 'PROTOCOL.md § create (The cleanup delete)';
+/**
+ * What a delete should remove, in the words both delete.cleanup-call and
+ * delete.uses-created-path accept: following it passes both.
+ */
+const CLEANUP_HINT = `remove ${ENV.createdPath}, except when it equals ${ENV.volumesDir} (the agent's cleanup delete): then remove ${ENV.volumesDir}/${ENV.volumeId}`;
 /** How many volumes delete.others-untouched creates; the middle one is deleted. */
 const OTHERS = 3;
 
@@ -106,7 +111,7 @@ export const deleteChecks: Check[] = [
       const stillThere = await exists(created.path);
       if (succeeded(run) && stillThere) {
         ctx.fail(
-          `delete with ${ENV.createdPath}=${created.path} (and another ${ENV.volumesDir}) reported success but left that path in place: it does not use ${ENV.createdPath}`,
+          `delete with ${ENV.createdPath}=${created.path} (and another ${ENV.volumesDir}) reported success but left that path in place: it does not use ${ENV.createdPath}; ${CLEANUP_HINT}`,
         );
       }
       if (succeeded(run)) ctx.note(`removed ${ENV.createdPath}`);
@@ -159,7 +164,7 @@ export const deleteChecks: Check[] = [
       const { broken, changed } = await survivors.compare();
       if (broken.length > 0)
         ctx.fail(
-          `the cleanup delete destroyed what was not its volume: ${broken.slice(0, 4).join('; ')}; find the volume from ${ENV.volumeId}, never remove ${ENV.createdPath} when it is the volumes dir`,
+          `the cleanup delete destroyed what was not its volume: ${broken.slice(0, 4).join('; ')}; ${CLEANUP_HINT}`,
         );
       if (!succeeded(run))
         ctx.fail(`the cleanup delete failed (${describeRun(run)}): a real agent then leaks the volume it just created`);

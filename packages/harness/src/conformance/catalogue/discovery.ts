@@ -3,7 +3,7 @@ import { AGENT_TIMEOUT_MS, ENV } from '@dhv/sdk/plugin';
 import { buildEnvironment, loadedMachineHint, outputText } from '@dhv/sdk/client';
 import { parseGoVersion } from '@dhv/sdk';
 import { VERSION_FIELD, field, parsePluginStdout } from '../inspect.js';
-import { describeRun, succeeded } from '../raw-run.js';
+import { clip, describeRun, succeeded } from '../raw-run.js';
 import type { Check, CheckContext } from '../types.js';
 import { fingerprintRun } from './fingerprint-run.js';
 
@@ -95,7 +95,7 @@ export const discoveryChecks: Check[] = [
       const doc = parsePluginStdout(run.stdout);
       if (!doc.ok)
         ctx.fail(
-          `stdout is not one JSON document: ${doc.error} (stdout: ${JSON.stringify(outputText(run.stdout).slice(0, 120))})`,
+          `stdout is not one JSON document: ${doc.error} (stdout: ${JSON.stringify(clip(outputText(run.stdout)))})`,
         );
       if (doc.value.kind !== 'object') ctx.fail(`stdout is a JSON ${doc.value.kind}, not an object`);
     },

@@ -1,10 +1,11 @@
 import type { Check } from '../types.js';
 import { budgetChecks } from './budgets.js';
-import { createChecks } from './create.js';
+import { createChecks, NEEDS_WORKING_CREATE } from './create.js';
 import { deleteChecks } from './delete.js';
 import { discoveryChecks } from './discovery.js';
 import { environmentChecks } from './environment.js';
 import { errorChecks } from './errors.js';
+import { exploreChecks } from '../explore/checks.js';
 import { safetyChecks } from './safety.js';
 import { stdioChecks } from './stdio.js';
 
@@ -18,4 +19,5 @@ export const CATALOGUE: readonly Check[] = [
   ...stdioChecks,
   ...budgetChecks,
   ...safetyChecks,
+  ...exploreChecks(NEEDS_WORKING_CREATE),
 ];

@@ -104,6 +104,9 @@ export async function snapshotTree(
   return found;
 }
 
+/** What treeChanges says when the directory snapshotted is itself gone. */
+const ROOT_REMOVED = '. was removed';
+
 /** Every path that changed, vanished or appeared between two snapshots, described for a failure message. */
 export function treeChanges(before: Map<string, string>, after: Map<string, string>): string[] {
   const changes: string[] = [];
@@ -147,11 +150,15 @@ export async function watchSurvivors(
     async compare() {
       const broken: string[] = [];
       const changed: string[] = [];
+      const around = treeChanges(before, await snapshotTree(volumesDir, ignore));
+      // Everything in it went too: listing each path would only hide that.
+      if (around.includes(ROOT_REMOVED)) return { broken: ['the volumes dir itself was removed'], changed };
       for (const [i, path] of keptPaths.entries()) {
         const lost = treeChanges(volumes[i]!, await snapshotTree(path));
-        if (lost.length > 0) broken.push(`volume ${path}: ${lost.slice(0, 3).join('; ')}`);
+        if (lost.includes(ROOT_REMOVED)) broken.push(`volume ${path} was removed`);
+        else if (lost.length > 0) broken.push(`volume ${path}: ${lost.slice(0, 3).join('; ')}`);
       }
-      for (const change of treeChanges(before, await snapshotTree(volumesDir, ignore))) {
+      for (const change of around) {
         if (change.startsWith('. ') || change.endsWith(' was removed')) broken.push(`volumes dir: ${change}`);
         else changed.push(change);
       }

@@ -54,6 +54,24 @@ export function formatJUnit(report: ConformanceReport): string {
   return `${out.join('\n')}\n`;
 }
 
+/**
+ * JUnit XML for a run that could not start (the plugin is missing, setup failed): one
+ * testcase with an <error>, so CI shows the one reason rather than an empty or absent report.
+ */
+export function formatJUnitError(error: { code: string; message: string }): string {
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    '<testsuites name="dhv check" tests="1" failures="0" errors="1" skipped="0">',
+    '  <testsuite name="dhv check" tests="1" failures="0" errors="1" skipped="0">',
+    '    <testcase classname="dhv" name="dhv check">',
+    `      <error type="${xml(error.code)}" message="${xml(error.message)}"/>`,
+    '    </testcase>',
+    '  </testsuite>',
+    '</testsuites>',
+    '',
+  ].join('\n');
+}
+
 function seconds(ms: number): string {
   return (ms / 1000).toFixed(3);
 }

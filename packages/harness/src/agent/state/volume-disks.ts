@@ -1,0 +1,184 @@
+import { mkdir, readFile, realpath, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  atOrBelow,
+  attachedLoopDevices,
+  canonicalPath,
+  entriesAt,
+  formatDeviceNumber,
+  readMountTable,
+  type LoopDevice,
+  type MountEntry,
+} from '@dhv/sdk/host';
+import type { VolumeRecord } from './client-state.js';
+import { AgentError } from '../../errors/agent-error.js';
+import { stateLayout } from './layout.js';
+import { readRegularFile, removeFileDurably, writeFileDurably } from './durable-file.js';
+
+/** Why a volume is not usable, shaped as VolumeHealth keeps a failure. */
+interface Unusable {
+  code: string;
+  error: string;
+  at: string;
+}
+
+/**
+ * The disk each volume was created on, kept in the data dir (never in the volumes dir,
+ * which goes away with the disk it is on): the filesystem that held the volumes dir (its
+ * device, and where it was mounted) and whether the volume's path was a mount point of its
+ * own (a loop-mounted volume). A restore compares the volumes dir's filesystem now with
+ * it, so an unmounted disk is never "restored" as empty volumes on the filesystem below;
+ * `volume status` compares the volume's mount with it, so a volume whose mount or image
+ * is gone never says ready.
+ */
+export interface VolumeDisk {
+  VolumesDir: string;
+  /** `major:minor` of the filesystem holding the volumes dir. */
+  Device: string;
+  /** Where that filesystem is mounted: the volumes dir itself when it is a mount point. */
+  DiskMountPoint: string;
+  /** The volume's path was itself a mount point when it was created. */
+  VolumeMounted: boolean;
+}
+
+export class VolumeDisks {
+  private readonly dir: string;
+
+  constructor(dataDir: string) {
+    this.dir = stateLayout(dataDir).volumeDisks;
+  }
+
+  /** Keeps where volume `id` was created, the first time only: a restore on another disk never overwrites it. */
+  async recordIfNew(id: string, volumesDir: string, hostPath: string): Promise<void> {
+    if (await this.get(id)) return;
+    const disk = await diskOf(volumesDir);
+    if (!disk) return;
+    const mounted = (await canonicalPath(hostPath).then((p) => (p ? mountedAt(p) : []))).length > 0;
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    await writeFileDurably(this.file(id), JSON.stringify({ VolumesDir: volumesDir, ...disk, VolumeMounted: mounted }));
+  }
+
+  async get(id: string): Promise<VolumeDisk | undefined> {
+    try {
+      return JSON.parse(await readRegularFile(this.file(id))) as VolumeDisk;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async forget(id: string): Promise<void> {
+    await removeFileDurably(this.file(id));
+  }
+
+  /**
+   * The volume must not be restored when the volumes dir is now on another filesystem than
+   * the one it was created on: the disk is not mounted (or another one is), and the
+   * plugin would make an empty volume on the wrong filesystem, later hidden by the disk.
+   */
+  async wrongDisk(record: VolumeRecord, volumesDir: string): Promise<AgentError | undefined> {
+    const then = await this.get(record.ID);
+    const now = then && (await diskOf(volumesDir));
+    if (!then || !now || sameDisk(then, now)) return undefined;
+    return new AgentError(
+      'VOLUMES_DIR_WRONG_DISK',
+      `${onAnotherDisk(then, now, volumesDir)}, so volume ${record.ID} was not restored and nothing was created there\n` +
+        `Mount the disk that was at ${then.DiskMountPoint} (device ${then.Device}) again (or fix host_volumes_dir), then run dhv agent restart`,
+      { volumeId: record.ID, volumesDir, ...then },
+    );
+  }
+
+  /** Said on the restore line of a volume the built-in mkdir made again, as Nomad's does, on another filesystem. */
+  async movedNote(record: VolumeRecord, volumesDir: string): Promise<string | undefined> {
+    const then = await this.get(record.ID);
+    const now = then && (await diskOf(volumesDir));
+    if (!then || !now || sameDisk(then, now)) return undefined;
+    return (
+      `its folder now lives on another filesystem than at create (made again there, as Nomad's built-in mkdir does; ` +
+      `what was written on the first disk is not in it): ${onAnotherDisk(then, now, volumesDir)}`
+    );
+  }
+
+  /** Volumes whose mount is gone, or whose loop device's image was deleted or cut short: not usable, whatever the last restore said. */
+  async unusable(records: readonly VolumeRecord[]): Promise<Map<string, Unusable>> {
+    const out = new Map<string, Unusable>();
+    const mountedOnes: Array<{ record: VolumeRecord; disk: VolumeDisk }> = [];
+    for (const record of records) {
+      const disk = await this.get(record.ID);
+      if (disk?.VolumeMounted) mountedOnes.push({ record, disk });
+    }
+    if (mountedOnes.length === 0) return out;
+    const [table, loops] = await Promise.all([readMountTable(), attachedLoopDevices()]);
+    for (const { record } of mountedOnes) {
+      const problem = await mountProblem(record.HostPath, table, loops);
+      if (problem) out.set(record.ID, { ...problem, at: '' });
+    }
+    return out;
+  }
+
+  private file(id: string): string {
+    return join(this.dir, `${id}.json`);
+  }
+}
+
+const sameDisk = (a: Pick<VolumeDisk, 'Device' | 'DiskMountPoint'>, b: Pick<VolumeDisk, 'Device' | 'DiskMountPoint'>) =>
+  a.Device === b.Device && a.DiskMountPoint === b.DiskMountPoint;
+
+function onAnotherDisk(then: VolumeDisk, now: Omit<VolumeDisk, 'VolumesDir' | 'VolumeMounted'>, volumesDir: string) {
+  return (
+    `the volumes dir ${volumesDir} was on the filesystem mounted at ${then.DiskMountPoint} (device ${then.Device}) when the volume was created, ` +
+    `and is now on the one mounted at ${now.DiskMountPoint} (device ${now.Device}): that disk is missing`
+  );
+}
+
+/** The filesystem holding `volumesDir`: its device and where it is mounted. */
+async function diskOf(volumesDir: string): Promise<Pick<VolumeDisk, 'Device' | 'DiskMountPoint'> | undefined> {
+  const canonical = await realpath(volumesDir).catch(() => undefined);
+  if (canonical === undefined) return undefined;
+  const device = formatDeviceNumber((await stat(canonical)).dev);
+  let mountPoint = '/';
+  for (const m of await readMountTable())
+    if (atOrBelow(m.mountPoint, canonical) && m.mountPoint.length >= mountPoint.length) mountPoint = m.mountPoint;
+  return { Device: device, DiskMountPoint: mountPoint };
+}
+
+async function mountedAt(canonical: string): Promise<MountEntry[]> {
+  return entriesAt(await readMountTable(), canonical);
+}
+
+async function mountProblem(
+  hostPath: string,
+  table: readonly MountEntry[],
+  loops: readonly LoopDevice[],
+): Promise<Omit<Unusable, 'at'> | undefined> {
+  const where = await canonicalPath(hostPath);
+  const top = where === undefined ? undefined : entriesAt(table, where).at(-1);
+  if (!top) {
+    return {
+      code: 'VOLUME_NOT_MOUNTED',
+      error: `the volume's filesystem is no longer mounted at ${hostPath} (it was at create): files written there now land on the filesystem below and are hidden by the next mount; run dhv agent restart to mount it again`,
+    };
+  }
+  const loop = loops.find((l) => l.device === top.source);
+  if (!loop) return undefined;
+  if (loop.deleted) {
+    return {
+      code: 'IMAGE_DELETED',
+      error: `the image ${loop.backingFile} of ${loop.device}, mounted at ${hostPath}, was deleted: the volume lives only until it is unmounted; copy its files away, then delete the volume`,
+    };
+  }
+  const [imageBytes, deviceBytes] = await Promise.all([
+    stat(loop.backingFile)
+      .then((s) => s.size)
+      .catch(() => undefined),
+    readFile(`/sys/block/${loop.device.slice('/dev/'.length)}/size`, 'utf8')
+      .then((t) => Number(t.trim()) * 512)
+      .catch(() => undefined),
+  ]);
+  if (imageBytes !== undefined && deviceBytes !== undefined && imageBytes < deviceBytes) {
+    return {
+      code: 'IMAGE_TRUNCATED',
+      error: `the image ${loop.backingFile} of ${loop.device}, mounted at ${hostPath}, is ${imageBytes} bytes, shorter than the ${deviceBytes} bytes of its filesystem: reads past its end fail with I/O errors; copy what still reads away, then delete the volume`,
+    };
+  }
+  return undefined;
+}

@@ -1,0 +1,22 @@
+import { expect, test } from 'vitest';
+import { clip } from './raw-run.js';
+
+test('a plugin message is shown whole, never cut mid-phrase', () => {
+  const said = `/bin/sh: 1: /opt/storage-tools/bin/provision-volume-with-a-rather-long-name --pool tank --dataset volumes --quota 16MiB --reservation 16MiB --compression on: No such file or directory`;
+  expect(said.length).toBeGreaterThan(160);
+  expect(clip(said)).toBe(said);
+  expect(clip('first line\n\n  second   line\n')).toBe('first line second line');
+});
+
+test('lines past the limit are left out whole, and the cut says how many', () => {
+  const lines = Array.from({ length: 30 }, (_, i) => `line ${i} of the plugin's log, which goes on`);
+  const shown = clip(lines.join('\n'), 100);
+  expect(shown).toBe(`${lines[0]} ${lines[1]} … (28 more lines)`);
+});
+
+test('one line longer than the limit (a blob, not a message) is cut at a word, saying how much is left out', () => {
+  const blob = `${'word '.repeat(200)}end`;
+  const shown = clip(blob, 50);
+  expect(shown).toMatch(/^(word ){9}word … \(\d+ more characters\)$/);
+  expect(Number(/\((\d+) more/.exec(shown)![1]) + shown.indexOf(' …')).toBe(blob.length);
+});

@@ -1,0 +1,185 @@
+import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, test } from 'vitest';
+import { conformanceTests, runConformance, type CheckResult, type ConformanceReport } from '@dhv/harness';
+import { SUITE_TIMEOUT_MS, dhvCheck, failedRequired } from './support/check-cli.js';
+import { HARNESS_FIXTURES as FIXTURES } from './support/checkout-paths.js';
+import { runDhv } from './support/run-dhv.js';
+
+/**
+ * The explorer (the explore checks of `dhv check`) against stateful plugins of our own:
+ * each defective one breaks only under a sequence of calls that a real agent makes
+ * (every catalogue check passes it), and must be found within the default budget and
+ * shrunk to a short recipe; each correct one must pass whatever the seed.
+ */
+const STATEFUL = join(FIXTURES, 'stateful');
+/** One seed for the whole file, so that a failure here is rerun exactly with the seed it prints. */
+const SEED = 24;
+
+interface Defect {
+  /** The explore check that must fail. */
+  check: string;
+  /** The defect is a race: replaying its recipe shows it only when the timing repeats, and a search may miss it once. */
+  racy?: boolean;
+}
+
+const DEFECTS: Record<string, Defect> = {
+  'slot-reuse': { check: 'explore.volumes-distinct' },
+  'slot-string-order': { check: 'explore.calls-succeed' },
+  'guard-leaks': { check: 'explore.calls-succeed' },
+  'guard-prefix': { check: 'explore.calls-succeed' },
+  'delete-prefix-sweep': { check: 'explore.volumes-survive' },
+  'restore-rebuilds': { check: 'explore.volumes-survive' },
+  'restart-lost-update': { check: 'explore.volumes-survive', racy: true },
+  'killed-create-lock': { check: 'explore.calls-succeed', racy: true },
+  'cleanup-wipes-records': { check: 'explore.volumes-survive' },
+  'fingerprint-scans': { check: 'explore.fingerprint-fast' },
+  'name-truncation': { check: 'explore.volumes-distinct' },
+};
+const CORRECT = ['registry-ok', 'slots-ok', 'name-guard-ok'];
+const MAX_RECIPE_STEPS = 5;
+const SEEDS = 20;
+
+const scratch: string[] = [];
+afterAll(async () => {
+  await Promise.all(scratch.map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+/** A copy of the fixture in a fresh directory (fingerprint-scans keeps its index beside itself) and a volumes dir. */
+async function fixtureCopy(name: string): Promise<{ plugin: string; volumesDir: string }> {
+  const dir = await mkdtemp(join(tmpdir(), `dhv-explore-${name}-`));
+  scratch.push(dir);
+  const plugin = join(dir, name);
+  await copyFile(join(STATEFUL, name), plugin);
+  return { plugin, volumesDir: join(dir, 'runs') };
+}
+
+const recipeSteps = (result: CheckResult) => result.notes.filter((n) => /^\d+\. /.test(n));
+const recipeOf = (result: CheckResult) => /--replay '([^']*)'/.exec(result.reason ?? '')?.[1];
+const explored = (report: ConformanceReport) => report.results.filter((r) => r.area === 'explore');
+
+describe.concurrent('each defect shows only in a sequence: the catalogue alone passes it', () => {
+  for (const name of Object.keys(DEFECTS)) {
+    test(
+      `${name} passes every required catalogue check`,
+      async () => {
+        const { plugin, volumesDir } = await fixtureCopy(name);
+        const catalogue = await runConformance(plugin, { explore: false, volumesDir });
+        expect(failedRequired(catalogue)).toEqual([]);
+        expect(explored(catalogue)).toEqual([]);
+      },
+      SUITE_TIMEOUT_MS,
+    );
+  }
+});
+
+// One at a time: the explorer's budget is time, and each of them would slow the others.
+describe('the explorer finds every sequence-only defect and shrinks it to a short recipe', () => {
+  for (const [name, defect] of Object.entries(DEFECTS)) {
+    test(
+      `${name}: fails ${defect.check} within the default budget, in at most ${MAX_RECIPE_STEPS} steps, replayable`,
+      { timeout: SUITE_TIMEOUT_MS, retry: defect.racy ? 1 : 0 },
+      async () => {
+        const { plugin, volumesDir } = await fixtureCopy(name);
+        const report = await runConformance(plugin, { only: ['explore'], seed: SEED, volumesDir });
+        const found = report.results.find((r) => r.id === defect.check)!;
+        expect(failedRequired(report), `${found.reason ?? ''} ${found.notes.join(' | ')}`).toEqual([defect.check]);
+        expect(report.ok).toBe(false);
+        const steps = recipeSteps(found);
+        expect(steps.length).toBeGreaterThan(0);
+        expect(steps.length, steps.join('; ')).toBeLessThanOrEqual(MAX_RECIPE_STEPS);
+        expect(found.reason).toContain(`dhv check ${plugin} --replay '`);
+        expect(found.notes.join(' ')).toContain(`seed ${SEED}`);
+
+        if (!defect.racy) {
+          const replay = await runConformance(plugin, { only: ['explore'], replay: recipeOf(found), volumesDir });
+          expect(failedRequired(replay)).toEqual([defect.check]);
+        }
+        expect(await readdir(volumesDir).catch(() => [])).toEqual([]);
+      },
+    );
+  }
+});
+
+describe.concurrent(`the correct stateful plugins pass the explorer with ${SEEDS} different seeds`, () => {
+  for (const name of CORRECT) {
+    test(
+      `${name} passes every explore check for seeds 1..${SEEDS}`,
+      async () => {
+        const { plugin, volumesDir } = await fixtureCopy(name);
+        for (let seed = 1; seed <= SEEDS; seed++) {
+          const report = await runConformance(plugin, { only: ['explore'], seed, exploreBudgetMs: 1000, volumesDir });
+          const bad = explored(report).filter((r) => r.status !== 'pass');
+          expect(bad.map((r) => `seed ${seed}: ${r.id}: ${r.reason ?? ''}`)).toEqual([]);
+          expect(explored(report)).toHaveLength(5);
+        }
+      },
+      SUITE_TIMEOUT_MS,
+    );
+  }
+});
+
+describe('dhv check on the command line', () => {
+  test(
+    'explores by default, prints a replayable recipe, and --replay runs just that sequence',
+    async () => {
+      const plugin = join(STATEFUL, 'guard-leaks');
+      const run = await dhvCheck(plugin, ['--only', 'explore', '--seed', String(SEED)]);
+      expect(run.exitCode).toBe(1);
+      expect(failedRequired(run.report)).toEqual(['explore.calls-succeed']);
+      expect(run.leftovers).toEqual([]);
+      const recipe = recipeOf(run.report.results.find((r) => r.id === 'explore.calls-succeed')!);
+      expect(recipe).toBeDefined();
+
+      const replay = await dhvCheck(plugin, ['--replay', recipe!]);
+      expect(replay.exitCode).toBe(1);
+      expect(replay.report.results.every((r) => r.area === 'explore')).toBe(true);
+      expect(failedRequired(replay.report)).toEqual(['explore.calls-succeed']);
+      const notes = replay.report.results.find((r) => r.id === 'explore.calls-succeed')?.notes ?? [];
+      expect(notes.some((n) => n.startsWith('replayed one sequence'))).toBe(true);
+    },
+    SUITE_TIMEOUT_MS,
+  );
+
+  test('--no-explore leaves the explore checks out, and a bad recipe is a usage error', async () => {
+    const plugin = join(FIXTURES, 'good-plugin');
+    const quick = await dhvCheck(plugin, ['--only', 'discovery', '--no-explore']);
+    expect(quick.report.results.some((r) => r.area === 'explore')).toBe(false);
+    const off = await dhvCheck(plugin, ['--only', 'explore', '--no-explore']);
+    expect(off.report.results).toEqual([]);
+    const bad = await runDhv(['check', plugin, '--replay', 'create db; resize db']);
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toContain('"resize db": unknown step');
+  });
+});
+
+test(
+  'the vitest API runs the explorer too, and a failure names its recipe',
+  async () => {
+    const { plugin, volumesDir } = await fixtureCopy('guard-prefix');
+    const tests: Array<{ name: string; body: (context: { skip: (note?: string) => void }) => Promise<void> }> = [];
+    const closers: Array<() => Promise<void>> = [];
+    conformanceTests({
+      plugin,
+      volumesDir,
+      only: ['explore'],
+      seed: SEED,
+      exploreBudgetMs: 20_000,
+      describe: (_name, body) => body(),
+      test: (name, body) => void tests.push({ name, body }),
+      afterAll: (fn) => void closers.push(fn),
+    });
+    expect(tests.map((t) => t.name.split(':')[0])).toEqual([
+      'explore.volumes-survive',
+      'explore.volumes-distinct',
+      'explore.calls-succeed',
+      'explore.fingerprint-fast',
+      'explore.nothing-left',
+    ]);
+    const calls = tests.find((t) => t.name.startsWith('explore.calls-succeed'))!;
+    await expect(calls.body({ skip: () => {} })).rejects.toThrow(/explore\.calls-succeed failed: .*--replay '/);
+    for (const close of closers) await close();
+  },
+  SUITE_TIMEOUT_MS,
+);

@@ -1,0 +1,132 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { COMMANDS } from '../packages/harness/src/commands/index.js';
+import { DHV_BIN } from './support/checkout-paths.js';
+import { runDhv } from './support/run-dhv.js';
+import { makeTempDir, removeTempDir } from './support/temp-dir.js';
+
+/** The conventions of an oclif CLI a user expects of dhv: help, version, typos, flags. */
+
+let dataDir: string;
+beforeEach(async () => {
+  dataDir = await makeTempDir('cli-conventions');
+});
+afterEach(async () => {
+  await removeTempDir(dataDir);
+});
+
+const dhv = (...args: string[]) => runDhv(args, { env: { DHV_DATA_DIR: dataDir } });
+const VERSION_LINE = /^@dhv\/harness\/0\.1\.0 linux-\w+ node-v\d+\.\d+\.\d+\n$/;
+
+describe('dhv help', () => {
+  it('lists the topics and commands, and shows the help of one command', async () => {
+    const root = await dhv('help');
+    expect(root.exitCode, root.stderr).toBe(0);
+    expect(root.stdout).toMatch(/^TOPICS\n[\s\S]*\bvolume\b/m);
+    expect(root.stdout).toMatch(/^COMMANDS\n[\s\S]*\bcheck\b/m);
+
+    const one = await dhv('help', 'volume', 'create');
+    expect(one.exitCode, one.stderr).toBe(0);
+    expect(one.stdout).toMatch(/^USAGE\n\s+\$ dhv volume create SPEC/m);
+    expect(one.stdout).toBe((await dhv('volume', 'create', '--help')).stdout);
+  });
+
+  it('answers a help for a command that does not exist as a typo, with a suggestion and exit 2', async () => {
+    const run = await dhv('help', 'volum');
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toMatch(/^Error: volum is not a dhv command\.\nDid you mean `dhv volume`\?/);
+  });
+});
+
+describe('dhv version', () => {
+  it('prints the same line for version, --version and -v', async () => {
+    for (const args of [['version'], ['--version'], ['-v']]) {
+      const run = await dhv(...args);
+      expect(run.exitCode, args.join(' ')).toBe(0);
+      expect(run.stdout, args.join(' ')).toMatch(VERSION_LINE);
+    }
+  });
+
+  it('gives the version as JSON with --json', async () => {
+    const run = await dhv('version', '--json');
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({
+      name: '@dhv/harness',
+      version: '0.1.0',
+      architecture: expect.stringMatching(/^linux-/),
+      nodeVersion: process.version,
+    });
+  });
+});
+
+describe('an unknown command', () => {
+  it('is a usage mistake (exit 2) that suggests the nearest topic or command and the help to run', async () => {
+    const topic = await dhv('volum');
+    expect(topic.exitCode).toBe(2);
+    expect(topic.stdout).toBe('');
+    expect(topic.stderr).toBe(
+      'Error: volum is not a dhv command.\nDid you mean `dhv volume`?\nRun `dhv help` for the list of commands.\n',
+    );
+    const command = await dhv('volume', 'creat', 'spec.hcl');
+    expect(command.exitCode).toBe(2);
+    expect(command.stderr).toBe(
+      'Error: volume creat is not a dhv command.\nDid you mean `dhv volume create`?\nRun `dhv help volume` for the list of volume commands.\n',
+    );
+  });
+
+  it('with --json, is one JSON error on stderr naming the suggestions', async () => {
+    const run = await dhv('volum', 'status', '--json');
+    expect(run.exitCode).toBe(2);
+    expect(JSON.parse(run.stderr)).toEqual({
+      error: {
+        code: 'UNKNOWN_COMMAND',
+        message: expect.stringContaining('volum status is not a dhv command'),
+        command: 'volum status',
+        suggestions: ['volume status'],
+      },
+    });
+  });
+
+  it('never asks "Did you mean ...? (Y/n)", not even on a terminal', async () => {
+    // script(1) gives dhv a pseudo-terminal for stdin and stdout; the old not-found plugin prompted there and waited.
+    if (!existsSync('/usr/bin/script')) throw new Error('this test needs script(1) from util-linux (bsdutils)');
+    const run = await new Promise<{ code: number; out: string }>((resolve) => {
+      execFile(
+        '/usr/bin/script',
+        ['-qec', `${process.execPath} ${DHV_BIN} volum`, '/dev/null'],
+        { env: { ...process.env, NO_COLOR: '1', DHV_DATA_DIR: dataDir }, timeout: 30_000 },
+        (err, stdout) => resolve({ code: err ? Number(err.code ?? 1) : 0, out: stdout }),
+      );
+    });
+    expect(run.out).toContain('volum is not a dhv command');
+    expect(run.out).not.toMatch(/\(Y\/n\)/);
+    expect(run.code).toBe(2);
+  });
+});
+
+describe('flags that take several values', () => {
+  it('take one value each time, so none swallows the argument after it', () => {
+    const greedy = Object.entries(COMMANDS).flatMap(([id, command]) =>
+      Object.entries(command.flags ?? {})
+        .filter(([, flag]) => flag.type === 'option' && flag.multiple && !flag.multipleNonGreedy)
+        .map(([name]) => `${id} --${name}`),
+    );
+    expect(greedy).toEqual([]);
+  });
+
+  it('leave the plugin path to dhv check: --only and --param before it', async () => {
+    const missing = join(dataDir, 'no-such-plugin');
+    for (const flags of [
+      ['--only', 'discovery.executable'],
+      ['--param', 'a=b', '--only', 'discovery.executable'],
+    ]) {
+      const run = await dhv('check', ...flags, missing, '--json');
+      expect(run.stderr, flags.join(' ')).not.toMatch(/give the plugin executable/);
+      expect(run.exitCode, flags.join(' ')).toBe(1);
+      const report = JSON.parse(run.stdout) as { results: Array<{ id: string; status: string }> };
+      expect(report.results.map((r) => [r.id, r.status])).toEqual([['discovery.executable', 'fail']]);
+    }
+  });
+});
