@@ -172,8 +172,8 @@ describe('several dhv processes on one data dir are one agent', () => {
 
     expect(first.code, first.stderr).toBe(0);
     expect(second.code, second.stderr).toBe(0);
-    expect(JSON.parse(first.stdout).restored).toHaveLength(1);
-    expect(JSON.parse(second.stdout).restored).toHaveLength(1);
+    expect(JSON.parse(first.stdout).Restored).toHaveLength(1);
+    expect(JSON.parse(second.stdout).Restored).toHaveLength(1);
     expect((await volumes()).map((v) => v.State)).toEqual(['ready']);
   }, 60_000);
 
@@ -198,7 +198,7 @@ describe('several dhv processes on one data dir are one agent', () => {
     expect(restarted.code, restarted.stderr).toBe(0);
     // The later create came after the restart had asked for the agent: it waited for it.
     expect(gates.started('b', 'create')).toBe(false);
-    expect(JSON.parse(restarted.stdout).restored.map((v: { Name: string }) => v.Name)).toEqual(['a']);
+    expect(JSON.parse(restarted.stdout).Restored.map((v: { Name: string }) => v.Name)).toEqual(['a']);
     await gates.reached('b', 'create');
     await gates.open('b', 'create');
     expect((await first).code).toBe(0);
