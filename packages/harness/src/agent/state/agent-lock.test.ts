@@ -14,19 +14,29 @@ describe('the agent lock', () => {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  /** Runs `holder`, starts `waiter` while it holds its lock, and returns the order things happened in. */
+  /**
+   * Runs `holder`, starts `waiter` while it holds its lock, and returns the order things
+   * happened in. The holder lets go after 300 ms; with `untilWaiterIn`, as soon as the waiter
+   * is in (or after 15 s), so a waiter that needs no wait is seen getting in however loaded
+   * the machine is.
+   */
   async function order(
     holder: (fn: () => Promise<void>) => Promise<void>,
     waiter: (fn: () => Promise<void>) => Promise<void>,
+    untilWaiterIn = false,
   ): Promise<string[]> {
     const events: string[] = [];
     let waiting: Promise<void> | undefined;
     await holder(async () => {
       events.push('holder in');
+      let waiterIn = () => {};
+      const entered = new Promise<void>((r) => (waiterIn = r));
       waiting = waiter(async () => {
         events.push('waiter in');
+        waiterIn();
       });
-      await new Promise((r) => setTimeout(r, 300));
+      const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+      await (untilWaiterIn ? Promise.race([entered, sleep(15_000)]) : sleep(300));
       events.push('holder out');
     });
     await waiting;
@@ -57,6 +67,7 @@ describe('the agent lock', () => {
       await order(
         (fn) => one().name('a', work, fn),
         (fn) => one().name('b', work, fn),
+        true,
       ),
     ).toEqual(['holder in', 'waiter in', 'holder out']);
     expect((await readdir(stateLayout(dataDir).locks)).filter((n) => n !== EVERY_NAME_LOCK)).toEqual([]);
