@@ -60,6 +60,23 @@ module.exports = {
       to: { path: `${H}(commands|presenters)/` },
     },
     {
+      name: 'state-layout-only-in-store',
+      comment:
+        "The data dir's layout and the durable file calls belong to the agent's state store (agent/state/): " +
+        'everything else asks the store in intent-level calls and opens no file under the data dir.',
+      severity: 'error',
+      from: { pathNot: `${H}agent/state/` },
+      to: { path: `${H}agent/state/(layout|durable-file)\\.ts$` },
+    },
+    {
+      name: 'agent-knows-no-cli-framework',
+      comment:
+        "The agent is a library: only commands/ know oclif. A planted import of @oclif/core into the agent's code fails here.",
+      severity: 'error',
+      from: { path: `${H}agent/` },
+      to: { path: '(^|/)@oclif/core' },
+    },
+    {
       name: 'conformance-not-agent',
       comment: 'The conformance catalogue judges plugins without the simulated agent.',
       severity: 'error',

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Agent } from '../packages/harness/src/agent/agent.js';
-import type { ClientState, VolumeRecord } from '../packages/harness/src/agent/client-state.js';
+import type { ClientState, VolumeRecord } from '../packages/harness/src/agent/state/client-state.js';
 import type { ClientStateStore } from '../packages/harness/src/agent/volume-manager.js';
 import type { AgentConfig } from '../packages/harness/src/config/agent-config.js';
 
@@ -346,7 +346,7 @@ async function replay(scenario: Scenario): Promise<Mismatch[]> {
         process.getuid?.() === 0 ? v : { ...(v as object), uid: undefined, gid: undefined };
       if (!equal(owner(want), owner(got))) miss('agent', `path ${path}`, want, got);
     }
-    const { ClientState } = await import('../packages/harness/src/agent/client-state.js');
+    const { ClientState } = await import('../packages/harness/src/agent/state/client-state.js');
     const state = clientStateView(await new ClientState(config.dataDir).list());
     if (!equal(n.after.clientState, state)) miss('agent', 'clientState', n.after.clientState, state);
   }

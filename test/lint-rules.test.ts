@@ -97,6 +97,22 @@ describe('the dependency rules (npm run lint:deps)', () => {
     expect(await violations()).toEqual(expect.arrayContaining(['conformance-not-agent', 'model-knows-no-cli']));
   });
 
+  it("fail a module outside the agent's state store importing the data dir's layout", async () => {
+    await writeFiles({
+      'packages/harness/src/agent/state/layout.ts': "export const layout = 'client';\n",
+      'packages/harness/src/agent/state/store.ts':
+        "import { layout } from './layout.js';\nexport const store = layout;\n",
+      'packages/harness/src/agent/orphans.ts': "export { layout } from './state/layout.js';\n",
+    });
+    expect(await violations()).toEqual(['state-layout-only-in-store']);
+  });
+
+  it("fail an import of @oclif/core into the agent's code", async () => {
+    await writeFiles({ 'packages/harness/src/agent/restore.ts': "export { Command } from '@oclif/core';\n" });
+    // The tree has no node_modules, so the import also does not resolve; the rule fires either way.
+    expect(await violations()).toEqual(expect.arrayContaining(['agent-knows-no-cli-framework']));
+  });
+
   it('fail a cycle between folders, though no module imports itself back', async () => {
     await writeFiles({ 'packages/harness/src/config/defaults.ts': "export { a } from '../agent/agent.js';\n" });
     expect(await violations()).toEqual(['no-folder-cycle']);

@@ -6,7 +6,7 @@ import { skipRootTests } from './support/requirements.js';
 import { runDhv } from './support/run-dhv.js';
 import { makeTempDir, releaseMountsAndLoops, removeTempDir } from './support/temp-dir.js';
 import { snapshotTree } from './support/tree-snapshot.js';
-import { EVERY_NAME_LOCK } from '../packages/harness/src/agent/name-claims.js';
+import { EVERY_NAME_LOCK } from '../packages/harness/src/agent/state/agent-lock.js';
 
 /**
  * Crashes and lost writes: client state written to a full disk. The data dir

@@ -20,7 +20,8 @@ export {
   type Capability,
   type Constraint,
 } from './volume-specs/volume-spec.js';
-export { ClientState, type VolumeRecord, type ClientCreateRequest } from './agent/client-state.js';
+export { ClientState, type VolumeRecord, type ClientCreateRequest } from './agent/state/client-state.js';
+export { AgentStore, seedVolumes, type SeedVolume } from './agent/state/store.js';
 export { applyHostVolumeUpdates, staticHostVolumes, type HostVolumeConfig } from './agent/host-volumes.js';
 export { DEFAULT_RESTORE_DEADLINE_MS } from './agent/restore.js';
 export { VolumeManager, type RestoreOutcome, type AgentLogLine } from './agent/volume-manager.js';

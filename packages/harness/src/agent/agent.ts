@@ -1,9 +1,8 @@
 import { setMaxListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
-import { mkdir, unlink } from 'node:fs/promises';
 import type { AgentConfig, StaticHostVolume } from '../config/agent-config.js';
 import type { VolumeSpec } from '../volume-specs/volume-spec.js';
-import { ClientState, type ClientCreateRequest, type VolumeRecord } from './client-state.js';
+import type { ClientState, ClientCreateRequest, VolumeRecord } from './state/client-state.js';
 import { AgentError } from '../errors/agent-error.js';
 import {
   applyHostVolumeUpdates,
@@ -11,23 +10,15 @@ import {
   type HostVolumeConfig,
   type HostVolumeUpdate,
 } from './host-volumes.js';
-import { NameClaims } from './name-claims.js';
-import {
-  loadNodeFacts,
-  statesAfterNodeUpdate,
-  updateNodeFacts,
-  type NodeFacts,
-  type VolumeState,
-} from './node-facts.js';
-import { loadNodeId } from './node-identity.js';
+import { statesAfterNodeUpdate, type NodeFacts, type VolumeState } from './state/node-facts.js';
+import { AgentStore } from './state/store.js';
 import { describeNode, nodeAttributes } from './node-description.js';
 import { placementProblem, updateProblem } from './placement.js';
 import { deleteRequestFor, type ClientDeleteRequest, type ClientRegisterRequest } from './plugin-requests.js';
 import { processPluginRunner, type Fingerprint, type PluginRunner } from './plugins.js';
 import { simulateReboot, type RebootReport } from './reboot.js';
 import { DEFAULT_RESTORE_DEADLINE_MS, restoreWarnings } from './restore.js';
-import { VolumeHealth, type VolumeFailure } from './volume-health.js';
-import { VolumeDisks } from './volume-disks.js';
+import type { VolumeFailure } from './state/volume-health.js';
 import {
   VolumeManager,
   type AgentLogLine,
@@ -113,9 +104,7 @@ export class Agent {
   private controller = newShutdownController();
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly state: ClientState;
-  private readonly store: ClientStateStore;
-  private readonly names: NameClaims;
-  private readonly health: VolumeHealth;
+  private readonly records: ClientStateStore;
   private readonly runner: PluginRunner;
   private closed = false;
   /** Every warn and error line the host volume manager logged since this object was opened. */
@@ -124,100 +113,119 @@ export class Agent {
   private constructor(
     readonly config: AgentConfig,
     readonly nodeId: string,
+    private readonly store: AgentStore,
     private readonly options: AgentOptions,
   ) {
-    this.state = new ClientState(config.dataDir);
-    this.store = options.clientState ? options.clientState(this.state) : this.state;
-    this.names = new NameClaims(config.dataDir);
-    this.health = new VolumeHealth(config.dataDir);
+    this.state = store.records;
+    this.records = options.clientState ? options.clientState(this.state) : this.state;
     this.runner = options.runner ?? processPluginRunner;
   }
 
   /** Opens the agent's data dir (creating it and the node ID on first use) without starting it. */
   static async open(config: AgentConfig, options: AgentOptions = {}): Promise<Agent> {
-    await mkdir(config.dataDir, { recursive: true, mode: 0o700 });
-    return new Agent(config, await loadNodeId(config.dataDir), options);
+    const store = await AgentStore.open(config.dataDir);
+    return new Agent(config, await store.nodeId(), store, options);
   }
 
   /**
    * Starts as a real agent does: fingerprint the plugins, forget every name claim, restore
    * every volume from client state at once under one deadline, and report the static
    * volumes plus what restore returned (nothing dynamic if restore failed as a whole).
+   * The whole start holds the agent exclusive: no create, delete or other restart of any
+   * `dhv` process runs beside it.
    */
   async start(options: StartOptions = {}): Promise<StartReport> {
     this.closed = false;
     this.controller = newShutdownController();
-    return this.track(async () => {
-      for (const file of await this.state.staleTempFiles()) await unlink(file).catch(() => {});
-      await this.names.sweepFreeLocks();
-      await this.names.clear();
-      const fingerprint = await this.runner.discover(this.config.pluginDir, { signal: this.controller.signal });
-      for (const w of fingerprint.warnings ?? []) this.warn(w);
-      const outcome = await this.manager().restore(
-        options.restoreDeadlineMs ?? this.options.restoreDeadlineMs ?? DEFAULT_RESTORE_DEADLINE_MS,
-      );
-      if (this.controller.signal.aborted) {
-        throw new AgentError(
-          'AGENT_SHUT_DOWN',
-          'the agent shut down while restoring volumes; start it again to restore them',
-        );
-      }
-      // A volume deleted while restore ran (another dhv process) is not reported ready.
-      const updates: HostVolumeUpdate[] = [];
-      for (const u of outcome.error ? [] : outcome.updates)
-        if (u.volume === null || (await this.state.get(u.volume.ID))) updates.push(u);
-      const { hostVolumes, warnings: overrides } = applyHostVolumeUpdates(
-        staticHostVolumes(options.staticVolumes ?? this.config.hostVolumes),
-        updates,
-      );
-      const warnings = [...restoreWarnings(outcome), ...overrides];
-      const at = new Date().toISOString();
-      const failures = new Map<string, VolumeFailure>();
-      for (const f of outcome.failed)
-        failures.set(f.record.ID, { error: f.error.message, code: f.error.code ?? 'UNKNOWN', at });
-      const records = outcome.error
-        ? await this.state.list().catch(() => [] as VolumeRecord[])
-        : outcome.restored.map((r) => r.record).concat(outcome.failed.map((f) => f.record));
-      await this.health.replaceAll(failures);
-      const facts = await updateNodeFacts(this.config.dataDir, (previous) => ({
-        fingerprint,
-        fingerprintedAt: at,
-        restoredAt: at,
-        restoreWarnings: warnings,
-        hostVolumes,
-        volumeStates: statesAfterNodeUpdate(previous?.volumeStates ?? {}, records.map(serverKey), hostVolumes),
-      }));
-      for (const w of warnings) this.warn(w);
-      // A state file that does not load stops dhv loudly, after doing what Nomad does (no dynamic volume published).
-      if (
-        outcome.error instanceof AgentError &&
-        (outcome.error.code === 'STATE_CORRUPT' || outcome.error.code === 'STATE_UNREADABLE')
-      )
-        throw outcome.error;
-      const stateOf = (id: string) => facts.volumeStates[id] ?? 'pending';
-      return {
-        nodeId: this.nodeId,
-        fingerprint,
-        restored: outcome.restored.map((r) => toHostVolume({ ...r.record, HostPath: r.path }, stateOf(r.record.ID))),
-        restoreNotes: Object.fromEntries(outcome.restored.flatMap((r) => (r.note ? [[r.record.ID, r.note]] : []))),
-        failed: outcome.failed.map((f) => ({
-          volume: toHostVolume(f.record, stateOf(f.record.ID), failures.get(f.record.ID)),
-          error: { code: f.error.code ?? 'UNKNOWN', message: f.error.message },
-        })),
-        ...(outcome.error
-          ? { restoreError: { code: outcome.error.code ?? 'UNKNOWN', message: outcome.error.message } }
-          : {}),
-        warnings,
-      };
-    });
+    return this.track(() =>
+      this.store.lock.exclusive(
+        { doing: 'starting the agent (restoring every volume)' },
+        () => this.startHeld(options),
+        this.controller.signal,
+      ),
+    );
   }
 
-  /** Shuts down (aborting plugin runs in flight), optionally simulates a host reboot, and starts again. */
+  /** Shuts down (aborting plugin runs in flight), optionally simulates a host reboot, and starts again, all as one hold of the agent. */
   async restart(options: { reboot?: boolean } & StartOptions = {}): Promise<StartReport> {
     await this.shutdown();
-    const reboot = options.reboot ? await simulateReboot(this.config) : undefined;
-    const report = await this.start(options);
-    return reboot ? { ...report, reboot } : report;
+    this.closed = false;
+    this.controller = newShutdownController();
+    const signal = this.controller.signal;
+    return this.track(() =>
+      this.store.lock.exclusive(
+        {
+          doing: options.reboot
+            ? 'rebooting and restarting the agent'
+            : 'restarting the agent (restoring every volume)',
+        },
+        async () => {
+          const reboot = options.reboot ? await simulateReboot(this.config, signal, this.store) : undefined;
+          const report = await this.startHeld(options);
+          return reboot ? { ...report, reboot } : report;
+        },
+        signal,
+      ),
+    );
+  }
+
+  private async startHeld(options: StartOptions): Promise<StartReport> {
+    await this.store.sweep();
+    const fingerprint = await this.runner.discover(this.config.pluginDir, { signal: this.controller.signal });
+    for (const w of fingerprint.warnings ?? []) this.warn(w);
+    const outcome = await this.manager().restore(
+      options.restoreDeadlineMs ?? this.options.restoreDeadlineMs ?? DEFAULT_RESTORE_DEADLINE_MS,
+    );
+    if (this.controller.signal.aborted) {
+      throw new AgentError(
+        'AGENT_SHUT_DOWN',
+        'the agent shut down while restoring volumes; start it again to restore them',
+      );
+    }
+    const updates: HostVolumeUpdate[] = outcome.error ? [] : outcome.updates;
+    const { hostVolumes, warnings: overrides } = applyHostVolumeUpdates(
+      staticHostVolumes(options.staticVolumes ?? this.config.hostVolumes),
+      updates,
+    );
+    const warnings = [...restoreWarnings(outcome), ...overrides];
+    const at = new Date().toISOString();
+    const failures = new Map<string, VolumeFailure>();
+    for (const f of outcome.failed)
+      failures.set(f.record.ID, { error: f.error.message, code: f.error.code ?? 'UNKNOWN', at });
+    const records = outcome.error
+      ? await this.state.list().catch(() => [] as VolumeRecord[])
+      : outcome.restored.map((r) => r.record).concat(outcome.failed.map((f) => f.record));
+    await this.store.health.replaceAll(failures);
+    const facts = await this.store.updateNodeFacts((previous) => ({
+      fingerprint,
+      fingerprintedAt: at,
+      restoredAt: at,
+      restoreWarnings: warnings,
+      hostVolumes,
+      volumeStates: statesAfterNodeUpdate(previous?.volumeStates ?? {}, records.map(serverKey), hostVolumes),
+    }));
+    for (const w of warnings) this.warn(w);
+    // A state file that does not load stops dhv loudly, after doing what Nomad does (no dynamic volume published).
+    if (
+      outcome.error instanceof AgentError &&
+      (outcome.error.code === 'STATE_CORRUPT' || outcome.error.code === 'STATE_UNREADABLE')
+    )
+      throw outcome.error;
+    const stateOf = (id: string) => facts.volumeStates[id] ?? 'pending';
+    return {
+      nodeId: this.nodeId,
+      fingerprint,
+      restored: outcome.restored.map((r) => toHostVolume({ ...r.record, HostPath: r.path }, stateOf(r.record.ID))),
+      restoreNotes: Object.fromEntries(outcome.restored.flatMap((r) => (r.note ? [[r.record.ID, r.note]] : []))),
+      failed: outcome.failed.map((f) => ({
+        volume: toHostVolume(f.record, stateOf(f.record.ID), failures.get(f.record.ID)),
+        error: { code: f.error.code ?? 'UNKNOWN', message: f.error.message },
+      })),
+      ...(outcome.error
+        ? { restoreError: { code: outcome.error.code ?? 'UNKNOWN', message: outcome.error.message } }
+        : {}),
+      warnings,
+    };
   }
 
   /**
@@ -236,15 +244,17 @@ export class Agent {
       const fingerprint = await this.runner.discover(this.config.pluginDir, { signal: this.controller.signal });
       for (const w of fingerprint.warnings ?? []) this.warn(w);
       // Kept as the node's attributes; best effort, so a read-only command still works on a full disk.
-      const saved = await updateNodeFacts(this.config.dataDir, (previous) => ({
-        ...(previous ?? {
-          restoreWarnings: [],
-          hostVolumes: staticHostVolumes(this.config.hostVolumes),
-          volumeStates: {},
-        }),
-        fingerprint,
-        fingerprintedAt: new Date().toISOString(),
-      })).catch(() => undefined);
+      const saved = await this.store
+        .updateNodeFacts((previous) => ({
+          ...(previous ?? {
+            restoreWarnings: [],
+            hostVolumes: staticHostVolumes(this.config.hostVolumes),
+            volumeStates: {},
+          }),
+          fingerprint,
+          fingerprintedAt: new Date().toISOString(),
+        }))
+        .catch(() => undefined);
       return saved?.fingerprint ?? fingerprint;
     });
   }
@@ -261,7 +271,7 @@ export class Agent {
         this.track(() => this.manager().register(req, server)),
       delete: (req: ClientDeleteRequest) => this.track(() => this.manager().delete(req)),
       /** The volume-name locks, `{name: volume ID}`. */
-      locks: () => this.names.all(),
+      locks: () => this.store.claims.all(),
     };
   }
 
@@ -295,7 +305,6 @@ export class Agent {
         Parameters: spec.parameters,
       };
       await this.manager().create(req, this.serverVolume(spec, existing));
-      await this.health.clear(id);
       return { volume: await this.afterUpsert(id), created: !existing };
     });
   }
@@ -326,7 +335,6 @@ export class Agent {
         },
         this.serverVolume(spec, existing),
       );
-      await this.health.clear(id);
       return { volume: await this.afterUpsert(id), created: !existing };
     });
   }
@@ -337,8 +345,7 @@ export class Agent {
       const record = await this.find(ref);
       const view = toHostVolume(record, await this.stateOf(record.ID));
       await this.manager().delete(deleteRequestFor(record));
-      await this.health.clear(record.ID);
-      await updateNodeFacts(this.config.dataDir, (f) => {
+      await this.store.updateNodeFacts((f) => {
         const facts = f ?? this.emptyFacts();
         const { [record.ID]: _gone, ...volumeStates } = facts.volumeStates;
         return { ...facts, volumeStates };
@@ -349,12 +356,16 @@ export class Agent {
 
   async volume(ref: string): Promise<HostVolume> {
     const record = await this.find(ref);
-    return toHostVolume(record, await this.stateOf(record.ID), (await this.health.judge([record])).get(record.ID));
+    return toHostVolume(
+      record,
+      await this.stateOf(record.ID),
+      (await this.store.health.judge([record])).get(record.ID),
+    );
   }
 
   async volumes(): Promise<HostVolume[]> {
-    const [records, facts] = await Promise.all([this.state.list(), loadNodeFacts(this.config.dataDir)]);
-    const failures = await this.health.judge(records);
+    const [records, facts] = await Promise.all([this.state.list(), this.store.nodeFacts()]);
+    const failures = await this.store.health.judge(records);
     return records.map((r) => toHostVolume(r, facts?.volumeStates[r.ID] ?? 'pending', failures.get(r.ID)));
   }
 
@@ -392,10 +403,10 @@ export class Agent {
 
   /** What the node last reported; a data dir that never started gets a start now, as an agent's first start. */
   private async facts(): Promise<NodeFacts> {
-    const facts = await loadNodeFacts(this.config.dataDir);
+    const facts = await this.store.nodeFacts();
     if (facts) return facts;
     await this.start();
-    return (await loadNodeFacts(this.config.dataDir)) ?? this.emptyFacts();
+    return (await this.store.nodeFacts()) ?? this.emptyFacts();
   }
 
   private emptyFacts(): NodeFacts {
@@ -443,7 +454,7 @@ export class Agent {
   /** The servers write the volume after the client answered: `pending`, or `ready` when the node already reports its name. */
   private async afterUpsert(id: string): Promise<HostVolume> {
     const record = (await this.state.get(id))!;
-    const facts = await updateNodeFacts(this.config.dataDir, (f) => {
+    const facts = await this.store.updateNodeFacts((f) => {
       const facts = f ?? this.emptyFacts();
       const state: VolumeState = record.CreateReq.Name in facts.hostVolumes ? 'ready' : 'pending';
       return { ...facts, volumeStates: { ...facts.volumeStates, [id]: state } };
@@ -452,14 +463,14 @@ export class Agent {
   }
 
   private async stateOf(id: string): Promise<VolumeState> {
-    return (await loadNodeFacts(this.config.dataDir))?.volumeStates[id] ?? 'pending';
+    return (await this.store.nodeFacts())?.volumeStates[id] ?? 'pending';
   }
 
   /** The node tells the servers about changed volumes; they recompute every volume's state on this node. */
   private async publish(updates: HostVolumeUpdate[]): Promise<void> {
     const records = await this.state.list();
     let warnings: string[] = [];
-    await updateNodeFacts(this.config.dataDir, (f) => {
+    await this.store.updateNodeFacts((f) => {
       const facts = f ?? this.emptyFacts();
       const applied = applyHostVolumeUpdates(facts.hostVolumes, updates);
       warnings = applied.warnings;
@@ -497,12 +508,13 @@ export class Agent {
     return new VolumeManager({
       config: this.config,
       runner: this.runner,
-      state: this.store,
-      names: this.names,
+      state: this.records,
+      names: this.store.claims,
+      lock: this.store.lock,
       publish: (updates) => this.publish(updates),
       signal: this.controller.signal,
-      health: this.health,
-      disks: new VolumeDisks(this.config.dataDir),
+      health: this.store.health,
+      disks: this.store.disks,
       log: (line) => {
         this.logs.push(line);
         if (line.level === 'warn' && !line.message.startsWith('error deleting volume')) this.warn(line.message);

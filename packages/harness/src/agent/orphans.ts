@@ -1,14 +1,11 @@
-import { lstat, readdir, readFile, realpath, unlink } from 'node:fs/promises';
+import { lstat, readdir, realpath, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { isFreeLock, isUuid, removeFreeLock } from '@dhv/sdk';
 import { BUILTIN_MKDIR_ID, PluginError, execPlugin, resolvePlugin } from '@dhv/sdk/client';
 import type { AgentConfig } from '../config/agent-config.js';
 import { builtinMkdirDelete } from './builtin-mkdir.js';
-import { ClientState } from './client-state.js';
-import { EVERY_NAME_LOCK, NameClaims } from './name-claims.js';
-import { loadNodeId } from './node-identity.js';
+import { AgentStore } from './state/store.js';
 import { attachedLoopDevices, canonicalFolder, mountsBelow, type LoopDevice } from '@dhv/sdk/host';
-import { dataDirLayout } from '../config/data-dir.js';
 import { DhvError } from '../errors/dhv-error.js';
 
 /**
@@ -52,16 +49,15 @@ const LOCK_SUFFIX = '.lock';
 const STAGING_SUFFIX = '.new';
 
 /** Every orphan under the volumes dir, sorted by ID. */
-export async function findOrphans(config: AgentConfig): Promise<Orphan[]> {
-  const state = new ClientState(config.dataDir);
-  const records = await state.list();
+export async function findOrphans(config: AgentConfig, store = new AgentStore(config.dataDir)): Promise<Orphan[]> {
+  const records = await store.records.list();
   const known = new Set(records.map((r) => r.ID));
   // A registered volume may live at <volumes dir>/<uuid> under another ID.
   for (const r of records) if (dirname(r.HostPath) === config.volumesDir) known.add(basename(r.HostPath));
 
   const traces = await volumeTraces(config.volumesDir);
-  const claims = await claimedNames(config.dataDir);
-  const names = new NameClaims(config.dataDir);
+  const claims = await store.claims.namesById();
+  const names = store.claims;
   const holders: Holders = {
     mounts: (await mountsBelow(config.volumesDir)).map((m) => m.mountPoint),
     loops: await attachedLoopDevices(),
@@ -212,20 +208,20 @@ export async function removeOrphan(
   config: AgentConfig,
   orphan: Orphan,
   options: RemoveOptions = {},
+  store = new AgentStore(config.dataDir),
 ): Promise<RemoveOutcome> {
-  const state = new ClientState(config.dataDir);
   const work = async (): Promise<RemoveOutcome> => {
-    if (await state.get(orphan.id)) return 'recorded meanwhile';
+    if (await store.records.get(orphan.id)) return 'recorded meanwhile';
     if (orphan.blocker)
       throw new OrphanError(`orphan ${orphan.id} was not removed: ${orphan.blocker}`, orphan.id, orphan.paths);
     try {
-      await deleteWithPlugin(config, orphan, options.signal);
+      await deleteWithPlugin(config, store, orphan, options.signal);
     } catch (err) {
       const why = err instanceof PluginError ? err.message : (err as Error).message;
       throw new OrphanError(`orphan ${orphan.id} was not removed: ${why}`, orphan.id, orphan.paths);
     }
-    const left = (await findOrphans(config)).find((o) => o.id === orphan.id);
-    if (!left) await new NameClaims(config.dataDir).forgetId(orphan.id);
+    const left = (await findOrphans(config, store)).find((o) => o.id === orphan.id);
+    if (!left) await store.claims.forgetId(orphan.id);
     if (left) {
       throw new OrphanError(
         `orphan ${orphan.id}: plugin ${orphan.plugin ?? '(none)'} reported success but left ${left.paths.join(', ')}; remove it by hand`,
@@ -235,11 +231,17 @@ export async function removeOrphan(
     }
     return 'removed';
   };
-  if (orphan.name === undefined) return work();
-  return new NameClaims(config.dataDir).withLock(orphan.name, work, options.signal);
+  const doing = { doing: `removing orphan ${orphan.id}` };
+  if (orphan.name === undefined) return store.lock.shared(doing, work, options.signal);
+  return store.lock.name(orphan.name, doing, work, options.signal);
 }
 
-async function deleteWithPlugin(config: AgentConfig, orphan: Orphan, signal: AbortSignal | undefined): Promise<void> {
+async function deleteWithPlugin(
+  config: AgentConfig,
+  store: AgentStore,
+  orphan: Orphan,
+  signal: AbortSignal | undefined,
+): Promise<void> {
   if (orphan.plugin === undefined) {
     // A symlink or a file at <volumes dir>/<id>: removed itself, a link never followed.
     for (const path of orphan.paths)
@@ -259,7 +261,7 @@ async function deleteWithPlugin(config: AgentConfig, orphan: Orphan, signal: Abo
       pluginDir: config.pluginDir,
       volumeName: orphan.name ?? orphan.id,
       volumeId: orphan.id,
-      nodeId: await loadNodeId(config.dataDir),
+      nodeId: await store.nodeId(),
       nodePool: config.nodePool,
       // Empty: the plugin derives the path as its create did, which is what it must remove.
       createdPath: '',
@@ -284,24 +286,39 @@ export async function collectOrphans(
   config: AgentConfig,
   options: { remove?: boolean; ids?: readonly string[]; signal?: AbortSignal } = {},
 ): Promise<GcReport> {
-  const all = await findOrphans(config);
+  const store = new AgentStore(config.dataDir);
+  // Removing holds the agent exclusive: no create, delete or restart runs while gc decides what is an orphan.
+  if (!options.remove) return gcReport(config, store, options);
+  return store.lock.exclusive(
+    { doing: 'removing orphaned volumes (gc --remove)' },
+    () => gcReport(config, store, options),
+    options.signal,
+  );
+}
+
+async function gcReport(
+  config: AgentConfig,
+  store: AgentStore,
+  options: { remove?: boolean; ids?: readonly string[]; signal?: AbortSignal },
+): Promise<GcReport> {
+  const all = await findOrphans(config, store);
   const orphans =
     options.ids && options.ids.length > 0 ? all.filter((o) => options.ids!.some((id) => o.id.startsWith(id))) : all;
   const target = await realpath(config.volumesDir).catch(() => undefined);
   const report: GcReport = {
     volumesDir: config.volumesDir,
     volumesDirTarget: target !== undefined && target !== config.volumesDir ? target : undefined,
-    freeLocks: await leftLockFiles(config),
+    freeLocks: await leftLockFiles(config, store),
     orphans,
     removed: [],
     failed: [],
   };
   if (!options.remove) return report;
   report.freeLocks = [];
-  for (const lock of await leftLockFiles(config)) if (!(await removeFreeLock(lock))) report.freeLocks.push(lock);
+  for (const lock of await leftLockFiles(config, store)) if (!(await removeFreeLock(lock))) report.freeLocks.push(lock);
   for (const orphan of orphans) {
     try {
-      if ((await removeOrphan(config, orphan, options.signal ? { signal: options.signal } : {})) === 'removed')
+      if ((await removeOrphan(config, orphan, options.signal ? { signal: options.signal } : {}, store)) === 'removed')
         report.removed.push(orphan.id);
     } catch (err) {
       if (!(err instanceof OrphanError)) throw err;
@@ -312,34 +329,13 @@ export async function collectOrphans(
 }
 
 /**
- * Volume IDs and the names their creates claimed. The claims live beside client state
- * (NameClaims: one `{Name, ID}` file per name); a claim outlives a create cut short.
- */
-async function claimedNames(dataDir: string): Promise<Map<string, string>> {
-  const dir = dataDirLayout(dataDir).nameClaims;
-  const names = new Map<string, string>();
-  for (const file of await listDir(dir)) {
-    try {
-      const claim = JSON.parse(await readFile(join(dir, file), 'utf8')) as { Name?: unknown; ID?: unknown };
-      if (typeof claim.Name === 'string' && typeof claim.ID === 'string') names.set(claim.ID, claim.Name);
-    } catch {
-      // a claim being rewritten, or not a claim
-    }
-  }
-  return names;
-}
-
-/**
  * Lock files in the places dhv and the reference plugins keep them: the agent's name
  * locks, `<volumes dir>/.dhv-mkdir-*.lock` and `<volumes dir>/.<plugin id>/*.lock`. A
  * holder unlinks its lock file as it lets go; one killed leaves it behind (the lock of
  * every name is shared and stays, so it is never listed). Only files nobody holds are listed (each is tried with a non-blocking lock, then let go).
  */
-async function leftLockFiles(config: AgentConfig): Promise<string[]> {
-  const candidates: string[] = [];
-  const locks = dataDirLayout(config.dataDir).locks;
-  for (const name of await listDir(locks))
-    if (name.endsWith(LOCK_SUFFIX) && name !== EVERY_NAME_LOCK) candidates.push(join(locks, name));
+async function leftLockFiles(config: AgentConfig, store: AgentStore): Promise<string[]> {
+  const candidates: string[] = await store.claims.nameLockFiles();
   for (const name of await listDir(config.volumesDir)) {
     const path = join(config.volumesDir, name);
     if (name.startsWith('.') && name.endsWith(LOCK_SUFFIX)) candidates.push(path);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { volumeSpec } from '../__fixtures__/volume-spec.js';
-import type { VolumeRecord } from './client-state.js';
+import type { VolumeRecord } from './state/client-state.js';
 import { constraintHolds, placementProblem, updateProblem, type PlacementNode } from './placement.js';
 
 const NODE_ID = '0b62d807-6101-a80f-374d-e1c430abbf47';

@@ -1,9 +1,9 @@
 import { parseGoVersion, type GoVersion } from '@dhv/sdk';
 import type { Constraint, VolumeSpec } from '../volume-specs/volume-spec.js';
-import type { VolumeRecord } from './client-state.js';
+import type { VolumeRecord } from './state/client-state.js';
 import { AgentError } from '../errors/agent-error.js';
 import { joinErrors } from './volume-manager.js';
-import type { NodeFacts } from './node-facts.js';
+import type { NodeFacts } from './state/node-facts.js';
 import { versionAttribute } from './plugins.js';
 import { nodeAttributes, type NodeDescription } from './node-description.js';
 

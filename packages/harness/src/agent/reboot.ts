@@ -8,9 +8,9 @@ import {
   type RebootReport,
   type TeardownScope,
 } from '@dhv/sdk/host';
-import { ClientState, isRegistered, type VolumeRecord } from './client-state.js';
+import { isRegistered, type VolumeRecord } from './state/client-state.js';
 import { AgentError } from '../errors/agent-error.js';
-import { VolumeHealth } from './volume-health.js';
+import { AgentStore } from './state/store.js';
 
 export type { RebootReport };
 
@@ -31,9 +31,17 @@ export interface RebootScope {
  * has the host unmounted. Each volume is marked as needing a restore before anything is
  * taken from it, so a reboot cut short never leaves a volume that says ready.
  */
-export async function simulateReboot(scope: RebootScope, signal?: AbortSignal): Promise<RebootReport> {
-  const records = (await new ClientState(scope.dataDir).list()).filter((r) => !isRegistered(r));
-  const health = new VolumeHealth(scope.dataDir);
+export async function simulateReboot(
+  scope: RebootScope,
+  signal?: AbortSignal,
+  store = new AgentStore(scope.dataDir),
+): Promise<RebootReport> {
+  return store.lock.exclusive({ doing: 'simulating a reboot' }, () => reboot(scope, store, signal), signal);
+}
+
+async function reboot(scope: RebootScope, store: AgentStore, signal?: AbortSignal): Promise<RebootReport> {
+  const records = (await store.records.list()).filter((r) => !isRegistered(r));
+  const health = store.health;
   const at = new Date().toISOString();
   for (const r of records) {
     await health.markFailed(r.ID, {

@@ -8,7 +8,7 @@ import { volumeSpec } from '../__fixtures__/volume-spec.js';
 import { agentConfigIn } from '../__fixtures__/agent-config.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import { Agent } from './agent.js';
-import type { ClientCreateRequest, ClientState } from './client-state.js';
+import type { ClientCreateRequest, ClientState } from './state/client-state.js';
 import type { Fingerprint, PluginRunner, RunOptions } from './plugins.js';
 import type { ClientStateStore } from './volume-manager.js';
 

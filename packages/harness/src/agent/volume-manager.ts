@@ -1,9 +1,10 @@
 import type { AgentConfig } from '../config/agent-config.js';
-import type { ClientCreateRequest, ClientState, VolumeRecord } from './client-state.js';
+import type { ClientCreateRequest, ClientState, VolumeRecord } from './state/client-state.js';
 import { AgentError } from '../errors/agent-error.js';
 import { goStat } from './go-os.js';
 import type { HostVolumeConfig, HostVolumeUpdate } from './host-volumes.js';
-import type { NameClaims } from './name-claims.js';
+import type { AgentLock } from './state/agent-lock.js';
+import { nameTaken, type NameClaims } from './state/name-claims.js';
 import {
   cleanupDeleteRequest,
   pluginCreateRequest,
@@ -12,8 +13,8 @@ import {
   type ClientRegisterRequest,
 } from './plugin-requests.js';
 import type { PluginRunner } from './plugins.js';
-import { restorableWithVolumesDir, type VolumeHealth } from './volume-health.js';
-import type { VolumeDisks } from './volume-disks.js';
+import { restorableWithVolumesDir, type VolumeHealth } from './state/volume-health.js';
+import type { VolumeDisks } from './state/volume-disks.js';
 import { BUILTIN_MKDIR_ID } from '@dhv/sdk/client';
 
 /** The client state calls the host volume manager makes; a test may hand in one that fails. */
@@ -31,6 +32,8 @@ export interface VolumeManagerContext {
   runner: PluginRunner;
   state: ClientStateStore;
   names: NameClaims;
+  /** The agent lock: each volume's work holds its name, a restore holds the whole agent. */
+  lock: AgentLock;
   /** Tells the node about a volume (or its removal); the node's map and the servers follow. */
   publish: (updates: HostVolumeUpdate[]) => Promise<void>;
   /** Aborted when the agent shuts down: every plugin run in flight is killed. */
@@ -90,8 +93,9 @@ export class VolumeManager {
     const { config, runner, state, names, signal } = this.ctx;
     const fields = { volume_id: req.ID, volume_name: req.Name };
     await runner.lookup(config.pluginDir, req.PluginID);
-    return names.withLock(
+    return this.ctx.lock.name(
       req.Name,
+      { doing: `creating volume "${req.Name}" (${req.ID})` },
       async () => {
         const { wasFree } = await this.claim(req.Name, req.ID);
         let result: { path: string; bytes: bigint };
@@ -156,8 +160,9 @@ export class VolumeManager {
   ): Promise<void> {
     const { state, names, signal } = this.ctx;
     const fields = { volume_id: req.ID, volume_name: req.Name };
-    await names.withLock(
+    await this.ctx.lock.name(
       req.Name,
+      { doing: `registering volume "${req.Name}" (${req.ID})` },
       async () => {
         await this.claim(req.Name, req.ID);
         try {
@@ -209,8 +214,9 @@ export class VolumeManager {
 
   async delete(req: ClientDeleteRequest): Promise<{ volumeName: string; volumeId: string }> {
     const { config, runner, state, names, signal } = this.ctx;
-    return names.withLock(
+    return this.ctx.lock.name(
       req.Name,
+      { doing: `deleting volume "${req.Name}" (${req.ID})` },
       async () => {
         if (req.PluginID !== '') {
           await runner.lookup(config.pluginDir, req.PluginID);
@@ -250,18 +256,23 @@ export class VolumeManager {
       records = await this.ctx.state.list();
     } catch (err) {
       this.ctx.log({ level: 'error', message: 'failed to restore state', fields: { error: messageOf(err) } });
+      // Nomad's claims die with the agent: a restore that cannot read state claims nothing.
+      await this.ctx.names.replaceAll(new Map());
       return { updates: [], restored: [], failed: [], error: err as Error };
     }
     const outcome: RestoreOutcome = { updates: [], restored: [], failed: [] };
     const errors: Error[] = [];
     const remainingMs = () => Math.max(1, Math.round(deadlineMs - (performance.now() - startedAt)));
     const claims = await this.claimForRestore(records, outcome);
+    // The volumes dir is looked at once for the whole restore, not once per volume.
+    const { failed } = await restorableWithVolumesDir(records, this.ctx.config.volumesDir);
+    const volumesDirMissing = new Map(failed.map((f) => [f.record.ID, f.error]));
     await Promise.all(
       records.map(async (record, i) => {
         try {
           const claim = claims[i]!;
           if (claim instanceof Error) throw claim;
-          const restored = await this.restoreOne(record, claim, remainingMs, outcome);
+          const restored = await this.restoreOne(record, claim, remainingMs, outcome, volumesDirMissing);
           const path = typeof restored === 'object' && restored !== null ? restored.path : restored;
           if (path === null) return;
           // Nomad's name claim is an in-memory map: a second volume of a claimed name is refused at
@@ -293,59 +304,53 @@ export class VolumeManager {
   }
 
   /**
-   * Each volume's name claim, taken as create and delete take theirs, so a delete that ran
-   * since the list is not undone: true when claimed, false when another volume holds the
-   * name (logged), null for a volume deleted meanwhile, or the error of a plugin lookup,
-   * which fails the whole restore. One lock over every name: a lock per name would start
-   * a flock(1) for each of thousands of volumes at once. The plugins then run without it,
-   * as in Nomad, where a second volume of the same name is refused at once.
+   * Each volume's name claim, as Nomad's restore takes them into a map it has just emptied:
+   * true when claimed, false when an earlier volume of the same name holds it (logged), or
+   * the error of a plugin lookup, which fails the whole restore. Called with the agent held
+   * exclusive, so no create or delete runs meanwhile; the claims are written as one change.
    */
   private async claimForRestore(
     records: readonly VolumeRecord[],
     outcome: RestoreOutcome,
   ): Promise<(boolean | null | Error)[]> {
-    const { config, runner, names, state, signal } = this.ctx;
-    const lookups = await Promise.all(
-      records.map(async ({ CreateReq: req }) => {
-        try {
-          if (req.PluginID !== '') await runner.lookup(config.pluginDir, req.PluginID);
-          return undefined;
-        } catch (err) {
-          return err as Error;
-        }
-      }),
-    );
-    const claimOne = async (i: number): Promise<boolean | null | Error> => {
-      const record = records[i]!;
-      const req = record.CreateReq;
-      if (lookups[i]) return lookups[i];
-      if (!(await state.get(record.ID))) return null;
-      try {
-        // Made durable all at once below; a crash before that is followed by a restart, which claims again.
-        await this.ctx.names.claim(req.Name, req.ID, { durable: false });
-        return true;
-      } catch (err) {
-        this.ctx.log({
-          level: 'error',
-          message: 'error during restore',
-          fields: { volume_id: req.ID, volume_name: req.Name, error: messageOf(err) },
-        });
-        outcome.failed.push({ record, error: err as Error });
-        return false;
+    const { config, runner, names } = this.ctx;
+    const looked = new Map<string, Promise<Error | undefined>>();
+    const lookup = (pluginId: string) => {
+      let found = looked.get(pluginId);
+      if (!found) {
+        found = runner.lookup(config.pluginDir, pluginId).then(
+          () => undefined,
+          (err: unknown) => err as Error,
+        );
+        looked.set(pluginId, found);
       }
+      return found;
     };
-    // Names claimed at once, each name's volumes one after another, as its own lock would have them.
-    const byName = new Map<string, number[]>();
-    records.forEach(({ CreateReq: req }, i) => byName.set(req.Name, [...(byName.get(req.Name) ?? []), i]));
+    const winners = new Map<string, string>();
     const claims: (boolean | null | Error)[] = [];
-    await names.withEveryName(async () => {
-      await Promise.all(
-        [...byName.values()].map(async (indices) => {
-          for (const i of indices) claims[i] = await claimOne(i);
-        }),
-      );
-      if (claims.includes(true)) await names.sync();
-    }, signal);
+    for (const [i, record] of records.entries()) {
+      const req = record.CreateReq;
+      const missing = req.PluginID === '' ? undefined : await lookup(req.PluginID);
+      if (missing) {
+        claims[i] = missing;
+        continue;
+      }
+      const holder = winners.get(req.Name);
+      if (holder === undefined || holder === req.ID) {
+        winners.set(req.Name, req.ID);
+        claims[i] = true;
+        continue;
+      }
+      const err = nameTaken(req.Name, holder);
+      this.ctx.log({
+        level: 'error',
+        message: 'error during restore',
+        fields: { volume_id: req.ID, volume_name: req.Name, error: err.message },
+      });
+      outcome.failed.push({ record, error: err });
+      claims[i] = false;
+    }
+    await names.replaceAll(winners, new Set(records.map((r) => r.ID)));
     return claims;
   }
 
@@ -355,6 +360,7 @@ export class VolumeManager {
     claimed: boolean | null,
     remainingMs: () => number,
     outcome: RestoreOutcome,
+    volumesDirMissing: ReadonlyMap<string, AgentError>,
   ): Promise<string | { path: string; note: string } | undefined | null | typeof NAME_TAKEN> {
     const { config, runner, signal } = this.ctx;
     const req = record.CreateReq;
@@ -382,9 +388,8 @@ export class VolumeManager {
         return left(error);
       }
     }
-    const { failed: volumesDirMissing } = await restorableWithVolumesDir([record], config.volumesDir);
-    if (volumesDirMissing[0]) {
-      const { error } = volumesDirMissing[0];
+    const error = volumesDirMissing.get(record.ID);
+    if (error) {
       this.ctx.log({
         level: 'error',
         message: 'failed to restore',

@@ -1,6 +1,6 @@
-import type { VolumeRecord } from './client-state.js';
-import type { VolumeState } from './node-facts.js';
-import type { VolumeFailure } from './volume-health.js';
+import type { VolumeRecord } from './state/client-state.js';
+import type { VolumeState } from './state/node-facts.js';
+import type { VolumeFailure } from './state/volume-health.js';
 
 export type { VolumeState };
 

@@ -18,6 +18,8 @@ export type AgentErrorCode =
   | 'SPEC_INVALID'
   | 'PLACEMENT_FAILED'
   | 'AGENT_SHUT_DOWN'
+  /** Another dhv process held the agent longer than a waiter waits. */
+  | 'AGENT_BUSY'
   | 'REBOOT_FAILED'
   | 'VOLUMES_DIR_MISSING'
   | 'VOLUMES_DIR_WRONG_DISK';

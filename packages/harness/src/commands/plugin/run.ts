@@ -4,7 +4,7 @@ import { Args, Flags } from '@oclif/core';
 import { parseByteSize } from '@dhv/sdk';
 import { pluginTrustWarnings } from '@dhv/sdk/client';
 import { runPluginOnce } from '../../agent/run-plugin-once.js';
-import { loadNodeId } from '../../agent/node-identity.js';
+import { loadNodeId } from '../../agent/state/node-identity.js';
 import { UsageError } from '../../errors/dhv-error.js';
 import { DhvCommand, agentConfigFrom, agentFlags, stopOnSignals } from '../dhv-command.js';
 import { pluginRunText } from '../../presenters/format-plugin-run.js';

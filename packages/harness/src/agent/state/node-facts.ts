@@ -1,11 +1,11 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { withVolumeLock } from '@dhv/sdk';
-import { AgentError } from '../errors/agent-error.js';
+import { AgentError } from '../../errors/agent-error.js';
 import { readRegularFile, writeFileDurably } from './durable-file.js';
-import type { HostVolumeMap } from './host-volumes.js';
-import type { Fingerprint } from './plugins.js';
-import { dataDirLayout } from '../config/data-dir.js';
+import type { HostVolumeMap } from '../host-volumes.js';
+import type { Fingerprint } from '../plugins.js';
+import { stateLayout } from './layout.js';
 
 /** A volume's state as Nomad's servers compute it from what the node reports. */
 export type VolumeState = 'pending' | 'ready' | 'unavailable';
@@ -27,7 +27,7 @@ export interface NodeFacts {
 }
 
 export function nodeFactsFile(dataDir: string): string {
-  return dataDirLayout(dataDir).nodeFacts;
+  return stateLayout(dataDir).nodeFacts;
 }
 
 export async function loadNodeFacts(dataDir: string): Promise<NodeFacts | undefined> {
@@ -43,7 +43,7 @@ export async function loadNodeFacts(dataDir: string): Promise<NodeFacts | undefi
 
 export async function saveNodeFacts(dataDir: string, facts: NodeFacts): Promise<void> {
   try {
-    await mkdir(dataDirLayout(dataDir).client, { recursive: true, mode: 0o700 });
+    await mkdir(stateLayout(dataDir).client, { recursive: true, mode: 0o700 });
     await writeFileDurably(nodeFactsFile(dataDir), `${JSON.stringify(facts, null, 2)}\n`);
   } catch (err) {
     const full = (err as NodeJS.ErrnoException).code === 'ENOSPC';
@@ -63,7 +63,7 @@ export async function updateNodeFacts(
   dataDir: string,
   change: (facts: NodeFacts | undefined) => NodeFacts | Promise<NodeFacts>,
 ): Promise<NodeFacts> {
-  const lockDir = dataDirLayout(dataDir).locks;
+  const lockDir = stateLayout(dataDir).locks;
   await mkdir(lockDir, { recursive: true, mode: 0o700 });
   return withVolumeLock(join(lockDir, 'node.lock'), async () => {
     const next = await change(await loadNodeFacts(dataDir));

@@ -11,8 +11,8 @@ import {
   type MountEntry,
 } from '@dhv/sdk/host';
 import type { VolumeRecord } from './client-state.js';
-import { AgentError } from '../errors/agent-error.js';
-import { dataDirLayout } from '../config/data-dir.js';
+import { AgentError } from '../../errors/agent-error.js';
+import { stateLayout } from './layout.js';
 import { readRegularFile, removeFileDurably, writeFileDurably } from './durable-file.js';
 
 /** Why a volume is not usable, shaped as VolumeHealth keeps a failure. */
@@ -45,7 +45,7 @@ export class VolumeDisks {
   private readonly dir: string;
 
   constructor(dataDir: string) {
-    this.dir = dataDirLayout(dataDir).volumeDisks;
+    this.dir = stateLayout(dataDir).volumeDisks;
   }
 
   /** Keeps where volume `id` was created, the first time only: a restore on another disk never overwrites it. */

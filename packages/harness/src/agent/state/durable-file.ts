@@ -56,7 +56,7 @@ export async function removeFileDurably(path: string): Promise<boolean> {
   return true;
 }
 
-async function syncDirectory(dir: string): Promise<void> {
+export async function syncDirectory(dir: string): Promise<void> {
   const handle = await open(dir, 'r');
   try {
     await handle.sync();
@@ -84,8 +84,14 @@ export class NotARegularFileError extends Error {
   }
 }
 
-// O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer.
-const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK;
+// O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer. O_NOFOLLOW: a
+// state file planted as a symbolic link is refused, so another file's bytes never reach an error.
+const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
+
+function refusedLink(path: string, err: unknown): never {
+  if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw new NotARegularFileError(path, 'a symbolic link');
+  throw err;
+}
 
 function describe(stats: Stats): string {
   if (stats.isFIFO()) return 'a FIFO';
@@ -97,7 +103,7 @@ function describe(stats: Stats): string {
 
 /** Reads a file that must be a regular one, never blocking on a FIFO or device. */
 export async function readRegularFile(path: string): Promise<string> {
-  const handle = await open(path, READ_FLAGS);
+  const handle = await open(path, READ_FLAGS).catch((err: unknown) => refusedLink(path, err));
   try {
     const stats = await handle.stat();
     if (!stats.isFile()) throw new NotARegularFileError(path, describe(stats));
@@ -108,7 +114,12 @@ export async function readRegularFile(path: string): Promise<string> {
 }
 
 export function readRegularFileSync(path: string): string {
-  const fd = openSync(path, READ_FLAGS);
+  let fd: number;
+  try {
+    fd = openSync(path, READ_FLAGS);
+  } catch (err) {
+    refusedLink(path, err);
+  }
   try {
     const stats = fstatSync(fd);
     if (!stats.isFile()) throw new NotARegularFileError(path, describe(stats));

@@ -1,10 +1,10 @@
 import { lstat, mkdir, readdir } from 'node:fs/promises';
 import { BUILTIN_MKDIR_ID } from '@dhv/sdk/client';
 import { isRegistered, type VolumeRecord } from './client-state.js';
-import { AgentError } from '../errors/agent-error.js';
+import { AgentError } from '../../errors/agent-error.js';
 import { join } from 'node:path';
 import { readRegularFile, removeFileDurably, writeFileDurably } from './durable-file.js';
-import { dataDirLayout } from '../config/data-dir.js';
+import { stateLayout } from './layout.js';
 import { VolumeDisks } from './volume-disks.js';
 
 export interface VolumeFailure {
@@ -22,11 +22,11 @@ export interface VolumeFailure {
  */
 export class VolumeHealth {
   private readonly dir: string;
-  private readonly disks: VolumeDisks;
-
-  constructor(dataDir: string) {
-    this.dir = dataDirLayout(dataDir).volumeFailures;
-    this.disks = new VolumeDisks(dataDir);
+  constructor(
+    dataDir: string,
+    private readonly disks = new VolumeDisks(dataDir),
+  ) {
+    this.dir = stateLayout(dataDir).volumeFailures;
   }
 
   async markFailed(id: string, failure: VolumeFailure): Promise<void> {

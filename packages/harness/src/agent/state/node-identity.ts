@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { isUuid } from '@dhv/sdk';
-import { AgentError } from '../errors/agent-error.js';
-import { dataDirLayout } from '../config/data-dir.js';
+import { AgentError } from '../../errors/agent-error.js';
+import { stateLayout } from './layout.js';
 
 /**
  * The node ID, generated once and kept in the data dir (Nomad keeps `client/client-id`).
@@ -10,7 +10,7 @@ import { dataDirLayout } from '../config/data-dir.js';
  * published with link(), which only one of them can win.
  */
 export async function loadNodeId(dataDir: string): Promise<string> {
-  const { client: dir, nodeId: file } = dataDirLayout(dataDir);
+  const { client: dir, nodeId: file } = stateLayout(dataDir);
   const existing = await readId(file);
   if (existing !== undefined) return existing;
   await mkdir(dir, { recursive: true, mode: 0o700 });

@@ -1,0 +1,39 @@
+import { join } from 'node:path';
+
+/**
+ * Every path of the agent's state under its data dir, defined once and known only to the
+ * state store (`npm run lint` keeps it so). The names follow the Nomad client's: `client/`
+ * holds client state.
+ */
+export function stateLayout(dataDir: string) {
+  const client = join(dataDir, 'client');
+  return {
+    dataDir,
+    /** Client state: everything the agent keeps between runs. */
+    client,
+    /** The node ID, generated once (Nomad's `client/client-id`). */
+    nodeId: join(client, 'client-id'),
+    /** The last fingerprint and restore, for commands that do not restore again. */
+    nodeFacts: join(client, 'node.json'),
+    /** One `<volume id>.json` record per dynamic host volume. */
+    volumeRecords: join(client, 'host_volumes'),
+    /** One file per volume whose last restore failed. */
+    volumeFailures: join(client, 'host_volume_failures'),
+    /** One `<volume id>.json` per created volume: the disk it was created on (restore refuses another). */
+    volumeDisks: join(client, 'host_volume_disks'),
+    /** One claim file per volume name, taken before a create runs. */
+    nameClaims: join(client, 'host_volume_names'),
+    /** One empty file per volume ID a create of this agent claimed, so gc knows what it may remove. */
+    claimedIds: join(client, 'host_volume_ids'),
+    /** The lock files that order the agent's work across processes, and their owners' notes. */
+    locks: join(client, 'locks'),
+    /**
+     * Where each process holding the agent lock leaves a note (`owner-*.json`: its PID,
+     * command and work) for waiters' messages: beside the locks, so no folder of its own
+     * takes a block of a full disk.
+     */
+    lockOwners: join(client, 'locks'),
+  };
+}
+
+export type StateLayout = ReturnType<typeof stateLayout>;

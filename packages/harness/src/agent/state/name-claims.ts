@@ -1,0 +1,254 @@
+import { readlinkSync } from 'node:fs';
+import { lstat, mkdir, readdir, readlink, rename, symlink, unlink } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { isUuid, removeFreeLock } from '@dhv/sdk';
+import {
+  TEMP_PREFIX,
+  readRegularFile,
+  removeFileDurably,
+  syncDirectory,
+  syncFileSystemOf,
+  writeFileDurably,
+} from './durable-file.js';
+import { AgentError } from '../../errors/agent-error.js';
+import { EVERY_NAME_LOCK, nameKey } from './agent-lock.js';
+import type { StateLayout } from './layout.js';
+
+/** Nomad's ErrVolumeNameExists, word for word. */
+export const VOLUME_NAME_EXISTS = 'volume name already exists on this node';
+
+/** Longest name kept in a claim (for gc's listing); a longer one is kept as its ID alone. */
+const MAX_KEPT_NAME_BYTES = 2048;
+const LEGACY_SUFFIX = '.json';
+
+export interface Claim {
+  id: string;
+  /** The claimed name, when it was short enough to keep (gc shows it and hands it to the plugin's delete). */
+  name: string | undefined;
+}
+
+/**
+ * The agent's volume-name locks: a map of name to volume ID, as Nomad's host volume
+ * manager keeps it in memory. A name held by one ID refuses every other ID; the holder
+ * itself may claim it again. A claim lasts until it is released by name (a failed create
+ * or update, a cleanup after a failed state write, a delete) or the agent restarts, which
+ * claims every restored volume's name again.
+ *
+ * Every `dhv` command is a new process, so the map lives on disk: one symbolic link per
+ * name, `host_volume_names/<sha256 of the name>`, whose target is the holder's ID (and
+ * the name, base64url): a claim is read with one readlink and the whole map with one
+ * readdir, and a claim replaced by rename is never absent in between. Changed only while
+ * the agent lock covers the name (agent-lock.ts).
+ *
+ * `host_volume_ids/<id>` remembers an ID whose claim a restart or a later create took
+ * away while its volume was not in client state (a create cut short), so gc still knows
+ * that volume was made by this agent.
+ */
+export class NameClaims {
+  private readonly dir: string;
+  private readonly idDir: string;
+
+  constructor(
+    private readonly layout: StateLayout,
+    private readonly hasRecord: (id: string) => Promise<boolean>,
+  ) {
+    this.dir = layout.nameClaims;
+    this.idDir = layout.claimedIds;
+  }
+
+  /** The volume ID holding `name`, if any. */
+  async holder(name: string): Promise<string | undefined> {
+    return (await this.readClaim(nameKey(name)))?.id;
+  }
+
+  /**
+   * Claims `name` for `id` (with the name's lock held). Returns whether the name was free
+   * before (Nomad's "new volume", which decides whether a failed state write runs the
+   * cleanup delete); throws when another ID holds it.
+   */
+  async claim(name: string, id: string): Promise<{ wasFree: boolean }> {
+    let holder = await this.holder(name);
+    // Nomad's map dies with the agent. Here a claim is a file: one left by a `dhv` killed
+    // mid-create (its volume never reached client state) is no claim, since everything that
+    // claims a name does so under its lock and finishes, or releases it, before letting go.
+    if (holder !== undefined && holder !== id && !(await this.hasRecord(holder))) {
+      await this.rememberId(holder);
+      holder = undefined;
+    }
+    if (holder !== undefined && holder !== id) throw nameTaken(name, holder);
+    if (holder === undefined) {
+      await mkdir(this.dir, { recursive: true, mode: 0o700 });
+      try {
+        await this.link(nameKey(name), id, name);
+        await syncDirectory(this.dir);
+      } catch (err) {
+        throw new AgentError(
+          'STATE_WRITE_FAILED',
+          `could not claim the name "${name}" for volume ${id} in ${join(this.dir, nameKey(name))}: ${(err as Error).message}`,
+          { volumeId: id, file: join(this.dir, nameKey(name)) },
+        );
+      }
+    }
+    return { wasFree: holder === undefined };
+  }
+
+  /** Releases `name`, whoever holds it (Nomad releases by name alone). */
+  async release(name: string): Promise<void> {
+    const holder = await this.holder(name);
+    await removeFileDurably(join(this.dir, nameKey(name)));
+    await removeFileDurably(join(this.dir, `${nameKey(name)}${LEGACY_SUFFIX}`));
+    if (holder !== undefined) await this.forgetId(holder);
+  }
+
+  /** Every claim, `{name: volume ID}` (a name too long to keep appears as its ID). */
+  async all(): Promise<Record<string, string>> {
+    const out: Record<string, string> = {};
+    for (const claim of (await this.readAll()).values()) out[claim.name ?? claim.id] = claim.id;
+    return out;
+  }
+
+  /** Every claim by the ID holding it, `{id: name}`, for gc. */
+  async namesById(): Promise<Map<string, string | undefined>> {
+    const out = new Map<string, string | undefined>();
+    for (const claim of (await this.readAll()).values()) out.set(claim.id, claim.name);
+    return out;
+  }
+
+  /**
+   * The claims as a restart leaves them: exactly `winners` (name to ID), as if every claim
+   * had been forgotten and each name claimed again, written as the difference from what is
+   * on disk (a restart after a restart writes nothing). A claim dropped whose volume is not
+   * among `recorded` (client state) is remembered for gc; without `recorded` (state that
+   * does not load) nothing is. Made durable with one `sync -f` when anything changed.
+   */
+  async replaceAll(winners: ReadonlyMap<string, string>, recorded?: ReadonlySet<string>): Promise<void> {
+    const current = await this.readAll();
+    const wanted = new Map<string, { name: string; id: string }>();
+    for (const [name, id] of winners) wanted.set(nameKey(name), { name, id });
+    let changed = false;
+    for (const [key, claim] of current) {
+      if (wanted.get(key)?.id === claim.id && claim.file === key) continue;
+      if (recorded && !recorded.has(claim.id)) await this.rememberId(claim.id);
+      if (!wanted.has(key) || claim.file !== key) {
+        await unlink(join(this.dir, claim.file)).catch(() => {});
+        changed = true;
+      }
+    }
+    if (wanted.size > 0) await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    for (const [key, { name, id }] of wanted) {
+      const now = current.get(key);
+      if (now?.id === id && now.file === key) continue;
+      await this.link(key, id, name);
+      changed = true;
+    }
+    if (changed) await syncFileSystemOf(this.dir);
+  }
+
+  /** Whether a create of this agent ever claimed a name for volume `id` (and it was not released since). */
+  async wasClaimed(id: string): Promise<boolean> {
+    if (!isUuid(id)) return false;
+    if ([...(await this.readAll()).values()].some((c) => c.id === id)) return true;
+    return lstat(join(this.idDir, id)).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  /** Forgets that `id` was claimed, once its volume is gone. */
+  async forgetId(id: string): Promise<void> {
+    if (!isUuid(id)) return;
+    await removeFileDurably(join(this.idDir, id)).catch(() => {});
+  }
+
+  /** Removes name lock files that holders killed meanwhile left behind and nobody holds; returns them. */
+  async sweepFreeLocks(): Promise<string[]> {
+    const removed: string[] = [];
+    for (const lock of await this.nameLockFiles()) if (await removeFreeLock(lock)) removed.push(lock);
+    return removed;
+  }
+
+  /** The name lock files on disk (the lock of every name, which stays, is not one). */
+  async nameLockFiles(): Promise<string[]> {
+    const names = await readdir(this.layout.locks).catch(() => [] as string[]);
+    return names.filter((n) => n.endsWith('.lock') && n !== EVERY_NAME_LOCK).map((n) => join(this.layout.locks, n));
+  }
+
+  private async rememberId(id: string): Promise<void> {
+    if (!isUuid(id)) return;
+    await mkdir(this.idDir, { recursive: true, mode: 0o700 });
+    await writeFileDurably(join(this.idDir, id), '');
+  }
+
+  /** Points `key` at `id` by rename, so a claim is replaced without a moment of absence. */
+  private async link(key: string, id: string, name: string): Promise<void> {
+    const encoded = Buffer.from(name).toString('base64url');
+    const target = encoded.length <= MAX_KEPT_NAME_BYTES ? `${id}.${encoded}` : id;
+    const temp = join(this.dir, `${TEMP_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}-${key}`);
+    await symlink(target, temp);
+    try {
+      await rename(temp, join(this.dir, key));
+    } catch (err) {
+      await unlink(temp).catch(() => {});
+      throw err;
+    }
+  }
+
+  private async readClaim(key: string): Promise<Claim | undefined> {
+    return (
+      parseTarget(await readlink(join(this.dir, key)).catch(() => undefined)) ??
+      (await this.readLegacy(`${key}${LEGACY_SUFFIX}`))
+    );
+  }
+
+  /**
+   * Every claim by its key: one readdir, then one readlink each. A claim an older dhv wrote
+   * (a `<key>.json` file holding `{Name, ID}`) still counts, until a restart rewrites it.
+   */
+  private async readAll(): Promise<Map<string, Claim & { file: string }>> {
+    const names = await readdir(this.dir).catch(() => [] as string[]);
+    const out = new Map<string, Claim & { file: string }>();
+    for (const file of names) {
+      if (file.startsWith(TEMP_PREFIX)) continue;
+      const claim = file.endsWith(LEGACY_SUFFIX) ? await this.readLegacy(file) : readTarget(join(this.dir, file));
+      if (claim)
+        out.set(file.endsWith(LEGACY_SUFFIX) ? file.slice(0, -LEGACY_SUFFIX.length) : file, { ...claim, file });
+    }
+    return out;
+  }
+
+  private async readLegacy(file: string): Promise<Claim | undefined> {
+    try {
+      const claim = JSON.parse(await readRegularFile(join(this.dir, file))) as { Name?: unknown; ID?: unknown };
+      return typeof claim.Name === 'string' && typeof claim.ID === 'string' && isUuid(claim.ID)
+        ? { id: claim.ID, name: claim.Name }
+        : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+function readTarget(path: string): Claim | undefined {
+  try {
+    return parseTarget(readlinkSync(path));
+  } catch {
+    return undefined;
+  }
+}
+
+function parseTarget(target: string | undefined): Claim | undefined {
+  if (target === undefined) return undefined;
+  const id = target.slice(0, 36);
+  if (!isUuid(id)) return undefined;
+  const rest = target.slice(37);
+  return { id, name: target.length > 37 ? Buffer.from(rest, 'base64url').toString() : undefined };
+}
+
+export function nameTaken(name: string, holder: string): AgentError {
+  return new AgentError(
+    'VOLUME_NAME_EXISTS',
+    `${VOLUME_NAME_EXISTS}\n"${name}" is held by volume ${holder}: choose another name, or set id = "${holder}" to update that volume`,
+    { name, volumeId: holder },
+  );
+}

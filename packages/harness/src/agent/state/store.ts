@@ -1,0 +1,120 @@
+import { mkdir, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { isUuid } from '@dhv/sdk';
+import { dataDirLayout } from '../../config/data-dir.js';
+import { AgentLock } from './agent-lock.js';
+import { ClientState, type VolumeRecord } from './client-state.js';
+import { stateLayout, type StateLayout } from './layout.js';
+import { NameClaims } from './name-claims.js';
+import { loadNodeFacts, updateNodeFacts, type NodeFacts } from './node-facts.js';
+import { loadNodeId } from './node-identity.js';
+import { VolumeDisks } from './volume-disks.js';
+import { VolumeHealth } from './volume-health.js';
+
+/**
+ * The agent's state store: the only code that knows the data dir's layout and opens files
+ * in it. It owns every durable thing the agent keeps, as Nomad's client keeps them in its
+ * state DB and memory: the client-state records (`records`), the name claims (`claims`),
+ * the outcome of the last restore (`health`), the disk each volume was created on (`disks`), what the node reported (node facts), the
+ * node's identity, and the one lock that makes every `dhv` process on the data dir behave
+ * as one agent (`lock`).
+ */
+export class AgentStore {
+  readonly layout: StateLayout;
+  readonly records: ClientState;
+  readonly claims: NameClaims;
+  readonly health: VolumeHealth;
+  readonly disks: VolumeDisks;
+  readonly lock: AgentLock;
+
+  constructor(readonly dataDir: string) {
+    this.layout = stateLayout(dataDir);
+    this.records = new ClientState(dataDir);
+    this.claims = new NameClaims(this.layout, (id) => this.records.has(id));
+    this.disks = new VolumeDisks(dataDir);
+    this.health = new VolumeHealth(dataDir, this.disks);
+    this.lock = new AgentLock(this.layout);
+  }
+
+  /** Opens (creating on first use) the data dir. */
+  static async open(dataDir: string): Promise<AgentStore> {
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    return new AgentStore(dataDir);
+  }
+
+  /** The node ID, generated on first use. */
+  nodeId(): Promise<string> {
+    return loadNodeId(this.dataDir);
+  }
+
+  /** What the node last reported, or undefined before its first start. */
+  nodeFacts(): Promise<NodeFacts | undefined> {
+    return loadNodeFacts(this.dataDir);
+  }
+
+  /** Changes what the node reports, with no update of another process lost. */
+  updateNodeFacts(change: (facts: NodeFacts | undefined) => NodeFacts | Promise<NodeFacts>): Promise<NodeFacts> {
+    return updateNodeFacts(this.dataDir, change);
+  }
+
+  /** At a start: removes dead writers' temporary files and the name locks killed holders left. */
+  async sweep(): Promise<void> {
+    for (const file of await this.records.staleTempFiles()) await unlink(file).catch(() => {});
+    await this.claims.sweepFreeLocks();
+  }
+}
+
+export interface SeedVolume {
+  id: string;
+  name: string;
+  pluginId: string;
+}
+
+/**
+ * Writes into `dataDir` the client state that creates of `volumes` would have left (their
+ * records and name claims), and makes nothing on disk: for testing or timing a restore at
+ * scale whatever the store's format. Each volume is recorded as a create by the spec
+ * `type = "host"`, `name`, `plugin_id` on this node would record it, at the built-in
+ * mkdir's path `<volumes dir>/<id>` (a plugin's restore reports its own).
+ */
+export async function seedVolumes(
+  dataDir: string,
+  volumes: ReadonlyArray<SeedVolume>,
+  { volumesDir = dataDirLayout(dataDir).volumesDir, nodePool = 'default' } = {},
+): Promise<void> {
+  const store = await AgentStore.open(dataDir);
+  const nodeId = await store.nodeId();
+  const now = new Date().toISOString();
+  const records: VolumeRecord[] = volumes.map((v) => {
+    if (!isUuid(v.id)) throw new Error(`seedVolumes: volume id ${JSON.stringify(v.id)} is not a UUID`);
+    return {
+      ID: v.id,
+      HostPath: join(volumesDir, v.id),
+      CreateReq: {
+        ID: v.id,
+        Name: v.name,
+        PluginID: v.pluginId,
+        Namespace: 'default',
+        NodeID: nodeId,
+        RequestedCapacityMinBytes: 0n,
+        RequestedCapacityMaxBytes: 0n,
+        Parameters: null,
+      },
+      Volume: {
+        Namespace: 'default',
+        NodePool: nodePool,
+        CapacityBytes: 0n,
+        RequestedCapabilities: [{ AccessMode: 'single-node-writer', AttachmentMode: 'file-system' }],
+        Constraints: [],
+        CreateTime: now,
+        ModifyTime: now,
+      },
+    };
+  });
+  await store.records.putMany(records);
+  const winners = new Map<string, string>();
+  for (const [name, id] of Object.entries(await store.claims.all())) winners.set(name, id);
+  for (const r of records) if (!winners.has(r.CreateReq.Name)) winners.set(r.CreateReq.Name, r.ID);
+  const recorded = new Set(await store.records.ids());
+  await store.claims.replaceAll(winners, recorded);
+}

@@ -1,0 +1,207 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
+import { GATED_PLUGIN, Gates, finished, waitingForLock } from './support/gates.js';
+
+/**
+ * The races of issue #21, each in its recipe's exact order: a plugin run waits at a gate
+ * (a FIFO) while the test starts the next command, and a command that must wait for the
+ * agent is seen waiting (its flock(1) child) before the test goes on. Several `dhv`
+ * processes on one data dir must behave as one agent.
+ */
+
+/** A second volume of a name is refused by the servers' placement (the node reports the name) or the client's claim. */
+const NAME_REFUSED = /volume name already exists on this node|nodes had existing volume/;
+
+let agent: TempAgent;
+let gates: Gates;
+
+beforeEach(async () => {
+  agent = await tempAgent();
+  gates = new Gates(agent.dir);
+  await agent.plugin('gated', GATED_PLUGIN);
+});
+
+afterEach(async () => {
+  await agent.cleanup();
+});
+
+async function spec(name: string): Promise<string> {
+  return agent.file(`${name}.hcl`, volumeHcl({ name, plugin_id: 'gated' }));
+}
+
+interface Status {
+  ID: string;
+  Name: string;
+  State: string;
+  HostPath: string;
+}
+
+async function volumes(): Promise<Status[]> {
+  return agent.json<Status[]>('volume', 'status');
+}
+
+describe('several dhv processes on one data dir are one agent', () => {
+  it('a restart racing a create leaves one volume of the name, not two', async () => {
+    const file = await spec('dup');
+    await agent.json('agent', 'restart');
+    await gates.close('dup', 'create');
+    const first = finished(agent.start('volume', 'create', file, '--json'));
+    await gates.reached('dup', 'create');
+    const restartChild = agent.start('agent', 'restart', '--json');
+    const restart = finished(restartChild);
+    await waitingForLock(restartChild);
+    const second = finished(agent.start('volume', 'create', file, '--json'));
+    await gates.open('dup', 'create');
+
+    const [one, again, restarted] = await Promise.all([first, second, restart]);
+
+    expect(one.code, one.stderr).toBe(0);
+    expect(restarted.code, restarted.stderr).toBe(0);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toMatch(NAME_REFUSED);
+    const dups = (await volumes()).filter((v) => v.Name === 'dup');
+    expect(dups).toHaveLength(1);
+    expect(dups[0]!.State).toBe('ready');
+    // The restart waited for the create, so it restored the volume and the next one keeps it ready.
+    await agent.json('agent', 'restart');
+    expect((await volumes()).map((v) => [v.Name, v.State])).toEqual([['dup', 'ready']]);
+  }, 60_000);
+
+  it('a restart waiting for a stopped create gives up in bounded time, naming the process, and clears no claim', async () => {
+    const file = await spec('stop');
+    await agent.json('agent', 'restart');
+    await gates.close('stop', 'create');
+    const createChild = agent.start('volume', 'create', file, '--json');
+    const create = finished(createChild);
+    await gates.reached('stop', 'create');
+    process.kill(createChild.pid!, 'SIGSTOP');
+    try {
+      process.env.DHV_LOCK_WAIT_MS = '1500';
+      const restart = await agent.dhv('agent', 'restart').finally(() => delete process.env.DHV_LOCK_WAIT_MS);
+      expect(restart.exitCode).not.toBe(0);
+      expect(restart.stderr).toContain(`process ${createChild.pid} (\`dhv volume create ${file}`);
+      expect(restart.stderr).toContain('creating volume "stop"');
+      expect(restart.stderr).toContain(`kill -CONT ${createChild.pid}`);
+    } finally {
+      process.kill(createChild.pid!, 'SIGCONT');
+    }
+    await gates.open('stop', 'create');
+    const created = await create;
+    expect(created.code, created.stderr).toBe(0);
+    // The restart that gave up forgot no claim: a second volume of the name is refused.
+    const again = await agent.dhv('volume', 'create', file);
+    expect(again.stderr).toMatch(NAME_REFUSED);
+    expect((await volumes()).map((v) => v.Name)).toEqual(['stop']);
+  }, 60_000);
+
+  it('Ctrl-C stops a restart that waits for the agent', async () => {
+    const file = await spec('held');
+    await agent.json('agent', 'restart');
+    await gates.close('held', 'create');
+    const create = finished(agent.start('volume', 'create', file, '--json'));
+    await gates.reached('held', 'create');
+    const restartChild = agent.start('agent', 'restart');
+    const restart = finished(restartChild);
+    await waitingForLock(restartChild);
+    const sent = Date.now();
+    restartChild.kill('SIGINT');
+    const stopped = await restart;
+    expect(stopped.code).toBe(130);
+    expect(Date.now() - sent).toBeLessThan(5_000);
+    await gates.open('held', 'create');
+    expect((await create).code).toBe(0);
+  }, 60_000);
+
+  it('a delete racing a restore is not undone by it', async () => {
+    const file = await spec('gone');
+    const id = (await agent.json<{ Volume: { ID: string } }>('volume', 'create', file)).Volume.ID;
+    await gates.close('gone', 'create');
+    const restart = finished(agent.start('agent', 'restart', '--json'));
+    await gates.reached('gone', 'create');
+    const deleteChild = agent.start('volume', 'delete', id, '--json');
+    const deleted = finished(deleteChild);
+    await waitingForLock(deleteChild);
+    await gates.open('gone', 'create');
+
+    const [restarted, removed] = await Promise.all([restart, deleted]);
+
+    expect(restarted.code, restarted.stderr).toBe(0);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(await volumes()).toEqual([]);
+    expect(existsSync(join(agent.volumesDir, id))).toBe(false);
+    expect((await agent.json<{ Orphans: unknown[] }>('agent', 'gc')).Orphans).toEqual([]);
+  }, 60_000);
+
+  it('a create killed and then made again under the same name leaves an orphan that gc --remove removes', async () => {
+    const file = await spec('again');
+    await agent.json('agent', 'restart');
+    await gates.close('again', 'create');
+    const killedChild = agent.start('volume', 'create', file, '--json');
+    const killed = finished(killedChild);
+    await gates.reached('again', 'create');
+    killedChild.kill('SIGKILL');
+    await killed;
+    await gates.open('again', 'create');
+    const made = await agent.json<{ Volume: { ID: string } }>('volume', 'create', file);
+
+    const gc = await agent.json<{ Orphans: Array<{ ID: string; Blocker: string }> }>('agent', 'gc');
+    expect(gc.Orphans).toHaveLength(1);
+    expect(gc.Orphans[0]!.ID).not.toBe(made.Volume.ID);
+    expect(gc.Orphans[0]!.Blocker).toBe('');
+    const removed = await agent.json<{ Removed: string[]; Failed: unknown[] }>('agent', 'gc', '--remove');
+    expect(removed).toMatchObject({ Removed: [gc.Orphans[0]!.ID], Failed: [] });
+    expect((await volumes()).map((v) => v.ID)).toEqual([made.Volume.ID]);
+  }, 60_000);
+
+  it('a restart --reboot beside a restart waits for it instead of taking its volumes away mid-restore', async () => {
+    const file = await spec('both');
+    await agent.json('volume', 'create', file);
+    await gates.close('both', 'create');
+    const plain = finished(agent.start('agent', 'restart', '--json'));
+    await gates.reached('both', 'create');
+    const rebootChild = agent.start('agent', 'restart', '--reboot', '--json');
+    const reboot = finished(rebootChild);
+    await waitingForLock(rebootChild);
+    // The reboot has not begun: the volume is not marked as taken away by it.
+    expect((await volumes()).map((v) => v.State)).toEqual(['ready']);
+    await gates.open('both', 'create');
+
+    const [first, second] = await Promise.all([plain, reboot]);
+
+    expect(first.code, first.stderr).toBe(0);
+    expect(second.code, second.stderr).toBe(0);
+    expect(JSON.parse(first.stdout).Restored).toHaveLength(1);
+    expect(JSON.parse(second.stdout).Restored).toHaveLength(1);
+    expect((await volumes()).map((v) => v.State)).toEqual(['ready']);
+  }, 60_000);
+
+  it('a stream of creates does not starve a waiting restart', async () => {
+    const a = await spec('a');
+    const b = await spec('b');
+    await agent.json('agent', 'restart');
+    await gates.close('a', 'create');
+    await gates.close('b', 'create');
+    const first = finished(agent.start('volume', 'create', a, '--json'));
+    await gates.reached('a', 'create');
+    const restartChild = agent.start('agent', 'restart', '--json');
+    const restart = finished(restartChild);
+    await waitingForLock(restartChild);
+    const laterChild = agent.start('volume', 'create', b, '--json');
+    const later = finished(laterChild);
+    await waitingForLock(laterChild);
+    await gates.open('a', 'create');
+
+    const restarted = await restart;
+
+    expect(restarted.code, restarted.stderr).toBe(0);
+    // The later create came after the restart had asked for the agent: it waited for it.
+    expect(gates.started('b', 'create')).toBe(false);
+    expect(JSON.parse(restarted.stdout).Restored.map((v: { Name: string }) => v.Name)).toEqual(['a']);
+    await gates.reached('b', 'create');
+    await gates.open('b', 'create');
+    expect((await first).code).toBe(0);
+    expect((await later).code).toBe(0);
+  }, 60_000);
+});

@@ -1,0 +1,104 @@
+import { execFileSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdir, open, unlink } from 'node:fs/promises';
+import { join } from 'node:path';
+
+/**
+ * Gates for race tests: a plugin that reaches a gate says so (`<gate>.started`) and waits
+ * on a FIFO until the test opens it, so the recipe of a race runs in its exact order
+ * without a sleep. The gates live in `<agent dir>/gates/`, which the plugin finds from its
+ * volumes dir (`<agent dir>/data/host_volumes`): a plugin gets no other environment.
+ */
+export const GATED_PLUGIN = `#!/bin/bash
+dir="$DHV_VOLUMES_DIR/$DHV_VOLUME_ID"
+gate="$DHV_VOLUMES_DIR/../../gates/$DHV_VOLUME_NAME.$1"
+case "$1" in
+  fingerprint) echo '{"version": "1.0.0"}' ;;
+  create)
+    /bin/mkdir -p "$dir" || exit 1
+    if [ -p "$gate" ]; then echo "$$" > "$gate.started"; read -t 60 _ < "$gate"; fi
+    echo "{\\"path\\": \\"$dir\\", \\"bytes\\": 0}" ;;
+  delete)
+    if [ -p "$gate" ]; then echo "$$" > "$gate.started"; read -t 60 _ < "$gate"; fi
+    /bin/rm -rf "$dir"; echo '{}' ;;
+  *) echo '{"error": "unknown operation"}'; exit 1 ;;
+esac
+`;
+
+export class Gates {
+  readonly dir: string;
+  constructor(agentDir: string) {
+    this.dir = join(agentDir, 'gates');
+  }
+
+  /** Closes the gate of `operation` on volume `name`: the next plugin run of it waits there. */
+  async close(name: string, operation: 'create' | 'delete'): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+    execFileSync('/usr/bin/mkfifo', [this.path(name, operation)]);
+  }
+
+  /** Waits until a plugin run waits at the gate. */
+  async reached(name: string, operation: 'create' | 'delete', timeoutMs = 20_000): Promise<void> {
+    await until(
+      () => existsSync(`${this.path(name, operation)}.started`),
+      timeoutMs,
+      `the ${operation} of ${name} to reach its gate`,
+    );
+  }
+
+  started(name: string, operation: 'create' | 'delete'): boolean {
+    return existsSync(`${this.path(name, operation)}.started`);
+  }
+
+  /** Lets the run waiting at the gate go on, and removes the gate so no later run waits. */
+  async open(name: string, operation: 'create' | 'delete'): Promise<void> {
+    const path = this.path(name, operation);
+    // Opening a FIFO for writing waits for its reader, which the plugin at the gate is.
+    const handle = await open(path, 'w');
+    await handle.write('go\n');
+    await handle.close();
+    await unlink(path);
+  }
+
+  private path(name: string, operation: string): string {
+    return join(this.dir, `${name}.${operation}`);
+  }
+}
+
+/** Waits until `child` waits for a lock: it has a flock(1) child (the agent lock's waiter). */
+export async function waitingForLock(child: ChildProcess, timeoutMs = 20_000): Promise<void> {
+  await until(() => flockChildren(child.pid!).length > 0, timeoutMs, `process ${child.pid} to wait for a lock`);
+}
+
+function flockChildren(pid: number): number[] {
+  const out: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid && comm === 'flock') out.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+async function until(ok: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** The exit of a started process, with what it printed. */
+export function finished(child: ChildProcess): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+}
