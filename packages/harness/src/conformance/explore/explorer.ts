@@ -96,6 +96,16 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
   let last: RunFinding | undefined;
   let cosmetic: { found: RunFinding; path: string } | undefined;
   let generated = 0;
+  // At its time limit fast-check stops waiting for the run in flight (interruptAfterTimeLimit
+  // races it) but the run goes on: it is awaited before the explorer returns, so no plugin
+  // call outlives the check, and what it finds then counts for nothing.
+  let inFlight: Promise<unknown> = Promise.resolve();
+  let abandoned = false;
+  const settle = async () => {
+    abandoned = true;
+    await inFlight;
+    abandoned = false;
+  };
   const property = fc.asyncProperty(sequences, async (commands) => {
     if (stop !== undefined) return true;
     if (ctx.signal.aborted) {
@@ -104,11 +114,13 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
     }
     const index = generated++;
     try {
-      const found = await runLab(
+      const run = runLab(
         (lab) => fc.asyncModelRun(() => ({ model: lab, real: lab }), commands),
         shrinking.target === RECOMMENDED_EXPLORE_CHECK,
       );
-      if (found === undefined) return true;
+      inFlight = run.catch(() => undefined);
+      const found = await run;
+      if (abandoned || found === undefined) return true;
       const id = found.violation.checkId;
       if (shrinking.target === undefined && id === RECOMMENDED_EXPLORE_CHECK) {
         cosmetic ??= { found, path: String(index) };
@@ -118,7 +130,7 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
       last = found;
       return false;
     } catch (err) {
-      stop = { error: err };
+      if (!abandoned) stop = { error: err };
       return true;
     }
   });
@@ -129,6 +141,7 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
     endOnFailure: true,
     plugins: [fc.interruptAfterTimeLimit(settings.budgetMs)],
   });
+  await settle();
   const runs = generated;
   throwIfStopped();
   let path: string | undefined;
@@ -148,6 +161,7 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
     path,
     plugins: [fc.interruptAfterTimeLimit(shrinkMs)],
   });
+  await settle();
   throwIfStopped();
   const tightened = await tighten(last, (recipe) => replay(recipe, shrinking.target === RECOMMENDED_EXPLORE_CHECK), {
     until: performance.now() + shrinkMs / 2,
