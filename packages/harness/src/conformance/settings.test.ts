@@ -3,7 +3,7 @@ import { parseParameterPairs, resolveSettings } from './settings.js';
 
 describe('suite settings', () => {
   test('sizes are read as Nomad reads them, and default to unset', () => {
-    expect(resolveSettings({ capacityMin: '10MiB', capacityMax: '1GB' })).toEqual({
+    expect(resolveSettings({ capacityMin: '10MiB', capacityMax: '1GB' })).toMatchObject({
       repeat: 5,
       parameters: null,
       capacityMin: 10485760n,
