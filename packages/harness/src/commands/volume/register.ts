@@ -1,15 +1,10 @@
 import { Args, Flags } from '@oclif/core';
 import { UsageError } from '../../errors/dhv-error.js';
-import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
-import { colorOn, volumeWarningsText } from '../../presenters/format-volume.js';
 import { volumeRegisteredText } from '../../presenters/volume-output.js';
-import { readVolumeSpec } from '../../volume-specs/volume-spec.js';
-import { findVolume } from './find-volume.js';
-import { namespaceFlag, namespaceForSpec } from './namespace.js';
 import { nomadSpelling } from './nomad-flags.js';
-import { POLICY_OVERRIDE_NOTE, policyOverrideFlag } from './policy-override.js';
+import { VolumeWriteCommand, volumeWriteFlags } from './write-volume.js';
 
-export default class VolumeRegister extends DhvCommand {
+export default class VolumeRegister extends VolumeWriteCommand {
   static override summary = 'Register a volume that already exists at host_path, like nomad volume register.';
   static override description =
     'Checks that host_path exists, saves the volume to client state with no plugin, and adds it to the node. No plugin runs, now or on restart. ' +
@@ -19,7 +14,7 @@ export default class VolumeRegister extends DhvCommand {
     spec: Args.string({ description: 'Volume spec file (HCL or JSON) with host_path, or - for stdin', required: true }),
   };
   static override flags = {
-    ...agentFlags,
+    ...volumeWriteFlags,
     detach: Flags.boolean({
       description: 'Refused, as Nomad refuses it: register has no monitor to detach from.',
       hidden: true,
@@ -30,12 +25,6 @@ export default class VolumeRegister extends DhvCommand {
       hidden: true,
       default: false,
     }),
-    'policy-override': policyOverrideFlag,
-    id: Flags.string({
-      description:
-        "Update the volume with this ID, name, or a unique prefix of either (Nomad's -id), as `id =` in the spec would.",
-    }),
-    namespace: namespaceFlag,
   };
 
   async run(): Promise<void> {
@@ -48,31 +37,8 @@ export default class VolumeRegister extends DhvCommand {
         throw new UsageError(
           `flag provided but not defined: -${name}\nnomad volume register has no -${name}: it never monitors the volume and prints one line; leave -${name} out.`,
         );
-    const read = await readVolumeSpec(args.spec, 'register');
-    const warnings: string[] = [...(read.warnings ?? [])];
-    const agent = await openAgent(
-      flags,
-      (w) => warnings.push(w),
-      (w) => this.warnLine(w),
-    );
-    const namespace = namespaceForSpec(read.namespace, flags.namespace);
-    const id =
-      flags.id === undefined ? read.id : (await findVolume(agent, flags.id, namespace, { command: 'register' })).ID;
-    const spec = { ...read, namespace, id };
-    const notes = flags['policy-override'] ? [POLICY_OVERRIDE_NOTE] : [];
-    const { volume, created } = await agent.registerVolume(spec).catch((err: unknown) => {
-      if (!this.jsonOutput) for (const w of warnings) this.warnLine(w);
-      throw err;
-    });
-    if (this.jsonOutput)
-      return this.printJson({
-        Volume: volume,
-        Created: created,
-        Warnings: warnings,
-        ...(notes.length ? { Notes: notes } : {}),
-      });
-    for (const n of notes) this.warnLine(n);
-    process.stdout.write(volumeWarningsText(warnings, { color: colorOn(process.stdout) }));
+    const volume = await this.writeVolume(args.spec, flags, 'register', (agent, spec) => agent.registerVolume(spec));
+    if (volume === undefined) return;
     this.print(volumeRegisteredText(volume));
   }
 }
