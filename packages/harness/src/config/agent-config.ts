@@ -1,6 +1,6 @@
 import { isAbsolute, resolve } from 'node:path';
 import { AgentError } from '../errors/agent-error.js';
-import { blocks, isBody, parseHclOrJson, readSource, singleBlock } from './read-document.js';
+import { blocks, isBody, nonEmptyText, parseHclOrJson, readSource, singleBlock } from './read-document.js';
 import { DEFAULT_DATA_DIR, dataDirLayout } from './data-dir.js';
 import { readNodeSettings, type NodeSettings } from './node-settings.js';
 
@@ -113,14 +113,7 @@ async function readConfigFile(path: string): Promise<FileConfig> {
 export function parseClientConfig(doc: Record<string, unknown>, file = '<config>'): FileConfig {
   const problems: string[] = [];
   const out: FileConfig = {};
-  const text = (where: string, value: unknown): string | undefined => {
-    if (value === undefined) return undefined;
-    if (typeof value !== 'string' || value === '') {
-      problems.push(`${where} must be a non-empty string`);
-      return undefined;
-    }
-    return value;
-  };
+  const text = nonEmptyText(problems);
   const dataDir = text('data_dir', doc.data_dir);
   if (dataDir) out.dataDir = dataDir;
   const notBlocks = blocks(doc.client).filter((body) => !isBody(body));

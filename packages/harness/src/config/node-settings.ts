@@ -1,4 +1,4 @@
-import { singleBlock, isBody } from './read-document.js';
+import { nonEmptyText, singleBlock, isBody } from './read-document.js';
 
 /**
  * What the agent config says about the node itself, as Nomad's agent publishes it: the
@@ -49,14 +49,7 @@ export function readNodeSettings(
   problems: string[],
 ): { settings: NodeSettings; warnings: string[] } {
   const client = singleBlock(doc.client) ?? {};
-  const text = (where: string, value: unknown): string | undefined => {
-    if (value === undefined) return undefined;
-    if (typeof value !== 'string' || value === '') {
-      problems.push(`${where} must be a non-empty string`);
-      return undefined;
-    }
-    return value;
-  };
+  const text = nonEmptyText(problems);
   const meta: Record<string, string> = {};
   for (const body of [client.meta].flat()) {
     if (body === undefined) continue;

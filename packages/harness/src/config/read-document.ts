@@ -175,6 +175,18 @@ export function isBody(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
+/** Reads an optional string setting; a value that is not a non-empty string is added to `problems`. */
+export function nonEmptyText(problems: string[]): (where: string, value: unknown) => string | undefined {
+  return (where, value) => {
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string' || value === '') {
+      problems.push(`${where} must be a non-empty string`);
+      return undefined;
+    }
+    return value;
+  };
+}
+
 /** A block that may appear once: the last body wins, as repeated HCL attributes would. */
 export function singleBlock(value: unknown): Record<string, unknown> | undefined {
   const list = blocks(value);
