@@ -51,20 +51,13 @@ export class SizeError extends Error {
 export function parseSize(input: string): bigint {
   // The Nomad CLI reads an empty capacity as "not set", which the agent passes on as 0.
   if (input === '') return 0n;
-  let end = 0;
-  let digits = '';
-  for (const ch of input) {
-    if (!(/\p{Nd}/u.test(ch) || ch === '.' || ch === ',')) break;
-    end += ch.length;
-    if (ch !== ',') digits += ch;
-  }
-  if (!/^([0-9]+\.?[0-9]*|\.[0-9]+)$/.test(digits)) {
+  const { digits, unit } = scanSize(input);
+  if (!isGoFloat(digits)) {
     throw new SizeError(
       `invalid size ${JSON.stringify(input)}: expected a number with an optional unit, like "50MB" or "100GiB"`,
       input,
     );
   }
-  const unit = input.slice(end).trim().toLowerCase();
   const multiplier = UNITS[unit];
   if (multiplier === undefined) {
     throw new SizeError(
@@ -119,14 +112,11 @@ function roundHalfEven(value: number): string {
   return String(floor);
 }
 
-const HUMANIZE_UNITS: Record<string, number> = { ...UNITS };
-
 /**
- * go-humanize's ParseBytes, error texts included, as Nomad's CLI reads a spec's
- * capacities: the number is read as a float64 (`1.5` is 1, a 20-digit size is rounded)
- * and the result is a uint64, which Nomad then converts to int64.
+ * Splits a size as go-humanize's ParseBytes does: the leading run of digits, dots and
+ * commas (commas dropped) is the number, the rest, trimmed and lower-cased, the unit.
  */
-export function goParseBytes(input: string): bigint {
+function scanSize(input: string): { digits: string; unit: string } {
   let end = 0;
   let digits = '';
   for (const ch of input) {
@@ -134,10 +124,24 @@ export function goParseBytes(input: string): bigint {
     end += ch.length;
     if (ch !== ',') digits += ch;
   }
-  if (!/^([0-9]+\.?[0-9]*|\.[0-9]+)$/.test(digits))
+  return { digits, unit: input.slice(end).trim().toLowerCase() };
+}
+
+/** Whether strconv.ParseFloat takes the digits go-humanize scanned. */
+function isGoFloat(digits: string): boolean {
+  return /^([0-9]+\.?[0-9]*|\.[0-9]+)$/.test(digits);
+}
+
+/**
+ * go-humanize's ParseBytes, error texts included, as Nomad's CLI reads a spec's
+ * capacities: the number is read as a float64 (`1.5` is 1, a 20-digit size is rounded)
+ * and the result is a uint64, which Nomad then converts to int64.
+ */
+export function goParseBytes(input: string): bigint {
+  const { digits, unit } = scanSize(input);
+  if (!isGoFloat(digits))
     throw new SizeError(`strconv.ParseFloat: parsing ${JSON.stringify(digits)}: invalid syntax`, input);
-  const unit = input.slice(end).trim().toLowerCase();
-  const multiplier = HUMANIZE_UNITS[unit];
+  const multiplier = UNITS[unit];
   if (multiplier === undefined) throw new SizeError(`unhandled size name: ${unit}`, input);
   const value = Number(digits) * multiplier;
   if (value >= 2 ** 64) throw new SizeError(`too large: ${input}`, input);
