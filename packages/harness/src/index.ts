@@ -24,7 +24,7 @@ export { ClientState, type VolumeRecord, type ClientCreateRequest } from './agen
 export { AgentStore, seedVolumes, type SeedVolume } from './agent/state/store.js';
 export { applyHostVolumeUpdates, staticHostVolumes, type HostVolumeConfig } from './agent/host-volumes.js';
 export { DEFAULT_RESTORE_DEADLINE_MS } from './agent/restore.js';
-export { VolumeManager, type RestoreOutcome, type AgentLogLine } from './agent/volume-manager.js';
+export { VolumeManager, type RestoreOutcome, type AgentLogLine } from './agent/client/host-volume-manager.js';
 export { simulateReboot, type RebootReport, type RebootScope } from './agent/reboot.js';
 export {
   fingerprintPlugins,

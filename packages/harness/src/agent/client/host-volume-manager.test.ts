@@ -4,13 +4,13 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { CreateRequest, DeleteRequest } from '@dhv/sdk';
 import { PluginError } from '@dhv/sdk/client';
-import { volumeSpec } from '../__fixtures__/volume-spec.js';
-import { agentConfigIn } from '../__fixtures__/agent-config.js';
-import type { AgentConfig } from '../config/agent-config.js';
-import { Agent } from './agent.js';
-import type { ClientCreateRequest, ClientState } from './state/client-state.js';
-import type { Fingerprint, PluginRunner, RunOptions } from './plugins.js';
-import type { ClientStateStore } from './volume-manager.js';
+import { volumeSpec } from '../../__fixtures__/volume-spec.js';
+import { agentConfigIn } from '../../__fixtures__/agent-config.js';
+import type { AgentConfig } from '../../config/agent-config.js';
+import { Agent } from '../agent.js';
+import type { ClientCreateRequest, ClientState } from '../state/client-state.js';
+import type { Fingerprint, PluginRunner, RunOptions } from '../plugins.js';
+import type { ClientStateStore } from './host-volume-manager.js';
 
 /**
  * The agent's rules, in process: a fake plugin runner stands in for plugin processes

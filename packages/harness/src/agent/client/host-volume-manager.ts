@@ -1,10 +1,10 @@
-import type { AgentConfig } from '../config/agent-config.js';
-import type { ClientCreateRequest, ClientState, VolumeRecord } from './state/client-state.js';
-import { AgentError } from '../errors/agent-error.js';
-import { goStat } from './go-os.js';
-import type { HostVolumeConfig, HostVolumeUpdate } from './host-volumes.js';
-import type { AgentLock } from './state/agent-lock.js';
-import { nameTaken, type NameClaims } from './state/name-claims.js';
+import type { AgentConfig } from '../../config/agent-config.js';
+import type { ClientCreateRequest, ClientState, VolumeRecord } from '../state/client-state.js';
+import { AgentError } from '../../errors/agent-error.js';
+import { goStat } from '../go-os.js';
+import type { HostVolumeConfig, HostVolumeUpdate } from '../host-volumes.js';
+import type { AgentLock } from '../state/agent-lock.js';
+import { nameTaken, type NameClaims } from '../state/name-claims.js';
 import {
   cleanupDeleteRequest,
   pluginCreateRequest,
@@ -12,9 +12,10 @@ import {
   type ClientDeleteRequest,
   type ClientRegisterRequest,
 } from './plugin-requests.js';
-import type { PluginRunner } from './plugins.js';
-import { restorableWithVolumesDir, type VolumeHealth } from './state/volume-health.js';
-import type { VolumeDisks } from './state/volume-disks.js';
+import type { PluginRunner } from '../plugins.js';
+import { joinErrors } from '../go-multierror.js';
+import { restorableWithVolumesDir, type VolumeHealth } from '../state/volume-health.js';
+import type { VolumeDisks } from '../state/volume-disks.js';
 import { BUILTIN_MKDIR_ID } from '@dhv/sdk/client';
 
 /** The client state calls the host volume manager makes; a test may hand in one that fails. */
@@ -447,18 +448,6 @@ export function defaultServerVolume(nodePool: string): ServerVolume {
     CreateTime: now,
     ModifyTime: now,
   };
-}
-
-/**
- * Errors joined as Nomad joins them (go-multierror): one error is returned alone, more
- * read `N errors occurred:` with one `\t* ` line each. The first error's code is kept.
- */
-export function joinErrors(errors: readonly unknown[]): Error & { code?: string } {
-  const list = errors.map((e) => (e instanceof Error ? e : new Error(String(e))));
-  if (list.length === 1) return list[0]!;
-  const message = `${list.length} errors occurred:\n${list.map((e) => `\t* ${e.message}`).join('\n')}\n\n`;
-  const code = (list[0] as { code?: string }).code;
-  return Object.assign(new Error(message), code ? { code } : {}, { errors: list });
 }
 
 function messageOf(err: unknown): string {
