@@ -7,7 +7,6 @@ import { AgentError } from '../errors/agent-error.js';
 import {
   applyHostVolumeUpdates,
   staticHostVolumes,
-  type HostVolumeConfig,
   type HostVolumeUpdate,
 } from './host-volumes.js';
 import type { NodeFacts, VolumeState } from './state/node-facts.js';
