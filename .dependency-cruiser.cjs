@@ -69,6 +69,15 @@ module.exports = {
       to: { path: `${H}agent/state/(layout|durable-file)\\.ts$` },
     },
     {
+      name: 'runner-only-spawns',
+      comment:
+        'Every plugin call goes through the one door, runner/ (docs/architecture.md): only it imports the ' +
+        "SDK's spawning code. eslint.config.js refuses the same names imported from @dhv/sdk/client.",
+      severity: 'error',
+      from: { path: H, pathNot: [`${H}runner/`, '\\.test\\.ts$'] },
+      to: { path: `${SDK}(src|dist)/client/(exec-plugin|spawn-plugin|discover-plugins)\\.` },
+    },
+    {
       name: 'agent-knows-no-cli-framework',
       comment:
         "The agent is a library: only commands/ know oclif. A planted import of @oclif/core into the agent's code fails here.",

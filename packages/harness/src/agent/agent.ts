@@ -4,11 +4,7 @@ import type { AgentConfig, StaticHostVolume } from '../config/agent-config.js';
 import type { VolumeSpec } from '../volume-specs/volume-spec.js';
 import type { ClientState, ClientCreateRequest, VolumeRecord } from './state/client-state.js';
 import { AgentError } from '../errors/agent-error.js';
-import {
-  applyHostVolumeUpdates,
-  staticHostVolumes,
-  type HostVolumeUpdate,
-} from './host-volumes.js';
+import { applyHostVolumeUpdates, staticHostVolumes, type HostVolumeUpdate } from './host-volumes.js';
 import type { NodeFacts, VolumeState } from './state/node-facts.js';
 import { AgentStore } from './state/store.js';
 import { describeNode } from './node-description.js';
@@ -18,7 +14,8 @@ import { existingForUpdate } from './servers/update-rules.js';
 import { stateAfterUpsert, statesAfterNodeUpdate } from './servers/volume-states.js';
 import { clientCreateRequest, clientRegisterRequest, serverVolume } from './servers/host-volume-endpoint.js';
 import { deleteRequestFor, type ClientDeleteRequest, type ClientRegisterRequest } from './client/plugin-requests.js';
-import { processPluginRunner, type Fingerprint, type PluginRunner } from './plugins.js';
+import { builtinFirst, fingerprintPlugins, type Fingerprint } from './plugins.js';
+import type { PluginRunner } from '../runner/plugin-runner.js';
 import { simulateReboot, type RebootReport } from './reboot.js';
 import { DEFAULT_RESTORE_DEADLINE_MS, restoreWarnings } from './restore.js';
 import type { VolumeFailure } from './state/volume-health.js';
@@ -34,7 +31,7 @@ import { toHostVolume, type HostVolume } from './volume-view.js';
 export interface AgentOptions {
   /** Where warnings go as they happen (a CLI prints them to stderr). */
   onWarning?: (message: string) => void;
-  /** How plugins are run; the default runs the built-in in process and every other plugin as a process. */
+  /** How plugins other than the built-in mkdir are run (default: as processes); the built-in always runs in process. */
   runner?: PluginRunner;
   /** Wraps the client state the host volume manager uses (tests inject failures). */
   clientState?: (state: ClientState) => ClientStateStore;
@@ -96,7 +93,7 @@ export class Agent {
   ) {
     this.state = store.records;
     this.records = options.clientState ? options.clientState(this.state) : this.state;
-    this.runner = options.runner ?? processPluginRunner;
+    this.runner = builtinFirst(options.runner);
   }
 
   /** Opens the agent's data dir (creating it and the node ID on first use) without starting it. */
@@ -149,7 +146,7 @@ export class Agent {
 
   private async startHeld(options: StartOptions): Promise<StartReport> {
     await this.store.sweep();
-    const fingerprint = await this.runner.discover(this.config.pluginDir, { signal: this.controller.signal });
+    const fingerprint = await fingerprintPlugins(this.runner, this.config.pluginDir, this.controller.signal);
     for (const w of fingerprint.warnings ?? []) this.warn(w);
     const outcome = await this.manager().restore(
       options.restoreDeadlineMs ?? this.options.restoreDeadlineMs ?? DEFAULT_RESTORE_DEADLINE_MS,
@@ -219,7 +216,7 @@ export class Agent {
   /** Discovers and fingerprints plugins again (a real agent's reload), and keeps the result as the node's attributes. */
   async fingerprint(): Promise<Fingerprint> {
     return this.track(async () => {
-      const fingerprint = await this.runner.discover(this.config.pluginDir, { signal: this.controller.signal });
+      const fingerprint = await fingerprintPlugins(this.runner, this.config.pluginDir, this.controller.signal);
       for (const w of fingerprint.warnings ?? []) this.warn(w);
       // Kept as the node's attributes; best effort, so a read-only command still works on a full disk.
       const saved = await this.store

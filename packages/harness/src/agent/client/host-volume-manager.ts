@@ -12,7 +12,7 @@ import {
   type ClientDeleteRequest,
   type ClientRegisterRequest,
 } from './plugin-requests.js';
-import type { PluginRunner } from '../plugins.js';
+import { valueOf, type PluginRunner } from '../../runner/plugin-runner.js';
 import { joinErrors } from '../go-multierror.js';
 import { restorableWithVolumesDir, type VolumeHealth } from '../state/volume-health.js';
 import type { VolumeDisks } from '../state/volume-disks.js';
@@ -101,7 +101,13 @@ export class VolumeManager {
         const { wasFree } = await this.claim(req.Name, req.ID);
         let result: { path: string; bytes: bigint };
         try {
-          result = await runner.create(config.pluginDir, req.PluginID, pluginCreateRequest(req, config), { signal });
+          result = valueOf(
+            await runner.run('create', {
+              plugin: { pluginDir: config.pluginDir, pluginId: req.PluginID },
+              request: pluginCreateRequest(req, config),
+              signal,
+            }),
+          );
         } catch (err) {
           await names.release(req.Name);
           if (!wasFree) {
@@ -132,7 +138,13 @@ export class VolumeManager {
           if (!wasFree) throw err;
           this.ctx.log({ level: 'error', message: 'initial create detected, running delete', fields });
           try {
-            await runner.delete(config.pluginDir, req.PluginID, cleanupDeleteRequest(req, config), { signal });
+            valueOf(
+              await runner.run('delete', {
+                plugin: { pluginDir: config.pluginDir, pluginId: req.PluginID },
+                request: cleanupDeleteRequest(req, config),
+                signal,
+              }),
+            );
           } catch (deleteErr) {
             this.ctx.log({
               level: 'warn',
@@ -221,7 +233,14 @@ export class VolumeManager {
       async () => {
         if (req.PluginID !== '') {
           await runner.lookup(config.pluginDir, req.PluginID);
-          const run = () => runner.delete(config.pluginDir, req.PluginID, pluginDeleteRequest(req, config), { signal });
+          const run = async () =>
+            void valueOf(
+              await runner.run('delete', {
+                plugin: { pluginDir: config.pluginDir, pluginId: req.PluginID },
+                request: pluginDeleteRequest(req, config),
+                signal,
+              }),
+            );
           await (this.ctx.health ? this.ctx.health.whileDeleting(req.ID, run) : run());
         }
         try {
@@ -410,10 +429,14 @@ export class VolumeManager {
     }
     const note = builtin ? await this.ctx.disks?.movedNote(record, config.volumesDir) : undefined;
     try {
-      const result = await runner.create(config.pluginDir, req.PluginID, pluginCreateRequest(req, config), {
-        signal,
-        timeoutMs: remainingMs(),
-      });
+      const result = valueOf(
+        await runner.run('create', {
+          plugin: { pluginDir: config.pluginDir, pluginId: req.PluginID },
+          request: pluginCreateRequest(req, config),
+          signal,
+          timeoutMs: remainingMs(),
+        }),
+      );
       await this.ctx.disks?.recordIfNew(record.ID, config.volumesDir, result.path).catch(() => {});
       return note ? { path: result.path, note } : result.path;
     } catch (err) {
