@@ -56,7 +56,7 @@ module.exports = {
         'The agent model, the conformance catalogue, config and volume specs are libraries: ' +
         'they import no CLI command and no presenter.',
       severity: 'error',
-      from: { path: `${H}(agent|conformance|config|volume-specs|authoring|errors)/` },
+      from: { path: `${H}(agent|runner|conformance|config|volume-specs|authoring|errors)/` },
       to: { path: `${H}(commands|presenters)/` },
     },
     {
@@ -67,6 +67,15 @@ module.exports = {
       severity: 'error',
       from: { pathNot: `${H}agent/state/` },
       to: { path: `${H}agent/state/(layout|durable-file)\\.ts$` },
+    },
+    {
+      name: 'runner-only-spawns',
+      comment:
+        'Every plugin call goes through the one door, runner/ (docs/architecture.md): only it imports the ' +
+        "SDK's spawning code. eslint.config.js refuses the same names imported from @dhv/sdk/client.",
+      severity: 'error',
+      from: { path: H, pathNot: [`${H}runner/`, '\\.test\\.ts$'] },
+      to: { path: `${SDK}(src|dist)/client/(exec-plugin|spawn-plugin|discover-plugins)\\.` },
     },
     {
       name: 'agent-knows-no-cli-framework',

@@ -35,6 +35,27 @@ export default tseslint.config(
     },
   },
   {
+    // Every plugin call goes through the one door, the harness's runner/ (docs/architecture.md):
+    // dependency-cruiser's runner-only-spawns sees a deep import, this sees the names in @dhv/sdk/client.
+    files: ['packages/harness/src/**/*.ts'],
+    ignores: ['packages/harness/src/runner/**', '**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: '@dhv/sdk/client',
+              importNames: ['execPlugin', 'spawnPlugin', 'discoverPlugins', 'interpretRun'],
+              message:
+                'plugins are run through the runner (packages/harness/src/runner/), the only module that spawns them',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Tests read the CLI's parsed JSON output, whose shape they assert rather than declare.
     files: ['test/**', '**/*.test.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ESLint } from 'eslint';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 // The lint rules judged on a small tree of their own, so a rule that stopped matching
@@ -42,8 +43,10 @@ beforeEach(async () => {
       "import { AgentError } from '../errors/agent-error.js';\nexport const c = AgentError;\n",
     'packages/harness/src/agent/agent.ts': "import { c } from '../config/agent-config.js';\nexport const a = c;\n",
     'packages/harness/src/presenters/format-volume.ts': "import { a } from '../agent/agent.js';\nexport const f = a;\n",
+    'packages/harness/src/runner/process-runner.ts':
+      "import { exec } from '../../../sdk/src/client/exec-plugin.js';\nexport const runner = exec;\n",
     'packages/harness/src/commands/status.ts':
-      "import { f } from '../presenters/format-volume.js';\nimport { exec } from '../../../sdk/src/client/exec-plugin.js';\nexport const s = [f, exec];\n",
+      "import { f } from '../presenters/format-volume.js';\nimport { runner } from '../runner/process-runner.js';\nexport const s = [f, runner];\n",
   });
 });
 afterEach(async () => {
@@ -113,9 +116,37 @@ describe('the dependency rules (npm run lint:deps)', () => {
     expect(await violations()).toEqual(expect.arrayContaining(['agent-knows-no-cli-framework']));
   });
 
+  it("fail a module outside the runner importing the SDK's spawning code", async () => {
+    await writeFiles({
+      'packages/harness/src/agent/volume-manager.ts':
+        "import { exec } from '../../../sdk/src/client/exec-plugin.js';\nexport const m = exec;\n",
+    });
+    expect(await violations()).toEqual(['runner-only-spawns']);
+  });
+
   it('fail a cycle between folders, though no module imports itself back', async () => {
     await writeFiles({ 'packages/harness/src/config/defaults.ts': "export { a } from '../agent/agent.js';\n" });
     expect(await violations()).toEqual(['no-folder-cycle']);
+  });
+});
+
+describe("the runner's door in ESLint (npm run lint:eslint)", () => {
+  const spawning = "import { execPlugin } from '@dhv/sdk/client';\nexport const run = execPlugin;\n";
+  async function restricted(path: string, text: string): Promise<string[]> {
+    const eslint = new ESLint({ cwd: tree, overrideConfigFile: join(repo, 'eslint.config.js') });
+    const [result] = await eslint.lintText(text, { filePath: join(tree, path) });
+    return result!.messages.map((m) => m.ruleId ?? m.message);
+  }
+
+  it('fails a module outside the runner importing execPlugin from @dhv/sdk/client, and lets the runner and other names through', async () => {
+    expect(await restricted('packages/harness/src/agent/orphans.ts', spawning)).toEqual(['no-restricted-imports']);
+    expect(await restricted('packages/harness/src/runner/process-runner.ts', spawning)).toEqual([]);
+    expect(
+      await restricted(
+        'packages/harness/src/agent/orphans.ts',
+        "import { PluginError } from '@dhv/sdk/client';\nexport const e = PluginError;\n",
+      ),
+    ).toEqual([]);
   });
 });
 

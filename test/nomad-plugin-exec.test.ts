@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { rm, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { discoverPlugins, execPlugin, PluginError } from '@dhv/sdk/client';
-import { processPluginRunner } from '../packages/harness/src/agent/plugins.js';
+import { builtinMkdirRunner } from '../packages/harness/src/agent/builtin-mkdir-runner.js';
+import { valueOf } from '../packages/harness/src/runner/plugin-runner.js';
 import { root, skipUnless } from './support/requirements.js';
 import {
   applyLayout,
@@ -108,10 +109,9 @@ async function run(
     let result: Record<string, unknown>;
     if (c.plugin.id === 'mkdir' && c.op !== 'fingerprint') {
       const pluginDir = request.pluginDir as string;
-      result =
-        c.op === 'create'
-          ? await processPluginRunner.create(pluginDir, 'mkdir', request as never)
-          : (await processPluginRunner.delete(pluginDir, 'mkdir', request as never), {});
+      result = valueOf(
+        await builtinMkdirRunner.run(c.op, { plugin: { pluginDir, pluginId: 'mkdir' }, request: request as never }),
+      );
     } else {
       result = (await execPlugin(
         { pluginDir: request.pluginDir as string, pluginId: c.plugin.id },

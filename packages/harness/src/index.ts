@@ -24,16 +24,21 @@ export { ClientState, type VolumeRecord, type ClientCreateRequest } from './agen
 export { AgentStore, seedVolumes, type SeedVolume } from './agent/state/store.js';
 export { applyHostVolumeUpdates, staticHostVolumes, type HostVolumeConfig } from './agent/host-volumes.js';
 export { DEFAULT_RESTORE_DEADLINE_MS } from './agent/restore.js';
-export { VolumeManager, type RestoreOutcome, type AgentLogLine } from './agent/volume-manager.js';
+export { VolumeManager, type RestoreOutcome, type AgentLogLine } from './agent/client/host-volume-manager.js';
 export { simulateReboot, type RebootReport, type RebootScope } from './agent/reboot.js';
+export { builtinFirst, fingerprintPlugins, isBuiltinPlugin, type Fingerprint } from './agent/plugins.js';
+export { builtinMkdirRunner } from './agent/builtin-mkdir-runner.js';
+export { processRunner } from './runner/process-runner.js';
 export {
-  fingerprintPlugins,
-  isBuiltinPlugin,
-  processPluginRunner,
-  type Fingerprint,
+  valueOf,
   type PluginRunner,
-} from './agent/plugins.js';
-export { runPluginOnce, type PluginRunInput, type PluginRunOutcome } from './agent/run-plugin-once.js';
+  type PluginCall,
+  type PluginRunResult,
+  type OperationResult,
+  type RunDetails,
+  type DecodedValue,
+} from './runner/plugin-runner.js';
+export { runPluginOnce, type PluginRunInput, type PluginRunOnce, type RawExit } from './agent/run-plugin-once.js';
 export {
   findOrphans,
   removeOrphan,

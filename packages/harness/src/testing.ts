@@ -6,3 +6,13 @@
 export { conformanceTests, type ConformanceTestOptions, type TestFunctions } from './conformance/test-api.js';
 export { runConformance, type RunOptions, type ProgressEvent } from './conformance/runner.js';
 export type { CheckResult, ConformanceReport, SuiteSettings } from './conformance/types.js';
+/** A plugin runner in process (scriptable answers, recorded calls), to test the agent's rules without plugin processes. */
+export { FakePluginRunner, type FakeRun } from './runner/fake-runner.js';
+export type {
+  PluginRunner,
+  PluginCall,
+  PluginRunResult,
+  OperationResult,
+  RunDetails,
+  DecodedValue,
+} from './runner/plugin-runner.js';

@@ -4,18 +4,18 @@ import type { AgentConfig, StaticHostVolume } from '../config/agent-config.js';
 import type { VolumeSpec } from '../volume-specs/volume-spec.js';
 import type { ClientState, ClientCreateRequest, VolumeRecord } from './state/client-state.js';
 import { AgentError } from '../errors/agent-error.js';
-import {
-  applyHostVolumeUpdates,
-  staticHostVolumes,
-  type HostVolumeConfig,
-  type HostVolumeUpdate,
-} from './host-volumes.js';
-import { statesAfterNodeUpdate, type NodeFacts, type VolumeState } from './state/node-facts.js';
+import { applyHostVolumeUpdates, staticHostVolumes, type HostVolumeUpdate } from './host-volumes.js';
+import type { NodeFacts, VolumeState } from './state/node-facts.js';
 import { AgentStore } from './state/store.js';
-import { describeNode, nodeAttributes } from './node-description.js';
-import { placementProblem, updateProblem } from './placement.js';
-import { deleteRequestFor, type ClientDeleteRequest, type ClientRegisterRequest } from './plugin-requests.js';
-import { processPluginRunner, type Fingerprint, type PluginRunner } from './plugins.js';
+import { describeNode } from './node-description.js';
+import { nodeStatus, unstartedNodeFacts, type NodeStatus } from './node-status.js';
+import { placementProblem } from './servers/placement.js';
+import { existingForUpdate } from './servers/update-rules.js';
+import { stateAfterUpsert, statesAfterNodeUpdate } from './servers/volume-states.js';
+import { clientCreateRequest, clientRegisterRequest, serverVolume } from './servers/host-volume-endpoint.js';
+import { deleteRequestFor, type ClientDeleteRequest, type ClientRegisterRequest } from './client/plugin-requests.js';
+import { builtinFirst, fingerprintPlugins, type Fingerprint } from './plugins.js';
+import type { PluginRunner } from '../runner/plugin-runner.js';
 import { simulateReboot, type RebootReport } from './reboot.js';
 import { DEFAULT_RESTORE_DEADLINE_MS, restoreWarnings } from './restore.js';
 import type { VolumeFailure } from './state/volume-health.js';
@@ -25,13 +25,13 @@ import {
   type ClientCreateResponse,
   type ClientStateStore,
   type ServerVolume,
-} from './volume-manager.js';
+} from './client/host-volume-manager.js';
 import { toHostVolume, type HostVolume } from './volume-view.js';
 
 export interface AgentOptions {
   /** Where warnings go as they happen (a CLI prints them to stderr). */
   onWarning?: (message: string) => void;
-  /** How plugins are run; the default runs the built-in in process and every other plugin as a process. */
+  /** How plugins other than the built-in mkdir are run (default: as processes); the built-in always runs in process. */
   runner?: PluginRunner;
   /** Wraps the client state the host volume manager uses (tests inject failures). */
   clientState?: (state: ClientState) => ClientStateStore;
@@ -46,32 +46,7 @@ function newShutdownController(): AbortController {
   return controller;
 }
 
-/** The node as `nomad node status -self -json` shows it, cut to what host volumes touch. */
-export interface NodeView {
-  ID: string;
-  Name: string;
-  Datacenter: string;
-  NodeClass: string;
-  NodePool: string;
-  Status: 'ready';
-  SchedulingEligibility: 'eligible';
-  Drain: false;
-  /** The host's fingerprinted attributes and the plugins' (`plugins.host_volume.<id>.version`). */
-  Attributes: Record<string, string>;
-  /** `client.meta` of the agent config. */
-  Meta: Record<string, string>;
-  /** Task drivers: the simulated agent runs no task, so none. */
-  Drivers: Record<string, never>;
-  HostVolumes: Record<string, HostVolumeConfig>;
-}
-
-export interface NodeStatus {
-  node: NodeView;
-  /** Plugins the last fingerprint skipped, with the reason. */
-  skippedPlugins: Fingerprint['skipped'];
-  volumes: HostVolume[];
-  warnings: string[];
-}
+export type { NodeStatus, NodeView } from './node-status.js';
 
 export interface StartReport {
   nodeId: string;
@@ -94,11 +69,11 @@ export interface StartOptions {
 }
 
 /**
- * The simulated Nomad client agent: its host volume manager, client state and node
- * fingerprint, with the servers' checks in front of it (placement, update rules, volume
- * states). Client state and what the node reported live on disk, so every `dhv` command
- * (a separate process) sees the same node; `start()` is what a real agent does when it
- * starts.
+ * The simulated Nomad node, servers and client in one: each call runs the servers' rules
+ * (servers/: placement, update rules, volume states), then the client's host volume
+ * manager (client/), then records what the node reports (node facts, in the store).
+ * Everything durable lives in the data dir (state/), so every `dhv` command (a separate
+ * process) sees the same node; `start()` is what a real agent does when it starts.
  */
 export class Agent {
   private controller = newShutdownController();
@@ -118,7 +93,7 @@ export class Agent {
   ) {
     this.state = store.records;
     this.records = options.clientState ? options.clientState(this.state) : this.state;
-    this.runner = options.runner ?? processPluginRunner;
+    this.runner = builtinFirst(options.runner);
   }
 
   /** Opens the agent's data dir (creating it and the node ID on first use) without starting it. */
@@ -171,7 +146,7 @@ export class Agent {
 
   private async startHeld(options: StartOptions): Promise<StartReport> {
     await this.store.sweep();
-    const fingerprint = await this.runner.discover(this.config.pluginDir, { signal: this.controller.signal });
+    const fingerprint = await fingerprintPlugins(this.runner, this.config.pluginDir, this.controller.signal);
     for (const w of fingerprint.warnings ?? []) this.warn(w);
     const outcome = await this.manager().restore(
       options.restoreDeadlineMs ?? this.options.restoreDeadlineMs ?? DEFAULT_RESTORE_DEADLINE_MS,
@@ -241,7 +216,7 @@ export class Agent {
   /** Discovers and fingerprints plugins again (a real agent's reload), and keeps the result as the node's attributes. */
   async fingerprint(): Promise<Fingerprint> {
     return this.track(async () => {
-      const fingerprint = await this.runner.discover(this.config.pluginDir, { signal: this.controller.signal });
+      const fingerprint = await fingerprintPlugins(this.runner, this.config.pluginDir, this.controller.signal);
       for (const w of fingerprint.warnings ?? []) this.warn(w);
       // Kept as the node's attributes; best effort, so a read-only command still works on a full disk.
       const saved = await this.store
@@ -283,7 +258,7 @@ export class Agent {
   async createVolume(spec: VolumeSpec): Promise<{ volume: HostVolume; created: boolean }> {
     return this.track(async () => {
       const facts = await this.facts();
-      const existing = await this.existingForUpdate(spec);
+      const existing = existingForUpdate(spec, spec.id ? await this.state.get(spec.id) : undefined);
       const id = spec.id || randomUUID();
       const problem = placementProblem(spec, {
         nodeId: this.nodeId,
@@ -294,17 +269,10 @@ export class Agent {
         updating: existing !== undefined,
       });
       if (problem) throw problem;
-      const req: ClientCreateRequest = {
-        ID: id,
-        Name: spec.name,
-        PluginID: spec.pluginId,
-        Namespace: spec.namespace,
-        NodeID: this.nodeId,
-        RequestedCapacityMinBytes: spec.capacityMinBytes,
-        RequestedCapacityMaxBytes: spec.capacityMaxBytes,
-        Parameters: spec.parameters,
-      };
-      await this.manager().create(req, this.serverVolume(spec, existing));
+      await this.manager().create(
+        clientCreateRequest(spec, id, this.nodeId),
+        serverVolume(spec, this.config.nodePool, existing),
+      );
       return { volume: await this.afterUpsert(id), created: !existing };
     });
   }
@@ -313,27 +281,11 @@ export class Agent {
   async registerVolume(spec: VolumeSpec): Promise<{ volume: HostVolume; created: boolean }> {
     return this.track(async () => {
       await this.facts();
-      const existing = await this.existingForUpdate(spec);
+      const existing = existingForUpdate(spec, spec.id ? await this.state.get(spec.id) : undefined);
       const id = spec.id || randomUUID();
-      if (spec.nodeId !== '' && spec.nodeId !== this.nodeId) {
-        throw new AgentError(
-          'SPEC_INVALID',
-          `validating volume "${id}" against state failed: node "${spec.nodeId}" does not exist\nThis simulated node is ${this.nodeId}; leave node_id out.`,
-          {
-            nodeId: spec.nodeId,
-          },
-        );
-      }
       await this.manager().register(
-        {
-          ID: id,
-          Name: spec.name,
-          NodeID: this.nodeId,
-          HostPath: spec.hostPath,
-          CapacityBytes: spec.capacityBytes,
-          Parameters: spec.parameters,
-        },
-        this.serverVolume(spec, existing),
+        clientRegisterRequest(spec, id, this.nodeId),
+        serverVolume(spec, this.config.nodePool, existing),
       );
       return { volume: await this.afterUpsert(id), created: !existing };
     });
@@ -372,33 +324,7 @@ export class Agent {
   /** The node as the servers see it: attributes from the last fingerprint, `HostVolumes` as the node last reported them. */
   async status(): Promise<NodeStatus> {
     const facts = await this.facts();
-    const volumes = await this.volumes();
-    const node = describeNode(this.config);
-    const shadowed = this.config.hostVolumes
-      .filter((s) => (facts.hostVolumes[s.name]?.ID ?? '') !== '')
-      .map(
-        (s) =>
-          `dynamic host volume "${s.name}" (${facts.hostVolumes[s.name]!.ID}) replaces the static host volume of the same name at ${s.path}`,
-      );
-    return {
-      node: {
-        ID: this.nodeId,
-        Name: node.name,
-        Datacenter: node.datacenter,
-        NodeClass: node.nodeClass,
-        NodePool: node.nodePool,
-        Status: 'ready',
-        SchedulingEligibility: 'eligible',
-        Drain: false,
-        Attributes: nodeAttributes(node, facts.fingerprint.attributes),
-        Meta: node.meta,
-        Drivers: {},
-        HostVolumes: facts.hostVolumes,
-      },
-      skippedPlugins: facts.fingerprint.skipped,
-      volumes,
-      warnings: [...new Set([...facts.restoreWarnings, ...shadowed])],
-    };
+    return nodeStatus(this.config, this.nodeId, facts, await this.volumes());
   }
 
   /** What the node last reported; a data dir that never started gets a start now, as an agent's first start. */
@@ -410,45 +336,7 @@ export class Agent {
   }
 
   private emptyFacts(): NodeFacts {
-    return {
-      fingerprint: { plugins: [], skipped: [], attributes: {} },
-      fingerprintedAt: '',
-      restoreWarnings: [],
-      hostVolumes: staticHostVolumes(this.config.hostVolumes),
-      volumeStates: {},
-    };
-  }
-
-  /** Nomad's validateVolumeUpdate: an `id` must name an existing volume, and some fields may not change. */
-  private async existingForUpdate(spec: VolumeSpec): Promise<VolumeRecord | undefined> {
-    if (!spec.id) return undefined;
-    const existing = await this.state.get(spec.id);
-    if (!existing) {
-      throw new AgentError(
-        'VOLUME_NOT_FOUND',
-        `cannot update volume "${spec.id}": volume does not exist\nLeave id out of the spec to create a new volume.`,
-        { volumeId: spec.id },
-      );
-    }
-    const problem = updateProblem(spec, existing);
-    if (problem) throw problem;
-    return existing;
-  }
-
-  private serverVolume(spec: VolumeSpec, existing: VolumeRecord | undefined): ServerVolume {
-    const now = new Date().toISOString();
-    return {
-      Namespace: spec.namespace,
-      NodePool: this.config.nodePool,
-      CapacityBytes: 0n,
-      RequestedCapabilities: spec.capabilities.map((c) => ({
-        AccessMode: c.accessMode,
-        AttachmentMode: c.attachmentMode,
-      })),
-      Constraints: spec.constraints.map((c) => ({ LTarget: c.attribute, RTarget: c.value, Operand: c.operator })),
-      CreateTime: existing?.Volume.CreateTime ?? now,
-      ModifyTime: now,
-    };
+    return unstartedNodeFacts(this.config);
   }
 
   /** The servers write the volume after the client answered: `pending`, or `ready` when the node already reports its name. */
@@ -456,8 +344,10 @@ export class Agent {
     const record = (await this.state.get(id))!;
     const facts = await this.store.updateNodeFacts((f) => {
       const facts = f ?? this.emptyFacts();
-      const state: VolumeState = record.CreateReq.Name in facts.hostVolumes ? 'ready' : 'pending';
-      return { ...facts, volumeStates: { ...facts.volumeStates, [id]: state } };
+      return {
+        ...facts,
+        volumeStates: { ...facts.volumeStates, [id]: stateAfterUpsert(record.CreateReq.Name, facts.hostVolumes) },
+      };
     });
     return toHostVolume(record, facts.volumeStates[id] ?? 'pending');
   }

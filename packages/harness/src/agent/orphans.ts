@@ -1,9 +1,10 @@
 import { lstat, readdir, realpath, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { isFreeLock, isUuid, removeFreeLock } from '@dhv/sdk';
-import { BUILTIN_MKDIR_ID, PluginError, execPlugin, resolvePlugin } from '@dhv/sdk/client';
+import { BUILTIN_MKDIR_ID, PluginError } from '@dhv/sdk/client';
 import type { AgentConfig } from '../config/agent-config.js';
-import { builtinMkdirDelete } from './builtin-mkdir.js';
+import { valueOf } from '../runner/plugin-runner.js';
+import { builtinFirst } from './plugins.js';
 import { AgentStore } from './state/store.js';
 import { attachedLoopDevices, canonicalFolder, mountsBelow, type LoopDevice } from '@dhv/sdk/host';
 import { DhvError } from '../errors/dhv-error.js';
@@ -250,23 +251,24 @@ async function deleteWithPlugin(
       );
     return;
   }
-  if (orphan.plugin === BUILTIN_MKDIR_ID)
-    return builtinMkdirDelete({ volumesDir: config.volumesDir, volumeId: orphan.id });
-  const executable = await resolvePlugin(config.pluginDir, orphan.plugin);
-  await execPlugin(
-    executable,
-    'delete',
-    {
-      volumesDir: config.volumesDir,
-      pluginDir: config.pluginDir,
-      volumeName: orphan.name ?? orphan.id,
-      volumeId: orphan.id,
-      nodeId: await store.nodeId(),
-      nodePool: config.nodePool,
-      // Empty: the plugin derives the path as its create did, which is what it must remove.
-      createdPath: '',
-    },
-    { pluginId: orphan.plugin, ...(signal ? { signal } : {}) },
+  const runner = builtinFirst();
+  // Looked up first, so a plugin gone from the plugin dir reads as the agent's lookup error.
+  await runner.lookup(config.pluginDir, orphan.plugin);
+  valueOf(
+    await runner.run('delete', {
+      plugin: { pluginDir: config.pluginDir, pluginId: orphan.plugin },
+      request: {
+        volumesDir: config.volumesDir,
+        pluginDir: config.pluginDir,
+        volumeName: orphan.name ?? orphan.id,
+        volumeId: orphan.id,
+        nodeId: await store.nodeId(),
+        nodePool: config.nodePool,
+        // Empty: the plugin derives the path as its create did, which is what it must remove.
+        createdPath: '',
+      },
+      signal,
+    }),
   );
 }
 

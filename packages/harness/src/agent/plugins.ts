@@ -1,13 +1,7 @@
-import { AGENT_TIMEOUT_MS, type CreateRequest, type DeleteRequest } from '@dhv/sdk';
-import {
-  BUILTIN_MKDIR_ID,
-  discoverPlugins,
-  execPlugin,
-  resolvePlugin,
-  type Discovery,
-  type SkippedPlugin,
-} from '@dhv/sdk/client';
-import { BUILTIN_EXECUTABLE, BUILTIN_MKDIR_VERSION, builtinMkdirCreate, builtinMkdirDelete } from './builtin-mkdir.js';
+import { BUILTIN_MKDIR_ID, type Discovery, type SkippedPlugin } from '@dhv/sdk/client';
+import type { PluginRunner } from '../runner/plugin-runner.js';
+import { processRunner } from '../runner/process-runner.js';
+import { builtinMkdirRunner } from './builtin-mkdir-runner.js';
 
 /**
  * The one place that decides whether a plugin ID is the built-in mkdir or a file in the
@@ -47,76 +41,43 @@ export function versionAttribute(pluginId: string): string {
   return `plugins.host_volume.${pluginId}.version`;
 }
 
-export interface RunOptions {
-  signal?: AbortSignal | undefined;
-  /** Defaults to the agent's 60 s. */
-  timeoutMs?: number | undefined;
-}
-
 /**
- * How the agent runs plugins, handed to it as a dependency (as CNI's `invoke` is): the
- * real one looks the plugin up and runs its process through the SDK client; a test can
- * hand in a fake and exercise the agent's rules in process. Each method throws what the
- * SDK client throws (a PluginError with the agent's message).
+ * The agent's runner: the built-in mkdir first (a file named `mkdir` in the plugin dir
+ * never replaces it), every other plugin through `external` (by default as a process;
+ * a test hands in a fake).
  */
-export interface PluginRunner {
-  /** Discovery at start or reload: every candidate fingerprinted, the built-in added. */
-  discover(pluginDir: string, options?: RunOptions): Promise<Fingerprint>;
-  /** Finds the plugin (the built-in first) without running it: its executable, or the agent's lookup error. */
-  lookup(pluginDir: string, pluginId: string): Promise<string>;
-  create(
-    pluginDir: string,
-    pluginId: string,
-    request: CreateRequest,
-    options?: RunOptions,
-  ): Promise<{ path: string; bytes: bigint }>;
-  delete(pluginDir: string, pluginId: string, request: DeleteRequest, options?: RunOptions): Promise<void>;
-}
-
-/** The real runner: the built-in mkdir in process, every other plugin as a process through the SDK client. */
-export const processPluginRunner: PluginRunner = {
-  discover: (pluginDir, options = {}) => fingerprintPlugins(pluginDir, options.signal),
-  lookup: (pluginDir, pluginId) => pluginExecutable(pluginDir, pluginId),
-  async create(pluginDir, pluginId, request, options = {}) {
-    if (isBuiltinPlugin(pluginId)) return builtinMkdirCreate(request);
-    // Looked up and run from the one file checked, so a symlink swapped in meanwhile cannot run.
-    const result = await execPlugin({ pluginDir, pluginId }, 'create', request, execOptions(pluginId, options));
-    return { path: result.path, bytes: result.bytes };
-  },
-  async delete(pluginDir, pluginId, request, options = {}) {
-    if (isBuiltinPlugin(pluginId)) return builtinMkdirDelete(request);
-    await execPlugin({ pluginDir, pluginId }, 'delete', request, execOptions(pluginId, options));
-  },
-};
-
-function execOptions(pluginId: string, options: RunOptions) {
+export function builtinFirst(external: PluginRunner = processRunner): PluginRunner {
+  const pick = (pluginId: string) => (isBuiltinPlugin(pluginId) ? builtinMkdirRunner : external);
   return {
-    pluginId,
-    timeoutMs: options.timeoutMs ?? AGENT_TIMEOUT_MS.create,
-    ...(options.signal ? { signal: options.signal } : {}),
+    run: (operation, call) =>
+      (typeof call.plugin === 'string' ? external : pick(call.plugin.pluginId)).run(operation, call),
+    lookup: (pluginDir, pluginId) => pick(pluginId).lookup(pluginDir, pluginId),
+    async discover(pluginDir, options) {
+      const [builtin, found] = await Promise.all([
+        builtinMkdirRunner.discover(pluginDir, options),
+        external.discover(pluginDir, options),
+      ]);
+      return { ...found, plugins: [...builtin.plugins, ...found.plugins.filter((p) => !isBuiltinPlugin(p.id))] };
+    },
   };
 }
 
 /**
  * Discovers plugins as the agent does (every candidate fingerprinted concurrently within
- * 1 s, failures skipped with the reason) and adds the built-in mkdir, which is always
- * present and never shadowed by a file of that name.
+ * 1 s, failures skipped with the reason); through `builtinFirst`, the built-in mkdir is
+ * always there.
  */
-export async function fingerprintPlugins(pluginDir: string, signal?: AbortSignal): Promise<Fingerprint> {
-  const discovery = await discoverPlugins(pluginDir, signal ? { signal } : {});
-  const plugins: PluginFingerprint[] = [
-    { id: BUILTIN_MKDIR_ID, version: BUILTIN_MKDIR_VERSION, builtin: true, executable: BUILTIN_EXECUTABLE },
-    ...discovery.plugins
-      .filter((p) => !isBuiltinPlugin(p.id))
-      .map(({ id, version, executable, stderr, warnings }) => ({
-        id,
-        version,
-        builtin: false,
-        executable,
-        stderr,
-        warnings,
-      })),
-  ];
+export async function fingerprintPlugins(
+  runner: PluginRunner,
+  pluginDir: string,
+  signal?: AbortSignal,
+): Promise<Fingerprint> {
+  const discovery = await runner.discover(pluginDir, { signal });
+  const plugins: PluginFingerprint[] = discovery.plugins.map(({ id, version, executable, stderr, warnings }) =>
+    isBuiltinPlugin(id)
+      ? { id, version, builtin: true, executable }
+      : { id, version, builtin: false, executable, stderr, warnings },
+  );
   const attributes: Record<string, string> = {};
   for (const p of [...plugins].sort((a, b) => a.id.localeCompare(b.id))) attributes[versionAttribute(p.id)] = p.version;
   return {
@@ -133,9 +94,4 @@ export async function fingerprintPlugins(pluginDir: string, signal?: AbortSignal
     ...(discovery.nomadCrash ? { nomadCrash: discovery.nomadCrash } : {}),
     ...(discovery.warnings ? { warnings: discovery.warnings } : {}),
   };
-}
-
-/** The executable a plugin ID runs, for messages: the built-in's marker, or the file in the plugin dir. */
-export async function pluginExecutable(pluginDir: string, pluginId: string): Promise<string> {
-  return isBuiltinPlugin(pluginId) ? BUILTIN_EXECUTABLE : resolvePlugin(pluginDir, pluginId);
 }

@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { bundlePlugin } from '@dhv/sdk/build';
 import fs from 'fs-extra';
-import { execPlugin, PluginError } from '@dhv/sdk/client';
+import { PluginError } from '@dhv/sdk/client';
+import { valueOf } from '../runner/plugin-runner.js';
+import { processRunner } from '../runner/process-runner.js';
 import { AuthoringError } from './errors.js';
 import { makeSingleExecutable } from './single-executable.js';
 
@@ -129,7 +131,9 @@ async function bundle(entry: string, outfile: string, nodePath: string, fixedNod
 /** Runs `fingerprint` with only what an agent passes; removes the file when it does not answer. */
 async function smokeTest(outfile: string): Promise<string> {
   try {
-    const { version } = await execPlugin(outfile, 'fingerprint', {}, { timeoutMs: SMOKE_TEST_TIMEOUT_MS });
+    const { version } = valueOf(
+      await processRunner.run('fingerprint', { plugin: outfile, request: {}, timeoutMs: SMOKE_TEST_TIMEOUT_MS }),
+    );
     return version;
   } catch (err) {
     await remove(outfile);

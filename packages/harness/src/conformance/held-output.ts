@@ -16,7 +16,11 @@ export interface HeldOutputFault {
   holders: OutputHolder[];
 }
 
-export function heldOutputFault(checkId: string, operation: string, run: PluginRun): HeldOutputFault {
+export function heldOutputFault(
+  checkId: string,
+  operation: string,
+  run: Pick<PluginRun, 'outputHolders'>,
+): HeldOutputFault {
   return { checkId, operation, holders: run.outputHolders };
 }
 

@@ -5,13 +5,13 @@ import type { TeardownScope } from '@dhv/sdk/host';
 import {
   PluginError,
   buildEnvironment,
-  interpretRun,
-  spawnPlugin,
   type PluginRun,
   type RequestInput,
   type ResultByOperation,
 } from '@dhv/sdk/client';
 import { AGENT_TIMEOUT_MS } from '@dhv/sdk/plugin';
+import { valueOf } from '../runner/plugin-runner.js';
+import { processRunner, runPluginRaw } from '../runner/process-runner.js';
 import { heldOutputFault, type HeldOutputFault } from './held-output.js';
 import { CheckOutcome, describeUnexpected } from './outcome.js';
 import { forceRemove, makeRunRoot } from './scratch-dirs.js';
@@ -157,7 +157,7 @@ export class ConformanceSession {
   }
 
   /**
-   * Runs one operation as the agent does (execPlugin's run and reading), except that
+   * Runs one operation as the agent does (through the process runner), except that
    * output a leftover process holds past HELD_OUTPUT_GRACE_MS is released then: a real
    * agent would wait for it, and each further operation would wait its whole deadline.
    */
@@ -167,26 +167,22 @@ export class ConformanceSession {
     scope: Scope,
     cleaning: boolean,
   ): Promise<ResultByOperation[Op]> {
-    const timeoutMs = AGENT_TIMEOUT_MS[operation];
-    const run = await spawnPlugin(this.plugin, [operation], buildEnvironment(operation, request, this.plugin), {
-      timeoutMs,
+    const result = await processRunner.run(operation, {
+      plugin: this.plugin,
+      request,
       cwd: this.workDir,
       // Cleanup is not cancelled with the run: an interrupted run still deletes what it made.
       signal: cleaning ? undefined : scope.signal,
       outputGraceMs: HELD_OUTPUT_GRACE_MS,
     });
-    this.notice(operation, run, scope);
-    const volumeId = (request as { volumeId?: string }).volumeId;
-    return interpretRun(operation, run, {
-      pluginId: basename(this.plugin),
-      executable: this.plugin,
-      volumeId,
-      timeoutMs,
-    }) as ResultByOperation[Op];
+    this.notice(operation, result, scope);
+    const { stdout, stderr, truncated, durationMs, warnings } = result;
+    // What the checks read: the SDK's result, the decoded value with the run's output beside it.
+    return { stdout, stderr, truncated, durationMs, warnings, ...valueOf(result) } as unknown as ResultByOperation[Op];
   }
 
   /** The first run whose output was held open becomes the run's fault, and stops every other running check. */
-  private notice(operation: string, run: PluginRun, scope: Scope): void {
+  private notice(operation: string, run: Pick<PluginRun, 'outputHeldOpen' | 'outputHolders'>, scope: Scope): void {
     if (!run.outputHeldOpen || this.faultFound !== undefined) return;
     this.faultFound = heldOutputFault(scope.checkId, operation, run);
     for (const [id, stop] of this.runningStops) if (id !== scope.checkId) stop.abort();
@@ -270,7 +266,7 @@ export class ConformanceSession {
         });
       },
       async runRaw(argv, env, options = {}): Promise<PluginRun> {
-        const run = await spawnPlugin(session.plugin, argv, env, {
+        const run = await runPluginRaw(session.plugin, argv, env, {
           cwd: options.cwd ?? session.workDir,
           timeoutMs: options.timeoutMs ?? AGENT_TIMEOUT_MS.create,
           outputGraceMs: options.outputGraceMs ?? HELD_OUTPUT_GRACE_MS,

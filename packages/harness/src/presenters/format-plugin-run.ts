@@ -1,8 +1,29 @@
-import type { PluginRunOutcome } from '../agent/run-plugin-once.js';
+import type { PluginRunOnce } from '../agent/run-plugin-once.js';
 import { keyValues } from './columns.js';
 
+type Succeeded = PluginRunOnce & { ok: true };
+
+/** `dhv plugin run --json`: the run's details, and what it decoded to as `result`. */
+export function pluginRunJson(o: Succeeded) {
+  return {
+    pluginId: o.pluginId,
+    executable: o.executable,
+    builtin: o.builtin,
+    operation: o.operation,
+    environment: o.environment,
+    durationMs: o.durationMs,
+    stdout: o.stdout,
+    stderr: o.stderr,
+    outputHeldOpen: o.outputHeldOpen,
+    outputHolders: o.outputHolders,
+    warnings: o.warnings,
+    result: { ...o.value } as Record<string, unknown>,
+  };
+}
+
 /** `dhv plugin run`: what ran, the environment it got, the decoded result, and its output. */
-export function pluginRunText(o: PluginRunOutcome): string {
+export function pluginRunText(run: Succeeded): string {
+  const o = pluginRunJson(run);
   const result = Object.entries(o.result).map(([k, v]) => [k, String(v)] as const);
   const parts = [
     'exitCode' in o.result

@@ -71,25 +71,3 @@ export async function updateNodeFacts(
     return next;
   });
 }
-
-/**
- * Nomad's servers on every node update: a volume whose name the node reports is
- * `ready` (a static volume of that name counts), a `ready` one it no longer reports is
- * `unavailable`, a `pending` one stays pending. A node that reports no host volume at
- * all changes nothing.
- */
-export function statesAfterNodeUpdate(
-  states: Record<string, VolumeState>,
-  volumes: ReadonlyArray<{ ID: string; Name: string }>,
-  hostVolumes: HostVolumeMap,
-): Record<string, VolumeState> {
-  if (Object.keys(hostVolumes).length === 0) return states;
-  const next = { ...states };
-  for (const v of volumes) {
-    const current = next[v.ID] ?? 'pending';
-    if (v.Name in hostVolumes) next[v.ID] = 'ready';
-    else if (current === 'ready') next[v.ID] = 'unavailable';
-    else next[v.ID] = current;
-  }
-  return next;
-}

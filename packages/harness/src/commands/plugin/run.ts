@@ -7,7 +7,7 @@ import { runPluginOnce } from '../../agent/run-plugin-once.js';
 import { loadNodeId } from '../../agent/state/node-identity.js';
 import { UsageError } from '../../errors/dhv-error.js';
 import { DhvCommand, agentConfigFrom, agentFlags, stopOnSignals } from '../dhv-command.js';
-import { pluginRunText } from '../../presenters/format-plugin-run.js';
+import { pluginRunJson, pluginRunText } from '../../presenters/format-plugin-run.js';
 import { withSpinner } from '../../presenters/spinner.js';
 
 export default class PluginRun extends DhvCommand {
@@ -76,8 +76,9 @@ export default class PluginRun extends DhvCommand {
         signal: controller.signal,
       }),
     );
+    if (!outcome.ok) throw outcome.error;
     if (!outcome.builtin) outcome.warnings.push(...(await pluginTrustWarnings(outcome.executable)));
-    if (this.jsonOutput) return this.printJson(outcome);
+    if (this.jsonOutput) return this.printJson(pluginRunJson(outcome));
     for (const warning of outcome.warnings) this.warnLine(warning);
     this.print(pluginRunText(outcome));
   }

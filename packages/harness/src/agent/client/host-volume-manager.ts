@@ -1,10 +1,10 @@
-import type { AgentConfig } from '../config/agent-config.js';
-import type { ClientCreateRequest, ClientState, VolumeRecord } from './state/client-state.js';
-import { AgentError } from '../errors/agent-error.js';
-import { goStat } from './go-os.js';
-import type { HostVolumeConfig, HostVolumeUpdate } from './host-volumes.js';
-import type { AgentLock } from './state/agent-lock.js';
-import { nameTaken, type NameClaims } from './state/name-claims.js';
+import type { AgentConfig } from '../../config/agent-config.js';
+import type { ClientCreateRequest, ClientState, VolumeRecord } from '../state/client-state.js';
+import { AgentError } from '../../errors/agent-error.js';
+import { goStat } from '../go-os.js';
+import type { HostVolumeConfig, HostVolumeUpdate } from '../host-volumes.js';
+import type { AgentLock } from '../state/agent-lock.js';
+import { nameTaken, type NameClaims } from '../state/name-claims.js';
 import {
   cleanupDeleteRequest,
   pluginCreateRequest,
@@ -12,9 +12,10 @@ import {
   type ClientDeleteRequest,
   type ClientRegisterRequest,
 } from './plugin-requests.js';
-import type { PluginRunner } from './plugins.js';
-import { restorableWithVolumesDir, type VolumeHealth } from './state/volume-health.js';
-import type { VolumeDisks } from './state/volume-disks.js';
+import { valueOf, type PluginRunner } from '../../runner/plugin-runner.js';
+import { joinErrors } from '../go-multierror.js';
+import { restorableWithVolumesDir, type VolumeHealth } from '../state/volume-health.js';
+import type { VolumeDisks } from '../state/volume-disks.js';
 import { BUILTIN_MKDIR_ID } from '@dhv/sdk/client';
 
 /** The client state calls the host volume manager makes; a test may hand in one that fails. */
@@ -100,7 +101,13 @@ export class VolumeManager {
         const { wasFree } = await this.claim(req.Name, req.ID);
         let result: { path: string; bytes: bigint };
         try {
-          result = await runner.create(config.pluginDir, req.PluginID, pluginCreateRequest(req, config), { signal });
+          result = valueOf(
+            await runner.run('create', {
+              plugin: { pluginDir: config.pluginDir, pluginId: req.PluginID },
+              request: pluginCreateRequest(req, config),
+              signal,
+            }),
+          );
         } catch (err) {
           await names.release(req.Name);
           if (!wasFree) {
@@ -131,7 +138,13 @@ export class VolumeManager {
           if (!wasFree) throw err;
           this.ctx.log({ level: 'error', message: 'initial create detected, running delete', fields });
           try {
-            await runner.delete(config.pluginDir, req.PluginID, cleanupDeleteRequest(req, config), { signal });
+            valueOf(
+              await runner.run('delete', {
+                plugin: { pluginDir: config.pluginDir, pluginId: req.PluginID },
+                request: cleanupDeleteRequest(req, config),
+                signal,
+              }),
+            );
           } catch (deleteErr) {
             this.ctx.log({
               level: 'warn',
@@ -220,7 +233,14 @@ export class VolumeManager {
       async () => {
         if (req.PluginID !== '') {
           await runner.lookup(config.pluginDir, req.PluginID);
-          const run = () => runner.delete(config.pluginDir, req.PluginID, pluginDeleteRequest(req, config), { signal });
+          const run = async () =>
+            void valueOf(
+              await runner.run('delete', {
+                plugin: { pluginDir: config.pluginDir, pluginId: req.PluginID },
+                request: pluginDeleteRequest(req, config),
+                signal,
+              }),
+            );
           await (this.ctx.health ? this.ctx.health.whileDeleting(req.ID, run) : run());
         }
         try {
@@ -409,10 +429,14 @@ export class VolumeManager {
     }
     const note = builtin ? await this.ctx.disks?.movedNote(record, config.volumesDir) : undefined;
     try {
-      const result = await runner.create(config.pluginDir, req.PluginID, pluginCreateRequest(req, config), {
-        signal,
-        timeoutMs: remainingMs(),
-      });
+      const result = valueOf(
+        await runner.run('create', {
+          plugin: { pluginDir: config.pluginDir, pluginId: req.PluginID },
+          request: pluginCreateRequest(req, config),
+          signal,
+          timeoutMs: remainingMs(),
+        }),
+      );
       await this.ctx.disks?.recordIfNew(record.ID, config.volumesDir, result.path).catch(() => {});
       return note ? { path: result.path, note } : result.path;
     } catch (err) {
@@ -447,18 +471,6 @@ export function defaultServerVolume(nodePool: string): ServerVolume {
     CreateTime: now,
     ModifyTime: now,
   };
-}
-
-/**
- * Errors joined as Nomad joins them (go-multierror): one error is returned alone, more
- * read `N errors occurred:` with one `\t* ` line each. The first error's code is kept.
- */
-export function joinErrors(errors: readonly unknown[]): Error & { code?: string } {
-  const list = errors.map((e) => (e instanceof Error ? e : new Error(String(e))));
-  if (list.length === 1) return list[0]!;
-  const message = `${list.length} errors occurred:\n${list.map((e) => `\t* ${e.message}`).join('\n')}\n\n`;
-  const code = (list[0] as { code?: string }).code;
-  return Object.assign(new Error(message), code ? { code } : {}, { errors: list });
 }
 
 function messageOf(err: unknown): string {

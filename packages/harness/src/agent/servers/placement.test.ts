@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { volumeSpec } from '../__fixtures__/volume-spec.js';
-import type { VolumeRecord } from './state/client-state.js';
-import { constraintHolds, placementProblem, updateProblem, type PlacementNode } from './placement.js';
+import { volumeSpec } from '../../__fixtures__/volume-spec.js';
+import type { VolumeRecord } from '../state/client-state.js';
+import { constraintHolds, placementProblem, type PlacementNode } from './placement.js';
+import { updateProblem } from './update-rules.js';
 
 const NODE_ID = '0b62d807-6101-a80f-374d-e1c430abbf47';
 const node: PlacementNode = {

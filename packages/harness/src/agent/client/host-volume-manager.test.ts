@@ -2,69 +2,21 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { CreateRequest, DeleteRequest } from '@dhv/sdk';
-import { PluginError } from '@dhv/sdk/client';
-import { volumeSpec } from '../__fixtures__/volume-spec.js';
-import { agentConfigIn } from '../__fixtures__/agent-config.js';
-import type { AgentConfig } from '../config/agent-config.js';
-import { Agent } from './agent.js';
-import type { ClientCreateRequest, ClientState } from './state/client-state.js';
-import type { Fingerprint, PluginRunner, RunOptions } from './plugins.js';
-import type { ClientStateStore } from './volume-manager.js';
+import { volumeSpec } from '../../__fixtures__/volume-spec.js';
+import { agentConfigIn } from '../../__fixtures__/agent-config.js';
+import type { AgentConfig } from '../../config/agent-config.js';
+import { Agent } from '../agent.js';
+import type { ClientCreateRequest, ClientState } from '../state/client-state.js';
+import { FakePluginRunner } from '../../runner/fake-runner.js';
+import type { ClientStateStore } from './host-volume-manager.js';
 
 /**
  * The agent's rules, in process: a fake plugin runner stands in for plugin processes
  * (the real runner is proven end to end by test/agent-scenarios.test.ts).
  */
-interface FakeCall {
-  op: 'create' | 'delete';
-  pluginId: string;
-  request: CreateRequest | DeleteRequest;
-  options: RunOptions;
-}
-
-class FakeRunner implements PluginRunner {
-  readonly calls: FakeCall[] = [];
-  plugins = new Set(['p', 'q']);
-  /** What create does per plugin ID (the path it returns is then made); default: succeed at <volumes dir>/<id>. */
-  onCreate: (call: FakeCall) => Promise<{ path: string; bytes: bigint }> = async (call) => ({
-    path: `${call.request.volumesDir}/${call.request.volumeId}`,
-    bytes: (call.request as CreateRequest).capacityMinBytes,
-  });
-  onDelete: (call: FakeCall) => Promise<void> = async () => {};
-
-  async discover(): Promise<Fingerprint> {
-    const attributes: Record<string, string> = { 'plugins.host_volume.mkdir.version': '0.0.1' };
-    for (const p of this.plugins) attributes[`plugins.host_volume.${p}.version`] = '1.0.0';
-    return { plugins: [], skipped: [], attributes };
-  }
-  async lookup(pluginDir: string, pluginId: string): Promise<string> {
-    if (!this.plugins.has(pluginId))
-      throw new PluginError('PLUGIN_NOT_FOUND', `"${pluginId}"`, {
-        pluginId,
-        executable: join(pluginDir, pluginId),
-        operation: 'resolve',
-      });
-    return join(pluginDir, pluginId);
-  }
-  async create(_dir: string, pluginId: string, request: CreateRequest, options: RunOptions = {}) {
-    const call: FakeCall = { op: 'create', pluginId, request, options };
-    this.calls.push(call);
-    const result = await this.onCreate(call);
-    // What a plugin reports exists: status never calls a volume ready whose path is gone.
-    await mkdir(result.path, { recursive: true });
-    return result;
-  }
-  async delete(_dir: string, pluginId: string, request: DeleteRequest, options: RunOptions = {}) {
-    const call: FakeCall = { op: 'delete', pluginId, request, options };
-    this.calls.push(call);
-    return this.onDelete(call);
-  }
-}
-
 let dir: string;
 let config: AgentConfig;
-let runner: FakeRunner;
+let runner: FakePluginRunner;
 let failNext: Set<string>;
 let warnings: string[];
 let agent: Agent;
@@ -84,7 +36,7 @@ beforeEach(async () => {
   config = agentConfigIn(dir);
   // Nomad never creates the volumes dir: on a real node it is there before the agent starts.
   await mkdir(config.volumesDir, { recursive: true });
-  runner = new FakeRunner();
+  runner = new FakePluginRunner(['p', 'q']);
   failNext = new Set();
   warnings = [];
   agent = await Agent.open(config, {
@@ -121,7 +73,7 @@ describe('the host volume manager', () => {
     failNext.add('put');
     const r = req('data');
     await expect(agent.client.create(r)).rejects.toThrow(/^disk full$/);
-    expect(runner.calls.map((c) => c.op)).toEqual(['create', 'delete']);
+    expect(runner.calls.map((c) => c.operation)).toEqual(['create', 'delete']);
     expect(runner.calls[1]!.request).toMatchObject({
       createdPath: config.volumesDir,
       volumeName: '',
@@ -148,7 +100,7 @@ describe('the host volume manager', () => {
     await agent.client.create(r);
     failNext.add('put');
     await expect(agent.client.create({ ...r, RequestedCapacityMinBytes: 10n })).rejects.toThrow('disk full');
-    expect(runner.calls.map((c) => c.op)).toEqual(['create', 'create']);
+    expect(runner.calls.map((c) => c.operation)).toEqual(['create', 'create']);
     expect(await agent.client.locks()).toEqual({ data: r.ID });
   });
 
@@ -182,7 +134,9 @@ describe('the host volume manager', () => {
       volumeName: 'ghost',
       volumeId: r.ID,
     });
-    expect(runner.calls).toMatchObject([{ op: 'delete', request: { createdPath: '/somewhere', volumeName: 'ghost' } }]);
+    expect(runner.calls).toMatchObject([
+      { operation: 'delete', request: { createdPath: '/somewhere', volumeName: 'ghost' } },
+    ]);
   });
 });
 
@@ -205,7 +159,7 @@ describe('restore', () => {
     const report = await agent.restart();
     expect(report.failed).toEqual([]);
     expect(most).toBe(records.length);
-    for (const c of runner.calls) expect(c.options.timeoutMs).toBeLessThanOrEqual(5000);
+    for (const c of runner.calls) expect(c.timeoutMs).toBeLessThanOrEqual(5000);
   });
 
   it("publishes no dynamic volume when a plugin is missing, yet runs the other creates and keeps their names; the missing plugin's name is free", async () => {

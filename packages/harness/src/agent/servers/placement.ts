@@ -1,11 +1,9 @@
 import { parseGoVersion, type GoVersion } from '@dhv/sdk';
-import type { Constraint, VolumeSpec } from '../volume-specs/volume-spec.js';
-import type { VolumeRecord } from './state/client-state.js';
-import { AgentError } from '../errors/agent-error.js';
-import { joinErrors } from './volume-manager.js';
-import type { NodeFacts } from './state/node-facts.js';
-import { versionAttribute } from './plugins.js';
-import { nodeAttributes, type NodeDescription } from './node-description.js';
+import type { Constraint, VolumeSpec } from '../../volume-specs/volume-spec.js';
+import { AgentError } from '../../errors/agent-error.js';
+import type { NodeFacts } from '../state/node-facts.js';
+import { versionAttribute } from '../plugins.js';
+import { nodeAttributes, type NodeDescription } from '../node-description.js';
 
 export interface PlacementNode {
   nodeId: string;
@@ -244,27 +242,4 @@ function compareVersions(a: GoVersion, b: GoVersion): number {
   if (a.prerelease === '') return 1;
   if (b.prerelease === '') return -1;
   return a.prerelease < b.prerelease ? -1 : 1;
-}
-
-/** Nomad's ValidateUpdate: what an update may not change, all reported at once. */
-export function updateProblem(spec: VolumeSpec, existing: VolumeRecord): AgentError | undefined {
-  const problems: Error[] = [];
-  if (spec.nodeId !== '' && spec.nodeId !== existing.CreateReq.NodeID)
-    problems.push(new Error('node ID cannot be updated'));
-  if (spec.nodePool !== '' && spec.nodePool !== existing.Volume.NodePool)
-    problems.push(new Error('node pool cannot be updated'));
-  if (spec.capacityMaxBytes !== 0n && spec.capacityMaxBytes < existing.Volume.CapacityBytes) {
-    problems.push(
-      new Error(
-        `capacity_max (${spec.capacityMaxBytes}) cannot be less than existing provisioned capacity (${existing.Volume.CapacityBytes})`,
-      ),
-    );
-  }
-  if (problems.length === 0) return undefined;
-  const joined =
-    problems.length === 1 ? `1 error occurred:\n\t* ${problems[0]!.message}\n\n` : joinErrors(problems).message;
-  return new AgentError('VOLUME_UPDATE_REFUSED', `validating volume "${spec.id}" update failed: ${joined}`, {
-    volumeId: spec.id,
-    problems: problems.map((p) => p.message),
-  });
 }

@@ -1,6 +1,6 @@
 import type { CreateRequest, DeleteRequest } from '@dhv/sdk';
-import type { AgentConfig } from '../config/agent-config.js';
-import type { ClientCreateRequest, VolumeRecord } from './state/client-state.js';
+import type { AgentConfig } from '../../config/agent-config.js';
+import type { ClientCreateRequest, VolumeRecord } from '../state/client-state.js';
 
 /** Nomad's ClientHostVolumeRegisterRequest: what the servers send to register an existing path. */
 export interface ClientRegisterRequest {

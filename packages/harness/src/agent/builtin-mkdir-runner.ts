@@ -1,0 +1,79 @@
+import type { CreateRequest, DeleteRequest, Operation } from '@dhv/sdk';
+import { BUILTIN_MKDIR_ID, PluginError, buildEnvironment, type RequestInput } from '@dhv/sdk/client';
+import type { DecodedValue, OperationResult, PluginCall, PluginRunner } from '../runner/plugin-runner.js';
+import { BUILTIN_EXECUTABLE, BUILTIN_MKDIR_VERSION, builtinMkdirCreate, builtinMkdirDelete } from './builtin-mkdir.js';
+
+/**
+ * Nomad's built-in mkdir as a runner like any other: run in process, it answers with the
+ * same result shape a plugin process does (no output, no exit), and discovery always
+ * finds it.
+ */
+export const builtinMkdirRunner: PluginRunner = {
+  async run<Op extends Operation>(operation: Op, call: PluginCall<Op>): Promise<OperationResult<Op>> {
+    const pluginDir = typeof call.plugin === 'string' ? '' : call.plugin.pluginDir;
+    const started = performance.now();
+    const details = {
+      pluginId: BUILTIN_MKDIR_ID,
+      executable: BUILTIN_EXECUTABLE,
+      builtin: true,
+      operation,
+      // Built on demand (never spread): a restore of thousands of volumes never reads it.
+      get environment() {
+        return buildEnvironment(operation, call.request, `${pluginDir}/${BUILTIN_MKDIR_ID}`);
+      },
+      stdout: '',
+      stderr: '',
+      truncated: false,
+      durationMs: 0,
+      exitCode: null,
+      signal: null,
+      timedOut: false,
+      outputHeldOpen: false,
+      outputHolders: [],
+      warnings: [],
+    };
+    try {
+      const value = await builtinValue(operation, call.request);
+      return Object.assign(details, {
+        durationMs: performance.now() - started,
+        ok: true,
+        value,
+      }) as OperationResult<Op>;
+    } catch (err) {
+      if (!(err instanceof PluginError)) throw err;
+      return Object.assign(details, {
+        durationMs: performance.now() - started,
+        ok: false,
+        error: err,
+      }) as OperationResult<Op>;
+    }
+  },
+  lookup: () => Promise.resolve(BUILTIN_EXECUTABLE),
+  discover: () =>
+    Promise.resolve({
+      plugins: [
+        {
+          id: BUILTIN_MKDIR_ID,
+          executable: BUILTIN_EXECUTABLE,
+          version: BUILTIN_MKDIR_VERSION,
+          durationMs: 0,
+          stderr: '',
+          warnings: [],
+        },
+      ],
+      skipped: [],
+      logs: [],
+    }),
+};
+
+async function builtinValue<Op extends Operation>(operation: Op, request: RequestInput<Op>): Promise<DecodedValue[Op]> {
+  switch (operation) {
+    case 'fingerprint':
+      return { version: BUILTIN_MKDIR_VERSION, rawVersion: BUILTIN_MKDIR_VERSION } as DecodedValue[Op];
+    case 'create':
+      return (await builtinMkdirCreate(request as unknown as CreateRequest)) as DecodedValue[Op];
+    default:
+      await builtinMkdirDelete(request as unknown as DeleteRequest);
+      return {} as DecodedValue[Op];
+  }
+}
