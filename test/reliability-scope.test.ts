@@ -146,7 +146,7 @@ describe.skipIf(skipRootTests('issue 22 recipes'))('issue 22: gc, restore, teard
         new RegExp(
           `${id.slice(0, 8)}" \\w unavailable: error creating volume "${id}" with plugin "${plugin}": exit status 1: ` +
             `volumes dir ${at} \\(DHV_VOLUMES_DIR\\) is not on the disk its volumes were created on: ` +
-            `then it was on the ext4 filesystem of ${diskSource} \\(device [0-9:]+\\) mounted at ${at}, ` +
+            `then it was on the ext4 filesystem of ${diskSource} \\(device [0-9:]+[^)]*\\) mounted at ${at}, ` +
             `now it is on .* mounted at /\\. That disk is missing .* Mount ${diskSource} at ${at} again`,
         );
       expect(restart.stdout).toMatch(refused(dir.ID, 'dhv-mkdir'));

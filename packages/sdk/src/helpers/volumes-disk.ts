@@ -27,6 +27,13 @@ export interface VolumesDisk {
   FsType: string;
   /** The image behind MountSource when that is a loop device. */
   MountImage?: string;
+  /**
+   * When the root of that filesystem, as seen at MountPoint, was made (ns since the epoch;
+   * "0" where the filesystem keeps no birth time): tells two filesystems apart that got
+   * one device number in turn (tmpfs, a disk swapped in the same slot), and one
+   * filesystem from itself under a new device number.
+   */
+  RootBirth: string;
 }
 
 /** What a create found: the disk now, and whether this volume has a record already. */
@@ -69,9 +76,7 @@ export async function expectVolumesDisk(
   const folder = volumesDiskFolder(pluginName, now.VolumesDir);
   const own = await readRecord(join(folder, `${volumeId}.json`));
   const then = own ?? (await anyRecord(folder));
-  if (then && (then.Device !== now.Device || then.MountPoint !== now.MountPoint)) {
-    throw wrongDisk(then, now, folder);
-  }
+  if (then && !sameDisk(then, now)) throw wrongDisk(then, now, folder);
   return { pluginName, volumeId, now, recorded: own !== undefined, folder };
 }
 
@@ -121,6 +126,13 @@ export async function volumesDiskFoldersBelow(pluginName: string, dir: string): 
   return found;
 }
 
+function sameDisk(then: VolumesDisk, now: VolumesDisk): boolean {
+  if (then.MountPoint !== now.MountPoint) return false;
+  const known = (birth: string | undefined) => birth !== undefined && birth !== '0' && birth !== '';
+  if (known(then.RootBirth) && known(now.RootBirth)) return then.RootBirth === now.RootBirth;
+  return then.Device === now.Device;
+}
+
 function wrongDisk(then: VolumesDisk, now: VolumesDisk, folder: string): PluginFailure {
   return new PluginFailure(
     'EWRONGDISK',
@@ -134,7 +146,10 @@ function wrongDisk(then: VolumesDisk, now: VolumesDisk, folder: string): PluginF
 }
 
 const describe = (d: VolumesDisk) =>
-  `the ${d.FsType} filesystem of ${sourceOf(d)} (device ${d.Device}) mounted at ${d.MountPoint}`;
+  `the ${d.FsType} filesystem of ${sourceOf(d)} (device ${d.Device}${madeAt(d)}) mounted at ${d.MountPoint}`;
+
+const madeAt = (d: VolumesDisk) =>
+  d.RootBirth && d.RootBirth !== '0' ? `, made ${new Date(Number(BigInt(d.RootBirth) / 1_000_000n)).toISOString()}` : '';
 
 const sourceOf = (d: VolumesDisk) => (d.MountImage ? `${d.MountSource} (image ${d.MountImage})` : d.MountSource);
 
@@ -154,13 +169,19 @@ async function diskOf(volumesDir: string): Promise<VolumesDisk> {
   const mount = holdingMount(await readMountTable(), canonical);
   const source = mount?.source ?? '';
   const image = await loopImage(source);
+  const root = mount?.mountPoint ?? '/';
+  const birth = await stat(root, { bigint: true }).then(
+    (s) => s.birthtimeNs.toString(),
+    () => '0',
+  );
   return {
     VolumesDir: canonical,
     Device: device === undefined ? '' : formatDeviceNumber(device),
-    MountPoint: mount?.mountPoint ?? '/',
+    MountPoint: root,
     MountSource: source,
     FsType: mount?.fsType ?? '',
     ...(image ? { MountImage: image } : {}),
+    RootBirth: birth,
   };
 }
 
