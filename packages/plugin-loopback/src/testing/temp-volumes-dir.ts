@@ -76,7 +76,7 @@ export const NOTHING = { mounts: [], loopDevices: [], files: [] };
 /** Unmounts, detaches and removes everything under `dir`, whatever state a test left it in. */
 export async function destroyTempVolumesDir(dir: string): Promise<void> {
   await releaseEverythingBelow(dir);
-  for (const folder of await volumesDiskFoldersBelow(PLUGIN_NAME, await realpath(dir).catch(() => dir)))
+  for (const { folder } of await volumesDiskFoldersBelow(PLUGIN_NAME, await realpath(dir).catch(() => dir)))
     await rm(folder, { recursive: true, force: true });
   if (mountsAtOrBelowSync(dir).length === 0) await rm(dir, { recursive: true, force: true });
 }

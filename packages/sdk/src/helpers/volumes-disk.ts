@@ -34,13 +34,19 @@ export interface VolumesDisk {
    * filesystem from itself under a new device number.
    */
   RootBirth: string;
+  /**
+   * When the volumes dir itself was made ("0" when unknown): the same device and this
+   * birth time now is the same folder on the same filesystem, which a restore can tell
+   * from one stat, without reading the mount table.
+   */
+  DirBirth: string;
 }
 
 /** What a create found: the disk now, and whether this volume has a record already. */
 export interface VolumesDiskCheck {
-  pluginName: string;
   volumeId: string;
-  now: VolumesDisk;
+  /** The volumes dir's real path: the key of its records. */
+  volumesDir: string;
   recorded: boolean;
   folder: string;
 }
@@ -72,12 +78,15 @@ export async function expectVolumesDisk(
   volumesDir: string,
   volumeId: string,
 ): Promise<VolumesDiskCheck> {
-  const now = await diskOf(volumesDir);
-  const folder = volumesDiskFolder(pluginName, now.VolumesDir);
+  const canonical = await canonicalDir(volumesDir);
+  const folder = volumesDiskFolder(pluginName, canonical);
   const own = await readRecord(join(folder, `${volumeId}.json`));
   const then = own ?? (await anyRecord(folder));
-  if (then && !sameDisk(then, now)) throw wrongDisk(then, now, folder);
-  return { pluginName, volumeId, now, recorded: own !== undefined, folder };
+  if (then && !(await sameFolder(then, canonical))) {
+    const now = await diskOf(canonical);
+    if (!sameDisk(then, now)) throw wrongDisk(then, now, folder);
+  }
+  return { volumeId, volumesDir: canonical, recorded: own !== undefined, folder };
 }
 
 /**
@@ -88,7 +97,8 @@ export async function keepVolumesDisk(check: VolumesDiskCheck, log: (message: st
   if (check.recorded) return;
   const file = join(check.folder, `${check.volumeId}.json`);
   const temp = `${file}.${process.pid}.tmp`;
-  const text = `${JSON.stringify(check.now)}\n`;
+  // Taken after the create, which may have made the volumes dir.
+  const text = `${JSON.stringify(await diskOf(check.volumesDir))}\n`;
   for (let attempt = 0; ; attempt++) {
     try {
       // A delete of the folder's last volume may remove the folder in between: make it again.
@@ -100,7 +110,7 @@ export async function keepVolumesDisk(check: VolumesDiskCheck, log: (message: st
       if ((err as NodeJS.ErrnoException).code === 'ENOENT' && attempt < 3) continue;
       await unlink(temp).catch(() => {});
       log(
-        `could not record the disk of ${check.now.VolumesDir} in ${file} (${(err as Error).message}); ` +
+        `could not record the disk of ${check.volumesDir} in ${file} (${(err as Error).message}); ` +
           `a restore of volume ${check.volumeId} onto another disk will not be caught`,
       );
       return;
@@ -115,21 +125,37 @@ export async function forgetVolumesDisk(pluginName: string, volumesDir: string, 
   await rmdir(folder).catch(() => {}); // kept while other volumes (or a create) still use it
 }
 
-/** The record folders of the volumes dirs at or below `dir` (real paths), for tidying up after tests. */
-export async function volumesDiskFoldersBelow(pluginName: string, dir: string): Promise<string[]> {
+/** The record folders of the volumes dirs at or below `dir` (real paths), with each one's volumes dir, for tidying up after tests. */
+export async function volumesDiskFoldersBelow(
+  pluginName: string,
+  dir: string,
+): Promise<Array<{ folder: string; volumesDir: string }>> {
   const root = join(pluginStateDir(pluginName), 'volumes-dirs');
-  const found: string[] = [];
+  const found: Array<{ folder: string; volumesDir: string }> = [];
   for (const key of await readdir(root).catch(() => [] as string[])) {
-    const record = await anyRecord(join(root, key));
-    if (record && (record.VolumesDir === dir || record.VolumesDir.startsWith(`${dir}/`))) found.push(join(root, key));
+    const volumesDir = (await anyRecord(join(root, key)))?.VolumesDir;
+    if (volumesDir === undefined) continue;
+    if (dir === '/' || volumesDir === dir || volumesDir.startsWith(`${dir}/`))
+      found.push({ folder: join(root, key), volumesDir });
   }
   return found;
 }
 
+const knownBirth = (birth: string | undefined): birth is string => birth !== undefined && birth !== '0' && birth !== '';
+
+async function sameFolder(then: VolumesDisk, canonical: string): Promise<boolean> {
+  if (!knownBirth(then.DirBirth)) return false;
+  const info = await stat(canonical, { bigint: true }).catch(() => undefined);
+  return (
+    info !== undefined &&
+    formatDeviceNumber(Number(info.dev)) === then.Device &&
+    info.birthtimeNs.toString() === then.DirBirth
+  );
+}
+
 function sameDisk(then: VolumesDisk, now: VolumesDisk): boolean {
   if (then.MountPoint !== now.MountPoint) return false;
-  const known = (birth: string | undefined) => birth !== undefined && birth !== '0' && birth !== '';
-  if (known(then.RootBirth) && known(now.RootBirth)) return then.RootBirth === now.RootBirth;
+  if (knownBirth(then.RootBirth) && knownBirth(now.RootBirth)) return then.RootBirth === now.RootBirth;
   return then.Device === now.Device;
 }
 
@@ -149,23 +175,22 @@ const describe = (d: VolumesDisk) =>
   `the ${d.FsType} filesystem of ${sourceOf(d)} (device ${d.Device}${madeAt(d)}) mounted at ${d.MountPoint}`;
 
 const madeAt = (d: VolumesDisk) =>
-  d.RootBirth && d.RootBirth !== '0' ? `, made ${new Date(Number(BigInt(d.RootBirth) / 1_000_000n)).toISOString()}` : '';
+  d.RootBirth && d.RootBirth !== '0'
+    ? `, made ${new Date(Number(BigInt(d.RootBirth) / 1_000_000n)).toISOString()}`
+    : '';
 
 const sourceOf = (d: VolumesDisk) => (d.MountImage ? `${d.MountSource} (image ${d.MountImage})` : d.MountSource);
 
-/** The filesystem holding `volumesDir`, or its nearest existing parent when it is not there. */
-async function diskOf(volumesDir: string): Promise<VolumesDisk> {
-  const canonical = await canonicalDir(volumesDir);
-  let probe = canonical;
-  let device: number | undefined;
-  while (device === undefined) {
-    device = await stat(probe).then(
-      (s) => s.dev,
-      () => undefined,
-    );
-    if (probe === '/') break;
+/** The filesystem holding the volumes dir (a real path), or its nearest existing parent when it is not there. */
+async function diskOf(canonical: string): Promise<VolumesDisk> {
+  const own = await stat(canonical, { bigint: true }).catch(() => undefined);
+  let found = own;
+  for (let probe = canonical; found === undefined && probe !== '/';) {
     probe = dirname(probe);
+    found = await stat(probe, { bigint: true }).catch(() => undefined);
   }
+  const device = found === undefined ? undefined : Number(found.dev);
+  const dirBirth = own?.birthtimeNs.toString() ?? '0';
   const mount = holdingMount(await readMountTable(), canonical);
   const source = mount?.source ?? '';
   const image = await loopImage(source);
@@ -182,6 +207,7 @@ async function diskOf(volumesDir: string): Promise<VolumesDisk> {
     FsType: mount?.fsType ?? '',
     ...(image ? { MountImage: image } : {}),
     RootBirth: birth,
+    DirBirth: dirBirth,
   };
 }
 
