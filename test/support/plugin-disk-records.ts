@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { volumesDiskFoldersBelow } from '@dhv/sdk/plugin';
+import { volumesDiskFoldersBelow } from '@dhv/sdk/host';
 
 /**
  * The reference plugins record, outside the volumes dir, which disk each volumes dir was

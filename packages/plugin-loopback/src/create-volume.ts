@@ -1,14 +1,13 @@
 import { chmod, chown, mkdir, rmdir, stat } from 'node:fs/promises';
 import {
   PluginFailure,
-  expectVolumesDisk,
   formatSize,
-  keepVolumesDisk,
   withVolumeLock,
   type CreateRequest,
   type CreateResponse,
   type HandlerContext,
 } from '@dhv/sdk/plugin';
+import { expectVolumesDisk, keepVolumesDisk } from '@dhv/sdk/host';
 import { parseParameters, type LoopbackParameters } from './parameters.js';
 import { provisionedSize } from './size.js';
 import {

@@ -2,11 +2,11 @@ import { rm, rmdir, unlink } from 'node:fs/promises';
 import {
   PluginFailure,
   expectCreatedPath,
-  forgetVolumesDisk,
   withVolumeLock,
   type DeleteHandlerRequest,
   type HandlerContext,
 } from '@dhv/sdk/plugin';
+import { forgetVolumesDisk } from '@dhv/sdk/host';
 import {
   ensureStateDir,
   entryKind,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildEnvironment } from '@dhv/sdk/client';
 import plugin from './plugin.js';
-import { removeTestDir } from '../test/test-dir.js';
+import { removeTestDir } from './testing/test-dir.js';
 
 // The free-space query stubbed, so capacity decisions can be checked in-process for any
 // size; the tests in test/ check the real query on real filesystems.

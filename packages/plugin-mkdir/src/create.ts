@@ -1,15 +1,14 @@
 import type { Stats } from 'node:fs';
 import { dirname } from 'node:path';
 import {
-  expectVolumesDisk,
   fsCalls,
-  keepVolumesDisk,
   PluginFailure,
   volumePath,
   type CreateRequest,
   type CreateResponse,
   type HandlerContext,
 } from '@dhv/sdk/plugin';
+import { expectVolumesDisk, keepVolumesDisk } from '@dhv/sdk/host';
 import { freeSpace, provisionedBytes, reportedBytes } from './capacity.js';
 import { describeType, errnoOf, lstatIfExists, openDirectoryNoFollow } from './fs-safe.js';
 import { removeLeftStaging, stagingPathFor, withVolumePathLock } from './lock.js';

@@ -2,12 +2,12 @@ import { rm, stat, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import {
   expectCreatedPath,
-  forgetVolumesDisk,
   PluginFailure,
   volumePath,
   type DeleteHandlerRequest,
   type HandlerContext,
 } from '@dhv/sdk/plugin';
+import { forgetVolumesDisk } from '@dhv/sdk/host';
 import { errnoOf, lstatIfExists } from './fs-safe.js';
 import { lockFileFor, removeLeftStaging, stagingPathFor, withVolumePathLock } from './lock.js';
 import { mountPointsWithin } from './mounts.js';

@@ -6,7 +6,7 @@ import { acquireVolumeLock } from '@dhv/sdk/plugin';
 import { buildEnvironment } from '@dhv/sdk/client';
 import { lockFileFor, stagingPathFor } from './lock.js';
 import plugin from './plugin.js';
-import { removeTestDir } from '../test/test-dir.js';
+import { removeTestDir } from './testing/test-dir.js';
 
 let dir: string | undefined;
 afterEach(async () => {

@@ -33,16 +33,6 @@ export {
   type RunToolOptions,
 } from './helpers/system-tools.js';
 export { diskSpace, type DiskSpace } from './helpers/disk-space.js';
-export {
-  expectVolumesDisk,
-  keepVolumesDisk,
-  forgetVolumesDisk,
-  pluginStateDir,
-  volumesDiskFolder,
-  volumesDiskFoldersBelow,
-  type VolumesDisk,
-  type VolumesDiskCheck,
-} from './helpers/volumes-disk.js';
 export * as fsCalls from './helpers/fs-calls.js';
 export {
   withVolumeLock,

@@ -6,9 +6,9 @@ import {
   releaseEverythingBelow,
   type LoopDevice,
   type MountEntry,
+  volumesDiskFoldersBelow,
 } from '@dhv/sdk/host';
 import { mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
-import { volumesDiskFoldersBelow } from '@dhv/sdk/plugin';
 import { PLUGIN_NAME } from '../version.js';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { ENV } from '../protocol/variables.js';
-import { readMountTable, type MountEntry } from '../host/mount-table.js';
-import { formatDeviceNumber } from '../host/loop-devices.js';
-import { PluginFailure } from './errors.js';
-import { mkdir, readdir, readFile, realpath, rename, rmdir, stat, unlink, writeFile } from './fs-calls.js';
+import { readMountTable, type MountEntry } from './mount-table.js';
+import { formatDeviceNumber } from './loop-devices.js';
+import { PluginFailure } from '../helpers/errors.js';
+import { mkdir, readdir, readFile, realpath, rename, rmdir, stat, unlink, writeFile } from '../helpers/fs-calls.js';
 
 /**
  * The disk a plugin's volumes were created on, kept outside the volumes dir (which goes

@@ -1,6 +1,6 @@
 import { realpath, rm } from 'node:fs/promises';
-import { volumesDiskFoldersBelow } from '@dhv/sdk/plugin';
-import { PLUGIN_NAME } from '../src/version.js';
+import { volumesDiskFoldersBelow } from '@dhv/sdk/host';
+import { PLUGIN_NAME } from '../version.js';
 
 /** Removes a test's temp dir, and dhv-mkdir's records of the volumes dirs in it (kept in the plugin's state dir, outside it). */
 export async function removeTestDir(dir: string | undefined): Promise<void> {
