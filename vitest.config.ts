@@ -32,6 +32,8 @@ export default defineConfig({
     testTimeout: 600_000,
     hookTimeout: 600_000,
     reporters: ['default'],
+    // The reference plugins record their volumes dirs' disks outside them; tests' records go at the end.
+    globalSetup: ['test/support/global-disk-records.ts'],
     projects: [
       { extends: true, test: { name: 'in-process', include: IN_PROCESS } },
       {

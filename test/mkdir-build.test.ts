@@ -1,11 +1,11 @@
 import { execFile } from 'node:child_process';
-import { copyFile, mkdir, readFile, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { discoverPlugins, execPlugin } from '@dhv/sdk/client';
 import { createRequest, deleteRequest, newVolumeId, PACKAGE_DIR } from '../packages/plugin-mkdir/test/fixture.js';
-import { makeTempDir } from './support/temp-dir.js';
+import { makeTempDir, removeTempDir } from './support/temp-dir.js';
 import { builtPlugin } from './support/checkout-paths.js';
 
 const run = promisify(execFile);
@@ -23,7 +23,7 @@ describe('dhv-mkdir packaging', () => {
 
   let dir: string | undefined;
   afterEach(async () => {
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await removeTempDir(dir);
     dir = undefined;
   });
 

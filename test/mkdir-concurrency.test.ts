@@ -1,4 +1,4 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -11,13 +11,13 @@ import {
   remove,
   useBuiltPlugin,
 } from '../packages/plugin-mkdir/test/fixture.js';
-import { makeTempDir } from './support/temp-dir.js';
+import { makeTempDir, removeTempDir } from './support/temp-dir.js';
 
 const plugin = useBuiltPlugin();
 
 let dir: string;
 afterEach(async () => {
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await removeTempDir(dir);
 });
 
 describe('dhv-mkdir under concurrency', () => {

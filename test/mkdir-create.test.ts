@@ -1,4 +1,4 @@
-import { lstat, mkdir, readFile, rm, stat, symlink, writeFile, chmod } from 'node:fs/promises';
+import { lstat, mkdir, readFile, stat, symlink, writeFile, chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildEnvironment, execPlugin, PluginError } from '@dhv/sdk/client';
@@ -13,14 +13,14 @@ import {
   wrapPlugin,
   useBuiltPlugin,
 } from '../packages/plugin-mkdir/test/fixture.js';
-import { makeTempDir } from './support/temp-dir.js';
+import { makeTempDir, removeTempDir } from './support/temp-dir.js';
 
 const plugin = useBuiltPlugin();
 
 let dir: string;
 let volumesDir: string;
 afterEach(async () => {
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await removeTempDir(dir);
 });
 async function setup() {
   dir = await makeTempDir();

@@ -1,4 +1,4 @@
-import { chmod, lstat, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { chmod, lstat, mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -11,7 +11,7 @@ import {
   snapshot,
   useBuiltPlugin,
 } from '../packages/plugin-mkdir/test/fixture.js';
-import { makeTempDir } from './support/temp-dir.js';
+import { makeTempDir, removeTempDir } from './support/temp-dir.js';
 import { root, skipUnless } from './support/requirements.js';
 
 const plugin = useBuiltPlugin();
@@ -19,7 +19,7 @@ const plugin = useBuiltPlugin();
 let dir: string;
 let volumesDir: string;
 afterEach(async () => {
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await removeTempDir(dir);
 });
 async function setup() {
   dir = await makeTempDir();

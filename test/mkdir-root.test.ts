@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, rm, stat, statfs, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, stat, statfs, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -14,7 +14,7 @@ import {
   wrapPlugin,
   useBuiltPlugin,
 } from '../packages/plugin-mkdir/test/fixture.js';
-import { makeTempDir } from './support/temp-dir.js';
+import { makeTempDir, removeTempDir } from './support/temp-dir.js';
 import { skipRootTests } from './support/requirements.js';
 
 const run = promisify(execFile);
@@ -32,7 +32,7 @@ describe.skipIf(skipRootTests('dhv-mkdir as root'))('dhv-mkdir as root', () => {
     for (const point of mounts.splice(0).reverse()) {
       await run('/usr/bin/umount', [point]).catch(() => run('/usr/bin/umount', ['-l', point]));
     }
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await removeTempDir(dir);
     dir = undefined;
   });
 

@@ -7,6 +7,8 @@ import { attachedLoopDevicesSync, readMountTableSync } from '@dhv/sdk/host';
 import { builtPlugin } from './support/checkout-paths.js';
 import { skipRootTests } from './support/requirements.js';
 import { runDhv, type DhvRun } from './support/run-dhv.js';
+import { loopDiskAttached, mountLoopDisk, releaseLoopDisk } from './support/loop-disk.js';
+import { diskRecordFoldersBelow } from './support/plugin-disk-records.js';
 import { makeTempDir, releaseMountsAndLoops, removeTempDir } from './support/temp-dir.js';
 
 /**
@@ -76,6 +78,7 @@ async function states(flags = agentFlags()): Promise<Record<string, { State: str
   return Object.fromEntries(rows.map((r) => [r.ID, { State: r.State, Error: r.StateError ?? r.Error ?? '' }]));
 }
 
+const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const ok = (run: DhvRun) => expect(run.exitCode, `${run.stdout}\n${run.stderr}`).toBe(0);
 
 describe.skipIf(skipRootTests('issue 22 recipes'))('issue 22: gc, restore, teardown and health', () => {
@@ -116,33 +119,52 @@ describe.skipIf(skipRootTests('issue 22 recipes'))('issue 22: gc, restore, teard
     expect(Object.values(await states(agentFlags(b))).map((s) => s.State)).toEqual(['ready', 'ready']);
   }, 120_000);
 
-  it('restore with the volumes disk unmounted fails the plugin volumes naming the missing disk, creates nothing on /, and the built-in mkdir says its folder moved', async () => {
-    const disk = join(t, 'disk.img');
-    await writeFile(disk, '');
-    await truncate(disk, 64 * MiB);
-    sh('/usr/sbin/mkfs.ext4', '-q', disk);
+  it('restore with the volumes disk unmounted: each plugin refuses its volume naming the missing disk, nothing is created on /, the built-in mkdir says its folder moved; with the disk back all three are restored with their files', async () => {
     await mkdir(volumesDir);
-    sh('/usr/bin/mount', '-o', 'loop', disk, volumesDir);
-    const dir = await create('d', 'dhv-mkdir');
-    const builtin = await create('b', 'mkdir');
-    const loop = await create('l', 'dhv-loopback', agentFlags(), SIZE);
-    for (const v of [dir, builtin, loop]) await writeFile(join(v.HostPath, 'data'), 'on the disk\n');
-    // As a reboot with the disk failing to mount would leave it: nothing of the disk attached.
-    sh('/usr/bin/umount', loop.HostPath);
-    for (const l of attachedLoopDevicesSync())
-      if (l.backingFile.endsWith(`${loop.ID}.img`)) sh('/usr/sbin/losetup', '-d', l.device);
-    sh('/usr/bin/umount', volumesDir);
+    const disk = mountLoopDisk(join(t, 'disk.img'), volumesDir, 64 * MiB);
+    try {
+      const dir = await create('d', 'dhv-mkdir');
+      const builtin = await create('b', 'mkdir');
+      const loop = await create('l', 'dhv-loopback', agentFlags(), SIZE);
+      for (const v of [dir, builtin, loop]) await writeFile(join(v.HostPath, 'data'), 'on the disk\n');
+      // The plugins' records of the disk live outside it, one folder per plugin for this volumes dir.
+      expect(await diskRecordFoldersBelow(t)).toHaveLength(2);
+      // As a reboot with the disk failing to mount would leave it: nothing of the disk attached.
+      sh('/usr/bin/umount', loop.HostPath);
+      for (const l of attachedLoopDevicesSync())
+        if (l.backingFile.endsWith(`${loop.ID}.img`)) sh('/usr/sbin/losetup', '-d', l.device);
+      sh('/usr/bin/umount', volumesDir);
 
-    const restart = await dhv(['agent', 'restart', ...agentFlags()]);
+      const restart = await dhv(['agent', 'restart', ...agentFlags()]);
 
-    expect(restart.stdout).toContain('Restored 1 of 3');
-    expect(restart.stdout).toMatch(new RegExp(`${builtin.ID.slice(0, 8)}.* ready at .*another filesystem`));
-    expect(restart.stdout).toMatch(/unavailable: the volumes dir .* was on the filesystem mounted at .*vols/);
-    expect(restart.stdout).toContain('Mount the disk');
-    expect((await readdir(volumesDir)).sort()).toEqual([builtin.ID]);
-    const now = await states();
-    expect([now[dir.ID]!.State, now[loop.ID]!.State]).toEqual(['unavailable', 'unavailable']);
-  }, 180_000);
+      expect(restart.stdout).toContain('Restored 1 of 3');
+      expect(restart.stdout).toMatch(new RegExp(`${builtin.ID.slice(0, 8)}.* ready at .*another filesystem`));
+      // The plugins' own words, through the agent: which disk is missing and what to do.
+      const at = escaped(volumesDir);
+      const diskSource = `${escaped(disk.device)} \\(image ${escaped(disk.image)}\\)`;
+      const refused = (id: string, plugin: string) =>
+        new RegExp(
+          `${id.slice(0, 8)}" \\w unavailable: error creating volume "${id}" with plugin "${plugin}": exit status 1: ` +
+            `volumes dir ${at} \\(DHV_VOLUMES_DIR\\) is not on the disk its volumes were created on: ` +
+            `then it was on the ext4 filesystem of ${diskSource} \\(device [0-9:]+[^)]*\\) mounted at ${at}, ` +
+            `now it is on .* mounted at /\\. That disk is missing .* Mount ${diskSource} at ${at} again`,
+        );
+      expect(restart.stdout).toMatch(refused(dir.ID, 'dhv-mkdir'));
+      expect(restart.stdout).toMatch(refused(loop.ID, 'dhv-loopback'));
+      expect((await readdir(volumesDir)).sort()).toEqual([builtin.ID]);
+      const now = await states();
+      expect([now[dir.ID]!.State, now[loop.ID]!.State]).toEqual(['unavailable', 'unavailable']);
+
+      // The same disk mounted again: the plugins find their disk, and what was written is there.
+      sh('/usr/bin/mount', disk.device, volumesDir);
+      const back = await dhv(['agent', 'restart', ...agentFlags()]);
+      expect(back.stdout, back.stderr).toContain('Restored 3 of 3');
+      for (const v of [dir, builtin, loop]) expect(existsSync(join(v.HostPath, 'data')), v.HostPath).toBe(true);
+    } finally {
+      releaseLoopDisk(disk);
+    }
+    expect(loopDiskAttached(disk)).toBe(false);
+  }, 240_000);
 
   it('a loopback volume unmounted by hand, or whose image was truncated or deleted, is unavailable with the reason; --reboot and delete detach a deleted image’s loop device', async () => {
     const gone = await create('gone', 'dhv-loopback', agentFlags(), SIZE);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { skipRootTests } from './support/requirements.js';
 import { runDhv } from './support/run-dhv.js';
+import { mountLoopDisk, releaseLoopDisk, type LoopDisk } from './support/loop-disk.js';
 import { makeTempDir, releaseMountsAndLoops, removeTempDir } from './support/temp-dir.js';
 import { snapshotTree } from './support/tree-snapshot.js';
 import { EVERY_NAME_LOCK } from '../packages/harness/src/agent/state/agent-lock.js';
@@ -20,6 +21,7 @@ let sandbox: string;
 let dataDir: string;
 let volumesDir: string;
 let flags: string[];
+let disk: LoopDisk | undefined;
 
 beforeEach(async () => {
   sandbox = await makeTempDir('state-full');
@@ -27,15 +29,14 @@ beforeEach(async () => {
   volumesDir = join(sandbox, 'volumes');
   await mkdir(dataDir);
   await mkdir(volumesDir);
-  const image = join(sandbox, 'data.img');
-  execFileSync('/usr/bin/truncate', ['-s', '8M', image]);
   // 1 KiB blocks and no reserved blocks, so "full" means full, for root too.
-  execFileSync('/usr/sbin/mkfs.ext4', ['-q', '-F', '-m', '0', '-b', '1024', image]);
-  execFileSync('/usr/bin/mount', ['-o', 'loop', image, dataDir]);
+  disk = mountLoopDisk(join(sandbox, 'data.img'), dataDir, 8 * 1024 * 1024, ['-m', '0', '-b', '1024']);
   flags = ['--data-dir', dataDir, '--volumes-dir', volumesDir];
 });
 
 afterEach(async () => {
+  if (disk) releaseLoopDisk(disk);
+  disk = undefined;
   releaseMountsAndLoops(sandbox);
   await removeTempDir(sandbox);
 });

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { attachedLoopDevicesSync, deepestFirst, entriesAtOrBelow, readMountTableSync } from '@dhv/sdk/host';
+import { forgetDiskRecordsBelow } from './plugin-disk-records.js';
 
 /**
  * A test's own temporary directory and what a test can leave in it on the host: mounts at
@@ -14,8 +15,11 @@ export function makeTempDir(prefix = 'test'): Promise<string> {
   return mkdtemp(join(tmpdir(), `dhv-${prefix}-`));
 }
 
+/** Removes the directory, and the reference plugins' records of the volumes dirs in it. */
 export async function removeTempDir(dir: string | undefined): Promise<void> {
-  if (dir) await rm(dir, { recursive: true, force: true });
+  if (!dir) return;
+  await forgetDiskRecordsBelow(dir);
+  await rm(dir, { recursive: true, force: true });
 }
 
 /** Loop devices whose backing file lies under `dir`, found by backing file through sysfs. */

@@ -7,6 +7,7 @@ import {
   type CreateResponse,
   type HandlerContext,
 } from '@dhv/sdk/plugin';
+import { expectVolumesDisk, keepVolumesDisk } from '@dhv/sdk/host';
 import { parseParameters, type LoopbackParameters } from './parameters.js';
 import { provisionedSize } from './size.js';
 import {
@@ -25,6 +26,7 @@ import { attachLoopDevice, detachLoopDevice, loopDeviceNumbered, loopDevicesFor 
 import { mount, mountsAt, unmount } from './mounts.js';
 import { expandVolume, finishInterruptedGrowth } from './expand.js';
 import { noHook, type StepHook } from './steps.js';
+import { PLUGIN_NAME } from './version.js';
 
 export interface CreateOptions {
   /** Runs after each step; tests use it to fail a create part way. */
@@ -55,6 +57,9 @@ export async function createVolume(
   const params = parseParameters(request.parameters);
   const size = provisionedSize(request.capacityMinBytes, request.capacityMaxBytes);
   checkHost(toolsFor(params.fs, params.preallocate));
+  // Before the volumes dir or the image folder is made: on a disk that is not mounted, a
+  // new image would be made (and mkfs'd) on the filesystem below.
+  const disk = await expectVolumesDisk(PLUGIN_NAME, layout.volumesDir, request.volumeId);
   const made = await ensureStateDir(layout);
   return withVolumeLock(
     layout.lockPath,
@@ -71,6 +76,7 @@ export async function createVolume(
       try {
         const response = await provision(job);
         job.undo.commit();
+        await keepVolumesDisk(disk, ctx.log);
         return response;
       } catch (err) {
         const leftovers = await job.undo.unwind(ctx.log);

@@ -6,6 +6,7 @@ import {
   type DeleteHandlerRequest,
   type HandlerContext,
 } from '@dhv/sdk/plugin';
+import { forgetVolumesDisk } from '@dhv/sdk/host';
 import {
   ensureStateDir,
   entryKind,
@@ -20,6 +21,7 @@ import { mount, mountsAt, mountsBelow, mountsElsewhere, mountsInOtherNamespaces,
 import { MOUNT_OPTIONS } from './parameters.js';
 import { removeFile } from './image.js';
 import { growthMarker } from './expand.js';
+import { PLUGIN_NAME } from './version.js';
 
 /**
  * Unmounts the volume, detaches its loop device (found by its backing file), and removes
@@ -31,6 +33,11 @@ import { growthMarker } from './expand.js';
 export async function deleteVolume(request: DeleteHandlerRequest, ctx: HandlerContext): Promise<void> {
   const layout = volumeLayout(request.volumesDir, request.volumeId);
   expectCreatedPath(request.createdPath, layout.mountPath);
+  await deleteFromDisk(layout, ctx);
+  await forgetVolumesDisk(PLUGIN_NAME, layout.volumesDir, request.volumeId);
+}
+
+async function deleteFromDisk(layout: VolumeLayout, ctx: HandlerContext): Promise<void> {
   try {
     // A link or file at the mount point is removed itself and never followed (the same rule as dhv-mkdir).
     const kind = await entryKind(layout.mountPath);

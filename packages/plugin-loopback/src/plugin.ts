@@ -1,7 +1,7 @@
 import { definePlugin } from '@dhv/sdk/plugin';
+import { PLUGIN_NAME, PLUGIN_VERSION } from './version.js';
 
-export const PLUGIN_NAME = 'dhv-loopback';
-export const PLUGIN_VERSION = '0.1.0';
+export { PLUGIN_NAME, PLUGIN_VERSION };
 
 // The work lives in modules loaded on demand: fingerprint (1 s, no root) loads none of it.
 export default definePlugin({

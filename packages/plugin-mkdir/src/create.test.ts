@@ -1,9 +1,10 @@
-import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildEnvironment } from '@dhv/sdk/client';
 import plugin from './plugin.js';
+import { removeTestDir } from './testing/test-dir.js';
 
 // The free-space query stubbed, so capacity decisions can be checked in-process for any
 // size; the tests in test/ check the real query on real filesystems.
@@ -15,7 +16,7 @@ vi.mock('./capacity.js', async (importOriginal) => ({
 
 let dir: string | undefined;
 afterEach(async () => {
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await removeTestDir(dir);
   dir = undefined;
 });
 

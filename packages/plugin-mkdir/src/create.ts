@@ -8,11 +8,13 @@ import {
   type CreateResponse,
   type HandlerContext,
 } from '@dhv/sdk/plugin';
+import { expectVolumesDisk, keepVolumesDisk } from '@dhv/sdk/host';
 import { freeSpace, provisionedBytes, reportedBytes } from './capacity.js';
 import { describeType, errnoOf, lstatIfExists, openDirectoryNoFollow } from './fs-safe.js';
 import { removeLeftStaging, stagingPathFor, withVolumePathLock } from './lock.js';
 import { formatMode, parseMkdirParameters, type MkdirParameters } from './parameters.js';
 import { inspectVolumesDir, makeVolumesDir } from './volumes-dir.js';
+import { PLUGIN_NAME } from './version.js';
 
 const { mkdir, rename, rmdir } = fsCalls;
 
@@ -23,10 +25,24 @@ const { mkdir, rename, rmdir } = fsCalls;
  */
 export async function createVolume(request: CreateRequest, ctx: HandlerContext): Promise<CreateResponse> {
   // Everything that can be refused is refused before the disk is touched: the ID and
-  // paths, the parameters, the volumes dir, and (for a new volume) capacity_min.
+  // paths, the parameters, the disk the volumes dir is on, the volumes dir, and (for a
+  // new volume) capacity_min.
   const path = volumePath(request.volumesDir, request.volumeId);
   const wanted = parseMkdirParameters(request.parameters);
   const volumesDir = dirname(path);
+  const disk = await expectVolumesDisk(PLUGIN_NAME, volumesDir, request.volumeId);
+  const response = await createOnDisk(path, volumesDir, wanted, request, ctx);
+  await keepVolumesDisk(disk, ctx.log);
+  return response;
+}
+
+async function createOnDisk(
+  path: string,
+  volumesDir: string,
+  wanted: MkdirParameters,
+  request: CreateRequest,
+  ctx: HandlerContext,
+): Promise<CreateResponse> {
   const volumesDirState = await inspectVolumesDir(volumesDir);
   // No lock for what is already there (the restore after every agent restart): a
   // directory at the volume path is always a whole volume, since a new one is made under

@@ -7,9 +7,11 @@ import {
   type DeleteHandlerRequest,
   type HandlerContext,
 } from '@dhv/sdk/plugin';
+import { forgetVolumesDisk } from '@dhv/sdk/host';
 import { errnoOf, lstatIfExists } from './fs-safe.js';
 import { lockFileFor, removeLeftStaging, stagingPathFor, withVolumePathLock } from './lock.js';
 import { mountPointsWithin } from './mounts.js';
+import { PLUGIN_NAME } from './version.js';
 
 /**
  * delete: removes `<volumes dir>/<volume id>` and everything in it. Deleting what is not
@@ -22,6 +24,11 @@ import { mountPointsWithin } from './mounts.js';
 export async function deleteVolume(request: DeleteHandlerRequest, ctx: HandlerContext): Promise<void> {
   const path = volumePath(request.volumesDir, request.volumeId);
   expectCreatedPath(request.createdPath, path);
+  await removeVolume(path, ctx);
+  await forgetVolumesDisk(PLUGIN_NAME, dirname(path), request.volumeId);
+}
+
+async function removeVolume(path: string, ctx: HandlerContext): Promise<void> {
   const volumesDir = await stat(dirname(path)).catch((err: unknown) => {
     if (errnoOf(err) === 'ENOENT' || errnoOf(err) === 'ENOTDIR') return undefined;
     throw err;

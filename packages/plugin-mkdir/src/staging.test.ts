@@ -1,4 +1,4 @@
-import { lstat, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -6,10 +6,11 @@ import { acquireVolumeLock } from '@dhv/sdk/plugin';
 import { buildEnvironment } from '@dhv/sdk/client';
 import { lockFileFor, stagingPathFor } from './lock.js';
 import plugin from './plugin.js';
+import { removeTestDir } from './testing/test-dir.js';
 
 let dir: string | undefined;
 afterEach(async () => {
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await removeTestDir(dir);
   dir = undefined;
 });
 

@@ -21,8 +21,7 @@ export type AgentErrorCode =
   /** Another dhv process held the agent longer than a waiter waits. */
   | 'AGENT_BUSY'
   | 'REBOOT_FAILED'
-  | 'VOLUMES_DIR_MISSING'
-  | 'VOLUMES_DIR_WRONG_DISK';
+  | 'VOLUMES_DIR_MISSING';
 
 export class AgentError extends DhvError {
   constructor(

@@ -6,8 +6,10 @@ import {
   releaseEverythingBelow,
   type LoopDevice,
   type MountEntry,
+  volumesDiskFoldersBelow,
 } from '@dhv/sdk/host';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
+import { PLUGIN_NAME } from '../version.js';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -74,5 +76,7 @@ export const NOTHING = { mounts: [], loopDevices: [], files: [] };
 /** Unmounts, detaches and removes everything under `dir`, whatever state a test left it in. */
 export async function destroyTempVolumesDir(dir: string): Promise<void> {
   await releaseEverythingBelow(dir);
+  for (const { folder } of await volumesDiskFoldersBelow(PLUGIN_NAME, await realpath(dir).catch(() => dir)))
+    await rm(folder, { recursive: true, force: true });
   if (mountsAtOrBelowSync(dir).length === 0) await rm(dir, { recursive: true, force: true });
 }

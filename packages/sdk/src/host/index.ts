@@ -1,6 +1,7 @@
 /**
  * Host operations, one home for the plugins, the agent, the conformance suite and the
- * tests: the mount table, loop devices by backing file, teardown, a simulated reboot.
+ * tests: the mount table, loop devices by backing file, teardown, a simulated reboot, and
+ * the record of which disk a plugin's volumes dir was on.
  */
 export {
   MOUNTINFO,
@@ -39,3 +40,13 @@ export {
   type RebootTargets,
   type TeardownOptions,
 } from './teardown.js';
+export {
+  expectVolumesDisk,
+  keepVolumesDisk,
+  forgetVolumesDisk,
+  pluginStateDir,
+  volumesDiskFolder,
+  volumesDiskFoldersBelow,
+  type VolumesDisk,
+  type VolumesDiskCheck,
+} from './volumes-disk.js';

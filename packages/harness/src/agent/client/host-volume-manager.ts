@@ -42,7 +42,7 @@ export interface VolumeManagerContext {
   log: (line: AgentLogLine) => void;
   /** Marks a volume unavailable while its delete runs, so a killed delete never leaves it ready. */
   health?: VolumeHealth;
-  /** The disk each volume was created on: restore refuses another. */
+  /** The disk each volume was created on: the built-in mkdir's restore line says when it moved. */
   disks?: VolumeDisks;
 }
 
@@ -417,16 +417,9 @@ export class VolumeManager {
       });
       return left(error);
     }
+    // Every plugin runs, as under Nomad: a plugin that keeps its disk's record (both
+    // reference plugins do) refuses a volumes dir on another disk itself.
     const builtin = req.PluginID === BUILTIN_MKDIR_ID;
-    const wrongDisk = builtin ? undefined : await this.ctx.disks?.wrongDisk(record, config.volumesDir);
-    if (wrongDisk) {
-      this.ctx.log({
-        level: 'error',
-        message: 'failed to restore',
-        fields: { plugin_id: req.PluginID, volume_id: record.ID, error: wrongDisk.message },
-      });
-      return left(wrongDisk);
-    }
     const note = builtin ? await this.ctx.disks?.movedNote(record, config.volumesDir) : undefined;
     try {
       const result = valueOf(

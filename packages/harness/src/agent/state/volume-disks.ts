@@ -11,7 +11,6 @@ import {
   type MountEntry,
 } from '@dhv/sdk/host';
 import type { VolumeRecord } from './client-state.js';
-import { AgentError } from '../../errors/agent-error.js';
 import { stateLayout } from './layout.js';
 import { readRegularFile, removeFileDurably, writeFileDurably } from './durable-file.js';
 
@@ -26,8 +25,9 @@ interface Unusable {
  * The disk each volume was created on, kept in the data dir (never in the volumes dir,
  * which goes away with the disk it is on): the filesystem that held the volumes dir (its
  * device, and where it was mounted) and whether the volume's path was a mount point of its
- * own (a loop-mounted volume). A restore compares the volumes dir's filesystem now with
- * it, so an unmounted disk is never "restored" as empty volumes on the filesystem below;
+ * own (a loop-mounted volume). The built-in mkdir's restore compares the volumes dir's
+ * filesystem now with it, to say on its line that the folder was made on another one
+ * (external plugins keep their own record and refuse; see @dhv/sdk's volumes-disk);
  * `volume status` compares the volume's mount with it, so a volume whose mount or image
  * is gone never says ready.
  */
@@ -68,23 +68,6 @@ export class VolumeDisks {
 
   async forget(id: string): Promise<void> {
     await removeFileDurably(this.file(id));
-  }
-
-  /**
-   * The volume must not be restored when the volumes dir is now on another filesystem than
-   * the one it was created on: the disk is not mounted (or another one is), and the
-   * plugin would make an empty volume on the wrong filesystem, later hidden by the disk.
-   */
-  async wrongDisk(record: VolumeRecord, volumesDir: string): Promise<AgentError | undefined> {
-    const then = await this.get(record.ID);
-    const now = then && (await diskOf(volumesDir));
-    if (!then || !now || sameDisk(then, now)) return undefined;
-    return new AgentError(
-      'VOLUMES_DIR_WRONG_DISK',
-      `${onAnotherDisk(then, now, volumesDir)}, so volume ${record.ID} was not restored and nothing was created there\n` +
-        `Mount the disk that was at ${then.DiskMountPoint} (device ${then.Device}) again (or fix host_volumes_dir), then run dhv agent restart`,
-      { volumeId: record.ID, volumesDir, ...then },
-    );
   }
 
   /** Said on the restore line of a volume the built-in mkdir made again, as Nomad's does, on another filesystem. */
