@@ -5,7 +5,7 @@ import { basename, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 // @ts-expect-error: plain JavaScript without types, run by node in `npm run bench`
 import * as scratch from '../bench/scratch.mjs';
-import { makeTempDir, removeTempDir } from './support/temp-dir.js';
+import { tempDir, removeTempDir } from './support/temp-dir.js';
 import { root, skipUnless } from './support/requirements.js';
 
 /** A PID no process has: one that has just exited. */
@@ -18,7 +18,7 @@ const mounted = (path: string) => readFileSync('/proc/self/mountinfo', 'utf8').i
 describe("the benchmarks' scratch folders", () => {
   let base: string;
   beforeEach(async () => {
-    base = await makeTempDir('bench-scratch');
+    base = await tempDir('bench-scratch');
   });
   afterEach(async () => {
     await removeTempDir(base);

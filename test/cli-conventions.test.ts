@@ -5,13 +5,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../packages/harness/src/commands/index.js';
 import { DHV_BIN } from './support/checkout-paths.js';
 import { runDhv } from './support/run-dhv.js';
-import { makeTempDir, removeTempDir } from './support/temp-dir.js';
+import { tempDir, removeTempDir } from './support/temp-dir.js';
 
 /** The conventions of an oclif CLI a user expects of dhv: help, version, typos, flags. */
 
 let dataDir: string;
 beforeEach(async () => {
-  dataDir = await makeTempDir('cli-conventions');
+  dataDir = await tempDir('cli-conventions');
 });
 afterEach(async () => {
   await removeTempDir(dataDir);

@@ -9,17 +9,9 @@ import { skipRootTests, skipUnless, tool } from './support/requirements.js';
 import { inPrivateMountNamespace } from './support/private-mount-namespace.js';
 import { NOBODY, stageForOtherUser } from './support/other-user.js';
 import { expectPluginError } from './support/plugin-error.js';
-import {
-  GIB,
-  MIB,
-  NOTHING,
-  builtPlugin,
-  destroyTempVolumesDir,
-  inventory,
-  loopDevicesBackedBelowSync,
-  makeTempVolumesDir,
-  mountsAtOrBelowSync,
-} from '../packages/plugin-loopback/src/testing/temp-volumes-dir.js';
+import { GIB, inventory, MIB, NOTHING, tempVolumesDir } from './support/loopback-volumes.js';
+import { loopDevicesBackedBelowSync, mountsAtOrBelowSync, removeTempDir } from './support/temp-dir.js';
+import { builtPlugin } from './support/checkout-paths.js';
 
 /** The dhv-loopback plugin, built, run exactly as a Nomad agent runs it, as root on real loop devices. */
 describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopback on real loop devices', () => {
@@ -27,11 +19,11 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
   const skipFs = (fs: 'ext4' | 'xfs') => fs === 'xfs' && noXfs;
   let volumesDir: string;
   let children: ChildProcess[];
-  const plugin = () => builtPlugin();
+  const plugin = () => builtPlugin('dhv-loopback');
 
   beforeEach(async () => {
     children = [];
-    volumesDir = await makeTempVolumesDir();
+    volumesDir = await tempVolumesDir();
   });
 
   afterEach(async () => {
@@ -41,7 +33,7 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
         c.exitCode === null && c.signalCode === null ? new Promise((r) => c.once('exit', r)) : undefined,
       ),
     );
-    await destroyTempVolumesDir(volumesDir);
+    await removeTempDir(volumesDir);
   });
 
   const createRequest = (id: string, over: Partial<RequestInput<'create'>> = {}): RequestInput<'create'> => ({

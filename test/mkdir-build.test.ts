@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { discoverPlugins, execPlugin } from '@dhv/sdk/client';
 import { createRequest, deleteRequest, newVolumeId, PACKAGE_DIR } from '../packages/plugin-mkdir/test/fixture.js';
-import { makeTempDir } from './support/temp-dir.js';
+import { tempDir } from './support/temp-dir.js';
 import { builtPlugin } from './support/checkout-paths.js';
 
 const run = promisify(execFile);
@@ -43,7 +43,7 @@ describe('dhv-mkdir packaging', () => {
   });
 
   it('works after copying only that file into a plugin directory', async () => {
-    dir = await makeTempDir();
+    dir = await tempDir();
     const pluginDir = join(dir, 'host_volume_plugins');
     await mkdir(pluginDir);
     const installed = join(pluginDir, 'dhv-mkdir');

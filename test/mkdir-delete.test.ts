@@ -11,7 +11,7 @@ import {
   snapshot,
   useBuiltPlugin,
 } from '../packages/plugin-mkdir/test/fixture.js';
-import { makeTempDir } from './support/temp-dir.js';
+import { tempDir } from './support/temp-dir.js';
 import { root, skipUnless } from './support/requirements.js';
 
 const plugin = useBuiltPlugin();
@@ -22,7 +22,7 @@ afterEach(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 async function setup() {
-  dir = await makeTempDir();
+  dir = await tempDir();
   volumesDir = join(dir, 'volumes');
   await mkdir(volumesDir);
 }
@@ -84,14 +84,14 @@ describe('dhv-mkdir delete', () => {
   });
 
   it('succeeds when the volumes dir does not exist, and does not create it', async () => {
-    dir = await makeTempDir();
+    dir = await tempDir();
     const missing = join(dir, 'volumes');
     await remove(plugin.executable, deleteRequest(missing, newVolumeId()));
     expect(await listTree(dir)).toEqual([]);
   });
 
   it('succeeds when the volumes dir is a file, leaving the file alone', async () => {
-    dir = await makeTempDir();
+    dir = await tempDir();
     const file = join(dir, 'volumes');
     await writeFile(file, 'not a directory');
     await remove(plugin.executable, deleteRequest(file, newVolumeId()));

@@ -7,7 +7,7 @@ import { median } from './support/median.js';
 import { waitForProcessesMentioning } from './support/processes.js';
 import { runDhv, type DhvRun } from './support/run-dhv.js';
 import { pick, seededRandom } from './support/seeded-random.js';
-import { makeTempDir, removeTempDir } from './support/temp-dir.js';
+import { tempDir, removeTempDir } from './support/temp-dir.js';
 import { testSeed } from './support/seed.js';
 
 /**
@@ -69,7 +69,7 @@ describe(`kill -9 of dhv during ${OPERATIONS} creates and deletes (DHV_CRASH_SEE
   let flags: string[];
 
   beforeAll(async () => {
-    sandbox = await makeTempDir('crash');
+    sandbox = await tempDir('crash');
     dataDir = join(sandbox, 'data');
     pluginDir = join(sandbox, 'plugins');
     volumesDir = join(dataDir, 'host_volumes');

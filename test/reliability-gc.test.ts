@@ -9,13 +9,7 @@ import { collectOrphans, findOrphans, loadAgentConfig } from '@dhv/harness';
 import { skipRootTests } from './support/requirements.js';
 import { builtPlugin } from './support/checkout-paths.js';
 import { runDhv, type DhvRun } from './support/run-dhv.js';
-import {
-  loopDeviceNamesBackedBelow,
-  makeTempDir,
-  mountPointsAtOrBelow,
-  releaseMountsAndLoops,
-  removeTempDir,
-} from './support/temp-dir.js';
+import { loopDeviceNamesBackedBelow, tempDir, mountPointsAtOrBelow, removeTempDir } from './support/temp-dir.js';
 import { snapshotTree } from './support/tree-snapshot.js';
 
 /**
@@ -34,7 +28,7 @@ let volumesDir: string;
 let flags: string[];
 
 beforeEach(async () => {
-  sandbox = await makeTempDir('gc');
+  sandbox = await tempDir('gc');
   dataDir = join(sandbox, 'data');
   pluginDir = join(sandbox, 'plugins');
   volumesDir = join(dataDir, 'host_volumes');
@@ -43,7 +37,6 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  releaseMountsAndLoops(sandbox);
   await removeTempDir(sandbox);
 });
 

@@ -11,7 +11,7 @@ import { HostileInstaller } from './support/hostile-installer.js';
 import { mapLimit } from './support/map-limit.js';
 import { recordedPids, survivors } from './support/processes.js';
 import { runDhv } from './support/run-dhv.js';
-import { makeTempDir, removeTempDir } from './support/temp-dir.js';
+import { tempDir, removeTempDir } from './support/temp-dir.js';
 
 /**
  * Hostile plugins, on the agent's side: the simulated agent goes on serving
@@ -28,7 +28,7 @@ let dataDir: string;
 const hostile = new HostileInstaller();
 
 beforeEach(async () => {
-  sandbox = await makeTempDir('hostile-agent');
+  sandbox = await tempDir('hostile-agent');
   pluginDir = join(sandbox, 'plugins');
   dataDir = join(sandbox, 'data');
   volumesDir = join(dataDir, 'host_volumes');

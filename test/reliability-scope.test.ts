@@ -7,7 +7,7 @@ import { attachedLoopDevicesSync, readMountTableSync } from '@dhv/sdk/host';
 import { builtPlugin } from './support/checkout-paths.js';
 import { skipRootTests } from './support/requirements.js';
 import { runDhv, type DhvRun } from './support/run-dhv.js';
-import { makeTempDir, releaseMountsAndLoops, removeTempDir } from './support/temp-dir.js';
+import { tempDir, removeTempDir } from './support/temp-dir.js';
 
 /**
  * Round three of the reliability recipes (issue 22): gc removes only what is provably an
@@ -23,7 +23,7 @@ let pluginDir: string;
 let volumesDir: string;
 
 beforeEach(async () => {
-  t = await makeTempDir('scope');
+  t = await tempDir('scope');
   dataDir = join(t, 'data');
   pluginDir = join(t, 'plugins');
   volumesDir = join(t, 'vols');
@@ -33,7 +33,6 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  releaseMountsAndLoops(t);
   await removeTempDir(t);
 });
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { skipRootTests } from './support/requirements.js';
 import { runDhv } from './support/run-dhv.js';
-import { makeTempDir, releaseMountsAndLoops, removeTempDir } from './support/temp-dir.js';
+import { tempDir, removeTempDir } from './support/temp-dir.js';
 import { snapshotTree } from './support/tree-snapshot.js';
 import { EVERY_NAME_LOCK } from '../packages/harness/src/agent/state/agent-lock.js';
 
@@ -22,7 +22,7 @@ let volumesDir: string;
 let flags: string[];
 
 beforeEach(async () => {
-  sandbox = await makeTempDir('state-full');
+  sandbox = await tempDir('state-full');
   dataDir = join(sandbox, 'data');
   volumesDir = join(sandbox, 'volumes');
   await mkdir(dataDir);
@@ -36,7 +36,6 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  releaseMountsAndLoops(sandbox);
   await removeTempDir(sandbox);
 });
 

@@ -6,13 +6,7 @@ import { loopDevices, skipUnless, tool } from '../support/requirements.js';
 import { builtPlugin } from '../support/checkout-paths.js';
 import { mapLimit } from '../support/map-limit.js';
 import { median } from '../support/median.js';
-import {
-  loopDeviceNamesBackedBelow,
-  makeTempDir,
-  mountPointsAtOrBelow,
-  releaseMountsAndLoops,
-  removeTempDir,
-} from '../support/temp-dir.js';
+import { loopDeviceNamesBackedBelow, tempDir, mountPointsAtOrBelow, removeTempDir } from '../support/temp-dir.js';
 
 /**
  * The soak: 100 create/delete cycles of dhv-loopback, 8 at a time, through the
@@ -39,12 +33,11 @@ describe.skipIf(
 
   beforeAll(async () => {
     executable = builtPlugin('dhv-loopback');
-    sandbox = await makeTempDir('soak');
+    sandbox = await tempDir('soak');
     volumesDir = join(sandbox, 'volumes');
   }, 120_000);
 
   afterAll(async () => {
-    releaseMountsAndLoops(sandbox);
     await removeTempDir(sandbox);
   });
 

@@ -2,10 +2,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loopDevicesBackedBelow, mountsAtOrBelow, releaseEverythingBelow } from '@dhv/sdk/host';
+import { loopDevicesBackedBelow, mountsAtOrBelow } from '@dhv/sdk/host';
 import { dataDirLayout } from '@dhv/harness';
 import { DHV_BIN } from './checkout-paths.js';
 import { runDhv, type DhvRun } from './run-dhv.js';
+import { releaseMountsAndLoops } from './temp-dir.js';
 
 /** A temporary simulated agent: its own data dir, plugin dir and volumes dir, and a `dhv` bound to them. */
 export interface TempAgent {
@@ -80,7 +81,7 @@ export async function tempAgent(options: { config?: (dir: string) => string } = 
     },
     async cleanup() {
       for (const child of children) child.kill('SIGKILL');
-      await releaseEverythingBelow(dir).catch(() => {});
+      await releaseMountsAndLoops(dir).catch(() => []);
       const left = [
         ...(await mountsAtOrBelow(dir)).map((m) => m.mountPoint),
         ...(await loopDevicesBackedBelow(dir)).map((l) => l.device),
