@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DHV_BIN } from './support/checkout-paths.js';
+import { DHV_BIN } from './support/kit.js';
 
 interface Run {
   code: number;

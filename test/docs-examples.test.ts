@@ -3,8 +3,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import fs from 'fs-extra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from './support/checkout-paths.js';
-import { tempDir, removeTempDir } from './support/temp-dir.js';
+import { REPO_ROOT, tempDir, removeTempDir } from './support/kit.js';
 
 /**
  * Docs as tests: every fenced `sh` block of the READMEs and docs/*.md is run as written,

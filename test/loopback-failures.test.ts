@@ -5,12 +5,19 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildEnvironment, execPlugin, type RequestInput } from '@dhv/sdk/client';
 import { bundlePlugin } from '@dhv/sdk/build';
-import { skipRootTests, skipUnless, tool } from './support/requirements.js';
+import {
+  skipRootTests,
+  skipUnless,
+  tool,
+  loopDevicesBackedBelowSync,
+  mountsAtOrBelowSync,
+  removeTempDir,
+  builtPlugin,
+  LOOPBACK_PACKAGE_DIR,
+} from './support/kit.js';
 import { inPrivateMountNamespace } from './support/private-mount-namespace.js';
 import { expectPluginError } from './support/plugin-error.js';
 import { GIB, inventory, MIB, NOTHING, tempVolumesDir } from './support/loopback-volumes.js';
-import { loopDevicesBackedBelowSync, mountsAtOrBelowSync, removeTempDir } from './support/temp-dir.js';
-import { builtPlugin, LOOPBACK_PACKAGE_DIR } from './support/checkout-paths.js';
 
 /**
  * A create that fails part way leaves nothing behind: no image, no loop device, no

@@ -5,13 +5,19 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { execPlugin, type RequestInput } from '@dhv/sdk/client';
-import { skipRootTests, skipUnless, tool } from './support/requirements.js';
+import {
+  skipRootTests,
+  skipUnless,
+  tool,
+  loopDevicesBackedBelowSync,
+  mountsAtOrBelowSync,
+  removeTempDir,
+  builtPlugin,
+} from './support/kit.js';
 import { inPrivateMountNamespace } from './support/private-mount-namespace.js';
 import { NOBODY, stageForOtherUser } from './support/other-user.js';
 import { expectPluginError } from './support/plugin-error.js';
 import { GIB, inventory, MIB, NOTHING, tempVolumesDir } from './support/loopback-volumes.js';
-import { loopDevicesBackedBelowSync, mountsAtOrBelowSync, removeTempDir } from './support/temp-dir.js';
-import { builtPlugin } from './support/checkout-paths.js';
 
 /** The dhv-loopback plugin, built, run exactly as a Nomad agent runs it, as root on real loop devices. */
 describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopback on real loop devices', () => {

@@ -10,8 +10,8 @@ import {
   newVolumeId,
   remove,
   useBuiltPlugin,
-} from '../packages/plugin-mkdir/test/fixture.js';
-import { tempDir } from './support/temp-dir.js';
+} from './support/mkdir-plugin.js';
+import { tempDir } from './support/kit.js';
 
 const plugin = useBuiltPlugin();
 

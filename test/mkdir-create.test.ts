@@ -8,12 +8,12 @@ import {
   listTree,
   modeOf,
   newVolumeId,
-  PACKAGE_DIR,
+  MKDIR_PACKAGE_DIR,
   snapshot,
   wrapPlugin,
   useBuiltPlugin,
-} from '../packages/plugin-mkdir/test/fixture.js';
-import { tempDir } from './support/temp-dir.js';
+} from './support/mkdir-plugin.js';
+import { tempDir } from './support/kit.js';
 
 const plugin = useBuiltPlugin();
 
@@ -320,7 +320,9 @@ describe('dhv-mkdir create: the agent environment', () => {
   });
 
   it("fingerprints with its package's version, under an environment holding only DHV_OPERATION", async () => {
-    const { version } = JSON.parse(await readFile(join(PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string };
+    const { version } = JSON.parse(await readFile(join(MKDIR_PACKAGE_DIR, 'package.json'), 'utf8')) as {
+      version: string;
+    };
     const result = await execPlugin(plugin.executable, 'fingerprint', {}, { pluginId: 'dhv-mkdir' });
     expect(result.rawVersion).toBe(version);
   });

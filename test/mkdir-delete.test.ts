@@ -10,9 +10,8 @@ import {
   remove,
   snapshot,
   useBuiltPlugin,
-} from '../packages/plugin-mkdir/test/fixture.js';
-import { tempDir } from './support/temp-dir.js';
-import { root, skipUnless } from './support/requirements.js';
+} from './support/mkdir-plugin.js';
+import { tempDir, root, skipUnless } from './support/kit.js';
 
 const plugin = useBuiltPlugin();
 

@@ -13,9 +13,8 @@ import {
   remove,
   wrapPlugin,
   useBuiltPlugin,
-} from '../packages/plugin-mkdir/test/fixture.js';
-import { tempDir } from './support/temp-dir.js';
-import { skipRootTests } from './support/requirements.js';
+} from './support/mkdir-plugin.js';
+import { tempDir, skipRootTests } from './support/kit.js';
 
 const run = promisify(execFile);
 

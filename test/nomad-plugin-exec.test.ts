@@ -3,7 +3,7 @@ import { rm, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { discoverPlugins, execPlugin, PluginError } from '@dhv/sdk/client';
 import { processPluginRunner } from '../packages/harness/src/agent/plugins.js';
-import { root, skipUnless } from './support/requirements.js';
+import { root, skipUnless } from './support/kit.js';
 import {
   applyLayout,
   loadNomadVectors,

@@ -2,8 +2,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import fs from 'fs-extra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from './support/checkout-paths.js';
-import { tempDir, removeTempDir } from './support/temp-dir.js';
+import { REPO_ROOT, tempDir, removeTempDir } from './support/kit.js';
 
 /**
  * The one-file install of the README's *Install* section: `npm run pack` makes

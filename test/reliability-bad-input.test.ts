@@ -3,10 +3,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENV, NULL_PARAMETERS, type Operation } from '@dhv/sdk/plugin';
 import { spawnPlugin } from '@dhv/sdk/client';
-import { builtPlugin, type ReferencePlugin } from './support/checkout-paths.js';
+import { builtPlugin, type ReferencePlugin, tempDir, removeTempDir } from './support/kit.js';
 import { mapLimit } from './support/map-limit.js';
 import { pick, seededRandom } from './support/seeded-random.js';
-import { tempDir, removeTempDir } from './support/temp-dir.js';
 import { snapshotTree } from './support/tree-snapshot.js';
 import { testSeed } from './support/seed.js';
 

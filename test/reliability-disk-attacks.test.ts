@@ -4,10 +4,8 @@ import { chmod, chown, lstat, mkdir, readlink, symlink, writeFile } from 'node:f
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PluginError, execPlugin, resolvePlugin } from '@dhv/sdk/client';
-import { builtPlugin, type ReferencePlugin } from './support/checkout-paths.js';
-import { tempDir, removeTempDir } from './support/temp-dir.js';
+import { builtPlugin, type ReferencePlugin, tempDir, removeTempDir, skipRootTests } from './support/kit.js';
 import { snapshotTree } from './support/tree-snapshot.js';
-import { skipRootTests } from './support/requirements.js';
 import { expectPluginError } from './support/plugin-error.js';
 
 /**

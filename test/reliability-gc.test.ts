@@ -6,10 +6,16 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execPlugin } from '@dhv/sdk/client';
 import { collectOrphans, findOrphans, loadAgentConfig } from '@dhv/harness';
-import { skipRootTests } from './support/requirements.js';
-import { builtPlugin } from './support/checkout-paths.js';
-import { runDhv, type DhvRun } from './support/run-dhv.js';
-import { loopDeviceNamesBackedBelow, tempDir, mountPointsAtOrBelow, removeTempDir } from './support/temp-dir.js';
+import {
+  skipRootTests,
+  builtPlugin,
+  runDhv,
+  type DhvRun,
+  loopDeviceNamesBackedBelow,
+  tempDir,
+  mountPointsAtOrBelow,
+  removeTempDir,
+} from './support/kit.js';
 import { snapshotTree } from './support/tree-snapshot.js';
 
 /**

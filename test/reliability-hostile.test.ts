@@ -6,7 +6,7 @@ import { PluginError, discoverPlugins, execPlugin, resolvePlugin, type PluginErr
 import type { Operation } from '@dhv/sdk/plugin';
 import { HostileInstaller } from './support/hostile-installer.js';
 import { recordedPids, survivors } from './support/processes.js';
-import { tempDir, removeTempDir } from './support/temp-dir.js';
+import { tempDir, removeTempDir } from './support/kit.js';
 
 /**
  * Hostile plugins: whatever a plugin does, the client stays in control. Each

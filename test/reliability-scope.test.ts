@@ -4,10 +4,7 @@ import { chmod, copyFile, mkdir, readdir, rm, symlink, truncate, unlink, writeFi
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { attachedLoopDevicesSync, readMountTableSync } from '@dhv/sdk/host';
-import { builtPlugin } from './support/checkout-paths.js';
-import { skipRootTests } from './support/requirements.js';
-import { runDhv, type DhvRun } from './support/run-dhv.js';
-import { tempDir, removeTempDir } from './support/temp-dir.js';
+import { builtPlugin, skipRootTests, runDhv, type DhvRun, tempDir, removeTempDir } from './support/kit.js';
 
 /**
  * Round three of the reliability recipes (issue 22): gc removes only what is provably an

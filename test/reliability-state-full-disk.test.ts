@@ -2,9 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { skipRootTests } from './support/requirements.js';
-import { runDhv } from './support/run-dhv.js';
-import { tempDir, removeTempDir } from './support/temp-dir.js';
+import { skipRootTests, runDhv, tempDir, removeTempDir } from './support/kit.js';
 import { snapshotTree } from './support/tree-snapshot.js';
 import { EVERY_NAME_LOCK } from '../packages/harness/src/agent/state/agent-lock.js';
 

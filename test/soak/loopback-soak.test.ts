@@ -2,11 +2,18 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execPlugin } from '@dhv/sdk/client';
-import { loopDevices, skipUnless, tool } from '../support/requirements.js';
-import { builtPlugin } from '../support/checkout-paths.js';
+import {
+  loopDevices,
+  skipUnless,
+  tool,
+  builtPlugin,
+  loopDeviceNamesBackedBelow,
+  tempDir,
+  mountPointsAtOrBelow,
+  removeTempDir,
+} from '../support/kit.js';
 import { mapLimit } from '../support/map-limit.js';
 import { median } from '../support/median.js';
-import { loopDeviceNamesBackedBelow, tempDir, mountPointsAtOrBelow, removeTempDir } from '../support/temp-dir.js';
 
 /**
  * The soak: 100 create/delete cycles of dhv-loopback, 8 at a time, through the
