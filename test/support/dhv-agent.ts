@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { loopDevicesBackedBelow, mountsAtOrBelow } from '@dhv/sdk/host';
 import { dataDirLayout } from '@dhv/harness';
 import { DHV_BIN } from './checkout-paths.js';
+import { killProcessesMentioning } from './processes.js';
 import { runDhv, type DhvRun } from './run-dhv.js';
 import { releaseMountsAndLoops } from './temp-dir.js';
 
@@ -25,7 +26,7 @@ export interface TempAgent {
   /** Writes an executable plugin into the plugin dir. */
   plugin(name: string, script: string): Promise<string>;
   config?: string;
-  /** Unmounts and detaches whatever lives under the agent's dir, kills processes it started, removes the dir. */
+  /** Kills the processes it started and the plugins they ran, unmounts and detaches whatever lives under the agent's dir, removes the dir. */
   cleanup(): Promise<void>;
 }
 
@@ -81,6 +82,8 @@ export async function tempAgent(options: { config?: (dir: string) => string } = 
     },
     async cleanup() {
       for (const child of children) child.kill('SIGKILL');
+      // A plugin run outlives its killed `dhv` (a gated plugin blocks opening its FIFO for good).
+      killProcessesMentioning(dir);
       await releaseMountsAndLoops(dir).catch(() => []);
       const left = [
         ...(await mountsAtOrBelow(dir)).map((m) => m.mountPoint),
