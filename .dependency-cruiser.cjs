@@ -105,8 +105,16 @@ module.exports = {
       severity: 'error',
       scope: 'folder',
       // Test fixtures import the code they feed, and the tests next to that code import them.
+      // (The test kit's own imports are not followed: see doNotFollow below.)
       from: { path: '^packages/', pathNot: '__fixtures__' },
       to: { circular: true, pathNot: '__fixtures__' },
+    },
+    {
+      name: 'tests-only-import-the-kit',
+      comment: "The test kit (test/) is for tests: a package's own code never imports it.",
+      severity: 'error',
+      from: { path: '^packages/', pathNot: ['\\.test\\.ts$', '__fixtures__'] },
+      to: { path: '^test/' },
     },
     {
       name: 'no-module-cycle',
@@ -124,13 +132,20 @@ module.exports = {
     },
   ],
   options: {
-    doNotFollow: { path: ['node_modules', '/dist/', '^packages/plugin-[^/]+/lib/'] },
+    // The test kit (test/support/) imports every package and a package's tests import the kit, which
+    // would close folder cycles that say nothing about the packages' design (a test is a leaf that
+    // nothing imports; tests-only-import-the-kit keeps it so). Folder rules cannot ignore a cycle
+    // through a path, so the kit's own imports are not followed; tsc and knip still resolve them.
+    doNotFollow: { path: ['node_modules', '/dist/', '^packages/plugin-[^/]+/lib/', '^test/support/'] },
     exclude: { path: ['^packages/plugin-[^/]+/lib/', '^packages/harness/templates/', '/fixtures/'] },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.base.json' },
+    // '@dhv/source' (the first condition of every @dhv/* package's exports) points at the
+    // package's TypeScript sources, so the rules follow @dhv/* imports into the code they judge
+    // before anything is built; node, tsc and bundlers know no such condition and take dist/.
     enhancedResolveOptions: {
       exportsFields: ['exports'],
-      conditionNames: ['types', 'import', 'default'],
+      conditionNames: ['@dhv/source', 'types', 'import', 'default'],
       extensions: ['.ts', '.js', '.d.ts', '.mjs'],
     },
     reporterOptions: { text: { highlightFocused: true } },

@@ -5,8 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loopDevicesBackedBelow, mountsBelow } from '@dhv/sdk/host';
 
 const mountsUnder = async (dir: string) => (await mountsBelow(dir)).map((m) => m.mountPoint);
-import { skipRootTests } from './support/requirements.js';
-import { REFERENCE_LOOPBACK, REFERENCE_MKDIR } from './support/checkout-paths.js';
+import { skipRootTests, REFERENCE_LOOPBACK, REFERENCE_MKDIR } from './support/kit.js';
 import { tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
 
 let agent: TempAgent | undefined;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execPlugin } from '@dhv/sdk/client';
-import { DHV_BIN as dhv, REPO_ROOT as repo } from './support/checkout-paths.js';
+import { DHV_BIN as dhv, REPO_ROOT as repo } from './support/kit.js';
 
 interface Run {
   exitCode: number;

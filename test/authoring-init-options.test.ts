@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DHV_BIN as dhv, REPO_ROOT as repo } from './support/checkout-paths.js';
+import { DHV_BIN as dhv, REPO_ROOT as repo } from './support/kit.js';
 
 /** Runs `dhv init ... --json`; `--from-registry` unless the test is about packing, which takes seconds. */
 async function dhvInit(

@@ -4,8 +4,7 @@ import { execa } from 'execa';
 import fs from 'fs-extra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildEnvironment } from '@dhv/sdk/client';
-import { skipRootTests } from './support/requirements.js';
-import { DHV_BIN as dhv, REPO_ROOT as repo } from './support/checkout-paths.js';
+import { skipRootTests, DHV_BIN as dhv, REPO_ROOT as repo } from './support/kit.js';
 
 /**
  * The whole author's path as typed: `dhv init` with no flags for every template, a plain

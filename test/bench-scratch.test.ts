@@ -5,8 +5,7 @@ import { basename, join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 // @ts-expect-error: plain JavaScript without types, run by node in `npm run bench`
 import * as scratch from '../bench/scratch.mjs';
-import { makeTempDir, removeTempDir } from './support/temp-dir.js';
-import { root, skipUnless } from './support/requirements.js';
+import { tempDir, removeTempDir, root, skipUnless } from './support/kit.js';
 
 /** A PID no process has: one that has just exited. */
 function deadPid(): number {
@@ -18,7 +17,7 @@ const mounted = (path: string) => readFileSync('/proc/self/mountinfo', 'utf8').i
 describe("the benchmarks' scratch folders", () => {
   let base: string;
   beforeEach(async () => {
-    base = await makeTempDir('bench-scratch');
+    base = await tempDir('bench-scratch');
   });
   afterEach(async () => {
     await removeTempDir(base);

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { conformanceTests, type Check, type CheckResult } from '@dhv/harness';
-import { HARNESS_FIXTURES as FIXTURES } from './support/checkout-paths.js';
+import { HARNESS_FIXTURES as FIXTURES } from './support/kit.js';
 
 // A plugin author's suite: the whole catalogue, one test per check, against the correct bash plugin.
 const results: CheckResult[] = [];

@@ -1,31 +1,20 @@
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { SUITE_TIMEOUT_MS, dhvCheck, failedRequired } from './support/check-cli.js';
-import { DHV_BIN as DHV, HARNESS_FIXTURES as FIXTURES } from './support/checkout-paths.js';
+import { SUITE_TIMEOUT_MS, dhvCheck, failedRequired, runCheck } from './support/check-cli.js';
+import { removeTempDir, tempDir, DHV_BIN as DHV, HARNESS_FIXTURES as FIXTURES } from './support/kit.js';
 
 /** `dhv check` as CI runs it: stdout and stderr are pipes. */
-const exec = promisify(execFile);
-const dhv = (args: string[], env: NodeJS.ProcessEnv = process.env) =>
-  exec(process.execPath, [DHV, 'check', ...args], { env }).then(
-    (r) => ({ code: 0, ...r }),
-    (err: { code: number; stdout: string; stderr: string }) => ({
-      code: err.code,
-      stdout: err.stdout,
-      stderr: err.stderr,
-    }),
-  );
+const dhv = (args: string[]) => runCheck(args);
 
 let scratch: string;
 beforeEach(async () => {
-  scratch = await mkdtemp(join(tmpdir(), 'dhv-check-ci-'));
+  scratch = await tempDir('check-ci');
 });
 afterEach(async () => {
-  await rm(scratch, { recursive: true, force: true });
+  await removeTempDir(scratch);
 });
 
 describe('dhv check for CI', () => {

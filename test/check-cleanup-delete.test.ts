@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { execPlugin, type RequestInput } from '@dhv/sdk/client';
 import { forceRemove } from '../packages/harness/src/conformance/scratch-dirs.js';
 import { snapshotTree, treeChanges } from '../packages/harness/src/conformance/catalogue/volume-files.js';
-import { ensureBuilt } from './support/check-cli.js';
-import { skipRootTests } from './support/requirements.js';
+import { builtPlugin, skipRootTests, tempDir } from './support/kit.js';
 
 /**
  * The agent's cleanup delete (PROTOCOL.md, "The cleanup delete"): after an initial create
@@ -19,15 +18,11 @@ import { skipRootTests } from './support/requirements.js';
 const PLUGINS = [
   {
     name: 'dhv-mkdir',
-    workspace: '@dhv/plugin-mkdir',
-    executable: 'packages/plugin-mkdir/dist/dhv-mkdir',
     root: false,
     capacity: 0n,
   },
   {
     name: 'dhv-loopback',
-    workspace: '@dhv/plugin-loopback',
-    executable: 'packages/plugin-loopback/dist/dhv-loopback',
     root: true,
     capacity: 32n * 1024n * 1024n,
   },
@@ -43,8 +38,8 @@ for (const plugin of PLUGINS) {
       const made: Array<RequestInput<'create'>> = [];
 
       beforeEach(async () => {
-        executable = await ensureBuilt(plugin.workspace, plugin.executable);
-        scratch = await mkdtemp(join(plugin.root ? '/var/tmp' : tmpdir(), 'dhv-cleanup-delete-'));
+        executable = builtPlugin(plugin.name);
+        scratch = await tempDir('cleanup-delete', plugin.root ? '/var/tmp' : tmpdir());
         volumesDir = join(scratch, 'volumes');
         made.length = 0;
       });

@@ -1,28 +1,17 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { DHV_BIN as DHV, HARNESS_FIXTURES as FIXTURES } from './support/checkout-paths.js';
+import { runCheck } from './support/check-cli.js';
+import { HARNESS_FIXTURES as FIXTURES, removeTempDir, tempDir } from './support/kit.js';
 
-const exec = promisify(execFile);
-const dhv = (args: string[]) =>
-  exec(process.execPath, [DHV, 'check', ...args]).then(
-    (r) => ({ code: 0, ...r }),
-    (err: { code: number; stdout: string; stderr: string }) => ({
-      code: err.code,
-      stdout: err.stdout,
-      stderr: err.stderr,
-    }),
-  );
+const dhv = (args: string[]) => runCheck(args);
 
 let scratch: string;
 beforeEach(async () => {
-  scratch = await mkdtemp(join(tmpdir(), 'dhv-check-cli-'));
+  scratch = await tempDir('check-cli');
 });
 afterEach(async () => {
-  await rm(scratch, { recursive: true, force: true });
+  await removeTempDir(scratch);
 });
 
 describe('dhv check, the command', () => {

@@ -4,8 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { conformanceTests, runConformance, type CheckResult, type ConformanceReport } from '@dhv/harness';
 import { SUITE_TIMEOUT_MS, dhvCheck, failedRequired } from './support/check-cli.js';
-import { HARNESS_FIXTURES as FIXTURES } from './support/checkout-paths.js';
-import { runDhv } from './support/run-dhv.js';
+import { HARNESS_FIXTURES as FIXTURES, runDhv } from './support/kit.js';
 
 /**
  * The explorer (the explore checks of `dhv check`) against stateful plugins of our own:

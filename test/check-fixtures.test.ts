@@ -5,8 +5,13 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { spawnPlugin } from '@dhv/sdk/client';
 import { SUITE_TIMEOUT_MS, dhvCheck, failedRequired } from './support/check-cli.js';
-import { HARNESS_FIXTURES as FIXTURES, REPO_ROOT as ROOT } from './support/checkout-paths.js';
-import { loopDevices, skipUnless, type Requirement } from './support/requirements.js';
+import {
+  HARNESS_FIXTURES as FIXTURES,
+  REPO_ROOT as ROOT,
+  loopDevices,
+  skipUnless,
+  type Requirement,
+} from './support/kit.js';
 import type { ConformanceReport } from '../packages/harness/src/conformance/index.js';
 
 /**

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { bundlePlugin } from '@dhv/sdk/build';
 import { SUITE_TIMEOUT_MS, dhvCheck, failedRequired } from './support/check-cli.js';
-import { REPO_ROOT as ROOT } from './support/checkout-paths.js';
+import { REPO_ROOT as ROOT } from './support/kit.js';
 
 /**
  * The SDK README's first example, exactly as printed, built as its readers build it and

@@ -1,12 +1,12 @@
 import { describe, expect, test } from 'vitest';
-import { skipRootTests } from './support/requirements.js';
-import { SUITE_TIMEOUT_MS, dhvCheck, ensureBuilt, failedRequired } from './support/check-cli.js';
+import { skipRootTests, builtPlugin } from './support/kit.js';
+import { SUITE_TIMEOUT_MS, dhvCheck, failedRequired } from './support/check-cli.js';
 
 describe('dhv check passes the reference plugins', () => {
   test(
     'dhv-mkdir passes every required check',
     async () => {
-      const plugin = await ensureBuilt('@dhv/plugin-mkdir', 'packages/plugin-mkdir/dist/dhv-mkdir');
+      const plugin = builtPlugin('dhv-mkdir');
       const { exitCode, report, leftovers } = await dhvCheck(plugin);
       expect(failedRequired(report)).toEqual([]);
       expect(exitCode).toBe(0);
@@ -19,7 +19,7 @@ describe('dhv check passes the reference plugins', () => {
     test(
       'dhv-loopback passes every required check and leaves no mount or loop device',
       async () => {
-        const plugin = await ensureBuilt('@dhv/plugin-loopback', 'packages/plugin-loopback/dist/dhv-loopback');
+        const plugin = builtPlugin('dhv-loopback');
         const run = await dhvCheck(plugin, ['--capacity-min', '16MiB', '--capacity-max', '64MiB']);
         expect(failedRequired(run.report)).toEqual([]);
         expect(run.exitCode).toBe(0);

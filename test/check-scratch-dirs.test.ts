@@ -5,8 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { forceRemove } from '../packages/harness/src/conformance/scratch-dirs.js';
-import { skipRootTests } from './support/requirements.js';
-import { loopDeviceNamesBackedBelow, mountPointsAtOrBelow } from './support/temp-dir.js';
+import { skipRootTests, loopDeviceNamesBackedBelow, mountPointsAtOrBelow } from './support/kit.js';
 
 const sh = (file: string, args: string[]) => execFileSync(file, args, { encoding: 'utf8' }).trim();
 

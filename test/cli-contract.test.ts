@@ -1,35 +1,18 @@
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DHV_BIN } from './support/checkout-paths.js';
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+import { removeTempDir, runDhv, tempDir } from './support/kit.js';
 
 let dataDir: string;
 beforeEach(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'dhv-cli-contract-'));
+  dataDir = await tempDir('cli-contract');
 });
 afterEach(async () => {
-  await rm(dataDir, { recursive: true, force: true });
+  await removeTempDir(dataDir);
 });
 
-function dhv(...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [DHV_BIN, ...args],
-      { env: { ...process.env, DHV_DATA_DIR: dataDir } },
-      (err, stdout, stderr) => {
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr });
-      },
-    );
-  });
+async function dhv(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const { exitCode, stdout, stderr } = await runDhv(args, { env: { DHV_DATA_DIR: dataDir } });
+  return { code: exitCode, stdout, stderr };
 }
 
 describe('one CLI contract for every command', () => {

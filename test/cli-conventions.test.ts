@@ -3,15 +3,13 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../packages/harness/src/commands/index.js';
-import { DHV_BIN } from './support/checkout-paths.js';
-import { runDhv } from './support/run-dhv.js';
-import { makeTempDir, removeTempDir } from './support/temp-dir.js';
+import { DHV_BIN, runDhv, tempDir, removeTempDir } from './support/kit.js';
 
 /** The conventions of an oclif CLI a user expects of dhv: help, version, typos, flags. */
 
 let dataDir: string;
 beforeEach(async () => {
-  dataDir = await makeTempDir('cli-conventions');
+  dataDir = await tempDir('cli-conventions');
 });
 afterEach(async () => {
   await removeTempDir(dataDir);

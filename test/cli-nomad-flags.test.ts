@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
-import { runDhv } from './support/run-dhv.js';
+import { runDhv } from './support/kit.js';
 
 let agent: TempAgent;
 afterEach(async () => {

@@ -3,9 +3,8 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DHV_BIN } from './support/checkout-paths.js';
+import { DHV_BIN, type DhvRun } from './support/kit.js';
 import { tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
-import { type DhvRun } from './support/run-dhv.js';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const TIME = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(?:Z|[+-]\\d\\d:\\d\\d)';

@@ -4,8 +4,7 @@ import { join, relative } from 'node:path';
 import { runSeedStory } from '@dhv/harness';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { DHV_BIN, REPO_ROOT } from './support/checkout-paths.js';
-import { rootTestsUnavailable, skipUnless } from './support/requirements.js';
+import { DHV_BIN, REPO_ROOT, rootTestsUnavailable, skipUnless } from './support/kit.js';
 import { asNobodyInCheckoutView, checkoutViewForOtherUser, makeView } from './support/other-user.js';
 
 function demo(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -3,8 +3,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import fs from 'fs-extra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from './support/checkout-paths.js';
-import { makeTempDir, removeTempDir } from './support/temp-dir.js';
+import { REPO_ROOT, tempDir, removeTempDir } from './support/kit.js';
 
 /**
  * Docs as tests: every fenced `sh` block of the READMEs and docs/*.md is run as written,
@@ -86,7 +85,7 @@ async function copyCheckout(to: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  sandbox = await makeTempDir('docs-examples');
+  sandbox = await tempDir('docs-examples');
   clone = join(sandbox, 'dhv');
   await copyCheckout(clone);
   const realNpm = (await execa('sh', ['-c', 'command -v npm'])).stdout.trim();

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -124,6 +124,31 @@ describe('the dependency rules (npm run lint:deps)', () => {
     expect(await violations()).toEqual(['runner-only-spawns']);
   });
 
+  it('fail package code importing the test kit', async () => {
+    await writeFiles({
+      'test/support/seed.ts': 'export const seed = 1;\n',
+      'packages/sdk/src/runtime/seed.ts': "export { seed } from '../../../../test/support/seed.js';\n",
+    });
+    expect(await violations()).toEqual(['tests-only-import-the-kit']);
+  });
+
+  it('follow an @dhv/* import into the sources before anything is built', async () => {
+    await writeFiles({
+      'packages/harness/package.json': JSON.stringify({
+        name: '@dhv/harness',
+        type: 'module',
+        exports: { '.': { '@dhv/source': './src/index.ts', types: './dist/index.d.ts', default: './dist/index.js' } },
+      }),
+      'packages/harness/src/index.ts': "export { s } from './commands/status.js';\n",
+      'packages/plugin-x/src/testing.ts': "export { s } from '@dhv/harness';\n",
+    });
+    await mkdir(join(tree, 'node_modules/@dhv'), { recursive: true });
+    await symlink('../../packages/harness', join(tree, 'node_modules/@dhv/harness'));
+    // No dist/ exists: the import resolves through the '@dhv/source' condition, so the layering
+    // rule fires rather than not-to-unresolvable.
+    expect(await violations()).toEqual(['plugins-not-harness']);
+  });
+
   it('fail a cycle between folders, though no module imports itself back', async () => {
     await writeFiles({ 'packages/harness/src/config/defaults.ts': "export { a } from '../agent/agent.js';\n" });
     expect(await violations()).toEqual(['no-folder-cycle']);
@@ -147,6 +172,29 @@ describe("the runner's door in ESLint (npm run lint:eslint)", () => {
         "import { PluginError } from '@dhv/sdk/client';\nexport const e = PluginError;\n",
       ),
     ).toEqual([]);
+  });
+});
+
+describe("the @dhv/* packages' exports", () => {
+  it("name the TypeScript sources first under '@dhv/source', the condition lint:deps resolves", async () => {
+    const missing: string[] = [];
+    for (const dir of await readdir(join(repo, 'packages'))) {
+      const manifest = JSON.parse(await readFile(join(repo, 'packages', dir, 'package.json'), 'utf8')) as {
+        exports: Record<string, string | Record<string, string>>;
+      };
+      for (const [entry, target] of Object.entries(manifest.exports)) {
+        if (typeof target === 'string') continue;
+        const [first, source] = Object.entries(target)[0] ?? [];
+        const exists =
+          source !== undefined &&
+          (await readFile(join(repo, 'packages', dir, source)).then(
+            () => true,
+            () => false,
+          ));
+        if (first !== '@dhv/source' || !exists) missing.push(`packages/${dir} ${entry}`);
+      }
+    }
+    expect(missing).toEqual([]);
   });
 });
 

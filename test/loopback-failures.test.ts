@@ -5,21 +5,19 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildEnvironment, execPlugin, type RequestInput } from '@dhv/sdk/client';
 import { bundlePlugin } from '@dhv/sdk/build';
-import { skipRootTests, skipUnless, tool } from './support/requirements.js';
+import {
+  skipRootTests,
+  skipUnless,
+  tool,
+  loopDevicesBackedBelowSync,
+  mountsAtOrBelowSync,
+  removeTempDir,
+  builtPlugin,
+  LOOPBACK_PACKAGE_DIR,
+} from './support/kit.js';
 import { inPrivateMountNamespace } from './support/private-mount-namespace.js';
 import { expectPluginError } from './support/plugin-error.js';
-import {
-  GIB,
-  MIB,
-  NOTHING,
-  PACKAGE_DIR,
-  builtPlugin,
-  destroyTempVolumesDir,
-  inventory,
-  loopDevicesBackedBelowSync,
-  makeTempVolumesDir,
-  mountsAtOrBelowSync,
-} from '../packages/plugin-loopback/src/testing/temp-volumes-dir.js';
+import { GIB, inventory, MIB, NOTHING, tempVolumesDir } from './support/loopback-volumes.js';
 
 /**
  * A create that fails part way leaves nothing behind: no image, no loop device, no
@@ -36,17 +34,20 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
   beforeAll(async () => {
     faultyDir = await mkdtemp('/var/tmp/dhv-loopback-faulty-');
     faultyBundle = join(faultyDir, 'bundle');
-    await bundlePlugin({ entry: join(PACKAGE_DIR, 'src/testing/fault-injecting-plugin.ts'), outfile: faultyBundle });
+    await bundlePlugin({
+      entry: join(LOOPBACK_PACKAGE_DIR, 'src/testing/fault-injecting-plugin.ts'),
+      outfile: faultyBundle,
+    });
   });
   afterAll(async () => {
     if (faultyDir) await rm(faultyDir, { recursive: true, force: true });
   });
 
   beforeEach(async () => {
-    volumesDir = await makeTempVolumesDir();
+    volumesDir = await tempVolumesDir();
   });
   afterEach(async () => {
-    await destroyTempVolumesDir(volumesDir);
+    await removeTempDir(volumesDir);
   });
 
   const request = (id: string, over: Partial<RequestInput<'create'>> = {}): RequestInput<'create'> => ({
@@ -94,7 +95,7 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
 
         // Nothing half-made gets in the way of the next create.
         const ok = await execPlugin(
-          builtPlugin(),
+          builtPlugin('dhv-loopback'),
           'create',
           request(id, { capacityMinBytes: fs === 'xfs' ? 320n * MIB : 64n * MIB, parameters: { fs } }),
         );
@@ -134,7 +135,7 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
 
   it('puts the image back when growing a volume fails after the image grew, and keeps the volume mounted with its data', async () => {
     const id = randomUUID();
-    const { path } = await execPlugin(builtPlugin(), 'create', request(id));
+    const { path } = await execPlugin(builtPlugin('dhv-loopback'), 'create', request(id));
     await writeFile(join(path, 'keep'), 'kept');
     const err = await failure(
       execPlugin(await failingAfter('grow-image'), 'create', request(id, { capacityMinBytes: 512n * MIB })),
@@ -148,7 +149,7 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
   it.skipIf(noXfs)('undoes the image when mkfs fails for real (xfs smaller than mkfs.xfs allows)', async () => {
     const err = await failure(
       execPlugin(
-        builtPlugin(),
+        builtPlugin('dhv-loopback'),
         'create',
         request(randomUUID(), { capacityMinBytes: 64n * MIB, parameters: { fs: 'xfs' } }),
       ),
@@ -159,7 +160,9 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
 
   it('refuses an image larger than the free space, with both sizes in human units', async () => {
     execFileSync('/usr/bin/mount', ['-t', 'tmpfs', '-o', 'size=64m', 'dhv-loopback-test', volumesDir]);
-    const err = await failure(execPlugin(builtPlugin(), 'create', request(randomUUID(), { capacityMinBytes: GIB })));
+    const err = await failure(
+      execPlugin(builtPlugin('dhv-loopback'), 'create', request(randomUUID(), { capacityMinBytes: GIB })),
+    );
     expect(err.pluginMessage).toMatch(/needs 1\.0 GiB but only 6\d(\.\d)? MiB is free/);
     expect(loopDevicesBackedBelowSync(volumesDir)).toEqual([]);
     expect(mountsAtOrBelowSync(volumesDir).map((m) => m.mountPoint)).toEqual([volumesDir]); // only the test's tmpfs
@@ -169,22 +172,24 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
   it('refuses to create on a mount point that is a file or a symlink; delete removes the link itself, never its target', async () => {
     const file = randomUUID();
     await writeFile(join(volumesDir, file), 'not a directory');
-    expect((await failure(execPlugin(builtPlugin(), 'create', request(file)))).pluginMessage).toMatch(
+    expect((await failure(execPlugin(builtPlugin('dhv-loopback'), 'create', request(file)))).pluginMessage).toMatch(
       /refusing to use .* as the mount point/,
     );
 
     const link = randomUUID();
-    const target = await makeTempVolumesDir('dhv-loopback-target-');
+    const target = await tempVolumesDir('loopback-target');
     try {
       await writeFile(join(target, 'precious'), 'untouched');
       await symlink(target, join(volumesDir, link));
-      expect((await failure(execPlugin(builtPlugin(), 'create', request(link)))).pluginMessage).toMatch(/symlink/);
+      expect((await failure(execPlugin(builtPlugin('dhv-loopback'), 'create', request(link)))).pluginMessage).toMatch(
+        /symlink/,
+      );
       expect(mountsAtOrBelowSync(target)).toEqual([]);
       expect((await inventory(volumesDir)).files).toEqual([file, link].sort());
       expect(loopDevicesBackedBelowSync(volumesDir)).toEqual([]);
 
-      await execPlugin(builtPlugin(), 'delete', { ...request(link), createdPath: '' });
-      await execPlugin(builtPlugin(), 'delete', { ...request(file), createdPath: '' });
+      await execPlugin(builtPlugin('dhv-loopback'), 'delete', { ...request(link), createdPath: '' });
+      await execPlugin(builtPlugin('dhv-loopback'), 'delete', { ...request(file), createdPath: '' });
       expect(await inventory(volumesDir)).toEqual(NOTHING);
       expect(await readFile(join(target, 'precious'), 'utf8')).toBe('untouched');
     } finally {
@@ -194,7 +199,11 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
 
   it('refuses a volumes dir whose parent is missing (a mistyped host_volumes_dir) and makes no directory tree', async () => {
     const err = await failure(
-      execPlugin(builtPlugin(), 'create', request(randomUUID(), { volumesDir: join(volumesDir, 'typo', 'volumes') })),
+      execPlugin(
+        builtPlugin('dhv-loopback'),
+        'create',
+        request(randomUUID(), { volumesDir: join(volumesDir, 'typo', 'volumes') }),
+      ),
     );
     expect(err.pluginMessage).toMatch(/does not exist, and neither does its parent/);
     expect((await inventory(volumesDir)).files).toEqual([]);
@@ -203,7 +212,7 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
   it('refuses an image path blocked by a directory, and never reformats or removes it', async () => {
     const id = randomUUID();
     await mkdir(join(volumesDir, '.dhv-loopback', `${id}.img`), { recursive: true });
-    expect((await failure(execPlugin(builtPlugin(), 'create', request(id)))).pluginMessage).toMatch(
+    expect((await failure(execPlugin(builtPlugin('dhv-loopback'), 'create', request(id)))).pluginMessage).toMatch(
       /not a regular file/,
     );
     expect((await stat(join(volumesDir, '.dhv-loopback', `${id}.img`))).isDirectory()).toBe(true);
@@ -215,11 +224,12 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
     const id = randomUUID();
     await mkdir(join(volumesDir, id));
     execFileSync('/usr/bin/mount', ['-t', 'tmpfs', '-o', 'size=1m', 'someone-else', join(volumesDir, id)]);
-    expect((await failure(execPlugin(builtPlugin(), 'create', request(id)))).pluginMessage).toMatch(
+    expect((await failure(execPlugin(builtPlugin('dhv-loopback'), 'create', request(id)))).pluginMessage).toMatch(
       /already has someone-else mounted/,
     );
     expect(
-      (await failure(execPlugin(builtPlugin(), 'delete', { ...request(id), createdPath: '' }))).pluginMessage,
+      (await failure(execPlugin(builtPlugin('dhv-loopback'), 'delete', { ...request(id), createdPath: '' })))
+        .pluginMessage,
     ).toMatch(/not this volume's image/);
     expect(mountsAtOrBelowSync(volumesDir).map((m) => m.source)).toEqual(['someone-else']);
     expect(loopDevicesBackedBelowSync(volumesDir)).toEqual([]);
@@ -230,11 +240,11 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
     const env = buildEnvironment(
       'create',
       request(randomUUID(), { capacityMinBytes: 320n * MIB, parameters: { fs: 'xfs' } }),
-      builtPlugin(),
+      builtPlugin('dhv-loopback'),
     );
     const run = spawnSync(
       ...inPrivateMountNamespace('/usr/bin/mount --bind /dev/null /usr/sbin/mkfs.xfs && exec "$0" create', [
-        builtPlugin(),
+        builtPlugin('dhv-loopback'),
       ]),
       { env, encoding: 'utf8' },
     );
@@ -247,9 +257,11 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
 
   it('says the host has no loop device support when /dev has no loop devices, and makes nothing', async () => {
     // An empty /dev in a private mount namespace, as in an unprivileged container.
-    const env = buildEnvironment('create', request(randomUUID()), builtPlugin());
+    const env = buildEnvironment('create', request(randomUUID()), builtPlugin('dhv-loopback'));
     const run = spawnSync(
-      ...inPrivateMountNamespace('/usr/bin/mount -t tmpfs none /dev && exec "$0" create', [builtPlugin()]),
+      ...inPrivateMountNamespace('/usr/bin/mount -t tmpfs none /dev && exec "$0" create', [
+        builtPlugin('dhv-loopback'),
+      ]),
       { env, encoding: 'utf8' },
     );
     expect(run.status).toBe(1);
@@ -261,7 +273,7 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
     const id = randomUUID();
     await mkdir(join(volumesDir, '.dhv-loopback'), { recursive: true });
     await writeFile(join(volumesDir, '.dhv-loopback', `${id}.img`), Buffer.alloc(1024 * 1024, 7));
-    expect((await failure(execPlugin(builtPlugin(), 'create', request(id)))).pluginMessage).toMatch(
+    expect((await failure(execPlugin(builtPlugin('dhv-loopback'), 'create', request(id)))).pluginMessage).toMatch(
       /holds no ext4 or xfs filesystem/,
     );
     expect((await readFile(join(volumesDir, '.dhv-loopback', `${id}.img`)))[0]).toBe(7);

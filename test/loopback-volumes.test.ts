@@ -5,21 +5,19 @@ import { once } from 'node:events';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { execPlugin, type RequestInput } from '@dhv/sdk/client';
-import { skipRootTests, skipUnless, tool } from './support/requirements.js';
+import {
+  skipRootTests,
+  skipUnless,
+  tool,
+  loopDevicesBackedBelowSync,
+  mountsAtOrBelowSync,
+  removeTempDir,
+  builtPlugin,
+} from './support/kit.js';
 import { inPrivateMountNamespace } from './support/private-mount-namespace.js';
 import { NOBODY, stageForOtherUser } from './support/other-user.js';
 import { expectPluginError } from './support/plugin-error.js';
-import {
-  GIB,
-  MIB,
-  NOTHING,
-  builtPlugin,
-  destroyTempVolumesDir,
-  inventory,
-  loopDevicesBackedBelowSync,
-  makeTempVolumesDir,
-  mountsAtOrBelowSync,
-} from '../packages/plugin-loopback/src/testing/temp-volumes-dir.js';
+import { GIB, inventory, MIB, NOTHING, tempVolumesDir } from './support/loopback-volumes.js';
 
 /** The dhv-loopback plugin, built, run exactly as a Nomad agent runs it, as root on real loop devices. */
 describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopback on real loop devices', () => {
@@ -27,11 +25,11 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
   const skipFs = (fs: 'ext4' | 'xfs') => fs === 'xfs' && noXfs;
   let volumesDir: string;
   let children: ChildProcess[];
-  const plugin = () => builtPlugin();
+  const plugin = () => builtPlugin('dhv-loopback');
 
   beforeEach(async () => {
     children = [];
-    volumesDir = await makeTempVolumesDir();
+    volumesDir = await tempVolumesDir();
   });
 
   afterEach(async () => {
@@ -41,7 +39,7 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
         c.exitCode === null && c.signalCode === null ? new Promise((r) => c.once('exit', r)) : undefined,
       ),
     );
-    await destroyTempVolumesDir(volumesDir);
+    await removeTempDir(volumesDir);
   });
 
   const createRequest = (id: string, over: Partial<RequestInput<'create'>> = {}): RequestInput<'create'> => ({

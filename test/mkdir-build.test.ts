@@ -4,14 +4,13 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { discoverPlugins, execPlugin } from '@dhv/sdk/client';
-import { createRequest, deleteRequest, newVolumeId, PACKAGE_DIR } from '../packages/plugin-mkdir/test/fixture.js';
-import { makeTempDir, removeTempDir } from './support/temp-dir.js';
-import { builtPlugin } from './support/checkout-paths.js';
+import { createRequest, deleteRequest, newVolumeId, MKDIR_PACKAGE_DIR } from './support/mkdir-plugin.js';
+import { tempDir, removeTempDir, builtPlugin } from './support/kit.js';
 
 const run = promisify(execFile);
-const BUILT = join(PACKAGE_DIR, 'dist', 'dhv-mkdir');
+const BUILT = join(MKDIR_PACKAGE_DIR, 'dist', 'dhv-mkdir');
 const packageVersion = async () =>
-  (JSON.parse(await readFile(join(PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string }).version;
+  (JSON.parse(await readFile(join(MKDIR_PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string }).version;
 
 /** What `npm run build` leaves in packages/plugin-mkdir/dist, and that copying that one file is the whole installation. */
 describe('dhv-mkdir packaging', () => {
@@ -43,7 +42,7 @@ describe('dhv-mkdir packaging', () => {
   });
 
   it('works after copying only that file into a plugin directory', async () => {
-    dir = await makeTempDir();
+    dir = await tempDir();
     const pluginDir = join(dir, 'host_volume_plugins');
     await mkdir(pluginDir);
     const installed = join(pluginDir, 'dhv-mkdir');

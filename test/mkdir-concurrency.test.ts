@@ -10,8 +10,8 @@ import {
   newVolumeId,
   remove,
   useBuiltPlugin,
-} from '../packages/plugin-mkdir/test/fixture.js';
-import { makeTempDir, removeTempDir } from './support/temp-dir.js';
+} from './support/mkdir-plugin.js';
+import { tempDir, removeTempDir } from './support/kit.js';
 
 const plugin = useBuiltPlugin();
 
@@ -22,7 +22,7 @@ afterEach(async () => {
 
 describe('dhv-mkdir under concurrency', () => {
   it('16 concurrent creates of different volumes all succeed with the right paths and modes', async () => {
-    dir = await makeTempDir();
+    dir = await tempDir();
     const volumesDir = join(dir, 'volumes'); // missing: all 16 race to create it too
     const ids = Array.from({ length: 16 }, newVolumeId);
     const results = await Promise.all(
@@ -35,7 +35,7 @@ describe('dhv-mkdir under concurrency', () => {
   });
 
   it('8 concurrent creates of the same volume all succeed with the same path and one directory', async () => {
-    dir = await makeTempDir();
+    dir = await tempDir();
     const volumesDir = join(dir, 'volumes');
     await mkdir(volumesDir);
     const id = newVolumeId();
@@ -47,7 +47,7 @@ describe('dhv-mkdir under concurrency', () => {
   });
 
   it('8 concurrent deletes of the same volume all succeed', async () => {
-    dir = await makeTempDir();
+    dir = await tempDir();
     const volumesDir = join(dir, 'volumes');
     await mkdir(volumesDir);
     const id = newVolumeId();

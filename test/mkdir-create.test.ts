@@ -8,12 +8,12 @@ import {
   listTree,
   modeOf,
   newVolumeId,
-  PACKAGE_DIR,
+  MKDIR_PACKAGE_DIR,
   snapshot,
   wrapPlugin,
   useBuiltPlugin,
-} from '../packages/plugin-mkdir/test/fixture.js';
-import { makeTempDir, removeTempDir } from './support/temp-dir.js';
+} from './support/mkdir-plugin.js';
+import { tempDir, removeTempDir } from './support/kit.js';
 
 const plugin = useBuiltPlugin();
 
@@ -23,7 +23,7 @@ afterEach(async () => {
   await removeTempDir(dir);
 });
 async function setup() {
-  dir = await makeTempDir();
+  dir = await tempDir();
   volumesDir = join(dir, 'volumes');
   await mkdir(volumesDir);
 }
@@ -186,7 +186,7 @@ describe('dhv-mkdir create: capacity', () => {
   });
 
   it('fails on capacity_min before creating a missing volumes dir', async () => {
-    dir = await makeTempDir();
+    dir = await tempDir();
     const missing = join(dir, 'volumes');
     await expect(
       create(plugin.executable, createRequest(missing, newVolumeId(), { capacityMinBytes: 2n ** 62n })),
@@ -197,7 +197,7 @@ describe('dhv-mkdir create: capacity', () => {
 
 describe('dhv-mkdir create: the volumes dir', () => {
   it('creates a missing volumes dir with mode 0711 when its parent exists, whatever the umask', async () => {
-    dir = await makeTempDir();
+    dir = await tempDir();
     const missing = join(dir, 'volumes');
     const wrapper = await wrapPlugin(dir, plugin.executable, 'umask077', 'umask 077');
     const result = await create(wrapper, createRequest(missing, newVolumeId()));
@@ -206,7 +206,7 @@ describe('dhv-mkdir create: the volumes dir', () => {
   });
 
   it('refuses a volumes dir whose parent is missing, says so, and creates nothing', async () => {
-    dir = await makeTempDir();
+    dir = await tempDir();
     const deep = join(dir, 'no-such-disk', 'volumes');
     const err = await create(plugin.executable, createRequest(deep, newVolumeId())).catch((e) => e);
     expect(err).toMatchObject({ code: 'PLUGIN_FAILED' });
@@ -216,7 +216,7 @@ describe('dhv-mkdir create: the volumes dir', () => {
   });
 
   it('refuses a volumes dir that is a file', async () => {
-    dir = await makeTempDir();
+    dir = await tempDir();
     const file = join(dir, 'volumes');
     await writeFile(file, '');
     await expect(create(plugin.executable, createRequest(file, newVolumeId()))).rejects.toEqual(
@@ -241,7 +241,7 @@ describe('dhv-mkdir create: safety', () => {
     '',
   ];
   it.each(traversals)('refuses the volume ID %j before anything touches the disk', async (volumeId) => {
-    dir = await makeTempDir();
+    dir = await tempDir();
     const missing = join(dir, 'volumes');
     await writeFile(join(dir, 'sentinel'), 'x');
     const err = await create(plugin.executable, createRequest(missing, volumeId)).catch((e) => e);
@@ -252,7 +252,7 @@ describe('dhv-mkdir create: safety', () => {
   });
 
   it('refuses a volumes dir that is not absolute, creating nothing in the working directory', async () => {
-    dir = await makeTempDir();
+    dir = await tempDir();
     const err = await create(plugin.executable, createRequest('volumes', newVolumeId()), { cwd: dir }).catch((e) => e);
     expect(err.pluginMessage).toContain('absolute');
     expect(await listTree(dir)).toEqual([]);
@@ -320,7 +320,9 @@ describe('dhv-mkdir create: the agent environment', () => {
   });
 
   it("fingerprints with its package's version, under an environment holding only DHV_OPERATION", async () => {
-    const { version } = JSON.parse(await readFile(join(PACKAGE_DIR, 'package.json'), 'utf8')) as { version: string };
+    const { version } = JSON.parse(await readFile(join(MKDIR_PACKAGE_DIR, 'package.json'), 'utf8')) as {
+      version: string;
+    };
     const result = await execPlugin(plugin.executable, 'fingerprint', {}, { pluginId: 'dhv-mkdir' });
     expect(result.rawVersion).toBe(version);
   });

@@ -10,9 +10,8 @@ import {
   remove,
   snapshot,
   useBuiltPlugin,
-} from '../packages/plugin-mkdir/test/fixture.js';
-import { makeTempDir, removeTempDir } from './support/temp-dir.js';
-import { root, skipUnless } from './support/requirements.js';
+} from './support/mkdir-plugin.js';
+import { tempDir, removeTempDir, root, skipUnless } from './support/kit.js';
 
 const plugin = useBuiltPlugin();
 
@@ -22,7 +21,7 @@ afterEach(async () => {
   await removeTempDir(dir);
 });
 async function setup() {
-  dir = await makeTempDir();
+  dir = await tempDir();
   volumesDir = join(dir, 'volumes');
   await mkdir(volumesDir);
 }
@@ -84,14 +83,14 @@ describe('dhv-mkdir delete', () => {
   });
 
   it('succeeds when the volumes dir does not exist, and does not create it', async () => {
-    dir = await makeTempDir();
+    dir = await tempDir();
     const missing = join(dir, 'volumes');
     await remove(plugin.executable, deleteRequest(missing, newVolumeId()));
     expect(await listTree(dir)).toEqual([]);
   });
 
   it('succeeds when the volumes dir is a file, leaving the file alone', async () => {
-    dir = await makeTempDir();
+    dir = await tempDir();
     const file = join(dir, 'volumes');
     await writeFile(file, 'not a directory');
     await remove(plugin.executable, deleteRequest(file, newVolumeId()));

@@ -13,9 +13,8 @@ import {
   remove,
   wrapPlugin,
   useBuiltPlugin,
-} from '../packages/plugin-mkdir/test/fixture.js';
-import { makeTempDir, removeTempDir } from './support/temp-dir.js';
-import { skipRootTests } from './support/requirements.js';
+} from './support/mkdir-plugin.js';
+import { tempDir, removeTempDir, skipRootTests } from './support/kit.js';
 
 const run = promisify(execFile);
 
@@ -43,7 +42,7 @@ describe.skipIf(skipRootTests('dhv-mkdir as root'))('dhv-mkdir as root', () => {
   }
 
   async function volumesDirOnTmpfs(size: string): Promise<string> {
-    dir = await makeTempDir();
+    dir = await tempDir();
     const volumesDir = join(dir, 'disk', 'volumes');
     await tmpfs(join(dir, 'disk'), size);
     return volumesDir;
@@ -51,7 +50,7 @@ describe.skipIf(skipRootTests('dhv-mkdir as root'))('dhv-mkdir as root', () => {
 
   describe('ownership', () => {
     it('sets uid and gid, then the mode exactly (setgid survives the chown)', async () => {
-      dir = await makeTempDir();
+      dir = await tempDir();
       const volumesDir = join(dir, 'volumes');
       const result = await create(
         plugin.executable,
@@ -63,7 +62,7 @@ describe.skipIf(skipRootTests('dhv-mkdir as root'))('dhv-mkdir as root', () => {
     });
 
     it('changes only the owner when only uid is given, and only the group when only gid is given', async () => {
-      dir = await makeTempDir();
+      dir = await tempDir();
       const volumesDir = join(dir, 'volumes');
       const byUid = await create(
         plugin.executable,
@@ -80,7 +79,7 @@ describe.skipIf(skipRootTests('dhv-mkdir as root'))('dhv-mkdir as root', () => {
     });
 
     it('leaves the owner as is for uid "-1", as the built-in mkdir does', async () => {
-      dir = await makeTempDir();
+      dir = await tempDir();
       const result = await create(
         plugin.executable,
         createRequest(join(dir, 'volumes'), newVolumeId(), { parameters: { uid: '-1', gid: '-1' } }),
@@ -90,7 +89,7 @@ describe.skipIf(skipRootTests('dhv-mkdir as root'))('dhv-mkdir as root', () => {
     });
 
     it('never changes the owner of an existing volume', async () => {
-      dir = await makeTempDir();
+      dir = await tempDir();
       const volumesDir = join(dir, 'volumes');
       const id = newVolumeId();
       await create(plugin.executable, createRequest(volumesDir, id, { parameters: { uid: '1001', gid: '1001' } }));
@@ -105,7 +104,7 @@ describe.skipIf(skipRootTests('dhv-mkdir as root'))('dhv-mkdir as root', () => {
     it('removes the directory it made when chown fails, and says so', async () => {
       // In a user namespace that maps only root, the kernel refuses a chown to any other
       // uid (EINVAL): a real chown failure, with everything else working.
-      dir = await makeTempDir();
+      dir = await tempDir();
       const volumesDir = join(dir, 'volumes');
       await mkdir(volumesDir);
       const wrapper = await wrapPlugin(
@@ -168,7 +167,7 @@ describe.skipIf(skipRootTests('dhv-mkdir as root'))('dhv-mkdir as root', () => {
     });
 
     it('reports the volume path’s own filesystem for an existing volume that is a mount point', async () => {
-      dir = await makeTempDir();
+      dir = await tempDir();
       const volumesDir = join(dir, 'volumes');
       const id = newVolumeId();
       await tmpfs(join(volumesDir, id), '4m');
@@ -179,7 +178,7 @@ describe.skipIf(skipRootTests('dhv-mkdir as root'))('dhv-mkdir as root', () => {
 
   describe('delete and mounts', () => {
     it('refuses to delete a volume with a filesystem mounted inside it, and erases none of its files', async () => {
-      dir = await makeTempDir();
+      dir = await tempDir();
       const volumesDir = join(dir, 'volumes');
       const id = newVolumeId();
       const { path } = await create(plugin.executable, createRequest(volumesDir, id));
@@ -193,7 +192,7 @@ describe.skipIf(skipRootTests('dhv-mkdir as root'))('dhv-mkdir as root', () => {
     });
 
     it('says what was left when a file inside cannot be removed, and a second delete finishes the job', async (ctx) => {
-      dir = await makeTempDir();
+      dir = await tempDir();
       const volumesDir = join(dir, 'volumes');
       const id = newVolumeId();
       const { path } = await create(plugin.executable, createRequest(volumesDir, id));
@@ -216,7 +215,7 @@ describe.skipIf(skipRootTests('dhv-mkdir as root'))('dhv-mkdir as root', () => {
     });
 
     it('deletes the volume once the filesystem inside it is unmounted', async () => {
-      dir = await makeTempDir();
+      dir = await tempDir();
       const volumesDir = join(dir, 'volumes');
       const id = newVolumeId();
       const { path } = await create(plugin.executable, createRequest(volumesDir, id));

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { discoverPlugins, execPlugin, PluginError } from '@dhv/sdk/client';
 import { builtinMkdirRunner } from '../packages/harness/src/agent/builtin-mkdir-runner.js';
 import { valueOf } from '../packages/harness/src/runner/plugin-runner.js';
-import { root, skipUnless } from './support/requirements.js';
+import { root, skipUnless } from './support/kit.js';
 import {
   applyLayout,
   loadNomadVectors,

@@ -5,7 +5,7 @@ import { releaseEverythingBelow } from '@dhv/sdk/host';
 import { execa } from 'execa';
 import fs from 'fs-extra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loopDevices, skipUnless } from './support/requirements.js';
+import { loopDevices, skipUnless } from './support/kit.js';
 
 /**
  * The four packages as a user gets them: `npm pack`ed, installed together into an empty

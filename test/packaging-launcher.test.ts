@@ -3,9 +3,8 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import fs from 'fs-extra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { root, skipUnless, tool } from './support/requirements.js';
+import { root, skipUnless, tool, DHV_BIN as dhv, REPO_ROOT as repo } from './support/kit.js';
 import { inPrivateMountNamespace } from './support/private-mount-namespace.js';
-import { DHV_BIN as dhv, REPO_ROOT as repo } from './support/checkout-paths.js';
 
 /**
  * A built plugin copied to a Nomad client whose node lives somewhere else than on the

@@ -2,8 +2,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import fs from 'fs-extra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from './support/checkout-paths.js';
-import { makeTempDir, removeTempDir } from './support/temp-dir.js';
+import { REPO_ROOT, tempDir, removeTempDir } from './support/kit.js';
 
 /**
  * The one-file install of the README's *Install* section: `npm run pack` makes
@@ -42,7 +41,7 @@ let globalInstall: { exitCode?: number; stdout: string; stderr: string };
 const dhv = (args: string[], cwd = work) => execa(dhvBin, args, { cwd, env: userEnv, extendEnv: false, reject: false });
 
 beforeAll(async () => {
-  work = await makeTempDir('packaging-tarball');
+  work = await tempDir('packaging-tarball');
   const packed = await execa(process.execPath, [join(REPO_ROOT, 'scripts/pack.mjs'), '--out', work], {
     env: userEnv,
     extendEnv: false,

@@ -3,10 +3,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENV, NULL_PARAMETERS, type Operation } from '@dhv/sdk/plugin';
 import { spawnPlugin } from '@dhv/sdk/client';
-import { builtPlugin, type ReferencePlugin } from './support/checkout-paths.js';
+import { builtPlugin, type ReferencePlugin, tempDir, removeTempDir } from './support/kit.js';
 import { mapLimit } from './support/map-limit.js';
 import { pick, seededRandom } from './support/seeded-random.js';
-import { makeTempDir, releaseMountsAndLoops, removeTempDir } from './support/temp-dir.js';
 import { snapshotTree } from './support/tree-snapshot.js';
 import { testSeed } from './support/seed.js';
 
@@ -363,7 +362,7 @@ function requestFor(c: Case, layout: Layout): { argv: string[]; env: Env } {
 
 /** A small world around the volumes dir: a volume that exists, a victim outside, links between them. */
 async function buildSandbox(): Promise<Layout> {
-  const sandbox = await makeTempDir('corpus');
+  const sandbox = await tempDir('corpus');
   const layout: Layout = {
     sandbox,
     volumesDir: join(sandbox, 'volumes'),
@@ -428,7 +427,6 @@ async function runCase(executable: string, c: Case): Promise<Verdict> {
     return { name, problems };
   } finally {
     // Only a plugin that wrongly accepted a case mounts anything; undo that before removing the files.
-    releaseMountsAndLoops(layout.sandbox);
     await removeTempDir(layout.sandbox);
   }
 }

@@ -2,12 +2,10 @@ import { chmod, copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/pr
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isUuid } from '@dhv/sdk/plugin';
-import { builtPlugin, HOSTILE_FIXTURES } from './support/checkout-paths.js';
+import { builtPlugin, HOSTILE_FIXTURES, runDhv, type DhvRun, tempDir, removeTempDir } from './support/kit.js';
 import { median } from './support/median.js';
 import { waitForProcessesMentioning } from './support/processes.js';
-import { runDhv, type DhvRun } from './support/run-dhv.js';
 import { pick, seededRandom } from './support/seeded-random.js';
-import { makeTempDir, removeTempDir } from './support/temp-dir.js';
 import { testSeed } from './support/seed.js';
 
 /**
@@ -69,7 +67,7 @@ describe(`kill -9 of dhv during ${OPERATIONS} creates and deletes (DHV_CRASH_SEE
   let flags: string[];
 
   beforeAll(async () => {
-    sandbox = await makeTempDir('crash');
+    sandbox = await tempDir('crash');
     dataDir = join(sandbox, 'data');
     pluginDir = join(sandbox, 'plugins');
     volumesDir = join(dataDir, 'host_volumes');

@@ -4,10 +4,8 @@ import { chmod, chown, lstat, mkdir, readlink, symlink, writeFile } from 'node:f
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { PluginError, execPlugin, resolvePlugin } from '@dhv/sdk/client';
-import { builtPlugin, type ReferencePlugin } from './support/checkout-paths.js';
-import { makeTempDir, releaseMountsAndLoops, removeTempDir } from './support/temp-dir.js';
+import { builtPlugin, type ReferencePlugin, tempDir, removeTempDir, skipRootTests } from './support/kit.js';
 import { snapshotTree } from './support/tree-snapshot.js';
-import { skipRootTests } from './support/requirements.js';
 import { expectPluginError } from './support/plugin-error.js';
 
 /**
@@ -26,7 +24,7 @@ let volumesDir: string;
 let victim: string;
 
 beforeEach(async () => {
-  sandbox = await makeTempDir('attack');
+  sandbox = await tempDir('attack');
   volumesDir = join(sandbox, 'volumes');
   victim = join(sandbox, 'victim');
   await mkdir(volumesDir);
@@ -40,7 +38,6 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  releaseMountsAndLoops(sandbox);
   await removeTempDir(sandbox);
 });
 

@@ -6,16 +6,16 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execPlugin } from '@dhv/sdk/client';
 import { collectOrphans, findOrphans, loadAgentConfig } from '@dhv/harness';
-import { skipRootTests } from './support/requirements.js';
-import { builtPlugin } from './support/checkout-paths.js';
-import { runDhv, type DhvRun } from './support/run-dhv.js';
 import {
+  skipRootTests,
+  builtPlugin,
+  runDhv,
+  type DhvRun,
   loopDeviceNamesBackedBelow,
-  makeTempDir,
+  tempDir,
   mountPointsAtOrBelow,
-  releaseMountsAndLoops,
   removeTempDir,
-} from './support/temp-dir.js';
+} from './support/kit.js';
 import { snapshotTree } from './support/tree-snapshot.js';
 
 /**
@@ -34,7 +34,7 @@ let volumesDir: string;
 let flags: string[];
 
 beforeEach(async () => {
-  sandbox = await makeTempDir('gc');
+  sandbox = await tempDir('gc');
   dataDir = join(sandbox, 'data');
   pluginDir = join(sandbox, 'plugins');
   volumesDir = join(dataDir, 'host_volumes');
@@ -43,7 +43,6 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  releaseMountsAndLoops(sandbox);
   await removeTempDir(sandbox);
 });
 

@@ -4,7 +4,7 @@ import { mkdir, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { attachedLoopDevices, mountsAt } from '@dhv/sdk/host';
-import { skipRootTests } from './support/requirements.js';
+import { skipRootTests } from './support/kit.js';
 import { bashPlugin, tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
 
 /**

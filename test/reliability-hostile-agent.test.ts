@@ -6,12 +6,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PluginError, execPlugin, resolvePlugin, type PluginErrorCode } from '@dhv/sdk/client';
 import type { Operation } from '@dhv/sdk/plugin';
 import { Agent, loadAgentConfig, validateVolumeSpec } from '@dhv/harness';
-import { DHV_BIN } from './support/checkout-paths.js';
+import { DHV_BIN, runDhv, tempDir, removeTempDir } from './support/kit.js';
 import { HostileInstaller } from './support/hostile-installer.js';
 import { mapLimit } from './support/map-limit.js';
 import { recordedPids, survivors } from './support/processes.js';
-import { runDhv } from './support/run-dhv.js';
-import { makeTempDir, removeTempDir } from './support/temp-dir.js';
 
 /**
  * Hostile plugins, on the agent's side: the simulated agent goes on serving
@@ -28,7 +26,7 @@ let dataDir: string;
 const hostile = new HostileInstaller();
 
 beforeEach(async () => {
-  sandbox = await makeTempDir('hostile-agent');
+  sandbox = await tempDir('hostile-agent');
   pluginDir = join(sandbox, 'plugins');
   dataDir = join(sandbox, 'data');
   volumesDir = join(dataDir, 'host_volumes');

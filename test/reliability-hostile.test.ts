@@ -6,7 +6,7 @@ import { PluginError, discoverPlugins, execPlugin, resolvePlugin, type PluginErr
 import type { Operation } from '@dhv/sdk/plugin';
 import { HostileInstaller } from './support/hostile-installer.js';
 import { recordedPids, survivors } from './support/processes.js';
-import { makeTempDir, removeTempDir } from './support/temp-dir.js';
+import { tempDir, removeTempDir } from './support/kit.js';
 
 /**
  * Hostile plugins: whatever a plugin does, the client stays in control. Each
@@ -28,7 +28,7 @@ let volumesDir: string;
 const hostile = new HostileInstaller();
 
 beforeEach(async () => {
-  sandbox = await makeTempDir('hostile');
+  sandbox = await tempDir('hostile');
   pluginDir = join(sandbox, 'plugins');
   volumesDir = join(sandbox, 'volumes');
   await mkdir(pluginDir);

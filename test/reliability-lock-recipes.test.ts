@@ -5,8 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildEnvironment } from '@dhv/sdk/client';
 import { loopDevicesBackedBy, mountsAt } from '@dhv/sdk/host';
-import { skipRootTests } from './support/requirements.js';
-import { REFERENCE_LOOPBACK } from './support/checkout-paths.js';
+import { skipRootTests, REFERENCE_LOOPBACK } from './support/kit.js';
 import { tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
 
 /**

@@ -4,12 +4,9 @@ import { chmod, copyFile, mkdir, readdir, rm, symlink, truncate, unlink, writeFi
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { attachedLoopDevicesSync, readMountTableSync } from '@dhv/sdk/host';
-import { builtPlugin } from './support/checkout-paths.js';
-import { skipRootTests } from './support/requirements.js';
-import { runDhv, type DhvRun } from './support/run-dhv.js';
+import { builtPlugin, skipRootTests, runDhv, type DhvRun, tempDir, removeTempDir } from './support/kit.js';
 import { loopDiskAttached, mountLoopDisk, releaseLoopDisk } from './support/loop-disk.js';
 import { diskRecordFoldersBelow } from './support/plugin-disk-records.js';
-import { makeTempDir, releaseMountsAndLoops, removeTempDir } from './support/temp-dir.js';
 
 /**
  * Round three of the reliability recipes (issue 22): gc removes only what is provably an
@@ -25,7 +22,7 @@ let pluginDir: string;
 let volumesDir: string;
 
 beforeEach(async () => {
-  t = await makeTempDir('scope');
+  t = await tempDir('scope');
   dataDir = join(t, 'data');
   pluginDir = join(t, 'plugins');
   volumesDir = join(t, 'vols');
@@ -35,7 +32,6 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  releaseMountsAndLoops(t);
   await removeTempDir(t);
 });
 

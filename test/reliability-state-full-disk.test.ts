@@ -2,10 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { skipRootTests } from './support/requirements.js';
-import { runDhv } from './support/run-dhv.js';
+import { skipRootTests, runDhv, tempDir, removeTempDir } from './support/kit.js';
 import { mountLoopDisk, releaseLoopDisk, type LoopDisk } from './support/loop-disk.js';
-import { makeTempDir, releaseMountsAndLoops, removeTempDir } from './support/temp-dir.js';
 import { snapshotTree } from './support/tree-snapshot.js';
 import { EVERY_NAME_LOCK } from '../packages/harness/src/agent/state/agent-lock.js';
 
@@ -24,7 +22,7 @@ let flags: string[];
 let disk: LoopDisk | undefined;
 
 beforeEach(async () => {
-  sandbox = await makeTempDir('state-full');
+  sandbox = await tempDir('state-full');
   dataDir = join(sandbox, 'data');
   volumesDir = join(sandbox, 'volumes');
   await mkdir(dataDir);
@@ -37,7 +35,6 @@ beforeEach(async () => {
 afterEach(async () => {
   if (disk) releaseLoopDisk(disk);
   disk = undefined;
-  releaseMountsAndLoops(sandbox);
   await removeTempDir(sandbox);
 });
 

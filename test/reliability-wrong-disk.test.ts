@@ -6,11 +6,9 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execPlugin, type RequestInput } from '@dhv/sdk/client';
 import { attachedLoopDevicesSync, readMountTableSync } from '@dhv/sdk/host';
-import { builtPlugin } from './support/checkout-paths.js';
+import { builtPlugin, skipRootTests, tempDir, removeTempDir } from './support/kit.js';
 import { loopDiskAttached, mountLoopDisk, releaseLoopDisk } from './support/loop-disk.js';
 import { diskRecordFoldersBelow } from './support/plugin-disk-records.js';
-import { skipRootTests } from './support/requirements.js';
-import { makeTempDir, releaseMountsAndLoops, removeTempDir } from './support/temp-dir.js';
 
 /**
  * Issue 22, item 2, at the plugins themselves: dhv-mkdir and dhv-loopback, run directly as
@@ -28,13 +26,12 @@ let t: string;
 let volumesDir: string;
 
 beforeEach(async () => {
-  t = await makeTempDir('wrong-disk');
+  t = await tempDir('wrong-disk');
   volumesDir = join(t, 'vols');
   await mkdir(volumesDir);
 });
 
 afterEach(async () => {
-  releaseMountsAndLoops(t);
   await removeTempDir(t);
 });
 

@@ -2,17 +2,18 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execPlugin } from '@dhv/sdk/client';
-import { loopDevices, skipUnless, tool } from '../support/requirements.js';
-import { builtPlugin } from '../support/checkout-paths.js';
+import {
+  loopDevices,
+  skipUnless,
+  tool,
+  builtPlugin,
+  loopDeviceNamesBackedBelow,
+  tempDir,
+  mountPointsAtOrBelow,
+  removeTempDir,
+} from '../support/kit.js';
 import { mapLimit } from '../support/map-limit.js';
 import { median } from '../support/median.js';
-import {
-  loopDeviceNamesBackedBelow,
-  makeTempDir,
-  mountPointsAtOrBelow,
-  releaseMountsAndLoops,
-  removeTempDir,
-} from '../support/temp-dir.js';
 
 /**
  * The soak: 100 create/delete cycles of dhv-loopback, 8 at a time, through the
@@ -39,12 +40,11 @@ describe.skipIf(
 
   beforeAll(async () => {
     executable = builtPlugin('dhv-loopback');
-    sandbox = await makeTempDir('soak');
+    sandbox = await tempDir('soak');
     volumesDir = join(sandbox, 'volumes');
   }, 120_000);
 
   afterAll(async () => {
-    releaseMountsAndLoops(sandbox);
     await removeTempDir(sandbox);
   });
 

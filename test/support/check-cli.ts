@@ -1,14 +1,8 @@
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { DHV_BIN, REPO_ROOT } from './checkout-paths.js';
-import { loopDeviceNamesBackedBelow, mountPointsAtOrBelow } from './temp-dir.js';
+import { readdir } from 'node:fs/promises';
+import { runDhv } from './run-dhv.js';
+import { loopDeviceNamesBackedBelow, mountPointsAtOrBelow, removeTempDir, tempDir } from './temp-dir.js';
 import type { ConformanceReport } from '../../packages/harness/src/conformance/index.js';
 
-const run = promisify(execFile);
 /** A whole suite takes seconds on a quiet machine; on a busy CI host it can take much longer, which is not a failure. */
 export const SUITE_TIMEOUT_MS = 240_000;
 
@@ -23,26 +17,22 @@ export interface CheckRun {
   leftoverLoopDevices: string[];
 }
 
+/** `dhv check <args>` as a user or CI runs it: stdout and stderr are pipes. */
+export async function runCheck(
+  args: readonly string[],
+  options: { env?: NodeJS.ProcessEnv } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const { exitCode, stdout, stderr } = await runDhv(['check', ...args], options);
+  return { code: exitCode, stdout, stderr };
+}
+
 /** Runs `dhv check --json` as a user would, in a scratch --volumes-dir that is removed afterwards. */
 export async function dhvCheck(plugin: string, args: string[] = []): Promise<CheckRun> {
-  const scratch = await mkdtemp(join(tmpdir(), 'dhv-check-test-'));
+  const scratch = await tempDir('check-test');
   try {
-    const { exitCode, stdout, stderr } = await run(
-      process.execPath,
-      [DHV_BIN, 'check', plugin, '--json', '--volumes-dir', scratch, ...args],
-      {
-        maxBuffer: 16 * 1024 * 1024,
-      },
-    ).then(
-      (r) => ({ exitCode: 0, ...r }),
-      (err: { code: number; stdout: string; stderr: string }) => ({
-        exitCode: err.code,
-        stdout: err.stdout,
-        stderr: err.stderr,
-      }),
-    );
+    const { code, stdout, stderr } = await runCheck([plugin, '--json', '--volumes-dir', scratch, ...args]);
     return {
-      exitCode,
+      exitCode: code ?? 1,
       report: JSON.parse(stdout) as ConformanceReport,
       stderr,
       leftovers: await readdir(scratch),
@@ -50,15 +40,8 @@ export async function dhvCheck(plugin: string, args: string[] = []): Promise<Che
       leftoverLoopDevices: loopDeviceNamesBackedBelow(scratch),
     };
   } finally {
-    await rm(scratch, { recursive: true, force: true });
+    await removeTempDir(scratch);
   }
-}
-
-/** Builds a reference plugin when another package's build has not produced it yet. */
-export async function ensureBuilt(workspace: string, executable: string): Promise<string> {
-  const file = join(REPO_ROOT, executable);
-  if (!existsSync(file)) await run('npm', ['run', 'build', '-w', workspace], { cwd: REPO_ROOT });
-  return file;
 }
 
 export function failedRequired(report: ConformanceReport): string[] {

@@ -12,6 +12,8 @@ export const HARNESS_FIXTURES = join(REPO_ROOT, 'packages/harness/fixtures');
 /** The real `dhv` executable; tests run it as a separate process, as a user would. */
 export const DHV_BIN = join(REPO_ROOT, 'packages/harness/bin/run.js');
 
+export const LOOPBACK_PACKAGE_DIR = join(REPO_ROOT, 'packages/plugin-loopback');
+
 export const REFERENCE_MKDIR = join(REPO_ROOT, 'packages/plugin-mkdir/dist/dhv-mkdir');
 export const REFERENCE_LOOPBACK = join(REPO_ROOT, 'packages/plugin-loopback/dist/dhv-loopback');
 

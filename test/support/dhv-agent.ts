@@ -2,10 +2,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loopDevicesBackedBelow, mountsAtOrBelow, releaseEverythingBelow } from '@dhv/sdk/host';
+import { loopDevicesBackedBelow, mountsAtOrBelow } from '@dhv/sdk/host';
 import { dataDirLayout } from '@dhv/harness';
 import { DHV_BIN } from './checkout-paths.js';
+import { killProcessesMentioning } from './processes.js';
 import { runDhv, type DhvRun } from './run-dhv.js';
+import { releaseMountsAndLoops } from './temp-dir.js';
 
 /** A temporary simulated agent: its own data dir, plugin dir and volumes dir, and a `dhv` bound to them. */
 export interface TempAgent {
@@ -24,7 +26,7 @@ export interface TempAgent {
   /** Writes an executable plugin into the plugin dir. */
   plugin(name: string, script: string): Promise<string>;
   config?: string;
-  /** Unmounts and detaches whatever lives under the agent's dir, kills processes it started, removes the dir. */
+  /** Kills the processes it started and the plugins they ran, unmounts and detaches whatever lives under the agent's dir, removes the dir. */
   cleanup(): Promise<void>;
 }
 
@@ -80,7 +82,9 @@ export async function tempAgent(options: { config?: (dir: string) => string } = 
     },
     async cleanup() {
       for (const child of children) child.kill('SIGKILL');
-      await releaseEverythingBelow(dir).catch(() => {});
+      // A plugin run outlives its killed `dhv` (a gated plugin blocks opening its FIFO for good).
+      killProcessesMentioning(dir);
+      await releaseMountsAndLoops(dir).catch(() => []);
       const left = [
         ...(await mountsAtOrBelow(dir)).map((m) => m.mountPoint),
         ...(await loopDevicesBackedBelow(dir)).map((l) => l.device),

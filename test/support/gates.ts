@@ -5,25 +5,31 @@ import { join } from 'node:path';
 
 /**
  * Gates for race tests: a plugin that reaches a gate says so (`<gate>.started`) and waits
- * on a FIFO until the test opens it, so the recipe of a race runs in its exact order
- * without a sleep. The gates live in `<agent dir>/gates/`, which the plugin finds from its
+ * on a FIFO until the test opens it. A create has two: `mkdir` before it makes the
+ * volume's folder and `create` after; a delete has `delete` before it removes the folder.
+ * So the recipe of a race runs in its exact order without a sleep. The gates live in `<agent dir>/gates/`, which the plugin finds from its
  * volumes dir (`<agent dir>/data/host_volumes`): a plugin gets no other environment.
  */
 export const GATED_PLUGIN = `#!/bin/bash
 dir="$DHV_VOLUMES_DIR/$DHV_VOLUME_ID"
-gate="$DHV_VOLUMES_DIR/../../gates/$DHV_VOLUME_NAME.$1"
+gates="$DHV_VOLUMES_DIR/../../gates/$DHV_VOLUME_NAME"
+wait_at() { if [ -p "$gates.$1" ]; then echo "$$" > "$gates.$1.started"; read -t 60 _ < "$gates.$1"; fi; }
 case "$1" in
   fingerprint) echo '{"version": "1.0.0"}' ;;
   create)
+    wait_at mkdir
     /bin/mkdir -p "$dir" || exit 1
-    if [ -p "$gate" ]; then echo "$$" > "$gate.started"; read -t 60 _ < "$gate"; fi
+    wait_at create
     echo "{\\"path\\": \\"$dir\\", \\"bytes\\": 0}" ;;
   delete)
-    if [ -p "$gate" ]; then echo "$$" > "$gate.started"; read -t 60 _ < "$gate"; fi
+    wait_at delete
     /bin/rm -rf "$dir"; echo '{}' ;;
   *) echo '{"error": "unknown operation"}'; exit 1 ;;
 esac
 `;
+
+/** Where a gated plugin run can be held. */
+export type Gate = 'mkdir' | 'create' | 'delete';
 
 export class Gates {
   readonly dir: string;
@@ -32,13 +38,13 @@ export class Gates {
   }
 
   /** Closes the gate of `operation` on volume `name`: the next plugin run of it waits there. */
-  async close(name: string, operation: 'create' | 'delete'): Promise<void> {
+  async close(name: string, operation: Gate): Promise<void> {
     await mkdir(this.dir, { recursive: true });
     execFileSync('/usr/bin/mkfifo', [this.path(name, operation)]);
   }
 
   /** Waits until a plugin run waits at the gate. */
-  async reached(name: string, operation: 'create' | 'delete', timeoutMs = 20_000): Promise<void> {
+  async reached(name: string, operation: Gate, timeoutMs = 120_000): Promise<void> {
     await until(
       () => existsSync(`${this.path(name, operation)}.started`),
       timeoutMs,
@@ -46,12 +52,12 @@ export class Gates {
     );
   }
 
-  started(name: string, operation: 'create' | 'delete'): boolean {
+  started(name: string, operation: Gate): boolean {
     return existsSync(`${this.path(name, operation)}.started`);
   }
 
   /** Lets the run waiting at the gate go on, and removes the gate so no later run waits. */
-  async open(name: string, operation: 'create' | 'delete'): Promise<void> {
+  async open(name: string, operation: Gate): Promise<void> {
     const path = this.path(name, operation);
     // Opening a FIFO for writing waits for its reader, which the plugin at the gate is.
     const handle = await open(path, 'w');
@@ -66,7 +72,7 @@ export class Gates {
 }
 
 /** Waits until `child` waits for a lock: it has a flock(1) child (the agent lock's waiter). */
-export async function waitingForLock(child: ChildProcess, timeoutMs = 20_000): Promise<void> {
+export async function waitingForLock(child: ChildProcess, timeoutMs = 120_000): Promise<void> {
   await until(() => flockChildren(child.pid!).length > 0, timeoutMs, `process ${child.pid} to wait for a lock`);
 }
 

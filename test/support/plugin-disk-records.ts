@@ -27,7 +27,7 @@ export async function forgetDiskRecordsBelow(dir: string): Promise<void> {
 
 /**
  * The net under the tests that remove their temp dir without `removeTempDir`: record
- * folders of volumes dirs inside a `dhv-*` folder of the temp dirs (`makeTempDir`'s
+ * folders of volumes dirs inside a `dhv-*` folder of the temp dirs (`tempDir`'s
  * and the loopback tests') that is gone. A folder that still exists may be a running
  * test's, so it is left alone; one that is gone is used by nobody.
  */

@@ -61,6 +61,11 @@ function processesMentioning(needle: string): number[] {
   return pids;
 }
 
+/** Kills every process whose command line mentions `needle` (the plugins a test's killed `dhv` left waiting); never throws. */
+export function killProcessesMentioning(needle: string): void {
+  killAll(processesMentioning(needle));
+}
+
 /** Waits until no process mentions `needle`, up to `timeoutMs`; returns those still running. */
 export async function waitForProcessesMentioning(needle: string, timeoutMs = 15_000): Promise<number[]> {
   const deadline = Date.now() + timeoutMs;

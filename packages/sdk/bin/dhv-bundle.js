@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Bundles a plugin into one executable file; the same code path as `dhv build`.
 import { parseArgs } from 'node:util';
-import { bundlePlugin } from '../dist/build.js';
+import { bundlePlugin } from '@dhv/sdk/build';
 
 const USAGE = `usage: dhv-bundle <entry> <outfile> [--node /abs/path/to/node] [--fixed-node] [--no-minify] [--json]
 

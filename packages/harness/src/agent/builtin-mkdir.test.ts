@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PluginError } from '@dhv/sdk/client';
 import { builtinMkdirCreate, builtinMkdirDelete } from './builtin-mkdir.js';
-import { root, skipUnless } from '../../../../test/support/requirements.js';
+import { root, skipUnless } from '../../../../test/support/kit.js';
 
 interface LayoutEntry {
   path: string;

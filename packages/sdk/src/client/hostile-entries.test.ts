@@ -6,7 +6,7 @@ import { discoverPlugins } from './discover-plugins.js';
 import { execPlugin } from './exec-plugin.js';
 import { PluginError } from './errors.js';
 import { groupGone, killGroup, usePluginDirs, type PluginDir } from '../__fixtures__/plugins.js';
-import { root, skipUnless, tool, toolPath } from '../../../../test/support/requirements.js';
+import { root, skipUnless, tool, toolPath } from '../../../../test/support/kit.js';
 
 /**
  * Entries of the plugin dir that are not

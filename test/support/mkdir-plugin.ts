@@ -1,19 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { chmod, lstat, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, lstat, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { bundlePlugin } from '@dhv/sdk/build';
 import { execPlugin, type ExecOptions, type RequestInput } from '@dhv/sdk/client';
 import { afterAll, beforeAll } from 'vitest';
+import { REPO_ROOT } from './checkout-paths.js';
+import { tempDir } from './temp-dir.js';
 
 /**
  * Test support for dhv-mkdir: the plugin built from source into a temporary directory
  * (so tests need no `npm run build` of this package), run as a separate process through
  * the SDK's execPlugin, exactly as an agent runs it.
  */
-export const PLUGIN_ENTRY = fileURLToPath(new URL('../src/plugin.ts', import.meta.url));
-export const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url));
+export const MKDIR_PACKAGE_DIR = join(REPO_ROOT, 'packages/plugin-mkdir');
+const PLUGIN_ENTRY = join(MKDIR_PACKAGE_DIR, 'src/plugin.ts');
 
 export interface BuiltPlugin {
   /** The bundled dhv-mkdir, inside a plugin directory of its own. */
@@ -23,7 +23,7 @@ export interface BuiltPlugin {
 }
 
 export async function buildPlugin(): Promise<BuiltPlugin> {
-  const dir = await mkdtemp(join(tmpdir(), 'dhv-mkdir-plugin-'));
+  const dir = await tempDir('mkdir-plugin');
   const { outfile } = await bundlePlugin({ entry: PLUGIN_ENTRY, outfile: join(dir, 'dhv-mkdir') });
   return { executable: outfile, dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
