@@ -17,7 +17,11 @@ async function loadOptions() {
     return made === (await buildStamp());
   };
   let usable = await fresh();
-  if (!usable && (await buildStamp()) !== undefined) usable = await writeManifest().then(() => true, () => false);
+  if (!usable && (await buildStamp()) !== undefined)
+    usable = await writeManifest().then(
+      () => true,
+      () => false,
+    );
   if (!usable) return { root: ROOT, pjson };
   return {
     root: ROOT,

@@ -112,7 +112,10 @@ export class VolumeDisks {
     for (const name of names) {
       if (!name.endsWith('.json') || name.startsWith(TEMP_PREFIX)) continue;
       try {
-        known.set(name.slice(0, -'.json'.length), JSON.parse(readSmallRegularFileSync(join(this.dir, name))) as VolumeDisk);
+        known.set(
+          name.slice(0, -'.json'.length),
+          JSON.parse(readSmallRegularFileSync(join(this.dir, name))) as VolumeDisk,
+        );
       } catch {
         // A record that does not load is no record, as get() reads it: it is written again below.
       }
@@ -180,11 +183,17 @@ export class RestoreDisks {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     for (const [id, hostPath] of this.met) {
       const parent = dirname(hostPath);
-      if (!parents.has(parent)) parents.set(parent, realpath(parent).catch(() => undefined));
+      if (!parents.has(parent))
+        parents.set(
+          parent,
+          realpath(parent).catch(() => undefined),
+        );
       const canonicalParent = await parents.get(parent)!;
       const name = basename(hostPath);
       const where =
-        canonicalParent === undefined || name === '' ? await canonicalPath(hostPath).catch(() => undefined) : join(canonicalParent, name);
+        canonicalParent === undefined || name === ''
+          ? await canonicalPath(hostPath).catch(() => undefined)
+          : join(canonicalParent, name);
       const mounted = where !== undefined && entriesAt(table, where).length > 0;
       const disk: VolumeDisk = { VolumesDir: this.volumesDir, ...this.now, VolumeMounted: mounted };
       await writeFileAtomically(join(this.dir, `${id}.json`), JSON.stringify(disk));
