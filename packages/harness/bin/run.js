@@ -11,13 +11,11 @@ import { MANIFEST, ROOT, buildStamp, writeManifest } from './oclif-manifest.js';
  */
 async function loadOptions() {
   const pjson = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
-  const fresh = async () => {
-    const made = readManifestStamp();
-    if (made === null) return false;
-    return made === (await buildStamp());
-  };
-  let usable = await fresh();
-  if (!usable && (await buildStamp()) !== undefined)
+  // An installed package has no build info: the manifest it was packed with is its own.
+  const stamp = await buildStamp();
+  const made = readManifestStamp();
+  let usable = made !== null && (stamp === undefined || made === stamp);
+  if (!usable && stamp !== undefined)
     usable = await writeManifest().then(
       () => true,
       () => false,
@@ -29,7 +27,7 @@ async function loadOptions() {
   };
 }
 
-/** The build stamp the manifest was made from (undefined in an installed package), or null without a manifest. */
+/** The build stamp the manifest was made from, or null without a manifest. */
 function readManifestStamp() {
   try {
     return JSON.parse(readFileSync(MANIFEST, 'utf8')).dhvBuild;
