@@ -15,7 +15,7 @@ import {
 import { valueOf, type PluginRunner } from '../../runner/plugin-runner.js';
 import { joinErrors } from '../go-multierror.js';
 import { restorableWithVolumesDir, type VolumeHealth } from '../state/volume-health.js';
-import type { VolumeDisks } from '../state/volume-disks.js';
+import type { RestoreDisks, VolumeDisks } from '../state/volume-disks.js';
 import { BUILTIN_MKDIR_ID } from '@dhv/sdk/client';
 
 /** The client state calls the host volume manager makes; a test may hand in one that fails. */
@@ -287,12 +287,13 @@ export class VolumeManager {
     // The volumes dir is looked at once for the whole restore, not once per volume.
     const { failed } = await restorableWithVolumesDir(records, this.ctx.config.volumesDir);
     const volumesDirMissing = new Map(failed.map((f) => [f.record.ID, f.error]));
+    const disks = await this.ctx.disks?.forRestore(this.ctx.config.volumesDir);
     await Promise.all(
       records.map(async (record, i) => {
         try {
           const claim = claims[i]!;
           if (claim instanceof Error) throw claim;
-          const restored = await this.restoreOne(record, claim, remainingMs, outcome, volumesDirMissing);
+          const restored = await this.restoreOne(record, claim, remainingMs, outcome, volumesDirMissing, disks);
           const path = typeof restored === 'object' && restored !== null ? restored.path : restored;
           if (path === null) return;
           // Nomad's name claim is an in-memory map: a second volume of a claimed name is refused at
@@ -316,6 +317,7 @@ export class VolumeManager {
         }
       }),
     );
+    await disks?.finish().catch(() => {});
     if (errors.length > 0) {
       outcome.error = joinErrors(errors);
       this.ctx.log({ level: 'error', message: 'failed to restore state', fields: { error: outcome.error.message } });
@@ -381,6 +383,7 @@ export class VolumeManager {
     remainingMs: () => number,
     outcome: RestoreOutcome,
     volumesDirMissing: ReadonlyMap<string, AgentError>,
+    disks: RestoreDisks | undefined,
   ): Promise<string | { path: string; note: string } | undefined | null | typeof NAME_TAKEN> {
     const { config, runner, signal } = this.ctx;
     const req = record.CreateReq;
@@ -420,7 +423,7 @@ export class VolumeManager {
     // Every plugin runs, as under Nomad: a plugin that keeps its disk's record (both
     // reference plugins do) refuses a volumes dir on another disk itself.
     const builtin = req.PluginID === BUILTIN_MKDIR_ID;
-    const note = builtin ? await this.ctx.disks?.movedNote(record, config.volumesDir) : undefined;
+    const note = builtin ? disks?.movedNote(record) : undefined;
     try {
       const result = valueOf(
         await runner.run('create', {
@@ -430,7 +433,7 @@ export class VolumeManager {
           timeoutMs: remainingMs(),
         }),
       );
-      await this.ctx.disks?.recordIfNew(record.ID, config.volumesDir, result.path).catch(() => {});
+      disks?.restored(record.ID, result.path);
       return note ? { path: result.path, note } : result.path;
     } catch (err) {
       this.ctx.log({

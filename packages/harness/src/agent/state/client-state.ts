@@ -8,7 +8,7 @@ import {
   NotARegularFileError,
   TEMP_PREFIX,
   readRegularFile,
-  readRegularFileSync,
+  readSmallRegularFileSync,
   removeFileDurably,
   tempFileWriter,
   syncFileSystemOf,
@@ -204,7 +204,7 @@ export class ClientState {
 
   private readTextSync(file: string): string | undefined {
     try {
-      return readRegularFileSync(file);
+      return readSmallRegularFileSync(file);
     } catch (err) {
       return unreadable(file, err);
     }

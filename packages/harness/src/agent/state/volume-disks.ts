@@ -1,5 +1,6 @@
+import { readdirSync } from 'node:fs';
 import { mkdir, readFile, realpath, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import {
   atOrBelow,
   attachedLoopDevices,
@@ -12,7 +13,15 @@ import {
 } from '@dhv/sdk/host';
 import type { VolumeRecord } from './client-state.js';
 import { stateLayout } from './layout.js';
-import { readRegularFile, removeFileDurably, writeFileDurably } from './durable-file.js';
+import {
+  TEMP_PREFIX,
+  readRegularFile,
+  readSmallRegularFileSync,
+  removeFileDurably,
+  syncFileSystemOf,
+  writeFileAtomically,
+  writeFileDurably,
+} from './durable-file.js';
 
 /** Why a volume is not usable, shaped as VolumeHealth keeps a failure. */
 interface Unusable {
@@ -70,17 +79,6 @@ export class VolumeDisks {
     await removeFileDurably(this.file(id));
   }
 
-  /** Said on the restore line of a volume the built-in mkdir made again, as Nomad's does, on another filesystem. */
-  async movedNote(record: VolumeRecord, volumesDir: string): Promise<string | undefined> {
-    const then = await this.get(record.ID);
-    const now = then && (await diskOf(volumesDir));
-    if (!then || !now || sameDisk(then, now)) return undefined;
-    return (
-      `its folder now lives on another filesystem than at create (made again there, as Nomad's built-in mkdir does; ` +
-      `what was written on the first disk is not in it): ${onAnotherDisk(then, now, volumesDir)}`
-    );
-  }
-
   /** Volumes whose mount is gone, or whose loop device's image was deleted or cut short: not usable, whatever the last restore said. */
   async unusable(records: readonly VolumeRecord[]): Promise<Map<string, Unusable>> {
     const out = new Map<string, Unusable>();
@@ -98,8 +96,93 @@ export class VolumeDisks {
     return out;
   }
 
+  /**
+   * The disk records as one restore uses them: every record read once, the volumes dir's
+   * filesystem looked up once, and the records of volumes met for the first time written
+   * together by `finish()` (one mount table read, one `sync -f`), not one durable file each.
+   */
+  async forRestore(volumesDir: string): Promise<RestoreDisks> {
+    const known = new Map<string, VolumeDisk>();
+    let names: string[] = [];
+    try {
+      names = readdirSync(this.dir);
+    } catch {
+      // No record yet: every volume is met for the first time.
+    }
+    for (const name of names) {
+      if (!name.endsWith('.json') || name.startsWith(TEMP_PREFIX)) continue;
+      try {
+        known.set(
+          name.slice(0, -'.json'.length),
+          JSON.parse(readSmallRegularFileSync(join(this.dir, name))) as VolumeDisk,
+        );
+      } catch {
+        // A record that does not load is no record, as get() reads it: it is written again below.
+      }
+    }
+    return new RestoreDisks(this.dir, volumesDir, known, await diskOf(volumesDir));
+  }
+
   private file(id: string): string {
     return join(this.dir, `${id}.json`);
+  }
+}
+
+/** One restore's view of the disk records (VolumeDisks.forRestore). */
+export class RestoreDisks {
+  private readonly met = new Map<string, string>();
+
+  constructor(
+    private readonly dir: string,
+    private readonly volumesDir: string,
+    private readonly known: ReadonlyMap<string, VolumeDisk>,
+    private readonly now: Pick<VolumeDisk, 'Device' | 'DiskMountPoint'> | undefined,
+  ) {}
+
+  /** Said on the restore line of a volume the built-in mkdir made again, as Nomad's does, on another filesystem. */
+  movedNote(record: VolumeRecord): string | undefined {
+    const then = this.known.get(record.ID);
+    if (!then || !this.now || sameDisk(then, this.now)) return undefined;
+    return (
+      `its folder now lives on another filesystem than at create (made again there, as Nomad's built-in mkdir does; ` +
+      `what was written on the first disk is not in it): ${onAnotherDisk(then, this.now, this.volumesDir)}`
+    );
+  }
+
+  /** Notes that volume `id` was restored at `hostPath`; a volume without a record gets one at `finish()`. */
+  restored(id: string, hostPath: string): void {
+    if (!this.known.has(id)) this.met.set(id, hostPath);
+  }
+
+  /**
+   * Writes the records of the volumes met for the first time, then one `sync -f`. Best
+   * effort, as a create's record: a crash before it loses only those volumes' wrong-disk
+   * check until the next restore records them.
+   */
+  async finish(): Promise<void> {
+    if (this.met.size === 0 || !this.now) return;
+    const table = await readMountTable();
+    // Each volume's canonicalPath, its parent resolved once for all the volumes in it.
+    const parents = new Map<string, Promise<string | undefined>>();
+    await mkdir(this.dir, { recursive: true, mode: 0o700 });
+    for (const [id, hostPath] of this.met) {
+      const parent = dirname(hostPath);
+      if (!parents.has(parent))
+        parents.set(
+          parent,
+          realpath(parent).catch(() => undefined),
+        );
+      const canonicalParent = await parents.get(parent)!;
+      const name = basename(hostPath);
+      const where =
+        canonicalParent === undefined || name === ''
+          ? await canonicalPath(hostPath).catch(() => undefined)
+          : join(canonicalParent, name);
+      const mounted = where !== undefined && entriesAt(table, where).length > 0;
+      const disk: VolumeDisk = { VolumesDir: this.volumesDir, ...this.now, VolumeMounted: mounted };
+      await writeFileAtomically(join(this.dir, `${id}.json`), JSON.stringify(disk));
+    }
+    await syncFileSystemOf(this.dir);
   }
 }
 

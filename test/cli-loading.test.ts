@@ -1,0 +1,100 @@
+import { spawn } from 'node:child_process';
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DHV_BIN, REPO_ROOT, runDhv, tempDir, removeTempDir } from './support/kit.js';
+
+/**
+ * dhv starts by loading only the command that runs (every test spawns many dhv processes),
+ * with the help of every command taken from the oclif manifest the build writes, which is
+ * never stale.
+ */
+
+const MANIFEST = join(REPO_ROOT, 'packages/harness/oclif.manifest.json');
+const COMMANDS_DIR = join(REPO_ROOT, 'packages/harness/dist/commands');
+
+let dir: string;
+beforeEach(async () => {
+  dir = await tempDir('cli-loading');
+});
+afterEach(async () => {
+  await removeTempDir(dir);
+});
+
+/** The modules a `dhv` run imports (ES modules, as resolved), seen through a loader hook. */
+async function modulesImportedBy(args: string[]): Promise<{ exitCode: number | null; modules: string[] }> {
+  const hook = join(dir, 'hook.mjs');
+  await writeFile(
+    hook,
+    `export async function resolve(s, c, next) { const r = await next(s, c); process.stderr.write('IMPORT ' + r.url + '\\n'); return r; }\n`,
+  );
+  const register = join(dir, 'register.mjs');
+  await writeFile(
+    register,
+    `import { register } from 'node:module';\nregister(${JSON.stringify(`file://${hook}`)});\n`,
+  );
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', register, DHV_BIN, ...args], {
+      env: { ...process.env, NO_COLOR: '1', DHV_DATA_DIR: join(dir, 'data') },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    child.once('error', reject);
+    child.once('close', (exitCode) =>
+      resolve({
+        exitCode,
+        modules: stderr
+          .split('\n')
+          .filter((l) => l.startsWith('IMPORT file://'))
+          .map((l) => l.slice('IMPORT file://'.length)),
+      }),
+    );
+  });
+}
+
+/** The command modules (those the manifest lists, and the list of them all) among `modules`. */
+async function commandModules(modules: string[]): Promise<string[]> {
+  const manifest = JSON.parse(await readFile(MANIFEST, 'utf8')) as {
+    commands: Record<string, { relativePath: string[] }>;
+  };
+  const commands = new Set(Object.values(manifest.commands).map((c) => c.relativePath.slice(2).join('/')));
+  commands.add('index.js');
+  const loaded = modules.filter((m) => m.startsWith(`${COMMANDS_DIR}/`)).map((m) => m.slice(COMMANDS_DIR.length + 1));
+  return [...new Set(loaded.filter((m) => commands.has(m)))].sort();
+}
+
+describe('dhv start-up', () => {
+  it('imports the module of the command that runs and no other command', async () => {
+    const status = await modulesImportedBy(['volume', 'status']);
+    expect(status.exitCode).toBe(0);
+    expect(await commandModules(status.modules)).toEqual(['volume/status.js']);
+    expect(status.modules.some((m) => /\/node_modules\/(fast-check|esbuild)\//.test(m))).toBe(false);
+  });
+
+  it('imports no command module for --version, nor for the help of a command', async () => {
+    const version = await modulesImportedBy(['--version']);
+    expect(version.exitCode).toBe(0);
+    expect(await commandModules(version.modules)).toEqual([]);
+    const help = await modulesImportedBy(['volume', 'create', '--help']);
+    expect(help.exitCode).toBe(0);
+    expect(await commandModules(help.modules)).toEqual([]);
+  });
+
+  it('writes the manifest again when it was not made from the compiled commands, so help is never stale', async () => {
+    const real = await readFile(MANIFEST, 'utf8');
+    const stale = JSON.parse(real) as { dhvBuild?: string; commands: Record<string, { summary?: string }> };
+    stale.dhvBuild = 'an older compile';
+    stale.commands.version!.summary = 'a summary from an older compile';
+    const temp = `${MANIFEST}.stale-${process.pid}`;
+    await writeFile(temp, JSON.stringify(stale));
+    await rename(temp, MANIFEST);
+
+    const help = await runDhv(['help']);
+    expect(help.exitCode, help.stderr).toBe(0);
+    expect(help.stdout).not.toContain('a summary from an older compile');
+    expect(help.stdout).toMatch(/version\s+Show the version of dhv/);
+    const rewritten = JSON.parse(await readFile(MANIFEST, 'utf8')) as { dhvBuild?: string };
+    expect(rewritten.dhvBuild).toBe((JSON.parse(real) as { dhvBuild?: string }).dhvBuild);
+  });
+});
