@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import type { CheckContext, ExploreSettings } from '../types.js';
 import { sequences } from './generate.js';
-import { StepNotPossible, VolumeLab, Violation } from './lab.js';
-import type { Step } from './recipe.js';
+import { VolumeLab, Violation } from './lab.js';
+import type { Step, VolumeCall } from './recipe.js';
 import { RECOMMENDED_EXPLORE_CHECK, type ExploreCheckId } from './verdicts.js';
 
 export interface Finding {
@@ -32,8 +32,15 @@ type RunFinding = { violation: Violation; steps: Step[] };
 
 /** Upper bound on the generated runs when only the time budget limits them. */
 const UNLIMITED_RUNS = 1_000_000;
-/** Shrinking gets as long as the search, and at least this long; dropping needless steps after it half as long again. */
-const MIN_SHRINK_MS = 10_000;
+/**
+ * Shrinking is bounded by work, not time, so that a busy machine shrinks as far as an idle
+ * one: this many of fast-check's tries (each a whole run, and a try that drops a step moves
+ * the picks after it), then one pass of the tightening of the recipe as run, a few replays
+ * per step. Only a machine too slow for that stops them, at four times the search's
+ * budget (and at least MIN_SHRINK_LIMIT_MS).
+ */
+const FAST_CHECK_SHRINK_TRIES = 10;
+const MIN_SHRINK_LIMIT_MS = 60_000;
 
 /**
  * Runs random sequences of the agent's calls against the plugin until one breaks the
@@ -79,6 +86,11 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
     runLab(async (lab) => {
       for (const step of recipe) await lab.run(step);
     }, stopAtCosmetic);
+  /** A shortened recipe, run as far as it can: a step at a volume whose create was dropped is dropped too. */
+  const replayWherePossible = (recipe: readonly Step[]) =>
+    runLab(async (lab) => {
+      for (const step of recipe) await lab.runWherePossible(step);
+    }, shrinking.target === RECOMMENDED_EXPLORE_CHECK);
 
   if (settings.replay !== undefined) {
     // A cosmetic break does not end a replay: the recipe may lead on to a worse one.
@@ -91,8 +103,11 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
   const throwIfStopped = () => {
     if (stop !== undefined) throw stop.error;
   };
-  /** While shrinking: the check whose break is being shrunk; a break of another check is not this failure. */
-  const shrinking: { target?: ExploreCheckId } = {};
+  /**
+   * While shrinking: the check whose break is being shrunk (a break of another check is not
+   * this failure), and how many of fast-check's tries are left to run.
+   */
+  const shrinking: { target?: ExploreCheckId; triesLeft: number } = { triesLeft: FAST_CHECK_SHRINK_TRIES };
   let last: RunFinding | undefined;
   let cosmetic: { found: RunFinding; path: string } | undefined;
   let generated = 0;
@@ -108,6 +123,8 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
   };
   const property = fc.asyncProperty(sequences, async (commands) => {
     if (stop !== undefined) return true;
+    // Past its tries, fast-check runs through the shrinks it has left; they pass untried.
+    if (shrinking.target !== undefined && shrinking.triesLeft-- <= 0) return true;
     if (ctx.signal.aborted) {
       stop = { error: ctx.signal.reason };
       return true;
@@ -152,57 +169,85 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
   }
   if (last === undefined || path === undefined) return outcome(runs, undefined);
 
-  const shrinkMs = Math.max(settings.budgetMs, MIN_SHRINK_MS);
+  const shrinkLimitMs = Math.max(4 * settings.budgetMs, MIN_SHRINK_LIMIT_MS);
+  const shrinkUntil = performance.now() + shrinkLimitMs;
   const first = last;
   shrinking.target = first.violation.checkId;
   await fc.check(property, {
     seed: settings.seed,
     numRuns: settings.runs ?? UNLIMITED_RUNS,
     path,
-    plugins: [fc.interruptAfterTimeLimit(shrinkMs)],
+    plugins: [fc.interruptAfterTimeLimit(shrinkLimitMs / 2)],
   });
   await settle();
   throwIfStopped();
-  const tightened = await tighten(last, (recipe) => replay(recipe, shrinking.target === RECOMMENDED_EXPLORE_CHECK), {
-    until: performance.now() + shrinkMs / 2,
-  });
+  const tightened = await tighten(last, replayWherePossible, { until: shrinkUntil });
   return outcome(runs, toFinding(tightened, first.steps.length));
 }
 
 /**
  * fast-check shrinks the generated sequence; a step it keeps can still be needless once
- * its picks are names. This tries each step alone, then drops one step at a time from the
- * recipe as run, keeping each drop after which a replay still breaks the same check,
- * while time allows.
+ * its picks are names. This drops steps from the recipe as run, keeping each drop after
+ * which a replay still breaks the same check: first every fill (they
+ * make each replay slow), then all but a fill, then each fill down to one volume, then
+ * each step in turn, then single calls of the steps that run several at once, then
+ * plainer calls (a create not killed, not large). A replay runs what it can: a step
+ * aimed at a volume whose create was dropped goes too.
  */
 async function tighten(
   found: RunFinding,
   replay: (recipe: readonly Step[]) => Promise<RunFinding | undefined>,
   { until }: { until: number },
 ): Promise<RunFinding> {
-  const breaksTheSame = async (recipe: readonly Step[]) => {
-    const again = await replay(recipe).catch((err: unknown) => {
-      if (err instanceof StepNotPossible) return undefined;
-      throw err;
-    });
-    return again?.violation.checkId === found.violation.checkId ? again : undefined;
-  };
-  // One step alone is often enough (a fill before a slow fingerprint), and cheap to try.
-  for (const step of [...found.steps].reverse()) {
-    if (found.steps.length === 1 || performance.now() >= until) break;
-    const alone = await breaksTheSame([step]);
-    if (alone) return alone;
-  }
+  const timeLeft = () => performance.now() < until;
   let best = found;
-  // Fills make every replay slow: try without any of them first.
+  /** Whether `recipe` still breaks the check; if so it becomes the best, as run. */
+  const keepIfBreaks = async (recipe: readonly Step[]): Promise<boolean> => {
+    const again = await replay(recipe);
+    if (again?.violation.checkId !== found.violation.checkId || again.steps.length > best.steps.length) return false;
+    best = again;
+    return true;
+  };
   const withoutFills = best.steps.filter((step) => step.kind !== 'fill');
-  if (withoutFills.length > 0 && withoutFills.length < best.steps.length && performance.now() < until)
-    best = (await breaksTheSame(withoutFills)) ?? best;
-  for (let i = best.steps.length - 1; i >= 0 && best.steps.length > 1 && performance.now() < until; i--) {
-    const again = await breaksTheSame(best.steps.filter((_, j) => j !== i));
-    if (again) best = again;
+  if (withoutFills.length > 0 && withoutFills.length < best.steps.length && timeLeft())
+    await keepIfBreaks(withoutFills);
+  // A fill that is needed is often all that is (many volumes, then a slow fingerprint), or
+  // needed only for its first volume.
+  for (const step of best.steps.filter((s) => s.kind === 'fill'))
+    if (best.steps.length > 1 && timeLeft() && (await keepIfBreaks([step]))) return best;
+  for (let i = 0; i < best.steps.length && timeLeft(); i++) {
+    const step = best.steps[i]!;
+    if (step.kind === 'fill' && step.count > 1)
+      await keepIfBreaks(best.steps.map((s, j) => (j === i ? { kind: 'fill', count: 1 } : s)));
+  }
+  // From the end: a step near the failure is the likeliest to matter, and dropping it
+  // changes nothing before it. A recipe has a dozen steps at most, so one at a time.
+  for (let i = best.steps.length - 1; i >= 0 && best.steps.length > 1 && timeLeft(); i--)
+    await keepIfBreaks(best.steps.filter((_, j) => j !== i));
+  for (let i = best.steps.length - 1; i >= 0 && timeLeft(); i--) {
+    const step = best.steps[i];
+    if (step?.kind !== 'together') continue;
+    for (let c = step.calls.length - 1; c >= 0 && timeLeft(); c--) {
+      const calls = step.calls.filter((_, j) => j !== c);
+      const fewer: Step = calls.length === 1 ? calls[0]! : { kind: 'together', calls };
+      if (await keepIfBreaks(best.steps.map((s, j) => (j === i ? fewer : s)))) break;
+    }
+  }
+  for (let i = best.steps.length - 1; i >= 0 && timeLeft(); i--) {
+    const step = best.steps[i]!;
+    const simpler = plainer(step);
+    if (simpler !== undefined) await keepIfBreaks(best.steps.map((s, j) => (j === i ? simpler : s)));
   }
   return best;
+}
+
+/** The step as a plainer one (a create not killed, not large), or undefined when it is as plain as it gets. */
+function plainer(step: Step): Step | undefined {
+  if (step.kind === 'kill-create') return { kind: 'create', volume: step.volume, large: false };
+  if (step.kind === 'create' && step.large) return { ...step, large: false };
+  if (step.kind !== 'together') return undefined;
+  const calls = step.calls.map((call) => (plainer(call) as VolumeCall | undefined) ?? call);
+  return calls.some((call, i) => call !== step.calls[i]) ? { kind: 'together', calls } : undefined;
 }
 
 function toFinding(found: RunFinding, shrunkFrom: number): Finding {
