@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import type { CheckContext, ExploreSettings } from '../types.js';
 import { sequences } from './generate.js';
-import { VolumeLab, Violation } from './lab.js';
+import { RunAbandoned, VolumeLab, Violation } from './lab.js';
 import type { Step } from './recipe.js';
 import { tighten } from './tighten.js';
 import { RECOMMENDED_EXPLORE_CHECK, type ExploreCheckId } from './verdicts.js';
@@ -55,19 +55,22 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
   setMaxListeners(64, ctx.signal);
   let labs = 0;
   let calls = 0;
+  /** Set while the run in flight at the budget's end is given up; see settle below. */
+  let abandoned = false;
   const runLab = async (
     steps: (lab: VolumeLab) => Promise<unknown>,
     stopAtCosmetic: boolean,
   ): Promise<RunFinding | undefined> => {
     const dir = join(ctx.sandbox, `run-${++labs}`, 'volumes');
     await mkdir(dir, { recursive: true });
-    const lab = new VolumeLab(ctx, dir, labs, stopAtCosmetic);
+    const lab = new VolumeLab(ctx, dir, labs, stopAtCosmetic, () => abandoned);
     try {
       await steps(lab);
       await lab.finish();
       return lab.cosmetic;
     } catch (err) {
       if (err instanceof Violation) return { violation: err, steps: [...lab.history] };
+      if (err instanceof RunAbandoned) return undefined;
       throw err;
     } finally {
       calls += lab.calls;
@@ -113,10 +116,11 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
   let cosmetic: { found: RunFinding; path: string } | undefined;
   let generated = 0;
   // At its time limit fast-check stops waiting for the run in flight (interruptAfterTimeLimit
-  // races it) but the run goes on: it is awaited before the explorer returns, so no plugin
-  // call outlives the check, and what it finds then counts for nothing.
+  // races it) but the run goes on: it is given up at its next step (its volumes are still
+  // deleted) and awaited before the explorer returns, so no plugin call outlives the check,
+  // and what it finds then counts for nothing. Run to its end, it took a busy machine
+  // several seconds past the budget.
   let inFlight: Promise<unknown> = Promise.resolve();
-  let abandoned = false;
   const settle = async () => {
     abandoned = true;
     await inFlight;

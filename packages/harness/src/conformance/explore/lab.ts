@@ -37,6 +37,9 @@ export class Violation extends Error {
 /** A step the recipe asks for that the volumes' state does not allow (restore of a volume never created). */
 export class StepNotPossible extends Error {}
 
+/** The run was given up (the budget ran out while it went on): its next step is not started. */
+export class RunAbandoned extends Error {}
+
 type VolumeState = 'live' | 'uncertain';
 
 interface Volume {
@@ -71,6 +74,8 @@ export class VolumeLab {
     private readonly runNumber: number,
     /** Whether a cosmetic break ends the run (when it is the one being shrunk). */
     private readonly stopAtCosmetic = false,
+    /** Asked before every step; true gives the run up, and only its volumes' deletes follow. */
+    private readonly abandoned: () => boolean = () => false,
   ) {}
 
   /**
@@ -151,6 +156,7 @@ export class VolumeLab {
   }
 
   async run(step: Step): Promise<void> {
+    if (this.abandoned()) throw new RunAbandoned();
     if (!this.canRun(step)) throw new StepNotPossible(`"${formatStep(step)}" cannot run: ${whyNot(step)}`);
     if (!this.ending) this.history.push(step);
     switch (step.kind) {
