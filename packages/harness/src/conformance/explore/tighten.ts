@@ -11,8 +11,8 @@ export interface Break {
  * its picks are names. This drops steps from the recipe as run, keeping each drop after
  * which a replay still breaks the same check: first every fill (they
  * make each replay slow), then all but a fill, then each fill down to one volume, then
- * each step in turn, then single calls of the steps that run several at once, then
- * plainer calls (a create not killed, not large). A replay runs what it can: a step
+ * plainer calls (a create not killed, not large), then each step in turn, then single
+ * calls of the steps that run several at once. A replay runs what it can: a step
  * aimed at a volume whose create was dropped goes too.
  */
 export async function tighten<F extends Break>(
@@ -41,6 +41,13 @@ export async function tighten<F extends Break>(
     if (step.kind === 'fill' && step.count > 1)
       await keepIfBreaks(best.steps.map((s, j) => (j === i ? { kind: 'fill', count: 1 } : s)));
   }
+  // Plainer calls before any drop: a killed create is timing, and a busy machine made
+  // every drop after one break or not by chance.
+  for (let i = best.steps.length - 1; i >= 0 && timeLeft(); i--) {
+    const step = best.steps[i];
+    const simpler = step && plainer(step);
+    if (simpler !== undefined) await keepIfBreaks(best.steps.map((s, j) => (j === i ? simpler : s)));
+  }
   // From the end: a step near the failure is the likeliest to matter, and dropping it
   // changes nothing before it. A recipe has a dozen steps at most, so one at a time.
   for (let i = best.steps.length - 1; i >= 0 && best.steps.length > 1 && timeLeft(); i--)
@@ -53,11 +60,6 @@ export async function tighten<F extends Break>(
       const fewer: Step = calls.length === 1 ? calls[0]! : { kind: 'together', calls };
       if (await keepIfBreaks(best.steps.map((s, j) => (j === i ? fewer : s)))) break;
     }
-  }
-  for (let i = best.steps.length - 1; i >= 0 && timeLeft(); i--) {
-    const step = best.steps[i]!;
-    const simpler = plainer(step);
-    if (simpler !== undefined) await keepIfBreaks(best.steps.map((s, j) => (j === i ? simpler : s)));
   }
   return best;
 }
