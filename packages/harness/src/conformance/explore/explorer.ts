@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import type { CheckContext, ExploreSettings } from '../types.js';
 import { sequences } from './generate.js';
-import { StepNotPossible, VolumeLab, Violation } from './lab.js';
+import { RunAbandoned, VolumeLab, Violation } from './lab.js';
 import type { Step } from './recipe.js';
+import { tighten } from './tighten.js';
 import { RECOMMENDED_EXPLORE_CHECK, type ExploreCheckId } from './verdicts.js';
 
 export interface Finding {
@@ -32,8 +33,15 @@ type RunFinding = { violation: Violation; steps: Step[] };
 
 /** Upper bound on the generated runs when only the time budget limits them. */
 const UNLIMITED_RUNS = 1_000_000;
-/** Shrinking gets as long as the search, and at least this long; dropping needless steps after it half as long again. */
-const MIN_SHRINK_MS = 10_000;
+/**
+ * Shrinking is bounded by work, not time, so that a busy machine shrinks as far as an idle
+ * one: this many of fast-check's tries (each a whole run, and a try that drops a step moves
+ * the picks after it), then one pass of the tightening of the recipe as run, a few replays
+ * per step. Only a machine too slow for that stops them, at four times the search's
+ * budget (and at least MIN_SHRINK_LIMIT_MS).
+ */
+const FAST_CHECK_SHRINK_TRIES = 6;
+const MIN_SHRINK_LIMIT_MS = 60_000;
 
 /**
  * Runs random sequences of the agent's calls against the plugin until one breaks the
@@ -47,19 +55,22 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
   setMaxListeners(64, ctx.signal);
   let labs = 0;
   let calls = 0;
+  /** Set while the run in flight at the budget's end is given up; see settle below. */
+  let abandoned = false;
   const runLab = async (
     steps: (lab: VolumeLab) => Promise<unknown>,
     stopAtCosmetic: boolean,
   ): Promise<RunFinding | undefined> => {
     const dir = join(ctx.sandbox, `run-${++labs}`, 'volumes');
     await mkdir(dir, { recursive: true });
-    const lab = new VolumeLab(ctx, dir, labs, stopAtCosmetic);
+    const lab = new VolumeLab(ctx, dir, labs, stopAtCosmetic, () => abandoned);
     try {
       await steps(lab);
       await lab.finish();
       return lab.cosmetic;
     } catch (err) {
       if (err instanceof Violation) return { violation: err, steps: [...lab.history] };
+      if (err instanceof RunAbandoned) return undefined;
       throw err;
     } finally {
       calls += lab.calls;
@@ -79,6 +90,11 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
     runLab(async (lab) => {
       for (const step of recipe) await lab.run(step);
     }, stopAtCosmetic);
+  /** A shortened recipe, run as far as it can: a step at a volume whose create was dropped is dropped too. */
+  const replayWherePossible = (recipe: readonly Step[]) =>
+    runLab(async (lab) => {
+      for (const step of recipe) await lab.runWherePossible(step);
+    }, shrinking.target === RECOMMENDED_EXPLORE_CHECK);
 
   if (settings.replay !== undefined) {
     // A cosmetic break does not end a replay: the recipe may lead on to a worse one.
@@ -91,16 +107,20 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
   const throwIfStopped = () => {
     if (stop !== undefined) throw stop.error;
   };
-  /** While shrinking: the check whose break is being shrunk; a break of another check is not this failure. */
-  const shrinking: { target?: ExploreCheckId } = {};
+  /**
+   * While shrinking: the check whose break is being shrunk (a break of another check is not
+   * this failure), and how many of fast-check's tries are left to run.
+   */
+  const shrinking: { target?: ExploreCheckId; triesLeft: number } = { triesLeft: FAST_CHECK_SHRINK_TRIES };
   let last: RunFinding | undefined;
   let cosmetic: { found: RunFinding; path: string } | undefined;
   let generated = 0;
   // At its time limit fast-check stops waiting for the run in flight (interruptAfterTimeLimit
-  // races it) but the run goes on: it is awaited before the explorer returns, so no plugin
-  // call outlives the check, and what it finds then counts for nothing.
+  // races it) but the run goes on: it is given up at its next step (its volumes are still
+  // deleted) and awaited before the explorer returns, so no plugin call outlives the check,
+  // and what it finds then counts for nothing. Run to its end, it took a busy machine
+  // several seconds past the budget.
   let inFlight: Promise<unknown> = Promise.resolve();
-  let abandoned = false;
   const settle = async () => {
     abandoned = true;
     await inFlight;
@@ -108,6 +128,8 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
   };
   const property = fc.asyncProperty(sequences, async (commands) => {
     if (stop !== undefined) return true;
+    // Past its tries, fast-check runs through the shrinks it has left; they pass untried.
+    if (shrinking.target !== undefined && shrinking.triesLeft-- <= 0) return true;
     if (ctx.signal.aborted) {
       stop = { error: ctx.signal.reason };
       return true;
@@ -152,57 +174,20 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
   }
   if (last === undefined || path === undefined) return outcome(runs, undefined);
 
-  const shrinkMs = Math.max(settings.budgetMs, MIN_SHRINK_MS);
+  const shrinkLimitMs = Math.max(4 * settings.budgetMs, MIN_SHRINK_LIMIT_MS);
+  const shrinkUntil = performance.now() + shrinkLimitMs;
   const first = last;
   shrinking.target = first.violation.checkId;
   await fc.check(property, {
     seed: settings.seed,
     numRuns: settings.runs ?? UNLIMITED_RUNS,
     path,
-    plugins: [fc.interruptAfterTimeLimit(shrinkMs)],
+    plugins: [fc.interruptAfterTimeLimit(shrinkLimitMs / 2)],
   });
   await settle();
   throwIfStopped();
-  const tightened = await tighten(last, (recipe) => replay(recipe, shrinking.target === RECOMMENDED_EXPLORE_CHECK), {
-    until: performance.now() + shrinkMs / 2,
-  });
+  const tightened = await tighten(last, replayWherePossible, { until: shrinkUntil });
   return outcome(runs, toFinding(tightened, first.steps.length));
-}
-
-/**
- * fast-check shrinks the generated sequence; a step it keeps can still be needless once
- * its picks are names. This tries each step alone, then drops one step at a time from the
- * recipe as run, keeping each drop after which a replay still breaks the same check,
- * while time allows.
- */
-async function tighten(
-  found: RunFinding,
-  replay: (recipe: readonly Step[]) => Promise<RunFinding | undefined>,
-  { until }: { until: number },
-): Promise<RunFinding> {
-  const breaksTheSame = async (recipe: readonly Step[]) => {
-    const again = await replay(recipe).catch((err: unknown) => {
-      if (err instanceof StepNotPossible) return undefined;
-      throw err;
-    });
-    return again?.violation.checkId === found.violation.checkId ? again : undefined;
-  };
-  // One step alone is often enough (a fill before a slow fingerprint), and cheap to try.
-  for (const step of [...found.steps].reverse()) {
-    if (found.steps.length === 1 || performance.now() >= until) break;
-    const alone = await breaksTheSame([step]);
-    if (alone) return alone;
-  }
-  let best = found;
-  // Fills make every replay slow: try without any of them first.
-  const withoutFills = best.steps.filter((step) => step.kind !== 'fill');
-  if (withoutFills.length > 0 && withoutFills.length < best.steps.length && performance.now() < until)
-    best = (await breaksTheSame(withoutFills)) ?? best;
-  for (let i = best.steps.length - 1; i >= 0 && best.steps.length > 1 && performance.now() < until; i--) {
-    const again = await breaksTheSame(best.steps.filter((_, j) => j !== i));
-    if (again) best = again;
-  }
-  return best;
 }
 
 function toFinding(found: RunFinding, shrunkFrom: number): Finding {

@@ -22,7 +22,7 @@ const MiB = 1024n * 1024n;
 const MAX_LIVE = MAX_FILL + 2;
 
 /** Said of a break found in the steps every run ends with. */
-export const AT_THE_END = '(in the steps every run ends with: a fingerprint, a restart, the delete of every volume)';
+export const AT_THE_END = '(in the steps every run ends with: a fingerprint, two restarts, the delete of every volume)';
 
 /** A break of the model of what Nomad needs, found at a step. */
 export class Violation extends Error {
@@ -36,6 +36,9 @@ export class Violation extends Error {
 
 /** A step the recipe asks for that the volumes' state does not allow (restore of a volume never created). */
 export class StepNotPossible extends Error {}
+
+/** The run was given up (the budget ran out while it went on): its next step is not started. */
+export class RunAbandoned extends Error {}
 
 type VolumeState = 'live' | 'uncertain';
 
@@ -71,6 +74,8 @@ export class VolumeLab {
     private readonly runNumber: number,
     /** Whether a cosmetic break ends the run (when it is the one being shrunk). */
     private readonly stopAtCosmetic = false,
+    /** Asked before every step; true gives the run up, and only its volumes' deletes follow. */
+    private readonly abandoned: () => boolean = () => false,
   ) {}
 
   /**
@@ -136,7 +141,22 @@ export class VolumeLab {
     }
   }
 
+  /**
+   * The step, or as much of it as the volumes' state allows (of calls run at once, those
+   * that can run; none, and nothing is run): a recipe with steps dropped from it may aim
+   * a later step at a volume that no longer exists.
+   */
+  async runWherePossible(step: Step): Promise<void> {
+    if (step.kind !== 'together') return this.canRun(step) ? this.run(step) : undefined;
+    const calls: VolumeCall[] = [];
+    for (const call of step.calls)
+      if (this.canRun(call) && !calls.some((c) => keyOf(c.volume) === keyOf(call.volume))) calls.push(call);
+    if (calls.length > 1) return this.run({ kind: 'together', calls });
+    if (calls.length === 1) return this.run(calls[0]!);
+  }
+
   async run(step: Step): Promise<void> {
+    if (this.abandoned()) throw new RunAbandoned();
     if (!this.canRun(step)) throw new StepNotPossible(`"${formatStep(step)}" cannot run: ${whyNot(step)}`);
     if (!this.ending) this.history.push(step);
     switch (step.kind) {
@@ -174,12 +194,13 @@ export class VolumeLab {
   /** Fingerprints, restarts, deletes every volume the agent still knows, then looks for what is left. */
   async finish(): Promise<void> {
     // Every run ends as a node's life goes on: a fingerprint with as many volumes as it made,
-    // an agent restart, then every volume deleted. A replay ends the same way, so these
-    // steps are not part of the recipe.
+    // an agent restart, the next restart (its restores show what the plugin kept of the
+    // first: a record lost while every volume was restored at once), then every volume
+    // deleted. A replay ends the same way, so these steps are not part of the recipe.
     this.ending = true;
     try {
       if (this.live().length > 0) await this.run({ kind: 'fingerprint' });
-      if (this.live().length > 0) await this.run({ kind: 'restart' });
+      for (let i = 0; i < 2 && this.live().length > 0; i++) await this.run({ kind: 'restart' });
       for (const volume of [...this.volumes.values()]) await this.run({ kind: 'delete', volume: volume.key });
     } catch (err) {
       if (err instanceof Violation) err.message += ` ${AT_THE_END}`;
