@@ -313,6 +313,12 @@ describe('what the docs say about packages', () => {
     expect(entries.filter((e) => !readme.includes(`| \`${e}\` |`))).toEqual([]);
   });
 
+  it('says in the SDK README what its examples need: esbuild for dhv-bundle, NodeNext for the client', () => {
+    const readme = readFileSync(join(REPO_ROOT, 'packages/sdk/README.md'), 'utf8');
+    expect(readme).toContain('`npm install --save-dev esbuild`');
+    expect(readme).toContain('`"moduleResolution": "NodeNext"`');
+  });
+
   it('says a bundle starts with the /bin/sh launcher, not with #! and a node path', () => {
     const wrong = PAGES.flatMap((page) =>
       readFileSync(join(REPO_ROOT, page), 'utf8')
