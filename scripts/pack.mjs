@@ -9,7 +9,7 @@
 // (from its cache first), for this machine's platform: esbuild's native binary is the
 // one of the machine that packs.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -78,7 +78,8 @@ try {
 
   const [result] = JSON.parse(npm(['pack', stage, '--pack-destination', work, '--json', '--ignore-scripts'], work));
   const target = join(out, `dhv-${manifest.version}.tgz`);
-  renameSync(join(work, result.filename), target);
+  // Copied, not renamed: the temp dir and the target are often on different filesystems (EXDEV).
+  copyFileSync(join(work, result.filename), target);
   process.stdout.write(`${target}\n`);
 } finally {
   rmSync(work, { recursive: true, force: true });

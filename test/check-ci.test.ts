@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { SUITE_TIMEOUT_MS, dhvCheck, failedRequired, runCheck } from './support/check-cli.js';
@@ -35,6 +35,46 @@ describe('dhv check for CI', () => {
     const xml = await readFile(junit, 'utf8');
     expect(xml.match(/<testcase /g)).toHaveLength(1);
     expect(xml).toContain(`<error type="PLUGIN_NOT_FOUND" message="${missing} does not exist`);
+  });
+
+  test('a plugin that is there but cannot run is one error line with the reason and the fix, shaped as a missing one', async () => {
+    const plain = join(scratch, 'plugin.sh');
+    await writeFile(plain, '#!/bin/sh\necho {}\n');
+    await chmod(plain, 0o644);
+    const plainRun = await dhv([plain]);
+    expect(plainRun.code).toBe(1);
+    expect(plainRun.stdout).toBe('');
+    expect(plainRun.stderr).toBe(
+      `Error: ${plain} cannot be run: it has no execute bit (mode 644); chmod +x ${plain}\n`,
+    );
+
+    const badShebang = join(scratch, 'bad-shebang');
+    await writeFile(badShebang, '#!/usr/local/bin/no-such-node\n', { mode: 0o755 });
+    const junit = join(scratch, 'report.xml');
+    const json = await dhv([badShebang, '--json', '--junit', junit]);
+    expect(json.code).toBe(1);
+    expect(json.stdout).toBe('');
+    expect(JSON.parse(json.stderr)).toEqual({
+      error: {
+        code: 'PLUGIN_NOT_EXECUTABLE',
+        message: expect.stringMatching(
+          /^\S+ cannot be run: its #! line names \/usr\/local\/bin\/no-such-node, which does not exist; /,
+        ),
+        plugin: badShebang,
+        reason: 'its #! line names /usr/local/bin/no-such-node, which does not exist',
+      },
+    });
+    const xml = await readFile(junit, 'utf8');
+    expect(xml.match(/<testcase /g)).toHaveLength(1);
+    expect(xml).toContain(`<error type="PLUGIN_NOT_EXECUTABLE" message="${badShebang} cannot be run`);
+
+    const folder = join(scratch, 'dist');
+    await mkdir(folder);
+    const dir = await dhv([folder]);
+    expect(dir.code).toBe(1);
+    expect(dir.stderr).toBe(
+      `Error: ${folder} cannot be run: it is a directory; give dhv check the path of the plugin executable, e.g. dhv check ./dist/my-plugin\n`,
+    );
   });
 
   test('piped, each check is printed when it finishes, not when the run ends', async () => {

@@ -180,10 +180,12 @@ describe('dhv volume register, delete and status print what nomad prints', () =>
     expect(list.stdout).toBe(`${id} tpl 0\n`);
     const one = await agent.dhv('volume', 'status', id, '-t', '{{.Name}}:{{if .Parameters}}params{{else}}none{{end}}');
     expect(one.stdout).toBe('tpl:none\n');
-    const refused = await agent.dhv('volume', 'status', '-t', '{{printf "%s" .ID}}');
+    const indexed = await agent.dhv('volume', 'status', '-t', '{{printf "%s=%d" (index . 0).Name (len .)}}');
+    expect(indexed.stdout).toBe('tpl=1\n');
+    const refused = await agent.dhv('volume', 'status', '-t', '{{sprig_upper (index . 0).Name}}');
     expect(refused.exitCode).toBe(1);
     expect(refused.stdout).toBe('');
-    expect(refused.stderr).toMatch(/\{\{printf "%s" \.ID\}\} is not supported: dhv understands/);
+    expect(refused.stderr).toMatch(/is not supported: sprig_upper is not; dhv understands/);
   });
 
   it('-node and -node-pool filter the list, and are refused with an ID as Nomad refuses them', async () => {

@@ -14,7 +14,7 @@ export {
 } from './settings.js';
 export { formatHuman, formatProgressLine, formatResult, formatSummary, type TextStyle } from './report/human.js';
 export { formatJUnit, formatJUnitError } from './report/junit.js';
-export { PluginMissingError } from './missing-plugin.js';
+export { PluginMissingError, PluginNotRunnableError } from './missing-plugin.js';
 export { HELD_OUTPUT_GRACE_MS } from './session.js';
 export { formatJson } from './report/json.js';
 export { forceRemove } from './scratch-dirs.js';

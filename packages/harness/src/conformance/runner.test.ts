@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
@@ -166,15 +166,47 @@ test("an interrupted run skips the checks not yet started and still deletes what
   expect(await readdir(scratch)).toEqual([]);
 });
 
-test('with a plugin that is not executable, only discovery.executable fails and every other check says what it needed', async () => {
+test('a plugin that is there but cannot be run stops the run before any check, with the reason and the fix', async () => {
   const plain = join(scratch, 'not-executable');
   await writeFile(plain, '#!/bin/sh\n');
-  const report = await runConformance(plain, { volumesDir: join(scratch, 'volumes') });
-  expect(report.results.filter((r) => r.status === 'fail').map((r) => r.id)).toEqual(['discovery.executable']);
-  expect(report.results.filter((r) => r.status !== 'skip').map((r) => r.id)).toEqual(['discovery.executable']);
-  expect(report.results.find((r) => r.id === 'create.path')?.reason).toBe(
-    'needs environment.dhv-only, which was skipped',
-  );
+  await chmod(plain, 0o644);
+  await expect(runConformance(plain, { volumesDir: join(scratch, 'volumes') })).rejects.toMatchObject({
+    code: 'PLUGIN_NOT_EXECUTABLE',
+    message: `${plain} cannot be run: it has no execute bit (mode 644); chmod +x ${plain}`,
+    details: { plugin: plain, reason: 'it has no execute bit (mode 644)' },
+  });
+});
+
+test.each([
+  ['a directory', async (p: string) => mkdir(p), 'it is a directory'],
+  [
+    'a #! line naming nothing',
+    async (p: string) => writeFile(p, '#!/no/such/interpreter\n', { mode: 0o755 }),
+    'its #! line names /no/such/interpreter, which does not exist',
+  ],
+  [
+    'a #! line naming a directory',
+    async (p: string) => writeFile(p, '#!/tmp\n', { mode: 0o755 }),
+    'its #! line names /tmp, which is a directory, not a program',
+  ],
+  [
+    'no #! line',
+    async (p: string) => writeFile(p, 'echo hi\n', { mode: 0o755 }),
+    'it is neither a program nor a script: a script must begin with a #! line (for example #!/bin/sh)',
+  ],
+  ['an empty file', async (p: string) => writeFile(p, '', { mode: 0o755 }), 'it is empty'],
+  [
+    'a link to nothing',
+    async (p: string) => symlink(join(scratch, 'gone'), p),
+    'it is a symbolic link to something that does not exist',
+  ],
+])('a plugin that is %s cannot be run, and says why', async (_what, make, reason) => {
+  const plugin = join(scratch, 'plugin');
+  await make(plugin);
+  await expect(runConformance(plugin, { volumesDir: join(scratch, 'volumes') })).rejects.toMatchObject({
+    code: 'PLUGIN_NOT_EXECUTABLE',
+    details: { reason },
+  });
 });
 
 describe('reports', () => {

@@ -1,7 +1,7 @@
 import { CATALOGUE } from './catalogue/index.js';
 import { runCommands } from './config-file.js';
 import { STDIO_RELEASED, heldOutputFailure, heldOutputStop } from './held-output.js';
-import { assertPluginExists } from './missing-plugin.js';
+import { assertPluginRunnable } from './missing-plugin.js';
 import { selectChecks } from './select.js';
 import { ConformanceSession } from './session.js';
 import { InvalidSettingsError, resolveSettings, type SettingsInput } from './settings.js';
@@ -70,7 +70,7 @@ export async function runConformance(plugin: string, options: RunOptions = {}): 
   try {
     await runCommands('setup', options.setup ?? [], commandsCwd);
     // Setup may be what makes the plugin: only after it can a missing plugin be told apart.
-    await assertPluginExists(session.plugin);
+    await assertPluginRunnable(session.plugin);
   } catch (err) {
     await runCommands('teardown', options.teardown ?? [], commandsCwd).catch(() => {});
     throw err;

@@ -17,11 +17,12 @@ export type ReferencePluginId = keyof typeof REFERENCE_PLUGINS;
  */
 export async function findReferencePlugin(
   id: ReferencePluginId,
+  resolve: (specifier: string) => string = createRequire(import.meta.url).resolve,
 ): Promise<{ file: string } | { missing: string; fix: string }> {
   const { packageName, file } = REFERENCE_PLUGINS[id];
   let packageDir: string;
   try {
-    packageDir = dirname(createRequire(import.meta.url).resolve(`${packageName}/package.json`));
+    packageDir = dirname(resolve(`${packageName}/package.json`));
   } catch {
     // The reference plugins are not published: they travel inside the one-file install.
     return {

@@ -68,7 +68,7 @@ function noExecuteBit(executable: string): boolean {
 }
 
 /** The interpreter a `#!` line names, if the file is readable and has one. */
-function shebang(executable: string): string | undefined {
+export function shebang(executable: string): string | undefined {
   try {
     const fd = openSync(executable, 'r');
     try {
