@@ -2,18 +2,28 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { afterEach, describe, expect, it } from 'vitest';
-import { bashPlugin, tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
+import { describe, expect } from 'vitest';
+import { bashPlugin, tempAgent, testWithAgent, volumeHcl } from './support/dhv-agent.js';
 
-let agent: TempAgent;
-const pidsToKill: number[] = [];
-afterEach(async () => {
-  for (const pid of pidsToKill.splice(0)) {
+/**
+ * Each test has an agent of its own, so they run side by side. `pidsToKill`: plugin
+ * processes that dhv's kill -9 orphaned, SIGKILLed when the test ends, before its agent's
+ * folder goes (it depends on `agent`, so vitest tears it down first).
+ */
+const it = testWithAgent().extend<{ pidsToKill: number[] }>({
+  pidsToKill: async ({ agent }, use) => {
+    void agent; // asked for only to be set up before, and torn down after, this fixture
+    const pids: number[] = [];
     try {
-      process.kill(pid, 'SIGKILL');
-    } catch {}
-  }
-  await agent?.cleanup();
+      await use(pids);
+    } finally {
+      for (const pid of pids) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {}
+      }
+    }
+  },
 });
 
 /** kill -9, then wait for the exit, which may already have happened. */
@@ -37,9 +47,8 @@ function processAlive(pid: number): boolean {
   }
 }
 
-describe('dhv agent restart', () => {
-  it('restores every volume from client state and fingerprints them again', async () => {
-    agent = await tempAgent();
+describe.concurrent('dhv agent restart', () => {
+  it('restores every volume from client state and fingerprints them again', async ({ agent }) => {
     await agent.plugin('p', bashPlugin());
     const existing = join(agent.dir, 'existing');
     await mkdir(existing);
@@ -80,8 +89,9 @@ describe('dhv agent restart', () => {
     });
   });
 
-  it('publishes no dynamic volume when a plugin went missing, as a real agent does, says so loudly, and brings them back with the plugin', async () => {
-    agent = await tempAgent();
+  it('publishes no dynamic volume when a plugin went missing, as a real agent does, says so loudly, and brings them back with the plugin', async ({
+    agent,
+  }) => {
     await agent.plugin('p', bashPlugin());
     const lost = await agent.json(
       'volume',
@@ -122,8 +132,9 @@ describe('dhv agent restart', () => {
     expect(Object.keys((await agent.json('node', 'status')).HostVolumes)).toEqual(['kept', 'lost']);
   });
 
-  it('reports the path create returns on restore, and warns that the plugin is not idempotent when it moved', async () => {
-    agent = await tempAgent();
+  it('reports the path create returns on restore, and warns that the plugin is not idempotent when it moved', async ({
+    agent,
+  }) => {
     const where = join(agent.dir, 'where');
     await writeFile(where, 'first');
     await agent.plugin(
@@ -146,8 +157,9 @@ describe('dhv agent restart', () => {
     );
   });
 
-  it('skips broken plugins in the plugin dir with the reason, and keeps the good ones and the built-in mkdir', async () => {
-    agent = await tempAgent();
+  it('skips broken plugins in the plugin dir with the reason, and keeps the good ones and the built-in mkdir', async ({
+    agent,
+  }) => {
     await agent.plugin('good', bashPlugin({ version: 'v2.1' }));
     await agent.plugin('crashes', '#!/bin/bash\necho "boom" >&2\nexit 2\n');
     await agent.plugin('slow', '#!/bin/bash\n/bin/sleep 3\necho \'{"version": "1"}\'\n');
@@ -181,11 +193,12 @@ describe('dhv agent restart', () => {
     expect((await agent.dhv('agent', 'restart')).exitCode).toBe(0);
   });
 
-  it('lets a dynamic volume replace a static one of the same name, with a warning', async () => {
-    agent = await tempAgent({
+  it('lets a dynamic volume replace a static one of the same name, with a warning', async ({ onTestFinished }) => {
+    const agent = await tempAgent({
       config: (dir) =>
         `client {\n  host_volume "data" {\n    path = "${dir}/static-data"\n  }\n  host_volume "cloud-img" {\n    path = "${dir}/cloud-img"\n    read_only = true\n  }\n}\n`,
     });
+    onTestFinished(() => agent.cleanup());
     expect((await agent.json('node', 'status')).HostVolumes.data).toEqual({
       Name: 'data',
       ID: '',
@@ -211,8 +224,7 @@ describe('dhv agent restart', () => {
     );
   });
 
-  it('stops on a corrupt state file, naming it, and never rewrites it', async () => {
-    agent = await tempAgent();
+  it('stops on a corrupt state file, naming it, and never rewrites it', async ({ agent }) => {
     const v = await agent.json(
       'volume',
       'create',
@@ -237,9 +249,11 @@ describe('dhv agent restart', () => {
   });
 });
 
-describe('crash safety and concurrent dhv processes', () => {
-  it('survives kill -9 of dhv in the middle of a create: restart works, the volume is absent, its name is free', async () => {
-    agent = await tempAgent();
+describe.concurrent('crash safety and concurrent dhv processes', () => {
+  it('survives kill -9 of dhv in the middle of a create: restart works, the volume is absent, its name is free', async ({
+    agent,
+    pidsToKill,
+  }) => {
     const marker = join(agent.dir, 'plugin.pid');
     const block = join(agent.dir, 'block');
     await writeFile(block, '');
@@ -268,8 +282,7 @@ describe('crash safety and concurrent dhv processes', () => {
     expect(again.Volume.State).toBe('ready');
   });
 
-  it('leaves client state that loads after kill -9 at each point of a create', async () => {
-    agent = await tempAgent();
+  it('leaves client state that loads after kill -9 at each point of a create', async ({ agent, pidsToKill }) => {
     // The plugin says when it started (its PID) and waits for the test's go-ahead, so each
     // kill lands at a known point however fast or loaded the machine is.
     const reached = (name: string) => join(agent.dir, `reached-${name}`);
@@ -319,8 +332,7 @@ describe('crash safety and concurrent dhv processes', () => {
     }
   });
 
-  it('loses nothing when two dhv processes create volumes at once on one data dir', async () => {
-    agent = await tempAgent();
+  it('loses nothing when two dhv processes create volumes at once on one data dir', async ({ agent }) => {
     await agent.plugin('p', bashPlugin());
     const names = (prefix: string) => Array.from({ length: 4 }, (_, i) => `${prefix}${i}`);
     for (const n of [...names('left'), ...names('right')])
@@ -337,8 +349,7 @@ describe('crash safety and concurrent dhv processes', () => {
     expect(Object.keys((await agent.json('node', 'status')).HostVolumes)).toHaveLength(8);
   });
 
-  it('gives a name to exactly one of two processes racing to create it', async () => {
-    agent = await tempAgent();
+  it('gives a name to exactly one of two processes racing to create it', async ({ agent }) => {
     const spec = await agent.file('same.hcl', volumeHcl({ name: 'same', plugin_id: 'mkdir' }));
     const [x, y] = await Promise.all([agent.dhv('volume', 'create', spec), agent.dhv('volume', 'create', spec)]);
     expect([x.exitCode, y.exitCode].sort()).toEqual([0, 1]);

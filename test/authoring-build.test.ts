@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { execPlugin } from '@dhv/sdk/client';
 import { DHV_BIN as dhv, REPO_ROOT as repo } from './support/kit.js';
 
@@ -28,20 +28,26 @@ export default definePlugin({
 });
 `;
 
-describe('dhv build', () => {
-  let work: string;
-  beforeEach(async () => {
-    work = await mkdtemp(join(tmpdir(), 'dhv-authoring-build-'));
-    // The entry imports @dhv/sdk the way a plugin project does.
-    await mkdir(join(work, 'node_modules/@dhv'), { recursive: true });
-    await symlink(join(repo, 'packages/sdk'), join(work, 'node_modules/@dhv/sdk'));
-    await writeFile(join(work, 'plugin.ts'), PLUGIN);
-  });
-  afterEach(async () => {
-    await rm(work, { recursive: true, force: true });
-  });
+/** Each test builds in a folder of its own (`work`), so they run side by side. */
+const it = test.extend<{ work: string }>({
+  // vitest reads the fixtures a test needs from this first parameter's destructuring.
+  // eslint-disable-next-line no-empty-pattern
+  work: async ({}, use) => {
+    const work = await mkdtemp(join(tmpdir(), 'dhv-authoring-build-'));
+    try {
+      // The entry imports @dhv/sdk the way a plugin project does.
+      await mkdir(join(work, 'node_modules/@dhv'), { recursive: true });
+      await symlink(join(repo, 'packages/sdk'), join(work, 'node_modules/@dhv/sdk'));
+      await writeFile(join(work, 'plugin.ts'), PLUGIN);
+      await use(work);
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
+  },
+});
 
-  it('bundles one executable file whose launcher tries the node running the build first', async () => {
+describe.concurrent('dhv build', () => {
+  it('bundles one executable file whose launcher tries the node running the build first', async ({ work }) => {
     const result = await dhvBuild(['plugin.ts', '-o', 'dist/tiny', '--json'], work);
     expect(result.exitCode, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout);
@@ -60,7 +66,7 @@ describe('dhv build', () => {
     expect((await stat(join(work, 'dist/tiny'))).mode & 0o777).toBe(0o755);
   });
 
-  it('builds a plugin that works under env -i, with no PATH, from any directory', async () => {
+  it('builds a plugin that works under env -i, with no PATH, from any directory', async ({ work }) => {
     expect((await dhvBuild(['plugin.ts', '-o', 'dist/tiny'], work)).exitCode).toBe(0);
     const bare = await run(
       '/usr/bin/env',
@@ -77,7 +83,7 @@ describe('dhv build', () => {
     expect(created.path).toBe(join(work, 'volumes/0b8a3b5e-3f1c-4c47-9d3e-6a3c4c1e2f10'));
   });
 
-  it('writes a plain #! line for the node chosen with --node --fixed-node', async () => {
+  it('writes a plain #! line for the node chosen with --node --fixed-node', async ({ work }) => {
     const result = await dhvBuild(
       ['plugin.ts', '-o', 'dist/tiny', '--node', process.execPath, '--fixed-node', '--json'],
       work,
@@ -87,7 +93,9 @@ describe('dhv build', () => {
     expect((await readFile(join(work, 'dist/tiny'), 'utf8')).startsWith(`#!${process.execPath}\n`)).toBe(true);
   });
 
-  it('builds for a node that is not on this machine: the launcher tries it first and falls back here', async () => {
+  it('builds for a node that is not on this machine: the launcher tries it first and falls back here', async ({
+    work,
+  }) => {
     const result = await dhvBuild(['plugin.ts', '-o', 'dist/tiny', '--node', '/opt/node-20/bin/node', '--json'], work);
     expect(result.exitCode, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout);
@@ -101,7 +109,7 @@ describe('dhv build', () => {
     );
   });
 
-  it('with --fixed-node for a node that is not on this machine, says it could not run the result', async () => {
+  it('with --fixed-node for a node that is not on this machine, says it could not run the result', async ({ work }) => {
     const result = await dhvBuild(
       ['plugin.ts', '-o', 'dist/tiny', '--node', '/opt/node-20/bin/node', '--fixed-node', '--json'],
       work,
@@ -115,14 +123,14 @@ describe('dhv build', () => {
     expect((await readFile(join(work, 'dist/tiny'), 'utf8')).startsWith('#!/opt/node-20/bin/node\n')).toBe(true);
   });
 
-  it('refuses a relative --node, since the agent runs plugins without PATH', async () => {
+  it('refuses a relative --node, since the agent runs plugins without PATH', async ({ work }) => {
     const result = await dhvBuild(['plugin.ts', '-o', 'dist/tiny', '--node', 'node', '--json'], work);
     expect(result.exitCode).toBe(1);
     expect(JSON.parse(result.stderr).error).toMatchObject({ code: 'BAD_INTERPRETER' });
     await expect(stat(join(work, 'dist/tiny'))).rejects.toThrow();
   });
 
-  it('names a missing entry', async () => {
+  it('names a missing entry', async ({ work }) => {
     const result = await dhvBuild(['nope.ts', '-o', 'dist/tiny', '--json'], work);
     expect(result.exitCode).toBe(1);
     expect(JSON.parse(result.stderr).error.message).toContain(
@@ -130,7 +138,7 @@ describe('dhv build', () => {
     );
   });
 
-  it('reports a bundling error with the file and leaves no output', async () => {
+  it('reports a bundling error with the file and leaves no output', async ({ work }) => {
     await writeFile(join(work, 'broken.ts'), "import { nothing } from './missing.js';\nexport default nothing;\n");
     const result = await dhvBuild(['broken.ts', '-o', 'dist/broken', '--json'], work);
     expect(result.exitCode).toBe(1);
@@ -140,7 +148,7 @@ describe('dhv build', () => {
     await expect(stat(join(work, 'dist/broken'))).rejects.toThrow();
   });
 
-  it('removes a build that does not answer fingerprint as an agent runs it, and says why', async () => {
+  it('removes a build that does not answer fingerprint as an agent runs it, and says why', async ({ work }) => {
     await writeFile(join(work, 'crash.ts'), "throw new Error('boom at start-up');\n");
     const result = await dhvBuild(['crash.ts', '-o', 'dist/crash', '--json'], work);
     expect(result.exitCode).toBe(1);
@@ -150,7 +158,7 @@ describe('dhv build', () => {
     await expect(stat(join(work, 'dist/crash'))).rejects.toThrow();
   });
 
-  it('fails a plugin whose entry does not export definePlugin, saying so', async () => {
+  it('fails a plugin whose entry does not export definePlugin, saying so', async ({ work }) => {
     await writeFile(join(work, 'no-default.ts'), 'export const plugin = 1;\n');
     const result = await dhvBuild(['no-default.ts', '-o', 'dist/no-default', '--json'], work);
     expect(result.exitCode).toBe(1);
@@ -160,7 +168,7 @@ describe('dhv build', () => {
     await expect(stat(join(work, 'dist/no-default'))).rejects.toThrow();
   });
 
-  it('refuses --sea with a node that is not on this machine, since it is copied into the plugin', async () => {
+  it('refuses --sea with a node that is not on this machine, since it is copied into the plugin', async ({ work }) => {
     const result = await dhvBuild(
       ['plugin.ts', '-o', 'dist/tiny', '--sea', '--node', '/opt/node-20/bin/node', '--json'],
       work,
@@ -170,7 +178,9 @@ describe('dhv build', () => {
     await expect(stat(join(work, 'dist/tiny'))).rejects.toThrow();
   });
 
-  it('refuses to write the bundle beside a "type": "module" package.json, where node would load it as ESM', async () => {
+  it('refuses to write the bundle beside a "type": "module" package.json, where node would load it as ESM', async ({
+    work,
+  }) => {
     await writeFile(join(work, 'package.json'), JSON.stringify({ name: 'p', type: 'module' }));
     const result = await dhvBuild(['plugin.ts', '-o', 'tiny', '--json'], work);
     expect(result.exitCode).toBe(1);
@@ -180,7 +190,7 @@ describe('dhv build', () => {
     await expect(stat(join(work, 'tiny'))).rejects.toThrow();
   });
 
-  it('keeps the bundle CommonJS inside a "type": "module" project', async () => {
+  it('keeps the bundle CommonJS inside a "type": "module" project', async ({ work }) => {
     await writeFile(join(work, 'package.json'), JSON.stringify({ name: 'p', type: 'module' }));
     expect((await dhvBuild(['plugin.ts', '-o', 'dist/tiny'], work)).exitCode).toBe(0);
     expect(JSON.parse(await readFile(join(work, 'dist/package.json'), 'utf8'))).toEqual({ type: 'commonjs' });
@@ -188,7 +198,7 @@ describe('dhv build', () => {
     expect(bare.stdout).toBe('{"version":"2"}\n');
   });
 
-  it('with --sea, builds a single executable that answers fingerprint under env -i', async () => {
+  it('with --sea, builds a single executable that answers fingerprint under env -i', async ({ work }) => {
     const result = await dhvBuild(['plugin.ts', '-o', 'dist/tiny', '--sea', '--json'], work);
     expect(result.exitCode, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ kind: 'sea', version: '2.0.0' });
@@ -209,7 +219,9 @@ describe('dhv build', () => {
     expect(created.bytes).toBe(0n);
   }, 120_000);
 
-  it("writes dist/<plugin ID> of the entry's project when -o is not given, the ID being its package.json name", async () => {
+  it("writes dist/<plugin ID> of the entry's project when -o is not given, the ID being its package.json name", async ({
+    work,
+  }) => {
     await writeFile(join(work, 'package.json'), JSON.stringify({ name: '@me/tiny-dir', version: '1.0.0' }));
     await mkdir(join(work, 'src'));
     await writeFile(join(work, 'src/plugin.ts'), PLUGIN);
@@ -220,7 +232,9 @@ describe('dhv build', () => {
     expect((await stat(join(work, 'dist/tiny-dir'))).mode & 0o111).not.toBe(0);
   });
 
-  it('without -o and without a package.json naming the plugin, says to give -o (a usage mistake, exit 2)', async () => {
+  it('without -o and without a package.json naming the plugin, says to give -o (a usage mistake, exit 2)', async ({
+    work,
+  }) => {
     const result = await dhvBuild(['plugin.ts', '--json'], work);
     expect(result.exitCode).toBe(2);
     expect(result.stderr).not.toMatch(/Missing required flag/);

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { DHV_BIN as dhv, REPO_ROOT as repo } from './support/kit.js';
 
 /** Runs `dhv init ... --json`; `--from-registry` unless the test is about packing, which takes seconds. */
@@ -18,16 +18,24 @@ async function dhvInit(
   return { exitCode: result.exitCode ?? 1, json: out ? JSON.parse(out) : undefined, stderr: result.stderr };
 }
 
-describe('dhv init options', () => {
-  let work: string;
-  beforeEach(async () => {
-    work = await mkdtemp(join(tmpdir(), 'dhv-authoring-init-'));
-  });
-  afterEach(async () => {
-    await rm(work, { recursive: true, force: true });
-  });
+/** Each test scaffolds in a folder of its own (`work`), so they run side by side. */
+const it = test.extend<{ work: string }>({
+  // vitest reads the fixtures a test needs from this first parameter's destructuring.
+  // eslint-disable-next-line no-empty-pattern
+  work: async ({}, use) => {
+    const work = await mkdtemp(join(tmpdir(), 'dhv-authoring-init-'));
+    try {
+      await use(work);
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
+  },
+});
 
-  it('names the plugin after the folder and writes the whole project, with packed copies of the SDK and harness', async () => {
+describe.concurrent('dhv init options', () => {
+  it('names the plugin after the folder and writes the whole project, with packed copies of the SDK and harness', async ({
+    work,
+  }) => {
     const { exitCode, json } = await dhvInit(['scratch-dir'], work, { pack: true });
     expect(exitCode).toBe(0);
     expect(json).toMatchObject({ dir: join(work, 'scratch-dir'), pluginId: 'scratch-dir', template: 'minimal' });
@@ -52,7 +60,7 @@ describe('dhv init options', () => {
     expect(await readFile(join(work, 'scratch-dir/volume.hcl'), 'utf8')).toContain('plugin_id = "scratch-dir"');
   });
 
-  it('fills every placeholder in every template', async () => {
+  it('fills every placeholder in every template', async ({ work }) => {
     for (const template of ['minimal', 'mkdir', 'loopback']) {
       const { exitCode, json } = await dhvInit([template, '--template', template, '--name', `my-${template}`], work);
       expect(exitCode).toBe(0);
@@ -62,13 +70,13 @@ describe('dhv init options', () => {
     }
   });
 
-  it.each([
+  it.for([
     ['mkdir', 'built-in plugin called mkdir'],
     ['a.b', "letters, digits, '-' and '_'"],
     ['-rf', "letters, digits, '-' and '_'"],
     ['has space', "letters, digits, '-' and '_'"],
     ['x'.repeat(129), 'longer than 128'],
-  ])('refuses the plugin ID %j', async (name, why) => {
+  ] as const)('refuses the plugin ID %j', async ([name, why], { work }) => {
     const { exitCode, json } = await dhvInit(['project', '--name', name], work);
     expect(exitCode).toBe(1);
     expect(json.error.code).toBe('INVALID_PLUGIN_ID');
@@ -76,14 +84,14 @@ describe('dhv init options', () => {
     expect(await readdir(work)).toEqual([]);
   });
 
-  it('says to pass --name when the folder name cannot be a plugin ID', async () => {
+  it('says to pass --name when the folder name cannot be a plugin ID', async ({ work }) => {
     const { exitCode, json } = await dhvInit(['mkdir'], work);
     expect(exitCode).toBe(1);
     expect(json.error.message).toContain('pass --name');
     expect(await readdir(work)).toEqual([]);
   });
 
-  it('refuses a folder that is not empty, and writes into it with --force', async () => {
+  it('refuses a folder that is not empty, and writes into it with --force', async ({ work }) => {
     await mkdir(join(work, 'busy'));
     await writeFile(join(work, 'busy/notes.txt'), 'keep me');
     const refused = await dhvInit(['busy'], work);
@@ -98,21 +106,21 @@ describe('dhv init options', () => {
     expect(await readFile(join(work, 'busy/src/plugin.ts'), 'utf8')).toContain("name: 'busy'");
   });
 
-  it('refuses a path that is a file', async () => {
+  it('refuses a path that is a file', async ({ work }) => {
     await writeFile(join(work, 'a-file'), '');
     const { exitCode, json } = await dhvInit(['a-file'], work);
     expect(exitCode).toBe(1);
     expect(json.error.code).toBe('NOT_A_DIRECTORY');
   });
 
-  it('refuses an unknown template', async () => {
+  it('refuses an unknown template', async ({ work }) => {
     const result = await dhvInit(['project', '--template', 'zfs'], work);
     expect(result.exitCode).not.toBe(0);
     expect(result.json.error.message).toContain('minimal, mkdir, loopback');
     expect(await readdir(work)).toEqual([]);
   });
 
-  it('depends on the published versions with --from-registry', async () => {
+  it('depends on the published versions with --from-registry', async ({ work }) => {
     const { exitCode, json } = await dhvInit(['project'], work);
     expect(exitCode).toBe(0);
     expect(json.files).not.toContain('vendor/dhv-sdk-0.1.0.tgz');
@@ -122,7 +130,7 @@ describe('dhv init options', () => {
     expect(manifest.overrides).toBeUndefined();
   });
 
-  it('says what to do when npm cannot pack the packages, and leaves nothing behind', async () => {
+  it('says what to do when npm cannot pack the packages, and leaves nothing behind', async ({ work }) => {
     const result = await execa(process.execPath, [dhv, 'init', 'project', '--json'], {
       cwd: work,
       reject: false,
@@ -137,7 +145,7 @@ describe('dhv init options', () => {
     expect(await readdir(work)).toEqual([]);
   });
 
-  it('points the dependencies at local folders, and the sdk of the harness at the same copy', async () => {
+  it('points the dependencies at local folders, and the sdk of the harness at the same copy', async ({ work }) => {
     const { exitCode, json } = await dhvInit(
       ['project', '--sdk-from', join(repo, 'packages/sdk'), '--harness-from', join(repo, 'packages/harness')],
       work,
@@ -149,7 +157,7 @@ describe('dhv init options', () => {
     expect(manifest.overrides).toEqual({ '@dhv/sdk': '$@dhv/sdk' });
   });
 
-  it('refuses a package source that is missing, or is another package', async () => {
+  it('refuses a package source that is missing, or is another package', async ({ work }) => {
     const missing = await dhvInit(['project', '--sdk-from', join(work, 'nowhere.tgz')], work);
     expect(missing.json.error).toMatchObject({ code: 'BAD_PACKAGE_SOURCE' });
     expect(missing.json.error.message).toContain('does not exist');

@@ -67,7 +67,8 @@ async function mountsUnder(dir: string): Promise<string[]> {
     .filter((point): point is string => point !== undefined && point.startsWith(`${dir}/`));
 }
 
-describe('dhv init with no flags, npm install, build, check: every template, offline', () => {
+// The projects are separate folders, so their checks run side by side.
+describe('dhv init with no flags, npm install, build, check: every template, offline', { concurrent: true }, () => {
   let work: string;
   const projects = new Map<string, string>();
 
@@ -77,15 +78,17 @@ describe('dhv init with no flags, npm install, build, check: every template, off
     const npmInstall = (cwd: string, mode: '--prefer-offline' | '--offline') =>
       run('npm', ['install', mode, '--cache', cache, '--no-audit', '--no-fund', '--loglevel=error'], { cwd });
 
-    for (const template of TEMPLATES) {
-      const init = await run(
-        process.execPath,
-        [dhv, 'init', `my-${template}`, ...(template === 'minimal' ? [] : ['--template', template]), '--json'],
-        { cwd: work },
-      );
-      expectSuccess(init, `dhv init --template ${template}`);
-      projects.set(template, JSON.parse(init.stdout).dir);
-    }
+    await Promise.all(
+      TEMPLATES.map(async (template) => {
+        const init = await run(
+          process.execPath,
+          [dhv, 'init', `my-${template}`, ...(template === 'minimal' ? [] : ['--template', template]), '--json'],
+          { cwd: work },
+        );
+        expectSuccess(init, `dhv init --template ${template}`);
+        projects.set(template, JSON.parse(init.stdout).dir);
+      }),
+    );
 
     expectSuccess(
       await npmInstall(projects.get('mkdir')!, '--prefer-offline'),
@@ -158,7 +161,7 @@ describe('dhv init with no flags, npm install, build, check: every template, off
           `${template} delete under env -i`,
         );
         expect(await fs.readdir(volumesDir)).toEqual([]);
-        expect(await mountsUnder(work)).toEqual([]);
+        expect(await mountsUnder(volumesDir)).toEqual([]);
       },
       180_000,
     );
@@ -184,17 +187,22 @@ describe('dhv init with no flags, npm install, build, check: every template, off
     );
   });
 
-  it("runs the conformance catalogue from the generated project's own vitest test", async () => {
-    // One check is enough to prove the wiring; the whole catalogue ran through dhv check above.
-    // The verbose reporter names every test even under CI=true, where the default one lists only files.
-    const result = await run(
-      'npm',
-      ['test', '--silent', '--', '--reporter=verbose', '--testNamePattern', 'create.idempotent'],
-      { cwd: projects.get('minimal')! },
-    );
-    expectSuccess(result, 'npm test in the generated project');
-    const output = result.stdout.replace(/\x1b\[[0-9;]*m/g, '');
-    expect(output).toContain('create.idempotent');
-    expect(output).toMatch(/Tests\s+1 passed/);
-  }, 180_000);
+  // After the checks above: `npm test` builds the minimal project again, which its check must not see half-written.
+  it.sequential(
+    "runs the conformance catalogue from the generated project's own vitest test",
+    async () => {
+      // One check is enough to prove the wiring; the whole catalogue ran through dhv check above.
+      // The verbose reporter names every test even under CI=true, where the default one lists only files.
+      const result = await run(
+        'npm',
+        ['test', '--silent', '--', '--reporter=verbose', '--testNamePattern', 'create.idempotent'],
+        { cwd: projects.get('minimal')! },
+      );
+      expectSuccess(result, 'npm test in the generated project');
+      const output = result.stdout.replace(/\x1b\[[0-9;]*m/g, '');
+      expect(output).toContain('create.idempotent');
+      expect(output).toMatch(/Tests\s+1 passed/);
+    },
+    180_000,
+  );
 });

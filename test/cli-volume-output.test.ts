@@ -2,23 +2,18 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { DHV_BIN, type DhvRun } from './support/kit.js';
-import { tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
+import { testWithAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
 const TIME = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(?:Z|[+-]\\d\\d:\\d\\d)';
 
-let agent: TempAgent;
-beforeEach(async () => {
-  agent = await tempAgent();
-});
-afterEach(async () => {
-  await agent.cleanup();
-});
+/** Each test has an agent of its own, so they run side by side. */
+const it = testWithAgent();
 
 /** Runs dhv with stdout on a terminal (util-linux `script` gives it a pty), as a user at a shell sees it. */
-function onTerminal(...args: string[]): Promise<Pick<DhvRun, 'exitCode' | 'stdout' | 'stderr'>> {
+function onTerminal(agent: TempAgent, ...args: string[]): Promise<Pick<DhvRun, 'exitCode' | 'stdout' | 'stderr'>> {
   const command = [process.execPath, DHV_BIN, ...args, '--data-dir', agent.dataDir]
     .map((a) => `'${a.replaceAll("'", "'\\''")}'`)
     .join(' ');
@@ -38,7 +33,7 @@ function onTerminal(...args: string[]): Promise<Pick<DhvRun, 'exitCode' | 'stdou
   });
 }
 
-async function create(name: string, ...flags: string[]): Promise<DhvRun> {
+async function create(agent: TempAgent, name: string, ...flags: string[]): Promise<DhvRun> {
   return agent.dhv(
     'volume',
     'create',
@@ -47,9 +42,9 @@ async function create(name: string, ...flags: string[]): Promise<DhvRun> {
   );
 }
 
-describe('dhv volume create prints what nomad volume create prints', () => {
-  it("without a terminal: the banner, then the monitor's two ==> lines, IDs and names cut to 8", async () => {
-    const run = await create('scratch-volume');
+describe.concurrent('dhv volume create prints what nomad volume create prints', () => {
+  it("without a terminal: the banner, then the monitor's two ==> lines, IDs and names cut to 8", async ({ agent }) => {
+    const run = await create(agent, 'scratch-volume');
     expect(run.exitCode).toBe(0);
     expect(run.stderr).toBe('');
     const lines = run.stdout.trimEnd().split('\n');
@@ -60,16 +55,16 @@ describe('dhv volume create prints what nomad volume create prints', () => {
     expect(lines[2]).toMatch(new RegExp(`^==> ${TIME}: Volume "scratch-" ready$`));
   });
 
-  it('-verbose shows full IDs and names in the monitor', async () => {
-    const run = await create('scratch-volume', '-verbose');
+  it('-verbose shows full IDs and names in the monitor', async ({ agent }) => {
+    const run = await create(agent, 'scratch-volume', '-verbose');
     const id = new RegExp(`ID (${UUID})`).exec(run.stdout)![1]!;
     expect(run.stdout).toContain(`: Monitoring volume "${id}"...`);
     expect(run.stdout).toMatch(/: Volume "scratch-volume" ready\n$/);
   });
 
-  it('-detach and --detach print the one line and no monitor', async () => {
+  it('-detach and --detach print the one line and no monitor', async ({ agent }) => {
     for (const flag of ['-detach', '--detach']) {
-      const run = await create(`d${flag.length}`, flag);
+      const run = await create(agent, `d${flag.length}`, flag);
       expect(run.exitCode).toBe(0);
       expect(run.stdout).toMatch(new RegExp(`^Created host volume d${flag.length} with ID ${UUID}\n$`));
     }
@@ -77,9 +72,9 @@ describe('dhv volume create prints what nomad volume create prints', () => {
 
   it.skipIf(!existsSync('/usr/bin/script'))(
     "on a terminal: the live view's last frame, a timestamp and the short detail block",
-    async () => {
+    async ({ agent }) => {
       const spec = await agent.file('tty.hcl', volumeHcl({ name: 'tty', plugin_id: 'mkdir' }));
-      const run = await onTerminal('volume', 'create', spec);
+      const run = await onTerminal(agent, 'volume', 'create', spec);
       expect(run.exitCode).toBe(0);
       const id = new RegExp(`==> Created host volume tty with ID (${UUID})`).exec(run.stdout)![1]!;
       expect(run.stdout).toContain(`  ✓ Host volume "${id.slice(0, 8)}" ready\n\n`);
@@ -97,8 +92,8 @@ describe('dhv volume create prints what nomad volume create prints', () => {
   );
 });
 
-describe('dhv volume register, delete and status print what nomad prints', () => {
-  it('register prints one line', async () => {
+describe.concurrent('dhv volume register, delete and status print what nomad prints', () => {
+  it('register prints one line', async ({ agent }) => {
     const path = join(agent.dir, 'existing');
     await mkdir(path);
     const run = await agent.dhv(
@@ -110,14 +105,16 @@ describe('dhv volume register, delete and status print what nomad prints', () =>
     expect(run.stdout).toMatch(new RegExp(`^Registered host volume legacy with ID ${UUID}\n$`));
   });
 
-  it('delete prints Successfully deleted volume "<id>"!, with -type host and -force accepted', async () => {
-    const id = new RegExp(`ID (${UUID})`).exec((await create('gone', '-detach')).stdout)![1]!;
+  it('delete prints Successfully deleted volume "<id>"!, with -type host and -force accepted', async ({ agent }) => {
+    const id = new RegExp(`ID (${UUID})`).exec((await create(agent, 'gone', '-detach')).stdout)![1]!;
     const run = await agent.dhv('volume', 'delete', '-type', 'host', '-force', id.slice(0, 8));
     expect(run.exitCode).toBe(0);
     expect(run.stdout).toBe(`Successfully deleted volume "${id}"!\n`);
   });
 
-  it('status lists volumes sorted by ID, cut to 8 unless -verbose, and with none prints the header and says so on stderr', async () => {
+  it('status lists volumes sorted by ID, cut to 8 unless -verbose, and with none prints the header and says so on stderr', async ({
+    agent,
+  }) => {
     const { exitCode, stdout, stderr } = await agent.dhv('volume', 'status');
     expect({ exitCode, stdout, stderr }).toEqual({
       exitCode: 0,
@@ -126,7 +123,7 @@ describe('dhv volume register, delete and status print what nomad prints', () =>
     });
     const ids = [];
     for (const name of ['one', 'two'])
-      ids.push(new RegExp(`ID (${UUID})`).exec((await create(name, '-detach')).stdout)![1]!);
+      ids.push(new RegExp(`ID (${UUID})`).exec((await create(agent, name, '-detach')).stdout)![1]!);
     ids.sort();
     const list = await agent.dhv('volume', 'status', '-type', 'host');
     const rows = list.stdout.trimEnd().split('\n');
@@ -143,8 +140,8 @@ describe('dhv volume register, delete and status print what nomad prints', () =>
     ).toEqual(ids);
   });
 
-  it('status <id> prints the detail block; -short only its key = value lines', async () => {
-    const id = new RegExp(`ID (${UUID})`).exec((await create('detail', '-detach')).stdout)![1]!;
+  it('status <id> prints the detail block; -short only its key = value lines', async ({ agent }) => {
+    const id = new RegExp(`ID (${UUID})`).exec((await create(agent, 'detail', '-detach')).stdout)![1]!;
     const full = await agent.dhv('volume', 'status', id.slice(0, 6));
     expect(full.stdout).toContain(`ID        = ${id}\nName      = detail\n`);
     expect(full.stdout).toMatch(
@@ -159,8 +156,8 @@ describe('dhv volume register, delete and status print what nomad prints', () =>
     ).toEqual(['ID', 'Name', 'Namespace', 'Plugin', 'Node', 'Node', 'Capacity', 'State', 'Host']);
   });
 
-  it('-json and --json print the volume(s) as JSON', async () => {
-    const id = new RegExp(`ID (${UUID})`).exec((await create('js', '-detach')).stdout)![1]!;
+  it('-json and --json print the volume(s) as JSON', async ({ agent }) => {
+    const id = new RegExp(`ID (${UUID})`).exec((await create(agent, 'js', '-detach')).stdout)![1]!;
     for (const flag of ['-json', '--json']) {
       const one = await agent.dhv('volume', 'status', flag, id);
       expect(JSON.parse(one.stdout)).toMatchObject({ ID: id, Name: 'js', State: 'ready' });
@@ -169,8 +166,10 @@ describe('dhv volume register, delete and status print what nomad prints', () =>
     }
   });
 
-  it('-t renders a Go template over the list or one volume, and refuses what it does not understand', async () => {
-    const id = new RegExp(`ID (${UUID})`).exec((await create('tpl', '-detach')).stdout)![1]!;
+  it('-t renders a Go template over the list or one volume, and refuses what it does not understand', async ({
+    agent,
+  }) => {
+    const id = new RegExp(`ID (${UUID})`).exec((await create(agent, 'tpl', '-detach')).stdout)![1]!;
     const list = await agent.dhv(
       'volume',
       'status',
@@ -188,8 +187,8 @@ describe('dhv volume register, delete and status print what nomad prints', () =>
     expect(refused.stderr).toMatch(/is not supported: sprig_upper is not; dhv understands/);
   });
 
-  it('-node and -node-pool filter the list, and are refused with an ID as Nomad refuses them', async () => {
-    const created = JSON.parse((await create('f', '--json')).stdout);
+  it('-node and -node-pool filter the list, and are refused with an ID as Nomad refuses them', async ({ agent }) => {
+    const created = JSON.parse((await create(agent, 'f', '--json')).stdout);
     const nodeId: string = created.Volume.NodeID;
     expect((await agent.dhv('volume', 'status', '-node', nodeId.slice(0, 4))).stdout).toContain('f ');
     expect((await agent.dhv('volume', 'status', '-node', 'ffffffff-no')).stderr).toBe('No dynamic host volumes\n');
@@ -202,15 +201,17 @@ describe('dhv volume register, delete and status print what nomad prints', () =>
     expect(both.stderr).toContain('-node or -node-pool options can only be used when no ID is provided');
   });
 
-  it('-type other than host is refused, naming the type', async () => {
+  it('-type other than host is refused, naming the type', async ({ agent }) => {
     const run = await agent.dhv('volume', 'status', '-type', 'csi');
     expect(run.exitCode).toBe(1);
     expect(run.stderr).toContain('No such volume type "csi"');
   });
 });
 
-describe('what a user typed cannot forge output', () => {
-  it('a name with a newline, CR or escape codes is printed escaped: it cannot forge a row of the status table', async () => {
+describe.concurrent('what a user typed cannot forge output', () => {
+  it('a name with a newline, CR or escape codes is printed escaped: it cannot forge a row of the status table', async ({
+    agent,
+  }) => {
     const spec = await agent.file(
       'evil.json',
       JSON.stringify({ type: 'host', name: 'evil\nb6e1f2a3  fake  default  mkdir\r\x1b[2K', plugin_id: 'mkdir' }),
@@ -235,7 +236,9 @@ describe('what a user typed cannot forge output', () => {
     expect((await agent.json('volume', 'status'))[0].Name).toBe('evil\nb6e1f2a3  fake  default  mkdir\r\x1b[2K');
   });
 
-  it('a name with U+202E or other bidi and format characters is printed escaped: it cannot show a row reversed', async () => {
+  it('a name with U+202E or other bidi and format characters is printed escaped: it cannot show a row reversed', async ({
+    agent,
+  }) => {
     const name = 'safe\u202egpj.exe\u2066x\u200by';
     const spec = await agent.file('bidi.json', JSON.stringify({ type: 'host', name, plugin_id: 'mkdir' }));
     const created = await agent.dhv('volume', 'create', spec);
@@ -247,7 +250,7 @@ describe('what a user typed cannot forge output', () => {
     expect((await agent.json('volume', 'status'))[0].Name).toBe(name);
   });
 
-  it('a 200 KB name is refused before any plugin runs, naming the kernel limit', async () => {
+  it('a 200 KB name is refused before any plugin runs, naming the kernel limit', async ({ agent }) => {
     await agent.plugin('p', '#!/bin/sh\necho ran > "$DHV_VOLUMES_DIR/../ran"\necho \'{"version": "1.0.0"}\'\n');
     const run = await agent.dhv(
       'volume',

@@ -1,30 +1,25 @@
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bashPlugin, tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
+import { describe, expect } from 'vitest';
+import { bashPlugin, testWithAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
 
-let agent: TempAgent;
-beforeEach(async () => {
-  agent = await tempAgent({
-    config: (dir) =>
-      `client {\n  host_volume "cloud-img" {\n    path = "${dir}/cloud-img"\n    read_only = true\n  }\n}\n`,
-  });
-});
-afterEach(async () => {
-  await agent.cleanup();
+/** Each test has an agent of its own, so they run side by side. */
+const it = testWithAgent({
+  config: (dir) =>
+    `client {\n  host_volume "cloud-img" {\n    path = "${dir}/cloud-img"\n    read_only = true\n  }\n}\n`,
 });
 
 /**
  * A bash stand-in for dhv-mkdir: these tests are about the agent, not the plugin (the
  * reference plugins run for real in agent-reboot and demo-seed).
  */
-async function installMkdirPlugin(): Promise<void> {
+async function installMkdirPlugin(agent: TempAgent): Promise<void> {
   await agent.plugin('dhv-mkdir', bashPlugin({ version: '0.1.0' }));
 }
 
-describe('dhv volume create, status and delete (the seed flow)', () => {
-  it('creates a volume with the built-in mkdir and prints what nomad volume create prints', async () => {
+describe.concurrent('dhv volume create, status and delete (the seed flow)', () => {
+  it('creates a volume with the built-in mkdir and prints what nomad volume create prints', async ({ agent }) => {
     const spec = await agent.file(
       'test.hcl',
       volumeHcl({ name: 'test', plugin_id: 'mkdir' }, 'parameters {\n  mode = "0750"\n}'),
@@ -57,8 +52,8 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
     expect(((await stat(join(agent.volumesDir, id!))).mode & 0o777).toString(8)).toBe('750');
   });
 
-  it('shows created volumes in node status beside the static volume, and in the volume list', async () => {
-    await installMkdirPlugin();
+  it('shows created volumes in node status beside the static volume, and in the volume list', async ({ agent }) => {
+    await installMkdirPlugin(agent);
     const created = await agent.json(
       'volume',
       'create',
@@ -98,8 +93,8 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
     expect(detail.stdout).toMatch(/Capabilities\nAccess Mode\s+Attachment Mode\nsingle-node-writer\s+file-system/);
   });
 
-  it('deletes a volume by ID prefix, running the plugin, and forgets it', async () => {
-    await installMkdirPlugin();
+  it('deletes a volume by ID prefix, running the plugin, and forgets it', async ({ agent }) => {
+    await installMkdirPlugin(agent);
     const { Volume } = await agent.json(
       'volume',
       'create',
@@ -112,7 +107,7 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
     expect((await agent.json('node', 'status')).HostVolumes.gone).toBeUndefined();
   });
 
-  it('refuses a second volume with the same name on the node, in text and in --json', async () => {
+  it('refuses a second volume with the same name on the node, in text and in --json', async ({ agent }) => {
     const spec = await agent.file('dup.hcl', volumeHcl({ name: 'dup', plugin_id: 'mkdir' }));
     const first = await agent.json('volume', 'create', spec);
     const second = await agent.dhv('volume', 'create', spec);
@@ -127,7 +122,9 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
     // That a delete frees the name is a rule, tested in process: src/agent/agent-rules.test.ts.
   });
 
-  it('updates a volume given its id: create runs again with the larger capacity, and shrinking or moving it is refused', async () => {
+  it('updates a volume given its id: create runs again with the larger capacity, and shrinking or moving it is refused', async ({
+    agent,
+  }) => {
     await agent.plugin('sized', bashPlugin());
     const created = await agent.json(
       'volume',
@@ -172,7 +169,9 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
     // The rules one by one (a single problem, an unknown id) are tested in process: src/agent/agent-rules.test.ts.
   });
 
-  it('registers an existing path without running any plugin, and refuses a path that does not exist', async () => {
+  it('registers an existing path without running any plugin, and refuses a path that does not exist', async ({
+    agent,
+  }) => {
     const existing = join(agent.dir, 'existing');
     await mkdir(existing);
     await writeFile(join(existing, 'keep.txt'), 'keep');
@@ -199,7 +198,7 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
     );
   });
 
-  it('reports every problem of a bad spec at once, and reads a spec from stdin', async () => {
+  it('reports every problem of a bad spec at once, and reads a spec from stdin', async ({ agent }) => {
     // Nomad's CLI stops at the first stage that fails (type, then decoding); its servers list every rule broken.
     const csi = await agent.dhv('volume', 'create', await agent.file('csi.hcl', 'type = "csi"\nname = "c"\n'));
     expect(csi.exitCode).toBe(1);
@@ -233,7 +232,7 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
     expect(JSON.parse(out).Volume).toMatchObject({ Name: 'piped', RequestedCapacityMinBytes: 1_000_000_000 });
   });
 
-  it('names the plugin, its exit and its stderr when create fails, and leaves the name free', async () => {
+  it('names the plugin, its exit and its stderr when create fails, and leaves the name free', async ({ agent }) => {
     await agent.plugin(
       'broken',
       '#!/bin/bash\n[ "$1" = fingerprint ] && { echo \'{"version": "1"}\'; exit 0; }\necho "disk on fire" >&2\necho \'{"error": "no space left"}\'\nexit 3\n',
@@ -256,8 +255,8 @@ describe('dhv volume create, status and delete (the seed flow)', () => {
   });
 });
 
-describe('dhv plugin run', () => {
-  it('runs create exactly as an agent would, with every request field from flags', async () => {
+describe.concurrent('dhv plugin run', () => {
+  it('runs create exactly as an agent would, with every request field from flags', async ({ agent }) => {
     await agent.plugin(
       'echo-env',
       '#!/bin/bash\n/usr/bin/env >&2\n/bin/mkdir -p "$DHV_VOLUMES_DIR/$DHV_VOLUME_ID"\necho "{\\"path\\": \\"$DHV_VOLUMES_DIR/$DHV_VOLUME_ID\\", \\"BYTES\\": 5}"\n',
@@ -303,7 +302,7 @@ describe('dhv plugin run', () => {
     expect(out.stderr).not.toMatch(/^PATH=/m); // the environment is replaced, not extended
   });
 
-  it("prints the SDK's typed error with the plugin's stdout and stderr, and exits 1", async () => {
+  it("prints the SDK's typed error with the plugin's stdout and stderr, and exits 1", async ({ agent }) => {
     const plugin = await agent.plugin('slow', '#!/bin/bash\necho "about to hang" >&2\n/bin/sleep 5\n');
     // Long enough for bash to have started and written to stderr even on a loaded machine.
     const run = await agent.dhv('plugin', 'run', plugin, 'fingerprint', '--json', '--timeout', '1500ms');
@@ -319,7 +318,7 @@ describe('dhv plugin run', () => {
     );
   });
 
-  it('runs the built-in mkdir by its ID, and refuses a bad flag with what to do', async () => {
+  it('runs the built-in mkdir by its ID, and refuses a bad flag with what to do', async ({ agent }) => {
     const out = await agent.json(
       'plugin',
       'run',

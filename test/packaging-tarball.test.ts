@@ -61,7 +61,8 @@ afterAll(async () => {
   await removeTempDir(work);
 }, 60_000);
 
-describe('dhv-<version>.tgz, installed alone with no registry', () => {
+// The tests share only the install, which none of them changes: they run side by side.
+describe.concurrent('dhv-<version>.tgz, installed alone with no registry', () => {
   it('is named dhv-<version>.tgz and installs with npm install -g, with no install script to allow', () => {
     expect(tarball).toBe(join(work, 'dhv-0.1.0.tgz'));
     expect(globalInstall.exitCode, globalInstall.stderr).toBe(0);
@@ -111,7 +112,7 @@ describe('dhv-<version>.tgz, installed alone with no registry', () => {
   }, 300_000);
 });
 
-describe('the packages as they would be published', () => {
+describe.concurrent('the packages as they would be published', () => {
   it('each passes npm publish --dry-run without npm correcting its manifest', async () => {
     for (const name of ['@dhv/sdk', '@dhv/harness', '@dhv/plugin-mkdir', '@dhv/plugin-loopback']) {
       const publish = await execa('npm', ['publish', '--dry-run', '--ignore-scripts', '-w', name], {

@@ -3,6 +3,7 @@ import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loopDevicesBackedBelow, mountsAtOrBelow } from '@dhv/sdk/host';
+import { test } from 'vitest';
 import { dataDirLayout } from '@dhv/harness';
 import { DHV_BIN } from './checkout-paths.js';
 import { killProcessesMentioning } from './processes.js';
@@ -94,6 +95,25 @@ export async function tempAgent(options: { config?: (dir: string) => string } = 
     },
   };
   return agent;
+}
+
+/**
+ * `it` with a fresh `tempAgent(options)` for each test, cleaned up after it: tests that
+ * share no agent can then run side by side (`describe.concurrent`).
+ */
+export function testWithAgent(options: { config?: (dir: string) => string } = {}) {
+  return test.extend<{ agent: TempAgent }>({
+    // vitest reads the fixtures a test needs from this first parameter's destructuring.
+    // eslint-disable-next-line no-empty-pattern
+    agent: async ({}, use) => {
+      const agent = await tempAgent(options);
+      try {
+        await use(agent);
+      } finally {
+        await agent.cleanup();
+      }
+    },
+  });
 }
 
 /** A volume spec in HCL. */
