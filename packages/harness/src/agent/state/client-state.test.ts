@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -95,5 +95,20 @@ describe('client state', () => {
     await rm(state.fileOf(ID));
     await writeFile(state.fileOf(ID), (await import('node:fs')).readFileSync(state.fileOf(other)));
     await expect(state.list()).rejects.toThrow(/holds volume 3c3c3c3c/);
+  });
+
+  it('never reads through a record that is a symlink: the error names the link, and not one byte of what it points at', async () => {
+    await state.put(sampleRecord());
+    const secret = join(dir, 'secret');
+    await writeFile(secret, 'root:$6$not-for-the-error-text$\n');
+    const other = '5e5e5e5e-14f9-2515-8502-24d46291717d';
+    await symlink(secret, state.fileOf(other));
+    const failure = await state.list().then(
+      () => undefined,
+      (err: Error & { code?: string; details?: unknown }) => err,
+    );
+    expect(failure).toMatchObject({ code: 'STATE_UNREADABLE', details: { file: state.fileOf(other) } });
+    expect(failure?.message).toMatch(/move it out of/);
+    expect(`${failure?.message} ${JSON.stringify(failure?.details)}`).not.toMatch(/not-for-the-error-text|root:/);
   });
 });
