@@ -258,6 +258,10 @@ describe('the packed packages, installed together outside the repo', () => {
         run: 'not-here',
         why: "a check added to the vitest file above (it uses that file's plugin, describe and test)",
       },
+      "packages/harness/README.md: import { FakePluginRunner } from '@dhv/harness/testing';": {
+        run: 'not-here',
+        why: "a fragment of the Agent example above (its config and Agent); the fake runner's own tests are packages/harness/src/agent/agent-rules.test.ts",
+      },
       'packages/sdk/README.md: async delete(req, ctx) {': {
         run: 'not-here',
         why: 'the delete handler of the plugin above, shown alone; the whole plugin runs as the first SDK example',
