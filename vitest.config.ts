@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -33,7 +34,9 @@ export default defineConfig({
     hookTimeout: 600_000,
     reporters: ['default'],
     // The reference plugins record their volumes dirs' disks outside them; tests' records go at the end.
-    globalSetup: ['test/support/global-disk-records.ts'],
+    // By its absolute path: a project made inside the checkout (the docs' `dhv init my-plugin`) that
+    // has no vitest config of its own is run with this one, from its own root.
+    globalSetup: [fileURLToPath(new URL('./test/support/global-disk-records.ts', import.meta.url))],
     projects: [
       { extends: true, test: { name: 'in-process', include: IN_PROCESS } },
       {
