@@ -1,6 +1,12 @@
 import type { CreateRequest, DeleteRequest, Operation } from '@dhv/sdk';
 import { BUILTIN_MKDIR_ID, PluginError, buildEnvironment, type RequestInput } from '@dhv/sdk/client';
-import type { DecodedValue, OperationResult, PluginCall, PluginRunner } from '../runner/plugin-runner.js';
+import {
+  noProcessOutput,
+  type DecodedValue,
+  type OperationResult,
+  type PluginCall,
+  type PluginRunner,
+} from '../runner/plugin-runner.js';
 import { BUILTIN_EXECUTABLE, BUILTIN_MKDIR_VERSION, builtinMkdirCreate, builtinMkdirDelete } from './builtin-mkdir.js';
 
 /**
@@ -21,16 +27,7 @@ export const builtinMkdirRunner: PluginRunner = {
       get environment() {
         return buildEnvironment(operation, call.request, `${pluginDir}/${BUILTIN_MKDIR_ID}`);
       },
-      stdout: '',
-      stderr: '',
-      truncated: false,
-      durationMs: 0,
-      exitCode: null,
-      signal: null,
-      timedOut: false,
-      outputHeldOpen: false,
-      outputHolders: [],
-      warnings: [],
+      ...noProcessOutput(),
     };
     try {
       const value = await builtinValue(operation, call.request);

@@ -2,7 +2,14 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CreateRequest, DeleteRequest, Operation } from '@dhv/sdk';
 import { PluginError, goQuote, type Discovery } from '@dhv/sdk/client';
-import type { DecodedValue, OperationResult, PluginCall, PluginRunner, RunDetails } from './plugin-runner.js';
+import {
+  noProcessOutput,
+  type DecodedValue,
+  type OperationResult,
+  type PluginCall,
+  type PluginRunner,
+  type RunDetails,
+} from './plugin-runner.js';
 
 /** One call the fake answered, as the caller made it. */
 export interface FakeRun<Op extends Operation = Operation> {
@@ -73,16 +80,8 @@ export class FakePluginRunner implements PluginRunner {
       builtin: false,
       operation,
       environment: {},
-      stdout: '',
-      stderr: '',
-      truncated: false,
-      durationMs: 0,
+      ...noProcessOutput(),
       exitCode: 0,
-      signal: null,
-      timedOut: false,
-      outputHeldOpen: false,
-      outputHolders: [],
-      warnings: [],
     };
     try {
       if (typeof call.plugin !== 'string') await this.lookup(pluginDir, pluginId);

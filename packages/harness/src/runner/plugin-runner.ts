@@ -51,6 +51,25 @@ export interface RunDetails {
   warnings: string[];
 }
 
+/** What a run that started no process (the built-in, the fake, a plugin not found) has of one. */
+export function noProcessOutput(): Omit<
+  RunDetails,
+  'pluginId' | 'executable' | 'builtin' | 'operation' | 'environment'
+> {
+  return {
+    stdout: '',
+    stderr: '',
+    truncated: false,
+    durationMs: 0,
+    exitCode: null,
+    signal: null,
+    timedOut: false,
+    outputHeldOpen: false,
+    outputHolders: [],
+    warnings: [],
+  };
+}
+
 /** A run and its outcome: the decoded value, or the typed error worded as the agent words it. */
 export type PluginRunResult<Value> = RunDetails &
   ({ ok: true; value: Value; error?: undefined } | { ok: false; error: PluginError; value?: undefined });

@@ -15,7 +15,14 @@ import {
   type PluginRun,
   type SpawnOptions,
 } from '@dhv/sdk/client';
-import type { DecodedValue, OperationResult, PluginCall, PluginRunner, RunDetails } from './plugin-runner.js';
+import {
+  noProcessOutput,
+  type DecodedValue,
+  type OperationResult,
+  type PluginCall,
+  type PluginRunner,
+  type RunDetails,
+} from './plugin-runner.js';
 
 /**
  * Every plugin run as a program, exactly as a Nomad agent runs it: the agent's environment
@@ -109,16 +116,7 @@ export function notRun(operation: string, error: PluginError): OperationResult<O
     builtin: false,
     operation,
     environment: {},
-    stdout: '',
-    stderr: '',
-    truncated: false,
-    durationMs: 0,
-    exitCode: null,
-    signal: null,
-    timedOut: false,
-    outputHeldOpen: false,
-    outputHolders: [],
-    warnings: [],
+    ...noProcessOutput(),
     ok: false,
     error,
   };
