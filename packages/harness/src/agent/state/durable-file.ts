@@ -117,7 +117,8 @@ export async function readRegularFile(path: string): Promise<string> {
 let scratch = Buffer.allocUnsafe(64 * 1024);
 
 /**
- * `readRegularFileSync` for the many small files a restore reads: one open, one fstat and
+ * A regular file's text, read synchronously for the many small files a restore reads (a
+ * link, a FIFO or a folder refused as `readRegularFile` refuses them): one open, one fstat and
  * (for a file that fits) one read into a buffer reused across calls, so 10,000 records
  * cost 10,000 strings and nothing else for the garbage collector.
  */
@@ -136,22 +137,6 @@ export function readSmallRegularFileSync(path: string): string {
     const read = readSync(fd, scratch, 0, scratch.length, 0);
     if (read === scratch.length) return readFileSync(fd, 'utf8');
     return scratch.toString('utf8', 0, read);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-export function readRegularFileSync(path: string): string {
-  let fd: number;
-  try {
-    fd = openSync(path, READ_FLAGS);
-  } catch (err) {
-    refusedLink(path, err);
-  }
-  try {
-    const stats = fstatSync(fd);
-    if (!stats.isFile()) throw new NotARegularFileError(path, describe(stats));
-    return readFileSync(fd, 'utf8');
   } finally {
     closeSync(fd);
   }
