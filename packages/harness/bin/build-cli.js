@@ -37,6 +37,20 @@ const EXTERNAL = ['esbuild', 'postject', 'fast-check', 'typescript'];
 const BANNER =
   "import { createRequire as __dhvCreateRequire } from 'node:module';\nconst require = __dhvCreateRequire(import.meta.url);";
 
+/**
+ * oclif requires semver only to warn when Node is older than its engines, reading its own
+ * package.json beside `__dirname`, which a bundle (ES modules) does not have: the check
+ * cannot run here, so semver (70 KB that every dhv would parse and run) is left out.
+ * npm checks dhv's own engines at install.
+ */
+const withoutSemver = {
+  name: 'dhv-without-semver',
+  setup(b) {
+    b.onResolve({ filter: /^semver$/ }, () => ({ path: 'semver', namespace: 'dhv-left-out' }));
+    b.onLoad({ filter: /.*/, namespace: 'dhv-left-out' }, () => ({ contents: 'module.exports = {};' }));
+  },
+};
+
 /** What identifies one compile of the packages, or undefined outside a source tree (an installed package). */
 export async function buildStamp() {
   const [harness, sdk] = await Promise.all(BUILD_INFO.map((path) => stat(path).catch(() => undefined)));
@@ -95,6 +109,7 @@ async function bundle(entries) {
       sourcesContent: false,
       external: EXTERNAL,
       banner: { js: BANNER },
+      plugins: [withoutSemver],
       logLevel: 'error',
     });
     // Renamed whole, so a dhv starting meanwhile never sees half a bundle.
@@ -120,7 +135,8 @@ export async function buildCli() {
   for (const hooks of Object.values(pjson.oclif.hooks ?? {}))
     for (const hook of [hooks].flat()) entries[distEntry(hook)] = distEntry(hook);
   const cli = await bundle(entries);
-  for (const command of Object.values(commands)) command.relativePath = [cli, ...command.relativePath.slice(1)];
+  for (const command of Object.values(commands))
+    command.relativePath = [...cli.split('/'), ...command.relativePath.slice(1)];
   const manifest = { commands, version, dhvBuild, dhvCli: cli };
   const temp = `${MANIFEST}.${process.pid}.tmp`;
   await writeFile(temp, `${JSON.stringify(manifest, null, 2)}\n`);
@@ -128,16 +144,26 @@ export async function buildCli() {
   return manifest;
 }
 
-/** Removes every bundle under dist/cli/ but the one `manifest` points at. */
-async function removeOtherBundles(manifest) {
+/** The manifest as it is, or null without one. */
+export async function readManifest() {
+  return readFile(MANIFEST, 'utf8').then(JSON.parse, () => null);
+}
+
+/**
+ * Removes every bundle under dist/cli/ but those the manifest pointed at before and after
+ * this build: a dhv started from the one before may still be loading its lazy chunks.
+ */
+async function removeOldBundles(...manifests) {
+  const keep = new Set(manifests.map((manifest) => manifest?.dhvCli?.split('/').at(-1)));
   const dir = join(ROOT, ...BUNDLES);
-  const keep = manifest.dhvCli.split('/').at(-1);
-  for (const name of await readdir(dir)) if (name !== keep) await rm(join(dir, name), { recursive: true, force: true });
+  for (const name of await readdir(dir))
+    if (!keep.has(name)) await rm(join(dir, name), { recursive: true, force: true });
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const before = await readManifest();
   const manifest = await buildCli();
-  await removeOtherBundles(manifest);
+  await removeOldBundles(before, manifest);
   process.stdout.write(
     `bundled dhv into ${manifest.dhvCli}, wrote ${MANIFEST} (${Object.keys(manifest.commands).length} commands)\n`,
   );

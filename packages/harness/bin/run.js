@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { MANIFEST, ROOT, buildCli, buildStamp } from './build-cli.js';
+import { ROOT, buildCli, buildStamp, readManifest } from './build-cli.js';
 
 /**
  * dhv runs from its bundle (dist/cli/<id>/, made by the build with the manifest that points
@@ -27,27 +27,20 @@ async function start() {
 }
 
 /**
- * The bundle the manifest points at, when it was made from the compiled packages as they
- * are now; else made again now (a `tsc -b` since the last build). An installed package has
- * no build info and trusts the bundle it was packed with.
+ * The bundle the manifest points at, when it is there and was made from the compiled
+ * packages as they are now; else made again now (a `tsc -b` since the last build). An
+ * installed package has no build info and trusts the bundle it was packed with.
  */
 async function currentBundle() {
   const stamp = await buildStamp();
-  const manifest = readManifest();
-  if (manifest?.dhvCli && (stamp === undefined || manifest.dhvBuild === stamp)) return manifest.dhvCli;
+  const manifest = await readManifest();
+  const made = manifest?.dhvCli && existsSync(join(ROOT, manifest.dhvCli, 'cli.js'));
+  if (made && (stamp === undefined || manifest.dhvBuild === stamp)) return manifest.dhvCli;
   if (stamp === undefined) return undefined;
   return buildCli().then(
     (made) => made.dhvCli,
     () => undefined,
   );
-}
-
-function readManifest() {
-  try {
-    return JSON.parse(readFileSync(MANIFEST, 'utf8'));
-  } catch {
-    return null;
-  }
 }
 
 await start();
