@@ -9,7 +9,7 @@
 // (from its cache first), for this machine's platform: esbuild's native binary is the
 // one of the machine that packs.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,6 +64,10 @@ try {
   const stage = join(work, 'package');
   const untar = spawnSync('tar', ['-xzf', tarball('@dhv/harness'), '-C', work], { encoding: 'utf8' });
   if (untar.status !== 0) throw new Error(`tar: ${untar.stderr}`);
+  // Only the bundle of this build runs (the build keeps the one before it for a dhv still running).
+  const { dhvCli } = readJson(join(stage, 'oclif.manifest.json'));
+  for (const bundle of readdirSync(join(stage, 'dist', 'cli')))
+    if (join('dist', 'cli', bundle) !== join(dhvCli)) rmSync(join(stage, 'dist', 'cli', bundle), { recursive: true });
   const manifestPath = join(stage, 'package.json');
   const manifest = readJson(manifestPath);
   const local = Object.fromEntries(PACKAGES.slice(1).map((name) => [name, `file:${tarball(name)}`]));

@@ -1,17 +1,17 @@
 import { spawn } from 'node:child_process';
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DHV_BIN, REPO_ROOT, runDhv, tempDir, removeTempDir } from './support/kit.js';
 
 /**
- * dhv starts by loading only the command that runs (every test spawns many dhv processes),
- * with the help of every command taken from the oclif manifest the build writes, which is
- * never stale.
+ * dhv starts from its bundle by loading only the command that runs (every test spawns many
+ * dhv processes), with the help of every command taken from the oclif manifest the build
+ * writes beside the bundle, which is never stale.
  */
 
-const MANIFEST = join(REPO_ROOT, 'packages/harness/oclif.manifest.json');
-const COMMANDS_DIR = join(REPO_ROOT, 'packages/harness/dist/commands');
+const HARNESS = join(REPO_ROOT, 'packages/harness');
+const MANIFEST = join(HARNESS, 'oclif.manifest.json');
 
 let dir: string;
 beforeEach(async () => {
@@ -53,15 +53,22 @@ async function modulesImportedBy(args: string[]): Promise<{ exitCode: number | n
   });
 }
 
-/** The command modules (those the manifest lists, and the list of them all) among `modules`. */
+/**
+ * The command modules among `modules`, named from the commands' folder: a command's entry in
+ * the bundle the manifest points at, a compiled command, or the list of them all.
+ */
 async function commandModules(modules: string[]): Promise<string[]> {
   const manifest = JSON.parse(await readFile(MANIFEST, 'utf8')) as {
     commands: Record<string, { relativePath: string[] }>;
   };
-  const commands = new Set(Object.values(manifest.commands).map((c) => c.relativePath.slice(2).join('/')));
-  commands.add('index.js');
-  const loaded = modules.filter((m) => m.startsWith(`${COMMANDS_DIR}/`)).map((m) => m.slice(COMMANDS_DIR.length + 1));
-  return [...new Set(loaded.filter((m) => commands.has(m)))].sort();
+  const names = new Map<string, string>();
+  for (const { relativePath } of Object.values(manifest.commands)) {
+    const name = relativePath.slice(relativePath.indexOf('commands') + 1).join('/');
+    names.set(join(HARNESS, ...relativePath), name);
+    names.set(join(HARNESS, 'dist/commands', name), name);
+  }
+  names.set(join(HARNESS, 'dist/commands/index.js'), 'index.js');
+  return [...new Set(modules.flatMap((m) => names.get(m) ?? []))].sort();
 }
 
 describe('dhv start-up', () => {
@@ -69,6 +76,11 @@ describe('dhv start-up', () => {
     const status = await modulesImportedBy(['volume', 'status']);
     expect(status.exitCode).toBe(0);
     expect(await commandModules(status.modules)).toEqual(['volume/status.js']);
+    // From the bundle alone: no compiled module of the harness is loaded as it is.
+    const { dhvCli } = JSON.parse(await readFile(MANIFEST, 'utf8')) as { dhvCli: string };
+    const dist = status.modules.filter((m) => m.startsWith(join(HARNESS, 'dist/')));
+    expect(dist.length).toBeGreaterThan(0);
+    expect(dist.filter((m) => !m.startsWith(join(HARNESS, dhvCli, '/')))).toEqual([]);
     expect(status.modules.some((m) => /\/node_modules\/(fast-check|esbuild)\//.test(m))).toBe(false);
   });
 
@@ -81,7 +93,7 @@ describe('dhv start-up', () => {
     expect(await commandModules(help.modules)).toEqual([]);
   });
 
-  it('writes the manifest again when it was not made from the compiled commands, so help is never stale', async () => {
+  it('bundles again and writes the manifest again when they were not made from the compiled packages, so what runs is never stale', async () => {
     const real = await readFile(MANIFEST, 'utf8');
     const stale = JSON.parse(real) as { dhvBuild?: string; commands: Record<string, { summary?: string }> };
     stale.dhvBuild = 'an older compile';
@@ -94,7 +106,10 @@ describe('dhv start-up', () => {
     expect(help.exitCode, help.stderr).toBe(0);
     expect(help.stdout).not.toContain('a summary from an older compile');
     expect(help.stdout).toMatch(/version\s+Show the version of dhv/);
-    const rewritten = JSON.parse(await readFile(MANIFEST, 'utf8')) as { dhvBuild?: string };
+    const rewritten = JSON.parse(await readFile(MANIFEST, 'utf8')) as { dhvBuild?: string; dhvCli: string };
     expect(rewritten.dhvBuild).toBe((JSON.parse(real) as { dhvBuild?: string }).dhvBuild);
+    // Bundled again, into a bundle of its own (the one a dhv started before may still be loading from).
+    expect(rewritten.dhvCli).not.toBe((JSON.parse(real) as { dhvCli: string }).dhvCli);
+    await stat(join(HARNESS, rewritten.dhvCli, 'cli.js'));
   });
 });

@@ -1,39 +1,46 @@
 #!/usr/bin/env node
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { execute } from '@oclif/core';
-import { MANIFEST, ROOT, buildStamp, writeManifest } from './oclif-manifest.js';
+import { pathToFileURL } from 'node:url';
+import { ROOT, buildCli, buildStamp, readManifest } from './build-cli.js';
 
 /**
- * package.json lists the commands explicitly (dist/commands/index.js, which imports them
- * all). With a manifest that matches the compiled commands, dhv instead loads each command
- * from its own file and only the one that runs: the manifest carries every command's help.
+ * dhv runs from its bundle (dist/cli/<id>/, made by the build with the manifest that points
+ * at it): oclif loads only the entry of the command that runs, and the manifest carries
+ * every command's help. Without a usable bundle it runs the compiled files as they are,
+ * from the explicit list in package.json (dist/commands/index.js, which imports them all).
  */
-async function loadOptions() {
+async function start() {
   const pjson = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
-  // An installed package has no build info: the manifest it was packed with is its own.
-  const stamp = await buildStamp();
-  const made = readManifestStamp();
-  let usable = made !== null && (stamp === undefined || made === stamp);
-  if (!usable && stamp !== undefined)
-    usable = await writeManifest().then(
-      () => true,
-      () => false,
-    );
-  if (!usable) return { root: ROOT, pjson };
-  return {
-    root: ROOT,
-    pjson: { ...pjson, oclif: { ...pjson.oclif, commands: { strategy: 'pattern', target: './dist/commands' } } },
-  };
-}
-
-/** The build stamp the manifest was made from, or null without a manifest. */
-function readManifestStamp() {
-  try {
-    return JSON.parse(readFileSync(MANIFEST, 'utf8')).dhvBuild;
-  } catch {
-    return null;
+  const cli = await currentBundle();
+  if (cli === undefined) {
+    const { execute } = await import('@oclif/core');
+    return execute({ loadOptions: { root: ROOT, pjson } });
   }
+  const { execute } = await import(pathToFileURL(join(ROOT, cli, 'cli.js')).href);
+  const inBundle = (path) => `./${cli}/${path.replace(/^\.\/dist\//, '')}`;
+  const hooks = Object.fromEntries(
+    Object.entries(pjson.oclif.hooks ?? {}).map(([event, paths]) => [event, [paths].flat().map(inBundle)]),
+  );
+  const oclif = { ...pjson.oclif, commands: { strategy: 'pattern', target: `./${cli}/commands` }, hooks };
+  return execute({ loadOptions: { root: ROOT, pjson: { ...pjson, oclif } } });
 }
 
-await execute({ loadOptions: await loadOptions() });
+/**
+ * The bundle the manifest points at, when it is there and was made from the compiled
+ * packages as they are now; else made again now (a `tsc -b` since the last build). An
+ * installed package has no build info and trusts the bundle it was packed with.
+ */
+async function currentBundle() {
+  const stamp = await buildStamp();
+  const manifest = await readManifest();
+  const made = manifest?.dhvCli && existsSync(join(ROOT, manifest.dhvCli, 'cli.js'));
+  if (made && (stamp === undefined || manifest.dhvBuild === stamp)) return manifest.dhvCli;
+  if (stamp === undefined) return undefined;
+  return buildCli().then(
+    (made) => made.dhvCli,
+    () => undefined,
+  );
+}
+
+await start();

@@ -1,6 +1,6 @@
 import { chmod, mkdir, stat } from 'node:fs/promises';
-import { dirname, resolve, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve, sep } from 'node:path';
 import type { Plugin as EsbuildPlugin } from 'esbuild';
 import { launcherHeader, NODE_SEARCH_PATHS } from './build-launcher.js';
 import { keepCommonJsScope } from './build-module-scope.js';
@@ -128,8 +128,11 @@ plugin.main();
 `;
 }
 
-/** The SDK's own compiled files; dynamic imports from these are deferred. */
-const SDK_DIST = dirname(fileURLToPath(import.meta.url)) + sep;
+/**
+ * The SDK's own compiled files; dynamic imports from these are deferred. Found through
+ * the package's name, not this file's place, which moves when dhv's CLI bundles it.
+ */
+const SDK_DIST = join(dirname(createRequire(import.meta.url).resolve('@dhv/sdk/package.json')), 'dist') + sep;
 
 const DEFERRED = 'dhv-deferred';
 

@@ -1,8 +1,8 @@
 import { basename, dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import fs from 'fs-extra';
 import { AuthoringError } from './errors.js';
-import { localPackageSource, packInstalledPackage, VENDOR_DIR, type DhvPackage } from './package-source.js';
+import { installedPackageDir, type DhvPackage } from './installed-package.js';
+import { localPackageSource, packInstalledPackage, VENDOR_DIR } from './package-source.js';
 import { packageNameFor, validatePluginId } from './plugin-id.js';
 import {
   isTemplateName,
@@ -158,7 +158,7 @@ async function checkTarget(dir: string, force: boolean): Promise<boolean> {
 }
 
 async function ownVersion(): Promise<string> {
-  const manifest = (await fs.readJson(fileURLToPath(new URL('../../package.json', import.meta.url)))) as {
+  const manifest = (await fs.readJson(join(installedPackageDir('@dhv/harness'), 'package.json'))) as {
     version: string;
   };
   return manifest.version;

@@ -1,24 +1,11 @@
-import { createRequire } from 'node:module';
-import { basename, dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { basename, join, resolve } from 'node:path';
 import { execa } from 'execa';
 import fs from 'fs-extra';
 import { AuthoringError } from './errors.js';
-
-export type DhvPackage = '@dhv/sdk' | '@dhv/harness';
+import { installedPackageDir, type DhvPackage } from './installed-package.js';
 
 /** Where `dhv init` writes the packed copies of the SDK and harness it runs. */
 export const VENDOR_DIR = 'vendor';
-
-/**
- * The folder of the package that is running (the harness) or that it runs with (the
- * SDK it resolves): a workspace folder in this repo's checkout, or the installed
- * package under node_modules.
- */
-export function installedPackageDir(packageName: DhvPackage): string {
-  if (packageName === '@dhv/harness') return fileURLToPath(new URL('../../', import.meta.url));
-  return dirname(createRequire(import.meta.url).resolve(`${packageName}/package.json`));
-}
 
 /**
  * Packs the installed package with `npm pack` into `destination`, so the generated

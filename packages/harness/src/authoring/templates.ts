@@ -1,4 +1,5 @@
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { installedPackageDir } from './installed-package.js';
 
 /** The project skeletons `dhv init` offers, and what each one fills into the shared files. */
 export const TEMPLATES = {
@@ -28,7 +29,7 @@ export function isTemplateName(name: string): name is TemplateName {
 }
 
 /** `templates/` in the package root: `common/` for every project, then one folder per template. */
-export const TEMPLATES_DIR = fileURLToPath(new URL('../../templates/', import.meta.url));
+export const TEMPLATES_DIR = join(installedPackageDir('@dhv/harness'), 'templates');
 
 /** Files npm would drop or rename when packing the harness are stored under another name. */
 export const STORED_NAMES: Readonly<Record<string, string>> = { gitignore: '.gitignore' };

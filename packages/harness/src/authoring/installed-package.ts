@@ -1,0 +1,14 @@
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+
+export type DhvPackage = '@dhv/sdk' | '@dhv/harness';
+
+/**
+ * The folder of the package that is running (the harness) or that it runs with (the
+ * SDK it resolves): a workspace folder in this repo's checkout, or the installed
+ * package under node_modules. Found by resolving the package's name (the harness names
+ * itself), not from this file's place, which moves when the CLI is bundled (dist/cli/).
+ */
+export function installedPackageDir(packageName: DhvPackage): string {
+  return dirname(createRequire(import.meta.url).resolve(`${packageName}/package.json`));
+}
