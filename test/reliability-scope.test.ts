@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, copyFile, mkdir, readdir, rm, symlink, truncate, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { attachedLoopDevicesSync, readMountTableSync } from '@dhv/sdk/host';
 import { builtPlugin, skipRootTests, runDhv, type DhvRun, tempDir, removeTempDir } from './support/kit.js';
 import { loopDiskAttached, mountLoopDisk, releaseLoopDisk } from './support/loop-disk.js';
@@ -16,23 +16,61 @@ import { diskRecordFoldersBelow } from './support/plugin-disk-records.js';
 
 const MiB = 1024 * 1024;
 const SIZE = 'capacity_min = "16MiB"\ncapacity_max = "16MiB"\n';
-let t: string;
-let dataDir: string;
-let pluginDir: string;
-let volumesDir: string;
 
-beforeEach(async () => {
-  t = await tempDir('scope');
-  dataDir = join(t, 'data');
-  pluginDir = join(t, 'plugins');
-  volumesDir = join(t, 'vols');
+/** A test's own temp dir, data dir, plugin dir (both reference plugins) and volumes dir, and `dhv` bound to them. */
+async function makeScope() {
+  const t = await tempDir('scope');
+  const dataDir = join(t, 'data');
+  const pluginDir = join(t, 'plugins');
+  const volumesDir = join(t, 'vols');
   await mkdir(pluginDir, { recursive: true, mode: 0o755 });
   await chmod(t, 0o755);
   for (const p of ['dhv-mkdir', 'dhv-loopback'] as const) await copyFile(builtPlugin(p), join(pluginDir, p));
-});
 
-afterEach(async () => {
-  await removeTempDir(t);
+  const dhv = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+    runDhv([...args], { cwd: t, env: { DHV_DATA_DIR: undefined, ...env } });
+  const agentFlags = (data = dataDir) => ['--data-dir', data, '--plugin-dir', pluginDir, '--volumes-dir', volumesDir];
+
+  async function create(
+    name: string,
+    plugin: string,
+    flags = agentFlags(),
+    extra = '',
+  ): Promise<{ ID: string; HostPath: string }> {
+    const spec = join(t, `${name}.hcl`);
+    await writeFile(spec, `type = "host"\nname = "${name}"\nplugin_id = "${plugin}"\n${extra}`);
+    const run = await dhv(['volume', 'create', spec, '--json', ...flags]);
+    expect(run.exitCode, run.stderr).toBe(0);
+    return (JSON.parse(run.stdout) as { Volume: { ID: string; HostPath: string } }).Volume;
+  }
+
+  async function states(flags = agentFlags()): Promise<Record<string, { State: string; Error?: string }>> {
+    const run = await dhv(['volume', 'status', '--json', ...flags]);
+    expect(run.exitCode, run.stderr).toBe(0);
+    const rows = JSON.parse(run.stdout) as Array<{ ID: string; State: string; StateError?: string; Error?: string }>;
+    return Object.fromEntries(rows.map((r) => [r.ID, { State: r.State, Error: r.StateError ?? r.Error ?? '' }]));
+  }
+
+  return { t, dataDir, pluginDir, volumesDir, dhv, agentFlags, create, states };
+}
+type Scope = Awaited<ReturnType<typeof makeScope>>;
+
+/**
+ * `it` with a scope of its own, removed after it (mounts and loop devices included): the
+ * tests share nothing on the host but the mount table and the loop devices, and judge only
+ * their own entries in those, so they run side by side.
+ */
+const it = test.extend<{ scope: Scope }>({
+  // vitest reads the fixtures a test needs from this first parameter's destructuring.
+  // eslint-disable-next-line no-empty-pattern
+  scope: async ({}, use) => {
+    const scope = await makeScope();
+    try {
+      await use(scope);
+    } finally {
+      await removeTempDir(scope.t);
+    }
+  },
 });
 
 const sh = (cmd: string, ...args: string[]) => execFileSync(cmd, args, { stdio: 'pipe' }).toString();
@@ -50,35 +88,13 @@ const attached = (device: string) => attachedLoopDevicesSync().some((l) => l.dev
 /** A loop device still backed by the deleted image: the device number itself may be reused by a later attach. */
 const heldByDeletedImage = (device: string) => attachedLoopDevicesSync().some((l) => l.device === device && l.deleted);
 
-const dhv = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-  runDhv([...args], { cwd: t, env: { DHV_DATA_DIR: undefined, ...env } });
-const agentFlags = (data = dataDir) => ['--data-dir', data, '--plugin-dir', pluginDir, '--volumes-dir', volumesDir];
-
-async function create(
-  name: string,
-  plugin: string,
-  flags = agentFlags(),
-  extra = '',
-): Promise<{ ID: string; HostPath: string }> {
-  const spec = join(t, `${name}.hcl`);
-  await writeFile(spec, `type = "host"\nname = "${name}"\nplugin_id = "${plugin}"\n${extra}`);
-  const run = await dhv(['volume', 'create', spec, '--json', ...flags]);
-  expect(run.exitCode, run.stderr).toBe(0);
-  return (JSON.parse(run.stdout) as { Volume: { ID: string; HostPath: string } }).Volume;
-}
-
-async function states(flags = agentFlags()): Promise<Record<string, { State: string; Error?: string }>> {
-  const run = await dhv(['volume', 'status', '--json', ...flags]);
-  expect(run.exitCode, run.stderr).toBe(0);
-  const rows = JSON.parse(run.stdout) as Array<{ ID: string; State: string; StateError?: string; Error?: string }>;
-  return Object.fromEntries(rows.map((r) => [r.ID, { State: r.State, Error: r.StateError ?? r.Error ?? '' }]));
-}
-
 const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const ok = (run: DhvRun) => expect(run.exitCode, `${run.stdout}\n${run.stderr}`).toBe(0);
 
-describe.skipIf(skipRootTests('issue 22 recipes'))('issue 22: gc, restore, teardown and health', () => {
-  it('gc with DHV_DATA_DIR pointing elsewhere than the --config data_dir is an error naming both, and another data dir never removes a live loopback volume', async () => {
+describe.concurrent.skipIf(skipRootTests('issue 22 recipes'))('issue 22: gc, restore, teardown and health', () => {
+  it('gc with DHV_DATA_DIR pointing elsewhere than the --config data_dir is an error naming both, and another data dir never removes a live loopback volume', async ({
+    scope: { t, pluginDir, volumesDir, dhv, create, states },
+  }) => {
     const config = join(t, 'agent.hcl');
     await writeFile(
       config,
@@ -100,7 +116,9 @@ describe.skipIf(skipRootTests('issue 22 recipes'))('issue 22: gc, restore, teard
     expect((await states(['--config', config]))[vol.ID]!.State).toBe('ready');
   }, 120_000);
 
-  it("two data dirs sharing a volumes dir: A's gc removes none of B's volumes, a planted .dhv-mkdir-<id>.new included", async () => {
+  it("two data dirs sharing a volumes dir: A's gc removes none of B's volumes, a planted .dhv-mkdir-<id>.new included", async ({
+    scope: { t, volumesDir, dhv, agentFlags, create, states },
+  }) => {
     const b = join(t, 'b-data');
     const loop = await create('b-loop', 'dhv-loopback', agentFlags(b), SIZE);
     const folder = await create('b-dir', 'dhv-mkdir', agentFlags(b));
@@ -115,7 +133,9 @@ describe.skipIf(skipRootTests('issue 22 recipes'))('issue 22: gc, restore, teard
     expect(Object.values(await states(agentFlags(b))).map((s) => s.State)).toEqual(['ready', 'ready']);
   }, 120_000);
 
-  it('restore with the volumes disk unmounted: each plugin refuses its volume naming the missing disk, nothing is created on /, the built-in mkdir says its folder moved; with the disk back all three are restored with their files', async () => {
+  it('restore with the volumes disk unmounted: each plugin refuses its volume naming the missing disk, nothing is created on /, the built-in mkdir says its folder moved; with the disk back all three are restored with their files', async ({
+    scope: { t, volumesDir, dhv, agentFlags, create, states },
+  }) => {
     await mkdir(volumesDir);
     const disk = mountLoopDisk(join(t, 'disk.img'), volumesDir, 64 * MiB);
     try {
@@ -162,7 +182,9 @@ describe.skipIf(skipRootTests('issue 22 recipes'))('issue 22: gc, restore, teard
     expect(loopDiskAttached(disk)).toBe(false);
   }, 240_000);
 
-  it('a loopback volume unmounted by hand, or whose image was truncated or deleted, is unavailable with the reason; --reboot and delete detach a deleted image’s loop device', async () => {
+  it('a loopback volume unmounted by hand, or whose image was truncated or deleted, is unavailable with the reason; --reboot and delete detach a deleted image’s loop device', async ({
+    scope: { volumesDir, dhv, agentFlags, create, states },
+  }) => {
     const gone = await create('gone', 'dhv-loopback', agentFlags(), SIZE);
     const cut = await create('cut', 'dhv-loopback', agentFlags(), SIZE);
     const lost = await create('lost', 'dhv-loopback', agentFlags(), SIZE);
@@ -188,7 +210,9 @@ describe.skipIf(skipRootTests('issue 22 recipes'))('issue 22: gc, restore, teard
     expect(heldByDeletedImage(lostDevice)).toBe(false);
   }, 240_000);
 
-  it('no teardown leaves its scope: foreign mounts, loop devices and folders beside and under the volumes, data and scratch dirs survive gc, --reboot, delete and dhv check', async () => {
+  it('no teardown leaves its scope: foreign mounts, loop devices and folders beside and under the volumes, data and scratch dirs survive gc, --reboot, delete and dhv check', async ({
+    scope: { t, dataDir, pluginDir, volumesDir, dhv, agentFlags, create },
+  }) => {
     const victim = join(t, 'victim');
     const foreignMounts = [
       join(t, 'beside'),
@@ -255,8 +279,10 @@ describe.skipIf(skipRootTests('issue 22 recipes'))('issue 22: gc, restore, teard
   }, 300_000);
 });
 
-describe('issue 22: the plugin dir’s trust', () => {
-  it('fingerprint, plugin run and check warn about a plugin dir and a plugin others can write, naming the chmod', async () => {
+describe.concurrent('issue 22: the plugin dir’s trust', () => {
+  it('fingerprint, plugin run and check warn about a plugin dir and a plugin others can write, naming the chmod', async ({
+    scope: { pluginDir, dhv, agentFlags },
+  }) => {
     const plugin = join(pluginDir, 'open');
     await writeFile(plugin, `#!/bin/sh\necho '{"version":"1.0.0"}'\n`);
     await chmod(plugin, 0o777);
