@@ -138,7 +138,7 @@ describe.concurrent('dhv agent gc', () => {
     expect(existsSync(join(volumesDir, kept))).toBe(true);
     expect(existsSync(join(volumesDir, 'not-a-volume'))).toBe(true);
     expect(parsed<GcJson>(await dhv('agent', 'gc', '--json')).Orphans).toEqual([]);
-  }, 180_000);
+  });
 
   it('has --help that says what an orphan is and how to remove one', async () => {
     const run = await runDhv(['agent', 'gc', '--help']);

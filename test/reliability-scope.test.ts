@@ -126,7 +126,7 @@ describe.skipIf(skipRootTests('issue 22 recipes'))(
       expect(report.Orphans.find((o) => o.ID === vol.ID)?.Blocker).toMatch(/no create of this agent/);
       expect(existsSync(join(vol.HostPath, 'data'))).toBe(true);
       expect((await states(['--config', config]))[vol.ID]!.State).toBe('ready');
-    }, 120_000);
+    });
 
     it("two data dirs sharing a volumes dir: A's gc removes none of B's volumes, a planted .dhv-mkdir-<id>.new included", async ({
       scope: { t, volumesDir, dhv, agentFlags, create, states },
@@ -143,7 +143,7 @@ describe.skipIf(skipRootTests('issue 22 recipes'))(
       expect(existsSync(join(folder.HostPath, 'data'))).toBe(true);
       expect(mounted(loop.HostPath)).toBe(true);
       expect(Object.values(await states(agentFlags(b))).map((s) => s.State)).toEqual(['ready', 'ready']);
-    }, 120_000);
+    });
 
     it('restore with the volumes disk unmounted: each plugin refuses its volume naming the missing disk, nothing is created on /, the built-in mkdir says its folder moved; with the disk back all three are restored with their files', async ({
       scope: { t, volumesDir, dhv, agentFlags, create, states },
@@ -192,7 +192,7 @@ describe.skipIf(skipRootTests('issue 22 recipes'))(
         releaseLoopDisk(disk);
       }
       expect(loopDiskAttached(disk)).toBe(false);
-    }, 240_000);
+    });
 
     it('a loopback volume unmounted by hand, or whose image was truncated or deleted, is unavailable with the reason; --reboot and delete detach a deleted image’s loop device', async ({
       scope: { volumesDir, dhv, agentFlags, create, states },
@@ -221,7 +221,7 @@ describe.skipIf(skipRootTests('issue 22 recipes'))(
       const reboot = await dhv(['agent', 'restart', '--reboot', ...agentFlags()]);
       expect(reboot.stdout).toContain(`detached ${lostDevice}`);
       expect(heldByDeletedImage(lostDevice)).toBe(false);
-    }, 240_000);
+    });
 
     it('no teardown leaves its scope: foreign mounts, loop devices and folders beside and under the volumes, data and scratch dirs survive gc, --reboot, delete and dhv check', async ({
       scope: { t, dataDir, pluginDir, volumesDir, dhv, agentFlags, create },
@@ -289,7 +289,7 @@ describe.skipIf(skipRootTests('issue 22 recipes'))(
       for (const d of foreignLoops) expect(attached(d), `${d} is still attached`).toBe(true);
       expect(existsSync(join(victim, 'keep'))).toBe(true);
       expect(existsSync(join(victim, 'mnt', 'foreign'))).toBe(true);
-    }, 300_000);
+    });
   },
 );
 
@@ -314,5 +314,5 @@ describe.concurrent('issue 22: the plugin dir’s trust', () => {
     await chmod(plugin, 0o755);
     const quiet = await dhv(['agent', 'fingerprint', ...agentFlags()]);
     expect(quiet.stderr).not.toContain('can be written by');
-  }, 120_000);
+  });
 });
