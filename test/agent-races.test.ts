@@ -197,7 +197,10 @@ describe.concurrent('several dhv processes on one data dir are one agent', () =>
     expect((await volumes(agent)).map((v) => v.State)).toEqual(['ready']);
   });
 
-  it('a stream of creates does not starve a waiting restart', async ({ agent, gates }) => {
+  // Alone: its check that the later create has not started yet is read after the restart
+  // exits, and with six races beside it (load 26) the test's process read it late once, after
+  // the later create had rightly gone on.
+  it.sequential('a stream of creates does not starve a waiting restart', async ({ agent, gates }) => {
     const a = await spec(agent, 'a');
     const b = await spec(agent, 'b');
     await agent.json('agent', 'restart');
