@@ -2,23 +2,31 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test as vitestTest } from 'vitest';
 import { SUITE_TIMEOUT_MS, dhvCheck, failedRequired, runCheck } from './support/check-cli.js';
 import { removeTempDir, tempDir, DHV_BIN as DHV, HARNESS_FIXTURES as FIXTURES } from './support/kit.js';
 
 /** `dhv check` as CI runs it: stdout and stderr are pipes. */
 const dhv = (args: string[]) => runCheck(args);
 
-let scratch: string;
-beforeEach(async () => {
-  scratch = await tempDir('check-ci');
-});
-afterEach(async () => {
-  await removeTempDir(scratch);
+/** `test` with a scratch dir of its own, removed after it, so the tests run side by side. */
+const test = vitestTest.extend<{ scratch: string }>({
+  // vitest reads the fixtures a test needs from this first parameter's destructuring.
+  // eslint-disable-next-line no-empty-pattern
+  scratch: async ({}, use) => {
+    const scratch = await tempDir('check-ci');
+    try {
+      await use(scratch);
+    } finally {
+      await removeTempDir(scratch);
+    }
+  },
 });
 
-describe('dhv check for CI', () => {
-  test('a plugin that does not exist is one error line, one JSON error and one JUnit <error>, not a check per line', async () => {
+describe.concurrent('dhv check for CI', () => {
+  test('a plugin that does not exist is one error line, one JSON error and one JUnit <error>, not a check per line', async ({
+    scratch,
+  }) => {
     const missing = join(scratch, 'nonexistent');
     const plain = await dhv([missing]);
     expect(plain.code).toBe(1);
@@ -37,7 +45,9 @@ describe('dhv check for CI', () => {
     expect(xml).toContain(`<error type="PLUGIN_NOT_FOUND" message="${missing} does not exist`);
   });
 
-  test('a plugin that is there but cannot run is one error line with the reason and the fix, shaped as a missing one', async () => {
+  test('a plugin that is there but cannot run is one error line with the reason and the fix, shaped as a missing one', async ({
+    scratch,
+  }) => {
     const plain = join(scratch, 'plugin.sh');
     await writeFile(plain, '#!/bin/sh\necho {}\n');
     await chmod(plain, 0o644);
@@ -77,7 +87,7 @@ describe('dhv check for CI', () => {
     );
   });
 
-  test('piped, each check is printed when it finishes, not when the run ends', async () => {
+  test('piped, each check is printed when it finishes, not when the run ends', async ({ scratch }) => {
     // slow-answers takes a second over every create and delete: create.path and delete.removes-path take seconds each.
     const child = spawn(
       process.execPath,
@@ -110,9 +120,9 @@ describe('dhv check for CI', () => {
     expect(ended - seen.get('create.path')!).toBeGreaterThan(1_500);
     expect(stdout.trimEnd().split('\n').at(-1)).toBe('OK: no required check failed');
     expect(stdout).not.toMatch(/[\x1b\r]/);
-  }, 60_000);
+  });
 
-  test('the closing line names the failed checks', async () => {
+  test('the closing line names the failed checks', async ({ scratch }) => {
     const { code, stdout } = await dhv([
       join(FIXTURES, 'delete-removes-all'),
       '--only',
@@ -126,34 +136,39 @@ describe('dhv check for CI', () => {
     );
   });
 
-  test('a create that leaves a daemon holding stdout is one required failure, found on its first occurrence, and the run ends well within a minute', async () => {
-    const started = performance.now();
-    const { report, exitCode, leftovers } = await dhvCheck(join(FIXTURES, 'daemon-holds-stdout'));
-    const took = performance.now() - started;
-    expect(took).toBeLessThan(45_000);
-    expect(exitCode).toBe(1);
-    expect(failedRequired(report)).toEqual(['errors.stdio-released']);
-    const failure = report.results.find((r) => r.id === 'errors.stdio-released')!;
-    expect(failure.reason).toMatch(
-      /^the create of \S+ left process (\d+) \(\S*sleep\) holding its stdout and stderr after it exited: a real agent waits for it as long as it lives/,
-    );
-    const pid = Number(/left process (\d+)/.exec(failure.reason!)![1]);
-    // Killed: gone, or a zombie waiting for its parent.
-    const state = existsSync(`/proc/${pid}`) ? await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => ') Z') : ') Z';
-    expect(state).toContain(') Z');
-    expect(report.stopped).toMatch(/every further operation would wait for it, so \d+ checks were not run$/);
-    expect(
-      report.results.filter((r) => r.reason === 'not run: the run stopped (see errors.stdio-released)').length,
-    ).toBeGreaterThan(10);
-    expect(leftovers).toEqual([]);
-  }, 60_000);
+  // Alone: what it times is the run's own stop, not the tests beside it.
+  test.sequential(
+    'a create that leaves a daemon holding stdout is one required failure, found on its first occurrence, and the run ends well within a minute',
+    async () => {
+      const started = performance.now();
+      const { report, exitCode, leftovers } = await dhvCheck(join(FIXTURES, 'daemon-holds-stdout'));
+      const took = performance.now() - started;
+      expect(took).toBeLessThan(45_000);
+      expect(exitCode).toBe(1);
+      expect(failedRequired(report)).toEqual(['errors.stdio-released']);
+      const failure = report.results.find((r) => r.id === 'errors.stdio-released')!;
+      expect(failure.reason).toMatch(
+        /^the create of \S+ left process (\d+) \(\S*sleep\) holding its stdout and stderr after it exited: a real agent waits for it as long as it lives/,
+      );
+      const pid = Number(/left process (\d+)/.exec(failure.reason!)![1]);
+      // Killed: gone, or a zombie waiting for its parent.
+      const state = existsSync(`/proc/${pid}`) ? await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => ') Z') : ') Z';
+      expect(state).toContain(') Z');
+      expect(report.stopped).toMatch(/every further operation would wait for it, so \d+ checks were not run$/);
+      expect(
+        report.results.filter((r) => r.reason === 'not run: the run stopped (see errors.stdio-released)').length,
+      ).toBeGreaterThan(10);
+      expect(leftovers).toEqual([]);
+    },
+    60_000,
+  );
 
   test('the daemon is the required failure even when errors.stdio-released is not among the checks run', async () => {
     const { report, exitCode } = await dhvCheck(join(FIXTURES, 'daemon-holds-stdout'), ['--only', 'create']);
     expect(exitCode).toBe(1);
     expect(failedRequired(report)).toEqual(['errors.stdio-released']);
     expect(report.results.at(-1)?.id).toBe('errors.stdio-released');
-  }, 60_000);
+  });
 
   test(
     'rm -rf "$DHV_CREATED_PATH" is told what to remove, and a delete written that way passes both cleanup-call and uses-created-path',

@@ -1,13 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
+import { describe, expect } from 'vitest';
+import { testWithAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
 import { runDhv } from './support/kit.js';
 
-let agent: TempAgent;
-afterEach(async () => {
-  await agent.cleanup();
-});
+/** Each test has an agent of its own, so they run side by side. */
+const it = testWithAgent();
 
-async function create(name: string, extra = '', ...flags: string[]) {
+async function create(agent: TempAgent, name: string, extra = '', ...flags: string[]) {
   return agent.json(
     'volume',
     'create',
@@ -16,11 +14,12 @@ async function create(name: string, extra = '', ...flags: string[]) {
   );
 }
 
-describe("Nomad's flags and lookups on volumes", () => {
-  it('finds a volume by name or name prefix in status and delete, and shows the table for an ambiguous prefix', async () => {
-    agent = await tempAgent();
-    const data = (await create('data')).Volume;
-    const database = (await create('database')).Volume;
+describe.concurrent("Nomad's flags and lookups on volumes", () => {
+  it('finds a volume by name or name prefix in status and delete, and shows the table for an ambiguous prefix', async ({
+    agent,
+  }) => {
+    const data = (await create(agent, 'data')).Volume;
+    const database = (await create(agent, 'database')).Volume;
 
     expect((await agent.json('volume', 'status', 'data')).ID).toBe(data.ID); // exact name beats the prefix
     expect((await agent.json('volume', 'status', 'datab')).ID).toBe(database.ID);
@@ -45,9 +44,8 @@ describe("Nomad's flags and lookups on volumes", () => {
     );
   });
 
-  it('-id updates the volume it names by ID prefix or name, as id = in the spec does', async () => {
-    agent = await tempAgent();
-    const first = (await create('grow')).Volume;
+  it('-id updates the volume it names by ID prefix or name, as id = in the spec does', async ({ agent }) => {
+    const first = (await create(agent, 'grow')).Volume;
     const spec = await agent.file(
       'grow2.hcl',
       volumeHcl({ name: 'grow', plugin_id: 'mkdir' }, 'capacity_min = "1MiB"\ncapacity_max = "2MiB"'),
@@ -83,11 +81,12 @@ describe("Nomad's flags and lookups on volumes", () => {
     expect(detach.stderr).toContain('flag provided but not defined: -detach');
   });
 
-  it('-namespace and NOMAD_NAMESPACE choose the namespace of a new volume, of lookups and of the list', async () => {
-    agent = await tempAgent();
-    const prod = (await create('logs', '', '-namespace', 'prod')).Volume;
+  it('-namespace and NOMAD_NAMESPACE choose the namespace of a new volume, of lookups and of the list', async ({
+    agent,
+  }) => {
+    const prod = (await create(agent, 'logs', '', '-namespace', 'prod')).Volume;
     expect(prod.Namespace).toBe('prod');
-    const dflt = (await create('logs-default')).Volume;
+    const dflt = (await create(agent, 'logs-default')).Volume;
     const names = async (...flags: string[]) =>
       (await agent.json('volume', 'status', ...flags)).map((v: { Name: string }) => v.Name).sort();
     expect(await names()).toEqual(['logs-default']);
@@ -105,8 +104,9 @@ describe("Nomad's flags and lookups on volumes", () => {
     expect((await agent.dhv('volume', 'delete', '-namespace', 'prod', prod.ID)).exitCode).toBe(0);
   });
 
-  it('-policy-override and -force say what they did, and Volume Warnings print as Nomad prints them', async () => {
-    agent = await tempAgent();
+  it('-policy-override and -force say what they did, and Volume Warnings print as Nomad prints them', async ({
+    agent,
+  }) => {
     const spec = await agent.file('w.json', JSON.stringify({ type: 'host', name: 'tab\there', plugin_id: 'mkdir' }));
     const run = await agent.dhv('volume', 'create', '-policy-override', '-detach', spec);
     expect(run.exitCode).toBe(0);
@@ -122,10 +122,9 @@ describe("Nomad's flags and lookups on volumes", () => {
     expect(deleted.stderr).toContain("warning: -force only matters when the volume's node is gone");
   });
 
-  it('volume JSON carries Nomad-shaped times, and the list carries stubs', async () => {
-    agent = await tempAgent();
+  it('volume JSON carries Nomad-shaped times, and the list carries stubs', async ({ agent }) => {
     const before = BigInt(Date.now()) * 1_000_000n;
-    const { Volume } = await create('t');
+    const { Volume } = await create(agent, 't');
     expect(typeof Volume.CreateTime).toBe('number');
     expect(BigInt(Volume.CreateTime)).toBeGreaterThanOrEqual(before - 1_000_000_000n);
     const [stub] = await agent.json('volume', 'status');
@@ -147,11 +146,13 @@ describe("Nomad's flags and lookups on volumes", () => {
 });
 
 describe('a node with facts', () => {
-  it("publishes the config's name, datacenter, class and meta and the host's attributes, and places constraints on them", async () => {
-    agent = await tempAgent({
-      config: () =>
-        'name = "web-1"\ndatacenter = "eu-west"\ndatacentre = "typo"\nclient {\n  node_class = "storage"\n  meta {\n    rack = "r7"\n  }\n}\n',
-    });
+  const it = testWithAgent({
+    config: () =>
+      'name = "web-1"\ndatacenter = "eu-west"\ndatacentre = "typo"\nclient {\n  node_class = "storage"\n  meta {\n    rack = "r7"\n  }\n}\n',
+  });
+  it("publishes the config's name, datacenter, class and meta and the host's attributes, and places constraints on them", async ({
+    agent,
+  }) => {
     const node = await agent.json('node', 'status', '-self');
     expect(node).toMatchObject({
       Name: 'web-1',
@@ -179,6 +180,7 @@ describe('a node with facts', () => {
     const constrained = (attribute: string, value: string) =>
       `constraint {\n  attribute = ${JSON.stringify(attribute)}\n  value = ${JSON.stringify(value)}\n}`;
     const placed = await create(
+      agent,
       'placed',
       [
         constrained('${attr.kernel.name}', 'linux'),

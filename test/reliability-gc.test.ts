@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { copyFile, lstat, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { execPlugin } from '@dhv/sdk/client';
 import { collectOrphans, findOrphans, loadAgentConfig } from '@dhv/harness';
 import {
@@ -27,27 +27,6 @@ import { snapshotTree } from './support/tree-snapshot.js';
 const ORPHAN_ID = '0f8e7d6c-5b4a-4938-a271-605f4e3d2c1b';
 const MiB = 1024 * 1024;
 
-let sandbox: string;
-let dataDir: string;
-let pluginDir: string;
-let volumesDir: string;
-let flags: string[];
-
-beforeEach(async () => {
-  sandbox = await tempDir('gc');
-  dataDir = join(sandbox, 'data');
-  pluginDir = join(sandbox, 'plugins');
-  volumesDir = join(dataDir, 'host_volumes');
-  await mkdir(pluginDir, { recursive: true });
-  flags = ['--data-dir', dataDir, '--plugin-dir', pluginDir];
-});
-
-afterEach(async () => {
-  await removeTempDir(sandbox);
-});
-
-const dhv = (...args: string[]) => runDhv([...args, ...flags]);
-
 function parsed<T>(run: DhvRun): T {
   expect(run.exitCode, run.stderr).toBe(0);
   return JSON.parse(run.stdout) as T;
@@ -68,24 +47,54 @@ interface GcJson {
   Failed: Array<{ ID: string; Error: { code: string; message: string } }>;
 }
 
-/** What a create cut short leaves besides its volume: the claim of its name, written before its plugin ran. */
-async function claimName(name: string, id: string): Promise<void> {
-  const dir = join(dataDir, 'client', 'host_volume_names');
-  await mkdir(dir, { recursive: true });
-  await writeFile(
-    join(dir, `${createHash('sha256').update(name).digest('hex')}.json`),
-    JSON.stringify({ Name: name, ID: id }),
-  );
-}
+/** A test's own sandbox: data dir, plugin dir, volumes dir, and `dhv` bound to them. */
+async function makeSandbox() {
+  const sandbox = await tempDir('gc');
+  const dataDir = join(sandbox, 'data');
+  const pluginDir = join(sandbox, 'plugins');
+  const volumesDir = join(dataDir, 'host_volumes');
+  await mkdir(pluginDir, { recursive: true });
+  const flags = ['--data-dir', dataDir, '--plugin-dir', pluginDir];
+  const dhv = (...args: string[]) => runDhv([...args, ...flags]);
 
-async function createWithBuiltinMkdir(name: string): Promise<string> {
-  const spec = join(sandbox, `${name}.hcl`);
-  await writeFile(spec, `type = "host"\nname = "${name}"\nplugin_id = "mkdir"\n`);
-  return parsed<{ Volume: { ID: string } }>(await dhv('volume', 'create', spec, '--json')).Volume.ID;
-}
+  /** What a create cut short leaves besides its volume: the claim of its name, written before its plugin ran. */
+  async function claimName(name: string, id: string): Promise<void> {
+    const dir = join(dataDir, 'client', 'host_volume_names');
+    await mkdir(dir, { recursive: true });
+    await writeFile(
+      join(dir, `${createHash('sha256').update(name).digest('hex')}.json`),
+      JSON.stringify({ Name: name, ID: id }),
+    );
+  }
 
-describe('dhv agent gc', () => {
-  it('says there is nothing to do when everything on disk is in client state', async () => {
+  async function createWithBuiltinMkdir(name: string): Promise<string> {
+    const spec = join(sandbox, `${name}.hcl`);
+    await writeFile(spec, `type = "host"\nname = "${name}"\nplugin_id = "mkdir"\n`);
+    return parsed<{ Volume: { ID: string } }>(await dhv('volume', 'create', spec, '--json')).Volume.ID;
+  }
+
+  return { sandbox, dataDir, pluginDir, volumesDir, flags, dhv, claimName, createWithBuiltinMkdir };
+}
+type Sandbox = Awaited<ReturnType<typeof makeSandbox>>;
+
+/** `it` with a sandbox of its own, removed after it: the tests share nothing, so they run side by side. */
+const it = test.extend<{ box: Sandbox }>({
+  // vitest reads the fixtures a test needs from this first parameter's destructuring.
+  // eslint-disable-next-line no-empty-pattern
+  box: async ({}, use) => {
+    const box = await makeSandbox();
+    try {
+      await use(box);
+    } finally {
+      await removeTempDir(box.sandbox);
+    }
+  },
+});
+
+describe.concurrent('dhv agent gc', () => {
+  it('says there is nothing to do when everything on disk is in client state', async ({
+    box: { dhv, createWithBuiltinMkdir },
+  }) => {
     await createWithBuiltinMkdir('kept');
 
     const run = await dhv('agent', 'gc');
@@ -94,7 +103,9 @@ describe('dhv agent gc', () => {
     expect(run.stdout).toMatch(/No orphaned volumes in .*: everything on disk is in client state/);
   });
 
-  it('lists a directory that client state does not know, with the command that removes it, and --remove removes only it', async () => {
+  it('lists a directory that client state does not know, with the command that removes it, and --remove removes only it', async ({
+    box: { dataDir, pluginDir, volumesDir, dhv, claimName, createWithBuiltinMkdir },
+  }) => {
     const kept = await createWithBuiltinMkdir('kept');
     await mkdir(join(volumesDir, ORPHAN_ID));
     await writeFile(join(volumesDir, ORPHAN_ID, 'file'), 'left by a create cut short\n');
@@ -127,7 +138,7 @@ describe('dhv agent gc', () => {
     expect(existsSync(join(volumesDir, kept))).toBe(true);
     expect(existsSync(join(volumesDir, 'not-a-volume'))).toBe(true);
     expect(parsed<GcJson>(await dhv('agent', 'gc', '--json')).Orphans).toEqual([]);
-  }, 180_000);
+  });
 
   it('has --help that says what an orphan is and how to remove one', async () => {
     const run = await runDhv(['agent', 'gc', '--help']);
@@ -137,7 +148,9 @@ describe('dhv agent gc', () => {
     expect(run.stdout).toContain('--json');
   });
 
-  it('is a library call too: findOrphans and collectOrphans from @dhv/harness', async () => {
+  it('is a library call too: findOrphans and collectOrphans from @dhv/harness', async ({
+    box: { dataDir, pluginDir, volumesDir, claimName },
+  }) => {
     await mkdir(join(volumesDir, ORPHAN_ID), { recursive: true });
     await claimName('cut-short', ORPHAN_ID);
     const config = await loadAgentConfig({ dataDir, pluginDir });
@@ -149,7 +162,7 @@ describe('dhv agent gc', () => {
     expect(await findOrphans(config)).toEqual([]);
   });
 
-  it('removes a planted symlink itself, never its target', async () => {
+  it('removes a planted symlink itself, never its target', async ({ box: { sandbox, volumesDir, dhv, claimName } }) => {
     const victim = join(sandbox, 'victim');
     await mkdir(victim);
     await writeFile(join(victim, 'secret'), 'keep\n');
@@ -165,7 +178,9 @@ describe('dhv agent gc', () => {
     expect(await snapshotTree(victim)).toEqual(before);
   });
 
-  it('does not count a registered volume that lives at <volumes dir>/<uuid> under another ID', async () => {
+  it('does not count a registered volume that lives at <volumes dir>/<uuid> under another ID', async ({
+    box: { sandbox, volumesDir, dhv },
+  }) => {
     const path = join(volumesDir, ORPHAN_ID);
     await mkdir(path, { recursive: true });
     const spec = join(sandbox, 'registered.hcl');
@@ -175,7 +190,9 @@ describe('dhv agent gc', () => {
     expect(parsed<GcJson>(await dhv('agent', 'gc', '--json')).Orphans).toEqual([]);
   });
 
-  it('removes what dhv-mkdir made for a volume that was never recorded', async () => {
+  it('removes what dhv-mkdir made for a volume that was never recorded', async ({
+    box: { pluginDir, volumesDir, dhv, claimName },
+  }) => {
     await copyFile(builtPlugin('dhv-mkdir'), join(pluginDir, 'dhv-mkdir'));
     await mkdir(volumesDir, { recursive: true });
     // The agent claimed the name, the plugin ran, then the agent died before writing state.
@@ -193,7 +210,9 @@ describe('dhv agent gc', () => {
     expect(existsSync(join(volumesDir, ORPHAN_ID))).toBe(false);
   });
 
-  it('lists the half-built volume a dhv-mkdir create killed before its rename left, and removes it with dhv-mkdir', async () => {
+  it('lists the half-built volume a dhv-mkdir create killed before its rename left, and removes it with dhv-mkdir', async ({
+    box: { pluginDir, volumesDir, dhv, claimName },
+  }) => {
     await copyFile(builtPlugin('dhv-mkdir'), join(pluginDir, 'dhv-mkdir'));
     const staging = join(volumesDir, `.dhv-mkdir-${ORPHAN_ID}.new`);
     await mkdir(join(staging, 'half'), { recursive: true });
@@ -211,66 +230,76 @@ describe('dhv agent gc', () => {
   });
 });
 
-describe.skipIf(skipRootTests('dhv agent gc on mounted orphans'))('dhv agent gc on mounted orphans', () => {
-  it('leaves an unrecorded dhv-loopback volume alone while it is mounted, naming the umount and losetup to run; then removes it with its plugin', async () => {
-    await copyFile(builtPlugin('dhv-loopback'), join(pluginDir, 'dhv-loopback'));
-    await mkdir(volumesDir, { recursive: true });
-    await claimName('cut', ORPHAN_ID);
-    await execPlugin(join(pluginDir, 'dhv-loopback'), 'create', {
-      volumesDir,
-      volumeName: 'cut',
-      volumeId: ORPHAN_ID,
-      nodeId: 'node',
-      capacityMinBytes: 16 * MiB,
+describe.skipIf(skipRootTests('dhv agent gc on mounted orphans'))(
+  'dhv agent gc on mounted orphans',
+  { concurrent: true },
+  () => {
+    it('leaves an unrecorded dhv-loopback volume alone while it is mounted, naming the umount and losetup to run; then removes it with its plugin', async ({
+      box: { pluginDir, volumesDir, dhv, claimName },
+    }) => {
+      await copyFile(builtPlugin('dhv-loopback'), join(pluginDir, 'dhv-loopback'));
+      await mkdir(volumesDir, { recursive: true });
+      await claimName('cut', ORPHAN_ID);
+      await execPlugin(join(pluginDir, 'dhv-loopback'), 'create', {
+        volumesDir,
+        volumeName: 'cut',
+        volumeId: ORPHAN_ID,
+        nodeId: 'node',
+        capacityMinBytes: 16 * MiB,
+      });
+      expect(mountPointsAtOrBelow(volumesDir)).toHaveLength(1);
+      const [device] = loopDeviceNamesBackedBelow(volumesDir);
+
+      const refused = await dhv('agent', 'gc', '--remove', '--json');
+      expect(refused.exitCode).toBe(1);
+      const listed = JSON.parse(refused.stdout) as GcJson;
+      expect(listed.Orphans).toMatchObject([{ ID: ORPHAN_ID, Kind: 'mount point', PluginID: 'dhv-loopback' }]);
+      expect(listed.Orphans[0]!.Blocker).toContain(`umount ${join(volumesDir, ORPHAN_ID)} && losetup -d ${device}`);
+      expect(listed.Orphans[0]!.Paths).toEqual(
+        expect.arrayContaining([join(volumesDir, ORPHAN_ID), expect.stringMatching(/\.dhv-loopback\/.*\.img$/)]),
+      );
+      expect(mountPointsAtOrBelow(volumesDir)).toHaveLength(1);
+
+      execFileSync('/usr/bin/umount', [join(volumesDir, ORPHAN_ID)]);
+      execFileSync('/usr/sbin/losetup', ['-d', device!]);
+      const removed = parsed<GcJson>(await dhv('agent', 'gc', '--remove', '--json'));
+
+      expect(removed.Removed).toEqual([ORPHAN_ID]);
+      expect(loopDeviceNamesBackedBelow(volumesDir)).toEqual([]);
+      expect(existsSync(join(volumesDir, ORPHAN_ID))).toBe(false);
     });
-    expect(mountPointsAtOrBelow(volumesDir)).toHaveLength(1);
-    const [device] = loopDeviceNamesBackedBelow(volumesDir);
 
-    const refused = await dhv('agent', 'gc', '--remove', '--json');
-    expect(refused.exitCode).toBe(1);
-    const listed = JSON.parse(refused.stdout) as GcJson;
-    expect(listed.Orphans).toMatchObject([{ ID: ORPHAN_ID, Kind: 'mount point', PluginID: 'dhv-loopback' }]);
-    expect(listed.Orphans[0]!.Blocker).toContain(`umount ${join(volumesDir, ORPHAN_ID)} && losetup -d ${device}`);
-    expect(listed.Orphans[0]!.Paths).toEqual(
-      expect.arrayContaining([join(volumesDir, ORPHAN_ID), expect.stringMatching(/\.dhv-loopback\/.*\.img$/)]),
-    );
-    expect(mountPointsAtOrBelow(volumesDir)).toHaveLength(1);
+    it('leaves alone a directory named by a volume ID that no create claimed: it is not known to be a volume', async ({
+      box: { volumesDir, dhv },
+    }) => {
+      await mkdir(join(volumesDir, ORPHAN_ID), { recursive: true });
+      await writeFile(join(volumesDir, ORPHAN_ID, 'data'), "someone else's\n");
 
-    execFileSync('/usr/bin/umount', [join(volumesDir, ORPHAN_ID)]);
-    execFileSync('/usr/sbin/losetup', ['-d', device!]);
-    const removed = parsed<GcJson>(await dhv('agent', 'gc', '--remove', '--json'));
+      const run = await dhv('agent', 'gc', '--remove', '--json');
 
-    expect(removed.Removed).toEqual([ORPHAN_ID]);
-    expect(loopDeviceNamesBackedBelow(volumesDir)).toEqual([]);
-    expect(existsSync(join(volumesDir, ORPHAN_ID))).toBe(false);
-  });
+      const json = JSON.parse(run.stdout) as GcJson;
+      expect(json.Orphans).toMatchObject([
+        { ID: ORPHAN_ID, Blocker: expect.stringMatching(/no create of this agent claimed/) },
+      ]);
+      expect(json.Removed).toEqual([]);
+      expect(existsSync(join(volumesDir, ORPHAN_ID, 'data'))).toBe(true);
+    });
 
-  it('leaves alone a directory named by a volume ID that no create claimed: it is not known to be a volume', async () => {
-    await mkdir(join(volumesDir, ORPHAN_ID), { recursive: true });
-    await writeFile(join(volumesDir, ORPHAN_ID, 'data'), "someone else's\n");
+    it('refuses to remove something mounted there that no plugin left a trace of, says why, and exits 1', async ({
+      box: { volumesDir, dhv },
+    }) => {
+      const path = join(volumesDir, ORPHAN_ID);
+      await mkdir(path, { recursive: true });
+      execFileSync('/usr/bin/mount', ['-t', 'tmpfs', '-o', 'size=1m', 'dhv-gc-foreign', path]);
+      await writeFile(join(path, 'data'), 'not ours\n');
 
-    const run = await dhv('agent', 'gc', '--remove', '--json');
+      const run = await dhv('agent', 'gc', '--remove', '--json');
 
-    const json = JSON.parse(run.stdout) as GcJson;
-    expect(json.Orphans).toMatchObject([
-      { ID: ORPHAN_ID, Blocker: expect.stringMatching(/no create of this agent claimed/) },
-    ]);
-    expect(json.Removed).toEqual([]);
-    expect(existsSync(join(volumesDir, ORPHAN_ID, 'data'))).toBe(true);
-  });
-
-  it('refuses to remove something mounted there that no plugin left a trace of, says why, and exits 1', async () => {
-    const path = join(volumesDir, ORPHAN_ID);
-    await mkdir(path, { recursive: true });
-    execFileSync('/usr/bin/mount', ['-t', 'tmpfs', '-o', 'size=1m', 'dhv-gc-foreign', path]);
-    await writeFile(join(path, 'data'), 'not ours\n');
-
-    const run = await dhv('agent', 'gc', '--remove', '--json');
-
-    expect(run.exitCode).toBe(1);
-    const json = JSON.parse(run.stdout) as GcJson;
-    expect(json.Orphans[0]!.Blocker).toMatch(/no create of this agent/);
-    expect(json.Failed).toMatchObject([{ ID: ORPHAN_ID, Error: { code: 'ORPHAN_NOT_REMOVED' } }]);
-    expect(existsSync(join(path, 'data'))).toBe(true);
-  });
-});
+      expect(run.exitCode).toBe(1);
+      const json = JSON.parse(run.stdout) as GcJson;
+      expect(json.Orphans[0]!.Blocker).toMatch(/no create of this agent/);
+      expect(json.Failed).toMatchObject([{ ID: ORPHAN_ID, Error: { code: 'ORPHAN_NOT_REMOVED' } }]);
+      expect(existsSync(join(path, 'data'))).toBe(true);
+    });
+  },
+);

@@ -2,10 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { attachedLoopDevices, mountsAt } from '@dhv/sdk/host';
 import { skipRootTests } from './support/kit.js';
-import { bashPlugin, tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
+import { bashPlugin, testWithAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
 
 /**
  * What dhv may touch and what it may call ready: only what
@@ -14,24 +14,18 @@ import { bashPlugin, tempAgent, volumeHcl, type TempAgent } from './support/dhv-
  */
 
 const FOREIGN_ID = '9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d';
-let agent: TempAgent | undefined;
-const cleanups: Array<() => void> = [];
+/** Each test has an agent of its own, removed after it, so they run side by side. */
+const it = testWithAgent();
 
-afterEach(async () => {
-  for (const undo of cleanups.splice(0).reverse()) {
+/** Undoes a foreign mount or loop device the test made, when the test ends, unless it is already gone. */
+function undoAfter(onTestFinished: (fn: () => void) => void, undo: () => void): void {
+  onTestFinished(() => {
     try {
       undo();
     } catch {
       // already undone
     }
-  }
-  await agent?.cleanup();
-  agent = undefined;
-});
-
-async function newAgent(): Promise<TempAgent> {
-  agent = await tempAgent();
-  return agent;
+  });
 }
 
 interface VolumeJson {
@@ -47,9 +41,12 @@ async function create(a: TempAgent, name: string, plugin = 'mkdir'): Promise<{ I
 
 describe.skipIf(skipRootTests('agent restart --reboot touching only volumes'))(
   'agent restart --reboot touches only volumes (root)',
+  { concurrent: true },
   () => {
-    it('leaves a foreign tmpfs under the volumes dir and a loop device backed by a foreign image there', async () => {
-      const a = await newAgent();
+    it('leaves a foreign tmpfs under the volumes dir and a loop device backed by a foreign image there', async ({
+      agent: a,
+      onTestFinished,
+    }) => {
       const volume = await create(a, 'mine');
       const inside = join(volume.HostPath, 'bind');
       await mkdir(inside);
@@ -57,11 +54,11 @@ describe.skipIf(skipRootTests('agent restart --reboot touching only volumes'))(
       const foreign = join(a.volumesDir, 'foreign');
       await mkdir(foreign);
       execFileSync('/usr/bin/mount', ['-t', 'tmpfs', '-o', 'size=1m', 'dhv-test-foreign', foreign]);
-      cleanups.push(() => execFileSync('/usr/bin/umount', ['-l', foreign]));
+      undoAfter(onTestFinished, () => execFileSync('/usr/bin/umount', ['-l', foreign]));
       const image = join(a.volumesDir, 'foreign.img');
       execFileSync('/usr/bin/truncate', ['-s', '4M', image]);
       const device = execFileSync('/usr/sbin/losetup', ['--find', '--show', image], { encoding: 'utf8' }).trim();
-      cleanups.push(() => execFileSync('/usr/sbin/losetup', ['--detach', device]));
+      undoAfter(onTestFinished, () => execFileSync('/usr/sbin/losetup', ['--detach', device]));
 
       const restart = await a.json('agent', 'restart', '--reboot');
 
@@ -73,9 +70,10 @@ describe.skipIf(skipRootTests('agent restart --reboot touching only volumes'))(
   },
 );
 
-describe('a volumes dir that is not there', () => {
-  it('is not made by agent restart, and an external plugin volume is not restored into it nor called ready', async () => {
-    const a = await newAgent();
+describe.concurrent('a volumes dir that is not there', () => {
+  it('is not made by agent restart, and an external plugin volume is not restored into it nor called ready', async ({
+    agent: a,
+  }) => {
     await a.plugin('ext', bashPlugin());
     const volume = await create(a, 'ext-volume', 'ext');
     await rm(a.volumesDir, { recursive: true });
@@ -90,9 +88,8 @@ describe('a volumes dir that is not there', () => {
   });
 });
 
-describe('a volumes dir that is a symbolic link', () => {
-  it('gc says where it leads, and never removes a foreign directory in its target', async () => {
-    const a = await newAgent();
+describe.concurrent('a volumes dir that is a symbolic link', () => {
+  it('gc says where it leads, and never removes a foreign directory in its target', async ({ agent: a }) => {
     const target = join(a.dir, 'elsewhere');
     await mkdir(join(target, FOREIGN_ID), { recursive: true });
     await writeFile(join(target, FOREIGN_ID, 'data'), 'not a volume\n');
@@ -116,9 +113,10 @@ describe('a volumes dir that is a symbolic link', () => {
   });
 });
 
-describe('ready only for what is there', () => {
-  it('a volume whose directory is gone is unavailable in volume status, while the node reports it as a real one would', async () => {
-    const a = await newAgent();
+describe.concurrent('ready only for what is there', () => {
+  it('a volume whose directory is gone is unavailable in volume status, while the node reports it as a real one would', async ({
+    agent: a,
+  }) => {
     const volume = await create(a, 'gone');
     await rm(volume.HostPath, { recursive: true });
 
@@ -128,8 +126,9 @@ describe('ready only for what is there', () => {
     expect((await a.json('node', 'status')).HostVolumes.gone).toMatchObject({ ID: volume.ID });
   });
 
-  it('a delete killed with kill -9 while its plugin runs leaves the volume unavailable, not ready', async () => {
-    const a = await newAgent();
+  it('a delete killed with kill -9 while its plugin runs leaves the volume unavailable, not ready', async ({
+    agent: a,
+  }) => {
     const marker = join(a.dir, 'delete-started');
     await a.plugin(
       'slowdel',
@@ -151,9 +150,10 @@ describe('ready only for what is there', () => {
   });
 });
 
-describe('state files that would hang a reader, and files nothing else collects', () => {
-  it('a FIFO as a client state file makes volume status and node status fail at once, naming it', async () => {
-    const a = await newAgent();
+describe.concurrent('state files that would hang a reader, and files nothing else collects', () => {
+  it('a FIFO as a client state file makes volume status and node status fail at once, naming it', async ({
+    agent: a,
+  }) => {
     await create(a, 'one');
     const fifo = join(a.dataDir, 'client', 'host_volumes', `${FOREIGN_ID}.json`);
     execFileSync('/usr/bin/mkfifo', [fifo]);
@@ -168,8 +168,9 @@ describe('state files that would hang a reader, and files nothing else collects'
     }
   });
 
-  it("agent restart sweeps free name locks and dead writers' temp files; gc lists and removes a plugin's free lock file", async () => {
-    const a = await newAgent();
+  it("agent restart sweeps free name locks and dead writers' temp files; gc lists and removes a plugin's free lock file", async ({
+    agent: a,
+  }) => {
     await create(a, 'one');
     const locks = join(a.dataDir, 'client', 'locks');
     await mkdir(locks, { recursive: true });
