@@ -57,6 +57,8 @@ export default defineConfig({
       exclude: ['**/*.test.ts', '**/__fixtures__/**', '**/testing/**'],
       reporter: ['text-summary', 'json-summary'],
       reportsDirectory: 'coverage',
+      // A failed test still leaves the figures of what ran (vitest writes none by default).
+      reportOnFailure: true,
     },
   },
 });
