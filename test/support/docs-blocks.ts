@@ -121,14 +121,18 @@ export const ALL_BLOCKS = DOC_PAGES.flatMap(blocksOf);
 export const keyOf = (b: Block) => `${b.page}: ${b.text.split('\n')[0]}`;
 export const idOf = (b: Block) => `${b.page}:${b.line}`;
 
+/** "A plugin at ./my-plugin": dhv-mkdir, through a launcher (beside the checkout's "type": "module" package.json node would load a copy of the bundle as ESM). */
+const MY_PLUGIN =
+  'printf \'#!/bin/sh\\nexec %s/packages/plugin-mkdir/dist/dhv-mkdir "$@"\\n\' "$PWD" > my-plugin && chmod +x my-plugin';
+
 /** What a block takes for granted of the reader's machine, set up in its shell just before it (keyed `page: first line`). */
 export const PREPARED: Record<string, string> = {
   'packages/harness/README.md: npx dhv plugin run packages/plugin-mkdir/dist/dhv-mkdir fingerprint': [
     '# "dhv-loopback in /opt/plugins" and "a plugin at ./my-plugin": the reference plugins',
     'mkdir -p /opt/plugins && cp packages/plugin-loopback/dist/dhv-loopback /opt/plugins/',
-    // A launcher, not a copy of the bundle: beside the checkout's "type": "module" package.json node would load a bundle as ESM.
-    'printf \'#!/bin/sh\\nexec %s/packages/plugin-mkdir/dist/dhv-mkdir "$@"\\n\' "$PWD" > my-plugin && chmod +x my-plugin',
+    MY_PLUGIN,
   ].join('\n'),
+  'packages/harness/README.md: npm run build': MY_PLUGIN,
 };
 
 /** The environment of a user's shell: none of vitest's or npm run's settings. */
