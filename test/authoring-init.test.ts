@@ -137,8 +137,14 @@ describe('dhv init with no flags, npm install, build, check: every template, off
   it("leaves the other templates' dhv check and npm test to the docs examples, which run them as written", () => {
     const run = ALL_BLOCKS.filter((b) => b.notRun === undefined && !b.saveAs).map((b) => b.text);
     for (const [template, example] of Object.entries(CHECKED_BY_THE_DOCS))
-      expect(run.some((text) => example.test(text)), `a docs example that checks the ${template} template`).toBe(true);
-    expect(run.some((text) => NPM_TEST_BY_THE_DOCS.test(text)), 'a docs example that runs npm test').toBe(true);
+      expect(
+        run.some((text) => example.test(text)),
+        `a docs example that checks the ${template} template`,
+      ).toBe(true);
+    expect(
+      run.some((text) => NPM_TEST_BY_THE_DOCS.test(text)),
+      'a docs example that runs npm test',
+    ).toBe(true);
   });
 
   for (const template of TEMPLATES) {

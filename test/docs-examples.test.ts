@@ -59,6 +59,7 @@ beforeAll(async () => {
   sandbox = await mkdtemp('/var/tmp/dhv-docs-examples-');
   bin = join(sandbox, 'bin');
   await writeStandIns(bin);
+  await fs.ensureDir(join(sandbox, 'memo'));
 }, 60_000);
 
 afterAll(async () => {
@@ -104,7 +105,11 @@ describe('the shell examples of the docs', () => {
             const checkout = join(dir, 'dhv');
             try {
               await copyCheckout(checkout);
-              expectSectionsRan(await runSections(blocks, { dir, checkout, bin }), blocks, expect);
+              expectSectionsRan(
+                await runSections(blocks, { dir, checkout, bin, memo: join(sandbox, 'memo') }),
+                blocks,
+                expect,
+              );
             } finally {
               await releaseEverythingBelow(dir).catch(() => {});
               await fs.remove(dir).catch(() => {});

@@ -52,8 +52,7 @@ interface Example {
 }
 
 type Plan =
-  | { run: 'module'; as: string; before?: (sandbox: string) => Promise<void> }
-  | { run: 'not-here'; why: string };
+  { run: 'module'; as: string; before?: (sandbox: string) => Promise<void> } | { run: 'not-here'; why: string };
 
 function examplesIn(readme: string, text: string): Example[] {
   const found: Example[] = [];
@@ -213,7 +212,7 @@ describe('the packed packages, installed together outside the repo', () => {
       },
       "packages/harness/README.md: import { afterAll, describe, test } from 'vitest';": {
         run: 'not-here',
-        why: 'the template of every generated project runs it (test/plugin.test.ts); the harness README\'s init example runs npm test there',
+        why: "the template of every generated project runs it (test/plugin.test.ts); the harness README's init example runs npm test there",
       },
     };
     const ts = all.filter((e) => e.lang === 'ts');
@@ -249,7 +248,12 @@ describe('the packed packages, installed together outside the repo', () => {
           const code = localise(example.text, sandbox);
           await fs.writeFile(join(sandbox, plan.as), code);
           const env = { ...childEnv, DHV_DATA_DIR: join(sandbox, '.dhv') };
-          const result = await execa(process.execPath, [plan.as], { cwd: sandbox, env, extendEnv: false, reject: false });
+          const result = await execa(process.execPath, [plan.as], {
+            cwd: sandbox,
+            env,
+            extendEnv: false,
+            reject: false,
+          });
           expect(result.exitCode, `${code}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`).toBe(0);
         } finally {
           await releaseEverythingBelow(sandbox).catch(() => {});

@@ -167,7 +167,25 @@ const script = (lines: readonly string[]) => ({ text: [...lines, ''].join('\n'),
 /** The stand-ins on PATH (see the top of this file), written into `bin`. */
 export async function writeStandIns(bin: string): Promise<void> {
   const realNpm = (await execa('sh', ['-c', 'command -v npm'])).stdout.trim();
+  const realNpx = (await execa('sh', ['-c', 'command -v npx'])).stdout.trim();
   const files = {
+    npx: script([
+      '#!/bin/sh',
+      '# With DOCS_EXAMPLES_MEMO set, an `npx dhv check FILE ...` that passed once (the same arguments, the same',
+      "# file's bytes) is not run again: two pages that show the same check prove the same thing. Its output is shown.",
+      'if [ -n "${DOCS_EXAMPLES_MEMO:-}" ] && [ "$1 $2" = "dhv check" ] && [ -f "$3" ]; then',
+      '  memo="$DOCS_EXAMPLES_MEMO/$( { printf \'%s\\n\' "$*"; cat -- "$3"; } | sha256sum | cut -c1-32)"',
+      '  exec 9>"$memo.lock" && flock 9',
+      '  if [ ! -e "$memo.passed" ]; then',
+      `    rc=0; ${realNpx} "$@" >"$memo.out" 2>"$memo.err" 9>&- || rc=$?`,
+      '    if [ $rc -ne 0 ]; then cat "$memo.out"; cat "$memo.err" >&2; exit $rc; fi',
+      '    : >"$memo.passed"',
+      '  else echo "(docs examples: this check passed once already in this run, with this output)" >&2',
+      '  fi',
+      '  cat "$memo.out"; cat "$memo.err" >&2; exit 0',
+      'fi',
+      `exec ${realNpx} "$@"`,
+    ]),
     npm: script([
       '#!/bin/sh',
       '# In a copy of the checkout, `npm ci` and `npm run build` were done before the tests ran.',
@@ -214,7 +232,9 @@ function sectionScript(blocks: readonly Block[], run: BlockRun, cwdFile: string)
     if (block.startIn === 'checkout' || block.startIn === 'own-checkout') lines.push(`cd ${quote(run.checkout)}`);
     else if (block.startIn !== 'after-previous') {
       const host = join(run.dir, 'host');
-      lines.push(`mkdir ${quote(host)} && cp -- ${quote(block.startIn.emptyFolderWith)} ${quote(host)}/ && cd ${quote(host)}`);
+      lines.push(
+        `mkdir ${quote(host)} && cp -- ${quote(block.startIn.emptyFolderWith)} ${quote(host)}/ && cd ${quote(host)}`,
+      );
     }
     if (block.saveAs) {
       const eof = `DOCS_EXAMPLE_EOF_${block.line}`;
@@ -257,6 +277,8 @@ export interface BlockRun {
   bin: string;
   /** False: run without a mount namespace of its own (default true: /opt, /srv, /tmp the run's own; needs root). */
   namespace?: boolean;
+  /** A folder shared by runs of one test file: an `npx dhv check` that passed in one is not run again in another. */
+  memo?: string;
 }
 
 export interface SectionResult {
@@ -285,6 +307,7 @@ export function runEnv(run: BlockRun): Record<string, string> {
     npm_config_update_notifier: 'false',
     // The stand-ins' own: where the npm stand-in makes the empty cache of a global install.
     DOCS_EXAMPLES_RUN: run.dir,
+    ...(run.memo ? { DOCS_EXAMPLES_MEMO: run.memo } : {}),
   };
 }
 
