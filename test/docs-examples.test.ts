@@ -74,7 +74,7 @@ describe('the shell examples of the docs', () => {
     const marked = PAGES.flatMap((page) =>
       readFileSync(join(REPO_ROOT, page), 'utf8')
         .split('\n')
-        .flatMap((line, i) => (NOT_RUN.test(line) || SAVE_AS.test(line) ? [`${page}:${i + 1}`] : [])),
+        .flatMap((line, i) => (NOT_RUN.test(line.trim()) || SAVE_AS.test(line.trim()) ? [`${page}:${i + 1}`] : [])),
     );
     const stale = marked.filter(
       (where) => !ALL.some((b) => where.startsWith(`${b.page}:`) && Number(where.split(':')[1]) < b.line),

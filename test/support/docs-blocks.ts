@@ -25,8 +25,8 @@ import { inPrivateMountNamespace } from './private-mount-namespace.js';
  * A run is root in a private mount namespace where /opt, /srv and /tmp are empty folders of its
  * own, /opt/nomad/data/host_volume_plugins made, as on a Nomad client. `npm install -g`
  * installs into the run's own prefix, first on PATH. Stand-ins for what a Nomad client has:
- * `sudo` (this is root already), `nomad volume create SPEC` (dhv volume create SPEC with the
- * client's plugin dir: dhv is the client agent's simulation) and `systemctl reload nomad` (the
+ * `sudo` (this is root already), `nomad volume create SPEC`, `nomad node status` and `nomad volume
+ * status` (dhv's, with the client's plugin dir: dhv is the client agent's simulation) and `systemctl reload nomad` (the
  * simulated agent finds plugins on every command: there is nothing to reload). What a block
  * assumes of the reader's own machine (a plugin at ./my-plugin) is in PREPARED, run just before it.
  */
@@ -85,13 +85,18 @@ export function blocksOf(page: string): Block[] {
   let section = '';
   for (let i = 0; i < lines.length; i++) {
     if (/^#{1,6} /.test(lines[i]!)) section = lines[i]!;
-    const fence = /^```(\w*)$/.exec(lines[i]!);
+    // A block may be indented (inside a list item): its lines lose that indent.
+    const fence = /^( *)```(\w*)$/.exec(lines[i]!);
     if (!fence) continue;
-    const end = lines.indexOf('```', i + 1);
+    const indent = fence[1]!;
+    const end = lines.indexOf(`${indent}\`\`\``, i + 1);
     let before = i - 1;
     while (before >= 0 && lines[before]!.trim() === '') before--;
-    const marker = before >= 0 ? lines[before]! : '';
-    const text = lines.slice(i + 1, end).join('\n');
+    const marker = before >= 0 ? lines[before]!.trim() : '';
+    const text = lines
+      .slice(i + 1, end)
+      .map((line) => (line.startsWith(indent) ? line.slice(indent.length) : line))
+      .join('\n');
     const notRun = NOT_RUN.exec(marker)?.[1];
     const saveAs = SAVE_AS.exec(marker)?.[1];
     const runIn = RUN_IN.exec(marker);
@@ -102,7 +107,7 @@ export function blocksOf(page: string): Block[] {
         : runIn[1] === 'the checkout'
           ? 'checkout'
           : 'own-checkout';
-    if (fence[1] === 'sh' || saveAs)
+    if (fence[2] === 'sh' || saveAs)
       blocks.push({
         page,
         line: i + 1,
@@ -202,10 +207,12 @@ export async function writeStandIns(bin: string): Promise<void> {
     nomad: script([
       '#!/bin/sh',
       '# A Nomad client stand-in: dhv simulates its agent, with the client plugin dir.',
-      'if [ "$1 $2" = "volume create" ] && [ $# -eq 3 ]; then',
-      `  exec ${process.execPath} ${DHV_BIN} volume create "$3" --plugin-dir /opt/nomad/data/host_volume_plugins`,
-      'fi',
-      'echo "nomad stand-in of the docs examples: only nomad volume create SPEC is simulated, not: nomad $*" >&2',
+      'case "$1 $2" in',
+      `  "volume create") [ $# -eq 3 ] && exec ${process.execPath} ${DHV_BIN} volume create "$3" --plugin-dir /opt/nomad/data/host_volume_plugins ;;`,
+      `  "node status") exec ${process.execPath} ${DHV_BIN} "$@" --plugin-dir /opt/nomad/data/host_volume_plugins ;;`,
+      `  "volume status") exec ${process.execPath} ${DHV_BIN} "$@" ;;`,
+      'esac',
+      'echo "nomad stand-in of the docs examples: only nomad volume create SPEC, node status and volume status are simulated, not: nomad $*" >&2',
       'exit 2',
     ]),
     systemctl: script([
