@@ -23,7 +23,8 @@ import { inPrivateMountNamespace } from './private-mount-namespace.js';
  * section) whose reader is elsewhere is run by the test that makes that setting (RUN_ELSEWHERE).
  *
  * A run is root in a private mount namespace where /opt, /srv and /tmp are empty folders of its
- * own, /opt/nomad/data/host_volume_plugins made, as on a Nomad client. `npm install -g`
+ * own, /opt/nomad/data/host_volume_plugins made, as on a Nomad client (and the reference plugins'
+ * records in /var/lib/dhv-mkdir and /var/lib/dhv-loopback its own). `npm install -g`
  * installs into the run's own prefix, first on PATH. Stand-ins for what a Nomad client has:
  * `sudo` (this is root already), `nomad volume create SPEC`, `nomad node status` and `nomad volume
  * status` (dhv's, with the client's plugin dir: dhv is the client agent's simulation) and `systemctl reload nomad` (the
@@ -268,6 +269,12 @@ function runBash(text: string, root: string, env: Record<string, string>, namesp
   const [command, args] = inPrivateMountNamespace(
     [
       'for d in opt srv tmp; do /usr/bin/mount --bind "$1/$d" "/$d" || exit 1; done',
+      // The reference plugins' records of which disk a volumes dir is on (/var/lib/<plugin>/volumes-dirs/),
+      // the run's own too: the volumes dirs of this /tmp exist nowhere else, and another test's clean-up of
+      // records of gone temp dirs (the global teardown, here a generated project's vitest) would take them.
+      'for p in dhv-mkdir dhv-loopback; do',
+      '  /usr/bin/mkdir -p "/var/lib/$p" "$1/var-lib/$p" && /usr/bin/mount --bind "$1/var-lib/$p" "/var/lib/$p" || exit 1',
+      'done',
       'exec /bin/bash -euo pipefail -c "$2"',
     ].join('\n'),
     ['sh', root, text],
