@@ -5,13 +5,14 @@ import { releaseEverythingBelow } from '@dhv/sdk/host';
 import { execa } from 'execa';
 import fs from 'fs-extra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loopDevices, skipUnless } from './support/kit.js';
+import { blocksRunBy, expectSectionsRan, runSections, writeStandIns } from './support/docs-blocks.js';
 
 /**
  * The four packages as a user gets them: `npm pack`ed, installed together into an empty
- * project outside this repo, and used from there, with every example of every README
- * run against the installed copies (paths into the checkout become paths into
- * node_modules, system paths become paths in a sandbox).
+ * project outside this repo, and used from there: the SDK README's shell examples, whose
+ * reader is in such a project, run there as written (test/support/docs-blocks.ts; the
+ * contributors' pages run in a checkout, test/docs-examples.test.ts), and the READMEs'
+ * TypeScript examples run there as modules (system paths become paths in a sandbox).
  */
 
 const repo = fileURLToPath(new URL('..', import.meta.url));
@@ -43,7 +44,7 @@ interface PackEntry {
   files: Array<{ path: string }>;
 }
 
-/** One fenced sh or ts block of a README, and how it runs outside the checkout. */
+/** One fenced sh or ts block of a README. */
 interface Example {
   readme: string;
   lang: string;
@@ -51,20 +52,7 @@ interface Example {
 }
 
 type Plan =
-  | {
-      run: 'sh';
-      drop?: RegExp[];
-      /** Applied after the paths are localised: stands in for what needs a Nomad cluster. */
-      then?: (text: string, sandbox: string) => string;
-      before?: (sandbox: string) => Promise<void>;
-      timeoutMs?: number;
-      needsRoot?: boolean;
-      /** Needs nothing the README's earlier examples made: runs in a folder of its own, beside them. */
-      alone?: boolean;
-    }
-  | { run: 'module'; as: string; before?: (sandbox: string) => Promise<void> }
-  | { run: 'save'; as: string; why: string }
-  | { run: 'not-here'; why: string };
+  { run: 'module'; as: string; before?: (sandbox: string) => Promise<void> } | { run: 'not-here'; why: string };
 
 function examplesIn(readme: string, text: string): Example[] {
   const found: Example[] = [];
@@ -182,77 +170,33 @@ describe('the packed packages, installed together outside the repo', () => {
     expect(load.stdout, load.stderr).toBe('function');
   });
 
-  describe('every example of every README', async () => {
+  describe('the README examples whose reader has the packages installed', async () => {
     const all: Example[] = [];
     for (const readme of READMES) all.push(...examplesIn(readme, await fs.readFile(join(repo, readme), 'utf8')));
+    const SDK_PAGE = blocksRunBy('test/packaging-install.test.ts');
 
-    const copyPlugin = (id: 'dhv-mkdir' | 'dhv-loopback', to: string) =>
-      fs.copy(join(project, `node_modules/@dhv/plugin-${id.slice(4)}/dist/${id}`), to);
-
+    /**
+     * The ```ts examples (the docs runner runs the ```sh ones, and writes the ts ones a later
+     * block needs): as modules in the installed project, system paths moved into a sandbox.
+     */
     const PLANS: Record<string, Plan> = {
-      'README.md: npm ci && npm run demo     # the whole story: create, fingerprint, restart with --reboot, delete': {
-        run: 'sh',
-        // The checkout's own scripts: outside it there is nothing to test, type-check or lint.
-        drop: [/^npm test\b.*$/m, /^npm run typecheck\b.*$/m, /^npm run lint\b.*$/m],
-        timeoutMs: 180_000,
-      },
-      'README.md: npm ci && npm run pack     # writes dhv-0.1.0.tgz: the dhv CLI with the SDK, the reference plugins and every dependency inside':
-        {
-          run: 'not-here',
-          why: 'the one-file install: test/docs-examples.test.ts runs it, and test/packaging-tarball.test.ts tests it',
-        },
-      'README.md: npm install -g ./dhv-0.1.0.tgz   # runs no install script': {
-        run: 'not-here',
-        why: 'the one-file install: test/docs-examples.test.ts runs it, and test/packaging-tarball.test.ts tests it',
-      },
-      'README.md: npm test                   # builds everything and runs every test': {
-        run: 'not-here',
-        why: "the checkout's own checks",
-      },
-      'README.md: npx dhv check packages/plugin-mkdir/dist/dhv-mkdir          # conformance suite': {
-        run: 'sh',
-        timeoutMs: 180_000,
-      },
       "packages/sdk/README.md: import { mkdir, rm } from 'node:fs/promises';": {
-        run: 'save',
-        as: 'scratch.ts',
-        why: 'the plugin the next example bundles',
+        run: 'not-here',
+        why: 'the plugin the next example bundles: the docs runner saves it as scratch.ts (<!-- save as -->) in the SDK page below',
       },
-      'packages/sdk/README.md: npx dhv-bundle scratch.ts dist/scratch            # or `dhv build scratch.ts -o dist/scratch`':
-        { run: 'sh', timeoutMs: 180_000 },
       "packages/sdk/README.md: import { execPlugin, PluginError } from '@dhv/sdk/client';": {
         run: 'module',
         as: 'client.mjs',
         before: async (s) => {
-          await fs.copy(join(s, 'dist/scratch'), join(s, 'opt/nomad/plugins/scratch'));
+          // The plugin the SDK page's shell example bundled, in the project.
+          await fs.copy(join(project, 'dist/scratch'), join(s, 'opt/nomad/plugins/scratch'));
           await fs.ensureDir(join(s, 'opt/nomad/volumes'));
         },
-      },
-      'packages/harness/README.md: npm ci && npm run build                                  # at the repository root': {
-        run: 'sh',
-        timeoutMs: 240_000,
-      },
-      'packages/harness/README.md: npx dhv plugin run packages/plugin-mkdir/dist/dhv-mkdir fingerprint': {
-        run: 'sh',
-        needsRoot: true,
-        before: async (s) => {
-          await copyPlugin('dhv-loopback', join(s, 'opt/plugins/dhv-loopback'));
-          await copyPlugin('dhv-mkdir', join(s, 'my-plugin'));
-        },
-        timeoutMs: 120_000,
       },
       "packages/harness/README.md: import { Agent, loadAgentConfig, readVolumeSpec } from '@dhv/harness';": {
         run: 'module',
         as: 'agent.mjs',
         before: (s) => fs.writeFile(join(s, 'test.volume.hcl'), 'type = "host"\nname = "test"\nplugin_id = "mkdir"\n'),
-      },
-      'packages/harness/README.md: npm run build': {
-        run: 'sh',
-        needsRoot: true,
-        // The first check is README.md's own example, the same command on the same installed plugin.
-        drop: [/^npm run build$/m, /^npx dhv check packages\/plugin-mkdir\/dist\/dhv-mkdir .*$/m],
-        before: (s) => copyPlugin('dhv-mkdir', join(s, 'my-plugin')),
-        timeoutMs: 400_000,
       },
       "packages/harness/README.md: import type { Check } from '@dhv/harness';": {
         run: 'not-here',
@@ -268,117 +212,51 @@ describe('the packed packages, installed together outside the repo', () => {
       },
       "packages/harness/README.md: import { afterAll, describe, test } from 'vitest';": {
         run: 'not-here',
-        why: 'the template of every generated project runs it (test/plugin.test.ts); the init example below runs npm test there',
+        why: "the template of every generated project runs it (test/plugin.test.ts); the harness README's init example runs npm test there",
       },
-      'packages/harness/README.md: npx dhv init my-plugin --template mkdir   # packs this @dhv/sdk and @dhv/harness into my-plugin/vendor/':
-        {
-          run: 'sh',
-          // The examples above use ./my-plugin for a plugin file; this one makes a project of that name.
-          alone: true,
-          timeoutMs: 500_000,
-        },
-      'packages/plugin-mkdir/README.md: npm ci && npm run build          # at the root of this repository; builds packages/plugin-mkdir/dist/dhv-mkdir':
-        {
-          run: 'sh',
-          needsRoot: true,
-          drop: [/^sudo systemctl .*$/m],
-          then: (text, s) =>
-            text.replace(
-              /^nomad volume create (\S+)$/m,
-              `npx --no-install dhv volume create $1 --plugin-dir ${s}/opt/nomad/data/host_volume_plugins`,
-            ),
-          timeoutMs: 180_000,
-        },
-      'packages/plugin-loopback/README.md: npm ci && npm run build        # makes packages/plugin-loopback/dist/dhv-loopback, one file':
-        {
-          run: 'sh',
-          needsRoot: true,
-          then: (text, s) =>
-            text.replace(
-              /^nomad volume create (\S+)$/m,
-              `npx --no-install dhv volume create $1 --plugin-dir ${s}/opt/nomad/data/host_volume_plugins`,
-            ),
-          timeoutMs: 180_000,
-        },
     };
+    const ts = all.filter((e) => e.lang === 'ts');
 
-    it('has a plan for each of them, so a new example cannot go untried', () => {
-      expect(all.map(keyOf).filter((key) => !(key in PLANS))).toEqual([]);
-      expect(Object.keys(PLANS).filter((key) => !all.some((e) => keyOf(e) === key))).toEqual([]);
+    it('has a plan for each ts example, so a new one cannot go untried', () => {
+      expect(ts.map(keyOf).filter((key) => !(key in PLANS))).toEqual([]);
+      expect(Object.keys(PLANS).filter((key) => !ts.some((e) => keyOf(e) === key))).toEqual([]);
     });
 
-    /** Paths into the checkout become the installed packages; system paths move into the sandbox. */
-    const localise = (text: string, sandbox: string) =>
-      text
-        .replace(/^npm ci && npm run demo\b/m, 'npx dhv demo')
-        .replace(/^npm ci && npm run build\b/m, ':')
-        .replace(/(^|[\s"'=(])\/(opt|tmp|srv)\//gm, `$1${sandbox}/$2/`)
-        .replace(/packages\/plugin-(mkdir|loopback)\/dist\//g, `${project}/node_modules/@dhv/plugin-$1/dist/`)
-        .replace(/^sudo /gm, '')
-        .replace(/(^|&& |\| )npx /gm, '$1npx --no-install ');
+    it.sequential(
+      `runs the SDK README as written in the installed project: ${SDK_PAGE.length} block(s)`,
+      async () => {
+        const bin = join(work, 'bin');
+        await writeStandIns(bin);
+        const run = { dir: join(work, 'sdk-page'), checkout: project, bin, namespace: false };
+        expectSectionsRan(await runSections(SDK_PAGE, run), SDK_PAGE, expect);
+      },
+      300_000,
+    );
 
-    /**
-     * Examples of one README run in order in one folder, as a reader would type them; the
-     * READMEs (and the examples that run alone) run side by side, each in its own folder.
-     */
-    const groups = new Map<string, Example[]>();
-    for (const example of all) {
-      const plan = PLANS[keyOf(example)];
-      if (!plan || plan.run === 'not-here') continue;
-      const group = plan.run === 'sh' && plan.alone ? keyOf(example) : example.readme;
-      groups.set(group, [...(groups.get(group) ?? []), example]);
-    }
-    for (const [group, examples] of groups) {
-      describe(group, { concurrent: true }, () => {
-        const saved = new Map<string, string>();
-        for (const example of examples) {
-          const plan = PLANS[keyOf(example)] as Exclude<Plan, { run: 'not-here' }>;
-          const needsRoot = plan.run === 'sh' && plan.needsRoot;
-          const skip = needsRoot && skipUnless(`the README example ${keyOf(example)}`, loopDevices());
-          (skip ? it.skip : it.sequential)(
-            keyOf(example),
-            async () => {
-              const sandbox = join(project, 'examples', group.replace(/\W+/g, '-').slice(0, 100));
-              for (const dir of ['tmp', 'srv', 'opt/nomad/data/host_volume_plugins'])
-                await fs.ensureDir(join(sandbox, dir));
-              for (const [name, text] of saved) await fs.writeFile(join(sandbox, name), text);
-              const env = { ...childEnv, DHV_DATA_DIR: join(sandbox, '.dhv') };
-              try {
-                if (plan.run === 'save') {
-                  saved.set(plan.as, example.text);
-                  return;
-                }
-                await plan.before?.(sandbox);
-                const script =
-                  plan.run === 'sh'
-                    ? (plan.drop ?? []).reduce((text, drop) => text.replace(drop, ''), example.text)
-                    : example.text;
-                const code =
-                  plan.run === 'sh' && plan.then
-                    ? plan.then(localise(script, sandbox), sandbox)
-                    : localise(script, sandbox);
-                const result =
-                  plan.run === 'sh'
-                    ? // stdin not a socket: bash reads /etc/bash.bashrc when it thinks sshd started it.
-                      await execa('/bin/bash', ['-euo', 'pipefail', '-c', code], {
-                        cwd: sandbox,
-                        env,
-                        extendEnv: false,
-                        reject: false,
-                        stdin: 'ignore',
-                      })
-                    : await fs
-                        .writeFile(join(sandbox, plan.as), code)
-                        .then(() =>
-                          execa(process.execPath, [plan.as], { cwd: sandbox, env, extendEnv: false, reject: false }),
-                        );
-                expect(result.exitCode, `${code}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`).toBe(0);
-              } finally {
-                await releaseEverythingBelow(sandbox).catch(() => {});
-              }
-            },
-            (plan.run === 'sh' && plan.timeoutMs) || 120_000,
-          );
+    /** System paths move into the sandbox. */
+    const localise = (text: string, sandbox: string) =>
+      text.replace(/(^|[\s"'=(])\/(opt|tmp|srv)\//gm, `$1${sandbox}/$2/`);
+
+    for (const example of ts) {
+      const plan = PLANS[keyOf(example)]!;
+      if (plan.run !== 'module') continue;
+      it.sequential(keyOf(example), async () => {
+        const sandbox = join(project, 'examples', plan.as.replace(/\W+/g, '-'));
+        for (const dir of ['tmp', 'srv', 'opt']) await fs.ensureDir(join(sandbox, dir));
+        try {
+          await plan.before?.(sandbox);
+          const code = localise(example.text, sandbox);
+          await fs.writeFile(join(sandbox, plan.as), code);
+          const env = { ...childEnv, DHV_DATA_DIR: join(sandbox, '.dhv') };
+          const result = await execa(process.execPath, [plan.as], {
+            cwd: sandbox,
+            env,
+            extendEnv: false,
+            reject: false,
+          });
+          expect(result.exitCode, `${code}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`).toBe(0);
+        } finally {
+          await releaseEverythingBelow(sandbox).catch(() => {});
         }
       });
     }
