@@ -36,12 +36,17 @@ interface Run {
   stderr: string;
 }
 
-/** The environment for npm and vitest children: none of the npm_* or VITEST* settings of the run that started us. */
+/**
+ * The environment for npm and vitest children: none of the npm_* or VITEST* settings of the run
+ * that started us; a short explorer budget, since a template's check proves the template passes
+ * and the explorer's own verdicts are tested in check-explore.
+ */
 const childEnv = {
   ...Object.fromEntries(
     Object.entries(process.env).filter(([key]) => !/^(npm_|VITEST|NODE_OPTIONS$|FORCE_COLOR$)/i.test(key)),
   ),
   NO_COLOR: '1',
+  DHV_CHECK_EXPLORE_BUDGET: '3',
 };
 
 async function run(

@@ -130,3 +130,13 @@ describe('flags that take several values', () => {
     }
   });
 });
+
+describe('a flag set in the environment', () => {
+  it("takes DHV_CHECK_EXPLORE_BUDGET as dhv check's --explore-budget, checked as the flag is", async () => {
+    const run = await runDhv(['check', 'no-such-plugin'], {
+      env: { DHV_DATA_DIR: dataDir, DHV_CHECK_EXPLORE_BUDGET: '0' },
+    });
+    expect(run.exitCode).not.toBe(0);
+    expect(run.stderr).toMatch(/Parsing --explore-budget[\s\S]*greater than or equal to 1 but received: 0/);
+  });
+});

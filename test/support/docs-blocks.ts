@@ -141,10 +141,17 @@ export const PREPARED: Record<string, string> = {
   'packages/harness/README.md: npm run build': MY_PLUGIN,
 };
 
-/** The environment of a user's shell: none of vitest's or npm run's settings. */
-export const userEnv = Object.fromEntries(
-  Object.entries(process.env).filter(([key]) => !/^(npm_|VITEST|NODE_OPTIONS$|NODE_ENV$|FORCE_COLOR$|DHV_)/i.test(key)),
-) as Record<string, string>;
+/**
+ * The environment of a user's shell: none of vitest's or npm run's settings; and, as a CI job
+ * might set it, a short explorer budget for every `dhv check` an example runs: an example
+ * proves its commands work, and the explorer's own verdicts are tested in check-explore.
+ */
+export const userEnv = {
+  ...Object.fromEntries(
+    Object.entries(process.env).filter(([key]) => !/^(npm_|VITEST|NODE_OPTIONS$|NODE_ENV$|FORCE_COLOR$|DHV_)/i.test(key)),
+  ),
+  DHV_CHECK_EXPLORE_BUDGET: '3',
+} as Record<string, string>;
 
 /** The checkout's files and built outputs, copied (npm pack skips a linked folder); its installed node_modules, linked. */
 export async function copyCheckout(to: string): Promise<void> {

@@ -102,6 +102,7 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
     'explore-budget': Flags.integer({
       description: `seconds the explorer spends on random sequences (default ${DEFAULT_EXPLORE_BUDGET_MS / 1000}); shrinking a failure takes up to about as long again`,
       min: 1,
+      env: 'DHV_CHECK_EXPLORE_BUDGET',
     }),
     seed: Flags.integer({ description: "the explorer's seed: the same seed runs the same sequences", min: 0 }),
     runs: Flags.integer({ description: 'at most this many random sequences (the budget still applies)', min: 1 }),
