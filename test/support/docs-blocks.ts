@@ -148,7 +148,9 @@ export const PREPARED: Record<string, string> = {
  */
 export const userEnv = {
   ...Object.fromEntries(
-    Object.entries(process.env).filter(([key]) => !/^(npm_|VITEST|NODE_OPTIONS$|NODE_ENV$|FORCE_COLOR$|DHV_)/i.test(key)),
+    Object.entries(process.env).filter(
+      ([key]) => !/^(npm_|VITEST|NODE_OPTIONS$|NODE_ENV$|FORCE_COLOR$|DHV_)/i.test(key),
+    ),
   ),
   DHV_CHECK_EXPLORE_BUDGET: '3',
 } as Record<string, string>;
