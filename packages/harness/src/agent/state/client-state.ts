@@ -309,17 +309,70 @@ async function staleTempFilesIn(dir: string): Promise<string[]> {
     .map((n) => join(dir, n));
 }
 
-/** A record as the state index keeps it: its byte counts as decimal text, so one JSON.parse reads them all exactly. */
+/** The fields of a record, in the order the state index keeps them as one array. */
+const RECORD_KEYS = ['ID', 'HostPath', 'CreateReq', 'Volume'];
+const REQUEST_KEYS = [
+  'ID',
+  'Name',
+  'PluginID',
+  'Namespace',
+  'NodeID',
+  'RequestedCapacityMinBytes',
+  'RequestedCapacityMaxBytes',
+  'Parameters',
+];
+const VOLUME_KEYS = [
+  'Namespace',
+  'NodePool',
+  'CapacityBytes',
+  'RequestedCapabilities',
+  'Constraints',
+  'CreateTime',
+  'ModifyTime',
+];
+
+const hasKeys = (value: object, keys: readonly string[]) => {
+  const own = Object.keys(value);
+  return own.length === keys.length && own.every((k) => keys.includes(k));
+};
+
+/**
+ * A record as the state index keeps it: one array of its values (no field names, half the
+ * bytes to parse), byte counts as decimal text so one JSON.parse reads them exactly. A
+ * record with any other field set (a schema grown since) is kept whole, as an object.
+ */
 function indexedRecord(r: VolumeRecord): unknown {
-  return {
+  const req = r.CreateReq;
+  const v = r.Volume;
+  const full = {
     ...r,
     CreateReq: {
-      ...r.CreateReq,
-      RequestedCapacityMinBytes: String(r.CreateReq.RequestedCapacityMinBytes),
-      RequestedCapacityMaxBytes: String(r.CreateReq.RequestedCapacityMaxBytes),
+      ...req,
+      RequestedCapacityMinBytes: String(req.RequestedCapacityMinBytes),
+      RequestedCapacityMaxBytes: String(req.RequestedCapacityMaxBytes),
     },
-    Volume: { ...r.Volume, CapacityBytes: String(r.Volume.CapacityBytes) },
+    Volume: { ...v, CapacityBytes: String(v.CapacityBytes) },
   };
+  const volumeKeys = v.Namespace === undefined ? VOLUME_KEYS.slice(1) : VOLUME_KEYS;
+  if (!hasKeys(r, RECORD_KEYS) || !hasKeys(req, REQUEST_KEYS) || !hasKeys(v, volumeKeys)) return full;
+  return [
+    r.ID,
+    r.HostPath,
+    req.Name,
+    req.PluginID,
+    req.Namespace,
+    req.NodeID,
+    full.CreateReq.RequestedCapacityMinBytes,
+    full.CreateReq.RequestedCapacityMaxBytes,
+    req.Parameters,
+    v.Namespace ?? null,
+    v.NodePool,
+    full.Volume.CapacityBytes,
+    v.RequestedCapabilities,
+    v.Constraints,
+    v.CreateTime,
+    v.ModifyTime,
+  ];
 }
 
 /**
@@ -330,22 +383,63 @@ function indexedRecord(r: VolumeRecord): unknown {
 function reviveRecords(items: unknown[]): VolumeRecord[] | undefined {
   const digits = /^[0-9]+$/;
   const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+  const bytes = (v: unknown) => {
+    if (typeof v !== 'string' || !digits.test(v)) throw new TypeError('not a byte count');
+    return BigInt(v);
+  };
   const records: VolumeRecord[] = [];
-  for (const item of items) {
-    if (!isObject(item) || typeof item.ID !== 'string' || typeof item.HostPath !== 'string') return undefined;
-    const req = item.CreateReq;
-    const volume = item.Volume;
-    if (!isObject(req) || !isObject(volume) || req.ID !== item.ID || typeof req.Name !== 'string') return undefined;
-    const { RequestedCapacityMinBytes: min, RequestedCapacityMaxBytes: max } = req;
-    const bytes = volume.CapacityBytes;
-    if (typeof min !== 'string' || typeof max !== 'string' || typeof bytes !== 'string') return undefined;
-    if (!digits.test(min) || !digits.test(max) || !digits.test(bytes)) return undefined;
-    if (!Array.isArray(volume.RequestedCapabilities) || !Array.isArray(volume.Constraints)) return undefined;
-    records.push({
-      ...item,
-      CreateReq: { ...req, RequestedCapacityMinBytes: BigInt(min), RequestedCapacityMaxBytes: BigInt(max) },
-      Volume: { ...volume, CapacityBytes: BigInt(bytes) },
-    } as VolumeRecord);
+  try {
+    for (const item of items) {
+      if (Array.isArray(item)) {
+        if (item.length !== 16) return undefined;
+        const [id, hostPath, name, pluginId, namespace, nodeId, min, max, parameters] = item as unknown[];
+        const [vNamespace, nodePool, capacity, capabilities, constraints, createTime, modifyTime] = (
+          item as unknown[]
+        ).slice(9);
+        if (typeof id !== 'string' || typeof hostPath !== 'string' || typeof name !== 'string') return undefined;
+        if (!Array.isArray(capabilities) || !Array.isArray(constraints)) return undefined;
+        records.push({
+          ID: id,
+          HostPath: hostPath,
+          CreateReq: {
+            ID: id,
+            Name: name,
+            PluginID: pluginId,
+            Namespace: namespace,
+            NodeID: nodeId,
+            RequestedCapacityMinBytes: bytes(min),
+            RequestedCapacityMaxBytes: bytes(max),
+            Parameters: parameters,
+          },
+          Volume: {
+            ...(vNamespace === null ? {} : { Namespace: vNamespace }),
+            NodePool: nodePool,
+            CapacityBytes: bytes(capacity),
+            RequestedCapabilities: capabilities,
+            Constraints: constraints,
+            CreateTime: createTime,
+            ModifyTime: modifyTime,
+          },
+        } as VolumeRecord);
+        continue;
+      }
+      if (!isObject(item) || typeof item.ID !== 'string' || typeof item.HostPath !== 'string') return undefined;
+      const req = item.CreateReq;
+      const volume = item.Volume;
+      if (!isObject(req) || !isObject(volume) || req.ID !== item.ID || typeof req.Name !== 'string') return undefined;
+      if (!Array.isArray(volume.RequestedCapabilities) || !Array.isArray(volume.Constraints)) return undefined;
+      records.push({
+        ...item,
+        CreateReq: {
+          ...req,
+          RequestedCapacityMinBytes: bytes(req.RequestedCapacityMinBytes),
+          RequestedCapacityMaxBytes: bytes(req.RequestedCapacityMaxBytes),
+        },
+        Volume: { ...volume, CapacityBytes: bytes(volume.CapacityBytes) },
+      } as VolumeRecord);
+    }
+  } catch {
+    return undefined;
   }
   return records;
 }

@@ -133,7 +133,7 @@ export class VolumeDisks {
     }
     // A file that did not load is no record here but is still a file: the folder is noted only when every one loaded.
     if (read.size === names.filter((n) => n.endsWith('.json') && !n.startsWith(TEMP_PREFIX)).length)
-      this.index?.note('disks', stamp, () => [...read]);
+      this.index?.note('disks', stamp, () => indexedDisks(read));
     else this.index?.forget('disks');
     return new RestoreDisks(this.dir, volumesDir, read, now, this.index);
   }
@@ -203,18 +203,36 @@ export class RestoreDisks {
     }
     await syncFileSystemOf(this.dir);
     const stamp = stampOf(this.dir);
-    this.index?.note('disks', stamp, () => [...written]);
+    this.index?.note('disks', stamp, () => indexedDisks(written));
   }
 }
 
-/** The disk records of the index, `[id, record]` pairs, or undefined when they are not shaped so. */
+/**
+ * The disk records as the state index keeps them: each distinct record once, with the IDs
+ * of the volumes that have it (volumes made on one disk share one).
+ */
+function indexedDisks(disks: ReadonlyMap<string, VolumeDisk>): unknown[] {
+  const groups = new Map<string, { Disk: VolumeDisk; IDs: string[] }>();
+  for (const [id, disk] of disks) {
+    const key = JSON.stringify(disk);
+    const group = groups.get(key);
+    if (group) group.IDs.push(id);
+    else groups.set(key, { Disk: disk, IDs: [id] });
+  }
+  return [...groups.values()];
+}
+
+/** The disk records of the index, or undefined when they are not shaped as `indexedDisks` wrote them. */
 function reviveDisks(items: unknown[]): Map<string, VolumeDisk> | undefined {
   const out = new Map<string, VolumeDisk>();
   for (const item of items) {
-    if (!Array.isArray(item) || item.length !== 2 || typeof item[0] !== 'string') return undefined;
-    const disk = item[1] as VolumeDisk;
-    if (typeof disk !== 'object' || disk === null || typeof disk.Device !== 'string') return undefined;
-    out.set(item[0], disk);
+    const { Disk: disk, IDs: ids } = (item ?? {}) as { Disk?: VolumeDisk; IDs?: unknown };
+    if (typeof disk !== 'object' || disk === null || typeof disk.Device !== 'string' || !Array.isArray(ids))
+      return undefined;
+    for (const id of ids) {
+      if (typeof id !== 'string') return undefined;
+      out.set(id, disk);
+    }
   }
   return out;
 }
