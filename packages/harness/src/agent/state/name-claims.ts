@@ -250,9 +250,7 @@ export class NameClaims {
       if (claim)
         out.set(file.endsWith(LEGACY_SUFFIX) ? file.slice(0, -LEGACY_SUFFIX.length) : file, { ...claim, file });
     }
-    this.index?.note('claims', stamp, () =>
-      [...out].map(([, c]): IndexedClaim => [c.file, c.id, c.name ?? null]),
-    );
+    this.index?.note('claims', stamp, () => [...out].map(([, c]): IndexedClaim => [c.file, c.id, c.name ?? null]));
     return { claims: out, indexed: false };
   }
 
@@ -278,7 +276,8 @@ function reviveClaims(items: unknown[]): Map<string, ClaimEntry> | undefined {
   for (const item of items) {
     if (!Array.isArray(item) || item.length !== 3) return undefined;
     const [file, id, name] = item as unknown[];
-    if (typeof file !== 'string' || typeof id !== 'string' || !(name === null || typeof name === 'string')) return undefined;
+    if (typeof file !== 'string' || typeof id !== 'string' || !(name === null || typeof name === 'string'))
+      return undefined;
     out.set(file.endsWith(LEGACY_SUFFIX) ? file.slice(0, -LEGACY_SUFFIX.length) : file, {
       id,
       name: name ?? undefined,
