@@ -384,6 +384,7 @@ function reviveRecords(items: unknown[]): VolumeRecord[] | undefined {
   const digits = /^[0-9]+$/;
   const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
   const bytes = (v: unknown) => {
+    if (v === '0') return 0n;
     if (typeof v !== 'string' || !digits.test(v)) throw new TypeError('not a byte count');
     return BigInt(v);
   };
@@ -392,34 +393,34 @@ function reviveRecords(items: unknown[]): VolumeRecord[] | undefined {
     for (const item of items) {
       if (Array.isArray(item)) {
         if (item.length !== 16) return undefined;
-        const [id, hostPath, name, pluginId, namespace, nodeId, min, max, parameters] = item as unknown[];
-        const [vNamespace, nodePool, capacity, capabilities, constraints, createTime, modifyTime] = (
-          item as unknown[]
-        ).slice(9);
+        const [id, hostPath, name] = item as unknown[];
+        const capabilities: unknown = item[12];
+        const constraints: unknown = item[13];
         if (typeof id !== 'string' || typeof hostPath !== 'string' || typeof name !== 'string') return undefined;
         if (!Array.isArray(capabilities) || !Array.isArray(constraints)) return undefined;
+        const createReq = {
+          ID: id,
+          Name: name,
+          PluginID: item[3],
+          Namespace: item[4],
+          NodeID: item[5],
+          RequestedCapacityMinBytes: bytes(item[6]),
+          RequestedCapacityMaxBytes: bytes(item[7]),
+          Parameters: item[8],
+        };
+        const volume = {
+          NodePool: item[10],
+          CapacityBytes: bytes(item[11]),
+          RequestedCapabilities: capabilities,
+          Constraints: constraints,
+          CreateTime: item[14],
+          ModifyTime: item[15],
+        };
         records.push({
           ID: id,
           HostPath: hostPath,
-          CreateReq: {
-            ID: id,
-            Name: name,
-            PluginID: pluginId,
-            Namespace: namespace,
-            NodeID: nodeId,
-            RequestedCapacityMinBytes: bytes(min),
-            RequestedCapacityMaxBytes: bytes(max),
-            Parameters: parameters,
-          },
-          Volume: {
-            ...(vNamespace === null ? {} : { Namespace: vNamespace }),
-            NodePool: nodePool,
-            CapacityBytes: bytes(capacity),
-            RequestedCapabilities: capabilities,
-            Constraints: constraints,
-            CreateTime: createTime,
-            ModifyTime: modifyTime,
-          },
+          CreateReq: createReq,
+          Volume: item[9] === null ? volume : { Namespace: item[9], ...volume },
         } as VolumeRecord);
         continue;
       }
