@@ -37,16 +37,20 @@ interface IndexFile {
 
 const VERSION = 1;
 
-/** A folder's stamp and its ctime; `absent` for a folder that does not exist. */
+/** A folder's stamp and its ctime: `absent` for a folder that does not exist, null (never trusted) for one that cannot be looked at. */
 export interface DirStamp {
-  stamp: string;
+  stamp: string | null;
   ctimeNs: bigint;
 }
 
 export function stampOf(dir: string): DirStamp {
-  const s = lstatSync(dir, { bigint: true, throwIfNoEntry: false });
-  if (!s) return { stamp: 'absent', ctimeNs: -1n };
-  return { stamp: `${s.dev}:${s.ino}:${s.ctimeNs}:${s.mtimeNs}`, ctimeNs: s.ctimeNs };
+  try {
+    const s = lstatSync(dir, { bigint: true, throwIfNoEntry: false });
+    if (!s) return { stamp: 'absent', ctimeNs: -1n };
+    return { stamp: `${s.dev}:${s.ino}:${s.ctimeNs}:${s.mtimeNs}`, ctimeNs: s.ctimeNs };
+  } catch {
+    return { stamp: null, ctimeNs: -1n };
+  }
 }
 
 /** What one section holds after this process read or wrote its folder. */
@@ -73,7 +77,7 @@ export class StateIndex {
     const section = index?.file.Sections[name];
     if (!index || !section || section.Stamp === null || !Array.isArray(section.Items)) return undefined;
     const now = stampOf(dir);
-    if (now.stamp !== section.Stamp || now.ctimeNs >= index.ctimeNs) return undefined;
+    if (now.stamp === null || now.stamp !== section.Stamp || now.ctimeNs >= index.ctimeNs) return undefined;
     const items = section.Items;
     this.current.set(name, { stamp: now, items: () => items, fromIndex: true });
     return section.Items;
