@@ -151,6 +151,7 @@ export class Agent {
     const outcome = await this.manager().restore(
       options.restoreDeadlineMs ?? this.options.restoreDeadlineMs ?? DEFAULT_RESTORE_DEADLINE_MS,
     );
+    await this.store.saveIndex();
     if (this.controller.signal.aborted) {
       throw new AgentError(
         'AGENT_SHUT_DOWN',

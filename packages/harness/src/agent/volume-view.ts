@@ -59,10 +59,16 @@ export function volumeStub(v: HostVolume): HostVolumeStub {
   };
 }
 
+/** The last time converted: volumes made together share their times, and a restore converts thousands. */
+let lastTime: { text: string; nanos: bigint } | undefined;
+
 /** RFC 3339 text to Unix nanoseconds (0 for an empty or unreadable time, as Go's zero time would not be). */
 function unixNanos(time: string): bigint {
+  if (lastTime?.text === time) return lastTime.nanos;
   const ms = Date.parse(time);
-  return Number.isNaN(ms) ? 0n : BigInt(ms) * 1_000_000n;
+  const nanos = Number.isNaN(ms) ? 0n : BigInt(ms) * 1_000_000n;
+  lastTime = { text: time, nanos };
+  return nanos;
 }
 
 /** The one mapping from a client state record (and what the servers computed) to the volume users see. */

@@ -336,23 +336,27 @@ export class VolumeManager {
     outcome: RestoreOutcome,
   ): Promise<(boolean | null | Error)[]> {
     const { config, runner, names } = this.ctx;
-    const looked = new Map<string, Promise<Error | undefined>>();
-    const lookup = (pluginId: string) => {
-      let found = looked.get(pluginId);
-      if (!found) {
-        found = runner.lookup(config.pluginDir, pluginId).then(
-          () => undefined,
-          (err: unknown) => err as Error,
-        );
-        looked.set(pluginId, found);
-      }
-      return found;
-    };
+    // Each plugin looked up once, before the loop: no wait per volume.
+    const pluginIds = [...new Set(records.map((r) => r.CreateReq.PluginID).filter((id) => id !== ''))];
+    const looked = new Map(
+      await Promise.all(
+        pluginIds.map(
+          async (id) =>
+            [
+              id,
+              await runner.lookup(config.pluginDir, id).then(
+                () => undefined,
+                (err: unknown) => err as Error,
+              ),
+            ] as const,
+        ),
+      ),
+    );
     const winners = new Map<string, string>();
     const claims: (boolean | null | Error)[] = [];
     for (const [i, record] of records.entries()) {
       const req = record.CreateReq;
-      const missing = req.PluginID === '' ? undefined : await lookup(req.PluginID);
+      const missing = req.PluginID === '' ? undefined : looked.get(req.PluginID);
       if (missing) {
         claims[i] = missing;
         continue;

@@ -17,6 +17,7 @@ import {
 } from './durable-file.js';
 import { ACCESS_MODES, ATTACHMENT_MODES } from '../../volume-specs/volume-spec.js';
 import { stateLayout } from './layout.js';
+import { stampOf, type StateIndex } from './state-index.js';
 
 /**
  * The client state of the host volume manager. Nomad keeps it in its state DB, bucket
@@ -75,8 +76,13 @@ const READ_BATCH = 500;
 
 export class ClientState {
   readonly dir: string;
+  /** The records last revived from the index, by the index's items they came from. */
+  private revived: { items: unknown[]; records: VolumeRecord[] } | undefined;
 
-  constructor(private readonly dataDir: string) {
+  constructor(
+    private readonly dataDir: string,
+    private readonly index?: StateIndex,
+  ) {
     this.dir = stateLayout(dataDir).volumeRecords;
   }
 
@@ -85,6 +91,7 @@ export class ClientState {
   }
 
   async put(record: VolumeRecord): Promise<void> {
+    this.index?.forget('records');
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     try {
       await writeFileDurably(this.fileOf(record.ID), `${encodeJson(record)}\n`);
@@ -105,12 +112,14 @@ export class ClientState {
    * or a benchmark): each file renamed into place, then one `sync -f` for them all.
    */
   async putMany(records: readonly VolumeRecord[]): Promise<void> {
+    this.index?.forget('records');
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     for (const record of records) await writeFileAtomically(this.fileOf(record.ID), `${encodeJson(record)}\n`);
     await syncFileSystemOf(this.dir);
   }
 
   async remove(id: string): Promise<void> {
+    this.index?.forget('records');
     try {
       await removeFileDurably(this.fileOf(id));
     } catch (err) {
@@ -150,6 +159,10 @@ export class ClientState {
    * error naming it: the state is never silently discarded or overwritten.
    */
   async list(): Promise<VolumeRecord[]> {
+    const indexed = this.fromIndex();
+    if (indexed) return [...indexed];
+    // Taken before the files are read: a change while they are read makes the noted stamp stale, never wrong.
+    const stamp = stampOf(this.dir);
     const names = await this.entries();
     const records: VolumeRecord[] = [];
     // Thousands of small files read synchronously beat the same reads queued on libuv's
@@ -165,17 +178,41 @@ export class ClientState {
       }
       await new Promise((r) => setImmediate(r));
     }
+    this.index?.note('records', stamp, () => records.map(indexedRecord));
+    return records;
+  }
+
+  /** The records as the state index holds them, when the records folder is as it was when they were read. */
+  private fromIndex(): VolumeRecord[] | undefined {
+    const items = this.index?.section('records', this.dir);
+    if (!items) return undefined;
+    if (this.revived?.items === items) return this.revived.records;
+    const records = reviveRecords(items);
+    if (!records) {
+      this.index?.forget('records');
+      return undefined;
+    }
+    this.revived = { items, records };
     return records;
   }
 
   /**
    * Temporary files left by writers that died mid-write, in every folder of the data dir
-   * that durable writes go to (records, name claims, restore failures, node facts); they
+   * that durable writes go to (records, name claims, restore failures, disk records, node
+   * facts, the index), but those in `skip` (folders the index says are unchanged); they
    * never hold anything committed.
    */
-  async staleTempFiles(): Promise<string[]> {
+  async staleTempFiles(skip: ReadonlySet<string> = new Set()): Promise<string[]> {
     const layout = stateLayout(this.dataDir);
-    const dirs = [this.dir, layout.nameClaims, layout.claimedIds, layout.volumeFailures, layout.client, this.dataDir];
+    const dirs = [
+      this.dir,
+      layout.nameClaims,
+      layout.claimedIds,
+      layout.volumeFailures,
+      layout.volumeDisks,
+      layout.client,
+      this.dataDir,
+    ].filter((dir) => !skip.has(dir));
     return (await Promise.all(dirs.map((dir) => staleTempFilesIn(dir)))).flat();
   }
 
@@ -270,6 +307,142 @@ async function staleTempFilesIn(dir: string): Promise<string[]> {
       }
     })
     .map((n) => join(dir, n));
+}
+
+/** The fields of a record, in the order the state index keeps them as one array. */
+const RECORD_KEYS = ['ID', 'HostPath', 'CreateReq', 'Volume'];
+const REQUEST_KEYS = [
+  'ID',
+  'Name',
+  'PluginID',
+  'Namespace',
+  'NodeID',
+  'RequestedCapacityMinBytes',
+  'RequestedCapacityMaxBytes',
+  'Parameters',
+];
+const VOLUME_KEYS = [
+  'Namespace',
+  'NodePool',
+  'CapacityBytes',
+  'RequestedCapabilities',
+  'Constraints',
+  'CreateTime',
+  'ModifyTime',
+];
+
+const hasKeys = (value: object, keys: readonly string[]) => {
+  const own = Object.keys(value);
+  return own.length === keys.length && own.every((k) => keys.includes(k));
+};
+
+/**
+ * A record as the state index keeps it: one array of its values (no field names, half the
+ * bytes to parse), byte counts as decimal text so one JSON.parse reads them exactly. A
+ * record with any other field set (a schema grown since) is kept whole, as an object.
+ */
+function indexedRecord(r: VolumeRecord): unknown {
+  const req = r.CreateReq;
+  const v = r.Volume;
+  const full = {
+    ...r,
+    CreateReq: {
+      ...req,
+      RequestedCapacityMinBytes: String(req.RequestedCapacityMinBytes),
+      RequestedCapacityMaxBytes: String(req.RequestedCapacityMaxBytes),
+    },
+    Volume: { ...v, CapacityBytes: String(v.CapacityBytes) },
+  };
+  const volumeKeys = v.Namespace === undefined ? VOLUME_KEYS.slice(1) : VOLUME_KEYS;
+  if (!hasKeys(r, RECORD_KEYS) || !hasKeys(req, REQUEST_KEYS) || !hasKeys(v, volumeKeys)) return full;
+  return [
+    r.ID,
+    r.HostPath,
+    req.Name,
+    req.PluginID,
+    req.Namespace,
+    req.NodeID,
+    full.CreateReq.RequestedCapacityMinBytes,
+    full.CreateReq.RequestedCapacityMaxBytes,
+    req.Parameters,
+    v.Namespace ?? null,
+    v.NodePool,
+    full.Volume.CapacityBytes,
+    v.RequestedCapabilities,
+    v.Constraints,
+    v.CreateTime,
+    v.ModifyTime,
+  ];
+}
+
+/**
+ * The records of the index made whole again (byte counts as bigints), or undefined when
+ * any item is not shaped as `indexedRecord` wrote it: the index was written from records
+ * that passed the schema, so this checks only that it is that file.
+ */
+function reviveRecords(items: unknown[]): VolumeRecord[] | undefined {
+  const digits = /^[0-9]+$/;
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+  const bytes = (v: unknown) => {
+    if (v === '0') return 0n;
+    if (typeof v !== 'string' || !digits.test(v)) throw new TypeError('not a byte count');
+    return BigInt(v);
+  };
+  const records: VolumeRecord[] = [];
+  try {
+    for (const item of items) {
+      if (Array.isArray(item)) {
+        if (item.length !== 16) return undefined;
+        const [id, hostPath, name] = item as unknown[];
+        const capabilities: unknown = item[12];
+        const constraints: unknown = item[13];
+        if (typeof id !== 'string' || typeof hostPath !== 'string' || typeof name !== 'string') return undefined;
+        if (!Array.isArray(capabilities) || !Array.isArray(constraints)) return undefined;
+        const createReq = {
+          ID: id,
+          Name: name,
+          PluginID: item[3],
+          Namespace: item[4],
+          NodeID: item[5],
+          RequestedCapacityMinBytes: bytes(item[6]),
+          RequestedCapacityMaxBytes: bytes(item[7]),
+          Parameters: item[8],
+        };
+        const volume = {
+          NodePool: item[10],
+          CapacityBytes: bytes(item[11]),
+          RequestedCapabilities: capabilities,
+          Constraints: constraints,
+          CreateTime: item[14],
+          ModifyTime: item[15],
+        };
+        records.push({
+          ID: id,
+          HostPath: hostPath,
+          CreateReq: createReq,
+          Volume: item[9] === null ? volume : { Namespace: item[9], ...volume },
+        } as VolumeRecord);
+        continue;
+      }
+      if (!isObject(item) || typeof item.ID !== 'string' || typeof item.HostPath !== 'string') return undefined;
+      const req = item.CreateReq;
+      const volume = item.Volume;
+      if (!isObject(req) || !isObject(volume) || req.ID !== item.ID || typeof req.Name !== 'string') return undefined;
+      if (!Array.isArray(volume.RequestedCapabilities) || !Array.isArray(volume.Constraints)) return undefined;
+      records.push({
+        ...item,
+        CreateReq: {
+          ...req,
+          RequestedCapacityMinBytes: bytes(req.RequestedCapacityMinBytes),
+          RequestedCapacityMaxBytes: bytes(req.RequestedCapacityMaxBytes),
+        },
+        Volume: { ...volume, CapacityBytes: bytes(volume.CapacityBytes) },
+      } as VolumeRecord);
+    }
+  } catch {
+    return undefined;
+  }
+  return records;
 }
 
 /**

@@ -15,6 +15,11 @@ export function stateLayout(dataDir: string) {
     nodeId: join(client, 'client-id'),
     /** The last fingerprint and restore, for commands that do not restore again. */
     nodeFacts: join(client, 'node.json'),
+    /**
+     * What the last restart read from the folders below (records, claims, disk records) in
+     * one file, trusted only while each folder is as it was (state-index.ts).
+     */
+    stateIndex: join(client, 'state-index.json'),
     /** One `<volume id>.json` record per dynamic host volume. */
     volumeRecords: join(client, 'host_volumes'),
     /** One file per volume whose last restore failed. */

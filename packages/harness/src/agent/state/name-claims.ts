@@ -14,6 +14,11 @@ import {
 import { AgentError } from '../../errors/agent-error.js';
 import { EVERY_NAME_LOCK, nameKey } from './agent-lock.js';
 import type { StateLayout } from './layout.js';
+import { stampOf, type StateIndex } from './state-index.js';
+
+type ClaimEntry = Claim & { file: string };
+/** A claim as the state index keeps it: its file, the holder's ID, the name (null when too long to keep). */
+type IndexedClaim = [file: string, id: string, name: string | null];
 
 /** Nomad's ErrVolumeNameExists, word for word. */
 export const VOLUME_NAME_EXISTS = 'volume name already exists on this node';
@@ -49,9 +54,13 @@ export class NameClaims {
   private readonly dir: string;
   private readonly idDir: string;
 
+  /** The claims last taken from the index, by the index's items they came from. */
+  private revived: { items: unknown[]; claims: Map<string, ClaimEntry> } | undefined;
+
   constructor(
     private readonly layout: StateLayout,
     private readonly hasRecord: (id: string) => Promise<boolean>,
+    private readonly index?: StateIndex,
   ) {
     this.dir = layout.nameClaims;
     this.idDir = layout.claimedIds;
@@ -78,6 +87,7 @@ export class NameClaims {
     }
     if (holder !== undefined && holder !== id) throw nameTaken(name, holder);
     if (holder === undefined) {
+      this.index?.forget('claims');
       await mkdir(this.dir, { recursive: true, mode: 0o700 });
       try {
         await this.link(nameKey(name), id, name);
@@ -95,6 +105,7 @@ export class NameClaims {
 
   /** Releases `name`, whoever holds it (Nomad releases by name alone). */
   async release(name: string): Promise<void> {
+    this.index?.forget('claims');
     const holder = await this.holder(name);
     await removeFileDurably(join(this.dir, nameKey(name)));
     await removeFileDurably(join(this.dir, `${nameKey(name)}${LEGACY_SUFFIX}`));
@@ -123,9 +134,13 @@ export class NameClaims {
    * does not load) nothing is. Made durable with one `sync -f` when anything changed.
    */
   async replaceAll(winners: ReadonlyMap<string, string>, recorded?: ReadonlySet<string>): Promise<void> {
-    const current = await this.readAll();
+    const { claims: current, indexed } = await this.readAllNoted();
+    // A name's key is a digest; the index's claims were written at their names' keys, so a
+    // name the index holds keeps its key without hashing it again.
+    const keyOfName = new Map<string, string>();
+    if (indexed) for (const [key, claim] of current) if (claim.name !== undefined) keyOfName.set(claim.name, key);
     const wanted = new Map<string, { name: string; id: string }>();
-    for (const [name, id] of winners) wanted.set(nameKey(name), { name, id });
+    for (const [name, id] of winners) wanted.set(keyOfName.get(name) ?? nameKey(name), { name, id });
     let changed = false;
     for (const [key, claim] of current) {
       if (wanted.get(key)?.id === claim.id && claim.file === key) continue;
@@ -142,7 +157,12 @@ export class NameClaims {
       await this.link(key, id, name);
       changed = true;
     }
-    if (changed) await syncFileSystemOf(this.dir);
+    if (!changed) return;
+    await syncFileSystemOf(this.dir);
+    const stamp = stampOf(this.dir);
+    this.index?.note('claims', stamp, () =>
+      [...wanted].map(([key, { name, id }]): IndexedClaim => [key, id, keptName(name) ?? null]),
+    );
   }
 
   /** Whether a create of this agent ever claimed a name for volume `id` (and it was not released since). */
@@ -183,7 +203,7 @@ export class NameClaims {
   /** Points `key` at `id` by rename, so a claim is replaced without a moment of absence. */
   private async link(key: string, id: string, name: string): Promise<void> {
     const encoded = Buffer.from(name).toString('base64url');
-    const target = encoded.length <= MAX_KEPT_NAME_BYTES ? `${id}.${encoded}` : id;
+    const target = keptName(name) !== undefined ? `${id}.${encoded}` : id;
     const temp = join(this.dir, `${TEMP_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}-${key}`);
     await symlink(target, temp);
     try {
@@ -205,16 +225,33 @@ export class NameClaims {
    * Every claim by its key: one readdir, then one readlink each. A claim an older dhv wrote
    * (a `<key>.json` file holding `{Name, ID}`) still counts, until a restart rewrites it.
    */
-  private async readAll(): Promise<Map<string, Claim & { file: string }>> {
+  private async readAll(): Promise<Map<string, ClaimEntry>> {
+    return (await this.readAllNoted()).claims;
+  }
+
+  /** The claims, from the state index while the claims folder is as it was then, else from their files (noted for the index). */
+  private async readAllNoted(): Promise<{ claims: Map<string, ClaimEntry>; indexed: boolean }> {
+    const items = this.index?.section('claims', this.dir);
+    if (items) {
+      if (this.revived?.items === items) return { claims: this.revived.claims, indexed: true };
+      const claims = reviveClaims(items);
+      if (claims) {
+        this.revived = { items, claims };
+        return { claims, indexed: true };
+      }
+      this.index?.forget('claims');
+    }
+    const stamp = stampOf(this.dir);
     const names = await readdir(this.dir).catch(() => [] as string[]);
-    const out = new Map<string, Claim & { file: string }>();
+    const out = new Map<string, ClaimEntry>();
     for (const file of names) {
       if (file.startsWith(TEMP_PREFIX)) continue;
       const claim = file.endsWith(LEGACY_SUFFIX) ? await this.readLegacy(file) : readTarget(join(this.dir, file));
       if (claim)
         out.set(file.endsWith(LEGACY_SUFFIX) ? file.slice(0, -LEGACY_SUFFIX.length) : file, { ...claim, file });
     }
-    return out;
+    this.index?.note('claims', stamp, () => [...out].map(([, c]): IndexedClaim => [c.file, c.id, c.name ?? null]));
+    return { claims: out, indexed: false };
   }
 
   private async readLegacy(file: string): Promise<Claim | undefined> {
@@ -227,6 +264,27 @@ export class NameClaims {
       return undefined;
     }
   }
+}
+
+/** The name as a claim keeps it: undefined when it is too long to keep. */
+function keptName(name: string): string | undefined {
+  return Buffer.from(name).toString('base64url').length <= MAX_KEPT_NAME_BYTES ? name : undefined;
+}
+
+function reviveClaims(items: unknown[]): Map<string, ClaimEntry> | undefined {
+  const out = new Map<string, ClaimEntry>();
+  for (const item of items) {
+    if (!Array.isArray(item) || item.length !== 3) return undefined;
+    const [file, id, name] = item as unknown[];
+    if (typeof file !== 'string' || typeof id !== 'string' || !(name === null || typeof name === 'string'))
+      return undefined;
+    out.set(file.endsWith(LEGACY_SUFFIX) ? file.slice(0, -LEGACY_SUFFIX.length) : file, {
+      id,
+      name: name ?? undefined,
+      file,
+    });
+  }
+  return out;
 }
 
 function readTarget(path: string): Claim | undefined {

@@ -44,7 +44,7 @@ export async function loadNodeFacts(dataDir: string): Promise<NodeFacts | undefi
 export async function saveNodeFacts(dataDir: string, facts: NodeFacts): Promise<void> {
   try {
     await mkdir(stateLayout(dataDir).client, { recursive: true, mode: 0o700 });
-    await writeFileDurably(nodeFactsFile(dataDir), `${JSON.stringify(facts, null, 2)}\n`);
+    await writeFileDurably(nodeFactsFile(dataDir), `${JSON.stringify(facts)}\n`);
   } catch (err) {
     const full = (err as NodeJS.ErrnoException).code === 'ENOSPC';
     throw new AgentError(

@@ -6,6 +6,7 @@ import { AgentLock } from './agent-lock.js';
 import { ClientState, type VolumeRecord } from './client-state.js';
 import { stateLayout, type StateLayout } from './layout.js';
 import { NameClaims } from './name-claims.js';
+import { StateIndex } from './state-index.js';
 import { loadNodeFacts, updateNodeFacts, type NodeFacts } from './node-facts.js';
 import { loadNodeId } from './node-identity.js';
 import { VolumeDisks } from './volume-disks.js';
@@ -26,12 +27,15 @@ export class AgentStore {
   readonly health: VolumeHealth;
   readonly disks: VolumeDisks;
   readonly lock: AgentLock;
+  /** What the last restart read, in one file: the next one reads it instead of every volume's files. */
+  readonly index: StateIndex;
 
   constructor(readonly dataDir: string) {
     this.layout = stateLayout(dataDir);
-    this.records = new ClientState(dataDir);
-    this.claims = new NameClaims(this.layout, (id) => this.records.has(id));
-    this.disks = new VolumeDisks(dataDir);
+    this.index = new StateIndex(this.layout.stateIndex);
+    this.records = new ClientState(dataDir, this.index);
+    this.claims = new NameClaims(this.layout, (id) => this.records.has(id), this.index);
+    this.disks = new VolumeDisks(dataDir, this.index);
     this.health = new VolumeHealth(dataDir, this.disks);
     this.lock = new AgentLock(this.layout);
   }
@@ -57,10 +61,30 @@ export class AgentStore {
     return updateNodeFacts(this.dataDir, change);
   }
 
-  /** At a start: removes dead writers' temporary files and the name locks killed holders left. */
+  /**
+   * At a start (the agent held exclusive): removes dead writers' temporary files and the
+   * name locks killed holders left, and starts noting what this start reads for the index.
+   */
   async sweep(): Promise<void> {
-    for (const file of await this.records.staleTempFiles()) await unlink(file).catch(() => {});
+    this.index.begin();
+    // A folder the index still matches has gained no file since the last start swept it.
+    const folders = {
+      records: this.layout.volumeRecords,
+      claims: this.layout.nameClaims,
+      disks: this.layout.volumeDisks,
+    } as const;
+    const skip = new Set(
+      Object.entries(folders)
+        .filter(([section, dir]) => this.index.section(section as keyof typeof folders, dir))
+        .map(([, dir]) => dir),
+    );
+    for (const file of await this.records.staleTempFiles(skip)) await unlink(file).catch(() => {});
     await this.claims.sweepFreeLocks();
+  }
+
+  /** At the end of a start (the agent still held exclusive): writes what it read and wrote as the index, if that changed. */
+  saveIndex(): Promise<void> {
+    return this.index.save();
   }
 }
 

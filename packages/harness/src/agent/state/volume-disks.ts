@@ -13,6 +13,7 @@ import {
 } from '@dhv/sdk/host';
 import type { VolumeRecord } from './client-state.js';
 import { stateLayout } from './layout.js';
+import { stampOf, type StateIndex } from './state-index.js';
 import {
   TEMP_PREFIX,
   readRegularFile,
@@ -53,13 +54,17 @@ export interface VolumeDisk {
 export class VolumeDisks {
   private readonly dir: string;
 
-  constructor(dataDir: string) {
+  constructor(
+    dataDir: string,
+    private readonly index?: StateIndex,
+  ) {
     this.dir = stateLayout(dataDir).volumeDisks;
   }
 
   /** Keeps where volume `id` was created, the first time only: a restore on another disk never overwrites it. */
   async recordIfNew(id: string, volumesDir: string, hostPath: string): Promise<void> {
     if (await this.get(id)) return;
+    this.index?.forget('disks');
     const disk = await diskOf(volumesDir);
     if (!disk) return;
     const mounted = (await canonicalPath(hostPath).then((p) => (p ? mountedAt(p) : []))).length > 0;
@@ -76,6 +81,7 @@ export class VolumeDisks {
   }
 
   async forget(id: string): Promise<void> {
+    this.index?.forget('disks');
     await removeFileDurably(this.file(id));
   }
 
@@ -102,7 +108,12 @@ export class VolumeDisks {
    * together by `finish()` (one mount table read, one `sync -f`), not one durable file each.
    */
   async forRestore(volumesDir: string): Promise<RestoreDisks> {
-    const known = new Map<string, VolumeDisk>();
+    const now = await diskOf(volumesDir);
+    const indexed = this.index?.section('disks', this.dir);
+    const known = indexed ? reviveDisks(indexed) : undefined;
+    if (known) return new RestoreDisks(this.dir, volumesDir, known, now, this.index);
+    const read = new Map<string, VolumeDisk>();
+    const stamp = stampOf(this.dir);
     let names: string[] = [];
     try {
       names = readdirSync(this.dir);
@@ -112,7 +123,7 @@ export class VolumeDisks {
     for (const name of names) {
       if (!name.endsWith('.json') || name.startsWith(TEMP_PREFIX)) continue;
       try {
-        known.set(
+        read.set(
           name.slice(0, -'.json'.length),
           JSON.parse(readSmallRegularFileSync(join(this.dir, name))) as VolumeDisk,
         );
@@ -120,7 +131,11 @@ export class VolumeDisks {
         // A record that does not load is no record, as get() reads it: it is written again below.
       }
     }
-    return new RestoreDisks(this.dir, volumesDir, known, await diskOf(volumesDir));
+    // A file that did not load is no record here but is still a file: the folder is noted only when every one loaded.
+    if (read.size === names.filter((n) => n.endsWith('.json') && !n.startsWith(TEMP_PREFIX)).length)
+      this.index?.note('disks', stamp, () => indexedDisks(read));
+    else this.index?.forget('disks');
+    return new RestoreDisks(this.dir, volumesDir, read, now, this.index);
   }
 
   private file(id: string): string {
@@ -137,6 +152,7 @@ export class RestoreDisks {
     private readonly volumesDir: string,
     private readonly known: ReadonlyMap<string, VolumeDisk>,
     private readonly now: Pick<VolumeDisk, 'Device' | 'DiskMountPoint'> | undefined,
+    private readonly index?: StateIndex,
   ) {}
 
   /** Said on the restore line of a volume the built-in mkdir made again, as Nomad's does, on another filesystem. */
@@ -161,6 +177,8 @@ export class RestoreDisks {
    */
   async finish(): Promise<void> {
     if (this.met.size === 0 || !this.now) return;
+    this.index?.forget('disks');
+    const written = new Map(this.known);
     const table = await readMountTable();
     // Each volume's canonicalPath, its parent resolved once for all the volumes in it.
     const parents = new Map<string, Promise<string | undefined>>();
@@ -181,9 +199,42 @@ export class RestoreDisks {
       const mounted = where !== undefined && entriesAt(table, where).length > 0;
       const disk: VolumeDisk = { VolumesDir: this.volumesDir, ...this.now, VolumeMounted: mounted };
       await writeFileAtomically(join(this.dir, `${id}.json`), JSON.stringify(disk));
+      written.set(id, disk);
     }
     await syncFileSystemOf(this.dir);
+    const stamp = stampOf(this.dir);
+    this.index?.note('disks', stamp, () => indexedDisks(written));
   }
+}
+
+/**
+ * The disk records as the state index keeps them: each distinct record once, with the IDs
+ * of the volumes that have it (volumes made on one disk share one).
+ */
+function indexedDisks(disks: ReadonlyMap<string, VolumeDisk>): unknown[] {
+  const groups = new Map<string, { Disk: VolumeDisk; IDs: string[] }>();
+  for (const [id, disk] of disks) {
+    const key = JSON.stringify(disk);
+    const group = groups.get(key);
+    if (group) group.IDs.push(id);
+    else groups.set(key, { Disk: disk, IDs: [id] });
+  }
+  return [...groups.values()];
+}
+
+/** The disk records of the index, or undefined when they are not shaped as `indexedDisks` wrote them. */
+function reviveDisks(items: unknown[]): Map<string, VolumeDisk> | undefined {
+  const out = new Map<string, VolumeDisk>();
+  for (const item of items) {
+    const { Disk: disk, IDs: ids } = (item ?? {}) as { Disk?: VolumeDisk; IDs?: unknown };
+    if (typeof disk !== 'object' || disk === null || typeof disk.Device !== 'string' || !Array.isArray(ids))
+      return undefined;
+    for (const id of ids) {
+      if (typeof id !== 'string') return undefined;
+      out.set(id, disk);
+    }
+  }
+  return out;
 }
 
 const sameDisk = (a: Pick<VolumeDisk, 'Device' | 'DiskMountPoint'>, b: Pick<VolumeDisk, 'Device' | 'DiskMountPoint'>) =>

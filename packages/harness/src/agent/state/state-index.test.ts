@@ -1,0 +1,102 @@
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { VolumeRecord } from './client-state.js';
+import { AgentStore } from './store.js';
+
+const IDS = ['1e1d4540-14f9-2515-8502-24d46291717d', '2e1d4540-14f9-2515-8502-24d46291717d'];
+
+function record(id: string, name = `vol-${id.slice(0, 8)}`): VolumeRecord {
+  return {
+    ID: id,
+    HostPath: `/srv/volumes/${id}`,
+    CreateReq: {
+      ID: id,
+      Name: name,
+      PluginID: 'mkdir',
+      Namespace: 'default',
+      NodeID: 'ae118273-5416-3ed7-01dd-10fe8bf49e81',
+      RequestedCapacityMinBytes: 2n ** 62n + 1n,
+      RequestedCapacityMaxBytes: 0n,
+      Parameters: { mode: '0755' },
+    },
+    Volume: {
+      NodePool: 'default',
+      CapacityBytes: 49_283_072n,
+      RequestedCapabilities: [{ AccessMode: 'single-node-writer', AttachmentMode: 'file-system' }],
+      Constraints: [],
+      CreateTime: '2024-12-05T22:06:46.000Z',
+      ModifyTime: '2024-12-05T22:06:46.000Z',
+    },
+  };
+}
+
+/** What a restart does with the store: read records and claims, write the claims, save the index. */
+async function restartWith(dataDir: string): Promise<AgentStore> {
+  const store = new AgentStore(dataDir);
+  await store.sweep();
+  const records = await store.records.list();
+  await store.claims.replaceAll(
+    new Map(records.map((r) => [r.CreateReq.Name, r.ID])),
+    new Set(records.map((r) => r.ID)),
+  );
+  await store.saveIndex();
+  return store;
+}
+
+let dataDir: string;
+beforeEach(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'dhv-index-'));
+});
+afterEach(async () => {
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('the state index', () => {
+  it('gives the next restart every record and claim from one file while their folders are unchanged', async () => {
+    const first = await restartWith(dataDir);
+    await first.records.put(record(IDS[0]!));
+    await first.records.put(record(IDS[1]!, 'x'.repeat(3000)));
+    await restartWith(dataDir);
+
+    const next = new AgentStore(dataDir);
+    expect(next.index.section('records', next.layout.volumeRecords)).toHaveLength(2);
+    expect(next.index.section('claims', next.layout.nameClaims)).toHaveLength(2);
+    expect(await next.records.list()).toEqual([record(IDS[0]!), record(IDS[1]!, 'x'.repeat(3000))]);
+    expect(await next.claims.all()).toEqual({ [`vol-${IDS[0]!.slice(0, 8)}`]: IDS[0], [IDS[1]!]: IDS[1] });
+  });
+
+  it('is not trusted for a folder changed since: a create, a delete or an update by any process is seen', async () => {
+    const first = await restartWith(dataDir);
+    await first.records.put(record(IDS[0]!));
+    await restartWith(dataDir);
+
+    await new AgentStore(dataDir).records.put(record(IDS[1]!));
+    const afterCreate = new AgentStore(dataDir);
+    expect(afterCreate.index.section('records', afterCreate.layout.volumeRecords)).toBeUndefined();
+    expect((await afterCreate.records.list()).map((r) => r.ID)).toEqual(IDS);
+
+    await restartWith(dataDir);
+    await new AgentStore(dataDir).records.put(record(IDS[0]!, 'renamed'));
+    expect((await new AgentStore(dataDir).records.list())[0]!.CreateReq.Name).toBe('renamed');
+
+    await restartWith(dataDir);
+    await new AgentStore(dataDir).records.remove(IDS[0]!);
+    expect((await new AgentStore(dataDir).records.list()).map((r) => r.ID)).toEqual([IDS[1]]);
+  });
+
+  it('is ignored when it does not load, and written again by the next restart', async () => {
+    const first = await restartWith(dataDir);
+    await first.records.put(record(IDS[0]!));
+    const store = await restartWith(dataDir);
+    const text = await readFile(store.layout.stateIndex, 'utf8');
+    await writeFile(store.layout.stateIndex, text.slice(0, text.length / 2));
+
+    const next = new AgentStore(dataDir);
+    expect(next.index.section('records', next.layout.volumeRecords)).toBeUndefined();
+    expect((await next.records.list()).map((r) => r.ID)).toEqual([IDS[0]]);
+    await restartWith(dataDir);
+    expect(JSON.parse(await readFile(store.layout.stateIndex, 'utf8'))).toMatchObject({ Version: 1 });
+  });
+});
