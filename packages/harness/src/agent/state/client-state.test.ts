@@ -3,34 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ClientState, type VolumeRecord } from './client-state.js';
+import { sampleRecord as sample } from './sample-record.js';
 
 const ID = '1e1d4540-14f9-2515-8502-24d46291717d';
-
-function sampleRecord(id = ID, overrides: Partial<VolumeRecord['CreateReq']> = {}): VolumeRecord {
-  return {
-    ID: id,
-    HostPath: `/srv/volumes/${id}`,
-    CreateReq: {
-      ID: id,
-      Name: `vol-${id.slice(0, 8)}`,
-      PluginID: 'mkdir',
-      Namespace: 'default',
-      NodeID: 'ae118273-5416-3ed7-01dd-10fe8bf49e81',
-      RequestedCapacityMinBytes: 2n ** 62n + 1n,
-      RequestedCapacityMaxBytes: 0n,
-      Parameters: { mode: '0755' },
-      ...overrides,
-    },
-    Volume: {
-      NodePool: 'default',
-      CapacityBytes: 49_283_072n,
-      RequestedCapabilities: [{ AccessMode: 'single-node-writer', AttachmentMode: 'file-system' }],
-      Constraints: [],
-      CreateTime: '2024-12-05T22:06:46.000Z',
-      ModifyTime: '2024-12-05T22:06:46.000Z',
-    },
-  };
-}
+const sampleRecord = (id = ID, overrides: Partial<VolumeRecord['CreateReq']> = {}) => sample(id, overrides);
 
 let dir: string;
 let state: ClientState;

@@ -2,35 +2,12 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { VolumeRecord } from './client-state.js';
+import { sampleRecord } from './sample-record.js';
 import { AgentStore } from './store.js';
 
 const IDS = ['1e1d4540-14f9-2515-8502-24d46291717d', '2e1d4540-14f9-2515-8502-24d46291717d'];
 
-function record(id: string, name = `vol-${id.slice(0, 8)}`): VolumeRecord {
-  return {
-    ID: id,
-    HostPath: `/srv/volumes/${id}`,
-    CreateReq: {
-      ID: id,
-      Name: name,
-      PluginID: 'mkdir',
-      Namespace: 'default',
-      NodeID: 'ae118273-5416-3ed7-01dd-10fe8bf49e81',
-      RequestedCapacityMinBytes: 2n ** 62n + 1n,
-      RequestedCapacityMaxBytes: 0n,
-      Parameters: { mode: '0755' },
-    },
-    Volume: {
-      NodePool: 'default',
-      CapacityBytes: 49_283_072n,
-      RequestedCapabilities: [{ AccessMode: 'single-node-writer', AttachmentMode: 'file-system' }],
-      Constraints: [],
-      CreateTime: '2024-12-05T22:06:46.000Z',
-      ModifyTime: '2024-12-05T22:06:46.000Z',
-    },
-  };
-}
+const record = (id: string, name = `vol-${id.slice(0, 8)}`) => sampleRecord(id, { Name: name });
 
 /** What a restart does with the store: read records and claims, write the claims, save the index. */
 async function restartWith(dataDir: string): Promise<AgentStore> {
