@@ -24,11 +24,14 @@ const SEED = testSeed('DHV_CRASH_SEED', 831150, 'test/reliability-crash.test.ts'
 /**
  * Almost all of the time is `dhv` start-up, and what is tested is what a kill leaves: an
  * operation that is not killed only builds the state the next kill lands on. So few
- * operations, two in five of them killed: about 19 kills and 15 checked restarts a run, as
- * 80 operations with one in four killed gave, with a quarter fewer `dhv` processes. A fresh seed
- * each CI run (DHV_RANDOM_SEEDS=1) gives the breadth; DHV_CRASH_OPERATIONS=200 a longer run.
+ * operations, two in five of them killed, each kill timed inside its kind's typical run so
+ * that it lands. 48 operations timed by one median of every kind landed 8 kills of 19 on the
+ * pinned seed (slow-mkdir's creates and fast deletes shared a typical time, and late kills of
+ * fast runs came after they ended); 32 timed per kind land more with a third fewer `dhv`
+ * processes. A fresh seed each CI run (DHV_RANDOM_SEEDS=1) gives the breadth;
+ * DHV_CRASH_OPERATIONS=200 a longer run.
  */
-const OPERATIONS = Number(process.env.DHV_CRASH_OPERATIONS ?? 48);
+const OPERATIONS = Number(process.env.DHV_CRASH_OPERATIONS ?? 32);
 const PARALLEL = 2;
 const KILL_PROBABILITY = 0.4;
 /** Of the restarts, how many are themselves killed and repeated. */
@@ -89,7 +92,7 @@ describe(`kill -9 of dhv during ${OPERATIONS} creates and deletes (DHV_CRASH_SEE
   it('state always loads, every recorded volume is restored and in HostVolumes, and anything else on disk is an orphan gc lists and removes', async () => {
     const started = performance.now();
     const random = seededRandom(SEED);
-    const durations: number[] = [];
+    const durations = new Map<string, number[]>(); // kind of run -> how long its unkilled runs took
     const known = new Map<string, string>(); // id -> name, as far as finished commands tell
     const tally = {
       creates: 0,
@@ -180,16 +183,27 @@ describe(`kill -9 of dhv during ${OPERATIONS} creates and deletes (DHV_CRASH_SEE
 
     // Two streams at once (on one data dir, as two operators would): half the wall time on two cores.
     for (let i = 0; i < OPERATIONS; i += PARALLEL) {
-      const batch: Array<{ deleting: boolean; args: string[]; killAfterMs: number | undefined; what: string }> = [];
+      const batch: Array<{
+        deleting: boolean;
+        kind: string;
+        args: string[];
+        killAfterMs: number | undefined;
+        what: string;
+      }> = [];
       const picked = new Set<string>();
       for (let j = i; j < Math.min(i + PARALLEL, OPERATIONS); j++) {
         const candidates = [...known.keys()].filter((id) => !picked.has(id)).sort();
         const deleting = candidates.length > 0 && random() < 0.45;
         const plugin = pick(random, ['mkdir', 'dhv-mkdir', 'slow-mkdir']);
         const kill = random() < KILL_PROBABILITY;
-        // A fraction of a typical run: half the kills early (start-up, locks), half late (plugin, state write).
-        const killAt = random() < 0.5 ? 0.1 + random() * 0.5 : 0.6 + random() * 0.5;
-        const typicalMs = durations.length > 0 ? median(durations.slice(-20)) : 450;
+        // A fraction of a typical run of this kind: half the kills early (start-up, locks), half late
+        // (plugin, state write). Timed by the kind's own runs (slow-mkdir's creates take half a second
+        // more than a delete), and ending before the run does, nearly every kill lands: a kill timed
+        // past the end kills nothing, and its run only builds state.
+        const killAt = random() < 0.5 ? 0.1 + random() * 0.5 : 0.6 + random() * 0.35;
+        const kind = deleting ? 'delete' : plugin;
+        const seen = durations.get(kind) ?? [];
+        const typicalMs = seen.length > 0 ? median(seen.slice(-10)) : plugin === 'slow-mkdir' && !deleting ? 950 : 450;
         const killAfterMs = kill ? killAt * typicalMs : undefined;
         const cut = kill ? `, killed after ${killAfterMs!.toFixed(0)} ms` : '';
         if (deleting) {
@@ -197,6 +211,7 @@ describe(`kill -9 of dhv during ${OPERATIONS} creates and deletes (DHV_CRASH_SEE
           picked.add(id);
           batch.push({
             deleting,
+            kind,
             args: ['volume', 'delete', id, '--json'],
             killAfterMs,
             what: `operation ${j}: delete ${id}${cut}`,
@@ -208,6 +223,7 @@ describe(`kill -9 of dhv during ${OPERATIONS} creates and deletes (DHV_CRASH_SEE
           await writeFile(spec, `type = "host"\nname = "${name}"\nplugin_id = "${plugin}"\n`);
           batch.push({
             deleting,
+            kind,
             args: ['volume', 'create', spec, '--json'],
             killAfterMs,
             what: `operation ${j}: create ${name} with ${plugin}${cut}`,
@@ -224,7 +240,8 @@ describe(`kill -9 of dhv during ${OPERATIONS} creates and deletes (DHV_CRASH_SEE
           tally.kills++;
           return;
         }
-        durations.push(run.durationMs);
+        const kind = batch[k]!.kind;
+        durations.set(kind, [...(durations.get(kind) ?? []), run.durationMs]);
         if (batch[k]!.deleting) known.delete(json<{ Deleted: string }>(run, 'volume delete').Deleted);
         else {
           const out = json<{ Volume: VolumeJson }>(run, 'volume create');
