@@ -21,7 +21,7 @@ import { median } from '../support/median.js';
  * directory), and the time per cycle must not grow: the first and last quarters'
  * medians are printed, and only a generous sanity bound is asserted.
  * It runs only when asked (DHV_SOAK=1), so `npm test` stays quick: `npm run test:soak`
- * (DHV_SOAK=1 vitest run test/soak), which .ci/run calls after `npm test`.
+ * (DHV_SOAK=1 vitest run test/soak), which .ci/run calls before `npm test`.
  */
 
 const soakRequested = process.env.DHV_SOAK === '1';

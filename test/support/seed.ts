@@ -3,7 +3,7 @@ import { randomInt } from 'node:crypto';
 /**
  * The seed of a randomised test. `$<envName>` replays a run; otherwise the pinned seed, so
  * every run of `npm test` tests the same cases, or a fresh random seed when
- * DHV_RANDOM_SEEDS=1 (CI runs both). The seed is printed with the line that replays it.
+ * DHV_RANDOM_SEEDS=1 (as CI runs it). The seed is printed with the line that replays it.
  */
 export function testSeed(envName: string, pinned: number, testFile: string): number {
   const given = process.env[envName];
