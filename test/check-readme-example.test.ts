@@ -9,6 +9,8 @@ import { REPO_ROOT as ROOT } from './support/kit.js';
  * The SDK README's first example, exactly as printed, built as its readers build it and
  * judged by `dhv check`: the project's own first example must pass every required check.
  * (Every `dhv init` template is built and checked the same way in authoring-init.test.ts.)
+ * Two explorer sequences, as for the reference plugins (check-reference-plugins.test.ts
+ * says why): a correct plugin never ends the default 30 s budget early.
  */
 let work: string;
 beforeAll(async () => {
@@ -28,7 +30,7 @@ test(
     const entry = join(work, 'scratch.ts');
     await writeFile(entry, example!);
     const { outfile } = await bundlePlugin({ entry, outfile: join(work, 'dist/scratch') });
-    const { exitCode, report, leftovers } = await dhvCheck(outfile);
+    const { exitCode, report, leftovers } = await dhvCheck(outfile, ['--runs', '2']);
     expect(failedRequired(report)).toEqual([]);
     expect(report.results.find((r) => r.id === 'delete.cleanup-call')?.status).toBe('pass');
     expect(exitCode).toBe(0);
