@@ -5,7 +5,7 @@ import fs from 'fs-extra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildEnvironment } from '@dhv/sdk/client';
 import { ALL_BLOCKS } from './support/docs-blocks.js';
-import { skipRootTests, DHV_BIN as dhv, REPO_ROOT as repo } from './support/kit.js';
+import { registryCa, skipRootTests, DHV_BIN as dhv, REPO_ROOT as repo } from './support/kit.js';
 
 /**
  * The whole author's path as typed: `dhv init` with no flags for every template, a plain
@@ -45,6 +45,7 @@ const childEnv = {
   ...Object.fromEntries(
     Object.entries(process.env).filter(([key]) => !/^(npm_|VITEST|NODE_OPTIONS$|FORCE_COLOR$)/i.test(key)),
   ),
+  ...registryCa(),
   NO_COLOR: '1',
   DHV_CHECK_EXPLORE_BUDGET: '3',
 };

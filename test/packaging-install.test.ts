@@ -6,6 +6,7 @@ import { execa } from 'execa';
 import fs from 'fs-extra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blocksRunBy, expectSectionsRan, runSections, writeStandIns } from './support/docs-blocks.js';
+import { registryCa } from './support/kit.js';
 
 /**
  * The four packages as a user gets them: `npm pack`ed, installed together into an empty
@@ -32,6 +33,7 @@ const childEnv = {
       ([key]) => !/^(npm_|VITEST|NODE_OPTIONS$|NODE_ENV$|FORCE_COLOR$|DHV_)/i.test(key),
     ),
   ),
+  ...registryCa(),
   NO_COLOR: '1',
   npm_config_prefer_offline: 'true',
   npm_config_audit: 'false',

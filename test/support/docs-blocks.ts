@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import fs from 'fs-extra';
 import { DHV_BIN, REPO_ROOT } from './checkout-paths.js';
+import { registryCa } from './registry-env.js';
 import { inPrivateMountNamespace } from './private-mount-namespace.js';
 
 /**
@@ -152,6 +153,7 @@ export const userEnv = {
       ([key]) => !/^(npm_|VITEST|NODE_OPTIONS$|NODE_ENV$|FORCE_COLOR$|DHV_)/i.test(key),
     ),
   ),
+  ...registryCa(),
   DHV_CHECK_EXPLORE_BUDGET: '3',
 } as Record<string, string>;
 

@@ -7,6 +7,7 @@
  *   runDhv                                            run-dhv.ts
  *   builtPlugin, REPO_ROOT, DHV_BIN, fixtures          checkout-paths.ts
  *   skipUnless(what, root(), tool(...)), skipRootTests requirements.ts
+ *   registryCa (for what runs npm install)             registry-env.ts
  *
  * Helpers for one kind of test build on it: dhv-agent.ts (a temporary simulated agent),
  * check-cli.ts (`dhv check`), gates.ts (race tests), mkdir-plugin.ts, loopback-volumes.ts.
@@ -15,3 +16,4 @@ export * from './checkout-paths.js';
 export * from './requirements.js';
 export * from './run-dhv.js';
 export * from './temp-dir.js';
+export * from './registry-env.js';
