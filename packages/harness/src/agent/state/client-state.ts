@@ -1,6 +1,7 @@
 import { lstat, mkdir, readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import en from 'zod/v4/locales/en.js';
 import { encodeJson, isUuid } from '@dhv/sdk';
 import { decodeJson } from '@dhv/sdk/client';
 import { AgentError } from '../../errors/agent-error.js';
@@ -27,26 +28,32 @@ import { stampOf, type StateIndex } from './state-index.js';
  * processes writing different volumes never touch each other's files.
  */
 
-const int64 = z.bigint().min(0n);
+// zod/mini, as the SDK: the full zod (and the locales it drags in, 700 KB) would be parsed by
+// every dhv process. Its English messages, which the full zod sets up when first used, are
+// what a corrupt record's error quotes, so they are set up here.
+if (!z.config().localeError) z.config(en());
+
+const int64 = z.bigint().check(z.gte(0n));
+const uuid = z.string().check(z.refine(isUuid, 'must be a UUID'));
 
 /** Nomad's ClientHostVolumeCreateRequest: what restore hands the plugin again. */
 const createRequestSchema = z.object({
-  ID: z.string().refine(isUuid, 'must be a UUID'),
-  Name: z.string().min(1),
+  ID: uuid,
+  Name: z.string().check(z.minLength(1)),
   /** Empty for a registered volume. */
   PluginID: z.string(),
   /** Empty for a registered volume: Nomad's register request carries no namespace. */
   Namespace: z.string(),
-  NodeID: z.string().min(1),
+  NodeID: z.string().check(z.minLength(1)),
   RequestedCapacityMinBytes: int64,
   RequestedCapacityMaxBytes: int64,
-  Parameters: z.record(z.string(), z.string()).nullable(),
+  Parameters: z.nullable(z.record(z.string(), z.string())),
 });
 
 /** What Nomad's servers hold about the volume, kept beside the client's record so `volume status` can show it. */
 const volumeSchema = z.object({
   /** The servers' namespace (a registered volume's CreateReq has none). */
-  Namespace: z.string().optional(),
+  Namespace: z.optional(z.string()),
   NodePool: z.string(),
   CapacityBytes: int64,
   RequestedCapabilities: z.array(
@@ -58,7 +65,7 @@ const volumeSchema = z.object({
 });
 
 const recordSchema = z.object({
-  ID: z.string().refine(isUuid, 'must be a UUID'),
+  ID: uuid,
   HostPath: z.string(),
   CreateReq: createRequestSchema,
   Volume: volumeSchema,
