@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PluginError } from '@dhv/sdk/client';
-import { builtinMkdirCreate, builtinMkdirDelete } from './builtin-mkdir.js';
+import { builtinMkdirCreate, builtinMkdirDelete, existingVolumePaths } from './builtin-mkdir.js';
 import { root, skipUnless } from '../../../../test/support/kit.js';
 
 interface LayoutEntry {
@@ -97,6 +97,8 @@ describe.skipIf(notRoot)(
         volumeId: fill(c.request.volumeId, root),
         parameters: c.request.parameters,
       };
+      // What a restore takes without running the create: it must be what the create returns.
+      const atOnce = c.op === 'create' ? (await existingVolumePaths(request.volumesDir))(request.volumeId) : undefined;
       let outcome: { ok: true; response?: { path: string; bytes: string } } | { ok: false; error: string };
       try {
         if (c.op === 'create') {
@@ -127,6 +129,7 @@ describe.skipIf(notRoot)(
         expect(outcome.ok).toBe(false);
         expect(allowed).toContain(outcome.ok ? undefined : outcome.error);
       }
+      if (atOnce !== undefined) expect(outcome).toEqual({ ok: true, response: { path: atOnce, bytes: '0' } });
       const after: Record<string, PathState> = {};
       for (const path of c.inspect) after[path] = await inspect(join(root, path));
       expect(after).toEqual(c.nomad.after);
@@ -159,5 +162,23 @@ describe('the built-in mkdir beyond the vectors', () => {
     await expect(builtinMkdirCreate({ volumesDir, volumeId: 'a\0b', parameters: null })).rejects.toThrow(
       `stat ${volumesDir}/a\0b: invalid argument`,
     );
+  });
+
+  it("answers a restore at once only where the create's first step would: an entry there that is no link", async () => {
+    await mkdir(join(volumesDir, 'folder'));
+    await writeFile(join(volumesDir, 'file'), '');
+    await symlink(join(volumesDir, 'folder'), join(volumesDir, 'link'));
+    await symlink(join(volumesDir, 'gone'), join(volumesDir, 'dangling'));
+    const atOnce = await existingVolumePaths(`${volumesDir}/`);
+    expect(atOnce('folder')).toBe(join(volumesDir, 'folder'));
+    expect(atOnce('file')).toBe(join(volumesDir, 'file'));
+    for (const id of ['folder', 'file'])
+      expect((await builtinMkdirCreate({ volumesDir, volumeId: id, parameters: { mode: 'bad' } })).path).toBe(
+        atOnce(id),
+      );
+    // A link's stat follows it (a dangling one fails the create), and an absent entry is made: both run.
+    for (const id of ['link', 'dangling', 'absent', '', '..', 'folder/']) expect(atOnce(id)).toBeUndefined();
+    expect((await existingVolumePaths(join(volumesDir, 'absent')))('folder')).toBeUndefined();
+    expect((await existingVolumePaths('relative'))('folder')).toBeUndefined();
   });
 });

@@ -1,8 +1,10 @@
-import { statSync } from 'node:fs';
+import { accessSync, constants, readdirSync, realpathSync, statSync } from 'node:fs';
 import { chmod, chown, rm } from 'node:fs/promises';
+import { isAbsolute } from 'node:path';
 import type { CreateRequest, DeleteRequest } from '@dhv/sdk';
 import { PluginError } from '@dhv/sdk/client';
-import { GoPathError, goJoin, goMkdirAll, goRemoveAll, goSyscallMode } from './go-os.js';
+import { readMountTable } from '@dhv/sdk/host';
+import { GoPathError, goClean, goJoin, goMkdirAll, goRemoveAll, goSyscallMode } from './go-os.js';
 import { goAtoi, goParseUint, goQuote } from './go-strconv.js';
 
 /** The version Nomad's built-in mkdir plugin reports. */
@@ -81,6 +83,41 @@ function existing(path: string): boolean | GoPathError {
     const code = (err as NodeJS.ErrnoException).code;
     return code === 'ENOENT' ? false : GoPathError.from('stat', path, err);
   }
+}
+
+/** Linux's PATH_MAX: a longer path fails its stat with ENAMETOOLONG. */
+const PATH_MAX = 4096;
+
+/**
+ * The built-in create's first step (a path that exists is success, before anything else is
+ * read) for many volumes at once, as a restore asks it: one readdir of the volumes dir
+ * instead of one stat per volume, which is most of what a restore of 10,000 built-in
+ * volumes costs. The lookup answers a volume ID with the path its create would return at
+ * once, when the volumes dir lists an entry of that name whose stat cannot fail: not a
+ * symbolic link (its stat follows it), not a mount point (its stat asks the filesystem
+ * mounted there, which may be gone), in a volumes dir this process may search. For any
+ * other it answers undefined, and that volume's create runs as ever.
+ */
+export async function existingVolumePaths(volumesDir: string): Promise<(volumeId: string) => string | undefined> {
+  const none = () => undefined;
+  const dir = goClean(volumesDir);
+  if (!isAbsolute(dir) || dir.includes('\0')) return none;
+  const present = new Set<string>();
+  try {
+    accessSync(dir, constants.X_OK);
+    for (const entry of readdirSync(dir, { withFileTypes: true })) if (!entry.isSymbolicLink()) present.add(entry.name);
+    const real = realpathSync(dir);
+    for (const m of await readMountTable()) {
+      const slash = m.mountPoint.lastIndexOf('/');
+      if ((slash === 0 ? '/' : m.mountPoint.slice(0, slash)) === real) present.delete(m.mountPoint.slice(slash + 1));
+    }
+  } catch {
+    return none;
+  }
+  const prefix = dir === '/' ? '/' : `${dir}/`;
+  const prefixBytes = Buffer.byteLength(prefix);
+  return (volumeId) =>
+    present.has(volumeId) && prefixBytes + Buffer.byteLength(volumeId) < PATH_MAX ? `${prefix}${volumeId}` : undefined;
 }
 
 interface MkdirParameters {

@@ -17,6 +17,7 @@ import { joinErrors } from '../go-multierror.js';
 import { restorableWithVolumesDir, type VolumeHealth } from '../state/volume-health.js';
 import type { RestoreDisks, VolumeDisks } from '../state/volume-disks.js';
 import { BUILTIN_MKDIR_ID } from '@dhv/sdk/client';
+import { existingVolumePaths } from '../builtin-mkdir.js';
 
 /** The client state calls the host volume manager makes; a test may hand in one that fails. */
 export type ClientStateStore = Pick<ClientState, 'put' | 'remove' | 'list' | 'get'>;
@@ -288,12 +289,18 @@ export class VolumeManager {
     const { failed } = await restorableWithVolumesDir(records, this.ctx.config.volumesDir);
     const volumesDirMissing = new Map(failed.map((f) => [f.record.ID, f.error]));
     const disks = await this.ctx.disks?.forRestore(this.ctx.config.volumesDir);
+    // The built-in's creates of volumes whose folders are there answer at once: one look at the volumes dir for them all.
+    const builtinPaths = records.some((r) => r.CreateReq.PluginID === BUILTIN_MKDIR_ID)
+      ? await existingVolumePaths(this.ctx.config.volumesDir)
+      : undefined;
     await Promise.all(
       records.map(async (record, i) => {
         try {
           const claim = claims[i]!;
           if (claim instanceof Error) throw claim;
-          const restored = await this.restoreOne(record, claim, remainingMs, outcome, volumesDirMissing, disks);
+          const restored =
+            this.restoredAtOnce(record, claim, builtinPaths, disks) ??
+            (await this.restoreOne(record, claim, remainingMs, outcome, volumesDirMissing, disks));
           const path = typeof restored === 'object' && restored !== null ? restored.path : restored;
           if (path === null) return;
           // Nomad's name claim is an in-memory map: a second volume of a claimed name is refused at
@@ -378,6 +385,25 @@ export class VolumeManager {
     }
     await names.replaceAll(winners, new Set(records.map((r) => r.ID)));
     return claims;
+  }
+
+  /**
+   * A built-in volume whose folder the volumes dir lists: its create would return that path
+   * at once (its first step), so it is restored without a run, and without a turn of the
+   * event loop. Undefined for every other volume.
+   */
+  private restoredAtOnce(
+    record: VolumeRecord,
+    claimed: boolean | null,
+    builtinPaths: ((volumeId: string) => string | undefined) | undefined,
+    disks: RestoreDisks | undefined,
+  ): string | { path: string; note: string } | undefined {
+    if (claimed !== true || !builtinPaths || record.CreateReq.PluginID !== BUILTIN_MKDIR_ID) return undefined;
+    const path = builtinPaths(record.CreateReq.ID);
+    if (path === undefined) return undefined;
+    const note = disks?.movedNote(record);
+    disks?.restored(record.ID, path);
+    return note ? { path, note } : path;
   }
 
   /** The path to publish, undefined for a volume left out (logged), null for one deleted meanwhile; throws what fails the whole restore. */
