@@ -383,7 +383,8 @@ export class VolumeManager {
       outcome.failed.push({ record, error: err });
       claims[i] = false;
     }
-    await names.replaceAll(winners, new Set(records.map((r) => r.ID)));
+    let recorded: Set<string> | undefined;
+    await names.replaceAll(winners, { has: (id) => (recorded ??= new Set(records.map((r) => r.ID))).has(id) });
     return claims;
   }
 

@@ -28,6 +28,8 @@ interface Section {
   /** The folder's stamp when its files were read, or null when it was too fresh to trust. */
   Stamp: string | null;
   Items: unknown[];
+  /** What the items were made from, when its owner says (the claims: a digest of the winners a restart wrote). */
+  Tag?: string;
 }
 
 interface IndexFile {
@@ -35,7 +37,8 @@ interface IndexFile {
   Sections: Partial<Record<SectionName, Section>>;
 }
 
-const VERSION = 1;
+/** 2: records share a table of values, claims carry the tag of the winners they were written for. */
+const VERSION = 2;
 
 /** A folder's stamp and its ctime: `absent` for a folder that does not exist, null (never trusted) for one that cannot be looked at. */
 export interface DirStamp {
@@ -60,6 +63,7 @@ export interface SectionState {
   items: () => unknown[];
   /** It came from the index and nothing in its folder changed since: writing it again would change nothing. */
   fromIndex: boolean;
+  tag?: string | undefined;
 }
 
 export class StateIndex {
@@ -79,13 +83,27 @@ export class StateIndex {
     const now = stampOf(dir);
     if (now.stamp === null || now.stamp !== section.Stamp || now.ctimeNs >= index.ctimeNs) return undefined;
     const items = section.Items;
-    this.current.set(name, { stamp: now, items: () => items, fromIndex: true });
+    this.current.set(name, { stamp: now, items: () => items, fromIndex: true, tag: section.Tag });
     return section.Items;
   }
 
+  /**
+   * The tag section `name` was saved with, when its folder `dir` is exactly as it was then
+   * (as `section`): its owner can tell from it alone that the folder holds what it wants.
+   */
+  tag(name: SectionName, dir: string): string | undefined {
+    return this.section(name, dir) === undefined ? undefined : this.current.get(name)?.tag;
+  }
+
   /** Notes what section `name` now holds (read from its files, or written), with the stamp its folder had then. */
-  note(name: SectionName, stamp: DirStamp, items: () => unknown[]): void {
-    this.current.set(name, { stamp, items, fromIndex: false });
+  note(name: SectionName, stamp: DirStamp, items: () => unknown[], tag?: string): void {
+    this.current.set(name, { stamp, items, fromIndex: false, tag });
+  }
+
+  /** Tags what section `name` holds as noted or read from the index, to be saved with it. */
+  retag(name: SectionName, tag: string): void {
+    const state = this.current.get(name);
+    if (state && state.tag !== tag) this.current.set(name, { ...state, fromIndex: false, tag });
   }
 
   /** Forgets what this process knew of section `name` (its folder changed in a way not noted). */
@@ -108,7 +126,8 @@ export class StateIndex {
     const sections = [...this.current.entries()];
     if (sections.length === 0 || sections.every(([, s]) => s.fromIndex)) return;
     const file: IndexFile = { Version: VERSION, Sections: {} };
-    for (const [name, s] of sections) file.Sections[name] = { Stamp: s.stamp.stamp, Items: s.items() };
+    for (const [name, s] of sections)
+      file.Sections[name] = { Stamp: s.stamp.stamp, Items: s.items(), ...(s.tag !== undefined ? { Tag: s.tag } : {}) };
     const text = JSON.stringify(file);
     try {
       // A folder changed in the clock tick the index is written in could not be told from
