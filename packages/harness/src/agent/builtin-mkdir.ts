@@ -90,18 +90,21 @@ const PATH_MAX = 4096;
 
 /**
  * The built-in create's first step (a path that exists is success, before anything else is
- * read) for many volumes at once, as a restore asks it: one readdir of the volumes dir
- * instead of one stat per volume, which is most of what a restore of 10,000 built-in
- * volumes costs. The lookup answers a volume ID with the path its create would return at
- * once, when the volumes dir lists an entry of that name whose stat cannot fail: not a
- * symbolic link (its stat follows it), not a mount point (its stat asks the filesystem
- * mounted there, which may be gone), in a volumes dir this process may search. For any
- * other it answers undefined, and that volume's create runs as ever.
+ * read) for many volumes at once, as a restore asks it: the path each create would return
+ * at once, or undefined for a create that has more to do (its path is absent, or its stat
+ * fails). Most are answered from one readdir of the volumes dir instead of a stat each,
+ * which is most of what a restore of 10,000 built-in volumes costs: an entry listed there
+ * whose stat cannot fail (not a symbolic link, which its stat follows; not a mount point,
+ * whose stat asks the filesystem mounted there; in a volumes dir this process may search).
+ * Any other is stat'ed as its create would.
  */
 export async function existingVolumePaths(volumesDir: string): Promise<(volumeId: string) => string | undefined> {
-  const none = () => undefined;
+  const byStat = (volumeId: string) => {
+    const path = goJoin(volumesDir, volumeId);
+    return existing(path) === true ? path : undefined;
+  };
   const dir = goClean(volumesDir);
-  if (!isAbsolute(dir) || dir.includes('\0')) return none;
+  if (!isAbsolute(dir) || dir.includes('\0')) return byStat;
   const present = new Set<string>();
   try {
     accessSync(dir, constants.X_OK);
@@ -112,12 +115,14 @@ export async function existingVolumePaths(volumesDir: string): Promise<(volumeId
       if ((slash === 0 ? '/' : m.mountPoint.slice(0, slash)) === real) present.delete(m.mountPoint.slice(slash + 1));
     }
   } catch {
-    return none;
+    return byStat;
   }
   const prefix = dir === '/' ? '/' : `${dir}/`;
   const prefixBytes = Buffer.byteLength(prefix);
   return (volumeId) =>
-    present.has(volumeId) && prefixBytes + Buffer.byteLength(volumeId) < PATH_MAX ? `${prefix}${volumeId}` : undefined;
+    present.has(volumeId) && prefixBytes + Buffer.byteLength(volumeId) < PATH_MAX
+      ? `${prefix}${volumeId}`
+      : byStat(volumeId);
 }
 
 interface MkdirParameters {

@@ -293,31 +293,40 @@ export class VolumeManager {
     const builtinPaths = records.some((r) => r.CreateReq.PluginID === BUILTIN_MKDIR_ID)
       ? await existingVolumePaths(this.ctx.config.volumesDir)
       : undefined;
+    const settle = (record: VolumeRecord, restored: Awaited<ReturnType<VolumeManager['restoreOne']>>) => {
+      const path = typeof restored === 'object' && restored !== null ? restored.path : restored;
+      if (path === null) return;
+      // Nomad's name claim is an in-memory map: a second volume of a claimed name is refused at
+      // once, before the holder's plugin answers, so its empty update never hides the holder.
+      if (path === NAME_TAKEN) outcome.updates.unshift({ name: record.CreateReq.Name, volume: null });
+      else if (path === undefined) outcome.updates.push({ name: record.CreateReq.Name, volume: null });
+      else {
+        outcome.restored.push({
+          record,
+          path,
+          ...(typeof restored === 'object' && restored?.note ? { note: restored.note } : {}),
+        });
+        outcome.updates.push({
+          name: record.CreateReq.Name,
+          volume: hostVolume(record.CreateReq.Name, record.ID, path),
+        });
+      }
+    };
+    // Those restored at once are settled first, as they would be: every other restore waits on I/O.
+    const running: number[] = [];
+    for (const [i, record] of records.entries()) {
+      const claim = claims[i]!;
+      const atOnce = claim instanceof Error ? undefined : this.restoredAtOnce(record, claim, builtinPaths, disks);
+      if (atOnce === undefined) running.push(i);
+      else settle(record, atOnce);
+    }
     await Promise.all(
-      records.map(async (record, i) => {
+      running.map(async (i) => {
+        const record = records[i]!;
         try {
           const claim = claims[i]!;
           if (claim instanceof Error) throw claim;
-          const restored =
-            this.restoredAtOnce(record, claim, builtinPaths, disks) ??
-            (await this.restoreOne(record, claim, remainingMs, outcome, volumesDirMissing, disks));
-          const path = typeof restored === 'object' && restored !== null ? restored.path : restored;
-          if (path === null) return;
-          // Nomad's name claim is an in-memory map: a second volume of a claimed name is refused at
-          // once, before the holder's plugin answers, so its empty update never hides the holder.
-          if (path === NAME_TAKEN) outcome.updates.unshift({ name: record.CreateReq.Name, volume: null });
-          else if (path === undefined) outcome.updates.push({ name: record.CreateReq.Name, volume: null });
-          else {
-            outcome.restored.push({
-              record,
-              path,
-              ...(typeof restored === 'object' && restored?.note ? { note: restored.note } : {}),
-            });
-            outcome.updates.push({
-              name: record.CreateReq.Name,
-              volume: hostVolume(record.CreateReq.Name, record.ID, path),
-            });
-          }
+          settle(record, await this.restoreOne(record, claim, remainingMs, outcome, volumesDirMissing, disks));
         } catch (err) {
           errors.push(err as Error);
           outcome.failed.push({ record, error: err as Error });
