@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PluginError } from '@dhv/sdk/client';
-import { builtinMkdirCreate, builtinMkdirDelete } from './builtin-mkdir.js';
+import { builtinMkdirCreate, builtinMkdirDelete, existingVolumePaths } from './builtin-mkdir.js';
 import { root, skipUnless } from '../../../../test/support/kit.js';
 
 interface LayoutEntry {
@@ -97,6 +97,8 @@ describe.skipIf(notRoot)(
         volumeId: fill(c.request.volumeId, root),
         parameters: c.request.parameters,
       };
+      // What a restore takes without running the create: it must be what the create returns.
+      const atOnce = c.op === 'create' ? (await existingVolumePaths(request.volumesDir))(request.volumeId) : undefined;
       let outcome: { ok: true; response?: { path: string; bytes: string } } | { ok: false; error: string };
       try {
         if (c.op === 'create') {
@@ -127,6 +129,7 @@ describe.skipIf(notRoot)(
         expect(outcome.ok).toBe(false);
         expect(allowed).toContain(outcome.ok ? undefined : outcome.error);
       }
+      if (atOnce !== undefined) expect(outcome).toEqual({ ok: true, response: { path: atOnce, bytes: '0' } });
       const after: Record<string, PathState> = {};
       for (const path of c.inspect) after[path] = await inspect(join(root, path));
       expect(after).toEqual(c.nomad.after);
@@ -159,5 +162,23 @@ describe('the built-in mkdir beyond the vectors', () => {
     await expect(builtinMkdirCreate({ volumesDir, volumeId: 'a\0b', parameters: null })).rejects.toThrow(
       `stat ${volumesDir}/a\0b: invalid argument`,
     );
+  });
+
+  it("answers a restore at once where the create's first step would: whatever is there, through a link too", async () => {
+    await mkdir(join(volumesDir, 'folder'));
+    await writeFile(join(volumesDir, 'file'), '');
+    await symlink(join(volumesDir, 'folder'), join(volumesDir, 'link'));
+    await symlink(join(volumesDir, 'gone'), join(volumesDir, 'dangling'));
+    const atOnce = await existingVolumePaths(`${volumesDir}/`);
+    for (const id of ['folder', 'file', 'link']) {
+      expect(atOnce(id)).toBe(join(volumesDir, id));
+      expect((await builtinMkdirCreate({ volumesDir, volumeId: id, parameters: { mode: 'bad' } })).path).toBe(
+        atOnce(id),
+      );
+    }
+    // A dangling link fails the create's stat, and an absent entry is made: both are left to the create.
+    for (const id of ['dangling', 'absent', 'a\0b']) expect(atOnce(id)).toBeUndefined();
+    expect((await existingVolumePaths(join(volumesDir, 'absent')))('folder')).toBeUndefined();
+    expect((await existingVolumePaths(join(volumesDir, 'folder', '..')))('file')).toBe(join(volumesDir, 'file'));
   });
 });

@@ -1,8 +1,10 @@
-import { statSync } from 'node:fs';
+import { accessSync, constants, readdirSync, realpathSync, statSync } from 'node:fs';
 import { chmod, chown, rm } from 'node:fs/promises';
+import { isAbsolute } from 'node:path';
 import type { CreateRequest, DeleteRequest } from '@dhv/sdk';
 import { PluginError } from '@dhv/sdk/client';
-import { GoPathError, goJoin, goMkdirAll, goRemoveAll, goSyscallMode } from './go-os.js';
+import { readMountTable } from '@dhv/sdk/host';
+import { GoPathError, goClean, goJoin, goMkdirAll, goRemoveAll, goSyscallMode } from './go-os.js';
 import { goAtoi, goParseUint, goQuote } from './go-strconv.js';
 
 /** The version Nomad's built-in mkdir plugin reports. */
@@ -81,6 +83,46 @@ function existing(path: string): boolean | GoPathError {
     const code = (err as NodeJS.ErrnoException).code;
     return code === 'ENOENT' ? false : GoPathError.from('stat', path, err);
   }
+}
+
+/** Linux's PATH_MAX: a longer path fails its stat with ENAMETOOLONG. */
+const PATH_MAX = 4096;
+
+/**
+ * The built-in create's first step (a path that exists is success, before anything else is
+ * read) for many volumes at once, as a restore asks it: the path each create would return
+ * at once, or undefined for a create that has more to do (its path is absent, or its stat
+ * fails). Most are answered from one readdir of the volumes dir instead of a stat each,
+ * which is most of what a restore of 10,000 built-in volumes costs: an entry listed there
+ * whose stat cannot fail (not a symbolic link, which its stat follows; not a mount point,
+ * whose stat asks the filesystem mounted there; in a volumes dir this process may search).
+ * Any other is stat'ed as its create would.
+ */
+export async function existingVolumePaths(volumesDir: string): Promise<(volumeId: string) => string | undefined> {
+  const byStat = (volumeId: string) => {
+    const path = goJoin(volumesDir, volumeId);
+    return existing(path) === true ? path : undefined;
+  };
+  const dir = goClean(volumesDir);
+  if (!isAbsolute(dir) || dir.includes('\0')) return byStat;
+  const present = new Set<string>();
+  try {
+    accessSync(dir, constants.X_OK);
+    for (const entry of readdirSync(dir, { withFileTypes: true })) if (!entry.isSymbolicLink()) present.add(entry.name);
+    const real = realpathSync(dir);
+    for (const m of await readMountTable()) {
+      const slash = m.mountPoint.lastIndexOf('/');
+      if ((slash === 0 ? '/' : m.mountPoint.slice(0, slash)) === real) present.delete(m.mountPoint.slice(slash + 1));
+    }
+  } catch {
+    return byStat;
+  }
+  const prefix = dir === '/' ? '/' : `${dir}/`;
+  const prefixBytes = Buffer.byteLength(prefix);
+  return (volumeId) =>
+    present.has(volumeId) && prefixBytes + Buffer.byteLength(volumeId) < PATH_MAX
+      ? `${prefix}${volumeId}`
+      : byStat(volumeId);
 }
 
 interface MkdirParameters {

@@ -36,8 +36,16 @@ export function encodeJson(value: unknown, options: { indent?: number } = {}): s
     else delete proto.toJSON;
   }
   if (!marked) return json;
-  const escapedMarker = JSON.stringify(marker)
-    .slice(1, -1)
-    .replace(/[\\^$.*+?()[\]{}|]/g, '\\$&');
-  return json.replace(new RegExp(`"${escapedMarker}(-?[0-9]+)"`, 'g'), '$1');
+  // Each marked string's quotes taken off by one pass of indexOf: a regular expression
+  // replacing 20,000 of them in a 7 MB document costs several times this.
+  const quotedMarker = `"${JSON.stringify(marker).slice(1, -1)}`;
+  let out = '';
+  let from = 0;
+  for (let at = json.indexOf(quotedMarker); at !== -1; at = json.indexOf(quotedMarker, from)) {
+    const digits = at + quotedMarker.length;
+    const end = json.indexOf('"', digits);
+    out += json.slice(from, at) + json.slice(digits, end);
+    from = end + 1;
+  }
+  return out + json.slice(from);
 }

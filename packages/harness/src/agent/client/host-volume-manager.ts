@@ -17,6 +17,7 @@ import { joinErrors } from '../go-multierror.js';
 import { restorableWithVolumesDir, type VolumeHealth } from '../state/volume-health.js';
 import type { RestoreDisks, VolumeDisks } from '../state/volume-disks.js';
 import { BUILTIN_MKDIR_ID } from '@dhv/sdk/client';
+import { existingVolumePaths } from '../builtin-mkdir.js';
 
 /** The client state calls the host volume manager makes; a test may hand in one that fails. */
 export type ClientStateStore = Pick<ClientState, 'put' | 'remove' | 'list' | 'get'>;
@@ -288,29 +289,44 @@ export class VolumeManager {
     const { failed } = await restorableWithVolumesDir(records, this.ctx.config.volumesDir);
     const volumesDirMissing = new Map(failed.map((f) => [f.record.ID, f.error]));
     const disks = await this.ctx.disks?.forRestore(this.ctx.config.volumesDir);
+    // The built-in's creates of volumes whose folders are there answer at once: one look at the volumes dir for them all.
+    const builtinPaths = records.some((r) => r.CreateReq.PluginID === BUILTIN_MKDIR_ID)
+      ? await existingVolumePaths(this.ctx.config.volumesDir)
+      : undefined;
+    const settle = (record: VolumeRecord, restored: Awaited<ReturnType<VolumeManager['restoreOne']>>) => {
+      const path = typeof restored === 'object' && restored !== null ? restored.path : restored;
+      if (path === null) return;
+      // Nomad's name claim is an in-memory map: a second volume of a claimed name is refused at
+      // once, before the holder's plugin answers, so its empty update never hides the holder.
+      if (path === NAME_TAKEN) outcome.updates.unshift({ name: record.CreateReq.Name, volume: null });
+      else if (path === undefined) outcome.updates.push({ name: record.CreateReq.Name, volume: null });
+      else {
+        outcome.restored.push({
+          record,
+          path,
+          ...(typeof restored === 'object' && restored?.note ? { note: restored.note } : {}),
+        });
+        outcome.updates.push({
+          name: record.CreateReq.Name,
+          volume: hostVolume(record.CreateReq.Name, record.ID, path),
+        });
+      }
+    };
+    // Those restored at once are settled first, as they would be: every other restore waits on I/O.
+    const running: number[] = [];
+    for (const [i, record] of records.entries()) {
+      const claim = claims[i]!;
+      const atOnce = claim instanceof Error ? undefined : this.restoredAtOnce(record, claim, builtinPaths, disks);
+      if (atOnce === undefined) running.push(i);
+      else settle(record, atOnce);
+    }
     await Promise.all(
-      records.map(async (record, i) => {
+      running.map(async (i) => {
+        const record = records[i]!;
         try {
           const claim = claims[i]!;
           if (claim instanceof Error) throw claim;
-          const restored = await this.restoreOne(record, claim, remainingMs, outcome, volumesDirMissing, disks);
-          const path = typeof restored === 'object' && restored !== null ? restored.path : restored;
-          if (path === null) return;
-          // Nomad's name claim is an in-memory map: a second volume of a claimed name is refused at
-          // once, before the holder's plugin answers, so its empty update never hides the holder.
-          if (path === NAME_TAKEN) outcome.updates.unshift({ name: record.CreateReq.Name, volume: null });
-          else if (path === undefined) outcome.updates.push({ name: record.CreateReq.Name, volume: null });
-          else {
-            outcome.restored.push({
-              record,
-              path,
-              ...(typeof restored === 'object' && restored?.note ? { note: restored.note } : {}),
-            });
-            outcome.updates.push({
-              name: record.CreateReq.Name,
-              volume: hostVolume(record.CreateReq.Name, record.ID, path),
-            });
-          }
+          settle(record, await this.restoreOne(record, claim, remainingMs, outcome, volumesDirMissing, disks));
         } catch (err) {
           errors.push(err as Error);
           outcome.failed.push({ record, error: err as Error });
@@ -376,8 +392,28 @@ export class VolumeManager {
       outcome.failed.push({ record, error: err });
       claims[i] = false;
     }
-    await names.replaceAll(winners, new Set(records.map((r) => r.ID)));
+    let recorded: Set<string> | undefined;
+    await names.replaceAll(winners, { has: (id) => (recorded ??= new Set(records.map((r) => r.ID))).has(id) });
     return claims;
+  }
+
+  /**
+   * A built-in volume whose folder the volumes dir lists: its create would return that path
+   * at once (its first step), so it is restored without a run, and without a turn of the
+   * event loop. Undefined for every other volume.
+   */
+  private restoredAtOnce(
+    record: VolumeRecord,
+    claimed: boolean | null,
+    builtinPaths: ((volumeId: string) => string | undefined) | undefined,
+    disks: RestoreDisks | undefined,
+  ): string | { path: string; note: string } | undefined {
+    if (claimed !== true || !builtinPaths || record.CreateReq.PluginID !== BUILTIN_MKDIR_ID) return undefined;
+    const path = builtinPaths(record.CreateReq.ID);
+    if (path === undefined) return undefined;
+    const note = disks?.movedNote(record);
+    disks?.restored(record.ID, path);
+    return note ? { path, note } : path;
   }
 
   /** The path to publish, undefined for a volume left out (logged), null for one deleted meanwhile; throws what fails the whole restore. */

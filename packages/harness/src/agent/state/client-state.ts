@@ -1,6 +1,7 @@
 import { lstat, mkdir, readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import en from 'zod/v4/locales/en.js';
 import { encodeJson, isUuid } from '@dhv/sdk';
 import { decodeJson } from '@dhv/sdk/client';
 import { AgentError } from '../../errors/agent-error.js';
@@ -27,26 +28,32 @@ import { stampOf, type StateIndex } from './state-index.js';
  * processes writing different volumes never touch each other's files.
  */
 
-const int64 = z.bigint().min(0n);
+// zod/mini, as the SDK: the full zod (and the locales it drags in, 700 KB) would be parsed by
+// every dhv process. Its English messages, which the full zod sets up when first used, are
+// what a corrupt record's error quotes, so they are set up here.
+if (!z.config().localeError) z.config(en());
+
+const int64 = z.bigint().check(z.gte(0n));
+const uuid = z.string().check(z.refine(isUuid, 'must be a UUID'));
 
 /** Nomad's ClientHostVolumeCreateRequest: what restore hands the plugin again. */
 const createRequestSchema = z.object({
-  ID: z.string().refine(isUuid, 'must be a UUID'),
-  Name: z.string().min(1),
+  ID: uuid,
+  Name: z.string().check(z.minLength(1)),
   /** Empty for a registered volume. */
   PluginID: z.string(),
   /** Empty for a registered volume: Nomad's register request carries no namespace. */
   Namespace: z.string(),
-  NodeID: z.string().min(1),
+  NodeID: z.string().check(z.minLength(1)),
   RequestedCapacityMinBytes: int64,
   RequestedCapacityMaxBytes: int64,
-  Parameters: z.record(z.string(), z.string()).nullable(),
+  Parameters: z.nullable(z.record(z.string(), z.string())),
 });
 
 /** What Nomad's servers hold about the volume, kept beside the client's record so `volume status` can show it. */
 const volumeSchema = z.object({
   /** The servers' namespace (a registered volume's CreateReq has none). */
-  Namespace: z.string().optional(),
+  Namespace: z.optional(z.string()),
   NodePool: z.string(),
   CapacityBytes: int64,
   RequestedCapabilities: z.array(
@@ -58,7 +65,7 @@ const volumeSchema = z.object({
 });
 
 const recordSchema = z.object({
-  ID: z.string().refine(isUuid, 'must be a UUID'),
+  ID: uuid,
   HostPath: z.string(),
   CreateReq: createRequestSchema,
   Volume: volumeSchema,
@@ -178,7 +185,7 @@ export class ClientState {
       }
       await new Promise((r) => setImmediate(r));
     }
-    this.index?.note('records', stamp, () => records.map(indexedRecord));
+    this.index?.note('records', stamp, () => indexedRecords(records));
     return records;
   }
 
@@ -309,7 +316,7 @@ async function staleTempFilesIn(dir: string): Promise<string[]> {
     .map((n) => join(dir, n));
 }
 
-/** The fields of a record, in the order the state index keeps them as one array. */
+/** The fields of a record as the state index keeps them. */
 const RECORD_KEYS = ['ID', 'HostPath', 'CreateReq', 'Volume'];
 const REQUEST_KEYS = [
   'ID',
@@ -337,48 +344,75 @@ const hasKeys = (value: object, keys: readonly string[]) => {
 };
 
 /**
- * A record as the state index keeps it: one array of its values (no field names, half the
- * bytes to parse), byte counts as decimal text so one JSON.parse reads them exactly. A
- * record with any other field set (a schema grown since) is kept whole, as an object.
+ * The records as the state index keeps them: first a table of the values they share, then
+ * one array per record, its ID and name as text and every other field as the place of its
+ * value in the table (volumes made alike share a node, a pool, capabilities, times, and
+ * their path but for the ID), a fifth of the bytes to parse of the records spelled out.
+ * Byte counts are decimal text, so one JSON.parse reads them exactly. A record with any
+ * other field set (a schema grown since) is kept whole, as an object.
  */
-function indexedRecord(r: VolumeRecord): unknown {
-  const req = r.CreateReq;
-  const v = r.Volume;
-  const full = {
-    ...r,
-    CreateReq: {
-      ...req,
-      RequestedCapacityMinBytes: String(req.RequestedCapacityMinBytes),
-      RequestedCapacityMaxBytes: String(req.RequestedCapacityMaxBytes),
-    },
-    Volume: { ...v, CapacityBytes: String(v.CapacityBytes) },
+function indexedRecords(records: readonly VolumeRecord[]): unknown[] {
+  const values: unknown[] = [];
+  const places = new Map<unknown, number>();
+  const byText = new Map<string, number>();
+  const place = (value: unknown): number => {
+    const known = places.get(value);
+    if (known !== undefined) return known;
+    // Arrays and objects are shared by what they hold; strings and null by themselves.
+    const text = typeof value === 'object' && value !== null ? JSON.stringify(value) : undefined;
+    let at = text === undefined ? undefined : byText.get(text);
+    if (at === undefined) {
+      at = values.push(value) - 1;
+      if (text !== undefined) byText.set(text, at);
+    }
+    places.set(value, at);
+    return at;
   };
-  const volumeKeys = v.Namespace === undefined ? VOLUME_KEYS.slice(1) : VOLUME_KEYS;
-  if (!hasKeys(r, RECORD_KEYS) || !hasKeys(req, REQUEST_KEYS) || !hasKeys(v, volumeKeys)) return full;
-  return [
-    r.ID,
-    r.HostPath,
-    req.Name,
-    req.PluginID,
-    req.Namespace,
-    req.NodeID,
-    full.CreateReq.RequestedCapacityMinBytes,
-    full.CreateReq.RequestedCapacityMaxBytes,
-    req.Parameters,
-    v.Namespace ?? null,
-    v.NodePool,
-    full.Volume.CapacityBytes,
-    v.RequestedCapabilities,
-    v.Constraints,
-    v.CreateTime,
-    v.ModifyTime,
-  ];
+  const rows: unknown[] = records.map((r) => {
+    const req = r.CreateReq;
+    const v = r.Volume;
+    const volumeKeys = v.Namespace === undefined ? VOLUME_KEYS.slice(1) : VOLUME_KEYS;
+    if (!hasKeys(r, RECORD_KEYS) || !hasKeys(req, REQUEST_KEYS) || !hasKeys(v, volumeKeys)) {
+      return {
+        ...r,
+        CreateReq: {
+          ...req,
+          RequestedCapacityMinBytes: String(req.RequestedCapacityMinBytes),
+          RequestedCapacityMaxBytes: String(req.RequestedCapacityMaxBytes),
+        },
+        Volume: { ...v, CapacityBytes: String(v.CapacityBytes) },
+      };
+    }
+    // The path: the place of the folder it is in, when it ends in the ID; else -1 - the place of the path.
+    const inFolder = r.HostPath.endsWith(`/${r.ID}`);
+    return [
+      r.ID,
+      req.Name,
+      inFolder ? place(r.HostPath.slice(0, -r.ID.length)) : -1 - place(r.HostPath),
+      place(req.PluginID),
+      place(req.Namespace),
+      place(req.NodeID),
+      place(String(req.RequestedCapacityMinBytes)),
+      place(String(req.RequestedCapacityMaxBytes)),
+      place(req.Parameters),
+      place(v.Namespace ?? null),
+      place(v.NodePool),
+      place(String(v.CapacityBytes)),
+      place(v.RequestedCapabilities),
+      place(v.Constraints),
+      place(v.CreateTime),
+      place(v.ModifyTime),
+    ];
+  });
+  return [{ Values: values }, ...rows];
 }
 
 /**
  * The records of the index made whole again (byte counts as bigints), or undefined when
- * any item is not shaped as `indexedRecord` wrote it: the index was written from records
- * that passed the schema, so this checks only that it is that file.
+ * any item is not shaped as `indexedRecords` wrote it: the index was written from records
+ * that passed the schema, so this checks only that it is that file. Records made alike
+ * share the table's arrays and objects (capabilities, constraints, parameters), which
+ * nothing changes in place.
  */
 function reviveRecords(items: unknown[]): VolumeRecord[] | undefined {
   const digits = /^[0-9]+$/;
@@ -388,39 +422,60 @@ function reviveRecords(items: unknown[]): VolumeRecord[] | undefined {
     if (typeof v !== 'string' || !digits.test(v)) throw new TypeError('not a byte count');
     return BigInt(v);
   };
+  const table = items[0];
+  if (!isObject(table) || !Array.isArray(table.Values)) return undefined;
+  const values: unknown[] = table.Values;
+  const at = (place: unknown): unknown => {
+    if (typeof place !== 'number' || !Number.isInteger(place) || place < 0 || place >= values.length)
+      throw new TypeError('not a place in the table');
+    return values[place];
+  };
+  const text = (place: unknown): string => {
+    const value = at(place);
+    if (typeof value !== 'string') throw new TypeError('not text');
+    return value;
+  };
+  const revivedBytes = new Map<unknown, bigint>();
+  const bytesAt = (place: unknown): bigint => {
+    let n = revivedBytes.get(place);
+    if (n === undefined) revivedBytes.set(place, (n = bytes(at(place))));
+    return n;
+  };
   const records: VolumeRecord[] = [];
   try {
-    for (const item of items) {
+    for (let i = 1; i < items.length; i++) {
+      const item = items[i];
       if (Array.isArray(item)) {
         if (item.length !== 16) return undefined;
-        const [id, hostPath, name] = item as unknown[];
-        const capabilities: unknown = item[12];
-        const constraints: unknown = item[13];
-        if (typeof id !== 'string' || typeof hostPath !== 'string' || typeof name !== 'string') return undefined;
+        const [id, name, path] = item as unknown[];
+        const capabilities = at(item[12]);
+        const constraints = at(item[13]);
+        if (typeof id !== 'string' || typeof name !== 'string' || typeof path !== 'number') return undefined;
         if (!Array.isArray(capabilities) || !Array.isArray(constraints)) return undefined;
         const createReq = {
           ID: id,
           Name: name,
-          PluginID: item[3],
-          Namespace: item[4],
-          NodeID: item[5],
-          RequestedCapacityMinBytes: bytes(item[6]),
-          RequestedCapacityMaxBytes: bytes(item[7]),
-          Parameters: item[8],
+          PluginID: text(item[3]),
+          Namespace: text(item[4]),
+          NodeID: text(item[5]),
+          RequestedCapacityMinBytes: bytesAt(item[6]),
+          RequestedCapacityMaxBytes: bytesAt(item[7]),
+          Parameters: at(item[8]),
         };
         const volume = {
-          NodePool: item[10],
-          CapacityBytes: bytes(item[11]),
+          NodePool: text(item[10]),
+          CapacityBytes: bytesAt(item[11]),
           RequestedCapabilities: capabilities,
           Constraints: constraints,
-          CreateTime: item[14],
-          ModifyTime: item[15],
+          CreateTime: text(item[14]),
+          ModifyTime: text(item[15]),
         };
+        const namespace = at(item[9]);
         records.push({
           ID: id,
-          HostPath: hostPath,
+          HostPath: path >= 0 ? `${text(path)}${id}` : text(-1 - path),
           CreateReq: createReq,
-          Volume: item[9] === null ? volume : { Namespace: item[9], ...volume },
+          Volume: namespace === null ? volume : { Namespace: namespace, ...volume },
         } as VolumeRecord);
         continue;
       }

@@ -1,6 +1,6 @@
 import { readlinkSync } from 'node:fs';
 import { lstat, mkdir, readdir, readlink, rename, symlink, unlink } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { isUuid, removeFreeLock } from '@dhv/sdk';
 import {
@@ -133,7 +133,11 @@ export class NameClaims {
    * among `recorded` (client state) is remembered for gc; without `recorded` (state that
    * does not load) nothing is. Made durable with one `sync -f` when anything changed.
    */
-  async replaceAll(winners: ReadonlyMap<string, string>, recorded?: ReadonlySet<string>): Promise<void> {
+  async replaceAll(winners: ReadonlyMap<string, string>, recorded?: Pick<ReadonlySet<string>, 'has'>): Promise<void> {
+    // The index says what the last restart left the folder holding, and the folder has not
+    // changed since: when that was these very winners, there is nothing to read or write.
+    const tag = winnersTag(winners);
+    if (this.index?.tag('claims', this.dir) === tag) return;
     const { claims: current, indexed } = await this.readAllNoted();
     // A name's key is a digest; the index's claims were written at their names' keys, so a
     // name the index holds keeps its key without hashing it again.
@@ -157,11 +161,17 @@ export class NameClaims {
       await this.link(key, id, name);
       changed = true;
     }
-    if (!changed) return;
+    if (!changed) {
+      this.index?.retag('claims', tag);
+      return;
+    }
     await syncFileSystemOf(this.dir);
     const stamp = stampOf(this.dir);
-    this.index?.note('claims', stamp, () =>
-      [...wanted].map(([key, { name, id }]): IndexedClaim => [key, id, keptName(name) ?? null]),
+    this.index?.note(
+      'claims',
+      stamp,
+      () => [...wanted].map(([key, { name, id }]): IndexedClaim => [key, id, keptName(name) ?? null]),
+      tag,
     );
   }
 
@@ -264,6 +274,24 @@ export class NameClaims {
       return undefined;
     }
   }
+}
+
+/**
+ * A digest of a restart's winners, name and ID of each in order: equal digests, equal claims
+ * (each name's key is its digest, each target its ID and name), so a restart that finds the
+ * tag it left on an unchanged folder knows the folder is already what it would write.
+ */
+function winnersTag(winners: ReadonlyMap<string, string>): string {
+  const hash = createHash('sha256');
+  let chunk = '';
+  for (const [name, id] of winners) {
+    chunk += `${name.length}:${name}${id.length}:${id}`;
+    if (chunk.length > 65536) {
+      hash.update(chunk);
+      chunk = '';
+    }
+  }
+  return hash.update(chunk).digest('base64url');
 }
 
 /** The name as a claim keeps it: undefined when it is too long to keep. */

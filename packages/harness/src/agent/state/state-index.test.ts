@@ -2,6 +2,8 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { encodeJson } from '@dhv/sdk';
+import { ClientState, type VolumeRecord } from './client-state.js';
 import { sampleRecord } from './sample-record.js';
 import { AgentStore } from './store.js';
 
@@ -38,10 +40,57 @@ describe('the state index', () => {
     await restartWith(dataDir);
 
     const next = new AgentStore(dataDir);
-    expect(next.index.section('records', next.layout.volumeRecords)).toHaveLength(2);
+    expect(next.index.section('records', next.layout.volumeRecords)).toBeDefined();
     expect(next.index.section('claims', next.layout.nameClaims)).toHaveLength(2);
     expect(await next.records.list()).toEqual([record(IDS[0]!), record(IDS[1]!, 'x'.repeat(3000))]);
     expect(await next.claims.all()).toEqual({ [`vol-${IDS[0]!.slice(0, 8)}`]: IDS[0], [IDS[1]!]: IDS[1] });
+  });
+
+  it('gives back from its table of shared values each record as its file holds it, alike or not', async () => {
+    const first = await restartWith(dataDir);
+    const registered: VolumeRecord = {
+      ...record(IDS[1]!),
+      HostPath: '/srv/elsewhere',
+      CreateReq: { ...record(IDS[1]!).CreateReq, PluginID: '', Namespace: '', Parameters: null },
+      Volume: { ...record(IDS[1]!).Volume, Namespace: 'prod', CapacityBytes: 2n ** 63n - 1n, Constraints: [] },
+    };
+    const records = [record(IDS[0]!), registered];
+    for (const r of records) await first.records.put(r);
+    await restartWith(dataDir);
+
+    const next = new AgentStore(dataDir);
+    expect(next.index.section('records', next.layout.volumeRecords)).toBeDefined();
+    const fromIndex = await next.records.list();
+    const fromFiles = await new ClientState(dataDir).list();
+    expect(fromFiles).toEqual(records);
+    // Key for key, in the order a full read of the files gives.
+    expect(encodeJson(fromIndex)).toBe(encodeJson(fromFiles));
+  });
+
+  it('skips reading the claims when they are the very winners the last restart left, and only then', async () => {
+    const first = await restartWith(dataDir);
+    await first.records.put(record(IDS[0]!, 'x'));
+    await first.records.put(record(IDS[1]!, 'y'));
+    await restartWith(dataDir);
+    const winners = new Map([
+      ['x', IDS[0]!],
+      ['y', IDS[1]!],
+    ]);
+
+    // Other winners on an unchanged folder: written.
+    const swapped = new AgentStore(dataDir);
+    await swapped.sweep();
+    await swapped.claims.replaceAll(new Map([['x', IDS[1]!]]));
+    await swapped.saveIndex();
+    expect(await new AgentStore(dataDir).claims.all()).toEqual({ x: IDS[1] });
+
+    // The same winners on a folder changed since (a create's claim): the claim is seen and dropped.
+    await restartWith(dataDir);
+    await new AgentStore(dataDir).claims.claim('z', IDS[0]!);
+    const afterCreate = new AgentStore(dataDir);
+    await afterCreate.sweep();
+    await afterCreate.claims.replaceAll(winners);
+    expect(await afterCreate.claims.all()).toEqual({ x: IDS[0], y: IDS[1] });
   });
 
   it('is not trusted for a folder changed since: a create, a delete or an update by any process is seen', async () => {
@@ -74,6 +123,6 @@ describe('the state index', () => {
     expect(next.index.section('records', next.layout.volumeRecords)).toBeUndefined();
     expect((await next.records.list()).map((r) => r.ID)).toEqual([IDS[0]]);
     await restartWith(dataDir);
-    expect(JSON.parse(await readFile(store.layout.stateIndex, 'utf8'))).toMatchObject({ Version: 1 });
+    expect(JSON.parse(await readFile(store.layout.stateIndex, 'utf8'))).toMatchObject({ Version: 2 });
   });
 });

@@ -27,7 +27,10 @@ export type SectionName = 'records' | 'claims' | 'disks';
 interface Section {
   /** The folder's stamp when its files were read, or null when it was too fresh to trust. */
   Stamp: string | null;
-  Items: unknown[];
+  /** The items, or their JSON text for a section a restart mostly does not read (`AS_TEXT`). */
+  Items: unknown[] | string;
+  /** What the items were made from, when its owner says (the claims: a digest of the winners a restart wrote). */
+  Tag?: string;
 }
 
 interface IndexFile {
@@ -35,7 +38,14 @@ interface IndexFile {
   Sections: Partial<Record<SectionName, Section>>;
 }
 
-const VERSION = 1;
+/** 2: records share a table of values, claims carry the tag of the winners they were written for. */
+const VERSION = 2;
+
+/**
+ * Sections kept as JSON text inside the index, parsed only when asked for: a restart whose
+ * winners match the claims' tag never reads the claims, so it does not build them either.
+ */
+const AS_TEXT: ReadonlySet<SectionName> = new Set(['claims']);
 
 /** A folder's stamp and its ctime: `absent` for a folder that does not exist, null (never trusted) for one that cannot be looked at. */
 export interface DirStamp {
@@ -56,10 +66,11 @@ export function stampOf(dir: string): DirStamp {
 /** What one section holds after this process read or wrote its folder. */
 export interface SectionState {
   stamp: DirStamp;
-  /** Built only when the index is written. */
-  items: () => unknown[];
+  /** Built only when the index is written (kept as text when it was never parsed). */
+  items: () => unknown[] | string;
   /** It came from the index and nothing in its folder changed since: writing it again would change nothing. */
   fromIndex: boolean;
+  tag?: string | undefined;
 }
 
 export class StateIndex {
@@ -73,19 +84,56 @@ export class StateIndex {
    * was when they were read; undefined when there is no index or the folder changed.
    */
   section(name: SectionName, dir: string): unknown[] | undefined {
-    const index = this.load();
-    const section = index?.file.Sections[name];
-    if (!index || !section || section.Stamp === null || !Array.isArray(section.Items)) return undefined;
-    const now = stampOf(dir);
-    if (now.stamp === null || now.stamp !== section.Stamp || now.ctimeNs >= index.ctimeNs) return undefined;
-    const items = section.Items;
-    this.current.set(name, { stamp: now, items: () => items, fromIndex: true });
+    const section = this.trusted(name, dir);
+    if (!section) return undefined;
+    if (typeof section.Items === 'string') {
+      try {
+        const items: unknown = JSON.parse(section.Items);
+        if (!Array.isArray(items)) throw new TypeError('not a list');
+        section.Items = items;
+      } catch {
+        this.current.delete(name);
+        return undefined;
+      }
+    }
     return section.Items;
   }
 
+  /**
+   * The tag section `name` was saved with, when its folder `dir` is exactly as it was then
+   * (as `section`, but its items not read): its owner can tell from it alone that the
+   * folder holds what it wants.
+   */
+  tag(name: SectionName, dir: string): string | undefined {
+    return this.trusted(name, dir)?.Tag;
+  }
+
+  /** Whether section `name` holds its folder `dir` as it is (as `section`, but its items not read). */
+  unchanged(name: SectionName, dir: string): boolean {
+    return this.trusted(name, dir) !== undefined;
+  }
+
+  /** Section `name` of the index when its folder `dir` is as it was when it was read, noted as this process's. */
+  private trusted(name: SectionName, dir: string): Section | undefined {
+    const index = this.load();
+    const section = index?.file.Sections[name];
+    if (!index || !section || section.Stamp === null) return undefined;
+    if (!Array.isArray(section.Items) && typeof section.Items !== 'string') return undefined;
+    const now = stampOf(dir);
+    if (now.stamp === null || now.stamp !== section.Stamp || now.ctimeNs >= index.ctimeNs) return undefined;
+    this.current.set(name, { stamp: now, items: () => section.Items, fromIndex: true, tag: section.Tag });
+    return section;
+  }
+
   /** Notes what section `name` now holds (read from its files, or written), with the stamp its folder had then. */
-  note(name: SectionName, stamp: DirStamp, items: () => unknown[]): void {
-    this.current.set(name, { stamp, items, fromIndex: false });
+  note(name: SectionName, stamp: DirStamp, items: () => unknown[], tag?: string): void {
+    this.current.set(name, { stamp, items, fromIndex: false, tag });
+  }
+
+  /** Tags what section `name` holds as noted or read from the index, to be saved with it. */
+  retag(name: SectionName, tag: string): void {
+    const state = this.current.get(name);
+    if (state && state.tag !== tag) this.current.set(name, { ...state, fromIndex: false, tag });
   }
 
   /** Forgets what this process knew of section `name` (its folder changed in a way not noted). */
@@ -108,7 +156,14 @@ export class StateIndex {
     const sections = [...this.current.entries()];
     if (sections.length === 0 || sections.every(([, s]) => s.fromIndex)) return;
     const file: IndexFile = { Version: VERSION, Sections: {} };
-    for (const [name, s] of sections) file.Sections[name] = { Stamp: s.stamp.stamp, Items: s.items() };
+    for (const [name, s] of sections) {
+      const items = s.items();
+      file.Sections[name] = {
+        Stamp: s.stamp.stamp,
+        Items: AS_TEXT.has(name) && typeof items !== 'string' ? JSON.stringify(items) : items,
+        ...(s.tag !== undefined ? { Tag: s.tag } : {}),
+      };
+    }
     const text = JSON.stringify(file);
     try {
       // A folder changed in the clock tick the index is written in could not be told from

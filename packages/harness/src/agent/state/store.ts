@@ -75,7 +75,7 @@ export class AgentStore {
     } as const;
     const skip = new Set(
       Object.entries(folders)
-        .filter(([section, dir]) => this.index.section(section as keyof typeof folders, dir))
+        .filter(([section, dir]) => this.index.unchanged(section as keyof typeof folders, dir))
         .map(([, dir]) => dir),
     );
     for (const file of await this.records.staleTempFiles(skip)) await unlink(file).catch(() => {});
