@@ -8,12 +8,16 @@ import { join } from 'node:path';
  * on a FIFO until the test opens it. A create has two: `mkdir` before it makes the
  * volume's folder and `create` after; a delete has `delete` before it removes the folder.
  * So the recipe of a race runs in its exact order without a sleep. The gates live in `<agent dir>/gates/`, which the plugin finds from its
- * volumes dir (`<agent dir>/data/host_volumes`): a plugin gets no other environment.
+ * volumes dir (`<agent dir>/data/host_volumes`) by its name alone (no `..`: the volumes dir
+ * does not exist before the first create makes it): a plugin gets no other environment.
+ * Once a gate has been closed, every create and delete run also appends itself to
+ * `gates/runs` as it starts: the order they ran in, read whenever the test likes.
  */
 export const GATED_PLUGIN = `#!/bin/bash
 dir="$DHV_VOLUMES_DIR/$DHV_VOLUME_ID"
-gates="$DHV_VOLUMES_DIR/../../gates/$DHV_VOLUME_NAME"
+gates="\${DHV_VOLUMES_DIR%/*/*}/gates/$DHV_VOLUME_NAME"
 wait_at() { if [ -p "$gates.$1" ]; then echo "$$" > "$gates.$1.started"; read -t 60 _ < "$gates.$1"; fi; }
+case "$1" in create | delete) [ -d "\${gates%/*}" ] && echo "$1 $DHV_VOLUME_NAME" >> "\${gates%/*}/runs" ;; esac
 case "$1" in
   fingerprint) echo '{"version": "1.0.0"}' ;;
   create)
@@ -52,8 +56,10 @@ export class Gates {
     );
   }
 
-  started(name: string, operation: Gate): boolean {
-    return existsSync(`${this.path(name, operation)}.started`);
+  /** The create and delete runs started since the first gate was closed, in order: `create a`, `delete b`. */
+  runs(): string[] {
+    const path = join(this.dir, 'runs');
+    return existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter(Boolean) : [];
   }
 
   /** Lets the run waiting at the gate go on, and removes the gate so no later run waits. */

@@ -63,6 +63,8 @@ export class VolumeLab {
   calls = 0;
   private readonly volumes = new Map<string, Volume>();
   private readonly everMade: Volume[] = [];
+  /** The volume IDs whose delete was made (a failed one ends the run). */
+  private readonly deleted = new Set<string>();
   private volumeCount = 0;
   /** In the steps every run ends with, which the history leaves out. */
   private ending = false;
@@ -161,9 +163,14 @@ export class VolumeLab {
     if (!this.ending) this.history.push(step);
     switch (step.kind) {
       case 'together': {
-        const settled = await Promise.allSettled(step.calls.map((c) => this.call(c)));
+        const deleted: Volume[] = [];
+        const settled = await Promise.allSettled(step.calls.map((c) => this.call(c, deleted)));
         const failure = settled.find((s) => s.status === 'rejected');
         if (failure) throw failure.reason;
+        // Only now, with every call of the step answered: a create beside the delete may
+        // rightly have been given the path the delete had just freed.
+        for (const volume of deleted)
+          if ((await isDirectory(volume.path!)) && !this.claimedByOther(volume)) this.reportLeft(volume);
         break;
       }
       case 'restart': {
@@ -238,7 +245,12 @@ export class VolumeLab {
     return [...this.volumes.values()].filter((v) => v.state === 'live');
   }
 
-  private async call(call: VolumeCall): Promise<void> {
+  /**
+   * `beside`: given when other calls run at once with this one. A delete's folder still
+   * there without the volume's own data may then be a create's beside it; it is pushed
+   * there, to be judged when they have all answered.
+   */
+  private async call(call: VolumeCall, beside?: Volume[]): Promise<void> {
     this.calls++;
     const key = keyOf(call.volume);
     const label = formatVolume(call.volume);
@@ -278,12 +290,14 @@ export class VolumeLab {
       }
       case 'delete': {
         const volume = this.volumes.get(key)!;
+        // Before it is answered: a create beside it may be answered first.
+        this.deleted.add(volume.request.volumeId);
         await this.delete(volume, volume.path ?? '', `delete of ${label}`);
         this.volumes.delete(key);
-        if (volume.path !== undefined && (await isDirectory(volume.path)) && !this.claimedByOther(volume))
-          this.report(
-            new Violation('explore.nothing-left', `the delete of ${label} succeeded but left ${volume.path} in place`),
-          );
+        if (volume.path === undefined || !(await isDirectory(volume.path))) return;
+        // Its own data still there is left behind whatever runs beside it.
+        if (beside !== undefined && (await markerIn(volume.path)) !== volume.request.volumeId) beside.push(volume);
+        else if (!this.claimedByOther(volume)) this.reportLeft(volume);
         return;
       }
       case 'cleanup-delete': {
@@ -321,7 +335,24 @@ export class VolumeLab {
     volume.state = 'live';
     if (!(await isDirectory(path)))
       throw new Violation('explore.calls-succeed', `the create of ${label} returned ${path}, which is not a directory`);
+    // A deleted volume's data in a new volume's folder: its delete left it, whichever of the
+    // two calls (run at once) was answered first. A live one's is judged by checkVolumes.
+    const found = await markerIn(path);
+    const owner = found === undefined ? undefined : this.everMade.find((v) => v.request.volumeId === found);
+    if (owner !== undefined && owner !== volume && this.deleted.has(found!)) this.reportLeft(owner, label);
     await writeFile(join(path, MARKER_FILE), volume.request.volumeId);
+  }
+
+  /** A delete that succeeded but left the volume's folder (`reusedBy`: and a later create was given it). */
+  private reportLeft(volume: Volume, reusedBy?: string): void {
+    const label = formatVolume(volume.key);
+    const reused = reusedBy === undefined ? '' : `, with its data, and the create of ${reusedBy} was given it`;
+    this.report(
+      new Violation(
+        'explore.nothing-left',
+        `the delete of ${label} succeeded but left ${volume.path} in place${reused}`,
+      ),
+    );
   }
 
   private async create(request: CreateInput, what: string): Promise<string> {
@@ -380,7 +411,7 @@ export class VolumeLab {
       const label = formatVolume(volume.key);
       if (!(await isDirectory(volume.path!)))
         throw new Violation('explore.volumes-survive', `${label}'s path ${volume.path} is gone`);
-      const marker = await readFile(join(volume.path!, MARKER_FILE), 'utf8').catch(() => undefined);
+      const marker = await markerIn(volume.path!);
       if (marker !== volume.request.volumeId)
         throw new Violation(
           'explore.volumes-survive',
@@ -417,6 +448,11 @@ async function isDirectory(path: string): Promise<boolean> {
     (s) => s.isDirectory(),
     () => false,
   );
+}
+
+/** What the marker file in `dir` says (the ID of the volume it was written into), if there is one. */
+async function markerIn(dir: string): Promise<string | undefined> {
+  return readFile(join(dir, MARKER_FILE), 'utf8').catch(() => undefined);
 }
 
 async function existing(paths: string[]): Promise<string[]> {
