@@ -24,10 +24,15 @@ function formatV(value: unknown): string {
   return String(value);
 }
 
-/** Go's %v of a float64 is %g: the shortest repr, exponent at 21 digits and over. */
+/**
+ * A whole number is an int64 in Nomad's structs: its digits. Any other is a float64, whose %v
+ * is %g at the shortest precision: the exponent form when the exponent is below -4 or 6 and
+ * over (strconv's rule for the shortest %g), with at least two exponent digits.
+ */
 function formatNumber(n: number): string {
   if (Number.isInteger(n) && Math.abs(n) < 1e21) return String(n);
-  const text = String(n);
+  const exponent = Number(n.toExponential().split('e')[1]);
+  const text = exponent < -4 || exponent >= 6 ? n.toExponential() : String(n);
   return text.replace(/e([+-])(\d)$/, 'e$10$2');
 }
 
@@ -99,11 +104,22 @@ function formatVerb(verb: string, arg: unknown, flags: string, precision: number
       if (typeof arg !== 'number') return bad();
       if (verb === 'f') return arg.toFixed(precision ?? 6);
       if (verb === 'e') return arg.toExponential(precision ?? 6).replace(/e([+-])(\d)$/, 'e$10$2');
-      return precision === undefined ? formatNumber(arg) : String(Number(arg.toPrecision(precision)));
+      return precision === undefined ? formatNumber(arg) : formatG(arg, Math.max(precision, 1));
     }
     default:
       return `%!${verb}(${goTypeName(arg)}=${formatV(arg)})`;
   }
+}
+
+/** %.Ng: N significant digits, trailing zeros dropped, the exponent form when the exponent is below -4 or N and over. */
+function formatG(n: number, precision: number): string {
+  const rounded = Number(n.toPrecision(precision));
+  const [mantissa, e] = rounded.toExponential().split('e') as [string, string];
+  const exponent = Number(e);
+  const digits = mantissa.replace(/^-/, '').replace('.', '').length;
+  const eprec = precision > digits && digits >= exponent + 1 ? digits : precision;
+  const text = exponent < -4 || exponent >= eprec ? rounded.toExponential() : String(rounded);
+  return text.replace(/e([+-])(\d)$/, 'e$10$2');
 }
 
 function pad(text: string, flags: string, width: number, verb: string): string {
