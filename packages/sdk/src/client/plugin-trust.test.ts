@@ -1,20 +1,20 @@
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { removeTempDir, tempDir } from '../../../../test/support/kit.js';
 import { pluginTrustWarnings, writableByOthers } from './plugin-trust.js';
 
 describe('plugins others can write', () => {
   let dir: string;
   let plugin: string;
   beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'dhv-trust-'));
+    dir = await tempDir('trust');
     plugin = join(dir, 'p');
     await writeFile(plugin, '#!/bin/sh\n');
     await chmod(dir, 0o755);
     await chmod(plugin, 0o755);
   });
-  afterEach(() => rm(dir, { recursive: true, force: true }));
+  afterEach(() => removeTempDir(dir));
 
   it('says nothing of a plugin and folder only their owner, the agent, can write, nor of a path that is not there', async () => {
     expect(await pluginTrustWarnings(plugin)).toEqual([]);
