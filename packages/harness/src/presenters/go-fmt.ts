@@ -24,16 +24,9 @@ function formatV(value: unknown): string {
   return String(value);
 }
 
-/**
- * A whole number is an int64 in Nomad's structs: its digits. Any other is a float64, whose %v
- * is %g at the shortest precision: the exponent form when the exponent is below -4 or 6 and
- * over (strconv's rule for the shortest %g), with at least two exponent digits.
- */
+/** A whole number is an int64 in Nomad's structs: its digits. Any other is a float64: %v is its shortest %g. */
 function formatNumber(n: number): string {
-  if (Number.isInteger(n) && Math.abs(n) < 1e21) return String(n);
-  const exponent = Number(n.toExponential().split('e')[1]);
-  const text = exponent < -4 || exponent >= 6 ? n.toExponential() : String(n);
-  return text.replace(/e([+-])(\d)$/, 'e$10$2');
+  return Number.isInteger(n) && Math.abs(n) < 1e21 ? String(n) : formatG(n);
 }
 
 /** fmt.Sprint: operands side by side, a space between two that are both not strings. */
@@ -103,7 +96,7 @@ function formatVerb(verb: string, arg: unknown, flags: string, precision: number
     case 'g': {
       if (typeof arg !== 'number') return bad();
       if (verb === 'f') return arg.toFixed(precision ?? 6);
-      if (verb === 'e') return arg.toExponential(precision ?? 6).replace(/e([+-])(\d)$/, 'e$10$2');
+      if (verb === 'e') return goExponent(arg.toExponential(precision ?? 6));
       return precision === undefined ? formatNumber(arg) : formatG(arg, Math.max(precision, 1));
     }
     default:
@@ -111,14 +104,22 @@ function formatVerb(verb: string, arg: unknown, flags: string, precision: number
   }
 }
 
-/** %.Ng: N significant digits, trailing zeros dropped, the exponent form when the exponent is below -4 or N and over. */
-function formatG(n: number, precision: number): string {
-  const rounded = Number(n.toPrecision(precision));
+/**
+ * Go's %g (strconv's rule): `precision` significant digits, or the fewest that read back
+ * exactly; trailing zeros dropped; the exponent form when the exponent is below -4, or at
+ * the precision and over (6 for the shortest).
+ */
+function formatG(n: number, precision?: number): string {
+  const rounded = precision === undefined ? n : Number(n.toPrecision(precision));
   const [mantissa, e] = rounded.toExponential().split('e') as [string, string];
   const exponent = Number(e);
   const digits = mantissa.replace(/^-/, '').replace('.', '').length;
-  const eprec = precision > digits && digits >= exponent + 1 ? digits : precision;
-  const text = exponent < -4 || exponent >= eprec ? rounded.toExponential() : String(rounded);
+  const eprec = precision === undefined ? 6 : precision > digits && digits >= exponent + 1 ? digits : precision;
+  return exponent < -4 || exponent >= eprec ? goExponent(rounded.toExponential()) : String(rounded);
+}
+
+/** Go writes an exponent with two digits at least: 1e-05, not JavaScript's 1e-5. */
+function goExponent(text: string): string {
   return text.replace(/e([+-])(\d)$/, 'e$10$2');
 }
 
