@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import fs from 'fs-extra';
@@ -279,7 +279,10 @@ function runBash(text: string, root: string, env: Record<string, string>, namesp
   if (!namespace) return execa('/bin/bash', ['-euo', 'pipefail', '-c', text], options);
   const [command, args] = inPrivateMountNamespace(
     [
+      // A checkout under one of them (a clone in /tmp) stays where it is: the copies link its node_modules.
+      'case "$3" in /opt/*|/srv/*|/tmp/*) /usr/bin/mkdir -p "$1/.source-checkout" && /usr/bin/mount --bind "$3" "$1/.source-checkout" || exit 1 ;; esac',
       'for d in opt srv tmp; do /usr/bin/mount --bind "$1/$d" "/$d" || exit 1; done',
+      'case "$3" in /opt/*|/srv/*|/tmp/*) /usr/bin/mkdir -p "$3" && /usr/bin/mount --bind "$1/.source-checkout" "$3" || exit 1 ;; esac',
       // The reference plugins' records of which disk a volumes dir is on (/var/lib/<plugin>/volumes-dirs/),
       // the run's own too: the volumes dirs of this /tmp exist nowhere else, and another test's clean-up of
       // records of gone temp dirs (the global teardown, here a generated project's vitest) would take them.
@@ -288,7 +291,7 @@ function runBash(text: string, root: string, env: Record<string, string>, namesp
       'done',
       'exec /bin/bash -euo pipefail -c "$2"',
     ].join('\n'),
-    ['sh', root, text],
+    ['sh', root, text, realpathSync(REPO_ROOT)],
   );
   return execa(command, args, options);
 }
