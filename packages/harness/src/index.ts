@@ -22,7 +22,13 @@ export {
 } from './volume-specs/volume-spec.js';
 export { ClientState, type VolumeRecord, type ClientCreateRequest } from './agent/state/client-state.js';
 export { AgentStore, seedVolumes, type SeedVolume } from './agent/state/store.js';
-export { applyHostVolumeUpdates, staticHostVolumes, type HostVolumeConfig } from './agent/host-volumes.js';
+export {
+  applyHostVolumeUpdates,
+  hostVolumesObject,
+  staticHostVolumes,
+  type HostVolumeConfig,
+  type HostVolumeMap,
+} from './agent/host-volumes.js';
 export { DEFAULT_RESTORE_DEADLINE_MS } from './agent/restore.js';
 export { VolumeManager, type RestoreOutcome, type AgentLogLine } from './agent/client/host-volume-manager.js';
 export { simulateReboot, type RebootReport, type RebootScope } from './agent/reboot.js';

@@ -178,7 +178,7 @@ export class Agent {
       restoredAt: at,
       restoreWarnings: warnings,
       hostVolumes,
-      volumeStates: statesAfterNodeUpdate(previous?.volumeStates ?? {}, records.map(serverKey), hostVolumes),
+      volumeStates: statesAfterNodeUpdate(previous?.volumeStates ?? new Map(), records.map(serverKey), hostVolumes),
     }));
     for (const w of warnings) this.warn(w);
     // A state file that does not load stops dhv loudly, after doing what Nomad does (no dynamic volume published).
@@ -187,7 +187,7 @@ export class Agent {
       (outcome.error.code === 'STATE_CORRUPT' || outcome.error.code === 'STATE_UNREADABLE')
     )
       throw outcome.error;
-    const stateOf = (id: string) => facts.volumeStates[id] ?? 'pending';
+    const stateOf = (id: string) => facts.volumeStates.get(id) ?? 'pending';
     return {
       nodeId: this.nodeId,
       fingerprint,
@@ -225,7 +225,7 @@ export class Agent {
           ...(previous ?? {
             restoreWarnings: [],
             hostVolumes: staticHostVolumes(this.config.hostVolumes),
-            volumeStates: {},
+            volumeStates: new Map(),
           }),
           fingerprint,
           fingerprintedAt: new Date().toISOString(),
@@ -300,7 +300,8 @@ export class Agent {
       await this.manager().delete(deleteRequestFor(record));
       await this.store.updateNodeFacts((f) => {
         const facts = f ?? this.emptyFacts();
-        const { [record.ID]: _gone, ...volumeStates } = facts.volumeStates;
+        const volumeStates = new Map(facts.volumeStates);
+        volumeStates.delete(record.ID);
         return { ...facts, volumeStates };
       });
       return view;
@@ -319,7 +320,7 @@ export class Agent {
   async volumes(): Promise<HostVolume[]> {
     const [records, facts] = await Promise.all([this.state.list(), this.store.nodeFacts()]);
     const failures = await this.store.health.judge(records);
-    return records.map((r) => toHostVolume(r, facts?.volumeStates[r.ID] ?? 'pending', failures.get(r.ID)));
+    return records.map((r) => toHostVolume(r, facts?.volumeStates.get(r.ID) ?? 'pending', failures.get(r.ID)));
   }
 
   /** The node as the servers see it: attributes from the last fingerprint, `HostVolumes` as the node last reported them. */
@@ -347,14 +348,14 @@ export class Agent {
       const facts = f ?? this.emptyFacts();
       return {
         ...facts,
-        volumeStates: { ...facts.volumeStates, [id]: stateAfterUpsert(record.CreateReq.Name, facts.hostVolumes) },
+        volumeStates: new Map(facts.volumeStates).set(id, stateAfterUpsert(record.CreateReq.Name, facts.hostVolumes)),
       };
     });
-    return toHostVolume(record, facts.volumeStates[id] ?? 'pending');
+    return toHostVolume(record, facts.volumeStates.get(id) ?? 'pending');
   }
 
   private async stateOf(id: string): Promise<VolumeState> {
-    return (await this.store.nodeFacts())?.volumeStates[id] ?? 'pending';
+    return (await this.store.nodeFacts())?.volumeStates.get(id) ?? 'pending';
   }
 
   /** The node tells the servers about changed volumes; they recompute every volume's state on this node. */

@@ -1,5 +1,5 @@
 import type { AgentConfig } from '../config/agent-config.js';
-import { staticHostVolumes, type HostVolumeConfig } from './host-volumes.js';
+import { hostVolumesObject, staticHostVolumes, type HostVolumeConfig } from './host-volumes.js';
 import { describeNode, nodeAttributes } from './node-description.js';
 import type { Fingerprint } from './plugins.js';
 import type { NodeFacts } from './state/node-facts.js';
@@ -39,7 +39,7 @@ export function unstartedNodeFacts(config: Pick<AgentConfig, 'hostVolumes'>): No
     fingerprintedAt: '',
     restoreWarnings: [],
     hostVolumes: staticHostVolumes(config.hostVolumes),
-    volumeStates: {},
+    volumeStates: new Map(),
   };
 }
 
@@ -47,10 +47,10 @@ export function unstartedNodeFacts(config: Pick<AgentConfig, 'hostVolumes'>): No
 export function nodeStatus(config: AgentConfig, nodeId: string, facts: NodeFacts, volumes: HostVolume[]): NodeStatus {
   const node = describeNode(config);
   const shadowed = config.hostVolumes
-    .filter((s) => (facts.hostVolumes[s.name]?.ID ?? '') !== '')
+    .filter((s) => (facts.hostVolumes.get(s.name)?.ID ?? '') !== '')
     .map(
       (s) =>
-        `dynamic host volume "${s.name}" (${facts.hostVolumes[s.name]!.ID}) replaces the static host volume of the same name at ${s.path}`,
+        `dynamic host volume "${s.name}" (${facts.hostVolumes.get(s.name)!.ID}) replaces the static host volume of the same name at ${s.path}`,
     );
   return {
     node: {
@@ -65,7 +65,7 @@ export function nodeStatus(config: AgentConfig, nodeId: string, facts: NodeFacts
       Attributes: nodeAttributes(node, facts.fingerprint.attributes),
       Meta: node.meta,
       Drivers: {},
-      HostVolumes: facts.hostVolumes,
+      HostVolumes: hostVolumesObject(facts.hostVolumes),
     },
     skippedPlugins: facts.fingerprint.skipped,
     volumes,

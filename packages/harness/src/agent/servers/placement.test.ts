@@ -24,8 +24,10 @@ const node: PlacementNode = {
     },
     fingerprintedAt: '',
     restoreWarnings: [],
-    hostVolumes: { taken: { Name: 'taken', Path: '/x', ReadOnly: false, ID: 'e3b0c442-98fc-1c14-9afb-f4c8996fb924' } },
-    volumeStates: {},
+    hostVolumes: new Map([
+      ['taken', { Name: 'taken', Path: '/x', ReadOnly: false, ID: 'e3b0c442-98fc-1c14-9afb-f4c8996fb924' }],
+    ]),
+    volumeStates: new Map(),
   },
 };
 

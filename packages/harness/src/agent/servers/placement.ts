@@ -67,10 +67,10 @@ export function placementProblem(spec: VolumeSpec, node: PlacementNode): AgentEr
     return place(`node ${node.nodeId} is not feasible for volume`, unmet.join('\n'), { unmet });
   }
   const poolMismatch = spec.nodePool !== '' && spec.nodePool !== node.nodePool;
-  const existing = !poolMismatch && spec.name in node.facts.hostVolumes ? 1 : 0;
+  const existing = !poolMismatch && node.facts.hostVolumes.has(spec.name) ? 1 : 0;
   const infeasible = !poolMismatch && existing === 0 && unmet.length > 0 ? 1 : 0;
   if (!poolMismatch && existing === 0 && infeasible === 0) return undefined;
-  const holder = node.facts.hostVolumes[spec.name]?.ID;
+  const holder = node.facts.hostVolumes.get(spec.name)?.ID;
   const hint = poolMismatch
     ? `This node is in pool "${node.nodePool}", not "${spec.nodePool}"; leave node_pool out or use --node-pool.`
     : existing

@@ -1,5 +1,5 @@
 import type { HostVolumeMap } from '../host-volumes.js';
-import type { VolumeState } from '../state/node-facts.js';
+import type { VolumeState, VolumeStates } from '../state/node-facts.js';
 
 /**
  * Nomad's servers on every node update: a volume whose name the node reports is
@@ -8,22 +8,22 @@ import type { VolumeState } from '../state/node-facts.js';
  * all changes nothing.
  */
 export function statesAfterNodeUpdate(
-  states: Record<string, VolumeState>,
+  states: VolumeStates,
   volumes: ReadonlyArray<{ ID: string; Name: string }>,
   hostVolumes: HostVolumeMap,
-): Record<string, VolumeState> {
-  if (Object.keys(hostVolumes).length === 0) return states;
-  const next = { ...states };
+): VolumeStates {
+  if (hostVolumes.size === 0) return states;
+  const next = new Map(states);
   for (const v of volumes) {
-    const current = next[v.ID] ?? 'pending';
-    if (v.Name in hostVolumes) next[v.ID] = 'ready';
-    else if (current === 'ready') next[v.ID] = 'unavailable';
-    else next[v.ID] = current;
+    const current = next.get(v.ID) ?? 'pending';
+    if (hostVolumes.has(v.Name)) next.set(v.ID, 'ready');
+    else if (current === 'ready') next.set(v.ID, 'unavailable');
+    else next.set(v.ID, current);
   }
   return next;
 }
 
 /** The servers write a volume after the client answered: `ready` when the node already reports its name, `pending` otherwise. */
 export function stateAfterUpsert(name: string, hostVolumes: HostVolumeMap): VolumeState {
-  return name in hostVolumes ? 'ready' : 'pending';
+  return hostVolumes.has(name) ? 'ready' : 'pending';
 }

@@ -113,6 +113,26 @@ export async function readRegularFile(path: string): Promise<string> {
   }
 }
 
+/**
+ * The same, synchronously, for one large file a command reads once and needs before it
+ * can go on (the node's facts): one read instead of the chunks of an asynchronous one.
+ */
+export function readRegularFileSync(path: string): string {
+  let fd: number;
+  try {
+    fd = openSync(path, READ_FLAGS);
+  } catch (err) {
+    refusedLink(path, err);
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) throw new NotARegularFileError(path, describe(stats));
+    return readFileSync(fd, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** One buffer for every small state file read synchronously: reading thousands of them allocates nothing per file. */
 let scratch = Buffer.allocUnsafe(64 * 1024);
 

@@ -2,8 +2,8 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { withVolumeLock } from '@dhv/sdk';
 import { AgentError } from '../../errors/agent-error.js';
-import { readRegularFile, writeFileDurably } from './durable-file.js';
-import type { HostVolumeMap } from '../host-volumes.js';
+import { readRegularFileSync, writeFileDurably } from './durable-file.js';
+import type { HostVolumeConfig, HostVolumeMap } from '../host-volumes.js';
 import type { Fingerprint } from '../plugins.js';
 import { stateLayout } from './layout.js';
 
@@ -23,8 +23,11 @@ export interface NodeFacts {
   restoredAt?: string | undefined;
   restoreWarnings: string[];
   hostVolumes: HostVolumeMap;
-  volumeStates: Record<string, VolumeState>;
+  volumeStates: VolumeStates;
 }
+
+/** The state of each of the node's volumes, by volume ID. */
+export type VolumeStates = ReadonlyMap<string, VolumeState>;
 
 export function nodeFactsFile(dataDir: string): string {
   return stateLayout(dataDir).nodeFacts;
@@ -32,19 +35,77 @@ export function nodeFactsFile(dataDir: string): string {
 
 export async function loadNodeFacts(dataDir: string): Promise<NodeFacts | undefined> {
   try {
-    const facts = JSON.parse(await readRegularFile(nodeFactsFile(dataDir))) as Partial<NodeFacts>;
-    if (!facts.fingerprint) return undefined;
-    return { restoreWarnings: [], hostVolumes: {}, volumeStates: {}, fingerprintedAt: '', ...facts } as NodeFacts;
+    return decodeNodeFacts(JSON.parse(readRegularFileSync(nodeFactsFile(dataDir))));
   } catch {
     // Missing or unreadable: only what the node last reported is lost, and the agent starts again.
     return undefined;
   }
 }
 
+/**
+ * `node.json` as written (format 2): the node's map as one `[name, path, read only, ID]` per
+ * volume (the volume's own name appended only when it differs from its key) and the
+ * servers' states as one list of volume IDs per state. Lists, not objects keyed by name
+ * or ID: for 10,000 volumes they parse in half the time.
+ */
+interface NodeFactsFile extends Omit<NodeFacts, 'hostVolumes' | 'volumeStates'> {
+  format: 2;
+  hostVolumes: HostVolumeRow[];
+  volumeStates: Partial<Record<VolumeState, string[]>>;
+}
+
+type HostVolumeRow = [name: string, path: string, readOnly: boolean, id: string, ownName?: string];
+
+/** `node.json` as an earlier dhv wrote it: both maps as objects. */
+interface NodeFactsFileV1 extends Omit<NodeFacts, 'hostVolumes' | 'volumeStates'> {
+  format?: undefined;
+  hostVolumes?: Record<string, HostVolumeConfig>;
+  volumeStates?: Record<string, VolumeState>;
+}
+
+const VOLUME_STATES: readonly VolumeState[] = ['pending', 'ready', 'unavailable'];
+
+function encodeNodeFacts(facts: NodeFacts): NodeFactsFile {
+  // forEach, not for-of with destructuring: these loops run once per process, before V8
+  // has optimised anything, where each destructuring walks an iterator.
+  const hostVolumes: HostVolumeRow[] = [];
+  facts.hostVolumes.forEach((v, name) =>
+    hostVolumes.push(v.Name === name ? [name, v.Path, v.ReadOnly, v.ID] : [name, v.Path, v.ReadOnly, v.ID, v.Name]),
+  );
+  const volumeStates: Partial<Record<VolumeState, string[]>> = {};
+  facts.volumeStates.forEach((state, id) => (volumeStates[state] ??= []).push(id));
+  return { ...facts, format: 2, hostVolumes, volumeStates };
+}
+
+function decodeNodeFacts(file: Partial<NodeFactsFile> | Partial<NodeFactsFileV1>): NodeFacts | undefined {
+  if (!file.fingerprint) return undefined;
+  const { format, hostVolumes, volumeStates, ...rest } = file;
+  const facts = { restoreWarnings: [], fingerprintedAt: '', ...rest } as Omit<
+    NodeFacts,
+    'hostVolumes' | 'volumeStates'
+  >;
+  if (format !== 2) {
+    const v1 = file as Partial<NodeFactsFileV1>;
+    return {
+      ...facts,
+      hostVolumes: new Map(Object.entries(v1.hostVolumes ?? {})),
+      volumeStates: new Map(Object.entries(v1.volumeStates ?? {})),
+    };
+  }
+  const rows = hostVolumes ?? [];
+  const lists = (volumeStates ?? {}) as NodeFactsFile['volumeStates'];
+  if (!Array.isArray(rows) || !rows.every(Array.isArray) || typeof lists !== 'object') return undefined;
+  const map = new Map<string, HostVolumeConfig>();
+  for (const row of rows) map.set(row[0], { Name: row[4] ?? row[0], Path: row[1], ReadOnly: row[2], ID: row[3] });
+  const states = new Map<string, VolumeState>();
+  for (const state of VOLUME_STATES) for (const id of lists[state] ?? []) states.set(id, state);
+  return { ...facts, hostVolumes: map, volumeStates: states };
+}
+
 export async function saveNodeFacts(dataDir: string, facts: NodeFacts): Promise<void> {
   try {
     await mkdir(stateLayout(dataDir).client, { recursive: true, mode: 0o700 });
-    await writeFileDurably(nodeFactsFile(dataDir), `${JSON.stringify(facts)}\n`);
+    await writeFileDurably(nodeFactsFile(dataDir), `${JSON.stringify(encodeNodeFacts(facts))}\n`);
   } catch (err) {
     const full = (err as NodeJS.ErrnoException).code === 'ENOSPC';
     throw new AgentError(
