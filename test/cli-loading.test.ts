@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { copyFile, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { execa } from 'execa';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DHV_BIN, REPO_ROOT, runDhv, tempDir, removeTempDir } from './support/kit.js';
@@ -21,7 +22,10 @@ afterEach(async () => {
   await removeTempDir(dir);
 });
 
-/** The modules a `dhv` run imports (ES modules, as resolved), seen through a loader hook. */
+/**
+ * The modules a `dhv` run loads, as resolved: ES modules seen through a loader hook, and
+ * CommonJS ones (the bundle's command modules are) through a preload that watches require.
+ */
 async function modulesImportedBy(args: string[]): Promise<{ exitCode: number | null; modules: string[] }> {
   const hook = join(dir, 'hook.mjs');
   await writeFile(
@@ -33,8 +37,16 @@ async function modulesImportedBy(args: string[]): Promise<{ exitCode: number | n
     register,
     `import { register } from 'node:module';\nregister(${JSON.stringify(`file://${hook}`)});\n`,
   );
+  const requires = join(dir, 'requires.cjs');
+  await writeFile(
+    requires,
+    `const Module = require('node:module');\nconst load = Module._load;\n` +
+      `Module._load = function (request, parent, isMain) {\n` +
+      `  try { process.stderr.write('IMPORT file://' + Module._resolveFilename(request, parent, isMain) + '\\n'); } catch {}\n` +
+      `  return load.apply(this, arguments);\n};\n`,
+  );
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', register, DHV_BIN, ...args], {
+    const child = spawn(process.execPath, ['--require', requires, '--import', register, DHV_BIN, ...args], {
       env: { ...process.env, NO_COLOR: '1', DHV_DATA_DIR: join(dir, 'data') },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -63,11 +75,14 @@ async function commandModules(modules: string[]): Promise<string[]> {
   };
   const names = new Map<string, string>();
   for (const { relativePath } of Object.values(manifest.commands)) {
-    const name = relativePath.slice(relativePath.indexOf('commands') + 1).join('/');
+    const name = relativePath
+      .slice(relativePath.indexOf('commands') + 1)
+      .join('/')
+      .replace(/\.c?js$/, '');
     names.set(join(HARNESS, ...relativePath), name);
-    names.set(join(HARNESS, 'dist/commands', name), name);
+    names.set(join(HARNESS, 'dist/commands', `${name}.js`), name);
   }
-  names.set(join(HARNESS, 'dist/commands/index.js'), 'index.js');
+  names.set(join(HARNESS, 'dist/commands/index.js'), 'index');
   return [...new Set(modules.flatMap((m) => names.get(m) ?? []))].sort();
 }
 
@@ -75,7 +90,7 @@ describe('dhv start-up', () => {
   it('imports the module of the command that runs and no other command', async () => {
     const status = await modulesImportedBy(['volume', 'status']);
     expect(status.exitCode).toBe(0);
-    expect(await commandModules(status.modules)).toEqual(['volume/status.js']);
+    expect(await commandModules(status.modules)).toEqual(['volume/status']);
     // From the bundle alone: no compiled module of the harness is loaded as it is.
     const { dhvCli } = JSON.parse(await readFile(MANIFEST, 'utf8')) as { dhvCli: string };
     const dist = status.modules.filter((m) => m.startsWith(join(HARNESS, 'dist/')));
@@ -110,6 +125,44 @@ describe('dhv start-up', () => {
     expect(rewritten.dhvBuild).toBe((JSON.parse(real) as { dhvBuild?: string }).dhvBuild);
     // Bundled again, into a bundle of its own (the one a dhv started before may still be loading from).
     expect(rewritten.dhvCli).not.toBe((JSON.parse(real) as { dhvCli: string }).dhvCli);
-    await stat(join(HARNESS, rewritten.dhvCli, 'cli.js'));
+    await stat(join(HARNESS, rewritten.dhvCli, 'cli.cjs'));
+  });
+
+  it("keeps V8's compiled code beside the bundle, and a cache V8 refuses is only written again", async () => {
+    // A copy of the bundle of its own, so no rebuild by another test's dhv changes it meanwhile.
+    const { dhvCli } = JSON.parse(await readFile(MANIFEST, 'utf8')) as { dhvCli: string };
+    const bundle = join(dir, 'cli.cjs');
+    await copyFile(join(HARNESS, dhvCli, 'cli.cjs'), bundle);
+    const cache = `${bundle}.v8-cache`;
+    const load = () =>
+      execa(
+        process.execPath,
+        [
+          '--input-type=module',
+          '-e',
+          `const { loadBundle } = await import(${JSON.stringify(join(HARNESS, 'bin/load-bundle.js'))});\n` +
+            `if (typeof loadBundle(${JSON.stringify(bundle)}).execute !== 'function') process.exit(3);`,
+        ],
+        { reject: false },
+      );
+    const first = await load();
+    expect(first.exitCode, first.stderr).toBe(0);
+    const made = await readFile(cache);
+    expect(made.length).toBeGreaterThan(10_000);
+
+    await writeFile(cache, 'not a code cache');
+    const refused = await load();
+    expect(refused.exitCode, refused.stderr).toBe(0);
+    expect(refused.stderr).toBe('');
+    const written = await readFile(cache);
+    expect(written.toString('latin1')).not.toBe('not a code cache');
+    expect(written.length).toBeGreaterThan(10_000);
+
+    // Taken as it is by the next run, which writes nothing.
+    const { mtimeMs } = await stat(cache);
+    const again = await load();
+    expect(again.exitCode, again.stderr).toBe(0);
+    expect((await stat(cache)).mtimeMs).toBe(mtimeMs);
+    expect(await readFile(cache)).toEqual(written);
   });
 });

@@ -1,17 +1,18 @@
 // The dhv CLI as it runs: the compiled commands bundled by esbuild into dist/cli/<id>/, and
 // the oclif manifest (oclif.manifest.json beside package.json) that points oclif at them.
 //
-// The bundle mirrors dist/: dist/cli/<id>/cli.js (oclif's entry), commands/<topic>/<name>.js
-// (one entry per command) and hooks/, split into shared chunks, so a run reads a handful of
-// files instead of ~400 modules, and oclif and each module are loaded once. The manifest
-// carries every command's flags, args and help, so `dhv <command>` imports only that
-// command's entry and `dhv help` none.
+// The bundle is one CommonJS file, dist/cli/<id>/cli.cjs: oclif's entry (dist/cli.js) and
+// every command and hook, each command's code run only when it is asked for. Beside it,
+// commands/<topic>/<name>.cjs and hooks/<name>.cjs, one line each, are what oclif loads:
+// each asks the bundle for its own command or hook. One file, not ~400 modules, and one
+// that V8 can keep compiled (bin/load-bundle.js). The manifest carries every command's
+// flags, args and help, so `dhv <command>` runs only that command's code and `dhv help` none.
 //
 // Written by the build (`npm run build`, after tsc). bin/run.js writes both again when the
 // compiled packages are newer than the manifest (a `tsc -b` without the rest of the build),
 // so what runs is never stale.
-import { readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, relative as relativePath } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -31,13 +32,6 @@ const BUNDLES = ['dist', 'cli'];
  */
 const EXTERNAL = ['esbuild', 'postject', 'fast-check', 'typescript'];
 /**
- * The bundle is ES modules; the CommonJS inside it (oclif and its dependencies) still calls
- * require() for node built-ins and for files it finds at run time.
- */
-const BANNER =
-  "import { createRequire as __dhvCreateRequire } from 'node:module';\nconst require = __dhvCreateRequire(import.meta.url);";
-
-/**
  * oclif requires semver only to warn when Node is older than its engines, reading its own
  * package.json beside `__dirname`, which a bundle (ES modules) does not have: the check
  * cannot run here, so semver (70 KB that every dhv would parse and run) is left out.
@@ -50,6 +44,43 @@ const withoutSemver = {
     b.onLoad({ filter: /.*/, namespace: 'dhv-left-out' }, () => ({ contents: 'module.exports = {};' }));
   },
 };
+
+/**
+ * The bundle runs from V8's code cache (bin/load-bundle.js), where Node 20 cannot take an
+ * `import()` (it fails, "A dynamic import callback was not specified"). So the bundle has
+ * none: esbuild writes each `import()` of its own code as a `require()` (`supported`
+ * below), and oclif's, which load ES modules from other packages (an ES module plugin such
+ * as @oclif/plugin-autocomplete, tsx for a TypeScript project), call `__dhvImport`, a real
+ * `import()` that bin/load-bundle.js passes in from outside the cached code (BANNER).
+ */
+const IMPORT_CALL = /\bimport\((?!\))/g;
+const importsFromOutside = {
+  name: 'dhv-imports-from-outside',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/](@oclif[\\/]core|lilconfig)[\\/].*\.js$/ }, async (args) => ({
+      contents: (await readFile(args.path, 'utf8')).replace(IMPORT_CALL, '__dhvImport('),
+      loader: 'js',
+    }));
+  },
+};
+
+/**
+ * The bundle's first line: what createRequire(import.meta.url) resolves from (the bundle's
+ * place), and `__dhvImport`: bin/load-bundle.js's, or, when the bundle is required as it is
+ * (a command module of a newer bundle than the one this dhv loaded, a rebuild having
+ * rewritten the manifest meanwhile), Node's own, which works outside the code cache.
+ */
+const BANNER =
+  "const __dhvBundleUrl = require('node:url').pathToFileURL(__filename).href;" +
+  "const __dhvImport = typeof __dhvImportOutside === 'function' ? __dhvImportOutside : (specifier) => import(specifier);";
+
+/** Fails the build when an `import()` is left in the bundle (see importsFromOutside). */
+function assertNoImportCall(source, file) {
+  const at = source.search(IMPORT_CALL);
+  if (at === -1) return;
+  const line = source.slice(0, at).split('\n').length;
+  throw new Error(`${file}:${line}: the bundle has an import() call, which fails when run from V8's code cache`);
+}
 
 /** What identifies one compile of the packages, or undefined outside a source tree (an installed package). */
 export async function buildStamp() {
@@ -89,29 +120,68 @@ async function makeManifest(pjson) {
   return { commands, version: plugin.version };
 }
 
-/** Bundles `entries` (name → file under dist/) into a new directory under dist/cli/ and returns its path from ROOT. */
-async function bundle(entries) {
+/** The bundle's one file (bin/load-bundle.js loads it). */
+export const BUNDLE_FILE = 'cli.cjs';
+/**
+ * Where bin/load-bundle.js leaves the bundle it loaded (a global symbol), for the command
+ * and hook modules: oclif reads the manifest again, and a dhv building meanwhile may have
+ * pointed it at a newer bundle, whose own copy of oclif would not know this one's errors.
+ */
+export const LOADED_BUNDLE = 'dhv.loadedBundle';
+
+/**
+ * Bundles oclif's `execute`, the commands (`commands`: id → file under dist/) and the hooks
+ * (`hooks`: oclif path → file under dist/) into one CommonJS file in a new directory under
+ * dist/cli/, beside one small module per command and hook that oclif loads, each asking the
+ * bundle this dhv loaded (else its own) for its command or hook. Each command's code runs
+ * only when its module is loaded. Returns the directory's path from ROOT.
+ */
+async function bundle(commands, hooks) {
   const { build } = await import('esbuild');
   const id = `${Date.now().toString(36)}-${process.pid}`;
   const relative = [...BUNDLES, id];
   const temp = join(ROOT, ...BUNDLES, `.${id}.tmp`);
+  const lazy = (files) =>
+    `{\n${Object.entries(files)
+      .map(([key, file]) => `  ${JSON.stringify(key)}: () => require(${JSON.stringify(`./${file}.js`)}).default,`)
+      .join('\n')}\n}`;
   try {
     await build({
-      entryPoints: Object.fromEntries(Object.entries(entries).map(([name, file]) => [name, join(DIST, `${file}.js`)])),
-      outdir: temp,
+      stdin: {
+        contents: `export { execute } from './cli.js';\nexport const commands = ${lazy(commands)};\nexport const hooks = ${lazy(hooks)};\n`,
+        resolveDir: DIST,
+        sourcefile: 'dhv-cli.js',
+        loader: 'js',
+      },
+      outfile: join(temp, BUNDLE_FILE),
       bundle: true,
-      splitting: true,
-      format: 'esm',
+      format: 'cjs',
       platform: 'node',
       target: 'node20',
       // tsc's maps are read in, so the bundle's map to src/ (for --enable-source-maps).
       sourcemap: 'linked',
       sourcesContent: false,
       external: EXTERNAL,
+      // createRequire(import.meta.url) resolves packages from the bundle's place.
+      define: { 'import.meta.url': '__dhvBundleUrl' },
       banner: { js: BANNER },
-      plugins: [withoutSemver],
+      supported: { 'dynamic-import': false },
+      plugins: [withoutSemver, importsFromOutside],
       logLevel: 'error',
     });
+    assertNoImportCall((await readFile(join(temp, BUNDLE_FILE), 'utf8')).slice(BANNER.length), BUNDLE_FILE);
+    const stub = async (path, kind, key, exported) => {
+      const own = relativePath(dirname(join(temp, path)), join(temp, BUNDLE_FILE)).replace(/^(?!\.)/, './');
+      await mkdir(dirname(join(temp, path)), { recursive: true });
+      await writeFile(
+        join(temp, path),
+        `const loaded = globalThis[Symbol.for(${JSON.stringify(LOADED_BUNDLE)})]?.${kind}[${JSON.stringify(key)}];\n` +
+          `${exported} = (loaded ?? require(${JSON.stringify(own)}).${kind}[${JSON.stringify(key)}])();\n`,
+      );
+    };
+    for (const [commandId, file] of Object.entries(commands))
+      await stub(`${file}.cjs`, 'commands', commandId, 'module.exports');
+    for (const [hook, file] of Object.entries(hooks)) await stub(`${file}.cjs`, 'hooks', hook, 'exports.default');
     // Renamed whole, so a dhv starting meanwhile never sees half a bundle.
     await rename(temp, join(ROOT, ...relative));
   } finally {
@@ -129,14 +199,17 @@ export async function buildCli() {
   const pjson = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8'));
   const dhvBuild = await buildStamp();
   const { commands, version } = await makeManifest(pjson);
-  const entries = { cli: 'cli' };
-  for (const command of Object.values(commands))
-    entries[distEntry(command.relativePath.join('/'))] = distEntry(command.relativePath.join('/'));
+  const commandFiles = Object.fromEntries(
+    Object.entries(commands).map(([id, command]) => [id, distEntry(command.relativePath.join('/'))]),
+  );
+  const hookFiles = {};
   for (const hooks of Object.values(pjson.oclif.hooks ?? {}))
-    for (const hook of [hooks].flat()) entries[distEntry(hook)] = distEntry(hook);
-  const cli = await bundle(entries);
-  for (const command of Object.values(commands))
-    command.relativePath = [...cli.split('/'), ...command.relativePath.slice(1)];
+    for (const hook of [hooks].flat()) hookFiles[hook] = distEntry(hook);
+  const cli = await bundle(commandFiles, hookFiles);
+  for (const [id, command] of Object.entries(commands)) {
+    command.relativePath = [...cli.split('/'), ...`${commandFiles[id]}.cjs`.split('/')];
+    command.isESM = false;
+  }
   const manifest = { commands, version, dhvBuild, dhvCli: cli };
   const temp = `${MANIFEST}.${process.pid}.tmp`;
   await writeFile(temp, `${JSON.stringify(manifest, null, 2)}\n`);

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { ROOT, buildCli, buildStamp, readManifest } from './build-cli.js';
+import { BUNDLE_FILE, ROOT, buildCli, buildStamp, readManifest } from './build-cli.js';
+import { loadBundle } from './load-bundle.js';
 
 /**
  * dhv runs from its bundle (dist/cli/<id>/, made by the build with the manifest that points
- * at it): oclif loads only the entry of the command that runs, and the manifest carries
+ * at it): oclif loads only the module of the command that runs, and the manifest carries
  * every command's help. Without a usable bundle it runs the compiled files as they are,
  * from the explicit list in package.json (dist/commands/index.js, which imports them all).
  */
@@ -17,8 +17,8 @@ async function start() {
     const { execute } = await import('@oclif/core');
     return execute({ loadOptions: { root: ROOT, pjson } });
   }
-  const { execute } = await import(pathToFileURL(join(ROOT, cli, 'cli.js')).href);
-  const inBundle = (path) => `./${cli}/${path.replace(/^\.\/dist\//, '')}`;
+  const { execute } = loadBundle(join(ROOT, cli, BUNDLE_FILE));
+  const inBundle = (path) => `./${cli}/${path.replace(/^\.\/dist\//, '').replace(/\.js$/, '.cjs')}`;
   const hooks = Object.fromEntries(
     Object.entries(pjson.oclif.hooks ?? {}).map(([event, paths]) => [event, [paths].flat().map(inBundle)]),
   );
@@ -34,7 +34,7 @@ async function start() {
 async function currentBundle() {
   const stamp = await buildStamp();
   const manifest = await readManifest();
-  const made = manifest?.dhvCli && existsSync(join(ROOT, manifest.dhvCli, 'cli.js'));
+  const made = manifest?.dhvCli && existsSync(join(ROOT, manifest.dhvCli, BUNDLE_FILE));
   if (made && (stamp === undefined || manifest.dhvBuild === stamp)) return manifest.dhvCli;
   if (stamp === undefined) return undefined;
   return buildCli().then(
