@@ -114,10 +114,10 @@ export async function readRegularFile(path: string): Promise<string> {
 }
 
 /**
- * The same, synchronously, for one large file a command reads once and needs before it
- * can go on (the node's facts): one read instead of the chunks of an asynchronous one.
+ * Reads a regular file synchronously, as `readRegularFile` refuses a link, a FIFO or a
+ * folder: `read` gets the open descriptor and its size.
  */
-export function readRegularFileSync(path: string): string {
+function withRegularFileSync(path: string, read: (fd: number, size: number) => string): string {
   let fd: number;
   try {
     fd = openSync(path, READ_FLAGS);
@@ -127,10 +127,18 @@ export function readRegularFileSync(path: string): string {
   try {
     const stats = fstatSync(fd);
     if (!stats.isFile()) throw new NotARegularFileError(path, describe(stats));
-    return readFileSync(fd, 'utf8');
+    return read(fd, stats.size);
   } finally {
     closeSync(fd);
   }
+}
+
+/**
+ * The same, synchronously, for one large file a command reads once and needs before it
+ * can go on (the node's facts): one read instead of the chunks of an asynchronous one.
+ */
+export function readRegularFileSync(path: string): string {
+  return withRegularFileSync(path, (fd) => readFileSync(fd, 'utf8'));
 }
 
 /** One buffer for every small state file read synchronously: reading thousands of them allocates nothing per file. */
@@ -143,21 +151,11 @@ let scratch = Buffer.allocUnsafe(64 * 1024);
  * cost 10,000 strings and nothing else for the garbage collector.
  */
 export function readSmallRegularFileSync(path: string): string {
-  let fd: number;
-  try {
-    fd = openSync(path, READ_FLAGS);
-  } catch (err) {
-    refusedLink(path, err);
-  }
-  try {
-    const stats = fstatSync(fd);
-    if (!stats.isFile()) throw new NotARegularFileError(path, describe(stats));
+  return withRegularFileSync(path, (fd, size) => {
     // One byte more than the size says, so a file that grew since is seen and read whole.
-    if (stats.size + 1 > scratch.length) scratch = Buffer.allocUnsafe(Math.max(stats.size + 1, scratch.length * 2));
+    if (size + 1 > scratch.length) scratch = Buffer.allocUnsafe(Math.max(size + 1, scratch.length * 2));
     const read = readSync(fd, scratch, 0, scratch.length, 0);
     if (read === scratch.length) return readFileSync(fd, 'utf8');
     return scratch.toString('utf8', 0, read);
-  } finally {
-    closeSync(fd);
-  }
+  });
 }
