@@ -90,7 +90,7 @@ export async function buildStamp() {
 }
 
 /** The package's own file for an oclif path in package.json (`./dist/hooks/x.js`), relative to dist/, without `.js`. */
-function distEntry(path) {
+export function distEntry(path) {
   const relative = path.replace(/^\.\//, '');
   if (!relative.startsWith('dist/') || !relative.endsWith('.js'))
     throw new Error(`${path}: an oclif module of dhv must be a compiled file under dist/`);
@@ -115,13 +115,18 @@ async function makeManifest(pjson) {
     const module = await import(pathToFileURL(join(ROOT, ...relativePath)).href).catch(() => ({}));
     if (module.default !== COMMANDS[id])
       throw new Error(`command ${id}: ${relativePath.join('/')} must export as default the class COMMANDS lists`);
-    commands[id] = { ...cached, isESM: true, relativePath };
+    commands[id] = { ...cached, relativePath };
   }
   return { commands, version: plugin.version };
 }
 
 /** The bundle's one file (bin/load-bundle.js loads it). */
 export const BUNDLE_FILE = 'cli.cjs';
+
+/** The module oclif loads for the compiled `dist/<file>.js`, as a path in the bundle's folder. */
+export function moduleInBundle(file) {
+  return `${file}.cjs`;
+}
 /**
  * Where bin/load-bundle.js leaves the bundle it loaded (a global symbol), for the command
  * and hook modules: oclif reads the manifest again, and a dhv building meanwhile may have
@@ -180,8 +185,9 @@ async function bundle(commands, hooks) {
       );
     };
     for (const [commandId, file] of Object.entries(commands))
-      await stub(`${file}.cjs`, 'commands', commandId, 'module.exports');
-    for (const [hook, file] of Object.entries(hooks)) await stub(`${file}.cjs`, 'hooks', hook, 'exports.default');
+      await stub(moduleInBundle(file), 'commands', commandId, 'module.exports');
+    for (const [hook, file] of Object.entries(hooks))
+      await stub(moduleInBundle(file), 'hooks', hook, 'exports.default');
     // Renamed whole, so a dhv starting meanwhile never sees half a bundle.
     await rename(temp, join(ROOT, ...relative));
   } finally {
@@ -207,7 +213,7 @@ export async function buildCli() {
     for (const hook of [hooks].flat()) hookFiles[hook] = distEntry(hook);
   const cli = await bundle(commandFiles, hookFiles);
   for (const [id, command] of Object.entries(commands)) {
-    command.relativePath = [...cli.split('/'), ...`${commandFiles[id]}.cjs`.split('/')];
+    command.relativePath = [...cli.split('/'), ...moduleInBundle(commandFiles[id]).split('/')];
     command.isESM = false;
   }
   const manifest = { commands, version, dhvBuild, dhvCli: cli };

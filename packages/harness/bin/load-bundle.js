@@ -30,9 +30,7 @@ export function loadBundle(file) {
   script
     .runInThisContext()
     .call(module.exports, module.exports, createRequire(file), module, file, dirname(file), importFromOutside);
-  module.loaded = true;
-  // oclif requires the bundle again through each command's module: it gets this one.
-  Module._cache[file] = module;
+  // Each command's and hook's module takes its own from here (bin/build-cli.js).
   globalThis[Symbol.for(LOADED_BUNDLE)] = module.exports;
   if (cachedData === undefined || script.cachedDataRejected) process.once('exit', () => writeCache(script, cacheFile));
   return module.exports;

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BUNDLE_FILE, ROOT, buildCli, buildStamp, readManifest } from './build-cli.js';
+import { BUNDLE_FILE, ROOT, buildCli, buildStamp, distEntry, moduleInBundle, readManifest } from './build-cli.js';
 import { loadBundle } from './load-bundle.js';
 
 /**
@@ -18,7 +18,7 @@ async function start() {
     return execute({ loadOptions: { root: ROOT, pjson } });
   }
   const { execute } = loadBundle(join(ROOT, cli, BUNDLE_FILE));
-  const inBundle = (path) => `./${cli}/${path.replace(/^\.\/dist\//, '').replace(/\.js$/, '.cjs')}`;
+  const inBundle = (path) => `./${cli}/${moduleInBundle(distEntry(path))}`;
   const hooks = Object.fromEntries(
     Object.entries(pjson.oclif.hooks ?? {}).map(([event, paths]) => [event, [paths].flat().map(inBundle)]),
   );

@@ -7,8 +7,10 @@ import type { HostVolumeConfig, HostVolumeMap } from '../host-volumes.js';
 import type { Fingerprint } from '../plugins.js';
 import { stateLayout } from './layout.js';
 
+const VOLUME_STATES = ['pending', 'ready', 'unavailable'] as const;
+
 /** A volume's state as Nomad's servers compute it from what the node reports. */
-export type VolumeState = 'pending' | 'ready' | 'unavailable';
+export type VolumeState = (typeof VOLUME_STATES)[number];
 
 /**
  * What the node has reported, as a real agent holds it in memory and the servers see it:
@@ -62,8 +64,6 @@ interface NodeFactsFileV1 extends Omit<NodeFacts, 'hostVolumes' | 'volumeStates'
   hostVolumes?: Record<string, HostVolumeConfig>;
   volumeStates?: Record<string, VolumeState>;
 }
-
-const VOLUME_STATES: readonly VolumeState[] = ['pending', 'ready', 'unavailable'];
 
 function encodeNodeFacts(facts: NodeFacts): NodeFactsFile {
   // forEach, not for-of with destructuring: these loops run once per process, before V8
