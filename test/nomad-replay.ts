@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -79,7 +79,10 @@ export async function applyLayout(root: string, recorder: string, layout: readon
         await mkdir(dirname(path), { recursive: true, mode: 0o755 });
         await rm(path, { force: true, recursive: true });
         const text = entry.body !== undefined ? pluginScript(recorder, entry.body) : (entry.content ?? '');
-        await writeFile(path, text, 'utf8');
+        // Written in one synchronous call: the cases run concurrently, and a child another
+        // case forks while this file is open for writing holds it open too, until it execs,
+        // so this case's exec of it would fail with ETXTBSY ("text file busy").
+        writeFileSync(path, text, 'utf8');
         await chmod(path, parseInt(entry.mode ?? '0755', 8));
         break;
       }
