@@ -402,6 +402,37 @@ describe.concurrent('dhv replay', () => {
     expect(replay.exitCode).toBe(0);
   });
 
+  it('stopped by SIGTERM in the middle of a call, kills the plugin, removes its sandbox and exits 143', async () => {
+    const dir = await newDir();
+    const gate = join(dir, 'gate');
+    makeGate(gate);
+    const plugin = join(dir, 'slow');
+    await writePlugin(
+      plugin,
+      `#!/bin/bash\n/bin/mkdir -p "$DHV_VOLUMES_DIR/$DHV_VOLUME_ID"\necho $$ > ${dir}/started\nread -t 60 _ < ${gate}\n`,
+    );
+    const trace = join(dir, 'calls.jsonl');
+    const call = { plugin: 'slow', argv: ['create'], env: createEnv('/opt/nomad'), exit: 0, stdout: '', stderr: '' };
+    await writeFile(trace, `${JSON.stringify(call)}\n`);
+    const tmp = join(dir, 'tmp');
+    await mkdir(tmp);
+    const replay = runDhv(['replay', trace, plugin], { env: { TMPDIR: tmp } });
+    try {
+      const pluginPid = Number(await waitForFile(join(dir, 'started')));
+      const [sandbox] = await readdir(tmp);
+      expect(existsSync(join(tmp, sandbox!, 'agent', 'volumes', VOLUME_ID))).toBe(true);
+      const dhvPid = Number(readFileSync(`/proc/${pluginPid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+      process.kill(dhvPid, 'SIGTERM');
+      const result = await replay;
+      expect(result.exitCode).toBe(143);
+      expect(alive(pluginPid)).toBe(false);
+      expect(await readdir(tmp)).toEqual([]);
+    } finally {
+      releaseGate(gate);
+      await replay;
+    }
+  });
+
   it('refuses a trace that is not one, as a usage mistake', async () => {
     const dir = await newDir();
     const file = join(dir, 'calls.jsonl');
