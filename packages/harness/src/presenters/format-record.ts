@@ -26,6 +26,8 @@ export function replayText(report: ReplayReport): string {
   const lines = [
     `Replayed ${report.calls} call(s) of ${report.pluginId} against ${report.plugin}: ` +
       `${report.same} same, ${report.differ} differ`,
+    `The plugin ran ${seconds(report.pluginMs)}` +
+      (report.recordedMs === null ? '' : `; when recorded, ${seconds(report.recordedMs)}`),
   ];
   const others = Object.entries(report.otherPlugins);
   if (others.length > 0)
@@ -40,6 +42,10 @@ export function replayText(report: ReplayReport): string {
   }
   for (const problem of report.cleanupProblems) lines.push(`warning: the sandbox was not fully removed: ${problem}`);
   return lines.join('\n');
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 }
 
 function oneLine(text: string): string {

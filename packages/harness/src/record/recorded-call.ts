@@ -50,9 +50,9 @@ export function outputFields(stream: 'stdout' | 'stderr', bytes: Buffer): Record
 
 /**
  * The calls of a trace: the JSON lines `dhv record` appends, or a real-agent scenario
- * (`{"steps": [{"plugin_calls": [...]}]}`). A line cut short (the recorder killed while
- * writing it) is the last line only; it is skipped and counted, anything else malformed
- * is an error naming its line.
+ * (`{"steps": [{"plugin_calls": [...]}]}`). A line that is not JSON (a recorder killed
+ * mid-write, or one whose disk filled, leaves a line cut short) is skipped and reported;
+ * a JSON line that is not a plugin call is an error naming its line.
  */
 export async function readTrace(file: string): Promise<{ calls: TraceCall[]; skipped: string[] }> {
   const text = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
@@ -62,15 +62,14 @@ export async function readTrace(file: string): Promise<{ calls: TraceCall[]; ski
   if (isScenario(whole)) return { calls: scenarioCalls(file, whole), skipped: [] };
   const calls: TraceCall[] = [];
   const skipped: string[] = [];
-  const lines = text.split('\n');
-  const last = lines.findLastIndex((line) => line.trim() !== '');
-  lines.forEach((line, index) => {
+  text.split('\n').forEach((line, index) => {
     if (line.trim() === '') return;
     const where = `line ${index + 1}`;
-    const parsed = recordedCallSchema.safeParse(parseJson(line));
-    if (parsed.success) calls.push({ call: parsed.data, where });
-    else if (index === last && !text.endsWith('\n')) skipped.push(`${where}: cut short (no newline at its end)`);
-    else throw badTrace(file, where, parsed.error);
+    const json = parseJson(line);
+    if (json === undefined) return skipped.push(`${where}: not JSON (a line cut short?)`);
+    const parsed = recordedCallSchema.safeParse(json);
+    if (!parsed.success) throw badTrace(file, where, parsed.error);
+    calls.push({ call: parsed.data, where });
   });
   return { calls, skipped };
 }
