@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { ENV } from '@dhv/sdk';
 import type { RecordedCall } from './recorded-call.js';
 
@@ -7,7 +7,8 @@ import type { RecordedCall } from './recorded-call.js';
  * What a replay changes in a recorded call, and changes back in the answer: the agent's
  * volumes and plugin dirs become folders of the sandbox, and the real-agent vectors'
  * placeholders (`<ROOT>`, `<NODE>`, `<VOL1>`, `<VOL1:short>`...) become a folder and
- * UUIDs a plugin accepts. Volume IDs a trace spells out are kept as they are.
+ * UUIDs a plugin accepts, and a created path elsewhere on the host a folder of the sandbox.
+ * Volume IDs a trace spells out are kept as they are.
  */
 export class PathMap {
   /** [recorded, sandbox], longest recorded text first, so `<ROOT>/volumes` wins over `<ROOT>`. */
@@ -69,6 +70,21 @@ export function pathMapFor(calls: readonly RecordedCall[], sandbox: string): { m
     }
     const uuid = uuidFor(name);
     pairs.push([`<${name}>`, uuid], [`<${name}:short>`, uuid.slice(0, 8)]);
+  }
+  // A created path outside every mapped folder (a registered volume's host_path, a plugin
+  // that answered a path elsewhere) is moved into the sandbox too: a replayed delete must
+  // never act on the host's own file.
+  const inside = new PathMap(pairs);
+  const recordedDirs = pairs.map(([recorded]) => recorded);
+  let outside = 0;
+  for (const call of calls) {
+    const created = call.env[ENV.createdPath];
+    if (created === undefined || !created.startsWith('/')) continue;
+    if (recordedDirs.some((d) => created === d || created.startsWith(`${d}/`)) || pairs.some(([r]) => r === created))
+      continue;
+    const folder = join(sandbox, `outside-${++outside}`);
+    folders.push(folder);
+    pairs.push([created, join(folder, inside.forward(basename(created)))]);
   }
   return { map: new PathMap(pairs), folders };
 }

@@ -79,6 +79,20 @@ describe("a replay's path map", () => {
     expect(map.backward('{"path":"/tmp/sb/volumes/v"}')).toBe('{"path":"/opt/nomad/volumes/v"}');
   });
 
+  it('moves a created path outside the recorded dirs (a registered host_path) into the sandbox', () => {
+    const { map, folders } = pathMapFor(
+      [
+        call('p', { DHV_VOLUMES_DIR: '/opt/v', DHV_CREATED_PATH: '/srv/registered-p' }),
+        call('p', { DHV_VOLUMES_DIR: '/opt/v', DHV_CREATED_PATH: '/opt/v/inside' }),
+      ],
+      '/tmp/sb',
+    );
+    expect(folders).toEqual(['/tmp/sb/volumes', '/tmp/sb/outside-1']);
+    expect(map.forward('/srv/registered-p')).toBe('/tmp/sb/outside-1/registered-p');
+    expect(map.forward('/opt/v/inside')).toBe('/tmp/sb/volumes/inside');
+    expect(map.backward('/tmp/sb/outside-1/registered-p')).toBe('/srv/registered-p');
+  });
+
   it("gives the vectors' placeholders a folder and fixed UUIDs, and maps them back", () => {
     const { map } = pathMapFor(
       [call('p', { DHV_VOLUMES_DIR: '<ROOT>/volumes', DHV_VOLUME_ID: '<VOL1>', DHV_NODE_ID: '<NODE>' })],
