@@ -45,7 +45,7 @@ export default async function run(lib) {
         "run one after another as the agent runs them (the SDK client's spawnPlugin): the plugin's own time, the baseline. " +
         'The bench writes them as `dhv record` logs them, then times the whole `dhv replay <log> dhv-mkdir --json` process ' +
         '(node start, the log read, the sandbox made and removed, each call run and compared). ' +
-        `${ROUNDS} rounds, each its own log; DHV_BENCH_REPLAY_CALLS and DHV_BENCH_REPLAY_ROUNDS change them.`,
+        `${ROUNDS} round(s), each with its own log; DHV_BENCH_REPLAY_CALLS and DHV_BENCH_REPLAY_ROUNDS change them.`,
       rows: [
         { label: `the plugin's own time for ${CALLS} calls`, samplesMs: own, baseline: true },
         { label: `dhv replay of the ${CALLS} recorded calls`, samplesMs: replayed, target: '≤ 1.2×' },

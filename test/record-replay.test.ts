@@ -440,6 +440,10 @@ describe.concurrent('dhv replay', () => {
     const replay = await runDhv(['replay', file, builtPlugin('dhv-mkdir')]);
     expect(replay.exitCode).toBe(2);
     expect(replay.stderr).toContain('line 1: not a recorded plugin call');
+
+    const missing = await runDhv(['replay', file, join(dir, 'no-such-plugin'), '--json']);
+    expect(missing.exitCode).toBe(2);
+    expect(JSON.parse(missing.stderr).error).toMatchObject({ code: 'REPLAY_NO_PLUGIN' });
   });
 });
 

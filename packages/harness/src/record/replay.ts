@@ -1,4 +1,5 @@
-import { mkdir, mkdtemp, realpath } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdir, mkdtemp, realpath } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { AGENT_TIMEOUT_MS, ENV, OPERATIONS, type Operation } from '@dhv/sdk';
@@ -68,6 +69,9 @@ export interface ReplayOptions {
  */
 export async function replayTrace(options: ReplayOptions): Promise<ReplayReport> {
   const plugin = resolve(options.plugin);
+  await access(plugin, constants.X_OK).catch((err: NodeJS.ErrnoException) => {
+    throw new UsageError(`cannot run the plugin ${plugin}: ${err.code ?? err.message}`, 'REPLAY_NO_PLUGIN', { plugin });
+  });
   const { calls: all, skipped } = await readTrace(options.trace);
   const pluginId = choosePlugin(all, options.pluginId, basename(plugin));
   const calls = all.filter((c) => c.call.plugin === pluginId);
