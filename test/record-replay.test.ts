@@ -321,6 +321,23 @@ describe.concurrent('dhv record --remove', () => {
   });
 });
 
+describe.concurrent('dhv record --remove, killed half-way before', () => {
+  it('finishes a --remove killed after its rename: the plugin stays, the state goes', async () => {
+    const { agentDir, plugins } = await pluginDir();
+    const plugin = join(plugins, 'odd');
+    await writePlugin(plugin, BASH_PLUGIN('1.0.0', 3));
+    const before = await stat(plugin);
+    expect((await runDhv(['record', plugin, '--log', join(agentDir, 'calls.jsonl')])).exitCode).toBe(0);
+    await rename(join(plugins, '.dhv-record', 'odd', 'odd'), plugin); // the rename of --remove, then killed
+
+    const removed = await runDhv(['record', '--remove', plugin, '--json']);
+    expect(removed.exitCode).toBe(0);
+    expect(JSON.parse(removed.stdout)).toMatchObject({ outcome: 'finished-interrupted' });
+    expect((await stat(plugin)).ino).toBe(before.ino);
+    expect(await readdir(plugins)).toEqual(['odd']);
+  });
+});
+
 describe.concurrent('dhv replay', () => {
   it('names every call a changed build answers differently, and exits 1', async () => {
     const { agentDir, plugins } = await pluginDir();
