@@ -95,9 +95,10 @@ export class VolumeManager {
     const { config, runner, state, names, signal } = this.ctx;
     const fields = { volume_id: req.ID, volume_name: req.Name };
     await runner.lookup(config.pluginDir, req.PluginID);
-    return this.ctx.lock.name(
-      req.Name,
-      { doing: `creating volume "${req.Name}" (${req.ID})` },
+    const oldName = await this.renamedFrom(req);
+    return this.ctx.lock.names(
+      oldName === undefined ? [req.Name] : [oldName, req.Name],
+      { doing: `creating volume "${req.Name}" (${req.ID})`, name: req.Name, volumeId: req.ID },
       async () => {
         const { wasFree } = await this.claim(req.Name, req.ID);
         let result: { path: string; bytes: bigint };
@@ -110,7 +111,7 @@ export class VolumeManager {
             }),
           );
         } catch (err) {
-          await names.release(req.Name);
+          await names.release(req.Name, req.ID);
           if (!wasFree) {
             this.ctx.log({
               level: 'warn',
@@ -128,6 +129,7 @@ export class VolumeManager {
           CreateReq: req,
           Volume: { ...server, CapacityBytes: result.bytes },
         };
+        if (oldName !== undefined) await names.keep(oldName, req.ID);
         try {
           await state.put(record);
         } catch (err) {
@@ -154,7 +156,7 @@ export class VolumeManager {
             });
             throw joinErrors([err, deleteErr]);
           } finally {
-            await names.release(req.Name);
+            await names.release(req.Name, req.ID);
           }
           throw err;
         }
@@ -174,15 +176,16 @@ export class VolumeManager {
   ): Promise<void> {
     const { state, names, signal } = this.ctx;
     const fields = { volume_id: req.ID, volume_name: req.Name };
-    await this.ctx.lock.name(
-      req.Name,
-      { doing: `registering volume "${req.Name}" (${req.ID})` },
+    const oldName = await this.renamedFrom(req);
+    await this.ctx.lock.names(
+      oldName === undefined ? [req.Name] : [oldName, req.Name],
+      { doing: `registering volume "${req.Name}" (${req.ID})`, name: req.Name, volumeId: req.ID },
       async () => {
         await this.claim(req.Name, req.ID);
         try {
           await goStat(req.HostPath);
         } catch (err) {
-          await names.release(req.Name);
+          await names.release(req.Name, req.ID);
           const error = new AgentError(
             'HOST_PATH_MISSING',
             `could not verify host path for "${req.Name}": ${messageOf(err)}`,
@@ -208,6 +211,7 @@ export class VolumeManager {
           RequestedCapacityMaxBytes: 0n,
           Parameters: req.Parameters,
         };
+        if (oldName !== undefined) await names.keep(oldName, req.ID);
         try {
           await state.put({
             ID: req.ID,
@@ -216,7 +220,7 @@ export class VolumeManager {
             Volume: { ...server, CapacityBytes: req.CapacityBytes },
           });
         } catch (err) {
-          await names.release(req.Name);
+          await names.release(req.Name, req.ID);
           throw err;
         }
         await this.ctx.health?.clear(req.ID);
@@ -230,7 +234,7 @@ export class VolumeManager {
     const { config, runner, state, names, signal } = this.ctx;
     return this.ctx.lock.name(
       req.Name,
-      { doing: `deleting volume "${req.Name}" (${req.ID})` },
+      { doing: `deleting volume "${req.Name}" (${req.ID})`, name: req.Name, volumeId: req.ID },
       async () => {
         if (req.PluginID !== '') {
           await runner.lookup(config.pluginDir, req.PluginID);
@@ -254,7 +258,7 @@ export class VolumeManager {
           });
           throw err;
         }
-        await names.release(req.Name);
+        await names.release(req.Name, req.ID);
         await this.ctx.disks?.forget(req.ID).catch(() => {});
         await this.ctx.publish([{ name: req.Name, volume: null }]);
         return { volumeName: req.Name, volumeId: req.ID };
@@ -483,6 +487,16 @@ export class VolumeManager {
       });
       return left(err as Error);
     }
+  }
+
+  /**
+   * The name the volume has now, when this request renames it (read with the volume's own
+   * lock held by the caller, so nothing renames it meanwhile). A record that does not load
+   * renames nothing here: the update fails on it later, or overwrites it.
+   */
+  private async renamedFrom(req: { ID: string; Name: string }): Promise<string | undefined> {
+    const previous = await this.ctx.state.get(req.ID).catch(() => undefined);
+    return previous !== undefined && previous.CreateReq.Name !== req.Name ? previous.CreateReq.Name : undefined;
   }
 
   /** Claims a name under its lock; restore and create share this path, so claims are serialised across processes. */

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
 import { mkdir, readdir, unlink, writeFile } from 'node:fs/promises';
 import { createHash, randomBytes } from 'node:crypto';
@@ -14,6 +15,8 @@ export const EVERY_NAME_LOCK = 'every-name.lock';
 /** Taken on the way in by every holder: a restart waiting for the agent holds it, so no new create overtakes it. */
 const DOOR_LOCK = 'door.lock';
 const OWNER_PREFIX = 'owner-';
+/** A volume ID's lock file: `volume-<id>.lock` (a name's is its hex digest, so the two never meet). */
+const VOLUME_LOCK_PREFIX = 'volume-';
 
 /** How long a `dhv` waits to get into the agent before it says who holds it; `$DHV_LOCK_WAIT_MS` overrides. */
 export const DEFAULT_LOCK_WAIT_MS = 60_000;
@@ -24,6 +27,8 @@ export interface Work {
   doing: string;
   /** The volume name it works on, if one. */
   name?: string;
+  /** The volume ID it works on, if one. */
+  volumeId?: string;
 }
 
 interface OwnerNote {
@@ -31,6 +36,7 @@ interface OwnerNote {
   command: string;
   doing: string;
   name?: string;
+  volumeId?: string;
   mode: 'shared' | 'exclusive';
   since: string;
 }
@@ -49,7 +55,8 @@ interface OwnerNote {
  * volumes' steps without taking their locks again (which would wait on itself).
  */
 export class AgentLock {
-  private exclusiveDepth = 0;
+  /** What the current async call chain of this process holds: nested work takes nothing again. */
+  private readonly held = new AsyncLocalStorage<'shared' | 'exclusive'>();
 
   constructor(
     private readonly layout: StateLayout,
@@ -58,59 +65,74 @@ export class AgentLock {
 
   /** Runs `fn` as the only holder of the agent. */
   async exclusive<T>(work: Work, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    if (this.exclusiveDepth > 0) return this.nested(fn);
+    if (this.held.getStore() === 'exclusive') return fn();
     const release = await this.enter('exclusive', work, signal);
-    this.exclusiveDepth++;
     try {
-      return await fn();
+      return await this.held.run('exclusive', fn);
     } finally {
-      this.exclusiveDepth--;
       await release();
     }
   }
 
-  /** Runs `fn` holding the agent shared and the lock of `name`: one create, delete or restore per name at a time. */
-  async name<T>(name: string, work: Work, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    if (this.exclusiveDepth > 0) return fn();
-    const release = await this.enter('shared', { ...work, name }, signal);
-    try {
-      const releaseName = await this.acquire(join(this.layout.locks, `${nameKey(name)}.lock`), false, signal, {
+  /**
+   * Runs `fn` holding the agent shared and the lock of volume `id`, from the first read of
+   * its record to the last write: Nomad's servers run every call on one volume through
+   * `serializeCall(vol.ID, ...)`, so no two operations on one volume overlap, in any process.
+   */
+  async volume<T>(id: string, work: Work, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    if (this.held.getStore() === 'exclusive') return fn();
+    return this.shared(work, async () => {
+      const release = await this.acquire(join(this.layout.locks, `${VOLUME_LOCK_PREFIX}${id}.lock`), false, signal, {
         ...work,
-        name,
+        volumeId: id,
       });
       try {
         return await fn();
       } finally {
-        await releaseName();
+        await release();
       }
-    } finally {
-      await release();
-    }
+    }, signal);
+  }
+
+  /** Runs `fn` holding the agent shared and the lock of `name`: one create, delete or restore per name at a time. */
+  async name<T>(name: string, work: Work, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    return this.names([name], work, fn, signal);
+  }
+
+  /**
+   * Runs `fn` holding the agent shared and the locks of every name in `names` (a rename
+   * holds the old name and the new), taken in one order (by key) so two renames never wait
+   * on each other.
+   */
+  async names<T>(names: readonly string[], work: Work, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    if (this.held.getStore() === 'exclusive') return fn();
+    const keyed = [...new Map(names.map((n) => [nameKey(n), n])).entries()].sort(([a], [b]) => (a < b ? -1 : 1));
+    return this.shared(work, async () => {
+      const releases: Array<() => Promise<void>> = [];
+      try {
+        for (const [key, name] of keyed)
+          releases.push(await this.acquire(join(this.layout.locks, `${key}.lock`), false, signal, { ...work, name }));
+        return await fn();
+      } finally {
+        for (const release of releases.reverse()) await release();
+      }
+    }, signal);
   }
 
   /** Runs `fn` holding the agent shared: it waits for a restart, and lets every volume's work go on. */
   async shared<T>(work: Work, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-    if (this.exclusiveDepth > 0) return fn();
+    if (this.held.getStore() !== undefined) return fn();
     const release = await this.enter('shared', work, signal);
     try {
-      return await fn();
+      return await this.held.run('shared', fn);
     } finally {
       await release();
     }
   }
 
-  /** Whether this process holds the agent exclusive now. */
+  /** Whether this call chain holds the agent exclusive now. */
   get heldExclusive(): boolean {
-    return this.exclusiveDepth > 0;
-  }
-
-  private async nested<T>(fn: () => Promise<T>): Promise<T> {
-    this.exclusiveDepth++;
-    try {
-      return await fn();
-    } finally {
-      this.exclusiveDepth--;
-    }
+    return this.held.getStore() === 'exclusive';
   }
 
   private async enter(mode: 'shared' | 'exclusive', work: Work, signal?: AbortSignal): Promise<() => Promise<void>> {
@@ -153,17 +175,22 @@ export class AgentLock {
    * of a full disk. The holder's command line is read from /proc when a waiter needs it.
    */
   private async writeNote(mode: 'shared' | 'exclusive', work: Work): Promise<string | undefined> {
-    const body = {
-      doing: work.doing.slice(0, 80),
-      ...(work.name !== undefined ? { name: work.name.slice(0, 40) } : {}),
-      mode,
-      since: new Date().toISOString(),
+    const named = (doing: string) => {
+      const body = {
+        doing,
+        ...(work.name !== undefined ? { name: work.name.slice(0, 40) } : {}),
+        ...(work.volumeId !== undefined ? { volumeId: work.volumeId } : {}),
+        mode,
+        since: new Date().toISOString(),
+      };
+      const encoded = Buffer.from(JSON.stringify(body)).toString('base64url');
+      return `${OWNER_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}-${encoded}`;
     };
-    const encoded = Buffer.from(JSON.stringify(body)).toString('base64url');
-    const file = join(
-      this.layout.lockOwners,
-      `${OWNER_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}-${encoded}`,
-    );
+    // A file name holds at most 255 bytes: what it does is cut short to fit.
+    let doing = work.doing.slice(0, 80);
+    let name = named(doing);
+    while (name.length > 250 && doing.length > 0) name = named((doing = doing.slice(0, -8)));
+    const file = join(this.layout.lockOwners, name);
     try {
       await mkdir(this.layout.lockOwners, { recursive: true, mode: 0o700 });
       await writeFile(file, '', { mode: 0o600 });
@@ -201,7 +228,9 @@ export class AgentLock {
   private async busy(work: Work): Promise<AgentError> {
     const all = await this.holders();
     const holders =
-      work.name !== undefined && all.some((n) => n.name === work.name)
+      work.volumeId !== undefined && all.some((n) => n.volumeId === work.volumeId)
+        ? all.filter((n) => n.volumeId === work.volumeId)
+        : work.name !== undefined && all.some((n) => n.name === work.name)
         ? all.filter((n) => n.name === work.name)
         : all.some((n) => n.mode === 'exclusive')
           ? all.filter((n) => n.mode === 'exclusive')
