@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { testWithAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
-import { DHV_BIN, skipUnless, tool, toolPath } from './support/kit.js';
+import { DHV_BIN, runDhv, skipUnless, tool, toolPath } from './support/kit.js';
 import { GATED_PLUGIN, Gates, finished, waitingForLock } from './support/gates.js';
 
 /**
@@ -86,6 +86,39 @@ async function killedAfterRecordChange(agent: TempAgent, ...args: string[]): Pro
     { cwd: agent.dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DHV_DATA_DIR: undefined } },
   );
   return (await finished(child)).code;
+}
+
+/** `pid` and every process below it (its flock(1) children), as Ctrl-Z stops a foreground job. */
+function tree(pid: number): number[] {
+  const out = [pid];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(...tree(Number(entry)));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+function signalTree(pids: number[], signal: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
+/** `dhv <args>` with its own lock wait. */
+function dhvWaiting(agent: TempAgent, waitMs: number, ...args: string[]) {
+  return runDhv([...args, '--data-dir', agent.dataDir], {
+    cwd: agent.dir,
+    env: { DHV_DATA_DIR: undefined, DHV_LOCK_WAIT_MS: String(waitMs) },
+  });
 }
 
 describe.concurrent('one volume, one line of operations (issue 34)', () => {
@@ -234,6 +267,67 @@ describe.concurrent('one volume, one line of operations (issue 34)', () => {
       const a = await create(agent, 'a');
       const b = await create(agent, 'b');
       expect(await published(agent)).toEqual({ a, b });
+    });
+  });
+
+  describe('waiting never blocks others', () => {
+    it('a restart stopped while it waits for the agent keeps no one out, and goes on when continued', async ({
+      agent,
+      gates,
+    }) => {
+      await gates.close('a', 'create');
+      const first = finished(agent.start('volume', 'create', await spec(agent, 'a'), '--json'));
+      await gates.reached('a', 'create');
+      const restartChild = agent.start('agent', 'restart', '--json');
+      const restart = finished(restartChild);
+      await waitingForLock(restartChild);
+      const stopped = tree(restartChild.pid!);
+      signalTree(stopped, 'SIGSTOP');
+      try {
+        await gates.open('a', 'create');
+        expect((await first).code).toBe(0);
+        // Both would wait for the stopped restart for good (here: give up after 60 s) before.
+        const other = await dhvWaiting(agent, 60_000, 'volume', 'create', await spec(agent, 'b'));
+        expect(other.exitCode, other.stderr).toBe(0);
+        const again = await dhvWaiting(agent, 60_000, 'agent', 'restart');
+        expect(again.exitCode, again.stderr).toBe(0);
+      } finally {
+        signalTree(stopped, 'SIGCONT');
+      }
+      const restarted = await restart;
+      expect(restarted.code, restarted.stderr).toBe(0);
+      expect((await volumes(agent)).map((v) => [v.Name, v.State]).sort()).toEqual([
+        ['a', 'ready'],
+        ['b', 'ready'],
+      ]);
+    });
+
+    it('AGENT_BUSY names the restart waiting ahead and the stopped create it waits for, with kill -CONT', async ({
+      agent,
+      gates,
+    }) => {
+      await gates.close('h', 'create');
+      const createChild = agent.start('volume', 'create', await spec(agent, 'h'), '--json');
+      const create = finished(createChild);
+      await gates.reached('h', 'create');
+      process.kill(createChild.pid!, 'SIGSTOP');
+      let restart: ReturnType<typeof finished> | undefined;
+      try {
+        const restartChild = agent.start('agent', 'restart', '--json');
+        restart = finished(restartChild);
+        await waitingForLock(restartChild);
+        const busy = await dhvWaiting(agent, 1500, 'volume', 'create', await spec(agent, 'i'));
+        expect(busy.exitCode).not.toBe(0);
+        expect(busy.stderr).toContain(`process ${restartChild.pid} (\`dhv agent restart`);
+        expect(busy.stderr).toContain('waits for it ahead of this one, restarting the agent');
+        expect(busy.stderr).toContain(`process ${createChild.pid} (\`dhv volume create`);
+        expect(busy.stderr).toContain(`kill -CONT ${createChild.pid}`);
+      } finally {
+        process.kill(createChild.pid!, 'SIGCONT');
+      }
+      await gates.open('h', 'create');
+      expect((await create).code).toBe(0);
+      expect((await restart!).code).toBe(0);
     });
   });
 });

@@ -1,11 +1,12 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
-import { mkdir, readdir, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { acquireVolumeLock } from '@dhv/sdk';
 import { AgentError } from '../../errors/agent-error.js';
 import type { StateLayout } from './layout.js';
+import { readSmallRegularFileSync } from './durable-file.js';
 
 /**
  * The lock every name's lock also takes, shared; its holders never unlink it, so the file
@@ -17,6 +18,9 @@ const DOOR_LOCK = 'door.lock';
 const OWNER_PREFIX = 'owner-';
 /** A volume ID's lock file: `volume-<id>.lock` (a name's is its hex digest, so the two never meet). */
 const VOLUME_LOCK_PREFIX = 'volume-';
+
+/** How often a process waiting at the door looks whether its keeper is stopped. */
+const DOOR_LOOK_MS = 500;
 
 /** How long a `dhv` waits to get into the agent before it says who holds it; `$DHV_LOCK_WAIT_MS` overrides. */
 export const DEFAULT_LOCK_WAIT_MS = 60_000;
@@ -38,6 +42,8 @@ interface OwnerNote {
   name?: string;
   volumeId?: string;
   mode: 'shared' | 'exclusive';
+  /** Still waiting to get in (a waiting exclusive keeps the door). */
+  waiting?: boolean;
   since: string;
 }
 
@@ -57,6 +63,8 @@ interface OwnerNote {
 export class AgentLock {
   /** What the current async call chain of this process holds: nested work takes nothing again. */
   private readonly held = new AsyncLocalStorage<'shared' | 'exclusive'>();
+  /** This process's own notes: a waiter never names itself. */
+  private readonly own = new Set<string>();
 
   constructor(
     private readonly layout: StateLayout,
@@ -137,18 +145,57 @@ export class AgentLock {
 
   private async enter(mode: 'shared' | 'exclusive', work: Work, signal?: AbortSignal): Promise<() => Promise<void>> {
     await mkdir(this.layout.locks, { recursive: true, mode: 0o700 });
-    const leaveDoor = await this.acquire(join(this.layout.locks, DOOR_LOCK), false, signal, work);
-    let release: () => Promise<void>;
+    // Noted before waiting: whoever waits behind this process can name it, waiting or holding.
+    let note = await this.writeNote(mode, work, true);
     try {
-      release = await this.acquire(join(this.layout.locks, EVERY_NAME_LOCK), mode === 'shared', signal, work);
-    } finally {
-      await leaveDoor();
+      const leaveDoor = await this.passDoor(work, signal);
+      let release: () => Promise<void>;
+      try {
+        release = await this.acquire(join(this.layout.locks, EVERY_NAME_LOCK), mode === 'shared', signal, work);
+      } finally {
+        await leaveDoor();
+      }
+      note = await this.writeNote(mode, work, false, note);
+      const held = note;
+      return async () => {
+        if (held) {
+          this.own.delete(held);
+          await unlink(held).catch(() => {});
+        }
+        await release();
+      };
+    } catch (err) {
+      if (note) {
+        this.own.delete(note);
+        await unlink(note).catch(() => {});
+      }
+      throw err;
     }
-    const note = await this.writeNote(mode, work);
-    return async () => {
-      if (note) await unlink(note).catch(() => {});
-      await release();
-    };
+  }
+
+  /**
+   * Passes the door, which a process waiting for the agent exclusive keeps (so no stream
+   * of creates starves it). A keeper that is stopped (Ctrl-Z, SIGSTOP) keeps no one out: a
+   * waiter looks at it every half second and passes by; a killed one lets go with its death.
+   */
+  private async passDoor(work: Work, signal: AbortSignal | undefined): Promise<() => Promise<void>> {
+    const door = join(this.layout.locks, DOOR_LOCK);
+    const deadline = performance.now() + this.waitMs;
+    for (;;) {
+      const look = AbortSignal.timeout(Math.ceil(Math.max(1, Math.min(DOOR_LOOK_MS, deadline - performance.now()))));
+      try {
+        return await acquireVolumeLock(door, {
+          signal: signal ? AbortSignal.any([signal, look]) : look,
+          folderMode: 0o700,
+          onlyWhileRunning: true,
+        });
+      } catch (err) {
+        if (signal?.aborted) throw shutDown(work);
+        if (!look.aborted) throw err;
+        if (processState(lockHolder(door)) === 'T') return async () => {};
+        if (performance.now() >= deadline) throw await this.busy(work);
+      }
+    }
   }
 
   private async acquire(
@@ -160,11 +207,9 @@ export class AgentLock {
     const timeout = AbortSignal.timeout(this.waitMs);
     const both = signal ? AbortSignal.any([signal, timeout]) : timeout;
     try {
-      return await acquireVolumeLock(path, { signal: both, shared, folderMode: 0o700 });
+      return await acquireVolumeLock(path, { signal: both, shared, folderMode: 0o700, onlyWhileRunning: true });
     } catch (err) {
-      if (signal?.aborted) {
-        throw new AgentError('AGENT_SHUT_DOWN', `stopped while waiting to ${work.doing}: nothing was changed`);
-      }
+      if (signal?.aborted) throw shutDown(work);
       if (timeout.aborted) throw await this.busy(work);
       throw err;
     }
@@ -173,14 +218,21 @@ export class AgentLock {
   /**
    * The note is an empty file whose name holds the work (base64url JSON): it takes no block
    * of a full disk. The holder's command line is read from /proc when a waiter needs it.
+   * Written as `waiting` before the wait, then renamed to say it holds (`previous`).
    */
-  private async writeNote(mode: 'shared' | 'exclusive', work: Work): Promise<string | undefined> {
+  private async writeNote(
+    mode: 'shared' | 'exclusive',
+    work: Work,
+    waiting: boolean,
+    previous?: string,
+  ): Promise<string | undefined> {
     const named = (doing: string) => {
       const body = {
         doing,
         ...(work.name !== undefined ? { name: work.name.slice(0, 40) } : {}),
         ...(work.volumeId !== undefined ? { volumeId: work.volumeId } : {}),
         mode,
+        ...(waiting ? { waiting } : {}),
         since: new Date().toISOString(),
       };
       const encoded = Buffer.from(JSON.stringify(body)).toString('base64url');
@@ -192,15 +244,20 @@ export class AgentLock {
     while (name.length > 250 && doing.length > 0) name = named((doing = doing.slice(0, -8)));
     const file = join(this.layout.lockOwners, name);
     try {
-      await mkdir(this.layout.lockOwners, { recursive: true, mode: 0o700 });
-      await writeFile(file, '', { mode: 0o600 });
+      if (previous) await rename(previous, file);
+      else {
+        await mkdir(this.layout.lockOwners, { recursive: true, mode: 0o700 });
+        await writeFile(file, '', { mode: 0o600 });
+      }
+      this.own.add(file);
+      if (previous) this.own.delete(previous);
       return file;
     } catch {
-      return undefined;
+      return previous;
     }
   }
 
-  /** The notes of the processes holding the agent now (a dead holder's note is removed). */
+  /** The notes of the processes holding or waiting for the agent now (a dead one's note is removed). */
   async holders(): Promise<OwnerNote[]> {
     const dir = this.layout.lockOwners;
     const names = await readdir(dir).catch(() => [] as string[]);
@@ -212,6 +269,7 @@ export class AgentLock {
         await unlink(join(dir, name)).catch(() => {});
         continue;
       }
+      if (this.own.has(join(dir, name))) continue;
       try {
         const body = JSON.parse(Buffer.from(encoded ?? '', 'base64url').toString()) as Omit<
           OwnerNote,
@@ -225,20 +283,32 @@ export class AgentLock {
     return notes;
   }
 
+  /**
+   * AGENT_BUSY, naming who keeps this process out: the holders of its volume or name, or
+   * of the agent, and a process waiting for the agent exclusive ahead of it (it keeps the
+   * door), each with its command and work, and `kill -CONT` for a stopped one.
+   */
   private async busy(work: Work): Promise<AgentError> {
     const all = await this.holders();
+    const on = (same: (n: OwnerNote) => boolean) => all.filter((n) => same(n) && !n.waiting);
+    const byVolume = work.volumeId !== undefined ? on((n) => n.volumeId === work.volumeId) : [];
+    const byName = work.name !== undefined ? on((n) => n.name === work.name) : [];
+    const exclusive = all.filter((n) => n.mode === 'exclusive');
     const holders =
-      work.volumeId !== undefined && all.some((n) => n.volumeId === work.volumeId)
-        ? all.filter((n) => n.volumeId === work.volumeId)
-        : work.name !== undefined && all.some((n) => n.name === work.name)
-        ? all.filter((n) => n.name === work.name)
-        : all.some((n) => n.mode === 'exclusive')
-          ? all.filter((n) => n.mode === 'exclusive')
-          : all;
+      byVolume.length > 0
+        ? byVolume
+        : byName.length > 0
+          ? byName
+          : [...exclusive, ...(exclusive.some((n) => !n.waiting) ? [] : all.filter((n) => n.mode === 'shared' && !n.waiting))];
     const who =
       holders.length === 0
         ? 'another dhv process holds it (it left no note)'
-        : holders.map((n) => `process ${n.pid} (\`${n.command}\`) holds it, ${n.doing}, since ${n.since}`).join('; ');
+        : holders
+            .map(
+              (n) =>
+                `process ${n.pid} (\`${n.command}\`) ${n.waiting ? 'waits for it ahead of this one' : 'holds it'}, ${n.doing}, since ${n.since}`,
+            )
+            .join('; ');
     const stopped = holders.filter((n) => processState(n.pid) === 'T').map((n) => n.pid);
     return new AgentError(
       'AGENT_BUSY',
@@ -246,8 +316,29 @@ export class AgentLock {
         (stopped.length > 0
           ? `Process ${stopped.join(', ')} is stopped (Ctrl-Z or SIGSTOP): resume it with kill -CONT ${stopped.join(' ')} (or fg), then run this again`
           : 'Wait for it to finish, then run this again (or raise $DHV_LOCK_WAIT_MS)'),
-      { holders: holders.map((n) => ({ pid: n.pid, command: n.command, doing: n.doing })) },
+      {
+        holders: holders.map((n) => ({
+          pid: n.pid,
+          command: n.command,
+          doing: n.doing,
+          ...(n.waiting ? { waiting: true } : {}),
+        })),
+      },
     );
+  }
+}
+
+function shutDown(work: Work): AgentError {
+  return new AgentError('AGENT_SHUT_DOWN', `stopped while waiting to ${work.doing}: nothing was changed`);
+}
+
+/** The PID a lock's exclusive holder wrote into the lock file, or undefined. */
+function lockHolder(path: string): number | undefined {
+  try {
+    const pid = Number(readSmallRegularFileSync(path).trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
   }
 }
 
@@ -276,7 +367,8 @@ function alive(pid: number): boolean {
 }
 
 /** The one-letter state of a process from /proc (T: stopped), or undefined. */
-function processState(pid: number): string | undefined {
+function processState(pid: number | undefined): string | undefined {
+  if (pid === undefined) return undefined;
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
