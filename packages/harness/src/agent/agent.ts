@@ -368,7 +368,12 @@ export class Agent {
     const facts = await this.facts();
     const volumes = await this.volumes();
     const recorded = new Set(volumes.map((v) => v.ID));
-    return nodeStatus(this.config, this.nodeId, this.published(facts, (id) => recorded.has(id)), volumes);
+    return nodeStatus(
+      this.config,
+      this.nodeId,
+      this.published(facts, (id) => recorded.has(id)),
+      volumes,
+    );
   }
 
   /**

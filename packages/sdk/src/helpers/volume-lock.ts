@@ -54,13 +54,14 @@ export async function acquireVolumeLock(lockPath: string, options: LockOptions =
     const fd = await openLockFile(lockPath, options);
     const shared = options.shared === true;
     const polite = options.onlyWhileRunning === true;
-    let locked = false;
+    let locked: boolean;
     let held = false;
     try {
       locked = await lockOpenFile(flock, fd, lockPath, { tryOnly: polite, shared }, options.signal).then(
         () => true,
         (err: unknown) => {
-          if (polite && !options.signal?.aborted && err instanceof PluginFailure && err.code === 'ELOCKED') return false;
+          if (polite && !options.signal?.aborted && err instanceof PluginFailure && err.code === 'ELOCKED')
+            return false;
           throw err;
         },
       );

@@ -89,17 +89,21 @@ export class AgentLock {
    */
   async volume<T>(id: string, work: Work, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (this.held.getStore() === 'exclusive') return fn();
-    return this.shared(work, async () => {
-      const release = await this.acquire(join(this.layout.locks, `${VOLUME_LOCK_PREFIX}${id}.lock`), false, signal, {
-        ...work,
-        volumeId: id,
-      });
-      try {
-        return await fn();
-      } finally {
-        await release();
-      }
-    }, signal);
+    return this.shared(
+      work,
+      async () => {
+        const release = await this.acquire(join(this.layout.locks, `${VOLUME_LOCK_PREFIX}${id}.lock`), false, signal, {
+          ...work,
+          volumeId: id,
+        });
+        try {
+          return await fn();
+        } finally {
+          await release();
+        }
+      },
+      signal,
+    );
   }
 
   /** Runs `fn` holding the agent shared and the lock of `name`: one create, delete or restore per name at a time. */
@@ -115,16 +119,20 @@ export class AgentLock {
   async names<T>(names: readonly string[], work: Work, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (this.held.getStore() === 'exclusive') return fn();
     const keyed = [...new Map(names.map((n) => [nameKey(n), n])).entries()].sort(([a], [b]) => (a < b ? -1 : 1));
-    return this.shared(work, async () => {
-      const releases: Array<() => Promise<void>> = [];
-      try {
-        for (const [key, name] of keyed)
-          releases.push(await this.acquire(join(this.layout.locks, `${key}.lock`), false, signal, { ...work, name }));
-        return await fn();
-      } finally {
-        for (const release of releases.reverse()) await release();
-      }
-    }, signal);
+    return this.shared(
+      work,
+      async () => {
+        const releases: Array<() => Promise<void>> = [];
+        try {
+          for (const [key, name] of keyed)
+            releases.push(await this.acquire(join(this.layout.locks, `${key}.lock`), false, signal, { ...work, name }));
+          return await fn();
+        } finally {
+          for (const release of releases.reverse()) await release();
+        }
+      },
+      signal,
+    );
   }
 
   /** Runs `fn` holding the agent shared: it waits for a restart, and lets every volume's work go on. */
@@ -299,7 +307,10 @@ export class AgentLock {
         ? byVolume
         : byName.length > 0
           ? byName
-          : [...exclusive, ...(exclusive.some((n) => !n.waiting) ? [] : all.filter((n) => n.mode === 'shared' && !n.waiting))];
+          : [
+              ...exclusive,
+              ...(exclusive.some((n) => !n.waiting) ? [] : all.filter((n) => n.mode === 'shared' && !n.waiting)),
+            ];
     const who =
       holders.length === 0
         ? 'another dhv process holds it (it left no note)'
