@@ -115,14 +115,22 @@ function exploreSettings(input: SettingsInput): SuiteSettings['explore'] {
   };
 }
 
-/** `k=v` pairs from the command line; the first `=` splits, so values may contain `=`. */
-export function parseParameterPairs(pairs: readonly string[]): Record<string, string> | null {
-  if (pairs.length === 0) return null;
-  const out: Record<string, string> = {};
+/**
+ * `k=v` pairs from the command line (`dhv check`, `dhv plugin run`); the first `=` splits,
+ * so values may contain `=`; a later pair of a key wins. Every key, `__proto__` included,
+ * is an own key of the result.
+ */
+export function parseParameterPairs(pairs: readonly string[] | undefined): Record<string, string> | null {
+  if (!pairs || pairs.length === 0) return null;
+  const out = new Map<string, string>();
   for (const pair of pairs) {
     const at = pair.indexOf('=');
-    if (at <= 0) throw new InvalidSettingsError(`--param ${JSON.stringify(pair)}: expected key=value`, 'param');
-    out[pair.slice(0, at)] = pair.slice(at + 1);
+    if (at <= 0)
+      throw new InvalidSettingsError(
+        `--param ${JSON.stringify(pair)}: expected key=value, like --param mode=0755`,
+        'param',
+      );
+    out.set(pair.slice(0, at), pair.slice(at + 1));
   }
-  return out;
+  return Object.fromEntries(out);
 }

@@ -63,6 +63,13 @@ describe('client state', () => {
     expect(damaged[0]!.error).toMatchObject({ code: 'STATE_UNREADABLE', details: { file: state.fileOf(other) } });
   });
 
+  it('keeps every parameter key, __proto__ included, through the file and the schema', async () => {
+    const Parameters = JSON.parse('{"__proto__": "x", "constructor": "y"}') as Record<string, string>;
+    await state.put(sampleRecord(ID, { Parameters }));
+    expect(Object.keys((await state.get(ID))!.CreateReq.Parameters!)).toEqual(['__proto__', 'constructor']);
+    expect((await state.list())[0]!.CreateReq.Parameters).toEqual(Parameters);
+  });
+
   it('keeps a negative size a plugin answered (Go decodes any int64)', async () => {
     const negative = { ...sampleRecord(), Volume: { ...sampleRecord().Volume, CapacityBytes: -(2n ** 63n) } };
     await state.put(negative);

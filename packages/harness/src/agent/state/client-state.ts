@@ -39,6 +39,15 @@ const int64 = z.bigint().check(z.gte(0n));
 const signedInt64 = z.bigint().check(z.gte(-(2n ** 63n)), z.lte(2n ** 63n - 1n));
 const uuid = z.string().check(z.refine(isUuid, 'must be a UUID'));
 
+function isStringMap(value: unknown): value is Record<string, string> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.values(value).every((v) => typeof v === 'string')
+  );
+}
+
 /** Nomad's ClientHostVolumeCreateRequest: what restore hands the plugin again. */
 const createRequestSchema = z.object({
   ID: uuid,
@@ -50,7 +59,8 @@ const createRequestSchema = z.object({
   NodeID: z.string().check(z.minLength(1)),
   RequestedCapacityMinBytes: int64,
   RequestedCapacityMaxBytes: int64,
-  Parameters: z.nullable(z.record(z.string(), z.string())),
+  // Checked, not rebuilt: zod's record drops a key `__proto__`, and a plugin gets every key as written.
+  Parameters: z.nullable(z.custom<Record<string, string>>(isStringMap, 'must be an object of strings')),
 });
 
 /** What Nomad's servers hold about the volume, kept beside the client's record so `volume status` can show it. */
