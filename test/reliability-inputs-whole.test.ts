@@ -1,7 +1,8 @@
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { bashPlugin, testWithAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
+import { runDhv } from './support/run-dhv.js';
 
 /**
  * Inputs reach the plugin as written: every parameter key, `__proto__` and the names of
@@ -73,5 +74,49 @@ describe.concurrent('inputs kept whole', () => {
     );
     expect(again.exitCode).toBe(1);
     expect(again.stderr).toContain('1 nodes had existing volume');
+  });
+
+  it('takes a relative path a plugin answers as Nomad’s client does: ready, published as given, whatever folder dhv runs in', async ({
+    agent,
+  }) => {
+    // As the plugin a real Nomad 2.0.5 agent was recorded with (real-agent vectors, 02-loopback-and-errors):
+    // it makes nothing and answers volumes/<id>; that agent called the volume ready and published the path as given.
+    await agent.plugin(
+      'relative-path',
+      `#!/bin/bash
+case "$DHV_OPERATION" in
+  fingerprint) echo '{"version": "1.0.0"}' ;;
+  create) echo '{"path": "volumes/'"$DHV_VOLUME_ID"'", "bytes": 1024}' ;;
+  delete) echo '{}' ;;
+esac
+`,
+    );
+    await mkdir(agent.volumesDir, { recursive: true }); // there before the agent starts, as on a real node
+    const v = await agent.json(
+      'volume',
+      'create',
+      await agent.file('rel.hcl', volumeHcl({ name: 'rel', plugin_id: 'relative-path' })),
+    );
+    const path = `volumes/${v.Volume.ID}`;
+    expect(v.Volume).toMatchObject({ HostPath: path, State: 'ready' });
+    expect((await agent.json('node', 'status')).HostVolumes.rel).toMatchObject({ Path: path });
+    // The same answer from any folder: one where volumes/<id> exists, and one where it does not.
+    const elsewhere = join(agent.dir, 'elsewhere');
+    await mkdir(join(elsewhere, path), { recursive: true });
+    for (const cwd of [agent.dir, elsewhere, '/']) {
+      const run = await runDhv(['volume', 'status', v.Volume.ID, '--json', '--data-dir', agent.dataDir], {
+        cwd,
+        env: { DHV_DATA_DIR: undefined },
+      });
+      expect(run.exitCode, run.stderr).toBe(0);
+      expect(JSON.parse(run.stdout), cwd).toMatchObject({ HostPath: path, State: 'ready' });
+      expect(JSON.parse(run.stdout).StateError, cwd).toBeUndefined();
+    }
+    const restart = await agent.dhv('agent', 'restart');
+    expect(restart.stdout, restart.stderr).toContain(`✓ Host volume "${v.Volume.ID.slice(0, 8)}" rel ready at ${path}`);
+    const reboot = await agent.dhv('agent', 'restart', '--reboot');
+    expect(reboot.exitCode, reboot.stderr).toBe(0);
+    expect((await agent.json('volume', 'status', v.Volume.ID)).State).toBe('ready');
+    expect((await agent.dhv('volume', 'delete', v.Volume.ID)).exitCode).toBe(0);
   });
 });
