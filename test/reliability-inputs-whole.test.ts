@@ -119,4 +119,10 @@ esac
     expect((await agent.json('volume', 'status', v.Volume.ID)).State).toBe('ready');
     expect((await agent.dhv('volume', 'delete', v.Volume.ID)).exitCode).toBe(0);
   });
+
+  it('renders -t templates Go renders, with Go’s output, not JavaScript’s errors', async ({ agent }) => {
+    const run = await agent.dhv('node', 'status', '-t', '{{printf "%.200f|%.101e|%.0f|%c" 1.5 1.5 2.5 -1}}');
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stdout).toBe(`1.5${'0'.repeat(199)}|1.5${'0'.repeat(100)}e+00|2|\ufffd\n`);
+  });
 });
