@@ -60,6 +60,8 @@ export interface StartReport {
   /** What must be said on a restored volume's line, by volume ID (a folder made again on another filesystem). */
   restoreNotes: Record<string, string>;
   failed: Array<{ volume: HostVolume; error: { code: string; message: string } }>;
+  /** Volumes whose client state file does not load: each left out alone, its error naming the file and the fix. */
+  unreadable: Array<{ id: string; file: string; error: { code: string; message: string } }>;
   /** Restore failed as a whole (a plugin missing, state unreadable): the node reports no dynamic volume. */
   restoreError?: { code: string; message: string };
   warnings: string[];
@@ -201,6 +203,11 @@ export class Agent {
       failed: outcome.failed.map((f) => ({
         volume: toHostVolume(f.record, stateOf(f.record.ID), failures.get(f.record.ID)),
         error: { code: f.error.code ?? 'UNKNOWN', message: f.error.message },
+      })),
+      unreadable: outcome.damaged.map((d) => ({
+        id: d.id,
+        file: d.file,
+        error: { code: d.error.code, message: d.error.message },
       })),
       ...(outcome.error
         ? { restoreError: { code: outcome.error.code ?? 'UNKNOWN', message: outcome.error.message } }
@@ -357,10 +364,19 @@ export class Agent {
     );
   }
 
+  /** Every volume whose record loads; each one that does not is a warning naming its file and the fix. */
   async volumes(): Promise<HostVolume[]> {
-    const [records, facts] = await Promise.all([this.state.list(), this.store.nodeFacts()]);
+    const [{ records, damaged }, facts] = await Promise.all([this.state.scan(), this.store.nodeFacts()]);
+    for (const d of damaged) this.warn(d.error.message);
     const failures = await this.store.health.judge(records);
     return records.map((r) => toHostVolume(r, facts?.volumeStates.get(r.ID) ?? 'pending', failures.get(r.ID)));
+  }
+
+  /** The error of the one volume whose ID starts with `ref` and whose record does not load, if there is one. */
+  async unreadableVolume(ref: string): Promise<AgentError | undefined> {
+    if (ref === '') return undefined;
+    const matches = (await this.state.scan()).damaged.filter((d) => d.id.startsWith(ref));
+    return matches.length === 1 ? matches[0]!.error : undefined;
   }
 
   /** The node as the servers see it: attributes from the last fingerprint, `HostVolumes` as the node last reported them. */
