@@ -27,6 +27,7 @@ import {
   type ServerVolume,
 } from './client/host-volume-manager.js';
 import { toHostVolume, type HostVolume } from './volume-view.js';
+import { Jobs, type Allocation } from './allocations/jobs.js';
 
 export interface AgentOptions {
   /** Where warnings go as they happen (a CLI prints them to stderr). */
@@ -260,6 +261,7 @@ export class Agent {
     return this.track(async () => {
       const facts = await this.facts();
       const existing = existingForUpdate(spec, spec.id ? await this.state.get(spec.id) : undefined);
+      if (existing) await this.refuseUpdateInUse(existing);
       const id = spec.id || randomUUID();
       const problem = placementProblem(spec, {
         nodeId: this.nodeId,
@@ -283,6 +285,7 @@ export class Agent {
     return this.track(async () => {
       await this.facts();
       const existing = existingForUpdate(spec, spec.id ? await this.state.get(spec.id) : undefined);
+      if (existing) await this.refuseUpdateInUse(existing);
       const id = spec.id || randomUUID();
       await this.manager().register(
         clientRegisterRequest(spec, id, this.nodeId),
@@ -306,6 +309,43 @@ export class Agent {
       });
       return view;
     });
+  }
+
+  /** Jobs and their allocations on this node (allocations/). */
+  jobs(): Jobs {
+    return new Jobs({
+      store: this.store,
+      nodeId: this.nodeId,
+      hostVolumes: async () => (await this.facts()).hostVolumes,
+      volumes: () => this.volumes(),
+    });
+  }
+
+  /** Nomad's usage claims of a volume: the allocations on its node, not client-terminal, whose group asks for its name. */
+  volumeUsers(volume: { Name: string; NodeID: string }): Promise<Allocation[]> {
+    return this.jobs().volumeUsers(volume);
+  }
+
+  /** The servers refuse to delete a volume that allocations use, `-force` or not (Nomad's HostVolume.Delete). */
+  private async refuseDeleteInUse(req: ClientDeleteRequest): Promise<void> {
+    const users = await this.volumeUsers({ Name: req.Name, NodeID: req.NodeID });
+    if (users.length > 0)
+      throw new AgentError(
+        'VOLUME_IN_USE',
+        `volume ${req.ID} in use by allocations: [${users.map((a) => a.ID).join(' ')}]\nStop the jobs that use it (dhv job stop <job>), then delete it again.`,
+        { volumeId: req.ID, allocations: users.map((a) => a.ID) },
+      );
+  }
+
+  /** Nomad's ValidateUpdate: no change at all while allocations use the volume. */
+  private async refuseUpdateInUse(record: VolumeRecord): Promise<void> {
+    const users = await this.volumeUsers({ Name: record.CreateReq.Name, NodeID: record.CreateReq.NodeID });
+    if (users.length > 0)
+      throw new AgentError(
+        'VOLUME_IN_USE',
+        `validating volume "${record.ID}" update failed: 1 error occurred:\n\t* cannot update a volume in use: claimed by allocs (${users.map((a) => a.ID).join(', ')})\n\n`,
+        { volumeId: record.ID, allocations: users.map((a) => a.ID) },
+      );
   }
 
   async volume(ref: string): Promise<HostVolume> {
@@ -407,6 +447,7 @@ export class Agent {
       signal: this.controller.signal,
       health: this.store.health,
       disks: this.store.disks,
+      beforeDelete: (req) => this.refuseDeleteInUse(req),
       log: (line) => {
         this.logs.push(line);
         if (line.level === 'warn' && !line.message.startsWith('error deleting volume')) this.warn(line.message);
