@@ -51,7 +51,9 @@ function parseJson(text: string, filename: string): Body {
       file: filename,
     });
   }
-  throw new AgentError('SPEC_INVALID', `Error parsing job file from ${filename}: not a JSON object`, { file: filename });
+  throw new AgentError('SPEC_INVALID', `Error parsing job file from ${filename}: not a JSON object`, {
+    file: filename,
+  });
 }
 
 /** A block's bodies by label: hcl2json gives `{label: [body]}`, HCL's JSON syntax `{label: body}` too. */
@@ -96,7 +98,16 @@ class Unmodelled {
 
 const JOB_KEYS = ['type', 'namespace', 'group'] as const;
 const GROUP_KEYS = ['count', 'volume', 'task', 'update'] as const;
-const VOLUME_KEYS = ['type', 'source', 'read_only', 'access_mode', 'attachment_mode', 'per_alloc', 'sticky', 'mount_options'];
+const VOLUME_KEYS = [
+  'type',
+  'source',
+  'read_only',
+  'access_mode',
+  'attachment_mode',
+  'per_alloc',
+  'sticky',
+  'mount_options',
+];
 const TASK_KEYS = ['driver', 'config', 'user', 'volume_mount', 'resources', 'kill_timeout', 'kill_signal'];
 const MOUNT_KEYS = ['volume', 'destination', 'read_only', 'propagation_mode', 'selinux_label'];
 
@@ -105,7 +116,9 @@ function fromHcl(root: Body): ReadJob {
   if (jobs.length !== 1) {
     throw new AgentError(
       'SPEC_INVALID',
-      jobs.length === 0 ? "Error getting job struct: 'job' block not found" : 'Error getting job struct: only one job block is allowed',
+      jobs.length === 0
+        ? "Error getting job struct: 'job' block not found"
+        : 'Error getting job struct: only one job block is allowed',
       {},
     );
   }
@@ -178,7 +191,9 @@ function hclTask(name: string, t: Body, where: string, unmodelled: Unmodelled): 
     User: str(t.user),
     Config: {
       ...(config.command !== undefined ? { command: str(config.command) } : {}),
-      ...(config.args !== undefined ? { args: (Array.isArray(config.args) ? config.args : [config.args]).map((a) => str(a)) } : {}),
+      ...(config.args !== undefined
+        ? { args: (Array.isArray(config.args) ? config.args : [config.args]).map((a) => str(a)) }
+        : {}),
     },
     VolumeMounts,
     Resources: { CPU: num(resources.cpu, 100), MemoryMB: num(resources.memory, 300) },

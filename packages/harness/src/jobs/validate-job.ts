@@ -59,7 +59,8 @@ function volumeProblems(req: VolumeRequest, jobType: string, canaries: number): 
   const problems: string[] = [];
   if (req.Source === '') problems.push('volume has an empty source');
   if (req.PerAlloc) {
-    if (jobType === 'system' || jobType === 'sysbatch') problems.push('volume cannot be per_alloc for system or sysbatch jobs');
+    if (jobType === 'system' || jobType === 'sysbatch')
+      problems.push('volume cannot be per_alloc for system or sysbatch jobs');
     if (canaries > 0) problems.push('volume cannot be per_alloc when canaries are in use');
     if (req.Sticky) problems.push('volume cannot be per_alloc and sticky at the same time');
   }

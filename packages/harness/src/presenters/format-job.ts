@@ -7,16 +7,20 @@ export type AllocRow = Pick<
   'ID' | 'NodeID' | 'TaskGroup' | 'JobVersion' | 'DesiredStatus' | 'ClientStatus' | 'CreateTime' | 'ModifyTime'
 >;
 
-/** Nomad's `prettyTimeDiff` as its tables print it: `12s ago`, `1m5s ago`, `2h3m ago`. */
+/** Nomad's `prettyTimeDiff`: rounded to the second, its two largest non-zero periods: `12s ago`, `1m5s ago`, `2h3m ago`. */
 export function ago(nanos: number, now = Date.now()): string {
-  let s = Math.max(0, Math.round((now - nanos / 1e6) / 1000));
-  if (s === 0) return 'just now';
-  const h = Math.floor(s / 3600);
-  const m = Math.floor((s % 3600) / 60);
-  s %= 60;
-  if (h > 0) return `${h}h${m}m ago`;
-  if (m > 0) return `${m}m${s}s ago`;
-  return `${s}s ago`;
+  let u = Math.max(0, Math.round(now / 1000) - Math.round(nanos / 1e9));
+  const parts: string[] = [];
+  const secs = u % 60;
+  if (secs > 0) parts.push(`${secs}s`);
+  u = Math.floor(u / 60);
+  if (u % 60 > 0) parts.push(`${u % 60}m`);
+  u = Math.floor(u / 60);
+  if (u % 24 > 0) parts.push(`${u % 24}h`);
+  u = Math.floor(u / 24);
+  if (u > 0) parts.push(`${u}d`);
+  if (parts.length === 0) return '0s ago';
+  return `${parts.slice(-2).reverse().join('')} ago`;
 }
 
 /** The allocation table of `nomad job status` and `nomad volume status`. */
@@ -55,7 +59,9 @@ export function runMonitor(report: JobRunReport, now = new Date()): string {
   const e = report.evalId.slice(0, 8);
   const lines = [`==> ${t}: Monitoring evaluation "${e}"`, `    ${t}: Evaluation triggered by job "${report.job.ID}"`];
   for (const a of report.placed)
-    lines.push(`    ${t}: Allocation "${a.ID.slice(0, 8)}" created: node "${a.NodeID.slice(0, 8)}", group "${a.TaskGroup}"`);
+    lines.push(
+      `    ${t}: Allocation "${a.ID.slice(0, 8)}" created: node "${a.NodeID.slice(0, 8)}", group "${a.TaskGroup}"`,
+    );
   lines.push(`    ${t}: Evaluation status changed: "pending" -> "complete"`);
   if (report.failures.length === 0) {
     lines.push(`==> ${t}: Evaluation "${e}" finished with status "complete"`);

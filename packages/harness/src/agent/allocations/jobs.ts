@@ -60,6 +60,8 @@ export class Jobs {
     const job = registerableJob(spec);
     const previous = await this.records.job(job.Namespace, job.ID);
     const changed = !previous || previous.Job.Stop || !sameSpec(previous.Job, job);
+    // Only a change of a group beyond its count replaces allocations (Nomad's destructive update); a count scales in place.
+    const destructive = !previous || !sameSpec(previous.Job, job, { ignoreCounts: true });
     const registered: Job = {
       ...job,
       Version: previous ? previous.Job.Version + (changed ? 1 : 0) : 0,
@@ -67,13 +69,18 @@ export class Jobs {
     };
     const evalId = randomUUID();
     // A destructive update: the old version's allocations stop before the new ones are placed.
-    const live = (await this.allocs()).filter((a) => a.Namespace === job.Namespace && a.JobID === job.ID && !isTerminal(a));
+    const live = (await this.allocs()).filter(
+      (a) => a.Namespace === job.Namespace && a.JobID === job.ID && !isTerminal(a),
+    );
     const keep = new Set<string>();
     for (const a of live) {
       const tg = registered.TaskGroups.find((g) => g.Name === a.TaskGroup);
       const index = indexOf(a.Name);
-      if (!changed && tg && index < tg.Count && a.DesiredStatus === 'run') keep.add(a.Name);
+      if (!destructive && tg && index < tg.Count && a.DesiredStatus === 'run') keep.add(a.Name);
     }
+    for (const a of live)
+      if (keep.has(a.Name) && a.JobVersion !== registered.Version)
+        await this.records.putAlloc({ ...(await this.records.alloc(a.ID))!, JobVersion: registered.Version });
     await this.stopAllocs(
       live.filter((a) => !keep.has(a.Name)),
       'alloc is being updated due to job update',
@@ -112,7 +119,11 @@ export class Jobs {
    */
   private async place(job: Job, tg: TaskGroup, name: string, evalId: string): Promise<Allocation | string> {
     const sources = [
-      ...new Set(Object.values(tg.Volumes).filter((v) => v.Type === 'host').map((v) => requestedSource(v, name))),
+      ...new Set(
+        Object.values(tg.Volumes)
+          .filter((v) => v.Type === 'host')
+          .map((v) => requestedSource(v, name)),
+      ),
     ];
     const work = { doing: `placing allocation ${name}` };
     const decide = async () => {
@@ -138,7 +149,13 @@ export class Jobs {
         TaskStates: Object.fromEntries(
           tg.Tasks.map((t): [string, TaskState] => [
             t.Name,
-            { State: 'pending', Failed: false, StartedAt: null, FinishedAt: null, Events: [event('Received', 'Task received by client')] },
+            {
+              State: 'pending',
+              Failed: false,
+              StartedAt: null,
+              FinishedAt: null,
+              Events: [event('Received', 'Task received by client')],
+            },
           ]),
         ),
         CreateTime: now,
@@ -176,12 +193,27 @@ export class Jobs {
     const record: AllocRecord = structuredClone(alloc);
     for (const task of tg.Tasks) {
       const state = record.TaskStates[task.Name]!;
-      state.Events.push(event('Task Setup', 'Building Task Directory', { Details: { message: 'Building Task Directory' } }));
-      const req = { job, group: tg, task, allocId: alloc.ID, allocName: alloc.Name, allocIndex: indexOf(alloc.Name), hostVolumes };
+      state.Events.push(
+        event('Task Setup', 'Building Task Directory', { Details: { message: 'Building Task Directory' } }),
+      );
+      const req = {
+        job,
+        group: tg,
+        task,
+        allocId: alloc.ID,
+        allocName: alloc.Name,
+        allocIndex: indexOf(alloc.Name),
+        hostVolumes,
+      };
       const mounts = prestart(req);
       if (!Array.isArray(mounts)) {
         state.Events.push(event(mounts.type, mounts.message, { FailsTask: true }));
-        state.Events.push(event('Not Restarting', 'Error was unrecoverable', { RestartReason: 'Error was unrecoverable', FailsTask: true }));
+        state.Events.push(
+          event('Not Restarting', 'Error was unrecoverable', {
+            RestartReason: 'Error was unrecoverable',
+            FailsTask: true,
+          }),
+        );
         Object.assign(state, { State: 'dead', Failed: true, FinishedAt: new Date().toISOString() });
         continue;
       }
@@ -221,7 +253,9 @@ export class Jobs {
     const matches = all.filter((a) => a.ID.startsWith(ref));
     if (matches.length === 1 && ref !== '') return matches[0]!;
     if (matches.length > 1 && ref !== '')
-      throw new AgentError('SPEC_INVALID', `Prefix matched multiple allocations`, { matches: matches.map((a) => a.ID) });
+      throw new AgentError('SPEC_INVALID', `Prefix matched multiple allocations`, {
+        matches: matches.map((a) => a.ID),
+      });
     throw new AgentError('SPEC_INVALID', `No allocation(s) with prefix or id "${ref}" found`, { ref });
   }
 
@@ -257,10 +291,18 @@ export class Jobs {
             ? event('Killed', 'Task successfully killed')
             : event('Terminated', `Exit Code: ${code}${signal ? `, Signal: ${signal}` : ''}`, { ExitCode: code }),
         );
-        Object.assign(state, { State: 'dead', Failed: !stopped && (code !== 0 || signal !== ''), FinishedAt: run.exit.finishedAt });
+        Object.assign(state, {
+          State: 'dead',
+          Failed: !stopped && (code !== 0 || signal !== ''),
+          FinishedAt: run.exit.finishedAt,
+        });
         changed = true;
       } else if (!this.supervised(run)) {
-        state.Events.push(event('Driver Failure', 'the task and its supervisor are gone (killed, or the host rebooted)', { FailsTask: true }));
+        state.Events.push(
+          event('Driver Failure', 'the task and its supervisor are gone (killed, or the host rebooted)', {
+            FailsTask: true,
+          }),
+        );
         Object.assign(state, { State: 'dead', Failed: true, FinishedAt: new Date().toISOString() });
         changed = true;
       }
@@ -292,11 +334,19 @@ export class Jobs {
   }
 
   /** `job stop`: desired stop, the tasks killed (kill signal, then SIGKILL), waits until each is terminal; `purge` forgets the job. */
-  async stop(namespace: string, id: string, { purge = false } = {}): Promise<{ job: Job; evalId: string; stopped: Allocation[] }> {
+  async stop(
+    namespace: string,
+    id: string,
+    { purge = false } = {},
+  ): Promise<{ job: Job; evalId: string; stopped: Allocation[] }> {
     const record = await this.records.job(namespace, id);
-    if (!record) throw new AgentError('SPEC_INVALID', `No job(s) with prefix or ID "${id}" found`, { job: id, namespace });
+    if (!record)
+      throw new AgentError('SPEC_INVALID', `No job(s) with prefix or ID "${id}" found`, { job: id, namespace });
     const allocs = (await this.allocs()).filter((a) => a.Namespace === namespace && a.JobID === id);
-    const stopped = await this.stopAllocs(allocs.filter((a) => !isTerminal(a)), 'alloc is being stopped');
+    const stopped = await this.stopAllocs(
+      allocs.filter((a) => !isTerminal(a)),
+      'alloc is being stopped',
+    );
     if (purge) {
       for (const a of allocs) await this.records.removeAlloc(a.ID);
       await this.records.removeJob(namespace, id);
@@ -376,7 +426,14 @@ function indexOf(name: string): number {
   return m ? Number(m[1]) : 0;
 }
 
-function sameSpec(a: Job, b: Job): boolean {
-  const strip = (j: Job) => JSON.stringify({ ...j, Version: 0, SubmitTime: 0, Stop: false });
+function sameSpec(a: Job, b: Job, { ignoreCounts = false } = {}): boolean {
+  const strip = (j: Job) =>
+    JSON.stringify({
+      ...j,
+      Version: 0,
+      SubmitTime: 0,
+      Stop: false,
+      TaskGroups: j.TaskGroups.map((g) => ({ ...g, Count: ignoreCounts ? 0 : g.Count })),
+    });
   return strip(a) === strip(b);
 }

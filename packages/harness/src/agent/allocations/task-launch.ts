@@ -76,7 +76,13 @@ exec chroot "$root" /usr/bin/setpriv --reuid="$uid" --regid="$gid" --init-groups
 `;
 
 /** The command line of an `exec` task run as root: private mounts, chroot, the task's user and capabilities. */
-export function execArgv(task: Task, root: string, mounts: readonly TaskMount[], account: Account, caps: readonly string[]): string[] {
+export function execArgv(
+  task: Task,
+  root: string,
+  mounts: readonly TaskMount[],
+  account: Account,
+  caps: readonly string[],
+): string[] {
   const capList = ['-all', ...caps.map((c) => `+${c}`)].join(',');
   return [
     '/usr/bin/unshare',

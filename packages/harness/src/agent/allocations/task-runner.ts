@@ -54,7 +54,11 @@ export function prestart(req: TaskStartRequest): TaskStartFailure | TaskMount[] 
     const source = requestedSource(vol, req.allocName);
     const cfg = req.hostVolumes.get(source);
     if (!cfg) return { type: 'Task hook failed', message: `volumes: no host volume named: ${source}` };
-    mounts.push({ hostPath: cfg.Path, destination: m.Destination, readOnly: cfg.ReadOnly || vol.ReadOnly || m.ReadOnly });
+    mounts.push({
+      hostPath: cfg.Path,
+      destination: m.Destination,
+      readOnly: cfg.ReadOnly || vol.ReadOnly || m.ReadOnly,
+    });
   }
   if (mounts.length > 0 && req.task.Driver === 'raw_exec')
     return {
@@ -71,7 +75,8 @@ export function prestart(req: TaskStartRequest): TaskStartFailure | TaskMount[] 
     const account = lookupAccount(user);
     if (account?.uid === 0 || user === 'root')
       return { type: 'Task hook failed', message: `validate: running as user "${user}" is disallowed` };
-    if (!account) return { type: 'Driver Failure', message: `failed to identify user "${user}": user: unknown user ${user}` };
+    if (!account)
+      return { type: 'Driver Failure', message: `failed to identify user "${user}": user: unknown user ${user}` };
   }
   if (!req.task.Config.command)
     return { type: 'Driver Failure', message: 'failed to decode driver config: missing required field command' };

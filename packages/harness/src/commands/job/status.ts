@@ -26,18 +26,31 @@ export default class JobStatus extends DhvCommand {
         columns(
           ['ID', 'Type', 'Priority', 'Status', 'Submit Date'],
           all.map((r) => {
-            const live = allocs.some((a) => a.JobID === r.Job.ID && a.Namespace === r.Job.Namespace && (a.ClientStatus === 'running' || a.ClientStatus === 'pending'));
-            return [r.Job.ID, r.Job.Type, '50', live ? 'running' : r.Job.Stop ? 'dead' : 'pending', new Date(r.Job.SubmitTime / 1e6).toISOString()];
+            const live = allocs.some(
+              (a) =>
+                a.JobID === r.Job.ID &&
+                a.Namespace === r.Job.Namespace &&
+                (a.ClientStatus === 'running' || a.ClientStatus === 'pending'),
+            );
+            return [
+              r.Job.ID,
+              r.Job.Type,
+              '50',
+              live ? 'running' : r.Job.Stop ? 'dead' : 'pending',
+              new Date(r.Job.SubmitTime / 1e6).toISOString(),
+            ];
           }),
         ),
       );
     }
     const record = await jobs.job(flags.namespace, args.job);
-    if (!record) throw new AgentError('SPEC_INVALID', `No job(s) with prefix or id "${args.job}" found`, { job: args.job });
+    if (!record)
+      throw new AgentError('SPEC_INVALID', `No job(s) with prefix or id "${args.job}" found`, { job: args.job });
     const allocs = (await jobs.allocs())
       .filter((a) => a.JobID === record.Job.ID && a.Namespace === record.Job.Namespace)
       .sort((a, b) => b.CreateTime - a.CreateTime);
-    if (this.jsonOutput) return this.printJson({ Job: record.Job, Allocations: allocs, FailedTGAllocs: record.FailedTGAllocs });
+    if (this.jsonOutput)
+      return this.printJson({ Job: record.Job, Allocations: allocs, FailedTGAllocs: record.FailedTGAllocs });
     this.print(jobStatus(record, allocs));
   }
 }

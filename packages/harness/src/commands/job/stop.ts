@@ -6,14 +6,17 @@ import { nomadSpelling } from '../volume/nomad-flags.js';
 export default class JobStop extends DhvCommand {
   static override summary = "Stop a job's allocations, like nomad job stop; -purge forgets the job.";
   static override description =
-    "Sends each task its kill signal (SIGINT unless kill_signal says otherwise), then SIGKILL after kill_timeout (5 s), and waits until every allocation is terminal: from then on its volumes are no longer in use.";
+    'Sends each task its kill signal (SIGINT unless kill_signal says otherwise), then SIGKILL after kill_timeout (5 s), and waits until every allocation is terminal: from then on its volumes are no longer in use.';
   static override examples = ['<%= config.bin %> job stop writer', '<%= config.bin %> job stop -purge writer'];
   static override args = { job: Args.string({ description: 'The job ID', required: true }) };
   static override flags = {
     ...agentFlags,
     namespace: namespaceFlag,
     purge: Flags.boolean({ description: "Forget the job and its allocations (Nomad's -purge).", default: false }),
-    detach: Flags.boolean({ description: "Print the evaluation ID only (Nomad's -detach); dhv still waits for the tasks to stop.", default: false }),
+    detach: Flags.boolean({
+      description: "Print the evaluation ID only (Nomad's -detach); dhv still waits for the tasks to stop.",
+      default: false,
+    }),
   };
 
   async run(): Promise<void> {
