@@ -10,7 +10,7 @@ import {
   type NodeView,
   type ServerHostVolume,
 } from './host-volume-checker.js';
-import { allocName, type Job } from './job-spec.js';
+import { allocName } from './job-spec.js';
 
 interface Scenario {
   files: Record<string, string>;

@@ -14,7 +14,10 @@ export interface VolumeFormat {
 }
 
 /** `nomad volume status <id>`: the detail block, then (unless short) Capabilities and Allocations. */
-export function volumeDetail(v: HostVolume, { short = false, indent = '', allocations = [] }: VolumeFormat = {}): string {
+export function volumeDetail(
+  v: HostVolume,
+  { short = false, indent = '', allocations = [] }: VolumeFormat = {},
+): string {
   const block = keyValues(
     [
       ['ID', v.ID],

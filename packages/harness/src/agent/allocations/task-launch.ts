@@ -33,7 +33,7 @@ export interface Account {
 
 /** The account `name` in /etc/passwd, or undefined. */
 export function lookupAccount(name: string): Account | undefined {
-  let passwd = '';
+  let passwd: string;
   try {
     passwd = readFileSync('/etc/passwd', 'utf8');
   } catch {
