@@ -167,7 +167,31 @@ describe
       expect((await jobs.dhv('volume', 'delete', 'shared')).exitCode).toBe(0);
     });
 
-    it('prints a placement failure as Nomad does, and places nothing', async ({ jobs }) => {
+    it('agent restart leaves the task running; --reboot kills it and runs it again after the restore', async ({ jobs }) => {
+    await jobs.json('volume', 'create', await jobs.file('mk1.hcl', seedFlow.files['mk1.hcl']!));
+    expect((await jobs.dhv('job', 'run', await jobs.file('job.nomad.hcl', seedFlow.files['job.nomad.hcl']!))).exitCode).toBe(0);
+    const [alloc] = (await jobs.json('job', 'status', 'writer')).Allocations;
+    const taskPid = async () => {
+      const dir = join(jobs.dataDir, 'alloc', alloc.ID);
+      const note = (await readdir(dir)).find((f) => f.endsWith('.run.json'))!;
+      return (JSON.parse(await readFile(join(dir, note), 'utf8')) as { pid: number }).pid;
+    };
+    const before = await taskPid();
+    expect((await jobs.dhv('agent', 'restart')).exitCode).toBe(0);
+    expect(await taskPid()).toBe(before);
+    expect((await jobs.json('alloc', 'status', alloc.ID)).ClientStatus).toBe('running');
+
+    const reboot = await jobs.dhv('agent', 'restart', '--reboot');
+    expect(reboot.exitCode).toBe(0);
+    expect(await taskPid()).not.toBe(before);
+    const after = await jobs.json('alloc', 'status', alloc.ID);
+    expect(after.ClientStatus).toBe('running');
+    expect(after.TaskStates.t.Events.map((e: { Type: string }) => e.Type)).toContain('Restarting');
+    expect((await jobs.dhv('job', 'stop', '-purge', 'writer')).exitCode).toBe(0);
+    expect(supervisorsOf(jobs)).toEqual([]);
+  });
+
+  it('prints a placement failure as Nomad does, and places nothing', async ({ jobs }) => {
       await jobs.json('volume', 'create', await jobs.file('shared.hcl', claims.files['shared.hcl']!));
       const run = await jobs.dhv('job', 'run', await jobs.file('ro.hcl', claims.files['ro-default-caps.nomad.hcl']!));
       expect(run.exitCode).toBe(0);

@@ -136,8 +136,11 @@ export class Agent {
             : 'restarting the agent (restoring every volume)',
         },
         async () => {
+          // A reboot kills every task before it takes the volumes' mounts, and the client runs them again after the restore.
+          const killed = options.reboot ? await this.jobs().killForReboot() : [];
           const reboot = options.reboot ? await simulateReboot(this.config, signal, this.store) : undefined;
           const report = await this.startHeld(options);
+          if (killed.length > 0) await this.jobs().restartAfterReboot(killed);
           return reboot ? { ...report, reboot } : report;
         },
         signal,

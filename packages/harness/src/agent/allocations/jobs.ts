@@ -186,7 +186,7 @@ export class Jobs {
   }
 
   /** The client runs the allocation: each task's prestart, then its supervisor; waits until each runs or ended. */
-  private async startAlloc(job: Job, alloc: AllocRecord): Promise<Allocation> {
+  private async startAlloc(job: Job, alloc: AllocRecord, { setup = true } = {}): Promise<Allocation> {
     const tg = job.TaskGroups.find((g) => g.Name === alloc.TaskGroup)!;
     const hostVolumes = await this.ctx.hostVolumes();
     await this.records.prepareAllocDir(alloc.ID);
@@ -234,6 +234,52 @@ export class Jobs {
         await sleep(5);
       }
     }
+  }
+
+  /**
+   * What a host reboot does to the tasks: every process of every allocation that should run
+   * dies at once (SIGKILL to each task's group and its supervisor). Returns those allocations,
+   * which the client runs again once the volumes are restored.
+   */
+  async killForReboot(): Promise<string[]> {
+    const killed: string[] = [];
+    for (const a of await this.records.allocs()) {
+      if (isTerminal(a) || a.DesiredStatus !== 'run') continue;
+      killed.push(a.ID);
+      for (const task of Object.keys(a.TaskStates)) {
+        const run = await this.records.taskRun(a.ID, task);
+        if (!run) continue;
+        for (const pid of [run.supervisorPid, -run.pid])
+          try {
+            if (pid !== 0) process.kill(pid, 'SIGKILL');
+          } catch {
+            // Gone already.
+          }
+        while (this.supervised(run)) await sleep(5);
+      }
+    }
+    return killed;
+  }
+
+  /** After a reboot and the restore: each allocation that should run starts its tasks again (Nomad's client restores and restarts them). */
+  async restartAfterReboot(ids: readonly string[]): Promise<Allocation[]> {
+    const restarted: Allocation[] = [];
+    for (const id of ids) {
+      const record = await this.records.alloc(id);
+      if (!record || record.DesiredStatus !== 'run') continue;
+      const job = (await this.records.job(record.Namespace, record.JobID))?.Job;
+      if (!job) continue;
+      for (const [task, state] of Object.entries(record.TaskStates)) {
+        if (state.State === 'dead' && state.Failed && state.StartedAt === null) continue;
+        await this.records.forgetTaskRun(id, task);
+        state.Events.push(event('Restarting', 'Task restarting after the host rebooted'));
+        Object.assign(state, { State: 'pending', Failed: false, FinishedAt: null });
+      }
+      const fresh = { ...record, ClientStatus: 'pending' as const, ClientDescription: DESCRIPTIONS.pending };
+      await this.records.putAlloc(fresh);
+      restarted.push(await this.startAlloc(job, fresh, { setup: false }));
+    }
+    return restarted;
   }
 
   /** Every allocation on the node, each with its client status as of now. */

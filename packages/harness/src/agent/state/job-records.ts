@@ -136,6 +136,11 @@ export class JobRecords {
     return readJson<TaskRun>(this.taskFiles(allocId, task).run);
   }
 
+  /** Forgets a task's last run (a task started again writes a new note). */
+  async forgetTaskRun(allocId: string, task: string): Promise<void> {
+    await rm(this.taskFiles(allocId, task).run, { force: true });
+  }
+
   async prepareAllocDir(allocId: string): Promise<void> {
     await mkdir(join(this.allocDir(allocId), 'alloc', 'logs'), { recursive: true, mode: 0o711 });
   }
