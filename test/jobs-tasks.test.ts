@@ -167,31 +167,53 @@ describe
       expect((await jobs.dhv('volume', 'delete', 'shared')).exitCode).toBe(0);
     });
 
-    it('agent restart leaves the task running; --reboot kills it and runs it again after the restore', async ({ jobs }) => {
-    await jobs.json('volume', 'create', await jobs.file('mk1.hcl', seedFlow.files['mk1.hcl']!));
-    expect((await jobs.dhv('job', 'run', await jobs.file('job.nomad.hcl', seedFlow.files['job.nomad.hcl']!))).exitCode).toBe(0);
-    const [alloc] = (await jobs.json('job', 'status', 'writer')).Allocations;
-    const taskPid = async () => {
-      const dir = join(jobs.dataDir, 'alloc', alloc.ID);
-      const note = (await readdir(dir)).find((f) => f.endsWith('.run.json'))!;
-      return (JSON.parse(await readFile(join(dir, note), 'utf8')) as { pid: number }).pid;
-    };
-    const before = await taskPid();
-    expect((await jobs.dhv('agent', 'restart')).exitCode).toBe(0);
-    expect(await taskPid()).toBe(before);
-    expect((await jobs.json('alloc', 'status', alloc.ID)).ClientStatus).toBe('running');
+    it('agent restart leaves the task running; --reboot kills it and runs it again after the restore', async ({
+      jobs,
+    }) => {
+      await jobs.json('volume', 'create', await jobs.file('mk1.hcl', seedFlow.files['mk1.hcl']!));
+      expect(
+        (await jobs.dhv('job', 'run', await jobs.file('job.nomad.hcl', seedFlow.files['job.nomad.hcl']!))).exitCode,
+      ).toBe(0);
+      const [alloc] = (await jobs.json('job', 'status', 'writer')).Allocations;
+      const taskPid = async () => {
+        const dir = join(jobs.dataDir, 'alloc', alloc.ID);
+        const note = (await readdir(dir)).find((f) => f.endsWith('.run.json'))!;
+        return (JSON.parse(await readFile(join(dir, note), 'utf8')) as { pid: number }).pid;
+      };
+      const before = await taskPid();
+      expect((await jobs.dhv('agent', 'restart')).exitCode).toBe(0);
+      expect(await taskPid()).toBe(before);
+      expect((await jobs.json('alloc', 'status', alloc.ID)).ClientStatus).toBe('running');
 
-    const reboot = await jobs.dhv('agent', 'restart', '--reboot');
-    expect(reboot.exitCode).toBe(0);
-    expect(await taskPid()).not.toBe(before);
-    const after = await jobs.json('alloc', 'status', alloc.ID);
-    expect(after.ClientStatus).toBe('running');
-    expect(after.TaskStates.t.Events.map((e: { Type: string }) => e.Type)).toContain('Restarting');
-    expect((await jobs.dhv('job', 'stop', '-purge', 'writer')).exitCode).toBe(0);
-    expect(supervisorsOf(jobs)).toEqual([]);
-  });
+      const reboot = await jobs.dhv('agent', 'restart', '--reboot');
+      expect(reboot.exitCode).toBe(0);
+      expect(await taskPid()).not.toBe(before);
+      const after = await jobs.json('alloc', 'status', alloc.ID);
+      expect(after.ClientStatus).toBe('running');
+      expect(after.TaskStates.t.Events.map((e: { Type: string }) => e.Type)).toContain('Restarting');
+      expect((await jobs.dhv('job', 'stop', '-purge', 'writer')).exitCode).toBe(0);
+      expect(supervisorsOf(jobs)).toEqual([]);
+    });
 
-  it('prints a placement failure as Nomad does, and places nothing', async ({ jobs }) => {
+    it('places a job blocked by a single writer as soon as the writer stops, without a new job run', async ({
+      jobs,
+    }) => {
+      const ssw = await jobs.json('volume', 'create', await jobs.file('ssw.hcl', claims.files['ssw.hcl']!));
+      const id = ssw.Volume?.ID ?? ssw.ID;
+      for (const job of ['writer1', 'writer2'])
+        expect(
+          (await jobs.dhv('job', 'run', await jobs.file(`${job}.hcl`, claims.files[`${job}.nomad.hcl`]!))).exitCode,
+        ).toBe(0);
+      expect((await jobs.json('job', 'status', 'writer2')).Allocations).toEqual([]);
+      expect((await jobs.dhv('job', 'stop', 'writer1')).exitCode).toBe(0);
+      const [placed] = (await jobs.json('job', 'status', 'writer2')).Allocations;
+      expect(placed.ClientStatus).toBe('running');
+      // As the real agent's last step shows: the volume is now the second writer's.
+      expect((await jobs.dhv('volume', 'delete', id)).stderr).toContain(`in use by allocations: [${placed.ID}]`);
+      expect((await jobs.dhv('job', 'stop', '-purge', 'writer2')).exitCode).toBe(0);
+    });
+
+    it('prints a placement failure as Nomad does, and places nothing', async ({ jobs }) => {
       await jobs.json('volume', 'create', await jobs.file('shared.hcl', claims.files['shared.hcl']!));
       const run = await jobs.dhv('job', 'run', await jobs.file('ro.hcl', claims.files['ro-default-caps.nomad.hcl']!));
       expect(run.exitCode).toBe(0);

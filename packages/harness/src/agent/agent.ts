@@ -141,6 +141,7 @@ export class Agent {
           const reboot = options.reboot ? await simulateReboot(this.config, signal, this.store) : undefined;
           const report = await this.startHeld(options);
           if (killed.length > 0) await this.jobs().restartAfterReboot(killed);
+          await this.retryBlockedJobs();
           return reboot ? { ...report, reboot } : report;
         },
         signal,
@@ -279,7 +280,9 @@ export class Agent {
         clientCreateRequest(spec, id, this.nodeId),
         serverVolume(spec, this.config.nodePool, existing),
       );
-      return { volume: await this.afterUpsert(id), created: !existing };
+      const volume = await this.afterUpsert(id);
+      await this.retryBlockedJobs();
+      return { volume, created: !existing };
     });
   }
 
@@ -294,7 +297,9 @@ export class Agent {
         clientRegisterRequest(spec, id, this.nodeId),
         serverVolume(spec, this.config.nodePool, existing),
       );
-      return { volume: await this.afterUpsert(id), created: !existing };
+      const volume = await this.afterUpsert(id);
+      await this.retryBlockedJobs();
+      return { volume, created: !existing };
     });
   }
 
@@ -322,6 +327,13 @@ export class Agent {
       hostVolumes: async () => (await this.facts()).hostVolumes,
       volumes: () => this.volumes(),
     });
+  }
+
+  /** The node's volumes changed: jobs that could not be placed are evaluated again; a failure there is a warning, not the volume's. */
+  private async retryBlockedJobs(): Promise<void> {
+    await this.jobs()
+      .retryBlocked()
+      .catch((err: Error) => this.warn(`retrying the jobs waiting for a volume failed: ${err.message}`));
   }
 
   /** Nomad's usage claims of a volume: the allocations on its node, not client-terminal, whose group asks for its name. */

@@ -85,6 +85,33 @@ export class Jobs {
       live.filter((a) => !keep.has(a.Name)),
       'alloc is being updated due to job update',
     );
+    return this.evaluate(registered, keep, evalId);
+  }
+
+  /**
+   * Nomad's blocked evaluations, retried: each job whose last evaluation could not place
+   * everything is evaluated again, as Nomad's servers do when an allocation on the node
+   * finishes or the node's volumes change (dhv retries at `job stop`, `volume create`,
+   * `volume register` and `agent restart`).
+   */
+  async retryBlocked(): Promise<JobRunReport[]> {
+    const reports: JobRunReport[] = [];
+    const allocs = await this.allocs();
+    for (const record of await this.records.jobs()) {
+      if (!record.BlockedEval || record.Job.Stop) continue;
+      const keep = new Set(
+        allocs
+          .filter((a) => a.Namespace === record.Job.Namespace && a.JobID === record.Job.ID)
+          .filter((a) => !isTerminal(a) && a.DesiredStatus === 'run')
+          .map((a) => a.Name),
+      );
+      reports.push(await this.evaluate(record.Job, keep, record.BlockedEval));
+    }
+    return reports;
+  }
+
+  /** One evaluation: every allocation of the job not in `keep` placed, the failures kept on the job, what was placed started. */
+  private async evaluate(registered: Job, keep: ReadonlySet<string>, evalId: string): Promise<JobRunReport> {
     const jobRecord: JobRecord = { Job: registered, FailedTGAllocs: {}, BlockedEval: '' };
     await this.records.putJob(jobRecord);
     const placed: Allocation[] = [];
@@ -399,6 +426,8 @@ export class Jobs {
     } else {
       await this.records.putJob({ ...record, Job: { ...record.Job, Stop: true }, FailedTGAllocs: {}, BlockedEval: '' });
     }
+    // Allocations that finished free what a blocked job waits for (a single writer's volume).
+    await this.retryBlocked();
     return { job: record.Job, evalId: randomUUID(), stopped };
   }
 
