@@ -213,6 +213,34 @@ describe
       expect((await jobs.dhv('job', 'stop', '-purge', 'writer2')).exitCode).toBe(0);
     });
 
+    it('keeps a sticky claim after job stop, the same claim for the next run, and drops it at purge', async ({
+      jobs,
+    }) => {
+      const shared = await jobs.json('volume', 'create', await jobs.file('shared.hcl', claims.files['shared.hcl']!));
+      const volumeId = shared.Volume?.ID ?? shared.ID;
+      const sticky = await jobs.file('sticky.hcl', claims.files['sticky.nomad.hcl']!);
+      expect((await jobs.dhv('job', 'run', sticky)).exitCode).toBe(0);
+      const [claim] = await jobs.json('volume', 'claim', 'list');
+      expect(claim).toMatchObject({
+        Namespace: 'default',
+        JobID: 'sticky',
+        TaskGroupName: 'g',
+        VolumeID: volumeId,
+        VolumeName: 'shared',
+      });
+      expect((await jobs.dhv('volume', 'claim', 'list')).stdout).toBe(
+        `ID        Namespace  Job ID  Volume ID  Volume Name\n${claim.ID.slice(0, 8)}  default    sticky  ${volumeId.slice(0, 8)}   shared\n`,
+      );
+      expect((await jobs.dhv('job', 'stop', 'sticky')).exitCode).toBe(0);
+      expect((await jobs.json('volume', 'claim', 'list')).map((c: { ID: string }) => c.ID)).toEqual([claim.ID]);
+      expect((await jobs.dhv('job', 'run', sticky)).exitCode).toBe(0);
+      const [again] = await jobs.json('volume', 'claim', 'list');
+      expect(again.ID).toBe(claim.ID);
+      expect(again.AllocID).not.toBe(claim.AllocID);
+      expect((await jobs.dhv('job', 'stop', '-purge', 'sticky')).exitCode).toBe(0);
+      expect((await jobs.dhv('volume', 'claim', 'list')).stdout).toBe('No task group host volume claims found\n');
+    });
+
     it('prints a placement failure as Nomad does, and places nothing', async ({ jobs }) => {
       await jobs.json('volume', 'create', await jobs.file('shared.hcl', claims.files['shared.hcl']!));
       const run = await jobs.dhv('job', 'run', await jobs.file('ro.hcl', claims.files['ro-default-caps.nomad.hcl']!));

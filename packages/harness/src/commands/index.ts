@@ -19,6 +19,8 @@ import JobStatus from './job/status.js';
 import JobStop from './job/stop.js';
 import AllocStatus from './alloc/status.js';
 import AllocLogs from './alloc/logs.js';
+import VolumeClaimList from './volume/claim/list.js';
+import VolumeClaimDelete from './volume/claim/delete.js';
 
 /**
  * Every `dhv` command, by its oclif ID (topics joined with ':'). Explicit, so the CLI
@@ -45,4 +47,6 @@ export const COMMANDS: Record<string, Command.Class> = {
   'job:stop': JobStop,
   'alloc:status': AllocStatus,
   'alloc:logs': AllocLogs,
+  'volume:claim:list': VolumeClaimList,
+  'volume:claim:delete': VolumeClaimDelete,
 };

@@ -39,6 +39,8 @@ export interface NodeView {
   proposed: readonly ProposedAlloc[];
   /** The current version of a job, or undefined once purged. */
   jobOf: (namespace: string, jobId: string) => Job | undefined;
+  /** The job's sticky claims no allocation on the node meets now, by volume ID (Nomad's unmet claims). */
+  unmetClaims?: ReadonlySet<string>;
 }
 
 /**
@@ -65,7 +67,10 @@ function requestFeasible(job: Job, req: VolumeRequest, allocName: string, node: 
   }
   const vol = node.volumes.get(cfg.ID);
   if (!vol || vol.Namespace !== job.Namespace) return false;
-  return hostVolumeIsAvailable(vol, req, node);
+  if (!hostVolumeIsAvailable(vol, req, node)) return false;
+  // A sticky request goes back to a volume it claimed while any claim is unmet.
+  if (req.Sticky && node.unmetClaims && node.unmetClaims.size > 0) return node.unmetClaims.has(vol.ID);
+  return true;
 }
 
 /** Nomad's hostVolumeIsAvailable: ready, the exact capability offered, and the access mode's rule. */

@@ -8,7 +8,7 @@ import { registerableJob } from '../../jobs/validate-job.js';
 import { infeasibility, type NodeView, type ServerHostVolume } from '../../jobs/host-volume-checker.js';
 import type { HostVolumeMap } from '../host-volumes.js';
 import type { AgentStore } from '../state/store.js';
-import type { AllocRecord, ClientStatus, JobRecord, TaskRun, TaskState } from '../state/job-records.js';
+import type { AllocRecord, ClientStatus, JobRecord, StickyClaim, TaskRun, TaskState } from '../state/job-records.js';
 import { event, prestart, processAlive, startTask } from './task-runner.js';
 
 /** An allocation with its client status as of now: the supervisors' notes read, dead ones found out. */
@@ -112,7 +112,13 @@ export class Jobs {
 
   /** One evaluation: every allocation of the job not in `keep` placed, the failures kept on the job, what was placed started. */
   private async evaluate(registered: Job, keep: ReadonlySet<string>, evalId: string): Promise<JobRunReport> {
-    const jobRecord: JobRecord = { Job: registered, FailedTGAllocs: {}, BlockedEval: '' };
+    const previous = await this.records.job(registered.Namespace, registered.ID);
+    const jobRecord: JobRecord = {
+      Job: registered,
+      FailedTGAllocs: {},
+      BlockedEval: '',
+      ...(previous?.StickyClaims ? { StickyClaims: previous.StickyClaims } : {}),
+    };
     await this.records.putJob(jobRecord);
     const placed: Allocation[] = [];
     const failures: PlacementFailure[] = [];
@@ -133,7 +139,8 @@ export class Jobs {
         failures.map((f) => [f.group, { ConstraintFiltered: { [f.constraint]: 1 }, CoalescedFailures: f.count - 1 }]),
       );
       jobRecord.BlockedEval = randomUUID();
-      await this.records.putJob(jobRecord);
+      const claims = (await this.records.job(registered.Namespace, registered.ID))?.StickyClaims;
+      await this.records.putJob({ ...jobRecord, ...(claims ? { StickyClaims: claims } : {}) });
     }
     const started = await Promise.all(placed.map((a) => this.startAlloc(registered, a)));
     return { job: registered, evalId, placed: started, failures, blockedEval: jobRecord.BlockedEval };
@@ -154,7 +161,7 @@ export class Jobs {
     ];
     const work = { doing: `placing allocation ${name}` };
     const decide = async () => {
-      const view = await this.nodeView();
+      const view = await this.nodeView(job);
       const problem = infeasibility(job, tg, name, view);
       if (problem) return problem;
       const now = Date.now() * 1e6;
@@ -189,6 +196,7 @@ export class Jobs {
         ModifyTime: now,
       };
       await this.records.putAlloc(alloc);
+      await this.claimStickyVolumes(job, tg, alloc, view);
       return alloc;
     };
     return sources.length === 1
@@ -196,7 +204,7 @@ export class Jobs {
       : this.ctx.store.lock.shared(work, decide);
   }
 
-  private async nodeView(): Promise<NodeView> {
+  private async nodeView(job?: Job): Promise<NodeView> {
     const [hostVolumes, volumes, allocs, jobs] = await Promise.all([
       this.ctx.hostVolumes(),
       this.ctx.volumes(),
@@ -204,12 +212,84 @@ export class Jobs {
       this.records.jobs(),
     ]);
     const byId = new Map(jobs.map((j) => [`${j.Job.Namespace}\0${j.Job.ID}`, j.Job]));
+    const proposed = allocs.filter((a) => !isTerminal(a));
+    // Nomad's unmet sticky claims: the job's claims whose allocation and volume still exist, met by no live allocation of its group.
+    const record = job && jobs.find((j) => j.Job.Namespace === job.Namespace && j.Job.ID === job.ID);
+    const known = new Set(allocs.map((a) => a.ID));
+    const unmetClaims = new Set(
+      (record?.StickyClaims ?? [])
+        .filter((c) => known.has(c.AllocID) && volumes.some((v) => v.ID === c.VolumeID && v.Namespace === c.Namespace))
+        .filter(
+          (c) =>
+            !proposed.some(
+              (a) => a.Namespace === c.Namespace && a.JobID === c.JobID && a.TaskGroup === c.TaskGroupName,
+            ),
+        )
+        .map((c) => c.VolumeID),
+    );
     return {
       hostVolumes,
       volumes: new Map(volumes.map((v) => [v.ID, v])),
-      proposed: allocs.filter((a) => !isTerminal(a)),
+      proposed,
       jobOf: (ns, id) => byId.get(`${ns}\0${id}`),
+      unmetClaims,
     };
+  }
+
+  /**
+   * Nomad writes a sticky claim when a new allocation with a sticky request is placed: one
+   * row per namespace, job, group and volume ID; a row whose allocation is terminal is taken
+   * over with its ID, one whose allocation still lives gets a new ID.
+   */
+  private async claimStickyVolumes(job: Job, tg: TaskGroup, alloc: AllocRecord, view: NodeView): Promise<void> {
+    const sticky = Object.values(tg.Volumes).filter((v) => v.Type === 'host' && v.Sticky);
+    if (sticky.length === 0) return;
+    const record = await this.records.job(job.Namespace, job.ID);
+    if (!record) return;
+    const claims = [...(record.StickyClaims ?? [])];
+    const index = claims.reduce((n, c) => Math.max(n, c.ModifyIndex), 0) + 1;
+    for (const req of sticky) {
+      const volumeId = view.hostVolumes.get(req.Source)?.ID;
+      if (!volumeId) continue;
+      const at = claims.findIndex((c) => c.TaskGroupName === tg.Name && c.VolumeID === volumeId);
+      const previous = at >= 0 ? claims[at]! : undefined;
+      const previousAlloc = previous && (await this.records.alloc(previous.AllocID));
+      const takeOver = previousAlloc && (isTerminal(previousAlloc) || previousAlloc.DesiredStatus === 'stop');
+      const claim = {
+        ID: previous && takeOver ? previous.ID : randomUUID(),
+        Namespace: job.Namespace,
+        JobID: job.ID,
+        TaskGroupName: tg.Name,
+        AllocID: alloc.ID,
+        VolumeID: volumeId,
+        VolumeName: req.Source,
+        CreateIndex: previous?.CreateIndex ?? index,
+        ModifyIndex: index,
+      };
+      if (at >= 0) claims[at] = claim;
+      else claims.push(claim);
+    }
+    await this.records.putJob({ ...record, StickyClaims: claims });
+  }
+
+  /** `volume claim list`: every job's sticky claims (the namespace `*` for all). */
+  async stickyClaims(namespace: string): Promise<StickyClaim[]> {
+    return (await this.records.jobs())
+      .flatMap((r) => r.StickyClaims ?? [])
+      .filter((c) => namespace === '*' || c.Namespace === namespace)
+      .sort((a, b) => (a.ID < b.ID ? -1 : 1));
+  }
+
+  /** `volume claim delete`: the claim with this full ID in the namespace, or Nomad's error. */
+  async deleteStickyClaim(namespace: string, id: string): Promise<void> {
+    for (const record of await this.records.jobs()) {
+      const claims = record.StickyClaims ?? [];
+      const found = claims.find((c) => c.ID === id && c.Namespace === namespace);
+      if (!found) continue;
+      await this.records.putJob({ ...record, StickyClaims: claims.filter((c) => c !== found) });
+      return;
+    }
+    throw new AgentError('SPEC_INVALID', 'task group volume claim does not exist', { claim: id, namespace });
   }
 
   /** The client runs the allocation: each task's prestart, then its supervisor; waits until each runs or ended. */
@@ -220,9 +300,11 @@ export class Jobs {
     const record: AllocRecord = structuredClone(alloc);
     for (const task of tg.Tasks) {
       const state = record.TaskStates[task.Name]!;
-      state.Events.push(
-        event('Task Setup', 'Building Task Directory', { Details: { message: 'Building Task Directory' } }),
-      );
+      if (state.State !== 'pending') continue;
+      if (setup)
+        state.Events.push(
+          event('Task Setup', 'Building Task Directory', { Details: { message: 'Building Task Directory' } }),
+        );
       const req = {
         job,
         group: tg,

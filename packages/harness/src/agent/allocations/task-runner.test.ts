@@ -38,7 +38,7 @@ function request(t: Task, { perAlloc = false, readOnly = false, volumes = ['data
   };
 }
 
-const asUid = (uid: number) => vi.spyOn(process, 'getuid').mockReturnValue(uid);
+const asUid = (uid: number) => vi.spyOn(process as { getuid: () => number }, 'getuid').mockReturnValue(uid);
 afterEach(() => vi.restoreAllMocks());
 
 describe("the client's prestart, in Nomad's task event words", () => {

@@ -54,6 +54,21 @@ export interface JobRecord {
   FailedTGAllocs: Record<string, { ConstraintFiltered: Record<string, number>; CoalescedFailures: number }>;
   /** The evaluation that placed nothing more and waits for capacity (Nomad's blocked eval), if one. */
   BlockedEval: string;
+  /** The job's sticky volume claims (Nomad's `TaskGroupHostVolumeClaim`): kept until the job is purged or the claim deleted. */
+  StickyClaims?: StickyClaim[];
+}
+
+/** Nomad's TaskGroupHostVolumeClaim: one per namespace, job, group and volume ID. */
+export interface StickyClaim {
+  ID: string;
+  Namespace: string;
+  JobID: string;
+  TaskGroupName: string;
+  AllocID: string;
+  VolumeID: string;
+  VolumeName: string;
+  CreateIndex: number;
+  ModifyIndex: number;
 }
 
 const b64 = (s: string) => Buffer.from(s).toString('base64url');
