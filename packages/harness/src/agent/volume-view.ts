@@ -16,8 +16,10 @@ export interface HostVolume {
   RequestedCapacityMinBytes: bigint;
   RequestedCapacityMaxBytes: bigint;
   RequestedCapabilities: VolumeRecord['Volume']['RequestedCapabilities'];
-  Constraints: VolumeRecord['Volume']['Constraints'];
-  Parameters: Record<string, string> | null;
+  /** Omitted when there are none, as Nomad's API omits it. */
+  Constraints?: VolumeRecord['Volume']['Constraints'];
+  /** Omitted when there are none, as Nomad's API omits it. */
+  Parameters?: Record<string, string>;
   HostPath: string;
   State: VolumeState;
   /** Why the last restore left the volume out. */
@@ -85,8 +87,8 @@ export function toHostVolume(record: VolumeRecord, state: VolumeState, failure?:
     RequestedCapacityMinBytes: req.RequestedCapacityMinBytes,
     RequestedCapacityMaxBytes: req.RequestedCapacityMaxBytes,
     RequestedCapabilities: record.Volume.RequestedCapabilities,
-    Constraints: record.Volume.Constraints,
-    Parameters: req.Parameters,
+    ...(record.Volume.Constraints.length > 0 ? { Constraints: record.Volume.Constraints } : {}),
+    ...(req.Parameters && Object.keys(req.Parameters).length > 0 ? { Parameters: req.Parameters } : {}),
     HostPath: record.HostPath,
     // A volume dhv knows is broken (failed restore, path gone, delete cut short) is never ready.
     State: failure ? 'unavailable' : state,
