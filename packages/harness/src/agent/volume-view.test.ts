@@ -18,4 +18,11 @@ describe("a volume as Nomad's API writes it", () => {
     expect(full.Parameters).toEqual({ mode: '0755' });
     expect(full.Constraints).toEqual(record.Volume.Constraints);
   });
+
+  it("names the plugin a registered volume was registered with (the servers' record), not the client's empty one", () => {
+    const record = sampleRecord(ID, { PluginID: '' });
+    expect(toHostVolume(record, 'ready').PluginID).toBe('');
+    record.Volume.PluginID = 'fail-delete';
+    expect(toHostVolume(record, 'ready').PluginID).toBe('fail-delete');
+  });
 });

@@ -1,4 +1,5 @@
 import type { VolumeRecord } from './state/client-state.js';
+import { serversPluginId } from './client/plugin-requests.js';
 import type { VolumeState } from './state/node-facts.js';
 import type { VolumeFailure } from './state/volume-health.js';
 
@@ -80,7 +81,7 @@ export function toHostVolume(record: VolumeRecord, state: VolumeState, failure?:
     ID: record.ID,
     Name: req.Name,
     Namespace: record.Volume.Namespace ?? req.Namespace,
-    PluginID: req.PluginID,
+    PluginID: serversPluginId(record),
     NodeID: req.NodeID,
     NodePool: record.Volume.NodePool,
     CapacityBytes: record.Volume.CapacityBytes,
