@@ -198,9 +198,9 @@ describe('delete (what the servers send, and what they keep)', () => {
     };
     const err = failure(await agent.deleteVolume(volume.ID).catch((e: unknown) => e));
     expect(err.message).toMatch(/^HostVolume\.Delete error: /);
-    expect(runner.calls.map((c) => [c.operation, c.pluginId, (c.request as { createdPath?: string }).createdPath])).toEqual([
-      ['delete', 'p', hostPath],
-    ]);
+    expect(
+      runner.calls.map((c) => [c.operation, c.pluginId, (c.request as { createdPath?: string }).createdPath]),
+    ).toEqual([['delete', 'p', hostPath]]);
     expect((await agent.volumes()).map((v) => v.ID)).toEqual([volume.ID]);
     runner.onDelete = async () => {};
     await agent.deleteVolume(volume.ID);

@@ -3,7 +3,12 @@ import { goMarshalStringMap } from '@dhv/sdk/client';
 import { AgentError } from '../errors/agent-error.js';
 import { MAX_DOCUMENT_DEPTH, nestingDepth, readSource } from '../config/read-document.js';
 import { decodeVolumeSpecAsNomad, SpecRefused, type ApiHostVolume } from './decode-host-volume.js';
-import { ACCESS_MODES, ATTACHMENT_MODES, hostVolumeValidationError, validateHostVolume } from './validate-host-volume.js';
+import {
+  ACCESS_MODES,
+  ATTACHMENT_MODES,
+  hostVolumeValidationError,
+  validateHostVolume,
+} from './validate-host-volume.js';
 import { specWarnings } from './spec-warnings.js';
 
 export { ACCESS_MODES, ATTACHMENT_MODES };
