@@ -1,5 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
+import { isUuid } from '@dhv/sdk';
+import { PluginError } from '@dhv/sdk/client';
 import type { AgentConfig, StaticHostVolume } from '../config/agent-config.js';
 import type { VolumeSpec } from '../volume-specs/volume-spec.js';
 import type { ClientState, ClientCreateRequest, VolumeRecord } from './state/client-state.js';
@@ -297,10 +299,11 @@ export class Agent {
             updating: existing !== undefined,
           });
           if (problem) throw problem;
-          await this.manager().create(
-            clientCreateRequest(spec, id, this.nodeId),
-            serverVolume(spec, this.config.nodePool, existing),
-          );
+          await this.manager()
+            .create(clientCreateRequest(spec, id, this.nodeId), serverVolume(spec, this.config.nodePool, existing))
+            .catch((err: unknown) => {
+              throw asServersReturn('HostVolume.Create', err);
+            });
           return { volume: await this.afterUpsert(id), created: !existing };
         },
         this.controller.signal,
@@ -321,9 +324,10 @@ export class Agent {
         async () => {
           const existing = existingForUpdate(spec, spec.id ? await this.state.get(spec.id) : undefined);
           if (existing) await this.refuseUpdateInUse(existing);
+          const server = serverVolume(spec, this.config.nodePool, existing);
           await this.manager().register(
             clientRegisterRequest(spec, id, this.nodeId),
-            serverVolume(spec, this.config.nodePool, existing),
+            spec.pluginId === '' ? server : { ...server, PluginID: spec.pluginId },
           );
           return { volume: await this.afterUpsert(id), created: !existing };
         },
@@ -334,10 +338,20 @@ export class Agent {
     });
   }
 
-  /** Deletes a volume named by its ID or a unique prefix of it, with the request the servers would send. */
+  /**
+   * Deletes a volume named by its ID or a unique prefix of it, with the request the servers would send.
+   * A whole ID is not looked up by prefix: as in Nomad, it names that volume or none.
+   */
   async deleteVolume(ref: string): Promise<HostVolume> {
     return this.track(async () => {
-      const found = await this.find(ref);
+      const found = isUuid(ref) ? await this.state.get(ref) : await this.find(ref);
+      if (!found) {
+        throw new AgentError(
+          'VOLUME_NOT_FOUND',
+          `no such volume: ${ref}\nRun dhv volume status -namespace '*' to list the volumes.`,
+          { ref },
+        );
+      }
       return this.store.lock.volume(
         found.ID,
         { doing: `deleting volume "${found.CreateReq.Name}" (${found.ID})`, name: found.CreateReq.Name },
@@ -352,7 +366,11 @@ export class Agent {
             );
           }
           const view = toHostVolume(record, await this.stateOf(record.ID));
-          await this.manager().delete(deleteRequestFor(record));
+          await this.manager()
+            .delete(deleteRequestFor(record))
+            .catch((err: unknown) => {
+              throw asServersReturn('HostVolume.Delete', err);
+            });
           await this.store.updateNodeFacts((f) => {
             const facts = f ?? this.emptyFacts();
             const volumeStates = new Map(facts.volumeStates);
@@ -580,4 +598,31 @@ export class Agent {
 
 function serverKey(record: VolumeRecord): { ID: string; Name: string } {
   return { ID: record.ID, Name: record.CreateReq.Name };
+}
+
+/**
+ * A plugin's failure as Nomad's servers return the client's error: behind the name of the RPC
+ * (`HostVolume.Create error: error creating volume ...`), dhv's hints still on the lines below.
+ */
+function asServersReturn(rpc: 'HostVolume.Create' | 'HostVolume.Delete', err: unknown): unknown {
+  if (!(err instanceof PluginError)) return err;
+  const wrapped = new PluginError(err.code, err.reason, {
+    pluginId: err.pluginId,
+    executable: err.executable,
+    operation: err.operation,
+    volumeId: err.volumeId,
+    exitCode: err.exitCode,
+    signal: err.signal,
+    durationMs: err.durationMs,
+    stdout: err.stdout,
+    stderr: err.stderr,
+    pluginMessage: err.pluginMessage,
+    truncated: err.truncated,
+    runError: err.runError,
+    nomadPanic: err.nomadPanic,
+    nomadMessage: `${rpc} error: ${err.nomadMessage}`,
+    hints: err.hints,
+  });
+  wrapped.stack = err.stack;
+  return wrapped;
 }
