@@ -6,6 +6,7 @@ import { AGENT_TIMEOUT_MS } from '@dhv/sdk/plugin';
 import { readCreatedPath } from '../inspect.js';
 import { describeRun, succeeded } from '../raw-run.js';
 import { forceRemove } from '../scratch-dirs.js';
+import { capacityBound } from '../space-budget.js';
 import type { CheckContext, CreateInput } from '../types.js';
 import { LONG_STEM, MAX_FILL } from './pool.js';
 import { formatStep, formatVolume, type Pick, type Step, type VolumeCall, type VolumeKey } from './recipe.js';
@@ -19,7 +20,7 @@ const FINGERPRINT_TRIES = 3;
 export const MARKER_FILE = '.dhv-explore-marker';
 const MiB = 1024n * 1024n;
 /** More live volumes than this make every step slow and say nothing new. */
-const MAX_LIVE = MAX_FILL + 2;
+export const MAX_LIVE = MAX_FILL + 2;
 
 /** Said of a break found in the steps every run ends with. */
 export const AT_THE_END = '(in the steps every run ends with: a fingerprint, two restarts, the delete of every volume)';
@@ -311,7 +312,9 @@ export class VolumeLab {
 
   private newVolume(key: VolumeKey, large: boolean): Volume {
     const { capacityMin, capacityMax } = this.ctx.settings;
-    const bigger = capacityMin > 0n ? capacityMin * 2n : 32n * MiB;
+    const bound = capacityBound(this.ctx.settings);
+    const wanted = capacityMin > 0n ? capacityMin * 2n : 32n * MiB;
+    const bigger = wanted < bound ? wanted : bound;
     const request = this.ctx.newVolume({
       volumesDir: this.volumesDir,
       volumeName: key.name,
