@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { open, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
 import { formatSize, isStrictlyInside } from '@dhv/sdk';
 import { ENV } from '@dhv/sdk/plugin';
@@ -9,6 +9,7 @@ import { clip, describeRun, succeeded } from '../raw-run.js';
 import { simulateReboot } from '@dhv/sdk/host';
 import type { Check, CheckContext, CreateInput } from '../types.js';
 import { markerProblem, writeMarker } from './volume-files.js';
+import { OutsideSandboxError, openInsideSandbox, outsideSandboxSkip } from '../sandbox-writes.js';
 import { DEFAULT_CAPACITY_BOUND, capacityBound } from '../space-budget.js';
 
 const REF = 'PROTOCOL.md § create';
@@ -49,7 +50,13 @@ async function isMountPoint(path: string): Promise<boolean> {
  * cleanup before it starts.
  */
 async function occupy(ctx: CheckContext, volumePath: string): Promise<void> {
-  const handle = await open(join(volumePath, '.dhv-check-open-file'), 'a');
+  let handle;
+  try {
+    handle = await openInsideSandbox(ctx.sandboxScope, volumePath, '.dhv-check-open-file', true);
+  } catch (err) {
+    if (err instanceof OutsideSandboxError) ctx.skip(outsideSandboxSkip(err));
+    throw err;
+  }
   let child: ReturnType<typeof spawn> | undefined;
   ctx.cleanup(async () => {
     if (child && child.exitCode === null && child.signalCode === null) {

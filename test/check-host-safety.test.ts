@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { chmod, copyFile, mkdir, readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { SUITE_TIMEOUT_MS, failedRequired, runCheck } from './support/check-cli.js';
 import { REPO_ROOT, removeTempDir, tempDir } from './support/kit.js';
@@ -15,9 +15,13 @@ const SLACK = 64n * MiB;
 type OnFinished = (fn: () => Promise<void>) => void;
 
 /** A copy of the fixture in a folder of the test's own, with the scratch dir `dhv check` makes its sandbox in. */
-async function setUp(fixture: string, onTestFinished: OnFinished): Promise<{ plugin: string; scratch: string }> {
-  const dir = await tempDir('space');
-  const plugin = join(dir, 'plugin');
+async function setUp(
+  fixture: string,
+  onTestFinished: OnFinished,
+  name = 'plugin',
+): Promise<{ dir: string; plugin: string; scratch: string }> {
+  const dir = await tempDir('host-safety');
+  const plugin = join(dir, name);
   onTestFinished(async () => {
     killAll(await recordedPids(`${plugin}.pids`));
     await removeTempDir(dir);
@@ -26,7 +30,13 @@ async function setUp(fixture: string, onTestFinished: OnFinished): Promise<{ plu
   await chmod(plugin, 0o755);
   const scratch = join(dir, 'scratch');
   await mkdir(scratch);
-  return { plugin, scratch };
+  return { dir, plugin, scratch };
+}
+
+/** Every file below `dir`, relative. */
+async function filesBelow(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+  return entries.filter((e) => !e.isDirectory()).map((e) => relative(dir, join(e.parentPath, e.name)));
 }
 
 describe.concurrent('dhv check holds a plugin to the space it asks for', () => {
@@ -102,4 +112,26 @@ describe.concurrent('dhv check holds a plugin to the space it asks for', () => {
     },
     SUITE_TIMEOUT_MS,
   );
+});
+
+describe.concurrent('dhv check writes only inside its sandbox', () => {
+  for (const name of ['plugin', 'plugin-link'])
+    test(
+      `a volume path outside the sandbox (${name === 'plugin' ? 'answered as it is' : 'through a link inside the volumes dir'}) is read, never written`,
+      async ({ onTestFinished }) => {
+        const { dir, plugin, scratch } = await setUp('answers-outside.sh', onTestFinished, name);
+        const { stdout } = await runCheck([plugin, '--json', '--volumes-dir', scratch, '--explore-budget', '2']);
+        const report = JSON.parse(stdout) as ConformanceReport;
+        // The plugin made its volumes there; dhv check put nothing into them.
+        expect((await readdir(join(dir, 'outside'))).length).toBeGreaterThan(5);
+        expect(await filesBelow(join(dir, 'outside'))).toEqual([]);
+        // The checks that would have written into the volume say why they could not judge it.
+        const idempotent = report.results.find((r) => r.id === 'create.idempotent');
+        expect(idempotent?.status).toBe('skip');
+        expect(idempotent?.reason).toMatch(/lies outside dhv check's sandbox .*never writes outside its sandbox/);
+        expect(report.results.find((r) => r.id === 'create.restore-in-use')?.status).toBe('skip');
+        expect(await readdir(scratch)).toEqual([]);
+      },
+      SUITE_TIMEOUT_MS,
+    );
 });
