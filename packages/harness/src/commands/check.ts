@@ -17,7 +17,8 @@ import {
 import { DhvError, UsageError } from '../errors/dhv-error.js';
 import { EXIT_CODES } from '../errors/exit-codes.js';
 import { CheckPresenter, checkListRows, checkListText, useColor } from '../presenters/format-check.js';
-import { DhvCommand } from './dhv-command.js';
+import { DhvCommand, interruptions } from './dhv-command.js';
+import { journalProcessGroups } from '../runner/process-runner.js';
 
 export default class Check extends DhvCommand {
   static override summary = 'Run the conformance checks against a plugin executable.';
@@ -118,15 +119,15 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
     if (!args.plugin)
       throw new UsageError('give the plugin executable to check, e.g. `dhv check ./dist/my-plugin` (or --list)');
 
+    journalProcessGroups();
     const split = (values: string[]) =>
       values
         .flatMap((v) => v.split(','))
         .map((v) => v.trim())
         .filter(Boolean);
     const abort = new AbortController();
-    const onSignal = () => abort.abort();
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
+    const hurry = new AbortController();
+    const signals = interruptions(abort, hurry, (line) => this.warnLine(line));
     const presenter = this.jsonOutput
       ? undefined
       : new CheckPresenter({
@@ -161,6 +162,7 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
         commandsCwd: config?.cwd,
         strict: flags.strict,
         signal: abort.signal,
+        hurry: hurry.signal,
         onStart: (plugin) => presenter?.header(plugin),
         onProgress: (event) => presenter?.progress(event),
       });
@@ -169,14 +171,13 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
       if (flags.junit && err instanceof DhvError) await writeFile(flags.junit, formatJUnitError(err));
       throw err;
     } finally {
-      process.removeListener('SIGINT', onSignal);
-      process.removeListener('SIGTERM', onSignal);
+      signals.stop();
     }
 
     if (flags.junit) await writeFile(flags.junit, formatJUnit(report));
     if (presenter) presenter.summary(report);
     else process.stdout.write(formatJson(report));
-    if (report.interrupted) this.exit(EXIT_CODES.interrupted);
+    if (report.interrupted) this.exit(signals.exitCode() ?? EXIT_CODES.interrupted);
     if (!report.ok) this.exit(EXIT_CODES.failed);
   }
 

@@ -21,6 +21,8 @@ export interface RunOptions extends SettingsInput {
   /** How many checks run at once (default 4); 1 runs them strictly one after another. */
   jobs?: number;
   signal?: AbortSignal;
+  /** Once aborted (a second Ctrl-C), cleanup no longer waits for the plugin's deletes: it kills them and releases by force. */
+  hurry?: AbortSignal;
   /** Called once the run starts (after setup, the plugin found), with the plugin's absolute path. */
   onStart?: (plugin: string) => void;
   /** Called before and after each check, for progress displays. */
@@ -71,6 +73,7 @@ export async function runConformance(plugin: string, options: RunOptions = {}): 
       spaceShown = true;
       options.onProgress?.({ kind: 'done', result: spaceFailure(fault), index: finished, total: checks.length });
     },
+    options.hurry,
   );
   let spaceShown = false;
   const startedAt = new Date();

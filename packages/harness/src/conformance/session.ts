@@ -14,7 +14,7 @@ import { valueOf } from '../runner/plugin-runner.js';
 import { processRunner, runPluginRaw } from '../runner/process-runner.js';
 import { heldOutputFault, type HeldOutputFault } from './held-output.js';
 import { CheckOutcome, describeUnexpected } from './outcome.js';
-import { forceRemove, makeRunRoot } from './scratch-dirs.js';
+import { forceRemove, makeRunRoot, removeRunRoot } from './scratch-dirs.js';
 import { SandboxSpace, capacityBound, describeSpaceFault, type SpaceFault } from './space-budget.js';
 import type { Check, CheckContext, CheckResult, DeleteInput, Status, SuiteSettings } from './types.js';
 
@@ -52,6 +52,8 @@ export class ConformanceSession {
     private readonly onFault?: (fault: HeldOutputFault) => void,
     /** Told of the first call that took more space than its bound, the moment it is stopped. */
     private readonly onSpaceFault?: (fault: SpaceFault) => void,
+    /** Aborted when cleanup must stop waiting for the plugin (a second signal). */
+    private readonly hurry: AbortSignal = new AbortController().signal,
   ) {
     this.plugin = resolve(plugin);
   }
@@ -182,6 +184,7 @@ export class ConformanceSession {
     if (this.root === undefined) return [];
     this.sharedPhase.cleaning = true;
     const problems = await runCleanups(this.sharedCleanups, { dir: this.root, canonical: this.canonicalRoot });
+    problems.push(...(await removeRunRoot(this.root)));
     this.root = undefined;
     this.starting = undefined;
     return problems;
@@ -206,7 +209,7 @@ export class ConformanceSession {
         request,
         cwd: this.workDir,
         // Cleanup is not cancelled with the run: an interrupted run still deletes what it made.
-        signal: cleaning ? tooBig : AbortSignal.any([scope.signal, tooBig]),
+        signal: AbortSignal.any([cleaning ? this.hurry : scope.signal, tooBig]),
         outputGraceMs: HELD_OUTPUT_GRACE_MS,
       }),
     );
@@ -309,7 +312,7 @@ export class ConformanceSession {
             cwd: options.cwd ?? session.workDir,
             timeoutMs: options.timeoutMs ?? AGENT_TIMEOUT_MS.create,
             outputGraceMs: options.outputGraceMs ?? HELD_OUTPUT_GRACE_MS,
-            signal: phase.cleaning ? tooBig : AbortSignal.any([scope.signal, tooBig]),
+            signal: AbortSignal.any([phase.cleaning ? session.hurry : scope.signal, tooBig]),
           }),
         );
         session.notice(argv[0] ?? '(no operation)', run, scope);

@@ -1,0 +1,101 @@
+import { spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { chmod, copyFile, mkdir, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { finished } from './support/gates.js';
+import { DHV_BIN, REPO_ROOT, removeTempDir, runDhv, tempDir } from './support/kit.js';
+import { killAll, recordedPids, survivors } from './support/processes.js';
+
+const FIXTURE = join(REPO_ROOT, 'test/fixtures/check-space/blocks-until-killed.sh');
+
+/** The plugin copied into a folder of the test's own, its gate made, a scratch dir and a cleanup journal of its own. */
+async function setUp(onTestFinished: (fn: () => Promise<void>) => void) {
+  const dir = await tempDir('interrupt');
+  const plugin = join(dir, 'plugin');
+  onTestFinished(async () => {
+    killAll(await recordedPids(`${plugin}.pids`));
+    await removeTempDir(dir);
+  });
+  await copyFile(FIXTURE, plugin);
+  await chmod(plugin, 0o755);
+  execFileSync('/usr/bin/mkfifo', [`${plugin}.gate`]);
+  const scratch = join(dir, 'scratch');
+  const journal = join(dir, 'journal');
+  await mkdir(scratch);
+  return { plugin, scratch, journal, env: { ...process.env, NO_COLOR: '1', DHV_CLEANUP_JOURNAL: journal } };
+}
+
+/** Waits until the plugin has started `operation` (it then waits at its gate for ever). */
+async function started(plugin: string, operation: 'create' | 'delete'): Promise<void> {
+  const log = `${plugin}.log`;
+  for (let i = 0; i < 4800; i++) {
+    if (existsSync(log) && readFileSync(log, 'utf8').split('\n').includes(operation)) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`the plugin never started its ${operation}`);
+}
+
+describe.concurrent('dhv check interrupted', () => {
+  test('a second Ctrl-C hurries the cleanup and leaves nothing: no plugin, no folder, no journal', async ({
+    onTestFinished,
+  }) => {
+    const { plugin, scratch, journal, env } = await setUp(onTestFinished);
+    const child = spawn(
+      process.execPath,
+      [DHV_BIN, 'check', plugin, '--only', 'create.path', '--volumes-dir', scratch],
+      {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    const done = finished(child);
+    await started(plugin, 'create');
+    child.kill('SIGINT');
+    // The first Ctrl-C ends the create; the cleanup runs the plugin's delete, which hangs.
+    await started(plugin, 'delete');
+    child.kill('SIGINT');
+    const { code, stderr } = await done;
+    expect(stderr).toContain('SIGINT: hurrying');
+    expect(code).toBe(130);
+    expect(await survivors(await recordedPids(`${plugin}.pids`))).toEqual([]);
+    expect(await readdir(scratch)).toEqual([]);
+    expect(await readdir(journal).catch(() => [])).toEqual([]);
+  }, 120_000);
+
+  test('after kill -9, the next dhv command kills its plugin, removes its folder, and says so', async ({
+    onTestFinished,
+  }) => {
+    const { plugin, scratch, journal, env } = await setUp(onTestFinished);
+    const child = spawn(
+      process.execPath,
+      [DHV_BIN, 'check', plugin, '--only', 'create.path', '--volumes-dir', scratch],
+      {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    const done = finished(child);
+    await started(plugin, 'create');
+    const [sandbox] = await readdir(scratch);
+    child.kill('SIGKILL');
+    await done;
+    // Left behind: the plugin, still waiting, and the run's folder.
+    const pids = await recordedPids(`${plugin}.pids`);
+    expect(await survivors(pids, 0)).toEqual(pids);
+    expect(sandbox).toMatch(/^dhv-check-/);
+
+    const next = await runDhv(['check', '--list'], { env });
+    expect(next.exitCode).toBe(0);
+    expect(next.stderr).toMatch(
+      new RegExp(
+        `^dhv: finished the cleanup of \`.*check ${plugin} .*\` \\(process ${child.pid}, killed before it could\\): killed process group ${pids[0]}, removed ${join(scratch, sandbox!)}$`,
+        'm',
+      ),
+    );
+    expect(await survivors(pids)).toEqual([]);
+    expect(await readdir(scratch)).toEqual([]);
+    expect(await readdir(journal).catch(() => [])).toEqual([]);
+  }, 120_000);
+});
