@@ -1,11 +1,22 @@
 import { spawn } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { chmod, copyFile, mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { finished } from './support/gates.js';
-import { DHV_BIN, REPO_ROOT, removeTempDir, runDhv, tempDir } from './support/kit.js';
+import { volumesDiskFoldersBelow } from '@dhv/sdk/host';
+import {
+  DHV_BIN,
+  REPO_ROOT,
+  loopDeviceNamesBackedBelow,
+  loopDevices,
+  mountPointsAtOrBelow,
+  removeTempDir,
+  runDhv,
+  skipUnless,
+  tempDir,
+} from './support/kit.js';
 import { killAll, recordedPids, survivors } from './support/processes.js';
 
 const FIXTURE = join(REPO_ROOT, 'test/fixtures/check-space/blocks-until-killed.sh');
@@ -57,11 +68,11 @@ describe.concurrent('dhv check interrupted', () => {
     await started(plugin, 'delete');
     child.kill('SIGINT');
     const { code, stderr } = await done;
-    expect(stderr).toContain('SIGINT: hurrying');
-    expect(code).toBe(130);
     expect(await survivors(await recordedPids(`${plugin}.pids`))).toEqual([]);
     expect(await readdir(scratch)).toEqual([]);
     expect(await readdir(journal).catch(() => [])).toEqual([]);
+    expect(stderr).toContain('SIGINT: hurrying');
+    expect(code).toBe(130);
   }, 120_000);
 
   test('after kill -9, the next dhv command kills its plugin, removes its folder, and says so', async ({
@@ -99,3 +110,61 @@ describe.concurrent('dhv check interrupted', () => {
     expect(await readdir(journal).catch(() => [])).toEqual([]);
   }, 120_000);
 });
+
+/** Processes whose command line names `needle` (the plugins of a run, by their folder). */
+function processesMentioning(needle: string): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      if (cmdline.includes(needle)) found.push(`${pid} ${cmdline}`);
+    } catch {
+      // Exited meanwhile.
+    }
+  }
+  return found;
+}
+
+/** The demo's steps, as it prints them: each a phase a Ctrl-C may come in. */
+const DEMO_PHASES = [
+  'A temporary agent in',
+  'Fingerprint the plugins',
+  'Create volume test',
+  'Write a file into each volume',
+  'Restart the agent after a simulated host reboot',
+  'Delete volume test',
+];
+
+describe.skipIf(skipUnless('interrupting dhv demo with dhv-loopback', loopDevices()))(
+  'dhv demo interrupted twice (root, dhv-loopback)',
+  () => {
+    for (const phase of DEMO_PHASES)
+      test(`at "${phase}": no process, mount, loop device, folder, record or journal of the run is left`, async ({
+        onTestFinished,
+      }) => {
+        const dir = await tempDir('demo-interrupt');
+        onTestFinished(() => removeTempDir(dir));
+        const journal = join(dir, 'journal');
+        // The demo makes its folder in TMPDIR: this test's own, so it judges only what its run made.
+        const env = { ...process.env, NO_COLOR: '1', TMPDIR: dir, DHV_CLEANUP_JOURNAL: journal };
+        const child = spawn(process.execPath, [DHV_BIN, 'demo'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+        const done = finished(child);
+        for (let i = 0; i < 12_000 && !stdout.includes(`==> ${phase}`) && child.exitCode === null; i++)
+          await new Promise((r) => setTimeout(r, 25));
+        child.kill('SIGINT');
+        child.kill('SIGINT');
+        const { code } = await done;
+        expect(stdout).toContain(`==> ${phase}`);
+        expect(processesMentioning(dir)).toEqual([]);
+        expect(mountPointsAtOrBelow(dir)).toEqual([]);
+        expect(loopDeviceNamesBackedBelow(dir)).toEqual([]);
+        expect(await volumesDiskFoldersBelow('dhv-loopback', dir)).toEqual([]);
+        expect(await volumesDiskFoldersBelow('dhv-mkdir', dir)).toEqual([]);
+        expect((await readdir(dir)).filter((name) => name.startsWith('dhv-demo-'))).toEqual([]);
+        expect(await readdir(journal).catch(() => [])).toEqual([]);
+        expect(code).toBe(130);
+      }, 300_000);
+  },
+);
