@@ -8,6 +8,7 @@ import { finished } from './support/gates.js';
 import { volumesDiskFoldersBelow } from '@dhv/sdk/host';
 import {
   DHV_BIN,
+  REFERENCE_LOOPBACK,
   REPO_ROOT,
   loopDeviceNamesBackedBelow,
   loopDevices,
@@ -165,6 +166,52 @@ describe.skipIf(skipUnless('interrupting dhv demo with dhv-loopback', loopDevice
         expect((await readdir(dir)).filter((name) => name.startsWith('dhv-demo-'))).toEqual([]);
         expect(await readdir(journal).catch(() => [])).toEqual([]);
         expect(code).toBe(130);
+      }, 300_000);
+  },
+);
+
+/** The catalogue's areas as `dhv check` runs them, each a phase a Ctrl-C may come in. */
+const CHECK_AREAS = ['discovery', 'environment', 'create', 'delete', 'errors', 'budgets', 'safety', 'explore'];
+
+describe.skipIf(skipUnless('interrupting dhv check of dhv-loopback', loopDevices()))(
+  'dhv check of dhv-loopback interrupted twice (root)',
+  () => {
+    for (const area of CHECK_AREAS)
+      test(`in its ${area} area: no process, mount, loop device, folder, record or journal of the run is left`, async ({
+        onTestFinished,
+      }) => {
+        const dir = await tempDir('check-interrupt');
+        onTestFinished(() => removeTempDir(dir));
+        const scratch = join(dir, 'scratch');
+        await mkdir(scratch);
+        const journal = join(dir, 'journal');
+        const env = { ...process.env, NO_COLOR: '1', DHV_CLEANUP_JOURNAL: journal };
+        const args = ['check', REFERENCE_LOOPBACK, '--only', area, '--capacity-max', '16MiB', '--volumes-dir', scratch];
+        const child = spawn(process.execPath, [DHV_BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+        const done = finished(child);
+        // Once the first check of the area has been judged the rest of it runs; the explore
+        // checks share one exploration, judged at its end: it runs once it has mounted a volume.
+        const inPhase = () =>
+          area === 'explore'
+            ? mountPointsAtOrBelow(scratch).length > 0
+            : new RegExp(`^\\S+ +${area}\\.`, 'm').test(stdout);
+        for (let i = 0; i < 12_000 && !inPhase() && child.exitCode === null; i++)
+          await new Promise((r) => setTimeout(r, 25));
+        const signalled = performance.now();
+        child.kill('SIGINT');
+        child.kill('SIGINT');
+        const { code } = await done;
+        expect(processesMentioning(scratch)).toEqual([]);
+        expect(mountPointsAtOrBelow(dir)).toEqual([]);
+        expect(loopDeviceNamesBackedBelow(dir)).toEqual([]);
+        expect(await volumesDiskFoldersBelow('dhv-loopback', dir)).toEqual([]);
+        expect(await readdir(scratch)).toEqual([]);
+        expect(await readdir(journal).catch(() => [])).toEqual([]);
+        console.log(`${area}: exited ${Math.round(performance.now() - signalled)} ms after the signals`);
+        // Interrupted, unless the area was over before the signals came.
+        expect([0, 130]).toContain(code);
       }, 300_000);
   },
 );
