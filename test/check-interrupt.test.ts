@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { chmod, copyFile, mkdir, readdir } from 'node:fs/promises';
@@ -126,6 +126,18 @@ function processesMentioning(needle: string): string[] {
   return found;
 }
 
+/**
+ * Ctrl-C twice, the second once the first has been taken (the command says so on stderr):
+ * signals sent back to back reach the process as one. A command that never says so gets
+ * the second after 10 s.
+ */
+async function interruptTwice(child: ChildProcess, stderr: () => string): Promise<void> {
+  child.kill('SIGINT');
+  for (let i = 0; i < 400 && !stderr().includes('SIGINT: stopping') && child.exitCode === null; i++)
+    await new Promise((r) => setTimeout(r, 25));
+  child.kill('SIGINT');
+}
+
 /** The demo's steps, as it prints them: each a phase a Ctrl-C may come in. */
 const DEMO_PHASES = [
   'A temporary agent in',
@@ -150,12 +162,13 @@ describe.skipIf(skipUnless('interrupting dhv demo with dhv-loopback', loopDevice
         const env = { ...process.env, NO_COLOR: '1', TMPDIR: dir, DHV_CLEANUP_JOURNAL: journal };
         const child = spawn(process.execPath, [DHV_BIN, 'demo'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
         let stdout = '';
+        let stderr = '';
         child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
         const done = finished(child);
         for (let i = 0; i < 12_000 && !stdout.includes(`==> ${phase}`) && child.exitCode === null; i++)
           await new Promise((r) => setTimeout(r, 25));
-        child.kill('SIGINT');
-        child.kill('SIGINT');
+        await interruptTwice(child, () => stderr);
         const { code } = await done;
         expect(stdout).toContain(`==> ${phase}`);
         expect(processesMentioning(dir)).toEqual([]);
@@ -189,7 +202,9 @@ describe.skipIf(skipUnless('interrupting dhv check of dhv-loopback', loopDevices
         const args = ['check', REFERENCE_LOOPBACK, '--only', area, '--capacity-max', '16MiB', '--volumes-dir', scratch];
         const child = spawn(process.execPath, [DHV_BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
         let stdout = '';
+        let stderr = '';
         child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
         const done = finished(child);
         // Once the first check of the area has been judged the rest of it runs; the explore
         // checks share one exploration, judged at its end: it runs once it has mounted a volume.
@@ -200,8 +215,7 @@ describe.skipIf(skipUnless('interrupting dhv check of dhv-loopback', loopDevices
         for (let i = 0; i < 12_000 && !inPhase() && child.exitCode === null; i++)
           await new Promise((r) => setTimeout(r, 25));
         const signalled = performance.now();
-        child.kill('SIGINT');
-        child.kill('SIGINT');
+        await interruptTwice(child, () => stderr);
         const { code } = await done;
         expect(processesMentioning(scratch)).toEqual([]);
         expect(mountPointsAtOrBelow(dir)).toEqual([]);

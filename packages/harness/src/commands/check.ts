@@ -170,8 +170,6 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
       // CI reads the JUnit file: a run that could not start says why there too.
       if (flags.junit && err instanceof DhvError) await writeFile(flags.junit, formatJUnitError(err));
       throw err;
-    } finally {
-      signals.stop();
     }
 
     if (flags.junit) await writeFile(flags.junit, formatJUnit(report));

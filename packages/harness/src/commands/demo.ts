@@ -25,17 +25,12 @@ export default class Demo extends DhvCommand {
     const stop = new AbortController();
     const hurry = new AbortController();
     const signals = interruptions(stop, hurry, (line) => this.warnLine(line));
-    let report;
-    try {
-      report = await runSeedStory({
-        ...(flags.loopback !== undefined ? { loopback: flags.loopback } : {}),
-        ...(this.jsonOutput ? {} : { onLine: (line: string) => this.print(line) }),
-        signal: stop.signal,
-        hurry: hurry.signal,
-      });
-    } finally {
-      signals.stop();
-    }
+    const report = await runSeedStory({
+      ...(flags.loopback !== undefined ? { loopback: flags.loopback } : {}),
+      ...(this.jsonOutput ? {} : { onLine: (line: string) => this.print(line) }),
+      signal: stop.signal,
+      hurry: hurry.signal,
+    });
     if (this.jsonOutput) this.printJson(report);
     const interrupted = signals.exitCode();
     if (interrupted !== undefined) this.exit(interrupted);

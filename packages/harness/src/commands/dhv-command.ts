@@ -129,8 +129,6 @@ export function stopOnSignals(stop: () => Promise<void> | void): void {
 export interface Interruptions {
   /** The exit code of the first signal (130, 143, 129), once one came. */
   exitCode(): number | undefined;
-  /** Stops listening (the default actions come back). */
-  stop(): void;
 }
 
 const SIGNAL_EXIT_CODES = {
@@ -161,14 +159,8 @@ export function interruptions(
       hurry.abort();
     }
   };
-  const handlers = (Object.keys(SIGNAL_EXIT_CODES) as Array<keyof typeof SIGNAL_EXIT_CODES>).map(
-    (signal) => [signal, on(signal)] as const,
-  );
-  for (const [signal, handler] of handlers) process.on(signal, handler);
-  return {
-    exitCode: () => (first === undefined ? undefined : SIGNAL_EXIT_CODES[first]),
-    stop: () => {
-      for (const [signal, handler] of handlers) process.removeListener(signal, handler);
-    },
-  };
+  // Kept until the exit: a late signal, once everything is released, changes nothing.
+  for (const signal of Object.keys(SIGNAL_EXIT_CODES) as Array<keyof typeof SIGNAL_EXIT_CODES>)
+    process.on(signal, on(signal));
+  return { exitCode: () => (first === undefined ? undefined : SIGNAL_EXIT_CODES[first]) };
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { mkdir, readFile, readdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdir, readFile, readdir, realpath, rm } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { releaseEverythingBelow } from './teardown.js';
@@ -55,7 +55,6 @@ function startTimeOf(pid: number): string | undefined {
 /** This process's journal; every change is written (atomically) before the thing it records is made. */
 export class CleanupJournal {
   private readonly entries: Entry[] = [];
-  private writing: Promise<void> = Promise.resolve();
   private readonly file: string;
 
   private constructor(
@@ -81,17 +80,17 @@ export class CleanupJournal {
     for (;;) {
       const path = join(parent, `${prefix}${randomBytes(6).toString('base64url').replace(/[-_]/g, 'x')}`);
       const entry: Entry = { kind: 'folder', path };
-      await this.add(entry);
+      this.add(entry);
       try {
         await mkdir(path, { mode: 0o700 });
       } catch (err) {
-        await this.strike(entry);
+        this.strike(entry);
         if ((err as NodeJS.ErrnoException).code === 'EEXIST') continue;
         throw err;
       }
       const canonical = await realpath(path);
       entry.canonical = canonical;
-      await this.save();
+      this.save();
       return { path, canonical };
     }
   }
@@ -102,7 +101,7 @@ export class CleanupJournal {
       (e): e is Extract<Entry, { kind: 'folder' }> => e.kind === 'folder' && e.path === path,
     );
     const problems = await releaseFolder(path, entry?.canonical);
-    if (entry !== undefined && problems.length === 0) await this.strike(entry);
+    if (entry !== undefined && problems.length === 0) this.strike(entry);
     return problems;
   }
 
@@ -110,12 +109,12 @@ export class CleanupJournal {
   recordProcessGroup(pgid: number): void {
     const startTime = startTimeOf(pgid);
     if (startTime === undefined) return;
-    void this.add({ kind: 'process-group', pgid, startTime });
+    this.add({ kind: 'process-group', pgid, startTime });
   }
 
   forgetProcessGroup(pgid: number): void {
     const entry = this.entries.find((e) => e.kind === 'process-group' && e.pgid === pgid);
-    if (entry !== undefined) void this.strike(entry);
+    if (entry !== undefined) this.strike(entry);
   }
 
   /** Kills every recorded process group still running (the faster way out). */
@@ -123,36 +122,36 @@ export class CleanupJournal {
     for (const entry of this.entries) if (entry.kind === 'process-group') killGroup(entry.pgid, entry.startTime);
   }
 
-  private async add(entry: Entry): Promise<void> {
+  private add(entry: Entry): void {
     this.entries.push(entry);
-    await this.save();
+    this.save();
   }
 
-  private async strike(entry: Entry): Promise<void> {
+  private strike(entry: Entry): void {
     const at = this.entries.indexOf(entry);
     if (at !== -1) this.entries.splice(at, 1);
-    await this.save();
+    this.save();
   }
 
-  /** Writes the journal (or removes it when empty); writes never overlap. */
-  private save(): Promise<void> {
-    this.writing = this.writing.then(async () => {
-      if (this.entries.length === 0) {
-        await rm(this.file, { force: true });
-        return;
-      }
-      const doc: JournalFile = {
-        pid: process.pid,
-        startTime: startTimeOf(process.pid) ?? '0',
-        command: this.command,
-        entries: this.entries,
-      };
-      await mkdir(this.dir, { recursive: true, mode: 0o700 });
-      const temp = `${this.file}.${randomBytes(4).toString('hex')}.tmp`;
-      await writeFile(temp, JSON.stringify(doc), { mode: 0o600 });
-      await rename(temp, this.file);
-    });
-    return this.writing;
+  /**
+   * Writes the journal (or removes it when empty), synchronously: a few hundred bytes, and
+   * a process group is on disk before the plugin can do anything worth cleaning up.
+   */
+  private save(): void {
+    if (this.entries.length === 0) {
+      rmSync(this.file, { force: true });
+      return;
+    }
+    const doc: JournalFile = {
+      pid: process.pid,
+      startTime: startTimeOf(process.pid) ?? '0',
+      command: this.command,
+      entries: this.entries,
+    };
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const temp = `${this.file}.${randomBytes(4).toString('hex')}.tmp`;
+    writeFileSync(temp, JSON.stringify(doc), { mode: 0o600 });
+    renameSync(temp, this.file);
   }
 }
 
