@@ -19,7 +19,8 @@ import { DhvError, UsageError } from '../errors/dhv-error.js';
 import { EXIT_CODES } from '../errors/exit-codes.js';
 import { wholeNumberFromEnv } from '../config/environment.js';
 import { CheckPresenter, checkListRows, checkListText, useColor } from '../presenters/format-check.js';
-import { DhvCommand } from './dhv-command.js';
+import { DhvCommand, interruptions } from './dhv-command.js';
+import { journalProcessGroups } from '../runner/process-runner.js';
 
 export default class Check extends DhvCommand {
   static override summary = 'Run the conformance checks against a plugin executable.';
@@ -120,15 +121,15 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
     if (!args.plugin)
       throw new UsageError('give the plugin executable to check, e.g. `dhv check ./dist/my-plugin` (or --list)');
 
+    journalProcessGroups();
     const split = (values: string[]) =>
       values
         .flatMap((v) => v.split(','))
         .map((v) => v.trim())
         .filter(Boolean);
     const abort = new AbortController();
-    const onSignal = () => abort.abort();
-    process.once('SIGINT', onSignal);
-    process.once('SIGTERM', onSignal);
+    const hurry = new AbortController();
+    const signals = interruptions(abort, hurry, (line) => this.warnLine(line));
     const presenter = this.jsonOutput
       ? undefined
       : new CheckPresenter({
@@ -163,6 +164,7 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
         commandsCwd: config?.cwd,
         strict: flags.strict,
         signal: abort.signal,
+        hurry: hurry.signal,
         onStart: (plugin) => presenter?.header(plugin),
         onProgress: (event) => presenter?.progress(event),
       });
@@ -170,15 +172,12 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
       // CI reads the JUnit file: a run that could not start says why there too.
       if (flags.junit && err instanceof DhvError) await writeFile(flags.junit, formatJUnitError(err));
       throw err;
-    } finally {
-      process.removeListener('SIGINT', onSignal);
-      process.removeListener('SIGTERM', onSignal);
     }
 
     if (flags.junit) await writeFile(flags.junit, formatJUnit(report));
     if (presenter) presenter.summary(report);
     else process.stdout.write(formatJson(report));
-    if (report.interrupted) this.exit(EXIT_CODES.interrupted);
+    if (report.interrupted) this.exit(signals.exitCode() ?? EXIT_CODES.interrupted);
     if (!report.ok) this.exit(EXIT_CODES.failed);
   }
 

@@ -1,6 +1,7 @@
 import { Flags } from '@oclif/core';
 import { EXIT_CODES } from '../errors/exit-codes.js';
-import { DhvCommand } from './dhv-command.js';
+import { DhvCommand, interruptions } from './dhv-command.js';
+import { journalProcessGroups } from '../runner/process-runner.js';
 import { runSeedStory } from '../demo/seed-story.js';
 
 export default class Demo extends DhvCommand {
@@ -20,11 +21,19 @@ export default class Demo extends DhvCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Demo);
+    journalProcessGroups();
+    const stop = new AbortController();
+    const hurry = new AbortController();
+    const signals = interruptions(stop, hurry, (line) => this.warnLine(line));
     const report = await runSeedStory({
       ...(flags.loopback !== undefined ? { loopback: flags.loopback } : {}),
       ...(this.jsonOutput ? {} : { onLine: (line: string) => this.print(line) }),
+      signal: stop.signal,
+      hurry: hurry.signal,
     });
     if (this.jsonOutput) this.printJson(report);
+    const interrupted = signals.exitCode();
+    if (interrupted !== undefined) this.exit(interrupted);
     if (!report.ok) this.exit(EXIT_CODES.failed);
   }
 }

@@ -1,5 +1,6 @@
 import { Command, Flags, type Interfaces } from '@oclif/core';
 import { encodeJson } from '@dhv/sdk';
+import { finishOrphanedJournals } from '@dhv/sdk/host';
 import { Agent } from '../agent/agent.js';
 import { loadAgentConfig, type AgentConfig } from '../config/agent-config.js';
 import { EXIT_CODES } from '../errors/exit-codes.js';
@@ -56,6 +57,12 @@ export abstract class DhvCommand extends Command {
 
   protected warnLine(message: string): void {
     if (!this.jsonOutput) process.stderr.write(`warning: ${message}\n`);
+  }
+
+  /** Before any command runs: finishes what a dhv killed outright left in its cleanup journal, and says so. */
+  override async init(): Promise<void> {
+    await super.init();
+    for (const line of await finishOrphanedJournals().catch(() => [])) process.stderr.write(`dhv: ${line}\n`);
   }
 
   protected override async catch(err: Interfaces.CommandError): Promise<never> {
@@ -139,4 +146,44 @@ export function stopOnSignals(stop: () => Promise<void> | void): void {
   for (const [signal, exitCode] of signals) {
     process.once(signal, () => void Promise.resolve(stop()).finally(() => process.exit(exitCode)));
   }
+}
+
+/** What a command that cleans up on its way out does with SIGINT, SIGTERM and SIGHUP. */
+export interface Interruptions {
+  /** The exit code of the first signal (130, 143, 129), once one came. */
+  exitCode(): number | undefined;
+}
+
+const SIGNAL_EXIT_CODES = {
+  SIGINT: EXIT_CODES.interrupted,
+  SIGTERM: EXIT_CODES.terminated,
+  SIGHUP: 128 + 1,
+} as const;
+
+/**
+ * The first SIGINT, SIGTERM or SIGHUP aborts `stop` (the work ends, and its cleanup runs
+ * in full: the plugin's own deletes); every further one aborts `hurry` (the cleanup kills
+ * what still runs and releases by force). No signal ever ends the process before its
+ * cleanup: a second Ctrl-C means "faster", never "leave it".
+ */
+export function interruptions(
+  stop: AbortController,
+  hurry: AbortController,
+  say: (line: string) => void,
+): Interruptions {
+  let first: keyof typeof SIGNAL_EXIT_CODES | undefined;
+  const on = (signal: keyof typeof SIGNAL_EXIT_CODES) => () => {
+    if (first === undefined) {
+      first = signal;
+      say(`${signal}: stopping; cleaning up what this run made (again to hurry)`);
+      stop.abort();
+    } else {
+      say(`${signal}: hurrying: killing what still runs and releasing what is left by force`);
+      hurry.abort();
+    }
+  };
+  // Kept until the exit: a late signal, once everything is released, changes nothing.
+  for (const signal of Object.keys(SIGNAL_EXIT_CODES) as Array<keyof typeof SIGNAL_EXIT_CODES>)
+    process.on(signal, on(signal));
+  return { exitCode: () => (first === undefined ? undefined : SIGNAL_EXIT_CODES[first]) };
 }

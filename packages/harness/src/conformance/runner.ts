@@ -3,6 +3,7 @@ import { runCommands } from './config-file.js';
 import { STDIO_RELEASED, heldOutputFailure, heldOutputStop } from './held-output.js';
 import { assertPluginRunnable } from './missing-plugin.js';
 import { selectChecks } from './select.js';
+import { SPACE_WITHIN_BOUND, describeSpaceFault, type SpaceFault } from './space-budget.js';
 import { ConformanceSession } from './session.js';
 import { InvalidSettingsError, resolveSettings, type SettingsInput } from './settings.js';
 
@@ -20,6 +21,8 @@ export interface RunOptions extends SettingsInput {
   /** How many checks run at once (default 4); 1 runs them strictly one after another. */
   jobs?: number;
   signal?: AbortSignal;
+  /** Once aborted (a second Ctrl-C), cleanup no longer waits for the plugin's deletes: it kills them and releases by force. */
+  hurry?: AbortSignal;
   /** Called once the run starts (after setup, the plugin found), with the plugin's absolute path. */
   onStart?: (plugin: string) => void;
   /** Called before and after each check, for progress displays. */
@@ -39,6 +42,7 @@ export interface RunOptions extends SettingsInput {
 
 /** Why a check after a held output was not started. */
 const NOT_RUN = `not run: the run stopped (see ${STDIO_RELEASED})`;
+const NOT_RUN_SPACE = `not run: the run stopped (see ${SPACE_WITHIN_BOUND})`;
 
 /** `index` counts the checks finished before this event, so a display can show `[index + 1/total]`. */
 export type ProgressEvent =
@@ -53,12 +57,25 @@ export async function runConformance(plugin: string, options: RunOptions = {}): 
     settings,
   );
   let faultShown = false;
-  const session = new ConformanceSession(plugin, settings, options.volumesDir, options.signal, (fault) => {
-    // Shown the moment it is found; the check judging it says it itself.
-    if (fault.checkId === STDIO_RELEASED) return;
-    faultShown = true;
-    options.onProgress?.({ kind: 'done', result: heldOutputFailure(fault), index: finished, total: checks.length });
-  });
+  const session = new ConformanceSession(
+    plugin,
+    settings,
+    options.volumesDir,
+    options.signal,
+    (fault) => {
+      // Shown the moment it is found; the check judging it says it itself.
+      if (fault.checkId === STDIO_RELEASED) return;
+      faultShown = true;
+      options.onProgress?.({ kind: 'done', result: heldOutputFailure(fault), index: finished, total: checks.length });
+    },
+    (fault) => {
+      if (fault.checkId === SPACE_WITHIN_BOUND) return;
+      spaceShown = true;
+      options.onProgress?.({ kind: 'done', result: spaceFailure(fault), index: finished, total: checks.length });
+    },
+    options.hurry,
+  );
+  let spaceShown = false;
   const startedAt = new Date();
   const started = performance.now();
   const jobs = options.jobs ?? DEFAULT_JOBS;
@@ -78,11 +95,11 @@ export async function runConformance(plugin: string, options: RunOptions = {}): 
   options.onStart?.(session.plugin);
   try {
     await schedule(checks, jobs, async (check, index) => {
-      if (options.signal?.aborted || session.fault) {
+      if (options.signal?.aborted || session.fault || session.spaceFault) {
         results[index] = {
           ...describeCheck(check),
           status: 'skip',
-          reason: options.signal?.aborted ? 'the run was interrupted' : NOT_RUN,
+          reason: options.signal?.aborted ? 'the run was interrupted' : session.fault ? NOT_RUN : NOT_RUN_SPACE,
           notes: [],
           durationMs: 0,
         };
@@ -113,6 +130,15 @@ export async function runConformance(plugin: string, options: RunOptions = {}): 
     if (!faultShown && (at === -1 || results[at] === failure))
       options.onProgress?.({ kind: 'done', result: failure, index: finished++, total: checks.length });
   }
+  const spaceFault = session.spaceFault;
+  if (spaceFault) {
+    const failure = spaceFailure(spaceFault);
+    const at = results.findIndex((r) => r.id === failure.id);
+    if (at === -1) results.push(failure);
+    else if (results[at]!.status !== 'fail') results[at] = failure;
+    if (!spaceShown && (at === -1 || results[at] === failure))
+      options.onProgress?.({ kind: 'done', result: failure, index: finished++, total: checks.length });
+  }
   const report = buildReport(
     session.plugin,
     settings,
@@ -121,8 +147,10 @@ export async function runConformance(plugin: string, options: RunOptions = {}): 
     results,
     options.strict ?? false,
   );
-  const notRun = results.filter((r) => r.reason === NOT_RUN).length;
+  const notRun = results.filter((r) => r.reason === NOT_RUN || r.reason === NOT_RUN_SPACE).length;
   if (fault && notRun > 0 && !options.signal?.aborted) report.stopped = heldOutputStop(fault, notRun);
+  else if (spaceFault && notRun > 0 && !options.signal?.aborted)
+    report.stopped = `${describeSpaceFault(spaceFault)} (${SPACE_WITHIN_BOUND}): every further call could do the same, so ${notRun} ${notRun === 1 ? 'check was' : 'checks were'} not run`;
   // An interrupted run proves nothing either way.
   return options.signal?.aborted ? { ...report, ok: false, interrupted: true } : report;
 }
@@ -208,6 +236,12 @@ export function withExtraChecks(catalogue: readonly Check[], extra: readonly Che
     taken.add(check.id);
   }
   return [...catalogue, ...extra];
+}
+
+/** The required failure a space fault is: safety.space-within-bound, whichever check ran into it. */
+function spaceFailure(fault: SpaceFault): CheckResult {
+  const check = CATALOGUE.find((c) => c.id === SPACE_WITHIN_BOUND)!;
+  return { ...describeCheck(check), status: 'fail', reason: describeSpaceFault(fault), notes: [], durationMs: 0 };
 }
 
 function describeCheck({ id, area, title, protocolRef, severity, gradeReason }: Check) {

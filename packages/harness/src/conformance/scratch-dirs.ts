@@ -1,7 +1,6 @@
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { releaseEverythingBelow } from '@dhv/sdk/host';
+import { CleanupJournal, releaseEverythingBelow } from '@dhv/sdk/host';
 
 /**
  * The suite's scratch space: one temporary root per run, a directory per check under
@@ -10,10 +9,15 @@ import { releaseEverythingBelow } from '@dhv/sdk/host';
  * which stops at the first failure, this carries on and reports every problem: it is
  * the last chance to leave the host clean.
  */
-export async function makeRunRoot(parent?: string): Promise<{ path: string; canonical: string }> {
-  const path = await mkdtemp(join(parent ?? tmpdir(), 'dhv-check-'));
-  // Resolved now, before any plugin runs: the plugin runs as root and may plant links later.
-  return { path, canonical: await realpath(path) };
+export function makeRunRoot(parent?: string): Promise<{ path: string; canonical: string }> {
+  // Recorded in the cleanup journal before it is made, and resolved before any plugin runs
+  // (the plugin runs as root and may plant links later).
+  return CleanupJournal.forThisProcess().makeFolder(parent ?? tmpdir(), 'dhv-check-');
+}
+
+/** Removes the run root (forceRemove, and the plugins' records of volumes dirs in it) and strikes it from the journal. */
+export function removeRunRoot(path: string): Promise<string[]> {
+  return CleanupJournal.forThisProcess().removeFolder(path);
 }
 
 /**

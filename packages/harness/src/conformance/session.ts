@@ -14,7 +14,8 @@ import { valueOf } from '../runner/plugin-runner.js';
 import { processRunner, runPluginRaw } from '../runner/process-runner.js';
 import { heldOutputFault, type HeldOutputFault } from './held-output.js';
 import { CheckOutcome, describeUnexpected } from './outcome.js';
-import { forceRemove, makeRunRoot } from './scratch-dirs.js';
+import { forceRemove, makeRunRoot, removeRunRoot } from './scratch-dirs.js';
+import { SandboxSpace, capacityBound, describeSpaceFault, type SpaceFault } from './space-budget.js';
 import type { Check, CheckContext, CheckResult, DeleteInput, Status, SuiteSettings } from './types.js';
 
 /**
@@ -38,6 +39,9 @@ export class ConformanceSession {
   /** Each running check's own stop, so that a fault found by one check ends the others. */
   private readonly runningStops = new Map<string, AbortController>();
   private faultFound: HeldOutputFault | undefined;
+  /** Every call that took more space than its bound, by the check it ran in. */
+  private readonly spaceFaults = new Map<string, SpaceFault>();
+  private firstSpaceFault: SpaceFault | undefined;
 
   constructor(
     plugin: string,
@@ -46,6 +50,10 @@ export class ConformanceSession {
     private readonly signal: AbortSignal = new AbortController().signal,
     /** Told of the fault the moment it is found. */
     private readonly onFault?: (fault: HeldOutputFault) => void,
+    /** Told of the first call that took more space than its bound, the moment it is stopped. */
+    private readonly onSpaceFault?: (fault: SpaceFault) => void,
+    /** Aborted when cleanup must stop waiting for the plugin (a second signal). */
+    private readonly hurry: AbortSignal = new AbortController().signal,
   ) {
     this.plugin = resolve(plugin);
   }
@@ -119,13 +127,17 @@ export class ConformanceSession {
       for (const problem of await runCleanups(cleanups, teardown)) notes.push(`cleanup: ${problem}`);
       this.runningStops.delete(check.id);
     }
-    if (status === 'fail' && this.signal.aborted) {
+    const spaceFault = this.spaceFaults.get(check.id);
+    if (spaceFault !== undefined) {
+      status = 'fail';
+      reason = describeSpaceFault(spaceFault);
+    } else if (status === 'fail' && this.signal.aborted) {
       // Its plugin runs were killed by the interruption: that says nothing about the plugin.
       status = 'skip';
       reason = `the run was interrupted while this check ran (${reason ?? ''})`;
     } else if (status === 'fail' && stop.signal.aborted) {
       status = 'skip';
-      reason = `not judged: the run stopped when ${this.faultFound?.checkId ?? 'another check'} found a process holding the plugin's output (${reason ?? ''})`;
+      reason = `not judged: the run stopped when ${this.stopCause()} (${reason ?? ''})`;
     }
     if (status === 'pass' && warnings.length > 0) {
       status = 'warn';
@@ -146,11 +158,33 @@ export class ConformanceSession {
     return this.faultFound;
   }
 
+  /** The first plugin call stopped for taking more space than its bound: the run stops there. */
+  get spaceFault(): SpaceFault | undefined {
+    return this.firstSpaceFault;
+  }
+
+  /** Why the other checks were stopped, in words. */
+  private stopCause(): string {
+    if (this.firstSpaceFault !== undefined)
+      return `${this.firstSpaceFault.checkId} found the plugin taking more space than it was asked for`;
+    return `${this.faultFound?.checkId ?? 'another check'} found a process holding the plugin's output`;
+  }
+
+  /** A call stopped for its space fails its check and stops every other running check. */
+  private noticeSpace(fault: SpaceFault): void {
+    if (!this.spaceFaults.has(fault.checkId)) this.spaceFaults.set(fault.checkId, fault);
+    if (this.firstSpaceFault !== undefined) return;
+    this.firstSpaceFault = fault;
+    for (const stop of this.runningStops.values()) stop.abort();
+    this.onSpaceFault?.(fault);
+  }
+
   /** Removes everything the run made. Returns what could not be undone. */
   async close(): Promise<string[]> {
     if (this.root === undefined) return [];
     this.sharedPhase.cleaning = true;
     const problems = await runCleanups(this.sharedCleanups, { dir: this.root, canonical: this.canonicalRoot });
+    problems.push(...(await removeRunRoot(this.root)));
     this.root = undefined;
     this.starting = undefined;
     return problems;
@@ -166,15 +200,19 @@ export class ConformanceSession {
     request: RequestInput<Op>,
     scope: Scope,
     cleaning: boolean,
+    space: SandboxSpace,
   ): Promise<ResultByOperation[Op]> {
-    const result = await processRunner.run(operation, {
-      plugin: this.plugin,
-      request,
-      cwd: this.workDir,
-      // Cleanup is not cancelled with the run: an interrupted run still deletes what it made.
-      signal: cleaning ? undefined : scope.signal,
-      outputGraceMs: HELD_OUTPUT_GRACE_MS,
-    });
+    const env = buildEnvironment(operation, request, this.plugin);
+    const result = await space.watch(operation, env, (tooBig) =>
+      processRunner.run(operation, {
+        plugin: this.plugin,
+        request,
+        cwd: this.workDir,
+        // Cleanup is not cancelled with the run: an interrupted run still deletes what it made.
+        signal: AbortSignal.any([cleaning ? this.hurry : scope.signal, tooBig]),
+        outputGraceMs: HELD_OUTPUT_GRACE_MS,
+      }),
+    );
     this.notice(operation, result, scope);
     const { stdout, stderr, truncated, durationMs, warnings } = result;
     // What the checks read: the SDK's result, the decoded value with the run's output beside it.
@@ -204,8 +242,11 @@ export class ConformanceSession {
   ): CheckContext {
     const session = this;
     const volumesDir = join(sandbox, 'volumes');
+    const space = new SandboxSpace(sandbox, capacityBound(this.settings), scope.checkId, (fault) =>
+      session.noticeSpace(fault),
+    );
     const exec = <Op extends 'fingerprint' | 'create' | 'delete'>(operation: Op, request: RequestInput<Op>) =>
-      session.exec(operation, request, scope, phase.cleaning);
+      session.exec(operation, request, scope, phase.cleaning, space);
     // Volumes the check itself deleted successfully: their cleanup would only repeat that delete.
     const deleted = new Set<string>();
     const ctx: CheckContext = {
@@ -266,12 +307,14 @@ export class ConformanceSession {
         });
       },
       async runRaw(argv, env, options = {}): Promise<PluginRun> {
-        const run = await runPluginRaw(session.plugin, argv, env, {
-          cwd: options.cwd ?? session.workDir,
-          timeoutMs: options.timeoutMs ?? AGENT_TIMEOUT_MS.create,
-          outputGraceMs: options.outputGraceMs ?? HELD_OUTPUT_GRACE_MS,
-          signal: phase.cleaning ? undefined : scope.signal,
-        });
+        const run = await space.watch(argv[0] ?? '(no operation)', env, (tooBig) =>
+          runPluginRaw(session.plugin, argv, env, {
+            cwd: options.cwd ?? session.workDir,
+            timeoutMs: options.timeoutMs ?? AGENT_TIMEOUT_MS.create,
+            outputGraceMs: options.outputGraceMs ?? HELD_OUTPUT_GRACE_MS,
+            signal: AbortSignal.any([phase.cleaning ? session.hurry : scope.signal, tooBig]),
+          }),
+        );
         session.notice(argv[0] ?? '(no operation)', run, scope);
         return run;
       },

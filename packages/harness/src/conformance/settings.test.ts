@@ -25,6 +25,16 @@ describe('suite settings', () => {
     expect(() => resolveSettings({ repeat: 0 })).toThrow(/repeat/);
   });
 
+  test('nothing is asked past --capacity-max, else past the default bound of 1 GiB', () => {
+    expect(() => resolveSettings({ capacityMin: '2GiB' })).toThrow(
+      /capacity-min \(2\.0 GiB \(2147483648 bytes\)\) is larger than dhv check's default bound of 1\.0 GiB .*: give --capacity-max to allow more/,
+    );
+    expect(() => resolveSettings({ capacityMax: '64MiB', expansionSize: '128MiB' })).toThrow(
+      /expansion-size .* is larger than capacity-max/,
+    );
+    expect(resolveSettings({ capacityMin: '2GiB', capacityMax: '4GiB' }).capacityMin).toBe(2n ** 31n);
+  });
+
   test('--param pairs split at the first "=", and a pair without one is refused', () => {
     expect(parseParameterPairs(['mode=0750', 'opts=a=b'])).toEqual({ mode: '0750', opts: 'a=b' });
     expect(parseParameterPairs([])).toBeNull();

@@ -3,6 +3,7 @@ import { DhvError } from '../errors/dhv-error.js';
 import { EXIT_CODES } from '../errors/exit-codes.js';
 import { MAX_TIMER_MS } from '../config/environment.js';
 import { parseRecipe, RecipeError } from './explore/recipe.js';
+import { DEFAULT_CAPACITY_BOUND, capacityBound, sizeWords } from './space-budget.js';
 import type { SuiteSettings } from './types.js';
 
 export const DEFAULT_REPEAT = 5;
@@ -74,6 +75,20 @@ export function resolveSettings(input: SettingsInput = {}): SuiteSettings {
       `expansion-size (${expansionSize}) must be larger than capacity-min (${capacityMin})`,
       'expansion-size',
     );
+  }
+  // Nothing dhv check asks a plugin for lies past the bound: a size the user gave above it is a mistake to say now.
+  const bound = capacityBound({ capacityMax });
+  for (const [setting, value] of [
+    ['capacity-min', capacityMin],
+    ['expansion-size', expansionSize],
+  ] as const) {
+    if (value > bound)
+      throw new InvalidSettingsError(
+        capacityMax > 0n
+          ? `${setting} (${sizeWords(value)}) is larger than capacity-max (${sizeWords(capacityMax)}): dhv check never asks a plugin for more than capacity-max`
+          : `${setting} (${sizeWords(value)}) is larger than dhv check's default bound of ${sizeWords(DEFAULT_CAPACITY_BOUND)}: give --capacity-max to allow more`,
+        setting,
+      );
   }
   const parameters = input.parameters && Object.keys(input.parameters).length > 0 ? { ...input.parameters } : null;
   return { repeat, parameters, capacityMin, capacityMax, expansionSize, explore: exploreSettings(input) };

@@ -46,6 +46,12 @@ export interface Check {
    * repeat their failure. Ignored when they are not part of the run.
    */
   needs?: readonly string[];
+  /**
+   * What the check asks of the plugin, in a phrase (`dhv check --list`): how many volumes,
+   * at which capacities. Every capacity lies within the capacity bound (`--capacity-max`,
+   * else 1 GiB). Absent: no volume is asked for.
+   */
+  asks?: string;
   /** Runs with no other check running, because it measures time. */
   alone?: boolean;
   run(ctx: CheckContext): Promise<void>;

@@ -4,7 +4,7 @@ import { formatSize } from '@dhv/sdk/plugin';
 import fs from 'fs-extra';
 import { Agent, type StartReport } from '../agent/agent.js';
 import type { HostVolumeConfig } from '../agent/host-volumes.js';
-import { loopDevicesBackedBelow, mountsBelow, releaseEverythingBelow } from '@dhv/sdk/host';
+import { CleanupJournal, loopDevicesBackedBelow, mountsBelow, releaseEverythingBelow } from '@dhv/sdk/host';
 import type { HostVolume } from '../agent/volume-view.js';
 import { loadAgentConfig } from '../config/agent-config.js';
 import { readVolumeSpec } from '../volume-specs/volume-spec.js';
@@ -50,6 +50,10 @@ export interface DemoOptions {
   onLine?: (line: string) => void;
   /** Run the loopback part; default: when running as root. */
   loopback?: boolean;
+  /** Aborting stops the story (the plugin in flight is killed); the cleanup still deletes the volumes. */
+  signal?: AbortSignal;
+  /** Aborting makes the cleanup skip the volumes' deletes and release everything by force. */
+  hurry?: AbortSignal;
 }
 
 const SPECS = {
@@ -74,7 +78,9 @@ const SPECS = {
  */
 export async function runSeedStory(options: DemoOptions = {}): Promise<DemoReport> {
   const say = options.onLine ?? (() => {});
-  const workDir = await fs.mkdtemp(join(tmpdir(), 'dhv-demo-'));
+  const journal = CleanupJournal.forThisProcess();
+  // Recorded before it is made: a demo killed outright is cleaned up by the next dhv command.
+  const { path: workDir } = await journal.makeFolder(tmpdir(), 'dhv-demo-');
   const report: DemoReport = {
     ok: false,
     workDir,
@@ -90,6 +96,7 @@ export async function runSeedStory(options: DemoOptions = {}): Promise<DemoRepor
   const flags = `--config ${config}`;
 
   const step = async <T>(title: string, command: string, body: () => Promise<T>): Promise<T> => {
+    options.signal?.throwIfAborted();
     say(`\n==> ${title}\n    (by hand: ${command})`);
     try {
       const result = await body();
@@ -103,6 +110,9 @@ export async function runSeedStory(options: DemoOptions = {}): Promise<DemoRepor
   };
 
   let agent: Agent | undefined;
+  // Shutting the agent down kills the plugin in flight; the step it was in then fails.
+  const onAbort = () => void agent?.shutdown();
+  options.signal?.addEventListener('abort', onAbort);
   try {
     const mkdirPlugin = await findReferencePlugin('dhv-mkdir');
     if ('missing' in mkdirPlugin)
@@ -221,14 +231,15 @@ export async function runSeedStory(options: DemoOptions = {}): Promise<DemoRepor
   } catch (err) {
     report.error = err instanceof Error ? err.message : String(err);
   } finally {
+    options.signal?.removeEventListener('abort', onAbort);
     if (agent) {
-      const left = await agent.volumes().catch(() => []);
-      for (const v of left) await agent.deleteVolume(v.ID).catch(() => {});
+      const left = options.hurry?.aborted ? [] : await agent.volumes().catch(() => []);
+      for (const v of left) if (!options.hurry?.aborted) await agent.deleteVolume(v.ID).catch(() => {});
       await agent.shutdown();
     }
     // Whatever a failed step left mounted or attached goes the way a reboot takes it.
     await releaseEverythingBelow(volumesDir).catch(() => {});
-    report.leftBehind = await leftovers(workDir, volumesDir);
+    report.leftBehind = await leftovers(workDir, volumesDir, journal);
     if (report.leftBehind.length > 0) report.ok = false;
   }
   say(
@@ -249,12 +260,13 @@ async function loopbackSkipReason(wanted: boolean | undefined): Promise<string |
   return undefined;
 }
 
-async function leftovers(workDir: string, volumesDir: string): Promise<string[]> {
+async function leftovers(workDir: string, volumesDir: string, journal: CleanupJournal): Promise<string[]> {
   const found: string[] = [];
   for (const m of await mountsBelow(workDir)) found.push(`mount ${m.mountPoint}`);
   for (const l of await loopDevicesBackedBelow(volumesDir)) found.push(`loop device ${l.device} (${l.backingFile})`);
   if (found.length === 0) {
-    await fs.remove(workDir);
+    // The reference plugins' records of its volumes dir go with it (a delete that never ran leaves them).
+    found.push(...(await journal.removeFolder(workDir)));
     if (await fs.pathExists(workDir)) found.push(`directory ${workDir}`);
   } else {
     found.push(`directory ${workDir} (kept because of the above)`);

@@ -6,12 +6,13 @@ import {
   formatSummary,
   type TextStyle,
 } from '../conformance/report/human.js';
+import { CHECK_BOUNDS_TEXT } from '../conformance/space-budget.js';
 import type { ProgressEvent } from '../conformance/runner.js';
 import type { Check, CheckResult, ConformanceReport } from '../conformance/types.js';
 
 /** `dhv check --list --json`: one row a check, in catalogue order. */
 export function checkListRows(catalogue: readonly Check[]) {
-  return catalogue.map(({ id, area, title, protocolRef, severity, gradeReason, needs }) => ({
+  return catalogue.map(({ id, area, title, protocolRef, severity, gradeReason, needs, asks }) => ({
     id,
     area,
     severity,
@@ -19,13 +20,24 @@ export function checkListRows(catalogue: readonly Check[]) {
     title,
     protocolRef,
     needs: needs ?? [],
+    asks: asks ?? NO_VOLUME,
   }));
 }
 
-/** `dhv check --list`: ID, severity and title, in aligned columns. */
+/** What a check without `asks` asks of the plugin. */
+const NO_VOLUME = 'no volume: fingerprint only';
+
+/**
+ * `dhv check --list`: ID, severity and title, in aligned columns, and below each what it
+ * asks of the plugin; the closing lines state the capacity bound and the space bound.
+ */
 export function checkListText(catalogue: readonly Check[]): string {
   const width = Math.max(...catalogue.map((c) => c.id.length));
-  return catalogue.map((c) => `${c.id.padEnd(width)}  ${c.severity.padEnd(11)}  ${c.title}\n`).join('');
+  const rows = catalogue.map(
+    (c) =>
+      `${c.id.padEnd(width)}  ${c.severity.padEnd(11)}  ${c.title}\n${' '.repeat(width + 15)}asks: ${c.asks ?? NO_VOLUME}\n`,
+  );
+  return `${rows.join('')}\n${CHECK_BOUNDS_TEXT}\n`;
 }
 
 /** Where the presenter writes: a stream, and whether it is a terminal. */

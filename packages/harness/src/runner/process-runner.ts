@@ -1,4 +1,5 @@
 import { basename } from 'node:path';
+import { CleanupJournal } from '@dhv/sdk/host';
 import { AGENT_TIMEOUT_MS, type Operation } from '@dhv/sdk';
 import {
   PluginError,
@@ -23,6 +24,24 @@ import {
   type PluginRunner,
   type RunDetails,
 } from './plugin-runner.js';
+
+/** Where the process groups of the plugins run are recorded while they run, when a command asked for it. */
+let journal: CleanupJournal | undefined;
+
+/**
+ * Records every plugin's process group in this process's cleanup journal while it runs,
+ * so that a dhv killed outright has its plugins killed by the next dhv command (what
+ * `dhv check` and `dhv demo` ask for; agent commands keep Nomad's behaviour).
+ */
+export function journalProcessGroups(): CleanupJournal {
+  journal = CleanupJournal.forThisProcess();
+  return journal;
+}
+
+function recordGroup(pgid: number, exited: boolean): void {
+  if (exited) journal?.forgetProcessGroup(pgid);
+  else journal?.recordProcessGroup(pgid);
+}
 
 /**
  * Every plugin run as a program, exactly as a Nomad agent runs it: the agent's environment
@@ -53,6 +72,7 @@ export const processRunner: PluginRunner = {
         cwd: call.cwd,
         fd: handle?.fd,
         outputGraceMs: call.outputGraceMs,
+        onProcessGroup: journal && recordGroup,
       });
       const details = runDetails(run, { pluginId, executable, operation, timeoutMs });
       const volumeId = (call.request as { volumeId?: string }).volumeId;
@@ -81,7 +101,7 @@ export function runPluginRaw(
   env: Record<string, string>,
   options: SpawnOptions,
 ): Promise<PluginRun> {
-  return spawnPlugin(executable, argv, env, options);
+  return spawnPlugin(executable, argv, env, { ...options, onProcessGroup: journal && recordGroup });
 }
 
 /**

@@ -35,6 +35,12 @@ export interface SpawnOptions {
    * holds them is killed (`outputHeldOpen`). Default: until the deadline.
    */
   outputGraceMs?: number | undefined;
+  /**
+   * Called with the plugin's PID (its process group's ID) the moment it runs, and with
+   * `exited: true` once the group is killed or the run is over: a caller keeping a cleanup
+   * journal records the group in between.
+   */
+  onProcessGroup?: ((pgid: number, exited: boolean) => void) | undefined;
 }
 
 /**
@@ -110,7 +116,18 @@ export async function spawnPlugin(
     // the check can run; argv[0] stays the path. A script is run by its path: its interpreter
     // is handed that path as $0 and opens it again, as under a real agent.
     const execPath = kind.kind === 'elf' ? `/proc/${process.pid}/fd/${fd}` : executable;
-    return await startPlugin(executable, execPath, given, options, kind.kind === 'script' && !ownFd ? fd : undefined);
+    let pgid: number | undefined;
+    const tell = options.onProcessGroup;
+    const watched = tell ? { ...options, onProcessGroup: (id: number) => tell((pgid = id), false) } : options;
+    const run = await startPlugin(
+      executable,
+      execPath,
+      given,
+      watched,
+      kind.kind === 'script' && !ownFd ? fd : undefined,
+    );
+    if (pgid !== undefined) tell?.(pgid, true);
+    return run;
   } finally {
     if (ownFd) closeSync(fd);
   }
@@ -206,6 +223,7 @@ async function startPlugin(
       detached: true, // its own process group, so the whole group can be killed
       stdio: ['ignore', pipes ? pipes[0].write : 'pipe', pipes ? pipes[1].write : 'pipe'],
     });
+    if (child.pid !== undefined) options.onProcessGroup?.(child.pid, false);
   } catch (err) {
     for (const p of pipes ?? []) {
       closePipeEnd(p.read);

@@ -19,6 +19,7 @@ export const budgetChecks: Check[] = [
     severity: 'required',
     gradeReason:
       'restore gives all volumes one 50 s deadline from its start and kills plugins past it; create and delete are killed at 60 s',
+    asks: 'the shared calls: 1 volume at the capacities given (created twice, deleted twice), a delete of a volume never created, an unknown operation, a create with an unknown parameter',
     needs: ['environment.dhv-only'],
     async run(ctx: CheckContext) {
       const timed = (await lifecycleRuns(ctx)).filter((r) => r.operation === 'create' || r.operation === 'delete');

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { open, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
 import { formatSize, isStrictlyInside } from '@dhv/sdk';
 import { ENV } from '@dhv/sdk/plugin';
@@ -9,6 +9,8 @@ import { clip, describeRun, succeeded } from '../raw-run.js';
 import { simulateReboot } from '@dhv/sdk/host';
 import type { Check, CheckContext, CreateInput } from '../types.js';
 import { markerProblem, writeMarker } from './volume-files.js';
+import { OutsideSandboxError, openInsideSandbox, outsideSandboxSkip } from '../sandbox-writes.js';
+import { DEFAULT_CAPACITY_BOUND, capacityBound } from '../space-budget.js';
 
 const REF = 'PROTOCOL.md § create';
 /** Checks that need a create which works at all; without one they would only repeat that failure. */
@@ -48,7 +50,13 @@ async function isMountPoint(path: string): Promise<boolean> {
  * cleanup before it starts.
  */
 async function occupy(ctx: CheckContext, volumePath: string): Promise<void> {
-  const handle = await open(join(volumePath, '.dhv-check-open-file'), 'a');
+  let handle;
+  try {
+    handle = await openInsideSandbox(ctx.sandboxScope, volumePath, '.dhv-check-open-file', true);
+  } catch (err) {
+    if (err instanceof OutsideSandboxError) ctx.skip(outsideSandboxSkip(err));
+    throw err;
+  }
   let child: ReturnType<typeof spawn> | undefined;
   ctx.cleanup(async () => {
     if (child && child.exitCode === null && child.signalCode === null) {
@@ -75,12 +83,23 @@ function samePathOrFail(ctx: CheckContext, first: string, again: CreateResult, w
     ctx.fail(`${what} returned ${JSON.stringify(again.path)}, but the first create returned ${JSON.stringify(first)}`);
 }
 
-/** The same volume asked for again with a larger capacity_min (the configured expansion size, else twice the old one, or 16 MiB more than it has). */
-function largerRequest(request: CreateInput, bytes: bigint, expansionSize: bigint): CreateInput {
+/**
+ * The same volume asked for again with a larger capacity_min (the configured expansion
+ * size, else twice the old one, or 16 MiB more than it has), never past the capacity
+ * bound; the check is skipped when the bound leaves no room for a larger one.
+ */
+function largerRequest(ctx: CheckContext, request: CreateInput, bytes: bigint): CreateInput {
+  const { expansionSize } = ctx.settings;
+  const bound = capacityBound(ctx.settings);
   const baseMin = BigInt(request.capacityMinBytes ?? 0);
   const baseMax = BigInt(request.capacityMaxBytes ?? 0);
-  const largerMin =
+  const wanted =
     expansionSize > 0n ? expansionSize : baseMin > 0n ? baseMin * 2n : bytes > 0n ? bytes + 16n * MiB : 32n * MiB;
+  const largerMin = wanted < bound ? wanted : bound;
+  if (largerMin <= baseMin || (bytes > 0n && largerMin <= bytes))
+    ctx.skip(
+      `no larger capacity_min fits within dhv check's capacity bound of ${formatSize(bound)} (--capacity-max, else ${formatSize(DEFAULT_CAPACITY_BOUND)}): raise --capacity-max above ${formatSize(baseMin > bytes ? baseMin : bytes)}`,
+    );
   return {
     ...request,
     capacityMinBytes: largerMin,
@@ -97,6 +116,7 @@ export const createChecks: Check[] = [
     severity: 'required',
     gradeReason:
       'the path is what workloads mount: without an existing absolute directory no allocation can use the volume',
+    asks: '1 volume at the capacities given',
     needs: ['environment.dhv-only'],
     async run(ctx: CheckContext) {
       const run = await rawCreate(ctx, ctx.newVolume());
@@ -121,6 +141,7 @@ export const createChecks: Check[] = [
     severity: 'required',
     gradeReason:
       'Go decodes "bytes" into an int64: anything else makes the agent fail the create, however well the plugin did',
+    asks: '1 volume at the capacities given',
     needs: ['environment.dhv-only'],
     async run(ctx: CheckContext) {
       const run = await rawCreate(ctx, ctx.newVolume());
@@ -139,6 +160,7 @@ export const createChecks: Check[] = [
     severity: 'recommended',
     gradeReason:
       'the agent records whatever "bytes" says and checks nothing against the capacities; a wrong figure misleads users but breaks nothing',
+    asks: '1 volume at the capacities given, else capacity_min 16 MiB and capacity_max 64 MiB',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const given = ctx.settings.capacityMin > 0n || ctx.settings.capacityMax > 0n;
@@ -162,6 +184,7 @@ export const createChecks: Check[] = [
     severity: 'required',
     gradeReason:
       'the agent re-runs create for every volume at each start (restore): a create that fails or wipes the volume when it exists loses the volume or its data',
+    asks: '1 volume at the capacities given, created 1 + --repeat times',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
@@ -184,6 +207,7 @@ export const createChecks: Check[] = [
     severity: 'required',
     gradeReason:
       "restore runs every volume's create at once, unbounded, and volume create runs in parallel for different volumes: a plugin that mixes them up loses volumes",
+    asks: '8 volumes at once at the capacities given',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const requests = Array.from({ length: CONCURRENT_VOLUMES }, () => ctx.newVolume());
@@ -216,6 +240,7 @@ export const createChecks: Check[] = [
     severity: 'recommended',
     gradeReason:
       'the agent never runs two creates of one volume at once (the servers serialise operations per volume ID): only callers other than Nomad do',
+    asks: '1 volume at the capacities given, created 4 times at once',
     needs: [...NEEDS_WORKING_CREATE, 'create.idempotent'],
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
@@ -242,6 +267,7 @@ export const createChecks: Check[] = [
     severity: 'required',
     gradeReason:
       'after a host reboot the agent re-runs create with the saved request: failing it leaves the volume unpublished, and wiping it loses the data',
+    asks: '1 volume at the capacities given, created again after a simulated reboot',
     needs: [...NEEDS_WORKING_CREATE, 'create.idempotent'],
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
@@ -271,12 +297,13 @@ export const createChecks: Check[] = [
     severity: 'required',
     gradeReason:
       'an update re-runs create with a larger capacity_min on a volume holding data: moving or wiping the volume loses that data (the shape of a refusal is only recommended)',
+    asks: '1 volume at the capacities given, then again with a larger capacity_min (--expansion-size, else twice capacity_min or 16 MiB more than it reports), never past the capacity bound',
     needs: [...NEEDS_WORKING_CREATE, 'create.idempotent'],
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
       const first = await ctx.provision(request);
       const marker = await writeMarker(ctx, first.path);
-      const larger = largerRequest(request, first.bytes, ctx.settings.expansionSize);
+      const larger = largerRequest(ctx, request, first.bytes);
       const largerMin = BigInt(larger.capacityMinBytes ?? 0);
       const run = await ctx.runAsAgent('create', larger);
       if (succeeded(run)) {
@@ -312,13 +339,14 @@ export const createChecks: Check[] = [
     severity: 'recommended',
     gradeReason:
       'the agent records the reported bytes without checking them against capacity_min; a short figure misleads users but breaks nothing',
+    asks: '1 volume at the capacities given, then again with a larger capacity_min (as create.larger-capacity)',
     needs: [...NEEDS_WORKING_CREATE, 'create.larger-capacity'],
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
       const first = await ctx.provision(request);
       if (first.bytes === 0n)
         ctx.skip('the plugin reports 0 bytes: it does not claim capacity, so there is nothing to expand');
-      const larger = largerRequest(request, first.bytes, ctx.settings.expansionSize);
+      const larger = largerRequest(ctx, request, first.bytes);
       const wanted = BigInt(larger.capacityMinBytes ?? 0);
       let again: CreateResult;
       try {
@@ -342,6 +370,7 @@ export const createChecks: Check[] = [
     severity: 'required',
     gradeReason:
       'Nomad never creates host_volumes_dir: on a fresh node the first create is the first to see it missing, and a plugin that needs it fails there',
+    asks: '1 volume at the capacities given, in a volumes dir not made yet',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const volumesDir = join(ctx.sandbox, 'volumes-not-made-yet');
@@ -365,6 +394,7 @@ export const createChecks: Check[] = [
     severity: 'required',
     gradeReason:
       'an agent restart re-runs create for every volume while its workloads keep running and using it: failing that unpublishes a live volume, and remaking it destroys the data under the workload',
+    asks: '1 volume at the capacities given, created again while a process holds a file in it',
     needs: [...NEEDS_WORKING_CREATE, 'create.idempotent'],
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();

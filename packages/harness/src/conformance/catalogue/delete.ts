@@ -42,6 +42,7 @@ export const deleteChecks: Check[] = [
     severity: 'required',
     gradeReason:
       'after a successful delete the agent and the servers forget the volume: what the plugin left is data the user asked to destroy, which nothing will ever remove',
+    asks: '1 volume at the capacities given',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
@@ -58,6 +59,7 @@ export const deleteChecks: Check[] = [
     severity: 'required',
     gradeReason:
       'a failed client-state delete makes the next delete run the plugin again on a volume it already removed: failing it leaves the volume stuck',
+    asks: '1 volume at the capacities given, deleted twice',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
@@ -79,6 +81,7 @@ export const deleteChecks: Check[] = [
     severity: 'required',
     gradeReason:
       "the agent runs the plugin's delete even for a volume the node never had; failing it makes the volume impossible to delete",
+    asks: 'no space: the delete of a volume never created',
     needs: ['environment.dhv-only'],
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
@@ -98,6 +101,7 @@ export const deleteChecks: Check[] = [
     severity: 'recommended',
     gradeReason:
       "Nomad's own built-in mkdir ignores DHV_CREATED_PATH and removes <volumes dir>/<volume id>; either way is valid as long as no other volume is touched (delete.cleanup-call, delete.others-untouched)",
+    asks: '1 volume at the capacities given',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
@@ -126,6 +130,7 @@ export const deleteChecks: Check[] = [
     severity: 'recommended',
     gradeReason:
       "files left behind under the volume's name are a leak, not a failure: the volume and its data are gone (delete.removes-path) and nothing under Nomad breaks",
+    asks: '1 volume at the capacities given',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();
@@ -148,6 +153,7 @@ export const deleteChecks: Check[] = [
     protocolRef: CLEANUP_REF,
     severity: 'required',
     gradeReason: `after an initial create whose saving to client state failed, a real agent runs exactly this delete: a plugin that removes ${ENV.createdPath} then wipes every volume on the node, and one that refuses it leaks the volume`,
+    asks: '2 volumes at the capacities given',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const [doomed, ...kept] = await volumesWithData(ctx, 2);
@@ -183,6 +189,7 @@ export const deleteChecks: Check[] = [
     protocolRef: REF,
     severity: 'required',
     gradeReason: 'deleting one volume must not destroy the data of the others on the node',
+    asks: '3 volumes at the capacities given',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       const made = await volumesWithData(ctx, OTHERS);

@@ -56,6 +56,7 @@ export const environmentChecks: Check[] = [
     gradeReason:
       'the agent replaces the environment and runs from its own working directory: a plugin that needs PATH, HOME or its own directory fails every create or delete',
     // The agent never runs create or delete with a plugin whose fingerprint fails.
+    asks: '2 volumes at the capacities given, each created and deleted',
     needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
       const agentVolume = ctx.newVolume();

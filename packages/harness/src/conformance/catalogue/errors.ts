@@ -4,7 +4,9 @@ import { clip, describeRun, succeeded } from '../raw-run.js';
 import type { Check, CheckContext } from '../types.js';
 import { added, listTree } from './volume-files.js';
 import { lifecycleRuns, refusableRequest, UNKNOWN_OPERATION, UNKNOWN_PARAMETER } from './lifecycle.js';
-import { INT64_MAX } from '@dhv/sdk';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ENV } from '@dhv/sdk/plugin';
 
 const REF = 'PROTOCOL.md § Running an operation';
 
@@ -17,6 +19,7 @@ export const errorChecks: Check[] = [
     severity: 'recommended',
     gradeReason:
       'the agent only ever sends fingerprint, create and delete; exiting 0 on anything else breaks nothing today, only a future operation',
+    asks: 'the shared calls: 1 volume at the capacities given (created twice, deleted twice), a delete of a volume never created, an unknown operation, a create with an unknown parameter',
     needs: ['discovery.executable'],
     async run(ctx: CheckContext) {
       const run = (await lifecycleRuns(ctx)).find((r) => r.operation === UNKNOWN_OPERATION)!.run;
@@ -33,6 +36,7 @@ export const errorChecks: Check[] = [
     severity: 'recommended',
     gradeReason:
       'when stdout on failure is not {"error": ...} the agent falls back to the exit status ("exit status 1"): the user loses the message, nothing breaks',
+    asks: 'the shared calls: 1 volume at the capacities given (created twice, deleted twice), a delete of a volume never created, an unknown operation, a create with an unknown parameter',
     needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
       const failed = (await lifecycleRuns(ctx)).filter(
@@ -55,6 +59,7 @@ export const errorChecks: Check[] = [
     severity: 'recommended',
     gradeReason:
       'the message only reaches the user through {"error": ...}; without it they see "exit status 1", nothing breaks',
+    asks: 'the shared calls: 1 volume at the capacities given (created twice, deleted twice), a delete of a volume never created, an unknown operation, a create with an unknown parameter',
     needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
       const failed = (await lifecycleRuns(ctx)).filter(
@@ -77,6 +82,7 @@ export const errorChecks: Check[] = [
     severity: 'required',
     gradeReason:
       'anything on stdout besides the one JSON document fails fingerprint (the plugin is skipped) and create (the volume is refused); on delete stdout is ignored, so there it only warns',
+    asks: 'the shared calls: 1 volume at the capacities given (created twice, deleted twice), a delete of a volume never created, an unknown operation, a create with an unknown parameter',
     needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
       const ok = (await lifecycleRuns(ctx)).filter((r) => r.operation !== UNKNOWN_OPERATION && succeeded(r.run));
@@ -97,6 +103,7 @@ export const errorChecks: Check[] = [
     severity: 'recommended',
     gradeReason:
       'a stack trace on stdout only changes what the user reads (and lands in logs): on success it is already caught by errors.stdout-only-json',
+    asks: 'the shared calls: 1 volume at the capacities given (created twice, deleted twice), a delete of a volume never created, an unknown operation, a create with an unknown parameter',
     needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
       const traced = (await lifecycleRuns(ctx)).filter(
@@ -116,12 +123,17 @@ export const errorChecks: Check[] = [
     gradeReason:
       'the agent never calls delete after a failed create: what is left is a leak on the node, but no volume exists, so no data is lost and nothing under Nomad breaks',
     needs: ['environment.dhv-only'],
+    asks: 'two creates that must fail, neither asking for any space: an unknown parameter, and a volumes dir whose parent is a file',
     async run(ctx: CheckContext) {
+      // Failures a real agent produces without asking the plugin for anything: parameters the
+      // user wrote in the volume spec, and a host_volumes_dir that cannot be made (Nomad never makes it).
+      const blocker = join(ctx.sandbox, 'host-volumes-dir-blocked');
+      await writeFile(blocker, 'a file where host_volumes_dir has to be a folder\n');
       const attempts = [
         { what: `an unknown parameter (${UNKNOWN_PARAMETER})`, request: refusableRequest(ctx) },
         {
-          what: 'capacity_min of 8 EiB',
-          request: ctx.newVolume({ capacityMinBytes: INT64_MAX, capacityMaxBytes: INT64_MAX }),
+          what: `a volumes dir (${ENV.volumesDir}) below a regular file`,
+          request: ctx.newVolume({ volumesDir: join(blocker, 'volumes') }),
         },
       ];
       let refused = 0;
@@ -138,7 +150,8 @@ export const errorChecks: Check[] = [
         if (left.length > 0)
           ctx.fail(`create with ${what} failed (${describeRun(run)}) but left behind: ${left.slice(0, 5).join(', ')}`);
       }
-      if (refused === 0) ctx.skip('could not make create fail: it accepted an unknown parameter and 8 EiB');
+      if (refused === 0)
+        ctx.skip('could not make create fail: it accepted an unknown parameter and a volumes dir below a regular file');
     },
   },
 ];

@@ -1,14 +1,35 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isStrictlyInside } from '@dhv/sdk';
+import { formatSize, isStrictlyInside } from '@dhv/sdk';
 import { ENV } from '@dhv/sdk/plugin';
 import { readCreatedPath } from '../inspect.js';
 import { succeeded } from '../raw-run.js';
 import type { Check, CheckContext } from '../types.js';
 import { NEEDS_WORKING_CREATE } from './create.js';
 import { added, listTree } from './volume-files.js';
+import { SPACE_SLACK_BYTES, SPACE_WITHIN_BOUND, capacityBound, sizeWords, spaceTaken } from '../space-budget.js';
 
 export const safetyChecks: Check[] = [
+  {
+    id: SPACE_WITHIN_BOUND,
+    area: 'safety',
+    title: `While any call runs, the plugin takes no more space in the sandbox than the capacities it was asked for plus ${formatSize(SPACE_SLACK_BYTES)}.`,
+    protocolRef: 'PROTOCOL.md § create (DHV_CAPACITY_MIN_BYTES, DHV_CAPACITY_MAX_BYTES)',
+    severity: 'required',
+    gradeReason:
+      "a plugin that writes past what it was asked for fills the node's disk: the workloads on it, and the agent's own state, fail",
+    asks: 'one volume at the capacities given; every call of every check is watched the same way',
+    needs: NEEDS_WORKING_CREATE,
+    async run(ctx: CheckContext) {
+      const request = ctx.newVolume();
+      await ctx.provision(request);
+      // The watch itself fails the check past the bound; here only what was taken is told.
+      const taken = await spaceTaken(ctx.sandbox);
+      const [min, max] = [BigInt(request.capacityMinBytes ?? 0), BigInt(request.capacityMaxBytes ?? 0)];
+      const allowed = max > 0n ? max : min > 0n ? min : capacityBound(ctx.settings);
+      ctx.note(`took ${sizeWords(taken.bytes)} for a volume allowed ${sizeWords(allowed)}`);
+    },
+  },
   {
     id: 'safety.name-traversal',
     area: 'safety',
@@ -17,6 +38,7 @@ export const safetyChecks: Check[] = [
     severity: 'required',
     gradeReason:
       'DHV_VOLUME_NAME is user controlled: a path made from it can write, and on delete remove, anything outside the volumes dir',
+    asks: '5 volumes at once at the capacities given, named with ../ and /',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       // The volumes dir sits three levels down in the check's own sandbox, so names that
@@ -62,6 +84,7 @@ export const safetyChecks: Check[] = [
     severity: 'recommended',
     gradeReason:
       'a world-writable volume works under Nomad; it is a hardening matter, and the parameters may ask for it',
+    asks: '1 volume at the capacities given',
     needs: NEEDS_WORKING_CREATE,
     async run(ctx: CheckContext) {
       if (ctx.settings.parameters && 'mode' in ctx.settings.parameters) ctx.skip('the parameters choose the mode');

@@ -19,6 +19,7 @@ export const stdioChecks: Check[] = [
     severity: 'required',
     gradeReason:
       'a real agent reads stdout and stderr until every writer closes them, not until the plugin exits: a helper left holding one keeps the agent waiting for as long as it lives, past every deadline',
+    asks: '1 volume at the capacities given',
     needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
       const request = ctx.newVolume();

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { lstat, readFile, readdir, readlink, writeFile } from 'node:fs/promises';
+import { lstat, readFile, readdir, readlink } from 'node:fs/promises';
 import { join, relative } from 'node:path';
+import { OutsideSandboxError, outsideSandboxSkip, writeInsideSandbox } from '../sandbox-writes.js';
 import type { CheckContext } from '../types.js';
 
 /** A file the suite writes into a volume to see whether a later create keeps the data. */
@@ -9,8 +10,9 @@ export const MARKER_NAME = '.dhv-check-marker';
 export async function writeMarker(ctx: CheckContext, volumePath: string): Promise<string> {
   const content = randomBytes(12).toString('hex');
   try {
-    await writeFile(join(volumePath, MARKER_NAME), content);
+    await writeInsideSandbox(ctx.sandboxScope, volumePath, MARKER_NAME, content);
   } catch (err) {
+    if (err instanceof OutsideSandboxError) ctx.skip(outsideSandboxSkip(err));
     ctx.fail(`could not write a file into the created volume ${volumePath}: ${(err as Error).message}`);
   }
   return content;

@@ -1,6 +1,6 @@
 import type { Check, CheckContext } from '../types.js';
 import { explore, type ExploreOutcome } from './explorer.js';
-import { KILL_AFTER_MS, MARKER_FILE, StepNotPossible } from './lab.js';
+import { KILL_AFTER_MS, MARKER_FILE, MAX_LIVE, StepNotPossible } from './lab.js';
 import { formatRecipe, formatStep } from './recipe.js';
 import { RECOMMENDED_EXPLORE_CHECK, type ExploreCheckId } from './verdicts.js';
 
@@ -42,6 +42,7 @@ export const exploreChecks = (needs: readonly string[]): Check[] =>
     ...REQUIREMENTS[id],
     protocolRef: REF,
     severity: id === RECOMMENDED_EXPLORE_CHECK ? 'recommended' : 'required',
+    asks: `one exploration for the five checks: up to ${MAX_LIVE} volumes at a time at the capacities given, some with a larger capacity_min (twice capacity_min, else 32 MiB, never past the capacity bound)`,
     needs,
     // It runs many plugin calls back to back and judges a fingerprint's time.
     alone: true,

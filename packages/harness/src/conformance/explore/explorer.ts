@@ -126,13 +126,17 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
     await inFlight;
     abandoned = false;
   };
+  // Once stopped, the search ends at the next run: a "failure" ends it (endOnFailure), where a
+  // pass would have fast-check generate sequences until its time limit (an interruption
+  // waited out the whole budget). Shrinking has no such end; its shrinks pass untried.
+  const verdictOnceStopped = () => shrinking.target !== undefined;
   const property = fc.asyncProperty(sequences, async (commands) => {
-    if (stop !== undefined) return true;
+    if (stop !== undefined) return verdictOnceStopped();
     // Past its tries, fast-check runs through the shrinks it has left; they pass untried.
     if (shrinking.target !== undefined && shrinking.triesLeft-- <= 0) return true;
     if (ctx.signal.aborted) {
       stop = { error: ctx.signal.reason };
-      return true;
+      return verdictOnceStopped();
     }
     const index = generated++;
     try {
@@ -165,6 +169,8 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
   });
   await settle();
   const runs = generated;
+  // A run cut short by the interruption is no failure to shrink.
+  ctx.signal.throwIfAborted();
   throwIfStopped();
   let path: string | undefined;
   if (search.failed && last !== undefined) path = search.counterexamplePath ?? undefined;

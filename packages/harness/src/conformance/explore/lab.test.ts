@@ -1,6 +1,6 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CheckContext, CreateInput, DeleteInput } from '../types.js';
 import { VolumeLab } from './lab.js';
@@ -33,6 +33,8 @@ function slotsPlugin(volumesDir: string, order: Order, removes: boolean): CheckC
   const answer = () => new Promise((resolve) => setTimeout(resolve, 20));
   const ctx = {
     settings: { capacityMin: 0n, capacityMax: 0n },
+    // The volumes dir stands in for the sandbox: the lab writes its markers only inside it.
+    sandboxScope: { dir: dirname(volumesDir), canonical: dirname(volumesDir) },
     newVolume: (overrides: Partial<CreateInput>) => ({ nodeId: 'node', nodePool: 'default', ...overrides }),
     deleteRequest: (request: CreateInput, createdPath: string) => ({ ...request, createdPath }),
     async create(request: CreateInput) {

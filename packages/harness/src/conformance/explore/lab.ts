@@ -1,4 +1,4 @@
-import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isStrictlyInside } from '@dhv/sdk';
 import { buildEnvironment, PluginError } from '@dhv/sdk/client';
@@ -6,6 +6,8 @@ import { AGENT_TIMEOUT_MS } from '@dhv/sdk/plugin';
 import { readCreatedPath } from '../inspect.js';
 import { describeRun, succeeded } from '../raw-run.js';
 import { forceRemove } from '../scratch-dirs.js';
+import { capacityBound } from '../space-budget.js';
+import { OutsideSandboxError, writeInsideSandbox } from '../sandbox-writes.js';
 import type { CheckContext, CreateInput } from '../types.js';
 import { LONG_STEM, MAX_FILL } from './pool.js';
 import { formatStep, formatVolume, type Pick, type Step, type VolumeCall, type VolumeKey } from './recipe.js';
@@ -19,7 +21,7 @@ const FINGERPRINT_TRIES = 3;
 export const MARKER_FILE = '.dhv-explore-marker';
 const MiB = 1024n * 1024n;
 /** More live volumes than this make every step slow and say nothing new. */
-const MAX_LIVE = MAX_FILL + 2;
+export const MAX_LIVE = MAX_FILL + 2;
 
 /** Said of a break found in the steps every run ends with. */
 export const AT_THE_END = '(in the steps every run ends with: a fingerprint, two restarts, the delete of every volume)';
@@ -48,6 +50,8 @@ interface Volume {
   state: VolumeState;
   /** Where its create put it; undefined while no create has answered. */
   path?: string;
+  /** Its path lies outside the sandbox, so no marker was written into it (dhv check writes only inside). */
+  unmarked?: boolean;
 }
 
 /**
@@ -311,7 +315,9 @@ export class VolumeLab {
 
   private newVolume(key: VolumeKey, large: boolean): Volume {
     const { capacityMin, capacityMax } = this.ctx.settings;
-    const bigger = capacityMin > 0n ? capacityMin * 2n : 32n * MiB;
+    const bound = capacityBound(this.ctx.settings);
+    const wanted = capacityMin > 0n ? capacityMin * 2n : 32n * MiB;
+    const bigger = wanted < bound ? wanted : bound;
     const request = this.ctx.newVolume({
       volumesDir: this.volumesDir,
       volumeName: key.name,
@@ -340,7 +346,13 @@ export class VolumeLab {
     const found = await markerIn(path);
     const owner = found === undefined ? undefined : this.everMade.find((v) => v.request.volumeId === found);
     if (owner !== undefined && owner !== volume && this.deleted.has(found!)) this.reportLeft(owner, label);
-    await writeFile(join(path, MARKER_FILE), volume.request.volumeId);
+    try {
+      await writeInsideSandbox(this.ctx.sandboxScope, path, MARKER_FILE, volume.request.volumeId);
+      volume.unmarked = false;
+    } catch (err) {
+      if (!(err instanceof OutsideSandboxError)) throw err;
+      volume.unmarked = true;
+    }
   }
 
   /** A delete that succeeded but left the volume's folder (`reusedBy`: and a later create was given it). */
@@ -412,7 +424,7 @@ export class VolumeLab {
       if (!(await isDirectory(volume.path!)))
         throw new Violation('explore.volumes-survive', `${label}'s path ${volume.path} is gone`);
       const marker = await markerIn(volume.path!);
-      if (marker !== volume.request.volumeId)
+      if (!volume.unmarked && marker !== volume.request.volumeId)
         throw new Violation(
           'explore.volumes-survive',
           `the data written into ${label} (${MARKER_FILE} in ${volume.path}) is ${marker === undefined ? 'gone' : 'changed'}`,

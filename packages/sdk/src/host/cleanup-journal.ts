@@ -1,0 +1,226 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdir, readFile, readdir, realpath, rm } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { releaseEverythingBelow } from './teardown.js';
+import { volumesDiskFoldersBelow } from './volumes-disk.js';
+
+/**
+ * One cleanup journal for everything a dhv process makes on the host that must not
+ * outlive it: its scratch folders (with what is mounted or attached below them, and the
+ * reference plugins' records of the volumes dirs in them) and the process groups of the
+ * plugins it runs. Each is recorded before it is made (a process group as soon as it has
+ * an ID) and struck off once released. A process killed outright (`kill -9`) leaves its
+ * journal; the next dhv command finishes it, acting only on what it lists, and says so.
+ *
+ * The journal is one small JSON file per process, `<dir>/<pid>-<start time>.json`, where
+ * `<dir>` is `$DHV_CLEANUP_JOURNAL`, else `/var/lib/dhv/cleanup-journal` as root, else
+ * `~/.local/state/dhv/cleanup-journal`. A file whose process still runs is never touched.
+ */
+
+/** The plugins whose records of a volumes dir a folder's cleanup forgets. */
+const RECORDING_PLUGINS = ['dhv-mkdir', 'dhv-loopback'];
+
+type Entry =
+  { kind: 'folder'; path: string; canonical?: string } | { kind: 'process-group'; pgid: number; startTime: string };
+
+interface JournalFile {
+  pid: number;
+  startTime: string;
+  command: string;
+  entries: Entry[];
+}
+
+export function cleanupJournalDir(): string {
+  const given = process.env.DHV_CLEANUP_JOURNAL;
+  if (given !== undefined && given !== '') return given;
+  return process.getuid?.() === 0
+    ? '/var/lib/dhv/cleanup-journal'
+    : join(homedir(), '.local/state/dhv/cleanup-journal');
+}
+
+/** The start time of a process (clock ticks since boot, /proc/<pid>/stat field 22): with the PID, who it is. */
+function startTimeOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // fields[0] is field 3 (state): a zombie is gone.
+    return fields[0] === 'Z' ? undefined : fields[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** This process's journal; every change is written (atomically) before the thing it records is made. */
+export class CleanupJournal {
+  private readonly entries: Entry[] = [];
+  private readonly file: string;
+
+  private constructor(
+    private readonly dir: string,
+    private readonly command: string,
+  ) {
+    this.file = join(dir, `${process.pid}-${startTimeOf(process.pid) ?? '0'}.json`);
+  }
+
+  private static current: CleanupJournal | undefined;
+
+  /** The journal of this process (made on first use). */
+  static forThisProcess(command = process.argv.slice(1).join(' ')): CleanupJournal {
+    CleanupJournal.current ??= new CleanupJournal(cleanupJournalDir(), command);
+    return CleanupJournal.current;
+  }
+
+  /**
+   * Makes a new folder `<parent>/<prefix>XXXXXX`, recorded before it exists, and returns
+   * it with its canonical path (resolved now, before any plugin runs in it).
+   */
+  async makeFolder(parent: string, prefix: string): Promise<{ path: string; canonical: string }> {
+    for (;;) {
+      const path = join(parent, `${prefix}${randomBytes(6).toString('base64url').replace(/[-_]/g, 'x')}`);
+      const entry: Entry = { kind: 'folder', path };
+      this.add(entry);
+      try {
+        await mkdir(path, { mode: 0o700 });
+      } catch (err) {
+        this.strike(entry);
+        if ((err as NodeJS.ErrnoException).code === 'EEXIST') continue;
+        throw err;
+      }
+      const canonical = await realpath(path);
+      entry.canonical = canonical;
+      this.save();
+      return { path, canonical };
+    }
+  }
+
+  /** Unmounts, detaches and removes a folder made by makeFolder, forgets the plugins' records in it, then strikes it off. */
+  async removeFolder(path: string): Promise<string[]> {
+    const entry = this.entries.find(
+      (e): e is Extract<Entry, { kind: 'folder' }> => e.kind === 'folder' && e.path === path,
+    );
+    const problems = await releaseFolder(path, entry?.canonical);
+    if (entry !== undefined && problems.length === 0) this.strike(entry);
+    return problems;
+  }
+
+  /** Records a plugin's process group the moment it has an ID; `forgetProcessGroup` once it is gone. */
+  recordProcessGroup(pgid: number): void {
+    const startTime = startTimeOf(pgid);
+    if (startTime === undefined) return;
+    this.add({ kind: 'process-group', pgid, startTime });
+  }
+
+  forgetProcessGroup(pgid: number): void {
+    const entry = this.entries.find((e) => e.kind === 'process-group' && e.pgid === pgid);
+    if (entry !== undefined) this.strike(entry);
+  }
+
+  /** Kills every recorded process group still running (the faster way out). */
+  killProcessGroups(): void {
+    for (const entry of this.entries) if (entry.kind === 'process-group') killGroup(entry.pgid, entry.startTime);
+  }
+
+  private add(entry: Entry): void {
+    this.entries.push(entry);
+    this.save();
+  }
+
+  private strike(entry: Entry): void {
+    const at = this.entries.indexOf(entry);
+    if (at !== -1) this.entries.splice(at, 1);
+    this.save();
+  }
+
+  /**
+   * Writes the journal (or removes it when empty), synchronously: a few hundred bytes, and
+   * a process group is on disk before the plugin can do anything worth cleaning up.
+   */
+  private save(): void {
+    if (this.entries.length === 0) {
+      rmSync(this.file, { force: true });
+      return;
+    }
+    const doc: JournalFile = {
+      pid: process.pid,
+      startTime: startTimeOf(process.pid) ?? '0',
+      command: this.command,
+      entries: this.entries,
+    };
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    const temp = `${this.file}.${randomBytes(4).toString('hex')}.tmp`;
+    writeFileSync(temp, JSON.stringify(doc), { mode: 0o600 });
+    renameSync(temp, this.file);
+  }
+}
+
+/**
+ * Kills a process group only while it is the one recorded: its leader with the recorded
+ * start time, or, its leader gone, what is left of the group (the kernel never reuses a
+ * PID while a process group of that ID has members).
+ */
+function killGroup(pgid: number, startTime: string): void {
+  const leader = startTimeOf(pgid);
+  if (leader !== undefined && leader !== startTime) return;
+  try {
+    process.kill(-pgid, 'SIGKILL');
+  } catch {
+    // Gone already.
+  }
+}
+
+async function releaseFolder(path: string, canonical: string | undefined): Promise<string[]> {
+  const problems = await releaseEverythingBelow(path, canonical);
+  const where = canonical ?? path;
+  for (const plugin of RECORDING_PLUGINS)
+    for (const { folder } of await volumesDiskFoldersBelow(plugin, where))
+      await rm(folder, { recursive: true, force: true }).catch((err: Error) => problems.push(err.message));
+  if (problems.length > 0) return problems;
+  try {
+    await rm(path, { recursive: true, force: true, maxRetries: 3 });
+  } catch (err) {
+    problems.push(`could not remove ${path}: ${(err as Error).message}`);
+  }
+  return problems;
+}
+
+/**
+ * Finishes the journals of dhv processes that died without finishing them (killed
+ * outright): kills their recorded process groups, then releases and removes their
+ * folders. Returns one line a finished journal, saying what was done.
+ */
+export async function finishOrphanedJournals(): Promise<string[]> {
+  const dir = cleanupJournalDir();
+  const said: string[] = [];
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    if (!name.endsWith('.json')) continue;
+    const file = join(dir, name);
+    let doc: JournalFile;
+    try {
+      doc = JSON.parse(await readFile(file, 'utf8')) as JournalFile;
+    } catch {
+      continue;
+    }
+    if (doc.pid === process.pid || startTimeOf(doc.pid) === doc.startTime) continue;
+    const done: string[] = [];
+    const problems: string[] = [];
+    for (const entry of doc.entries) {
+      if (entry.kind !== 'process-group') continue;
+      killGroup(entry.pgid, entry.startTime);
+      done.push(`killed process group ${entry.pgid}`);
+    }
+    for (const entry of doc.entries) {
+      if (entry.kind !== 'folder') continue;
+      const left = await releaseFolder(entry.path, entry.canonical);
+      if (left.length === 0) done.push(`removed ${entry.path}`);
+      problems.push(...left);
+    }
+    if (problems.length === 0) await rm(file, { force: true });
+    said.push(
+      `finished the cleanup of \`${doc.command}\` (process ${doc.pid}, killed before it could): ${done.join(', ') || 'nothing was left'}` +
+        (problems.length > 0 ? `; could not: ${problems.join('; ')} (the journal ${file} is kept)` : ''),
+    );
+  }
+  return said;
+}

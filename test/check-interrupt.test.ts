@@ -1,0 +1,231 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { chmod, copyFile, mkdir, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { finished } from './support/gates.js';
+import { volumesDiskFoldersBelow } from '@dhv/sdk/host';
+import {
+  DHV_BIN,
+  REFERENCE_LOOPBACK,
+  REPO_ROOT,
+  loopDeviceNamesBackedBelow,
+  loopDevices,
+  mountPointsAtOrBelow,
+  removeTempDir,
+  runDhv,
+  skipUnless,
+  tempDir,
+} from './support/kit.js';
+import { killAll, recordedPids, survivors } from './support/processes.js';
+
+const FIXTURE = join(REPO_ROOT, 'test/fixtures/check-space/blocks-until-killed.sh');
+
+/** The plugin copied into a folder of the test's own, its gate made, a scratch dir and a cleanup journal of its own. */
+async function setUp(onTestFinished: (fn: () => Promise<void>) => void) {
+  const dir = await tempDir('interrupt');
+  const plugin = join(dir, 'plugin');
+  onTestFinished(async () => {
+    killAll(await recordedPids(`${plugin}.pids`));
+    await removeTempDir(dir);
+  });
+  await copyFile(FIXTURE, plugin);
+  await chmod(plugin, 0o755);
+  execFileSync('/usr/bin/mkfifo', [`${plugin}.gate`]);
+  const scratch = join(dir, 'scratch');
+  const journal = join(dir, 'journal');
+  await mkdir(scratch);
+  return { plugin, scratch, journal, env: { ...process.env, NO_COLOR: '1', DHV_CLEANUP_JOURNAL: journal } };
+}
+
+/** Waits until the plugin has started `operation` (it then waits at its gate for ever). */
+async function started(plugin: string, operation: 'create' | 'delete'): Promise<void> {
+  const log = `${plugin}.log`;
+  for (let i = 0; i < 4800; i++) {
+    if (existsSync(log) && readFileSync(log, 'utf8').split('\n').includes(operation)) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`the plugin never started its ${operation}`);
+}
+
+describe.concurrent('dhv check interrupted', () => {
+  test('a second Ctrl-C hurries the cleanup and leaves nothing: no plugin, no folder, no journal', async ({
+    onTestFinished,
+  }) => {
+    const { plugin, scratch, journal, env } = await setUp(onTestFinished);
+    const child = spawn(
+      process.execPath,
+      [DHV_BIN, 'check', plugin, '--only', 'create.path', '--volumes-dir', scratch],
+      {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    const done = finished(child);
+    await started(plugin, 'create');
+    child.kill('SIGINT');
+    // The first Ctrl-C ends the create; the cleanup runs the plugin's delete, which hangs.
+    await started(plugin, 'delete');
+    child.kill('SIGINT');
+    const { code, stderr } = await done;
+    expect(await survivors(await recordedPids(`${plugin}.pids`))).toEqual([]);
+    expect(await readdir(scratch)).toEqual([]);
+    expect(await readdir(journal).catch(() => [])).toEqual([]);
+    expect(stderr).toContain('SIGINT: hurrying');
+    expect(code).toBe(130);
+  }, 120_000);
+
+  test('after kill -9, the next dhv command kills its plugin, removes its folder, and says so', async ({
+    onTestFinished,
+  }) => {
+    const { plugin, scratch, journal, env } = await setUp(onTestFinished);
+    const child = spawn(
+      process.execPath,
+      [DHV_BIN, 'check', plugin, '--only', 'create.path', '--volumes-dir', scratch],
+      {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    const done = finished(child);
+    await started(plugin, 'create');
+    const [sandbox] = await readdir(scratch);
+    child.kill('SIGKILL');
+    await done;
+    // Left behind: the plugin, still waiting, and the run's folder.
+    const pids = await recordedPids(`${plugin}.pids`);
+    expect(await survivors(pids, 0)).toEqual(pids);
+    expect(sandbox).toMatch(/^dhv-check-/);
+
+    const next = await runDhv(['check', '--list'], { env });
+    expect(next.exitCode).toBe(0);
+    expect(next.stderr).toMatch(
+      new RegExp(
+        `^dhv: finished the cleanup of \`.*check ${plugin} .*\` \\(process ${child.pid}, killed before it could\\): killed process group ${pids[0]}, removed ${join(scratch, sandbox!)}$`,
+        'm',
+      ),
+    );
+    expect(await survivors(pids)).toEqual([]);
+    expect(await readdir(scratch)).toEqual([]);
+    expect(await readdir(journal).catch(() => [])).toEqual([]);
+  }, 120_000);
+});
+
+/** Processes whose command line names `needle` (the plugins of a run, by their folder). */
+function processesMentioning(needle: string): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+      if (cmdline.includes(needle)) found.push(`${pid} ${cmdline}`);
+    } catch {
+      // Exited meanwhile.
+    }
+  }
+  return found;
+}
+
+/**
+ * Ctrl-C twice, the second once the first has been taken (the command says so on stderr):
+ * signals sent back to back reach the process as one. A command that never says so gets
+ * the second after 10 s.
+ */
+async function interruptTwice(child: ChildProcess, stderr: () => string): Promise<void> {
+  child.kill('SIGINT');
+  for (let i = 0; i < 400 && !stderr().includes('SIGINT: stopping') && child.exitCode === null; i++)
+    await new Promise((r) => setTimeout(r, 25));
+  child.kill('SIGINT');
+}
+
+/** The demo's steps, as it prints them: each a phase a Ctrl-C may come in. */
+const DEMO_PHASES = [
+  'A temporary agent in',
+  'Fingerprint the plugins',
+  'Create volume test',
+  'Write a file into each volume',
+  'Restart the agent after a simulated host reboot',
+  'Delete volume test',
+];
+
+describe.skipIf(skipUnless('interrupting dhv demo with dhv-loopback', loopDevices()))(
+  'dhv demo interrupted twice (root, dhv-loopback)',
+  () => {
+    for (const phase of DEMO_PHASES)
+      test(`at "${phase}": no process, mount, loop device, folder, record or journal of the run is left`, async ({
+        onTestFinished,
+      }) => {
+        const dir = await tempDir('demo-interrupt');
+        onTestFinished(() => removeTempDir(dir));
+        const journal = join(dir, 'journal');
+        // The demo makes its folder in TMPDIR: this test's own, so it judges only what its run made.
+        const env = { ...process.env, NO_COLOR: '1', TMPDIR: dir, DHV_CLEANUP_JOURNAL: journal };
+        const child = spawn(process.execPath, [DHV_BIN, 'demo'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+        const done = finished(child);
+        for (let i = 0; i < 12_000 && !stdout.includes(`==> ${phase}`) && child.exitCode === null; i++)
+          await new Promise((r) => setTimeout(r, 25));
+        await interruptTwice(child, () => stderr);
+        const { code } = await done;
+        expect(stdout).toContain(`==> ${phase}`);
+        expect(processesMentioning(dir)).toEqual([]);
+        expect(mountPointsAtOrBelow(dir)).toEqual([]);
+        expect(loopDeviceNamesBackedBelow(dir)).toEqual([]);
+        expect(await volumesDiskFoldersBelow('dhv-loopback', dir)).toEqual([]);
+        expect(await volumesDiskFoldersBelow('dhv-mkdir', dir)).toEqual([]);
+        expect((await readdir(dir)).filter((name) => name.startsWith('dhv-demo-'))).toEqual([]);
+        expect(await readdir(journal).catch(() => [])).toEqual([]);
+        expect(code).toBe(130);
+      }, 300_000);
+  },
+);
+
+/** The catalogue's areas as `dhv check` runs them, each a phase a Ctrl-C may come in. */
+const CHECK_AREAS = ['discovery', 'environment', 'create', 'delete', 'errors', 'budgets', 'safety', 'explore'];
+
+describe.skipIf(skipUnless('interrupting dhv check of dhv-loopback', loopDevices()))(
+  'dhv check of dhv-loopback interrupted twice (root)',
+  () => {
+    for (const area of CHECK_AREAS)
+      test(`in its ${area} area: no process, mount, loop device, folder, record or journal of the run is left`, async ({
+        onTestFinished,
+      }) => {
+        const dir = await tempDir('check-interrupt');
+        onTestFinished(() => removeTempDir(dir));
+        const scratch = join(dir, 'scratch');
+        await mkdir(scratch);
+        const journal = join(dir, 'journal');
+        const env = { ...process.env, NO_COLOR: '1', DHV_CLEANUP_JOURNAL: journal };
+        const args = ['check', REFERENCE_LOOPBACK, '--only', area, '--capacity-max', '16MiB', '--volumes-dir', scratch];
+        const child = spawn(process.execPath, [DHV_BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+        const done = finished(child);
+        // Once the first check of the area has been judged the rest of it runs; the explore
+        // checks share one exploration, judged at its end: it runs once it has mounted a volume.
+        const inPhase = () =>
+          area === 'explore'
+            ? mountPointsAtOrBelow(scratch).length > 0
+            : new RegExp(`^\\S+ +${area}\\.`, 'm').test(stdout);
+        for (let i = 0; i < 12_000 && !inPhase() && child.exitCode === null; i++)
+          await new Promise((r) => setTimeout(r, 25));
+        const signalled = performance.now();
+        await interruptTwice(child, () => stderr);
+        const { code } = await done;
+        expect(processesMentioning(scratch)).toEqual([]);
+        expect(mountPointsAtOrBelow(dir)).toEqual([]);
+        expect(loopDeviceNamesBackedBelow(dir)).toEqual([]);
+        expect(await volumesDiskFoldersBelow('dhv-loopback', dir)).toEqual([]);
+        expect(await readdir(scratch)).toEqual([]);
+        expect(await readdir(journal).catch(() => [])).toEqual([]);
+        console.log(`${area}: exited ${Math.round(performance.now() - signalled)} ms after the signals`);
+        // Interrupted, unless the area was over before the signals came.
+        expect([0, 130]).toContain(code);
+      }, 300_000);
+  },
+);
