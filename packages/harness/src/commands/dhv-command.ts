@@ -4,19 +4,33 @@ import { Agent } from '../agent/agent.js';
 import { loadAgentConfig, type AgentConfig } from '../config/agent-config.js';
 import { EXIT_CODES } from '../errors/exit-codes.js';
 import { errorExitCode, errorJson, describeError } from '../presenters/format-error.js';
+import { nomadSpelling } from './volume/nomad-flags.js';
+
+/** What oclif's parser gives for flags and for arguments. */
+type Parsed = Record<string, unknown>;
 
 /**
  * What every `dhv` command shares: oclif's `--json` flag (the value `run` returns is
  * printed as JSON, bigints as plain integers), warnings on stderr, and one way of ending
  * on an error: `Error: ...` on stderr, or `{"error": {"code", "message", ...}}` with
  * `--json`, and the exit code from EXIT_CODES. Usage mistakes oclif finds (an unknown
- * flag, a missing argument) take the same way.
+ * flag, a missing argument) take the same way. Every flag longer than one letter may also
+ * be spelled with one dash, as Nomad spells its flags (`-json`, `-data-dir=x`).
  */
 export abstract class DhvCommand extends Command {
   static override enableJsonFlag = true;
 
   protected get jsonOutput(): boolean {
     return this.jsonEnabled();
+  }
+
+  protected override parse<F extends Parsed, B extends Parsed, A extends Parsed>(
+    options?: Interfaces.Input<F, B, A>,
+    argv: string[] = this.argv,
+  ): Promise<Interfaces.ParserOutput<F, B, A>> {
+    const input = options ?? (this.ctor as unknown as Interfaces.Input<F, B, A>);
+    const flags = { ...input.baseFlags, ...input.flags, ...(input.enableJsonFlag === false ? {} : { json: true }) };
+    return super.parse(options, nomadSpelling(argv, flags));
   }
 
   protected print(text: string): void {
