@@ -75,6 +75,8 @@ describe('dhv version', () => {
     const run = await dhv('version', '--json');
     expect(run.exitCode, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual({
+      apiVersion: 'dhv/v1',
+      kind: 'Version',
       name: '@dhv/harness',
       version: '0.1.0',
       architecture: expect.stringMatching(/^linux-/),

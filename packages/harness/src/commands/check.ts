@@ -1,3 +1,4 @@
+import { dhvDocument } from '../presenters/dhv-document.js';
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { pluginTrustWarnings } from '@dhv/sdk/client';
@@ -9,7 +10,6 @@ import {
   DEFAULT_REPEAT,
   formatJUnit,
   formatJUnitError,
-  formatJson,
   parseParameterPairs,
   readCheckConfig,
   runConformance,
@@ -175,13 +175,13 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
 
     if (flags.junit) await writeFile(flags.junit, formatJUnit(report));
     if (presenter) presenter.summary(report);
-    else process.stdout.write(formatJson(report));
+    else this.printJson(dhvDocument('CheckReport', { dhvVersion: this.config.version, ...report }));
     if (report.interrupted) this.exit(EXIT_CODES.interrupted);
     if (!report.ok) this.exit(EXIT_CODES.failed);
   }
 
   private list(): void {
-    if (this.jsonOutput) return this.printJson(checkListRows(CATALOGUE));
+    if (this.jsonOutput) return this.printJson(dhvDocument('CheckList', { checks: checkListRows(CATALOGUE) }));
     process.stdout.write(checkListText(CATALOGUE));
   }
 }

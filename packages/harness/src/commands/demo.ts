@@ -1,3 +1,4 @@
+import { dhvDocument } from '../presenters/dhv-document.js';
 import { Flags } from '@oclif/core';
 import { EXIT_CODES } from '../errors/exit-codes.js';
 import { DhvCommand } from './dhv-command.js';
@@ -24,7 +25,7 @@ export default class Demo extends DhvCommand {
       ...(flags.loopback !== undefined ? { loopback: flags.loopback } : {}),
       ...(this.jsonOutput ? {} : { onLine: (line: string) => this.print(line) }),
     });
-    if (this.jsonOutput) this.printJson(report);
+    if (this.jsonOutput) this.printJson(dhvDocument('DemoReport', report));
     if (!report.ok) this.exit(EXIT_CODES.failed);
   }
 }

@@ -45,21 +45,25 @@ export abstract class DhvCommand extends Command {
     process.stdout.write(`${encodeJson(json, { indent: 2 })}\n`);
   }
 
+  /** Warnings said with --json, where stderr is for the one error document: it carries them if the command fails. */
+  private readonly heldWarnings: string[] = [];
+
   protected warnLine(message: string): void {
-    if (!this.jsonOutput) process.stderr.write(`warning: ${message}\n`);
+    if (this.jsonOutput) this.heldWarnings.push(message);
+    else process.stderr.write(`warning: ${message}\n`);
   }
 
   protected override async catch(err: Interfaces.CommandError): Promise<never> {
     // this.exit() ends a command by throwing; it is not an error to report.
     if ((err as { code?: unknown }).code === 'EEXIT') throw err;
-    await writeError(err, this.jsonOutput);
+    await writeError(err, this.jsonOutput, this.heldWarnings);
     this.exit(errorExitCode(err));
   }
 }
 
-/** Writes an error to stderr as every command ends with one: `Error: ...`, or its JSON form. */
-export async function writeError(err: unknown, json: boolean): Promise<void> {
-  const text = json ? `${encodeJson(errorJson(err), { indent: 2 })}\n` : `Error: ${describeError(err)}\n`;
+/** Writes an error to stderr as every command ends with one: `Error: ...`, or its JSON form with the warnings said before it. */
+export async function writeError(err: unknown, json: boolean, warnings: readonly string[] = []): Promise<void> {
+  const text = json ? `${encodeJson(errorJson(err, warnings), { indent: 2 })}\n` : `Error: ${describeError(err)}\n`;
   // A pipe is written asynchronously: exiting before the write completes would cut the error short.
   await new Promise<void>((resolve) => process.stderr.write(text, () => resolve()));
 }

@@ -1,6 +1,7 @@
 import { Args, Flags, ux } from '@oclif/core';
 import { initProject, type InitResult } from '../authoring/init-project.js';
 import { TEMPLATE_NAMES } from '../authoring/templates.js';
+import { dhvDocument } from '../presenters/dhv-document.js';
 import { DhvCommand } from './dhv-command.js';
 
 export default class Init extends DhvCommand {
@@ -39,7 +40,7 @@ The project depends on the exact @dhv/sdk and @dhv/harness that run this command
     }),
   };
 
-  async run(): Promise<InitResult> {
+  async run(): Promise<ReturnType<typeof dhvDocument<InitResult>>> {
     const { args, flags } = await this.parse(Init);
     let result: InitResult;
     // oclif's spinner, only for a person watching: pipes and --json get no progress lines.
@@ -64,6 +65,6 @@ The project depends on the exact @dhv/sdk and @dhv/harness that run this command
     for (const file of result.files) this.log(`  ${file}`);
     this.log('\nNext:');
     for (const step of result.nextSteps) this.log(`  ${step}`);
-    return result;
+    return dhvDocument('InitResult', result);
   }
 }

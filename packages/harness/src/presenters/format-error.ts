@@ -44,8 +44,18 @@ function hintFor(err: PluginError): string {
   }
 }
 
-/** An error for a program: its code and every detail it carries. */
-export function errorJson(err: unknown): { error: Record<string, unknown> } {
+/**
+ * An error for a program: its code, every detail it carries, and under `warnings` what was
+ * said before it (a misspelt key explains a failure as much as the error does).
+ */
+export function errorJson(err: unknown, warnings: readonly string[] = []): { error: Record<string, unknown> } {
+  const { error } = errorDocument(err);
+  if (warnings.length === 0) return { error };
+  const own = Array.isArray(error.warnings) ? (error.warnings as string[]) : [];
+  return { error: { ...error, warnings: [...new Set([...own, ...warnings])] } };
+}
+
+function errorDocument(err: unknown): { error: Record<string, unknown> } {
   if (err instanceof PluginError || err instanceof DhvError) return { error: err.toJSON() };
   if (isUsageMistake(err)) return { error: { code: 'USAGE', message: err.message } };
   if (err instanceof Error) {

@@ -1,3 +1,4 @@
+import { dhvDocument } from '../../presenters/dhv-document.js';
 import { mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { Args, Flags } from '@oclif/core';
@@ -78,7 +79,7 @@ export default class PluginRun extends DhvCommand {
     );
     if (!outcome.ok) throw outcome.error;
     if (!outcome.builtin) outcome.warnings.push(...(await pluginTrustWarnings(outcome.executable)));
-    if (this.jsonOutput) return this.printJson(pluginRunJson(outcome));
+    if (this.jsonOutput) return this.printJson(dhvDocument('PluginRun', pluginRunJson(outcome)));
     for (const warning of outcome.warnings) this.warnLine(warning);
     this.print(pluginRunText(outcome));
   }
