@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
@@ -79,6 +80,102 @@ describe.concurrent('a failure says its cause and its fix, and --json keeps what
       await agent.file('f.hcl', volumeHcl({ name: 'f', plugin_id: 'nowhere' })),
     );
     expect(absent.stderr).toContain(`Put it in ${agent.pluginDir} and run dhv agent fingerprint`);
+  });
+});
+
+describe.concurrent('one message per failure', () => {
+  it("a plugin's failure is said once, not again as its stdout", async ({ agent }) => {
+    await agent.plugin(
+      'fails',
+      '#!/bin/sh\ncase "$1" in fingerprint) echo \'{"version":"1.0.0"}\';; *) echo \'{"error":"disk on fire"}\'; exit 1;; esac\n',
+    );
+    const run = await agent.dhv(
+      'volume',
+      'create',
+      await agent.file('x.hcl', volumeHcl({ name: 'x', plugin_id: 'fails' })),
+    );
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr.match(/disk on fire/g)).toHaveLength(1);
+    expect(run.stderr).toMatch(
+      /^Error: error creating volume "[0-9a-f-]+" with plugin "fails": exit status 1: disk on fire\n/,
+    );
+  });
+
+  it('the checks one failed check kept from running are one SKIP line naming it and the count', async ({ agent }) => {
+    const plugin = await agent.plugin('bad', '#!/bin/sh\necho "boom" >&2\nexit 1\n');
+    const run = await runDhv(['check', plugin, '--volumes-dir', agent.volumesDir, '--skip', 'errors']);
+    expect(run.exitCode).toBe(1);
+    const skips = run.stdout.match(/^SKIP.*$/gm) ?? [];
+    expect(skips).toHaveLength(1);
+    expect(skips[0]).toMatch(
+      /^SKIP {2}\d+ checks not run because discovery\.fingerprint-succeeds failed \(\d+ required: not judged; --json and --junit list each\)$/,
+    );
+    expect(run.stdout.match(/boom/g)).toHaveLength(1);
+  });
+});
+
+describe.concurrent('dhv plugin run, as an agent runs a plugin', () => {
+  it("leaves a missing volumes dir missing, as Nomad's client does, and says so when create fails on it", async ({
+    agent,
+  }) => {
+    const plugin = await agent.plugin(
+      'strict',
+      '#!/bin/sh\ncase "$1" in fingerprint) echo \'{"version":"1.0.0"}\';; create) /bin/mkdir "$DHV_VOLUMES_DIR/$DHV_VOLUME_ID" || exit 1; echo "{\\"path\\":\\"$DHV_VOLUMES_DIR/$DHV_VOLUME_ID\\",\\"bytes\\":0}";; esac\n',
+    );
+    const run = await agent.dhv('plugin', 'run', plugin, 'create', '--name', 'a');
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr).toContain(
+      `warning: the volumes dir ${agent.volumesDir} does not exist: Nomad's client never makes it`,
+    );
+    expect(existsSync(agent.volumesDir)).toBe(false);
+    // The built-in mkdir makes it, as a parent of its volume, as Nomad's does.
+    expect((await agent.dhv('plugin', 'run', 'mkdir', 'create', '--name', 'b')).exitCode).toBe(0);
+    expect(existsSync(agent.volumesDir)).toBe(true);
+  });
+});
+
+describe.concurrent('create.expands', () => {
+  /** Reports its "filesystem's" free space, which drops 1 MiB a call as other processes write, capped at capacity_max. */
+  const FREE_SPACE_PLUGIN = `#!/bin/bash
+dir="$DHV_VOLUMES_DIR/$DHV_VOLUME_ID"
+counter="$DHV_VOLUMES_DIR/.calls"
+case "$1" in
+  fingerprint) echo '{"version": "1.0.0"}' ;;
+  create)
+    /bin/mkdir -p "$dir" || exit 1
+    calls=$(( $(/bin/cat "$counter" 2>/dev/null || echo 0) + 1 )); echo $calls > "$counter"
+    free=$(( 100 * 1024 * 1024 * 1024 - calls * 1024 * 1024 ))
+    max=\${DHV_CAPACITY_MAX_BYTES:-0}
+    if [ "$max" -gt 0 ] && [ "$free" -gt "$max" ]; then free=$max; fi
+    echo "{\\"path\\": \\"$dir\\", \\"bytes\\": $free}" ;;
+  delete) /bin/rm -rf "$dir"; echo '{}' ;;
+esac
+`;
+
+  it('judges a plugin reporting free space on the cap it applies, not on free space that moved; dhv-mkdir passes', async ({
+    agent,
+  }) => {
+    const plugin = await agent.plugin('free-space', FREE_SPACE_PLUGIN);
+    for (const target of [plugin, REFERENCE_MKDIR]) {
+      const run = await runDhv([
+        'check',
+        target,
+        '--only',
+        'create.expands',
+        '--volumes-dir',
+        agent.volumesDir,
+        '--json',
+      ]);
+      const result = JSON.parse(run.stdout).results.find((r: { id: string }) => r.id === 'create.expands');
+      expect(result, `${target}: ${run.stderr}`).toMatchObject({ status: 'pass', notes: ['16 MiB → 32 MiB'] });
+    }
+    // A plugin that does not grow its volume still fails it.
+    const stuck = await agent.plugin(
+      'stuck',
+      FREE_SPACE_PLUGIN.replace('free=$max; fi', 'free=$max; fi; free=16777216'),
+    );
+    const run = await runDhv(['check', stuck, '--only', 'create.expands', '--volumes-dir', agent.volumesDir, '--json']);
+    expect(JSON.parse(run.stdout).results.find((r: { id: string }) => r.id === 'create.expands').status).toBe('fail');
   });
 });
 

@@ -1,4 +1,3 @@
-import { dhvDocument } from '../presenters/dhv-document.js';
 import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { pluginTrustWarnings } from '@dhv/sdk/client';
@@ -18,6 +17,7 @@ import { DhvError, UsageError } from '../errors/dhv-error.js';
 import { EXIT_CODES } from '../errors/exit-codes.js';
 import { CheckPresenter, checkListRows, checkListText, useColor } from '../presenters/format-check.js';
 import { DhvCommand } from './dhv-command.js';
+import { dhvDocument } from '../presenters/dhv-document.js';
 
 export default class Check extends DhvCommand {
   static override summary = 'Run the conformance checks against a plugin executable.';
@@ -25,7 +25,7 @@ export default class Check extends DhvCommand {
 
 A check is required only when failing it means the plugin breaks under a real Nomad agent or loses or destroys data; a recommended failure is a warning. A required check that is skipped was not judged: --strict fails the run on it.
 
-Each result is printed as its check finishes (into a pipe or a CI log too), and the last line names the checks that failed. Colour only on a terminal; NO_COLOR turns it off.
+Each result is printed as its check finishes (into a pipe or a CI log too), and the last line names the checks that failed. Colour only on a terminal; NO_COLOR turns it off, FORCE_COLOR (not 0) turns it on in a pipe or CI log.
 
 Exit status: 0 when no required check failed (and, with --strict, none was skipped), 1 otherwise, 2 on a usage error.`;
 

@@ -1,8 +1,8 @@
-import { dhvDocument } from '../presenters/dhv-document.js';
 import { Flags } from '@oclif/core';
 import { EXIT_CODES } from '../errors/exit-codes.js';
 import { DhvCommand } from './dhv-command.js';
 import { runSeedStory } from '../demo/seed-story.js';
+import { dhvDocument } from '../presenters/dhv-document.js';
 
 export default class Demo extends DhvCommand {
   static override summary =
