@@ -179,6 +179,21 @@ esac
   });
 });
 
+describe.concurrent('the registry route', () => {
+  it('dhv init --from-registry warns that @dhv/* are not published yet, in text and in JSON', async ({ agent }) => {
+    const human = await runDhv(['init', 'from-registry', '--from-registry'], { cwd: agent.dir });
+    expect(human.exitCode, human.stderr).toBe(0);
+    expect(human.stderr).toMatch(
+      /^warning: --from-registry: @dhv\/sdk and @dhv\/harness are not on the npm registry yet/m,
+    );
+    const json = await runDhv(['init', 'from-registry-json', '--from-registry', '--json'], { cwd: agent.dir });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      kind: 'InitResult',
+      warnings: [expect.stringContaining('not on the npm registry yet')],
+    });
+  });
+});
+
 describe.concurrent("dhv's own JSON documents say their kind and version", () => {
   it('the check report, the plugin run and the version carry apiVersion dhv/v1 and their kind', async ({ agent }) => {
     const check = await runDhv(['check', REFERENCE_MKDIR, '--only', 'discovery.fingerprint-succeeds', '--json']);

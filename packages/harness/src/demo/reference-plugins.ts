@@ -28,7 +28,7 @@ export async function findReferencePlugin(
     // The reference plugins are not published: they travel inside the one-file install.
     return {
       missing: packageName,
-      fix: 'install dhv from the tarball that brings the reference plugins (README, Install: npm run pack in a checkout of dhv, then npm install -g ./dhv-<version>.tgz), or run dhv demo in a checkout after npm ci && npm run build',
+      fix: 'install dhv from the tarball that brings the reference plugins (README, Install: npm run pack in a checkout of dhv, then npm install -g ./dhv-harness-<version>.tgz), or run dhv demo in a checkout after npm ci && npm run build',
     };
   }
   const path = join(packageDir, file);
