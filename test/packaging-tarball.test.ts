@@ -53,7 +53,7 @@ afterAll(async () => {
 }, 60_000);
 
 // The tests share only what the README's section made, which none of them changes: they run side by side.
-describe.concurrent('dhv-<version>.tgz, as the README installs it, with no registry', () => {
+describe.concurrent('dhv-harness-<version>.tgz, as the README installs it, with no registry', () => {
   it("runs the README's Install section as written: pack, npm install -g, dhv init, npm install, build, check", () => {
     expect(INSTALL.map((b) => b.text).join('\n')).toMatch(
       /npm run pack[\s\S]*npm install -g \.\/dhv-harness-0\.1\.0\.tgz[\s\S]*dhv plugin list/,
