@@ -11,6 +11,8 @@ import NodeStatus from './node/status.js';
 import PluginInstall from './plugin/install.js';
 import PluginList from './plugin/list.js';
 import PluginRun from './plugin/run.js';
+import RecordCommand from './record.js';
+import Replay from './replay.js';
 import VolumeCreate from './volume/create.js';
 import VolumeDelete from './volume/delete.js';
 import VolumeRegister from './volume/register.js';
@@ -34,6 +36,8 @@ export const COMMANDS: Record<string, Command.Class> = {
   'plugin:install': PluginInstall,
   'plugin:list': PluginList,
   'plugin:run': PluginRun,
+  record: RecordCommand,
+  replay: Replay,
   'volume:create': VolumeCreate,
   'volume:delete': VolumeDelete,
   'volume:register': VolumeRegister,

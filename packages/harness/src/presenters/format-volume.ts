@@ -20,7 +20,8 @@ export function volumeDetail(v: HostVolume, { short = false, indent = '' }: Volu
       ['Plugin ID', v.PluginID],
       ['Node ID', v.NodeID],
       ['Node Pool', v.NodePool],
-      ['Capacity', formatSize(v.CapacityBytes)],
+      // Nomad prints humanize.IBytes(uint64(CapacityBytes)): a plugin's -1 reads 16 EiB.
+      ['Capacity', formatSize(BigInt.asUintN(64, v.CapacityBytes))],
       ['State', v.State],
       ...(v.StateError ? ([['State Error', v.StateError]] as const) : []),
       ['Host Path', v.HostPath],
