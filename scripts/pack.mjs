@@ -1,11 +1,14 @@
 #!/usr/bin/env node
-// Makes dhv-<version>.tgz: the dhv CLI (@dhv/harness) with every dependency, @dhv/sdk
-// included, and the reference plugins dhv demo runs, bundled inside it, so that `npm install -g ./dhv-<version>.tgz` needs no
-// registry, as an operator installs Nomad itself on an air-gapped host.
+// Makes dhv-harness-<version>.tgz: the dhv CLI (@dhv/harness) with every dependency, @dhv/sdk
+// included, and the reference plugins dhv demo runs, bundled inside it, so that
+// `npm install -g ./dhv-harness-<version>.tgz` needs no registry, as an operator installs
+// Nomad itself on an air-gapped host. Its name is the one npm pack gives @dhv/harness, so
+// the file says the package `npm rm -g @dhv/harness` removes and a newer file upgrades.
+// Beside it, dhv-sdk-<version>.tgz: @dhv/sdk alone, for a program that only execs plugins.
 //
 //   node scripts/pack.mjs [--out <dir>]      (npm run pack: builds first; default out: the repo root)
 //
-// Prints the tarball's path on stdout. The dependencies are the ones npm resolves now
+// Prints the tarballs' paths on stdout. The dependencies are the ones npm resolves now
 // (from its cache first), for this machine's platform: esbuild's native binary is the
 // one of the machine that packs.
 import { spawnSync } from 'node:child_process';
@@ -81,10 +84,12 @@ try {
   rmSync(join(stage, 'node_modules', '.package-lock.json'), { force: true });
 
   const [result] = JSON.parse(npm(['pack', stage, '--pack-destination', work, '--json', '--ignore-scripts'], work));
-  const target = join(out, `dhv-${manifest.version}.tgz`);
+  const target = join(out, result.filename);
   // Copied, not renamed: the temp dir and the target are often on different filesystems (EXDEV).
   copyFileSync(join(work, result.filename), target);
-  process.stdout.write(`${target}\n`);
+  const sdk = join(out, packed.find((entry) => entry.name === '@dhv/sdk').filename);
+  copyFileSync(tarball('@dhv/sdk'), sdk);
+  process.stdout.write(`${target}\n${sdk}\n`);
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

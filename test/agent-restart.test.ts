@@ -169,7 +169,7 @@ describe.concurrent('dhv agent restart', () => {
     await writeFile(join(agent.pluginDir, 'not-executable'), '#!/bin/bash\necho \'{"version": "1"}\'\n');
     await mkdir(join(agent.pluginDir, 'a-directory'));
 
-    const out = await agent.json('agent', 'fingerprint');
+    const out = await agent.json('agent', 'fingerprint', '--allow-skipped');
     expect(out.Attributes).toEqual({
       'plugins.host_volume.good.version': '2.1.0',
       'plugins.host_volume.mkdir.version': '0.0.1',
@@ -181,8 +181,13 @@ describe.concurrent('dhv agent restart', () => {
     expect(reasons.slow).toMatch(/signal: killed\nthe plugin ran past its 1s deadline/);
     expect(reasons.mkdir).toMatch(/the built-in mkdir plugin is what the node publishes/);
 
+    // A skipped plugin fails a CI gate on the fingerprint, in one line after the table that says why.
     const human = await agent.dhv('agent', 'fingerprint');
+    expect(human.exitCode).toBe(1);
     expect(human.stdout).toMatch(/Skipped Plugins\nID\s+Reason\n/);
+    expect(human.stderr).toBe(
+      'Error: 5 plugins skipped (bad-version, crashes, mkdir, no-json, slow; Skipped Plugins above says why); --allow-skipped exits 0 with the others published\n',
+    );
     // A volume on the built-in mkdir is never handed to the file of that name.
     const v = await agent.json(
       'volume',

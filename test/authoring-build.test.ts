@@ -53,7 +53,9 @@ describe.concurrent('dhv build', () => {
     const report = JSON.parse(result.stdout);
     expect(report).toMatchObject({
       outfile: join(work, 'dist/tiny'),
-      kind: 'script',
+      apiVersion: 'dhv/v1',
+      kind: 'BuildResult',
+      format: 'script',
       node: process.execPath,
       version: '2.0.0',
       warnings: [],
@@ -201,7 +203,7 @@ describe.concurrent('dhv build', () => {
   it('with --sea, builds a single executable that answers fingerprint under env -i', async ({ work }) => {
     const result = await dhvBuild(['plugin.ts', '-o', 'dist/tiny', '--sea', '--json'], work);
     expect(result.exitCode, result.stderr).toBe(0);
-    expect(JSON.parse(result.stdout)).toMatchObject({ kind: 'sea', version: '2.0.0' });
+    expect(JSON.parse(result.stdout)).toMatchObject({ format: 'sea', version: '2.0.0' });
     const binary = await readFile(join(work, 'dist/tiny'));
     expect(binary.subarray(0, 4).toString('latin1')).toBe('\x7fELF');
     const bare = await run(

@@ -87,7 +87,9 @@ describe('dhv check, the command', () => {
   test('--list --json lists every check with its severity, requirement and protocol reference', async () => {
     const { code, stdout } = await dhv(['--list', '--json']);
     expect(code).toBe(0);
-    const checks = JSON.parse(stdout) as Array<{
+    const list = JSON.parse(stdout);
+    expect(list).toMatchObject({ apiVersion: 'dhv/v1', kind: 'CheckList' });
+    const checks = list.checks as Array<{
       id: string;
       severity: string;
       gradeReason: string;

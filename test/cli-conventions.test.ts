@@ -31,6 +31,30 @@ describe('dhv help', () => {
     expect(one.stdout).toBe((await dhv('volume', 'create', '--help')).stdout);
   });
 
+  it('answers -h, -help, --help and help <command> alike, for dhv and for every command', async () => {
+    const root = await dhv('--help');
+    expect(root.exitCode, root.stderr).toBe(0);
+    for (const spelling of [['-h'], ['-help'], ['help']]) {
+      const run = await dhv(...spelling);
+      expect(run.exitCode, `dhv ${spelling.join(' ')}: ${run.stderr}`).toBe(0);
+      expect(run.stdout, `dhv ${spelling.join(' ')}`).toBe(root.stdout);
+    }
+    const ids = Object.keys(COMMANDS).filter((id) => id !== 'help');
+    await Promise.all(
+      ids.map(async (id) => {
+        const words = id.split(':');
+        const help = await dhv('help', ...words);
+        expect(help.exitCode, `dhv help ${words.join(' ')}: ${help.stderr}`).toBe(0);
+        expect(help.stdout).toMatch(new RegExp(`^USAGE\\n\\s+\\$ dhv ${words.join(' ')}\\b`, 'm'));
+        for (const flag of ['-h', '-help', '--help']) {
+          const run = await dhv(...words, flag);
+          expect(run.exitCode, `dhv ${words.join(' ')} ${flag}: ${run.stderr}`).toBe(0);
+          expect(run.stdout, `dhv ${words.join(' ')} ${flag}`).toBe(help.stdout);
+        }
+      }),
+    );
+  });
+
   it('answers a help for a command that does not exist as a typo, with a suggestion and exit 2', async () => {
     const run = await dhv('help', 'volum');
     expect(run.exitCode).toBe(2);
@@ -51,6 +75,8 @@ describe('dhv version', () => {
     const run = await dhv('version', '--json');
     expect(run.exitCode, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual({
+      apiVersion: 'dhv/v1',
+      kind: 'Version',
       name: '@dhv/harness',
       version: '0.1.0',
       architecture: expect.stringMatching(/^linux-/),
@@ -101,6 +127,20 @@ describe('an unknown command', () => {
     expect(run.out).toContain('volum is not a dhv command');
     expect(run.out).not.toMatch(/\(Y\/n\)/);
     expect(run.code).toBe(2);
+  });
+});
+
+describe("Nomad's one-dash spelling", () => {
+  it('is accepted for every flag longer than one letter, by every command, -json included', async () => {
+    const fingerprint = await dhv('agent', 'fingerprint', '-json', `-data-dir=${dataDir}`);
+    expect(fingerprint.exitCode, fingerprint.stderr).toBe(0);
+    expect(JSON.parse(fingerprint.stdout)).toHaveProperty('Attributes');
+    const list = await dhv('check', '-list', '-json');
+    expect(list.exitCode, list.stderr).toBe(0);
+    expect(JSON.parse(list.stdout)).toBeTruthy();
+    const mistake = await dhv('check', '-json');
+    expect(mistake.exitCode).toBe(2);
+    expect(JSON.parse(mistake.stderr)).toMatchObject({ error: { code: 'USAGE' } });
   });
 });
 

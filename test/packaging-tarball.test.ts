@@ -53,20 +53,79 @@ afterAll(async () => {
 }, 60_000);
 
 // The tests share only what the README's section made, which none of them changes: they run side by side.
-describe.concurrent('dhv-<version>.tgz, as the README installs it, with no registry', () => {
+describe.concurrent('dhv-harness-<version>.tgz, as the README installs it, with no registry', () => {
   it("runs the README's Install section as written: pack, npm install -g, dhv init, npm install, build, check", () => {
-    expect(INSTALL.map((b) => b.text).join('\n')).toMatch(/npm run pack[\s\S]*npm install -g \.\/dhv-0\.1\.0\.tgz/);
+    expect(INSTALL.map((b) => b.text).join('\n')).toMatch(
+      /npm run pack[\s\S]*npm install -g \.\/dhv-harness-0\.1\.0\.tgz[\s\S]*dhv plugin list/,
+    );
     expectSectionsRan(sections, INSTALL, expect);
     const output = sections.map((s) => s.output).join('\n');
     expect(output).toMatch(/^@dhv\/harness\/0\.1\.0 /m);
     expect(output).toMatch(/^OK: no required check failed/m);
   });
 
-  it('is named dhv-<version>.tgz and installs with npm install -g, with no install script to allow', async () => {
-    expect(await fs.pathExists(join(run.checkout, 'dhv-0.1.0.tgz'))).toBe(true);
-    expect(await fs.pathExists(join(work, 'host/dhv-0.1.0.tgz'))).toBe(true);
+  it('is named dhv-harness-<version>.tgz and installs with npm install -g, with no install script to allow', async () => {
+    expect(await fs.pathExists(join(run.checkout, 'dhv-harness-0.1.0.tgz'))).toBe(true);
+    expect(await fs.pathExists(join(work, 'host/dhv-harness-0.1.0.tgz'))).toBe(true);
     expect(sections.map((s) => s.output).join('\n')).not.toMatch(ALLOW_SCRIPTS_WARNING);
   });
+
+  it('lists the reference plugins inside the global install, and copies one into a plugin dir', async () => {
+    const listed = await dhv(['plugin', 'list', '--json']);
+    expect(listed.exitCode, listed.stderr).toBe(0);
+    const { plugins } = JSON.parse(listed.stdout) as { plugins: Array<{ id: string; path: string }> };
+    expect(plugins.map((p) => p.id)).toEqual(['dhv-mkdir', 'dhv-loopback']);
+    for (const p of plugins) {
+      expect(p.path.startsWith(join(runPrefix(run), 'lib/node_modules/@dhv/harness/')), p.path).toBe(true);
+      expect(await fs.pathExists(p.path)).toBe(true);
+    }
+    // The README's block copied dhv-mkdir into ./host_volume_plugins; it runs there as a plugin.
+    const installed = join(work, 'host/host_volume_plugins/dhv-mkdir');
+    expect(await fs.readFile(installed)).toEqual(await fs.readFile(plugins[0]!.path));
+    const check = await dhv(['check', installed, '--only', 'discovery']);
+    expect(check.exitCode, check.stdout + check.stderr).toBe(0);
+  }, 120_000);
+
+  it('is removed by npm rm -g @dhv/harness, the name its file says', async () => {
+    const prefix = join(work, 'other-prefix');
+    const env = { ...userEnv, npm_config_prefix: prefix, npm_config_cache: join(work, 'other-cache') };
+    const npm = (args: string[]) =>
+      execa('npm', args, { cwd: join(work, 'host'), env, extendEnv: false, reject: false });
+    const install = await npm(['install', '-g', './dhv-harness-0.1.0.tgz', '--offline']);
+    expect(install.exitCode, install.stderr).toBe(0);
+    expect(await fs.pathExists(join(prefix, 'bin/dhv'))).toBe(true);
+    const removed = await npm(['rm', '-g', '@dhv/harness']);
+    expect(removed.exitCode, removed.stderr).toBe(0);
+    expect(removed.stdout).toMatch(/removed \d+ package/);
+    expect(await fs.pathExists(join(prefix, 'bin/dhv'))).toBe(false);
+    expect(await fs.pathExists(join(prefix, 'lib/node_modules/@dhv/harness'))).toBe(false);
+  }, 180_000);
+
+  it('brings the SDK alone as dhv-sdk-<version>.tgz: a program that execs plugins installs it with an empty npm cache', async () => {
+    const program = join(work, 'exec-only');
+    await fs.mkdirp(program);
+    await fs.copy(join(run.checkout, 'dhv-sdk-0.1.0.tgz'), join(program, 'dhv-sdk-0.1.0.tgz'));
+    const env = { ...userEnv, npm_config_cache: join(work, 'sdk-empty-cache'), npm_config_update_notifier: 'false' };
+    const npm = (args: string[]) => execa('npm', args, { cwd: program, env, extendEnv: false, reject: false });
+    expect((await npm(['init', '-y'])).exitCode).toBe(0);
+    const install = await npm(['install', './dhv-sdk-0.1.0.tgz', '--no-audit', '--no-fund']);
+    expect(install.exitCode, install.stderr).toBe(0);
+    const { plugins } = JSON.parse((await dhv(['plugin', 'list', '--json'])).stdout) as {
+      plugins: Array<{ path: string }>;
+    };
+    await fs.writeFile(
+      join(program, 'run.mjs'),
+      `import { execPlugin } from '@dhv/sdk/client';\nconst r = await execPlugin(process.argv[2], 'fingerprint', {}, { pluginId: 'dhv-mkdir' });\nconsole.log(r.version);\n`,
+    );
+    const ran = await execa(process.execPath, ['run.mjs', plugins[0]!.path], {
+      cwd: program,
+      env,
+      extendEnv: false,
+      reject: false,
+    });
+    expect(ran.exitCode, ran.stderr).toBe(0);
+    expect(ran.stdout.trim()).toBe('0.1.0');
+  }, 180_000);
 
   it('runs dhv help volume create', async () => {
     const help = await dhv(['help', 'volume', 'create']);

@@ -42,7 +42,11 @@ describe('dhv agent fingerprint', () => {
     await agent.plugin('crashes', '#!/bin/bash\necho "crashes: boom" >&2\nexit 2\n');
     await agent.plugin('no-version', "#!/bin/bash\necho '{}'\n");
 
-    const out = await agent.json('agent', 'fingerprint');
+    // A real agent would crash: the fingerprint fails a CI gate, --allow-skipped or not.
+    const json = await agent.dhv('agent', 'fingerprint', '--json', '--allow-skipped');
+    expect(json.exitCode).toBe(1);
+    expect(json.stderr).toBe('');
+    const out = JSON.parse(json.stdout);
     const chatty = out.Plugins.find((p: { ID: string }) => p.ID === 'chatty');
     expect(chatty).toMatchObject({ Version: '1.2.0', Stderr: 'chatty: warming up\n', Warnings: [] });
     const crashes = out.Skipped.find((s: { ID: string }) => s.ID === 'crashes');
@@ -57,7 +61,8 @@ describe('dhv agent fingerprint', () => {
     expect(out.Logs).toEqual([]);
 
     const human = await agent.dhv('agent', 'fingerprint');
-    expect(human.exitCode).toBe(0);
+    expect(human.exitCode).toBe(1);
+    expect(human.stderr).toMatch(/^Error: a real Nomad agent would crash on no-version \(Nomad Crash above\)/m);
     expect(human.stdout).toMatch(/Plugin stderr\n {2}chatty:\n {4}chatty: warming up\n {2}crashes:\n {4}crashes: boom/);
     expect(human.stdout).toMatch(
       /Agent Log\n.*\[ERROR\] error running plugin: plugin_id=crashes error="exit status 2"/,

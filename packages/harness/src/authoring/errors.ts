@@ -14,7 +14,10 @@ export type AuthoringErrorCode =
   | 'BAD_INTERPRETER'
   | 'BUILD_FAILED'
   | 'BUILD_DOES_NOT_RUN'
-  | 'SEA_FAILED';
+  | 'SEA_FAILED'
+  /** `dhv plugin install`: the reference plugin is not in this install, or another file holds its name. */
+  | 'PLUGIN_UNAVAILABLE'
+  | 'PLUGIN_FILE_DIFFERS';
 
 export class AuthoringError extends DhvError {
   constructor(

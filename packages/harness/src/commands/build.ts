@@ -2,6 +2,7 @@ import { Args, Flags, ux } from '@oclif/core';
 import { formatSize } from '@dhv/sdk/plugin';
 import { buildPlugin, type BuildResult } from '../authoring/build-plugin.js';
 import { defaultOutfile } from '../authoring/default-output.js';
+import { dhvDocument } from '../presenters/dhv-document.js';
 import { DhvCommand } from './dhv-command.js';
 
 export default class Build extends DhvCommand {
@@ -43,7 +44,7 @@ With --sea the plugin is built into a Node single executable application instead
     }),
   };
 
-  async run(): Promise<BuildResult> {
+  async run(): Promise<object> {
     const { args, flags } = await this.parse(Build);
     const outfile = flags.output ?? (await defaultOutfile(args.entry));
     let result: BuildResult;
@@ -72,6 +73,8 @@ With --sea the plugin is built into a Node single executable application instead
     this.log(`Built ${result.outfile} (${formatSize(result.bytes)}, ${what})`);
     if (result.version !== null) this.log(`fingerprint under the agent's environment: version ${result.version}`);
     for (const warning of result.warnings) this.warn(warning);
-    return result;
+    // `kind` heads the document: the build's kind of executable is its `format`.
+    const { kind: format, ...rest } = result;
+    return dhvDocument('BuildResult', { ...rest, format });
   }
 }

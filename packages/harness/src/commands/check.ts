@@ -10,7 +10,6 @@ import {
   DEFAULT_REPEAT,
   formatJUnit,
   formatJUnitError,
-  formatJson,
   parseParameterPairs,
   readCheckConfig,
   runConformance,
@@ -21,6 +20,7 @@ import { wholeNumberFromEnv } from '../config/environment.js';
 import { CheckPresenter, checkListRows, checkListText, useColor } from '../presenters/format-check.js';
 import { DhvCommand, interruptions } from './dhv-command.js';
 import { journalProcessGroups } from '../runner/process-runner.js';
+import { dhvDocument } from '../presenters/dhv-document.js';
 
 export default class Check extends DhvCommand {
   static override summary = 'Run the conformance checks against a plugin executable.';
@@ -28,7 +28,7 @@ export default class Check extends DhvCommand {
 
 A check is required only when failing it means the plugin breaks under a real Nomad agent or loses or destroys data; a recommended failure is a warning. A required check that is skipped was not judged: --strict fails the run on it.
 
-Each result is printed as its check finishes (into a pipe or a CI log too), and the last line names the checks that failed. Colour only on a terminal; NO_COLOR turns it off.
+Each result is printed as its check finishes (into a pipe or a CI log too), and the last line names the checks that failed. Colour only on a terminal; NO_COLOR turns it off, FORCE_COLOR (not 0) turns it on in a pipe or CI log.
 
 Exit status: 0 when no required check failed (and, with --strict, none was skipped), 1 otherwise, 2 on a usage error.`;
 
@@ -176,13 +176,13 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
 
     if (flags.junit) await writeFile(flags.junit, formatJUnit(report));
     if (presenter) presenter.summary(report);
-    else process.stdout.write(formatJson(report));
+    else this.printJson(dhvDocument('CheckReport', { dhvVersion: this.config.version, ...report }));
     if (report.interrupted) this.exit(signals.exitCode() ?? EXIT_CODES.interrupted);
     if (!report.ok) this.exit(EXIT_CODES.failed);
   }
 
   private list(): void {
-    if (this.jsonOutput) return this.printJson(checkListRows(CATALOGUE));
+    if (this.jsonOutput) return this.printJson(dhvDocument('CheckList', { checks: checkListRows(CATALOGUE) }));
     process.stdout.write(checkListText(CATALOGUE));
   }
 }

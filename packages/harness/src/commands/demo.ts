@@ -3,6 +3,7 @@ import { EXIT_CODES } from '../errors/exit-codes.js';
 import { DhvCommand, interruptions } from './dhv-command.js';
 import { journalProcessGroups } from '../runner/process-runner.js';
 import { runSeedStory } from '../demo/seed-story.js';
+import { dhvDocument } from '../presenters/dhv-document.js';
 
 export default class Demo extends DhvCommand {
   static override summary =
@@ -31,7 +32,7 @@ export default class Demo extends DhvCommand {
       signal: stop.signal,
       hurry: hurry.signal,
     });
-    if (this.jsonOutput) this.printJson(report);
+    if (this.jsonOutput) this.printJson(dhvDocument('DemoReport', report));
     const interrupted = signals.exitCode();
     if (interrupted !== undefined) this.exit(interrupted);
     if (!report.ok) this.exit(EXIT_CODES.failed);

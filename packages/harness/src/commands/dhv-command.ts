@@ -5,19 +5,33 @@ import { Agent } from '../agent/agent.js';
 import { loadAgentConfig, type AgentConfig } from '../config/agent-config.js';
 import { EXIT_CODES } from '../errors/exit-codes.js';
 import { errorExitCode, errorJson, describeError } from '../presenters/format-error.js';
+import { nomadSpelling } from './volume/nomad-flags.js';
+
+/** What oclif's parser gives for flags and for arguments. */
+type Parsed = Record<string, unknown>;
 
 /**
  * What every `dhv` command shares: oclif's `--json` flag (the value `run` returns is
  * printed as JSON, bigints as plain integers), warnings on stderr, and one way of ending
  * on an error: `Error: ...` on stderr, or `{"error": {"code", "message", ...}}` with
  * `--json`, and the exit code from EXIT_CODES. Usage mistakes oclif finds (an unknown
- * flag, a missing argument) take the same way.
+ * flag, a missing argument) take the same way. Every flag longer than one letter may also
+ * be spelled with one dash, as Nomad spells its flags (`-json`, `-data-dir=x`).
  */
 export abstract class DhvCommand extends Command {
   static override enableJsonFlag = true;
 
   protected get jsonOutput(): boolean {
     return this.jsonEnabled();
+  }
+
+  protected override parse<F extends Parsed, B extends Parsed, A extends Parsed>(
+    options?: Interfaces.Input<F, B, A>,
+    argv: string[] = this.argv,
+  ): Promise<Interfaces.ParserOutput<F, B, A>> {
+    const input = options ?? (this.ctor as unknown as Interfaces.Input<F, B, A>);
+    const flags = { ...input.baseFlags, ...input.flags, ...(input.enableJsonFlag === false ? {} : { json: true }) };
+    return super.parse(options, nomadSpelling(argv, flags));
   }
 
   protected print(text: string): void {
@@ -55,8 +69,12 @@ export abstract class DhvCommand extends Command {
     process.stdout.write(`${encodeJson(json, { indent: 2 })}\n`);
   }
 
+  /** Warnings said with --json, where stderr is for the one error document: it carries them if the command fails. */
+  private readonly heldWarnings: string[] = [];
+
   protected warnLine(message: string): void {
-    if (!this.jsonOutput) process.stderr.write(`warning: ${message}\n`);
+    if (this.jsonOutput) this.heldWarnings.push(message);
+    else process.stderr.write(`warning: ${message}\n`);
   }
 
   /** Before any command runs: finishes what a dhv killed outright left in its cleanup journal, and says so. */
@@ -68,14 +86,14 @@ export abstract class DhvCommand extends Command {
   protected override async catch(err: Interfaces.CommandError): Promise<never> {
     // this.exit() ends a command by throwing; it is not an error to report.
     if ((err as { code?: unknown }).code === 'EEXIT') throw err;
-    await writeError(err, this.jsonOutput);
+    await writeError(err, this.jsonOutput, this.heldWarnings);
     this.exit(errorExitCode(err));
   }
 }
 
-/** Writes an error to stderr as every command ends with one: `Error: ...`, or its JSON form. */
-export async function writeError(err: unknown, json: boolean): Promise<void> {
-  const text = json ? `${encodeJson(errorJson(err), { indent: 2 })}\n` : `Error: ${describeError(err)}\n`;
+/** Writes an error to stderr as every command ends with one: `Error: ...`, or its JSON form with the warnings said before it. */
+export async function writeError(err: unknown, json: boolean, warnings: readonly string[] = []): Promise<void> {
+  const text = json ? `${encodeJson(errorJson(err, warnings), { indent: 2 })}\n` : `Error: ${describeError(err)}\n`;
   // A pipe is written asynchronously: exiting before the write completes would cut the error short.
   await new Promise<void>((resolve) => process.stderr.write(text, () => resolve()));
 }

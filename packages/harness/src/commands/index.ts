@@ -8,6 +8,8 @@ import AgentGc from './agent/gc.js';
 import Demo from './demo.js';
 import AgentRestart from './agent/restart.js';
 import NodeStatus from './node/status.js';
+import PluginInstall from './plugin/install.js';
+import PluginList from './plugin/list.js';
 import PluginRun from './plugin/run.js';
 import RecordCommand from './record.js';
 import Replay from './replay.js';
@@ -38,6 +40,8 @@ export const COMMANDS: Record<string, Command.Class> = {
   'agent:restart': AgentRestart,
   demo: Demo,
   'node:status': NodeStatus,
+  'plugin:install': PluginInstall,
+  'plugin:list': PluginList,
   'plugin:run': PluginRun,
   record: RecordCommand,
   replay: Replay,

@@ -1,7 +1,12 @@
 import { Args, Flags, ux } from '@oclif/core';
 import { initProject, type InitResult } from '../authoring/init-project.js';
 import { TEMPLATE_NAMES } from '../authoring/templates.js';
+import { dhvDocument } from '../presenters/dhv-document.js';
 import { DhvCommand } from './dhv-command.js';
+
+/** Said while @dhv/* are not on the registry: --from-registry makes a project whose npm install fails. */
+const NOT_PUBLISHED =
+  "--from-registry: @dhv/sdk and @dhv/harness are not on the npm registry yet, so this project's npm install fails with 404 (E404) until they are; without --from-registry, dhv init packs the ones it runs into vendor/";
 
 export default class Init extends DhvCommand {
   static override summary = 'Scaffold a new plugin project.';
@@ -35,12 +40,14 @@ The project depends on the exact @dhv/sdk and @dhv/harness that run this command
         'depend on @dhv/harness from this folder or npm pack tarball instead of a packed copy of the running one',
     }),
     'from-registry': Flags.boolean({
-      description: 'depend on the published @dhv/sdk and @dhv/harness (^ this version) instead of packed copies',
+      description:
+        'depend on the published @dhv/sdk and @dhv/harness (^ this version) instead of packed copies. They are not on the npm registry yet: npm install then fails with 404',
     }),
   };
 
-  async run(): Promise<InitResult> {
+  async run(): Promise<ReturnType<typeof dhvDocument<InitResult & { warnings: string[] }>>> {
     const { args, flags } = await this.parse(Init);
+    if (flags['from-registry']) this.warnLine(NOT_PUBLISHED);
     let result: InitResult;
     // oclif's spinner, only for a person watching: pipes and --json get no progress lines.
     const showProgress = process.stderr.isTTY && !this.jsonEnabled();
@@ -64,6 +71,6 @@ The project depends on the exact @dhv/sdk and @dhv/harness that run this command
     for (const file of result.files) this.log(`  ${file}`);
     this.log('\nNext:');
     for (const step of result.nextSteps) this.log(`  ${step}`);
-    return result;
+    return dhvDocument('InitResult', { ...result, warnings: flags['from-registry'] ? [NOT_PUBLISHED] : [] });
   }
 }

@@ -1,5 +1,6 @@
 import { Args, Flags } from '@oclif/core';
 import { installRecorder, recordPaths, removeRecorder } from '../record/install-recorder.js';
+import { dhvDocument } from '../presenters/dhv-document.js';
 import { recordText, removeText } from '../presenters/format-record.js';
 import { DhvCommand } from './dhv-command.js';
 import { nomadSpelling } from './volume/nomad-flags.js';
@@ -44,11 +45,11 @@ export default class RecordCommand extends DhvCommand {
     const paths = recordPaths(args.plugin, flags['plugin-dir']);
     if (flags.remove) {
       const result = await removeRecorder(paths);
-      if (this.jsonOutput) return this.printJson(result);
+      if (this.jsonOutput) return this.printJson(dhvDocument('RecordRemoved', result));
       return this.print(removeText(result));
     }
     const result = await installRecorder(paths, { log: flags.log, node: process.execPath });
-    if (this.jsonOutput) return this.printJson(result);
+    if (this.jsonOutput) return this.printJson(dhvDocument('RecordInstalled', result));
     if (!result.pluginDiesWithRecorder)
       this.warnLine(
         'no setpriv(1) with --pdeathsig here (apt-get install util-linux): a recorder killed alone (Nomad kills only the plugin it started, at its deadline) leaves the plugin running',

@@ -2,6 +2,7 @@ import { Args, Flags } from '@oclif/core';
 import { EXIT_CODES } from '../errors/exit-codes.js';
 import { COMPARED_FIELDS, replayTrace, type CallDifference } from '../record/replay.js';
 import { replayText } from '../presenters/format-record.js';
+import { dhvDocument } from '../presenters/dhv-document.js';
 import { DhvCommand, stopOnSignals } from './dhv-command.js';
 import { nomadSpelling } from './volume/nomad-flags.js';
 
@@ -56,7 +57,7 @@ export default class Replay extends DhvCommand {
       await replay.catch(() => undefined);
     });
     const report = await replay;
-    if (this.jsonOutput) this.printJson(report);
+    if (this.jsonOutput) this.printJson(dhvDocument('ReplayReport', report));
     else this.print(replayText(report));
     if (report.differ > 0) this.exit(EXIT_CODES.failed);
   }

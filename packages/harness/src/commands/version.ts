@@ -1,3 +1,4 @@
+import { dhvDocument } from '../presenters/dhv-document.js';
 import { DhvCommand } from './dhv-command.js';
 
 export interface VersionInfo {
@@ -12,14 +13,14 @@ export default class Version extends DhvCommand {
   static override summary = 'Show the version of dhv (as dhv --version and dhv -v do).';
   static override examples = ['<%= config.bin %> version', '<%= config.bin %> version --json'];
 
-  async run(): Promise<VersionInfo> {
+  async run(): Promise<object> {
     await this.parse(Version);
     this.log(this.config.userAgent);
-    return {
+    return dhvDocument('Version', {
       name: this.config.name,
       version: this.config.version,
       architecture: `${this.config.platform}-${this.config.arch}`,
       nodeVersion: process.version,
-    };
+    } satisfies VersionInfo);
   }
 }

@@ -14,7 +14,7 @@ describe('the reference plugins dhv demo runs', () => {
     const found = await findReferencePlugin('dhv-loopback', notInstalled);
     expect(found).toMatchObject({ missing: '@dhv/plugin-loopback' });
     const { fix } = found as { fix: string };
-    expect(fix).toContain('npm install -g ./dhv-<version>.tgz');
+    expect(fix).toContain('npm install -g ./dhv-harness-<version>.tgz');
     expect(fix).not.toMatch(/npm install @dhv\//);
   });
 });

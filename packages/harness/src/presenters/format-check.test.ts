@@ -115,10 +115,54 @@ describe('the streamed dhv check output', () => {
     expect(colored({ NO_COLOR: '' })).toBe(true);
     expect(colored({ NO_COLOR: '1' })).toBe(false);
     expect(colored({}, sink(false))).toBe(false);
+    // FORCE_COLOR decides first, as for Node: a CI log gets colour, `0` and `false` get none.
+    expect(colored({ FORCE_COLOR: '1' }, sink(false))).toBe(true);
+    expect(colored({ FORCE_COLOR: '' }, sink(false))).toBe(true);
+    expect(colored({ FORCE_COLOR: '0' })).toBe(false);
+    expect(colored({ FORCE_COLOR: 'false' })).toBe(false);
     const out = sink();
     new CheckPresenter({ out, style: useColor(tty, {}), idWidth: 12, strict: false }).result(
       result('create.path', 'pass'),
     );
     expect(out.writes[0]).toBe('\x1b[32mPASS\x1b[39m  create.path      12 ms\n');
+  });
+});
+
+describe('skips that share one cause', () => {
+  test('are one line naming the check that failed and how many it kept from running', () => {
+    const out = sink();
+    const presenter = new CheckPresenter({ out, idWidth: 20, strict: false });
+    const done = (r: CheckResult) => presenter.progress({ kind: 'done', result: r, index: 0, total: 5 });
+    done(result('discovery.fingerprint', 'fail', 'required', 'exit status 1'));
+    done(result('environment.dhv-only', 'skip', 'required', 'needs discovery.fingerprint, which failed'));
+    done(result('create.path', 'skip', 'required', 'needs environment.dhv-only, which was skipped'));
+    done(result('create.expands', 'skip', 'recommended', 'needs environment.dhv-only, which was skipped'));
+    done(result('errors.unknown-operation', 'skip', 'recommended', 'the plugin says it has no such operation'));
+    const results = [
+      result('discovery.fingerprint', 'fail'),
+      result('environment.dhv-only', 'skip'),
+      result('create.path', 'skip'),
+      result('create.expands', 'skip', 'recommended'),
+      result('errors.unknown-operation', 'skip', 'recommended'),
+    ];
+    presenter.summary(report(results));
+    const text = out.writes.join('');
+    expect(text.match(/^SKIP/gm)).toHaveLength(2);
+    expect(text).toContain('SKIP  errors.unknown-operation');
+    expect(text).toContain(
+      'SKIP  3 checks not run because discovery.fingerprint failed (2 required: not judged; --json and --junit list each)\n',
+    );
+    expect(text).not.toContain('create.path');
+  });
+});
+
+describe('notes several checks share', () => {
+  test("are printed with the first of them only (the explorer's one run serves five checks)", () => {
+    const out = sink();
+    const presenter = new CheckPresenter({ out, idWidth: 24, strict: false });
+    const search = 'explored 40 random sequences (300 calls) in 9.0 s; seed 7 (--seed 7 runs the same sequences)';
+    for (const id of ['explore.volumes-survive', 'explore.volumes-distinct', 'explore.nothing-left'])
+      presenter.progress({ kind: 'done', result: { ...result(id, 'pass'), notes: [search] }, index: 0, total: 3 });
+    expect(out.writes.join('').split(search)).toHaveLength(2);
   });
 });

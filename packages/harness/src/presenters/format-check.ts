@@ -8,6 +8,7 @@ import {
 } from '../conformance/report/human.js';
 import { CHECK_BOUNDS_TEXT } from '../conformance/space-budget.js';
 import type { ProgressEvent } from '../conformance/runner.js';
+import { colorOn } from './format-volume.js';
 import type { Check, CheckResult, ConformanceReport } from '../conformance/types.js';
 
 /** `dhv check --list --json`: one row a check, in catalogue order. */
@@ -74,6 +75,14 @@ export class CheckPresenter {
   private finished = 0;
   private total = 0;
   private statusShown = false;
+  /** Each finished check's status, to trace a skip to the check whose failure caused it. */
+  private readonly seen = new Map<string, CheckResult['status']>();
+  /** A skip caused by another check's failure or skip: the check at the root of the chain. */
+  private readonly rootOf = new Map<string, string>();
+  /** The skips held back, by their root cause, to be said once each in the summary. */
+  private readonly heldSkips = new Map<string, CheckResult[]>();
+  /** Notes already printed: checks sharing one run (the explorer's) note it once in the text, each in the report. */
+  private readonly printedNotes = new Set<string>();
 
   constructor(private readonly options: CheckPresenterOptions) {
     this.style = options.style ?? PLAIN;
@@ -98,16 +107,38 @@ export class CheckPresenter {
   /** One finished check (a catalogue check's, or any other result that flows through the report). */
   result(result: CheckResult): void {
     this.finished++;
+    this.seen.set(result.id, result.status);
+    const root = this.rootCause(result);
+    if (root !== undefined) {
+      this.rootOf.set(result.id, root);
+      this.heldSkips.set(root, [...(this.heldSkips.get(root) ?? []), result]);
+      this.drawStatus();
+      return;
+    }
     this.eraseStatus();
     const { strict, idWidth } = this.options;
-    this.options.out.write(`${formatResult(result, strict, idWidth, this.style).join('\n')}\n`);
+    const notes = result.notes.filter((note) => !this.printedNotes.has(note));
+    for (const note of notes) this.printedNotes.add(note);
+    this.options.out.write(`${formatResult({ ...result, notes }, strict, idWidth, this.style).join('\n')}\n`);
     this.drawStatus();
   }
 
   summary(report: ConformanceReport): void {
     this.eraseStatus();
     this.running.clear();
+    const held = [...this.heldSkips].map(([root, skipped]) =>
+      formatHeldSkips(root, this.seen.get(root), skipped, this.options.strict, this.style),
+    );
+    if (held.length > 0) this.options.out.write(`${held.join('\n')}\n`);
     this.options.out.write(`\n${formatSummary(report, this.style).join('\n')}\n`);
+  }
+
+  /** For a check skipped because one it needs did not pass, the check whose outcome started the chain. */
+  private rootCause(result: CheckResult): string | undefined {
+    if (result.status !== 'skip') return undefined;
+    const blocker = NEEDS.exec(result.reason ?? '')?.[1];
+    if (blocker === undefined || !this.seen.has(blocker)) return undefined;
+    return this.rootOf.get(blocker) ?? blocker;
   }
 
   private drawStatus(): void {
@@ -126,7 +157,31 @@ export class CheckPresenter {
   }
 }
 
-/** Colour only on a terminal, and never when NO_COLOR is set to anything but the empty string (no-color.org). */
+/** The reason the runner gives a check skipped for another one: `needs <id>, which failed`. */
+const NEEDS = /^needs (\S+), which (?:failed|was skipped)$/;
+
+/** The checks one failure (or skip) kept from running, said once: the cause and the count. */
+function formatHeldSkips(
+  root: string,
+  rootStatus: CheckResult['status'] | undefined,
+  skipped: readonly CheckResult[],
+  strict: boolean,
+  style: TextStyle,
+): string {
+  const required = skipped.filter((r) => r.severity === 'required').length;
+  const mark = required > 0 && strict ? style.fail('SKIP') : required > 0 ? style.warn('SKIP') : style.dim('SKIP');
+  const verdict =
+    required === 0
+      ? ''
+      : strict
+        ? `${required} required: fails under --strict; `
+        : `${required} required: not judged; `;
+  const count = `${skipped.length} check${skipped.length === 1 ? '' : 's'}`;
+  const cause = `${root} ${rootStatus === 'fail' ? 'failed' : 'was skipped'}`;
+  return `${mark}  ${count} not run because ${cause} (${verdict}--json and --junit list each)`;
+}
+
+/** The check's colours where the volume commands colour (colorOn: a terminal, NO_COLOR, FORCE_COLOR). */
 export function useColor(out: TextSink, env: NodeJS.ProcessEnv = process.env): TextStyle {
-  return out.isTTY === true && !env.NO_COLOR ? COLOR : PLAIN;
+  return colorOn(out, env) ? COLOR : PLAIN;
 }

@@ -18,13 +18,27 @@ export function describeError(err: unknown): string {
     };
     lines.push(`  code: ${err.code}`);
     if (err.executable) lines.push(`  executable: ${err.executable}`);
-    detail('stdout', err.stdout);
-    detail('stderr', err.stderr);
+    // What the message already says (the plugin's {"error": ...}, a stderr line Nomad quotes) is said once.
+    if (!saysAlready(err.message, err.stdout)) detail('stdout', err.stdout);
+    if (!saysAlready(err.message, err.stderr)) detail('stderr', err.stderr);
     lines.push(`  ${hintFor(err)}`);
     return lines.join('\n');
   }
   if (err instanceof Error) return err.message;
   return String(err);
+}
+
+/** Whether `output` adds nothing to `message`: it is empty, quoted in it, or an {"error": ...} document whose error is. */
+function saysAlready(message: string, output: string): boolean {
+  const text = output.trim();
+  if (text === '' || message.includes(text)) return true;
+  try {
+    const doc: unknown = JSON.parse(text);
+    const error = (doc as { error?: unknown } | null)?.error;
+    return typeof error === 'string' && Object.keys(doc as object).length === 1 && message.includes(error);
+  } catch {
+    return false;
+  }
 }
 
 function hintFor(err: PluginError): string {
@@ -40,12 +54,22 @@ function hintFor(err: PluginError): string {
     case 'PLUGIN_ABORTED':
       return 'The agent shut down while the plugin ran; run the command again.';
     default:
-      return 'See the plugin message and stderr above; `dhv check <plugin>` runs the conformance suite.';
+      return 'The plugin says why above; `dhv check <plugin>` runs the conformance suite against it.';
   }
 }
 
-/** An error for a program: its code and every detail it carries. */
-export function errorJson(err: unknown): { error: Record<string, unknown> } {
+/**
+ * An error for a program: its code, every detail it carries, and under `warnings` what was
+ * said before it (a misspelt key explains a failure as much as the error does).
+ */
+export function errorJson(err: unknown, warnings: readonly string[] = []): { error: Record<string, unknown> } {
+  const { error } = errorDocument(err);
+  if (warnings.length === 0) return { error };
+  const own = Array.isArray(error.warnings) ? (error.warnings as string[]) : [];
+  return { error: { ...error, warnings: [...new Set([...own, ...warnings])] } };
+}
+
+function errorDocument(err: unknown): { error: Record<string, unknown> } {
   if (err instanceof PluginError || err instanceof DhvError) return { error: err.toJSON() };
   if (isUsageMistake(err)) return { error: { code: 'USAGE', message: err.message } };
   if (err instanceof Error) {

@@ -125,7 +125,13 @@ export function printable(value: string): string {
   });
 }
 
-/** Colour on a terminal unless NO_COLOR is set (https://no-color.org), as Nomad's CLI colours only a terminal. */
+/**
+ * Colour on a terminal unless NO_COLOR is set (https://no-color.org), as Nomad's CLI colours
+ * only a terminal. FORCE_COLOR decides first, as it does for Node and its tools: `0` or
+ * `false` never colours, any other value (the empty one too) colours a pipe or a CI log.
+ */
 export function colorOn(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv = process.env): boolean {
+  const force = env.FORCE_COLOR;
+  if (force !== undefined) return force !== '0' && force !== 'false';
   return stream.isTTY === true && (env.NO_COLOR ?? '') === '';
 }

@@ -116,7 +116,13 @@ export function volumeSpecFromText(text: string, purpose: SpecPurpose, file = '<
         ['unknown volume type: csi (dhv simulates dynamic host volumes: set type = "host")'],
         `Fix the volume specification ${shown}.`,
       );
-    fail([err.message], `Fix the volume specification ${shown}: nomad volume create stops here too.`);
+    const missingType = err.stage === 'type' && err.message === 'Error unknown volume type: ';
+    fail(
+      [err.message],
+      missingType
+        ? `The spec has no type: add type = "host" to ${shown} (nomad volume create stops here too).`
+        : `Fix the volume specification ${shown}: nomad volume create stops here too.`,
+    );
     throw err;
   }
   // Nomad's servers refuse with Validate's problems behind their prefix; what dhv adds comes below.
@@ -156,9 +162,22 @@ export function volumeSpecFromText(text: string, purpose: SpecPurpose, file = '<
     const own = problems.slice(serverProblems.length);
     const message =
       serverProblems.length > 0 ? [hostVolumeValidationError(serverProblems).trimEnd(), ...own] : problems;
-    fail(message, `Fix the volume specification ${shown}; every problem is listed above.`, problems);
+    fail(
+      message,
+      [...capacityHints(vol), `Fix the volume specification ${shown}; every problem is listed above.`].join('\n'),
+      problems,
+    );
   }
   return spec;
+}
+
+/** What to do about a capacity problem whose cause is not in Nomad's words: a capacity_max left out reads as 0. */
+function capacityHints(vol: ApiHostVolume): string[] {
+  if (vol.RequestedCapacityMaxBytes === 0n && vol.RequestedCapacityMinBytes > 0n)
+    return [
+      'capacity_min is set without capacity_max, which Nomad then reads as 0: add capacity_max (at least capacity_min), or leave capacity_min out.',
+    ];
+  return [];
 }
 
 /** volumeSpecFromText for a spec given as a plain object (tests, programs): read as the JSON document it is. */

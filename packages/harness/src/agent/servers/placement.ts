@@ -1,5 +1,5 @@
 import { parseGoVersion, type GoVersion } from '@dhv/sdk';
-import type { Constraint, VolumeSpec } from '../../volume-specs/volume-spec.js';
+import { DEFAULT_PLUGIN_ID, type Constraint, type VolumeSpec } from '../../volume-specs/volume-spec.js';
 import { AgentError } from '../../errors/agent-error.js';
 import type { NodeFacts } from '../state/node-facts.js';
 import { versionAttribute } from '../plugins.js';
@@ -92,15 +92,7 @@ export function placementProblem(spec: VolumeSpec, node: PlacementNode): AgentEr
 function unmetConstraints(spec: VolumeSpec, node: PlacementNode): string[] {
   const attributes = node.facts.fingerprint.attributes;
   const unmet: string[] = [];
-  if (!(versionAttribute(spec.pluginId) in attributes)) {
-    const skipped = node.facts.fingerprint.skipped.find((p) => p.id === spec.pluginId);
-    unmet.push(
-      `Plugin "${spec.pluginId}" is not fingerprinted on this node (no attribute ${versionAttribute(spec.pluginId)}). ` +
-        (skipped
-          ? `It is in ${node.pluginDir}, but its fingerprint was refused: ${skipped.reason}. Fix its fingerprint answer, then run dhv agent fingerprint (a real agent needs a reload or restart).`
-          : `Put it in ${node.pluginDir} and run dhv agent fingerprint (a real agent needs a reload or restart) before creating volumes with it.`),
-    );
-  }
+  if (!(versionAttribute(spec.pluginId) in attributes)) unmet.push(pluginNotFingerprinted(spec.pluginId, node));
   for (const c of spec.constraints) {
     if (!constraintHolds(c, node)) {
       const here = resolveTarget(c.attribute, node);
@@ -111,6 +103,19 @@ function unmetConstraints(spec: VolumeSpec, node: PlacementNode): string[] {
     }
   }
   return unmet;
+}
+
+/** The implicit plugin constraint unmet, with what to do for its cause: a plugin whose fingerprint failed, none named, none there. */
+function pluginNotFingerprinted(pluginId: string, node: PlacementNode): string {
+  const lead = `Plugin "${pluginId}" is not fingerprinted on this node (no attribute ${versionAttribute(pluginId)}).`;
+  const skipped = node.facts.fingerprint.skipped.find((s) => s.id === pluginId);
+  if (skipped)
+    return `${lead} It is in ${node.pluginDir}, but its fingerprint failed: ${skipped.reason.split('\n')[0]}. Fix the plugin, then run dhv agent fingerprint (dhv agent fingerprint shows the whole reason).`;
+  if (pluginId === DEFAULT_PLUGIN_ID) {
+    const known = node.facts.fingerprint.plugins.map((p) => p.id).join(', ');
+    return `${lead} Nomad asks for the plugin "${DEFAULT_PLUGIN_ID}" when the spec sets no plugin_id: set plugin_id (this node has ${known || 'no plugin'}).`;
+  }
+  return `${lead} Put it in ${node.pluginDir} and run dhv agent fingerprint (a real agent needs a reload or restart) before creating volumes with it.`;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Args, Flags } from '@oclif/core';
 import { parseByteSize } from '@dhv/sdk';
@@ -10,6 +10,7 @@ import { parseParameterPairs } from '../../conformance/settings.js';
 import { DhvCommand, agentConfigFrom, agentFlags, stopOnSignals } from '../dhv-command.js';
 import { pluginRunJson, pluginRunText } from '../../presenters/format-plugin-run.js';
 import { withSpinner } from '../../presenters/spinner.js';
+import { dhvDocument } from '../../presenters/dhv-document.js';
 
 export default class PluginRun extends DhvCommand {
   static override summary = 'Run one plugin operation exactly as a Nomad agent would, and show the decoded result.';
@@ -49,8 +50,8 @@ export default class PluginRun extends DhvCommand {
   async run(): Promise<void> {
     const { args, flags } = await this.parse(PluginRun);
     const config = await agentConfigFrom(flags);
-    // A running agent has made its volumes dir; so does this one, or a built-in create has nowhere to go.
-    await mkdir(config.volumesDir, { recursive: true, mode: 0o700 });
+    // Nomad's client never makes host_volumes_dir (only the built-in mkdir makes it, as a parent of
+    // its volume): a plugin run here finds it missing where it would under a real agent.
     const controller = new AbortController();
     stopOnSignals(() => controller.abort());
     const outcome = await withSpinner(
@@ -77,9 +78,15 @@ export default class PluginRun extends DhvCommand {
         signal: controller.signal,
       }),
     );
-    if (!outcome.ok) throw outcome.error;
+    if (!outcome.ok) {
+      if (args.operation === 'create' && !existsSync(config.volumesDir))
+        this.warnLine(
+          `the volumes dir ${config.volumesDir} does not exist: Nomad's client never makes it, so a plugin makes it on first use (dhv check's create.volumes-dir-missing)`,
+        );
+      throw outcome.error;
+    }
     if (!outcome.builtin) outcome.warnings.push(...(await pluginTrustWarnings(outcome.executable)));
-    if (this.jsonOutput) return this.printJson(pluginRunJson(outcome));
+    if (this.jsonOutput) return this.printJson(dhvDocument('PluginRun', pluginRunJson(outcome)));
     for (const warning of outcome.warnings) this.warnLine(warning);
     this.print(pluginRunText(outcome));
   }

@@ -52,7 +52,7 @@ export abstract class VolumeWriteCommand extends DhvCommand {
     const notes = flags['policy-override'] ? [POLICY_OVERRIDE_NOTE] : [];
     // The spec's warnings explain failures too (mode = 0755 reaches the plugin as "493").
     const { volume, created } = await write(agent, { ...read, namespace, id }).catch((err: unknown) => {
-      if (!this.jsonOutput) for (const w of warnings) this.warnLine(w);
+      for (const w of warnings) this.warnLine(w);
       throw err;
     });
     if (this.jsonOutput) {

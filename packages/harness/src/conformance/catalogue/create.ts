@@ -20,6 +20,8 @@ const CONCURRENT_SAME = 4;
 /** Used by create.bytes-within-capacity when the user gave no capacities. */
 const DEFAULT_RANGE = { min: 16n * 1024n * 1024n, max: 64n * 1024n * 1024n };
 const MiB = 1024n * 1024n;
+/** create.expands without configured sizes: a 16 MiB volume asked to grow to 32 MiB. */
+const EXPANDS_FROM = 16n * MiB;
 
 /** One create exactly as the agent runs it, with its cleanup registered first; the output is left for the caller to judge. */
 async function rawCreate(ctx: CheckContext, request: CreateInput): Promise<PluginRun> {
@@ -342,11 +344,20 @@ export const createChecks: Check[] = [
     asks: '1 volume at the capacities given, then again with a larger capacity_min (as create.larger-capacity)',
     needs: [...NEEDS_WORKING_CREATE, 'create.larger-capacity'],
     async run(ctx: CheckContext) {
-      const request = ctx.newVolume();
+      // Unless sizes are given, both creates are bounded (capacity_max = capacity_min): a plugin
+      // reporting its filesystem's free space is judged on the cap it applies, not on a figure
+      // other processes move between the two creates.
+      const { capacityMin, capacityMax, expansionSize } = ctx.settings;
+      const bounded = capacityMin === 0n && capacityMax === 0n && expansionSize === 0n;
+      const request = bounded
+        ? ctx.newVolume({ capacityMinBytes: EXPANDS_FROM, capacityMaxBytes: EXPANDS_FROM })
+        : ctx.newVolume();
       const first = await ctx.provision(request);
       if (first.bytes === 0n)
         ctx.skip('the plugin reports 0 bytes: it does not claim capacity, so there is nothing to expand');
-      const larger = largerRequest(ctx, request, first.bytes);
+      const larger = bounded
+        ? { ...request, capacityMinBytes: 2n * EXPANDS_FROM, capacityMaxBytes: 2n * EXPANDS_FROM }
+        : largerRequest(ctx, request, first.bytes);
       const wanted = BigInt(larger.capacityMinBytes ?? 0);
       let again: CreateResult;
       try {
