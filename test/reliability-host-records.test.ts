@@ -174,12 +174,13 @@ describe.concurrent('state files that would hang a reader, and files nothing els
     await create(a, 'one');
     const locks = join(a.dataDir, 'client', 'locks');
     await mkdir(locks, { recursive: true });
-    await writeFile(join(locks, 'left-by-a-killed-create.lock'), '');
+    // What a killed holder leaves: its note, which starts with the lock's mark.
+    await writeFile(join(locks, 'left-by-a-killed-create.lock'), 'dhv-lock 999999999  \n');
     const claims = join(a.dataDir, 'client', 'host_volume_names');
     await writeFile(join(claims, '.tmp-999999999-abcd-x.json'), '{');
     const pluginLock = join(a.volumesDir, '.dhv-loopback', `${FOREIGN_ID}.lock`);
     await mkdir(join(a.volumesDir, '.dhv-loopback'), { recursive: true });
-    await writeFile(pluginLock, '');
+    await writeFile(pluginLock, 'dhv-lock 999999999  \n');
 
     expect((await a.dhv('agent', 'restart')).exitCode).toBe(0);
     expect(await readdir(locks)).toEqual([]);

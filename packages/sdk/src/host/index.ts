@@ -24,11 +24,11 @@ export {
   attachedLoopDevices,
   attachedLoopDevicesSync,
   deviceNumberOf,
-  formatDeviceNumber,
   loopDevicesBackedBelow,
   loopDevicesBackedBy,
   type LoopDevice,
 } from './loop-devices.js';
+export { formatDeviceNumber } from '../helpers/device-number.js';
 export { atOrBelow, inScope, teardownScope, type TeardownScope } from './scope.js';
 export {
   HostError,
