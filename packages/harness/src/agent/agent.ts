@@ -407,6 +407,7 @@ export class Agent {
       signal: this.controller.signal,
       health: this.store.health,
       disks: this.store.disks,
+      mounts: this.store.mounts,
       log: (line) => {
         this.logs.push(line);
         if (line.level === 'warn' && !line.message.startsWith('error deleting volume')) this.warn(line.message);

@@ -21,7 +21,10 @@ export type AgentErrorCode =
   /** Another dhv process held the agent longer than a waiter waits. */
   | 'AGENT_BUSY'
   | 'REBOOT_FAILED'
-  | 'VOLUMES_DIR_MISSING';
+  | 'VOLUMES_DIR_MISSING'
+  /** A place the volume's plugin mounted holds nothing, or another filesystem. */
+  | 'VOLUME_NOT_MOUNTED'
+  | 'MOUNT_REPLACED';
 
 export class AgentError extends DhvError {
   constructor(

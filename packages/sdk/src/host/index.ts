@@ -7,6 +7,10 @@ export {
   MOUNTINFO,
   canonicalFolder,
   canonicalPath,
+  describeMount,
+  identityOf,
+  isRecordedMount,
+  sameFilesystem,
   deepestFirst,
   entriesAt,
   entriesAtOrBelow,
@@ -19,6 +23,7 @@ export {
   readMountTableSync,
   unescapeMountField,
   type MountEntry,
+  type MountIdentity,
 } from './mount-table.js';
 export {
   attachedLoopDevices,

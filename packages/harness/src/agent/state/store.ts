@@ -11,6 +11,7 @@ import { loadNodeFacts, updateNodeFacts, type NodeFacts } from './node-facts.js'
 import { loadNodeId } from './node-identity.js';
 import { VolumeDisks } from './volume-disks.js';
 import { VolumeHealth } from './volume-health.js';
+import { VolumeMounts } from './volume-mounts.js';
 
 /**
  * The agent's state store: the only code that knows the data dir's layout and opens files
@@ -26,6 +27,8 @@ export class AgentStore {
   readonly claims: NameClaims;
   readonly health: VolumeHealth;
   readonly disks: VolumeDisks;
+  /** The mounts each volume's plugin made, by identity: the only ones a reboot takes off. */
+  readonly mounts: VolumeMounts;
   readonly lock: AgentLock;
   /** What the last restart read, in one file: the next one reads it instead of every volume's files. */
   readonly index: StateIndex;
@@ -36,7 +39,8 @@ export class AgentStore {
     this.records = new ClientState(dataDir, this.index);
     this.claims = new NameClaims(this.layout, (id) => this.records.has(id), this.index);
     this.disks = new VolumeDisks(dataDir, this.index);
-    this.health = new VolumeHealth(dataDir, this.disks);
+    this.mounts = new VolumeMounts(dataDir);
+    this.health = new VolumeHealth(dataDir, this.disks, this.mounts);
     this.lock = new AgentLock(this.layout);
   }
 
