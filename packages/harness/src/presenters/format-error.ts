@@ -20,7 +20,8 @@ export function describeError(err: unknown): string {
     if (err.executable) lines.push(`  executable: ${err.executable}`);
     detail('stdout', err.stdout);
     detail('stderr', err.stderr);
-    lines.push(`  ${hintFor(err)}`);
+    // A plugin that is there but cannot start: its diagnosis above already says the fix.
+    if (!err.spawnProblem) lines.push(`  ${hintFor(err)}`);
     return lines.join('\n');
   }
   if (err instanceof Error) return err.message;

@@ -141,7 +141,15 @@ async function openLockFile(lockPath: string, options: LockOptions): Promise<num
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ELOOP') throw lockPathRefused(lockPath, 'is a symbolic link');
       // Gone between the two opens: its holder let go; open again.
-      if (code === 'ENOENT' && attempt < 10 && (await lstat(dirname(lockPath)).then(() => true, () => false))) continue;
+      if (
+        code === 'ENOENT' &&
+        attempt < 10 &&
+        (await lstat(dirname(lockPath)).then(
+          () => true,
+          () => false,
+        ))
+      )
+        continue;
       if (code !== 'ENOENT' || options.folderMode === undefined || attempt >= 10) {
         if (err instanceof PluginFailure) throw err;
         throw new PluginFailure('ELOCKFILE', `could not open the lock file ${lockPath}: ${(err as Error).message}`, {

@@ -61,7 +61,8 @@ export async function isRecordedMount(top: MountEntry, recorded: MountIdentity):
 }
 
 /** How a mount reads in a message: `ext4 /dev/loop3 (mount 812, device 7:3)`. */
-export const describeMount = (m: Omit<MountIdentity, 'rootBirth'>) => `${m.fsType} ${m.source} (mount ${m.mountId}, device ${m.device})`;
+export const describeMount = (m: Omit<MountIdentity, 'rootBirth'>) =>
+  `${m.fsType} ${m.source} (mount ${m.mountId}, device ${m.device})`;
 
 /**
  * Undoes the kernel's escaping: every byte it escapes (space, tab, newline, backslash)
