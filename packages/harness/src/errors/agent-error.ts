@@ -24,7 +24,11 @@ export type AgentErrorCode =
   | 'VOLUMES_DIR_MISSING'
   /** A place the volume's plugin mounted holds nothing, or another filesystem. */
   | 'VOLUME_NOT_MOUNTED'
-  | 'MOUNT_REPLACED';
+  | 'MOUNT_REPLACED'
+  /** The data dir is a real Nomad agent's (it holds client/state.db). */
+  | 'DATA_DIR_REFUSED'
+  /** A command that only reads found no data dir, and made none. */
+  | 'DATA_DIR_MISSING';
 
 export class AgentError extends DhvError {
   constructor(
