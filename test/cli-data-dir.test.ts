@@ -21,7 +21,7 @@ afterEach(async () => {
 const dhv = (args: string[], env: NodeJS.ProcessEnv = {}) =>
   runDhv(args, { cwd: t, env: { DHV_DATA_DIR: undefined, ...env } });
 
-describe.concurrent('issue 35: the data dir is stated and never invented', () => {
+describe('issue 35: the data dir is stated and never invented', () => {
   it('volume status and node status in a folder with no data dir create none, name where they looked and how to set it, and exit 1', async () => {
     for (const command of [
       ['volume', 'status'],

@@ -224,7 +224,7 @@ describe.skipIf(skipRootTests('issue 22 recipes'))(
     });
 
     it("issue 35: with one volumes dir shared by two data dirs, A's --reboot never unmounts B's dhv-loopback volume, even where A's plugin answers its path", async ({
-      scope: { t, pluginDir, volumesDir, dhv, agentFlags, create, states },
+      scope: { t, pluginDir, dhv, agentFlags, create, states },
     }) => {
       const b = join(t, 'b-data');
       const a = join(t, 'a-data');

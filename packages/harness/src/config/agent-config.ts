@@ -54,7 +54,8 @@ export async function loadAgentConfig(input: AgentConfigInput = {}): Promise<Age
   const env = input.env ?? process.env;
   const file = input.config ? await readConfigFile(input.config) : {};
   const abs = (p: string) => (isAbsolute(p) ? resolve(p) : resolve(cwd, p));
-  const chosen = fileOrEnvDataDir(file.dataDir, env.DHV_DATA_DIR, abs, input.config);
+  const chosen =
+    input.dataDir === undefined ? fileOrEnvDataDir(file.dataDir, env.DHV_DATA_DIR, abs, input.config) : undefined;
   const dataDir = abs(input.dataDir ?? chosen ?? DEFAULT_DATA_DIR);
   const dataDirSource =
     input.dataDir !== undefined
