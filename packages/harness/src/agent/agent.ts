@@ -4,7 +4,12 @@ import type { AgentConfig, StaticHostVolume } from '../config/agent-config.js';
 import type { VolumeSpec } from '../volume-specs/volume-spec.js';
 import type { ClientState, ClientCreateRequest, VolumeRecord } from './state/client-state.js';
 import { AgentError } from '../errors/agent-error.js';
-import { applyHostVolumeUpdates, staticHostVolumes, type HostVolumeUpdate } from './host-volumes.js';
+import {
+  applyHostVolumeUpdates,
+  staticHostVolumes,
+  type HostVolumeConfig,
+  type HostVolumeUpdate,
+} from './host-volumes.js';
 import type { NodeFacts, VolumeState } from './state/node-facts.js';
 import { AgentStore } from './state/store.js';
 import { describeNode } from './node-description.js';
@@ -27,6 +32,7 @@ import {
   type ServerVolume,
 } from './client/host-volume-manager.js';
 import { toHostVolume, type HostVolume } from './volume-view.js';
+import { Jobs, type Allocation } from './allocations/jobs.js';
 
 export interface AgentOptions {
   /** Where warnings go as they happen (a CLI prints them to stderr). */
@@ -55,6 +61,8 @@ export interface StartReport {
   /** What must be said on a restored volume's line, by volume ID (a folder made again on another filesystem). */
   restoreNotes: Record<string, string>;
   failed: Array<{ volume: HostVolume; error: { code: string; message: string } }>;
+  /** Volumes whose client state file does not load: each left out alone, its error naming the file and the fix. */
+  unreadable: Array<{ id: string; file: string; error: { code: string; message: string } }>;
   /** Restore failed as a whole (a plugin missing, state unreadable): the node reports no dynamic volume. */
   restoreError?: { code: string; message: string };
   warnings: string[];
@@ -135,8 +143,12 @@ export class Agent {
             : 'restarting the agent (restoring every volume)',
         },
         async () => {
+          // A reboot kills every task before it takes the volumes' mounts, and the client runs them again after the restore.
+          const killed = options.reboot ? await this.jobs().killForReboot() : [];
           const reboot = options.reboot ? await simulateReboot(this.config, signal, this.store) : undefined;
           const report = await this.startHeld(options);
+          if (killed.length > 0) await this.jobs().restartAfterReboot(killed);
+          await this.retryBlockedJobs();
           return reboot ? { ...report, reboot } : report;
         },
         signal,
@@ -197,6 +209,11 @@ export class Agent {
         volume: toHostVolume(f.record, stateOf(f.record.ID), failures.get(f.record.ID)),
         error: { code: f.error.code ?? 'UNKNOWN', message: f.error.message },
       })),
+      unreadable: outcome.damaged.map((d) => ({
+        id: d.id,
+        file: d.file,
+        error: { code: d.error.code, message: d.error.message },
+      })),
       ...(outcome.error
         ? { restoreError: { code: outcome.error.code ?? 'UNKNOWN', message: outcome.error.message } }
         : {}),
@@ -240,12 +257,15 @@ export class Agent {
    * agent-scenario vectors replay). `createVolume` is the whole `volume create`.
    */
   get client() {
+    const serialised = <T>(id: string, doing: string, fn: () => Promise<T>) =>
+      this.track(() => this.store.lock.volume(id, { doing }, fn, this.controller.signal));
     return {
       create: (req: ClientCreateRequest, server?: ServerVolume): Promise<ClientCreateResponse> =>
-        this.track(() => this.manager().create(req, server)),
+        serialised(req.ID, `creating volume "${req.Name}" (${req.ID})`, () => this.manager().create(req, server)),
       register: (req: ClientRegisterRequest, server?: ServerVolume): Promise<void> =>
-        this.track(() => this.manager().register(req, server)),
-      delete: (req: ClientDeleteRequest) => this.track(() => this.manager().delete(req)),
+        serialised(req.ID, `registering volume "${req.Name}" (${req.ID})`, () => this.manager().register(req, server)),
+      delete: (req: ClientDeleteRequest) =>
+        serialised(req.ID, `deleting volume "${req.Name}" (${req.ID})`, () => this.manager().delete(req)),
       /** The volume-name locks, `{name: volume ID}`. */
       locks: () => this.store.claims.all(),
     };
@@ -254,27 +274,39 @@ export class Agent {
   /**
    * `volume create` end to end: the servers' checks (update rules, placement on this
    * node: the plugin must be fingerprinted and the constraints met), then the client's
-   * create, then the state the servers compute.
+   * create, then the state the servers compute. All of it holds the volume's lock (Nomad's
+   * serializeCall), and the volume is read under it: an update that comes after a delete
+   * finds no volume, and one that comes before it finishes before the delete begins.
    */
   async createVolume(spec: VolumeSpec): Promise<{ volume: HostVolume; created: boolean }> {
     return this.track(async () => {
       const facts = await this.facts();
-      const existing = existingForUpdate(spec, spec.id ? await this.state.get(spec.id) : undefined);
       const id = spec.id || randomUUID();
-      const problem = placementProblem(spec, {
-        nodeId: this.nodeId,
-        nodePool: this.config.nodePool,
-        description: describeNode(this.config),
-        facts,
-        pluginDir: this.config.pluginDir,
-        updating: existing !== undefined,
-      });
-      if (problem) throw problem;
-      await this.manager().create(
-        clientCreateRequest(spec, id, this.nodeId),
-        serverVolume(spec, this.config.nodePool, existing),
+      const created = await this.store.lock.volume(
+        id,
+        { doing: `creating volume "${spec.name}" (${id})`, name: spec.name },
+        async () => {
+          const existing = existingForUpdate(spec, spec.id ? await this.state.get(spec.id) : undefined);
+          if (existing) await this.refuseUpdateInUse(existing);
+          const problem = placementProblem(spec, {
+            nodeId: this.nodeId,
+            nodePool: this.config.nodePool,
+            description: describeNode(this.config),
+            facts: await this.withoutDeleted(facts, [spec.name]),
+            pluginDir: this.config.pluginDir,
+            updating: existing !== undefined,
+          });
+          if (problem) throw problem;
+          await this.manager().create(
+            clientCreateRequest(spec, id, this.nodeId),
+            serverVolume(spec, this.config.nodePool, existing),
+          );
+          return { volume: await this.afterUpsert(id), created: !existing };
+        },
+        this.controller.signal,
       );
-      return { volume: await this.afterUpsert(id), created: !existing };
+      await this.retryBlockedJobs();
+      return created;
     });
   }
 
@@ -282,30 +314,100 @@ export class Agent {
   async registerVolume(spec: VolumeSpec): Promise<{ volume: HostVolume; created: boolean }> {
     return this.track(async () => {
       await this.facts();
-      const existing = existingForUpdate(spec, spec.id ? await this.state.get(spec.id) : undefined);
       const id = spec.id || randomUUID();
-      await this.manager().register(
-        clientRegisterRequest(spec, id, this.nodeId),
-        serverVolume(spec, this.config.nodePool, existing),
+      const registered = await this.store.lock.volume(
+        id,
+        { doing: `registering volume "${spec.name}" (${id})`, name: spec.name },
+        async () => {
+          const existing = existingForUpdate(spec, spec.id ? await this.state.get(spec.id) : undefined);
+          if (existing) await this.refuseUpdateInUse(existing);
+          await this.manager().register(
+            clientRegisterRequest(spec, id, this.nodeId),
+            serverVolume(spec, this.config.nodePool, existing),
+          );
+          return { volume: await this.afterUpsert(id), created: !existing };
+        },
+        this.controller.signal,
       );
-      return { volume: await this.afterUpsert(id), created: !existing };
+      await this.retryBlockedJobs();
+      return registered;
     });
   }
 
   /** Deletes a volume named by its ID or a unique prefix of it, with the request the servers would send. */
   async deleteVolume(ref: string): Promise<HostVolume> {
     return this.track(async () => {
-      const record = await this.find(ref);
-      const view = toHostVolume(record, await this.stateOf(record.ID));
-      await this.manager().delete(deleteRequestFor(record));
-      await this.store.updateNodeFacts((f) => {
-        const facts = f ?? this.emptyFacts();
-        const volumeStates = new Map(facts.volumeStates);
-        volumeStates.delete(record.ID);
-        return { ...facts, volumeStates };
-      });
-      return view;
+      const found = await this.find(ref);
+      return this.store.lock.volume(
+        found.ID,
+        { doing: `deleting volume "${found.CreateReq.Name}" (${found.ID})`, name: found.CreateReq.Name },
+        async () => {
+          // Read again under the volume's lock: a delete that waited for another finds it gone.
+          const record = await this.state.get(found.ID);
+          if (!record) {
+            throw new AgentError(
+              'VOLUME_NOT_FOUND',
+              `no such volume: ${found.ID}\nIt was deleted while this command waited for it; run dhv volume status to list the volumes`,
+              { volumeId: found.ID },
+            );
+          }
+          const view = toHostVolume(record, await this.stateOf(record.ID));
+          await this.manager().delete(deleteRequestFor(record));
+          await this.store.updateNodeFacts((f) => {
+            const facts = f ?? this.emptyFacts();
+            const volumeStates = new Map(facts.volumeStates);
+            volumeStates.delete(record.ID);
+            return { ...facts, volumeStates };
+          });
+          return view;
+        },
+        this.controller.signal,
+      );
     });
+  }
+
+  /** Jobs and their allocations on this node (allocations/). */
+  jobs(): Jobs {
+    return new Jobs({
+      store: this.store,
+      nodeId: this.nodeId,
+      hostVolumes: async () => (await this.facts()).hostVolumes,
+      volumes: () => this.volumes(),
+    });
+  }
+
+  /** The node's volumes changed: jobs that could not be placed are evaluated again; a failure there is a warning, not the volume's. */
+  private async retryBlockedJobs(): Promise<void> {
+    await this.jobs()
+      .retryBlocked()
+      .catch((err: Error) => this.warn(`retrying the jobs waiting for a volume failed: ${err.message}`));
+  }
+
+  /** Nomad's usage claims of a volume: the allocations on its node, not client-terminal, whose group asks for its name. */
+  volumeUsers(volume: { Name: string; NodeID: string }): Promise<Allocation[]> {
+    return this.jobs().volumeUsers(volume);
+  }
+
+  /** The servers refuse to delete a volume that allocations use, `-force` or not (Nomad's HostVolume.Delete). */
+  private async refuseDeleteInUse(req: ClientDeleteRequest): Promise<void> {
+    const users = await this.volumeUsers({ Name: req.Name, NodeID: req.NodeID });
+    if (users.length > 0)
+      throw new AgentError(
+        'VOLUME_IN_USE',
+        `volume ${req.ID} in use by allocations: [${users.map((a) => a.ID).join(' ')}]\nStop the jobs that use it (dhv job stop <job>), then delete it again.`,
+        { volumeId: req.ID, allocations: users.map((a) => a.ID) },
+      );
+  }
+
+  /** Nomad's ValidateUpdate: no change at all while allocations use the volume. */
+  private async refuseUpdateInUse(record: VolumeRecord): Promise<void> {
+    const users = await this.volumeUsers({ Name: record.CreateReq.Name, NodeID: record.CreateReq.NodeID });
+    if (users.length > 0)
+      throw new AgentError(
+        'VOLUME_IN_USE',
+        `validating volume "${record.ID}" update failed: 1 error occurred:\n\t* cannot update a volume in use: claimed by allocs (${users.map((a) => a.ID).join(', ')})\n\n`,
+        { volumeId: record.ID, allocations: users.map((a) => a.ID) },
+      );
   }
 
   async volume(ref: string): Promise<HostVolume> {
@@ -317,16 +419,57 @@ export class Agent {
     );
   }
 
+  /** Every volume whose record loads; each one that does not is a warning naming its file and the fix. */
   async volumes(): Promise<HostVolume[]> {
-    const [records, facts] = await Promise.all([this.state.list(), this.store.nodeFacts()]);
+    const [{ records, damaged }, facts] = await Promise.all([this.state.scan(), this.store.nodeFacts()]);
+    for (const d of damaged) this.warn(d.error.message);
     const failures = await this.store.health.judge(records);
     return records.map((r) => toHostVolume(r, facts?.volumeStates.get(r.ID) ?? 'pending', failures.get(r.ID)));
+  }
+
+  /** The error of the one volume whose ID starts with `ref` and whose record does not load, if there is one. */
+  async unreadableVolume(ref: string): Promise<AgentError | undefined> {
+    if (ref === '') return undefined;
+    const matches = (await this.state.scan()).damaged.filter((d) => d.id.startsWith(ref));
+    return matches.length === 1 ? matches[0]!.error : undefined;
   }
 
   /** The node as the servers see it: attributes from the last fingerprint, `HostVolumes` as the node last reported them. */
   async status(): Promise<NodeStatus> {
     const facts = await this.facts();
-    return nodeStatus(this.config, this.nodeId, facts, await this.volumes());
+    const volumes = await this.volumes();
+    const recorded = new Set(volumes.map((v) => v.ID));
+    return nodeStatus(
+      this.config,
+      this.nodeId,
+      this.published(facts, (id) => recorded.has(id)),
+      volumes,
+    );
+  }
+
+  /**
+   * The node's facts without a dynamic volume whose record is gone. Every change of a
+   * volume commits with one rename or unlink of its record; a `dhv` killed between a
+   * delete's commit and its update of the node left the volume on the node, and what the
+   * node reports is read against client state, so the next command sees it deleted.
+   * `names` limits the look to the entries a caller reads.
+   */
+  private async withoutDeleted(facts: NodeFacts, names: readonly string[]): Promise<NodeFacts> {
+    const gone = new Set<string>();
+    for (const name of names) {
+      const id = facts.hostVolumes.get(name)?.ID;
+      if (id && !(await this.state.has(id))) gone.add(id);
+    }
+    return this.published(facts, (id) => !gone.has(id));
+  }
+
+  private published(facts: NodeFacts, recorded: (id: string) => boolean): NodeFacts {
+    let hostVolumes: Map<string, HostVolumeConfig> | undefined;
+    for (const [name, volume] of facts.hostVolumes) {
+      if (volume.ID === '' || recorded(volume.ID)) continue;
+      (hostVolumes ??= new Map(facts.hostVolumes)).delete(name);
+    }
+    return hostVolumes ? { ...facts, hostVolumes } : facts;
   }
 
   /** What the node last reported; a data dir that never started gets a start now, as an agent's first start. */
@@ -408,6 +551,7 @@ export class Agent {
       health: this.store.health,
       disks: this.store.disks,
       mounts: this.store.mounts,
+      beforeDelete: (req) => this.refuseDeleteInUse(req),
       log: (line) => {
         this.logs.push(line);
         if (line.level === 'warn' && !line.message.startsWith('error deleting volume')) this.warn(line.message);

@@ -1,5 +1,5 @@
 import type { AgentConfig } from '../../config/agent-config.js';
-import type { ClientCreateRequest, ClientState, VolumeRecord } from '../state/client-state.js';
+import type { ClientCreateRequest, ClientState, DamagedRecord, VolumeRecord } from '../state/client-state.js';
 import { AgentError } from '../../errors/agent-error.js';
 import { goStat } from '../go-os.js';
 import type { HostVolumeConfig, HostVolumeUpdate } from '../host-volumes.js';
@@ -23,7 +23,7 @@ import { mountIdsNow, mountsAfterRestore, mountsMadeSince, type VolumeMounts } f
 import { replacedMount } from '../state/volume-disks.js';
 
 /** The client state calls the host volume manager makes; a test may hand in one that fails. */
-export type ClientStateStore = Pick<ClientState, 'put' | 'remove' | 'list' | 'get'>;
+export type ClientStateStore = Pick<ClientState, 'put' | 'remove' | 'list' | 'scan' | 'get'>;
 
 /** A warn or error line as Nomad's host volume manager logs it, with its fields. */
 export interface AgentLogLine {
@@ -50,6 +50,8 @@ export interface VolumeManagerContext {
   disks?: VolumeDisks;
   /** The mounts each volume's plugin made, by identity: recorded at create and restore. */
   mounts?: VolumeMounts;
+  /** The servers' refusal of a delete (a volume in use), checked under the volume's lock before anything runs. */
+  beforeDelete?: (req: ClientDeleteRequest) => Promise<void>;
 }
 
 /** Nomad's ClientHostVolumeCreateResponse. */
@@ -81,6 +83,8 @@ export interface RestoreOutcome {
   updates: HostVolumeUpdate[];
   restored: RestoredVolume[];
   failed: FailedRestore[];
+  /** Record files that do not load: those volumes alone are left out (their names stay claimed). */
+  damaged: DamagedRecord[];
   /** Set when restore as a whole failed (state unreadable, a plugin missing): the node gets no dynamic volume. */
   error?: Error & { code?: string };
 }
@@ -100,9 +104,10 @@ export class VolumeManager {
     const { config, runner, state, names, signal } = this.ctx;
     const fields = { volume_id: req.ID, volume_name: req.Name };
     await runner.lookup(config.pluginDir, req.PluginID);
-    return this.ctx.lock.name(
-      req.Name,
-      { doing: `creating volume "${req.Name}" (${req.ID})` },
+    const oldName = await this.renamedFrom(req);
+    return this.ctx.lock.names(
+      oldName === undefined ? [req.Name] : [oldName, req.Name],
+      { doing: `creating volume "${req.Name}" (${req.ID})`, name: req.Name, volumeId: req.ID },
       async () => {
         const { wasFree } = await this.claim(req.Name, req.ID);
         // What is mounted before the plugin runs is not the volume's, whatever path it answers.
@@ -117,7 +122,7 @@ export class VolumeManager {
             }),
           );
         } catch (err) {
-          await names.release(req.Name);
+          await names.release(req.Name, req.ID);
           if (!wasFree) {
             this.ctx.log({
               level: 'warn',
@@ -135,6 +140,7 @@ export class VolumeManager {
           CreateReq: req,
           Volume: { ...server, CapacityBytes: result.bytes },
         };
+        if (oldName !== undefined) await names.keep(oldName, req.ID);
         try {
           await state.put(record);
         } catch (err) {
@@ -161,7 +167,7 @@ export class VolumeManager {
             });
             throw joinErrors([err, deleteErr]);
           } finally {
-            await names.release(req.Name);
+            await names.release(req.Name, req.ID);
           }
           throw err;
         }
@@ -185,15 +191,16 @@ export class VolumeManager {
   ): Promise<void> {
     const { state, names, signal } = this.ctx;
     const fields = { volume_id: req.ID, volume_name: req.Name };
-    await this.ctx.lock.name(
-      req.Name,
-      { doing: `registering volume "${req.Name}" (${req.ID})` },
+    const oldName = await this.renamedFrom(req);
+    await this.ctx.lock.names(
+      oldName === undefined ? [req.Name] : [oldName, req.Name],
+      { doing: `registering volume "${req.Name}" (${req.ID})`, name: req.Name, volumeId: req.ID },
       async () => {
         await this.claim(req.Name, req.ID);
         try {
           await goStat(req.HostPath);
         } catch (err) {
-          await names.release(req.Name);
+          await names.release(req.Name, req.ID);
           const error = new AgentError(
             'HOST_PATH_MISSING',
             `could not verify host path for "${req.Name}": ${messageOf(err)}`,
@@ -219,6 +226,7 @@ export class VolumeManager {
           RequestedCapacityMaxBytes: 0n,
           Parameters: req.Parameters,
         };
+        if (oldName !== undefined) await names.keep(oldName, req.ID);
         try {
           await state.put({
             ID: req.ID,
@@ -227,7 +235,7 @@ export class VolumeManager {
             Volume: { ...server, CapacityBytes: req.CapacityBytes },
           });
         } catch (err) {
-          await names.release(req.Name);
+          await names.release(req.Name, req.ID);
           throw err;
         }
         await this.ctx.health?.clear(req.ID);
@@ -241,8 +249,9 @@ export class VolumeManager {
     const { config, runner, state, names, signal } = this.ctx;
     return this.ctx.lock.name(
       req.Name,
-      { doing: `deleting volume "${req.Name}" (${req.ID})` },
+      { doing: `deleting volume "${req.Name}" (${req.ID})`, name: req.Name, volumeId: req.ID },
       async () => {
+        await this.ctx.beforeDelete?.(req);
         if (req.PluginID !== '') {
           await runner.lookup(config.pluginDir, req.PluginID);
           const run = async () =>
@@ -265,7 +274,7 @@ export class VolumeManager {
           });
           throw err;
         }
-        await names.release(req.Name);
+        await names.release(req.Name, req.ID);
         await this.ctx.disks?.forget(req.ID).catch(() => {});
         await this.ctx.mounts?.forget(req.ID).catch(() => {});
         await this.ctx.publish([{ name: req.Name, volume: null }]);
@@ -279,21 +288,29 @@ export class VolumeManager {
    * Restore at agent start: every volume in client state at once, under one deadline
    * counted from now. A created volume's plugin runs create again with the saved
    * request, a registered one's path is checked. A failure leaves that volume out (its
-   * name stays claimed); a missing plugin, or state that cannot be read, fails the whole
-   * restore, and the node is then told about no dynamic volume at all.
+   * name stays claimed), and so does a record file that does not load; a missing plugin,
+   * or a client state folder that cannot be listed, fails the whole restore, and the node
+   * is then told about no dynamic volume at all.
    */
   async restore(deadlineMs: number): Promise<RestoreOutcome> {
     const startedAt = performance.now();
     let records: VolumeRecord[];
+    let damaged: DamagedRecord[];
     try {
-      records = await this.ctx.state.list();
+      ({ records, damaged } = await this.ctx.state.scan());
     } catch (err) {
       this.ctx.log({ level: 'error', message: 'failed to restore state', fields: { error: messageOf(err) } });
       // Nomad's claims die with the agent: a restore that cannot read state claims nothing.
       await this.ctx.names.replaceAll(new Map());
-      return { updates: [], restored: [], failed: [], error: err as Error };
+      return { updates: [], restored: [], failed: [], damaged: [], error: err as Error };
     }
-    const outcome: RestoreOutcome = { updates: [], restored: [], failed: [] };
+    const outcome: RestoreOutcome = { updates: [], restored: [], failed: [], damaged };
+    for (const d of damaged)
+      this.ctx.log({
+        level: 'error',
+        message: 'failed to restore volume',
+        fields: { volume_id: d.id, error: d.error.message },
+      });
     const errors: Error[] = [];
     const remainingMs = () => Math.max(1, Math.round(deadlineMs - (performance.now() - startedAt)));
     const claims = await this.claimForRestore(records, outcome);
@@ -383,6 +400,10 @@ export class VolumeManager {
       ),
     );
     const winners = new Map<string, string>();
+    // A volume whose record does not load keeps the names it holds: its name is not free.
+    const damagedIds = new Set(outcome.damaged.map((d) => d.id));
+    if (damagedIds.size > 0)
+      for (const [name, id] of Object.entries(await names.all())) if (damagedIds.has(id)) winners.set(name, id);
     const claims: (boolean | null | Error)[] = [];
     for (const [i, record] of records.entries()) {
       const req = record.CreateReq;
@@ -407,7 +428,9 @@ export class VolumeManager {
       claims[i] = false;
     }
     let recorded: Set<string> | undefined;
-    await names.replaceAll(winners, { has: (id) => (recorded ??= new Set(records.map((r) => r.ID))).has(id) });
+    await names.replaceAll(winners, {
+      has: (id) => (recorded ??= new Set([...records.map((r) => r.ID), ...damagedIds])).has(id),
+    });
     return claims;
   }
 
@@ -549,6 +572,16 @@ export class VolumeManager {
       const made = await mountsMadeSince(mounts.before, table, await canonicalPath(r.path));
       if (made.length > 0) await this.ctx.mounts!.put(r.record.ID, made);
     }
+  }
+
+  /**
+   * The name the volume has now, when this request renames it (read with the volume's own
+   * lock held by the caller, so nothing renames it meanwhile). A record that does not load
+   * renames nothing here: the update fails on it later, or overwrites it.
+   */
+  private async renamedFrom(req: { ID: string; Name: string }): Promise<string | undefined> {
+    const previous = await this.ctx.state.get(req.ID).catch(() => undefined);
+    return previous !== undefined && previous.CreateReq.Name !== req.Name ? previous.CreateReq.Name : undefined;
   }
 
   /** Claims a name under its lock; restore and create share this path, so claims are serialised across processes. */

@@ -12,6 +12,7 @@ import { loadNodeId } from './node-identity.js';
 import { VolumeDisks } from './volume-disks.js';
 import { VolumeHealth } from './volume-health.js';
 import { VolumeMounts } from './volume-mounts.js';
+import { JobRecords } from './job-records.js';
 
 /**
  * The agent's state store: the only code that knows the data dir's layout and opens files
@@ -30,6 +31,8 @@ export class AgentStore {
   /** The mounts each volume's plugin made, by identity: the only ones a reboot takes off. */
   readonly mounts: VolumeMounts;
   readonly lock: AgentLock;
+  /** The jobs registered and the allocations placed on the node. */
+  readonly jobs: JobRecords;
   /** What the last restart read, in one file: the next one reads it instead of every volume's files. */
   readonly index: StateIndex;
 
@@ -37,11 +40,20 @@ export class AgentStore {
     this.layout = stateLayout(dataDir);
     this.index = new StateIndex(this.layout.stateIndex);
     this.records = new ClientState(dataDir, this.index);
-    this.claims = new NameClaims(this.layout, (id) => this.records.has(id), this.index);
+    this.claims = new NameClaims(
+      this.layout,
+      (id) =>
+        this.records.get(id).then(
+          (record) => record?.CreateReq.Name,
+          () => null,
+        ),
+      this.index,
+    );
     this.disks = new VolumeDisks(dataDir, this.index);
     this.mounts = new VolumeMounts(dataDir);
     this.health = new VolumeHealth(dataDir, this.disks, this.mounts);
     this.lock = new AgentLock(this.layout);
+    this.jobs = new JobRecords(this.layout);
   }
 
   /** Opens (creating on first use) the data dir. */
