@@ -68,10 +68,11 @@ describe.concurrent('dhv check for CI', () => {
       error: {
         code: 'PLUGIN_NOT_EXECUTABLE',
         message: expect.stringMatching(
-          /^\S+ cannot be run: its #! line names \/usr\/local\/bin\/no-such-node, which does not exist; /,
+          /^\S+ cannot be run: its #! line names \/usr\/local\/bin\/no-such-node, which does not exist on this host \(an agent has no PATH either\); install \/usr\/local\/bin\/no-such-node, or change the #! line/,
         ),
         plugin: badShebang,
-        reason: 'its #! line names /usr/local/bin/no-such-node, which does not exist',
+        reason:
+          'its #! line names /usr/local/bin/no-such-node, which does not exist on this host (an agent has no PATH either)',
       },
     });
     const xml = await readFile(junit, 'utf8');

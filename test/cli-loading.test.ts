@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { copyFile, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { execa } from 'execa';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -17,6 +17,8 @@ const MANIFEST = join(HARNESS, 'oclif.manifest.json');
 let dir: string;
 beforeEach(async () => {
   dir = await tempDir('cli-loading');
+  // volume status only reads: it needs a data dir that is there (it never makes one).
+  await mkdir(join(dir, 'data'));
 });
 afterEach(async () => {
   await removeTempDir(dir);

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { copyFile, lstat, mkdir, symlink, writeFile } from 'node:fs/promises';
@@ -8,6 +8,8 @@ import { execPlugin } from '@dhv/sdk/client';
 import { collectOrphans, findOrphans, loadAgentConfig } from '@dhv/harness';
 import {
   skipRootTests,
+  skipUnless,
+  tool,
   builtPlugin,
   runDhv,
   type DhvRun,
@@ -229,6 +231,57 @@ describe.concurrent('dhv agent gc', () => {
     expect(parsed<GcJson>(await dhv('agent', 'gc', '--json')).Orphans).toEqual([]);
   });
 });
+
+/** Holds an fcntl (POSIX) lock on `path` until killed, as a program that knows nothing of flock would. */
+async function holdFcntlLock(path: string): Promise<ChildProcess> {
+  const child = spawn(
+    'python3',
+    [
+      '-c',
+      'import fcntl,sys,time\nf=open(sys.argv[1],"r+")\nfcntl.lockf(f,fcntl.LOCK_EX)\nprint("locked",flush=True)\ntime.sleep(600)',
+      path,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  await new Promise<void>((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`python3 exited with ${code}`)));
+    child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('locked') && resolve());
+  });
+  return child;
+}
+
+describe.skipIf(skipUnless('gc and lock files it did not make', tool('python3', 'python3')))(
+  'dhv agent gc and lock files',
+  () => {
+    it('removes only the free lock files dhv made (marked), never an unmarked *.lock nor one another program holds with fcntl', async ({
+      box: { volumesDir, dhv },
+    }) => {
+      const hidden = join(volumesDir, '.dhv-loopback');
+      await mkdir(hidden, { recursive: true });
+      // What a dhv holder killed with SIGKILL leaves: its note, which starts with the lock's mark.
+      const leftByDhv = join(volumesDir, `.dhv-mkdir-${ORPHAN_ID}.lock`);
+      await writeFile(leftByDhv, 'dhv-lock 4242       \n');
+      const foreignFree = join(volumesDir, '.backup.lock');
+      await writeFile(foreignFree, '');
+      const foreignHidden = join(hidden, `${ORPHAN_ID}.lock`);
+      await writeFile(foreignHidden, 'another program\n');
+      const heldByFcntl = join(volumesDir, '.dhv-mkdir-1a2b3c4d-5b4a-4938-a271-605f4e3d2c1b.lock');
+      await writeFile(heldByFcntl, 'dhv-lock 4243       \n');
+      const holder = await holdFcntlLock(heldByFcntl);
+      try {
+        expect(parsed<GcJson & { FreeLocks: string[] }>(await dhv('agent', 'gc', '--json')).FreeLocks).toEqual([
+          leftByDhv,
+        ]);
+        const run = await dhv('agent', 'gc', '--remove', '--json');
+        expect(run.exitCode, run.stderr).toBe(0);
+        expect(existsSync(leftByDhv)).toBe(false);
+        for (const kept of [foreignFree, foreignHidden, heldByFcntl]) expect(existsSync(kept), kept).toBe(true);
+      } finally {
+        holder.kill('SIGKILL');
+      }
+    });
+  },
+);
 
 describe.skipIf(skipRootTests('dhv agent gc on mounted orphans'))(
   'dhv agent gc on mounted orphans',

@@ -223,6 +223,66 @@ describe.skipIf(skipRootTests('issue 22 recipes'))(
       expect(heldByDeletedImage(lostDevice)).toBe(false);
     });
 
+    it("issue 35: with one volumes dir shared by two data dirs, A's --reboot never unmounts B's dhv-loopback volume, even where A's plugin answers its path", async ({
+      scope: { t, pluginDir, dhv, agentFlags, create, states },
+    }) => {
+      const b = join(t, 'b-data');
+      const a = join(t, 'a-data');
+      const loop = await create('b-loop', 'dhv-loopback', agentFlags(b), SIZE);
+      await writeFile(join(loop.HostPath, 'data'), 'B’s\n');
+      // A plugin that builds its paths from volume names: A's volume named as B's ID answers B's mount point.
+      await writeFile(
+        join(pluginDir, 'byname'),
+        `#!/bin/sh\np="$DHV_VOLUMES_DIR/$DHV_VOLUME_NAME"\ncase "$DHV_OPERATION" in fingerprint) echo '{"version":"1.0.0"}';; create) mkdir -p "$p"; echo "{\\"path\\":\\"$p\\",\\"bytes\\":0}";; *) echo '{}';; esac\n`,
+        { mode: 0o755 },
+      );
+      ok(await dhv(['agent', 'fingerprint', ...agentFlags(a)]));
+      const mine = await create(loop.ID, 'byname', agentFlags(a));
+      expect(mine.HostPath).toBe(loop.HostPath);
+
+      const reboot = await dhv(['agent', 'restart', '--reboot', ...agentFlags(a)]);
+
+      ok(reboot);
+      expect(mounted(loop.HostPath), reboot.stdout).toBe(true);
+      expect(reboot.stdout).toContain(`left mounted ${loop.HostPath}: ext4`);
+      expect(existsSync(join(loop.HostPath, 'data'))).toBe(true);
+      expect((await states(agentFlags(b)))[loop.ID]!.State).toBe('ready');
+      // B's own reboot takes its volume off, and its restart mounts it again.
+      const own = await dhv(['agent', 'restart', '--reboot', ...agentFlags(b)]);
+      expect(own.stdout).toContain(`unmounted ${loop.HostPath}`);
+      expect(existsSync(join(loop.HostPath, 'data'))).toBe(true);
+    });
+
+    it('issue 35: a volume whose filesystem was unmounted and replaced by another mount at the same path is not ready, in status and after a restore', async ({
+      scope: { pluginDir, dhv, agentFlags, create, states },
+    }) => {
+      const loop = await create('loop', 'dhv-loopback', agentFlags(), SIZE);
+      // A plugin that mounts a tmpfs for each volume and, at restore, trusts whatever is mounted there.
+      await writeFile(
+        join(pluginDir, 'mounter'),
+        `#!/bin/sh\np="$DHV_VOLUMES_DIR/$DHV_VOLUME_ID"\ncase "$DHV_OPERATION" in fingerprint) echo '{"version":"1.0.0"}';; create) mkdir -p "$p"; /usr/bin/mountpoint -q "$p" || /usr/bin/mount -t tmpfs -o size=1m dhv-mounter "$p" || exit 1; echo "{\\"path\\":\\"$p\\",\\"bytes\\":0}";; delete) /usr/bin/mountpoint -q "$p" && /usr/bin/umount "$p"; rmdir "$p" 2>/dev/null; echo '{}';; *) echo '{}';; esac\n`,
+        { mode: 0o755 },
+      );
+      ok(await dhv(['agent', 'fingerprint', ...agentFlags()]));
+      const trusting = await create('trusting', 'mounter');
+      for (const v of [loop, trusting]) {
+        sh('/usr/bin/umount', v.HostPath);
+        sh('/usr/bin/mount', '-t', 'tmpfs', '-o', 'size=1m', 'dhv-impostor', v.HostPath);
+      }
+
+      const now = await states();
+      for (const v of [loop, trusting])
+        expect(now[v.ID], v.HostPath).toMatchObject({
+          State: 'unavailable',
+          Error: expect.stringMatching(/holds tmpfs dhv-impostor .*not the volume's filesystem/),
+        });
+
+      const restart = await dhv(['agent', 'restart', ...agentFlags()]);
+      expect(restart.stdout).toMatch(new RegExp(`${trusting.ID.slice(0, 8)}.*holds tmpfs dhv-impostor`));
+      const after = await states();
+      expect([after[loop.ID]!.State, after[trusting.ID]!.State]).toEqual(['unavailable', 'unavailable']);
+    });
+
     it('no teardown leaves its scope: foreign mounts, loop devices and folders beside and under the volumes, data and scratch dirs survive gc, --reboot, delete and dhv check', async ({
       scope: { t, dataDir, pluginDir, volumesDir, dhv, agentFlags, create },
     }) => {

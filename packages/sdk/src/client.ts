@@ -23,7 +23,7 @@ export {
 export { buildEnvironment, type RequestInput } from './client/environment.js';
 export { loadedMachineHint } from './client/machine-load.js';
 export { execKind, describeFileType, O_PATH, type ExecKind } from './client/exec-format.js';
-export { shebang } from './client/spawn-hints.js';
+export { diagnoseExecutable, type SpawnDiagnosis } from './client/spawn-diagnosis.js';
 export { PluginError, describeExit, goQuote, type PluginErrorCode, type PluginRunDetails } from './client/errors.js';
 export { resolvePlugin, openPlugin, closePluginHandle, type PluginHandle } from './client/resolve-plugin.js';
 export {

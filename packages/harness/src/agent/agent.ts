@@ -568,6 +568,7 @@ export class Agent {
       signal: this.controller.signal,
       health: this.store.health,
       disks: this.store.disks,
+      mounts: this.store.mounts,
       beforeDelete: (req) => this.refuseDeleteInUse(req),
       log: (line) => {
         this.logs.push(line);

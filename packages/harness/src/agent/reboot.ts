@@ -21,11 +21,13 @@ export interface RebootScope {
 }
 
 /**
- * What a host reboot does to this agent's volumes: the mounts at and below each created
- * volume's path go away, and so do the loop devices backed by the files its plugin keeps
+ * What a host reboot does to this agent's volumes: the mounts each created volume's
+ * plugin made (recorded by identity at its create or last restore) go away, and so do the loop devices backed by the files its plugin keeps
  * for it in `<volumes dir>/.<plugin id>/` (named by the volume ID), also when such a file
  * was unlinked while attached. Nothing that client state and those records do not name
- * is touched: a foreign mount or loop device under the volumes dir stays, and a volume
+ * is touched: a foreign mount or loop device under the volumes dir stays, a mount at a
+ * volume's path that its plugin did not make (another data dir's volume there) stays and
+ * is reported, and a volume
  * path outside the volumes dir or reached through a link is left alone (reported as
  * skipped), so a plugin that answered `/`, or a volume folder swapped for a link, never
  * has the host unmounted. Each volume is marked as needing a restore before anything is
@@ -51,11 +53,14 @@ async function reboot(scope: RebootScope, store: AgentStore, signal?: AbortSigna
     });
   }
   const volumes = await teardownScope(scope.volumesDir);
+  const recorded = await store.mounts.all();
   try {
     return await rebootHost(
       {
         scope: volumes ?? scope.volumesDir,
         paths: records.map((r) => r.HostPath),
+        // Only the mounts these volumes' plugins made come off, each checked against the live table just before.
+        mounts: records.flatMap((r) => recorded.get(r.ID) ?? []),
         images: volumes ? await pluginFiles(volumes, records) : [],
       },
       signal ? { signal } : {},

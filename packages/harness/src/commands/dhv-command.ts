@@ -3,6 +3,7 @@ import { encodeJson } from '@dhv/sdk';
 import { finishOrphanedJournals } from '@dhv/sdk/host';
 import { Agent } from '../agent/agent.js';
 import { loadAgentConfig, type AgentConfig } from '../config/agent-config.js';
+import { requireDataDir } from '../config/data-dir.js';
 import { EXIT_CODES } from '../errors/exit-codes.js';
 import { errorExitCode, errorJson, describeError } from '../presenters/format-error.js';
 import { nomadSpelling } from './volume/nomad-flags.js';
@@ -144,8 +145,10 @@ export async function openAgent(
   flags: AgentFlagValues,
   onWarning: (message: string) => void,
   onConfigWarning: (message: string) => void = onWarning,
+  options: { readOnly?: boolean } = {},
 ): Promise<Agent> {
   const config = await agentConfigFrom(flags);
+  if (options.readOnly) requireDataDir(config.dataDir, config.dataDirSource ?? '--data-dir');
   for (const w of config.warnings ?? []) onConfigWarning(`${config.configFile ?? 'agent config'}: ${w}`);
   const agent = await Agent.open(config, { onWarning });
   stopOnSignals(() => agent.shutdown());

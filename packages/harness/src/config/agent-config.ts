@@ -1,7 +1,7 @@
 import { isAbsolute, resolve } from 'node:path';
 import { AgentError } from '../errors/agent-error.js';
 import { blocks, isBody, nonEmptyText, parseHclOrJson, readSource, singleBlock } from './read-document.js';
-import { DEFAULT_DATA_DIR, dataDirLayout } from './data-dir.js';
+import { DEFAULT_DATA_DIR, dataDirLayout, refuseNomadDataDir } from './data-dir.js';
 import { readNodeSettings, type NodeSettings } from './node-settings.js';
 
 /** A classic host volume from the agent config: reported beside dynamic ones, with an empty ID. */
@@ -14,6 +14,8 @@ export interface StaticHostVolume {
 export interface AgentConfig {
   /** Holds the node ID and client state. */
   dataDir: string;
+  /** Where `dataDir` came from, for messages: `--data-dir`, `data_dir in <file>`, `DHV_DATA_DIR`, or the default. */
+  dataDirSource?: string | undefined;
   /** `host_volume_plugin_dir`. */
   pluginDir: string;
   /** `host_volumes_dir`, given to plugins as DHV_VOLUMES_DIR. */
@@ -52,11 +54,21 @@ export async function loadAgentConfig(input: AgentConfigInput = {}): Promise<Age
   const env = input.env ?? process.env;
   const file = input.config ? await readConfigFile(input.config) : {};
   const abs = (p: string) => (isAbsolute(p) ? resolve(p) : resolve(cwd, p));
-  const dataDir = abs(
-    input.dataDir ?? fileOrEnvDataDir(file.dataDir, env.DHV_DATA_DIR, abs, input.config) ?? DEFAULT_DATA_DIR,
-  );
+  const chosen =
+    input.dataDir === undefined ? fileOrEnvDataDir(file.dataDir, env.DHV_DATA_DIR, abs, input.config) : undefined;
+  const dataDir = abs(input.dataDir ?? chosen ?? DEFAULT_DATA_DIR);
+  const dataDirSource =
+    input.dataDir !== undefined
+      ? '--data-dir'
+      : chosen === undefined
+        ? `the default, ./${DEFAULT_DATA_DIR} in ${cwd}: no --data-dir, DHV_DATA_DIR or data_dir in --config`
+        : file.dataDir !== undefined
+          ? `data_dir in ${abs(input.config!)}`
+          : 'DHV_DATA_DIR';
+  refuseNomadDataDir(dataDir, dataDirSource);
   return {
     dataDir,
+    dataDirSource,
     pluginDir: abs(input.pluginDir ?? file.pluginDir ?? dataDirLayout(dataDir).pluginDir),
     volumesDir: abs(input.volumesDir ?? file.volumesDir ?? dataDirLayout(dataDir).volumesDir),
     nodePool: input.nodePool ?? file.nodePool ?? DEFAULT_NODE_POOL,

@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
 import { access, lstat, open, stat } from 'node:fs/promises';
-import { O_PATH, describeFileType, execKind, shebang } from '@dhv/sdk/client';
+import { O_PATH, describeFileType, diagnoseExecutable, execKind } from '@dhv/sdk/client';
 import { DhvError } from '../errors/dhv-error.js';
 
 /** The plugin named on the command line is not there: nothing can be checked, so one error says it instead of a failure and a skip for every check. */
@@ -67,18 +67,10 @@ export async function assertPluginRunnable(plugin: string): Promise<void> {
       'run dhv check as a user who may, or chmod it',
     );
   const refusal = await execRefusal(plugin);
-  if (refusal) throw new PluginNotRunnableError(plugin, refusal, WORKING_SHEBANG);
-  const interpreter = shebang(plugin);
-  if (interpreter === undefined) return;
-  const found = await stat(interpreter).catch(() => undefined);
-  if (!found)
-    throw new PluginNotRunnableError(plugin, `its #! line names ${interpreter}, which does not exist`, WORKING_SHEBANG);
-  if (!found.isFile() || !(await executable(interpreter)))
-    throw new PluginNotRunnableError(
-      plugin,
-      `its #! line names ${interpreter}, which is ${describeFileType(found) ?? 'a file with no execute bit'}, not a program`,
-      WORKING_SHEBANG,
-    );
+  if (refusal) throw new PluginNotRunnableError(plugin, refusal.why, refusal.fix ?? WORKING_SHEBANG);
+  // The SDK's diagnosis, as every run of the plugin reports it: CRLF, a missing interpreter or loader.
+  const diagnosis = diagnoseExecutable(plugin);
+  if (diagnosis) throw new PluginNotRunnableError(plugin, diagnosis.reason, diagnosis.fix);
 }
 
 const executable = (path: string) =>
@@ -87,13 +79,13 @@ const executable = (path: string) =>
     () => false,
   );
 
-/** Why execve would refuse a regular file (neither a sound ELF program nor a #! script), or undefined. */
-async function execRefusal(plugin: string): Promise<string | undefined> {
+/** Why execve would refuse a regular file (neither a sound ELF program for this host nor a #! script), or undefined. */
+async function execRefusal(plugin: string): Promise<{ why: string; fix?: string } | undefined> {
   const handle = await open(plugin, O_PATH).catch(() => undefined);
   if (!handle) return undefined;
   try {
     const kind = execKind(handle.fd, await handle.stat());
-    return kind.kind === 'refused' ? kind.why : undefined;
+    return kind.kind === 'refused' ? kind : undefined;
   } finally {
     await handle.close();
   }

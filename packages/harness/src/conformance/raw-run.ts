@@ -7,7 +7,8 @@ export function succeeded(run: PluginRun): boolean {
 
 /** How a run ended, in the agent's words. */
 export function describeRun(run: PluginRun): string {
-  if (run.spawnError) return `could not start: ${run.spawnError.message}`;
+  if (run.spawnError)
+    return `could not start: ${run.spawnError.message}${run.spawnProblem ? `: ${run.spawnProblem}` : ''}`;
   if (run.timedOut) return `timed out after ${Math.round(run.durationMs)} ms and was killed`;
   const how = run.signal ? `signal: ${run.signal}` : `exit status ${run.exitCode}`;
   const said = outputText(run.stdout).trim() || outputText(run.stderr).trim();

@@ -182,7 +182,7 @@ test.each([
   [
     'a #! line naming nothing',
     async (p: string) => writeFile(p, '#!/no/such/interpreter\n', { mode: 0o755 }),
-    'its #! line names /no/such/interpreter, which does not exist',
+    'its #! line names /no/such/interpreter, which does not exist on this host (an agent has no PATH either)',
   ],
   [
     'a #! line naming a directory',

@@ -23,7 +23,14 @@ export type AgentErrorCode =
   /** Another dhv process held the agent longer than a waiter waits. */
   | 'AGENT_BUSY'
   | 'REBOOT_FAILED'
-  | 'VOLUMES_DIR_MISSING';
+  | 'VOLUMES_DIR_MISSING'
+  /** A place the volume's plugin mounted holds nothing, or another filesystem. */
+  | 'VOLUME_NOT_MOUNTED'
+  | 'MOUNT_REPLACED'
+  /** The data dir is a real Nomad agent's (it holds client/state.db). */
+  | 'DATA_DIR_REFUSED'
+  /** A command that only reads found no data dir, and made none. */
+  | 'DATA_DIR_MISSING';
 
 export class AgentError extends DhvError {
   constructor(

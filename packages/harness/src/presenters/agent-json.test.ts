@@ -38,7 +38,12 @@ describe("agent --json in Nomad's API casing", () => {
       failed: [],
       unreadable: [],
       warnings: [],
-      reboot: { unmounted: ['/m'], detached: [{ device: '/dev/loop0', backingFile: '/f' }], skipped: [] },
+      reboot: {
+        unmounted: ['/m'],
+        detached: [{ device: '/dev/loop0', backingFile: '/f' }],
+        skipped: [],
+        leftMounted: [],
+      },
     } satisfies StartReport);
     for (const key of keys(restart)) expect(key, key).toMatch(/^[A-Z]/);
     expect(restart).toMatchObject({ NodeID: 'n', Reboot: { Detached: [{ Device: '/dev/loop0', BackingFile: '/f' }] } });

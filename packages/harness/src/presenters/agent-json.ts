@@ -59,6 +59,7 @@ export function startReportJson(report: StartReport) {
             Unmounted: report.reboot.unmounted,
             Detached: report.reboot.detached.map((d) => ({ Device: d.device, BackingFile: d.backingFile })),
             Skipped: report.reboot.skipped,
+            LeftMounted: report.reboot.leftMounted,
           },
         }
       : {}),

@@ -21,7 +21,8 @@ export function describeError(err: unknown): string {
     // What the message already says (the plugin's {"error": ...}, a stderr line Nomad quotes) is said once.
     if (!saysAlready(err.message, err.stdout)) detail('stdout', err.stdout);
     if (!saysAlready(err.message, err.stderr)) detail('stderr', err.stderr);
-    lines.push(`  ${hintFor(err)}`);
+    // A plugin that is there but cannot start: its diagnosis above already says the fix.
+    if (!err.spawnProblem) lines.push(`  ${hintFor(err)}`);
     return lines.join('\n');
   }
   if (err instanceof Error) return err.message;

@@ -34,6 +34,8 @@ export interface PluginRunDetails extends Partial<Pick<PluginRun, 'exitCode' | '
   nomadMessage?: string | undefined;
   /** What dhv adds: what happened beyond Nomad's words, what to do next. Printed on the lines after them. */
   hints?: readonly string[] | undefined;
+  /** Why the plugin, which is there, could not be started, with the fix (the run's `spawnProblem`). */
+  spawnProblem?: string | undefined;
 }
 
 export class PluginError extends Error {
@@ -54,6 +56,7 @@ export class PluginError extends Error {
   readonly hints: readonly string[];
   readonly runError: string | undefined;
   readonly nomadPanic: string | undefined;
+  readonly spawnProblem: string | undefined;
 
   constructor(
     readonly code: PluginErrorCode,
@@ -67,6 +70,7 @@ export class PluginError extends Error {
     this.hints = hints;
     this.runError = details.runError;
     this.nomadPanic = details.nomadPanic;
+    this.spawnProblem = details.spawnProblem;
     this.name = 'PluginError';
     this.pluginId = details.pluginId;
     this.executable = details.executable;
@@ -99,6 +103,7 @@ export class PluginError extends Error {
       stderr: this.stderr,
       truncated: this.truncated,
       durationMs: this.durationMs,
+      ...(this.spawnProblem ? { spawnProblem: this.spawnProblem } : {}),
     };
   }
 }

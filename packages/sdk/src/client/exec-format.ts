@@ -8,7 +8,7 @@ import { arch } from 'node:os';
  * a FIFO, socket or device is judged from its type, never opened.
  */
 export type ExecKind =
-  { kind: 'script' } | { kind: 'elf' } | { kind: 'refused'; errno: 'ENOEXEC' | 'EACCES'; why: string };
+  { kind: 'script' } | { kind: 'elf' } | { kind: 'refused'; errno: 'ENOEXEC' | 'EACCES'; why: string; fix?: string };
 
 /** Linux's O_PATH: an fd that names a file without opening it (no FIFO wait, no device open). */
 export const O_PATH = 0o10000000;
@@ -47,6 +47,8 @@ export function execKind(fd: number, info: Stats = fstatSync(fd)): ExecKind {
   const b = head.subarray(0, length);
   if (b[0] === 0x23 && b[1] === 0x21) return { kind: 'script' };
   if (b[0] === 0x7f && b[1] === 0x45 && b[2] === 0x4c && b[3] === 0x46) {
+    const machine = otherMachine(b);
+    if (machine) return { kind: 'refused', errno: 'ENOEXEC', ...machine };
     const problem = elfProblem(b);
     return problem
       ? { kind: 'refused', errno: 'ENOEXEC', why: `it begins like an ELF program but ${problem}` }
@@ -59,6 +61,32 @@ export function execKind(fd: number, info: Stats = fstatSync(fd)): ExecKind {
       length === 0
         ? 'it is empty'
         : 'it is neither a program nor a script: a script must begin with a #! line (for example #!/bin/sh)',
+  };
+}
+
+/** How a person calls each `e_machine`. */
+const MACHINE_NAMES: Record<number, string> = {
+  62: 'x86-64 (amd64)',
+  3: 'x86 (i386)',
+  183: 'arm64 (aarch64)',
+  40: '32-bit arm',
+  21: 'ppc64',
+  22: 's390x',
+  243: 'riscv64',
+};
+
+/** Go's name for this host's architecture, as GOARCH spells it. */
+const goArch = () => ({ x64: 'amd64', ia32: '386' })[arch() as 'x64' | 'ia32'] ?? arch();
+
+/** A sound ELF header built for a machine this host cannot run: what it is for, and the fix. */
+function otherMachine(b: Buffer): { why: string; fix: string } | undefined {
+  if (b.length < 20 || (b[5] !== 1 && b[5] !== 2)) return undefined;
+  const machine = b[5] === 1 ? b.readUInt16LE(18) : b.readUInt16BE(18);
+  const accepted = MACHINES[arch()];
+  if (!accepted || accepted.includes(machine)) return undefined;
+  return {
+    why: `it is built for ${MACHINE_NAMES[machine] ?? `another machine (ELF e_machine ${machine})`}, and this host is ${MACHINE_NAMES[accepted[0]!] ?? arch()}`,
+    fix: `build it for linux/${goArch()} (e.g. GOARCH=${goArch()} go build)`,
   };
 }
 
@@ -83,9 +111,6 @@ function elfProblem(b: Buffer): string | undefined {
   const u16 = (off: number) => (data === 1 ? b.readUInt16LE(off) : b.readUInt16BE(off));
   const type = u16(16);
   if (type !== 2 && type !== 3) return `it is not an executable or shared object (e_type ${type})`;
-  const machine = u16(18);
-  const accepted = MACHINES[arch()];
-  if (accepted && !accepted.includes(machine)) return `it is built for another machine (e_machine ${machine})`;
   const phentsize = u16(cls === 2 ? 54 : 42);
   if (phentsize !== (cls === 2 ? 56 : 32)) return `its program header size is ${phentsize}`;
   return undefined;

@@ -173,7 +173,13 @@ export function interpretRun(
   };
   const warnings = runWarnings(run, timeoutMs);
   const fail = (code: PluginErrorCode, nomadMessage: string, hints: string[], extra: Partial<PluginRunDetails> = {}) =>
-    new PluginError(code, nomadMessage, { ...details, ...extra, nomadMessage, hints: [...hints, ...warnings] });
+    new PluginError(code, nomadMessage, {
+      ...details,
+      ...(run.spawnProblem ? { spawnProblem: run.spawnProblem } : {}),
+      ...extra,
+      nomadMessage,
+      hints: [...hints, ...warnings],
+    });
 
   const ids = `volume ${goQuote(volumeId ?? '')} with plugin ${goQuote(pluginId)}`;
   if (run.stdoutTruncated) {

@@ -9,23 +9,11 @@ export function spawnHints(run: PluginRun, executable: string): string[] {
   if (run.spawnProblem) return [`${executable}: ${run.spawnProblem}`];
   const entries = Object.entries(run.env);
   switch (run.spawnError?.code) {
-    case 'ENOENT': {
-      const interpreter = shebang(executable);
-      return [
-        interpreter
-          ? `${executable}: its #! line names ${interpreter}, which does not exist (a real agent has no PATH either)`
-          : `${executable} does not exist`,
-      ];
-    }
-    case 'EACCES': {
+    case 'ENOENT':
+      return [`${executable} does not exist`];
+    case 'EACCES':
       if (noExecuteBit(executable)) return [`${executable} has no execute bit (chmod +x it)`];
-      const interpreter = shebang(executable);
-      return [
-        interpreter
-          ? `${executable}: its #! line names ${interpreter}, which is not an executable file`
-          : `${executable} cannot be executed by dhv's user`,
-      ];
-    }
+      return [`${executable} cannot be executed by dhv's user`];
     case 'ELOOP':
       return [
         `${executable}: the kernel gave up on its #! line: its interpreter${shebang(executable) ? ` (${shebang(executable)})` : ''} is itself a script, the plugin itself or one more than 4 levels deep`,
@@ -68,7 +56,7 @@ function noExecuteBit(executable: string): boolean {
 }
 
 /** The interpreter a `#!` line names, if the file is readable and has one. */
-export function shebang(executable: string): string | undefined {
+function shebang(executable: string): string | undefined {
   try {
     const fd = openSync(executable, 'r');
     try {

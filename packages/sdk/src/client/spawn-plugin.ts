@@ -12,6 +12,7 @@ import {
   type OutputHolder,
 } from './output-holders.js';
 import { O_PATH, execKind } from './exec-format.js';
+import { diagnoseExecutable, formatDiagnosis } from './spawn-diagnosis.js';
 import { closePipeEnd, takePipe, type PipeEnds } from './pipes.js';
 
 /**
@@ -94,6 +95,19 @@ export async function spawnPlugin(
   env: Readonly<Record<string, string>>,
   options: SpawnOptions,
 ): Promise<PluginRun> {
+  const run = await runPlugin(executable, argv, env, options);
+  if (!run.spawnError || run.spawnProblem) return run;
+  // execve's one word misleads for a file that is there (CRLF, a missing interpreter or loader): say what the kernel met.
+  const diagnosis = diagnoseExecutable(executable);
+  return diagnosis ? { ...run, spawnProblem: formatDiagnosis(diagnosis) } : run;
+}
+
+async function runPlugin(
+  executable: string,
+  argv: readonly string[],
+  env: Readonly<Record<string, string>>,
+  options: SpawnOptions,
+): Promise<PluginRun> {
   const given = { argv: [...argv], env: { ...env } };
   if (options.signal?.aborted) return notStarted(given, { aborted: true });
   let fd = options.fd;
@@ -111,7 +125,10 @@ export async function spawnPlugin(
   try {
     const kind = execKind(fd);
     if (kind.kind === 'refused')
-      return notStarted(given, { spawnError: errnoError(executable, kind.errno), spawnProblem: kind.why });
+      return notStarted(given, {
+        spawnError: errnoError(executable, kind.errno),
+        spawnProblem: kind.fix ? `${kind.why}; ${kind.fix}` : kind.why,
+      });
     // An ELF program runs from the descriptor itself, so nothing swapped in at the path since
     // the check can run; argv[0] stays the path. A script is run by its path: its interpreter
     // is handed that path as $0 and opens it again, as under a real agent.

@@ -95,11 +95,23 @@ describe('withVolumeLock', () => {
     expect(await readdir(dir)).toEqual([]);
   });
 
-  it('a free lock file left behind is collectable; a held one is not', async () => {
+  it('a free lock file a killed holder left is collectable; a held one, and a *.lock it did not make, are not', async () => {
     const lock = join(dir, 'vol.lock');
-    await writeFile(lock, '');
+    const killed = node(`
+      import { acquireVolumeLock } from ${JSON.stringify(BUILT)};
+      await acquireVolumeLock(${JSON.stringify(lock)});
+      process.stdout.write('locked\\n');
+      setInterval(() => {}, 1000);`);
+    await printed(killed, 'locked');
+    killed.kill('SIGKILL');
+    await exited(killed);
     expect(await removeFreeLock(lock)).toBe(true);
     expect(await readdir(dir)).toEqual([]);
+
+    await writeFile(lock, ''); // nothing says dhv made it
+    expect(await removeFreeLock(lock)).toBe(false);
+    await rm(lock);
+
     const holder = node(`
       import { acquireVolumeLock } from ${JSON.stringify(BUILT)};
       await acquireVolumeLock(${JSON.stringify(lock)});

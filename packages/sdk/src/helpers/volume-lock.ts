@@ -1,6 +1,9 @@
 import { constants, type Stats } from 'node:fs';
 import { close, fstat, lstat, mkdir, open, readFile, unlink, writeFile } from './fs-calls.js';
+import { read as readCallback, write as writeCallback } from 'node:fs';
+import { promisify } from 'node:util';
 import { dirname } from 'node:path';
+import { formatDeviceNumber } from './device-number.js';
 import { PluginFailure } from './errors.js';
 import { findTool, loadChildProcess, TOOL_ENV } from './system-tools.js';
 
@@ -18,7 +21,15 @@ import { findTool, loadChildProcess, TOOL_ENV } from './system-tools.js';
  * Node has no flock call, so `flock(1)` (util-linux, busybox) places it: it inherits our
  * descriptor as fd 3, locks that open file, and exits; the lock stays with the open file
  * this process still holds. The child blocks in the kernel while waiting: no polling.
+ *
+ * Provenance: every lock file this lock makes starts with `LOCK_MARK`, written by the
+ * process that created it, and every holder's note starts with it too. Only a marked file
+ * nobody holds (no flock, no fcntl or OFD lock in /proc/locks) is ever removed by
+ * `removeFreeLock`: a `*.lock` another program made, or holds with fcntl(2), is left alone.
  */
+
+/** The first bytes of every lock file dhv makes: what `removeFreeLock` requires before it unlinks one. */
+const LOCK_MARK = 'dhv-lock ';
 
 export interface LockOptions {
   signal?: AbortSignal;
@@ -85,9 +96,10 @@ export async function acquireVolumeLock(lockPath: string, options: LockOptions =
 }
 
 /**
- * Removes a lock file left by a holder that died, when nobody holds it (the start-up
- * sweep and `dhv agent gc` call it); a waiter on it finds the path gone and locks afresh.
- * Returns whether it was removed.
+ * Removes a lock file left by a holder that died, when this lock made it (it starts with
+ * `LOCK_MARK`) and nobody holds it in any way the kernel knows (flock, fcntl, OFD); the
+ * start-up sweep and `dhv agent gc` call it. A waiter on it finds the path gone and locks
+ * afresh. Returns whether it was removed.
  */
 export async function removeFreeLock(lockPath: string): Promise<boolean> {
   return withFreeLock(lockPath, async () => {
@@ -96,7 +108,7 @@ export async function removeFreeLock(lockPath: string): Promise<boolean> {
   });
 }
 
-/** Whether a lock file is there and nobody holds it, found by locking it without waiting and letting go. */
+/** Whether a lock file this lock made is there and nobody holds it, found by locking it without waiting and letting go. */
 export async function isFreeLock(lockPath: string): Promise<boolean> {
   return withFreeLock(lockPath, async () => true);
 }
@@ -109,7 +121,10 @@ async function withFreeLock(lockPath: string, fn: () => Promise<boolean>): Promi
     return false;
   }
   try {
-    if (!(await fstat(fd)).isFile()) return false;
+    const stats = await fstat(fd);
+    if (!stats.isFile() || !(await hasLockMark(fd))) return false;
+    // Another program's fcntl lock does not stop flock(2): /proc/locks is asked first.
+    if (await lockedInKernel(stats.dev, stats.ino)) return false;
     const free = await lockOpenFile(findTool('flock', 'util-linux'), fd, lockPath, {
       tryOnly: true,
       shared: false,
@@ -132,10 +147,16 @@ async function waitUntilFree(flock: string, lockPath: string, shared: boolean, o
 
 async function openLockFile(lockPath: string, options: LockOptions): Promise<number> {
   // O_NOFOLLOW: a link planted at the lock path is refused, never followed.
-  const flags = constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+  const flags = constants.O_RDWR | constants.O_NOFOLLOW | constants.O_NONBLOCK;
   for (let attempt = 0; ; attempt++) {
     try {
-      const fd = await open(lockPath, flags, 0o600);
+      // Made here (O_EXCL), the file gets its mark before anyone can lock it; an existing one is opened as it is.
+      const made = await open(lockPath, flags | constants.O_CREAT | constants.O_EXCL, 0o600).then(
+        (fd) => fd,
+        (err: NodeJS.ErrnoException) => (err.code === 'EEXIST' ? undefined : Promise.reject(err)),
+      );
+      if (made !== undefined) await markLockFile(made);
+      const fd = made ?? (await open(lockPath, flags));
       const stats = await fstat(fd);
       if (!stats.isFile()) {
         await close(fd);
@@ -145,6 +166,16 @@ async function openLockFile(lockPath: string, options: LockOptions): Promise<num
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ELOOP') throw lockPathRefused(lockPath, 'is a symbolic link');
+      // Gone between the two opens: its holder let go; open again.
+      if (
+        code === 'ENOENT' &&
+        attempt < 10 &&
+        (await lstat(dirname(lockPath)).then(
+          () => true,
+          () => false,
+        ))
+      )
+        continue;
       if (code !== 'ENOENT' || options.folderMode === undefined || attempt >= 10) {
         if (err instanceof PluginFailure) throw err;
         throw new PluginFailure('ELOCKFILE', `could not open the lock file ${lockPath}: ${(err as Error).message}`, {
@@ -159,6 +190,43 @@ async function openLockFile(lockPath: string, options: LockOptions): Promise<num
       });
     }
   }
+}
+
+const writeAt = promisify(writeCallback);
+const readAt = promisify(readCallback);
+
+/**
+ * Writes the mark at the start of a lock file this process just made. A holder's note
+ * starts with the same bytes, so the two writes racing leave the same file.
+ */
+async function markLockFile(fd: number): Promise<void> {
+  try {
+    await writeAt(fd, Buffer.from(LOCK_MARK), 0, LOCK_MARK.length, 0);
+  } catch {
+    // A full disk only costs the mark: gc then leaves the file alone.
+  }
+}
+
+async function hasLockMark(fd: number): Promise<boolean> {
+  const buffer = Buffer.alloc(LOCK_MARK.length);
+  const { bytesRead } = await readAt(fd, buffer, 0, buffer.length, 0);
+  return bytesRead === buffer.length && buffer.toString('latin1') === LOCK_MARK;
+}
+
+/**
+ * Whether any process holds a lock of any kind (flock, POSIX fcntl, OFD, lease) on the
+ * file with this `dev` and `ino`, as /proc/locks lists them (`major:minor:inode`, the
+ * device in hex). Where /proc/locks cannot be read, it is assumed held.
+ */
+async function lockedInKernel(dev: number, ino: number): Promise<boolean> {
+  const text = await readFile('/proc/locks', 'latin1').catch(() => undefined);
+  if (text === undefined) return true;
+  const wanted = `${formatDeviceNumber(dev)}:${ino}`;
+  for (const match of String(text).matchAll(/ ([0-9a-f]+):([0-9a-f]+):([0-9]+) /g)) {
+    const [, major, minor, inode] = match;
+    if (`${Number.parseInt(major!, 16)}:${Number.parseInt(minor!, 16)}:${inode}` === wanted) return true;
+  }
+  return false;
 }
 
 function lockPathRefused(lockPath: string, what: string): PluginFailure {
@@ -212,7 +280,7 @@ async function lockOpenFile(
 }
 
 async function gaveUp(lockPath: string): Promise<PluginFailure> {
-  const holder = await readHolder(lockPath);
+  const holder = (await readHolder(lockPath)).replace(LOCK_MARK, '').trim();
   const by = /^[0-9]+$/.test(holder) ? `, held by process ${holder}` : '';
   return new PluginFailure('ELOCKED', `gave up waiting for the lock ${lockPath}${by}`, { path: lockPath });
 }
@@ -224,7 +292,7 @@ async function readHolder(lockPath: string): Promise<string> {
     try {
       if (!(await fstat(fd)).isFile()) return '';
       return String(await readFile(fd, 'utf8'))
-        .slice(0, 32)
+        .slice(0, 40)
         .trim();
     } finally {
       await close(fd);
@@ -244,7 +312,7 @@ function sameFile(a: Stats, b: Stats | undefined): boolean {
  */
 async function writeHolder(fd: number): Promise<void> {
   try {
-    await writeFile(fd, `${String(process.pid).padEnd(11)}\n`);
+    await writeFile(fd, `${LOCK_MARK}${String(process.pid).padEnd(11)}\n`);
   } catch {
     // the lock holds without the note
   }

@@ -7,6 +7,10 @@ export {
   MOUNTINFO,
   canonicalFolder,
   canonicalPath,
+  describeMount,
+  identityOf,
+  isRecordedMount,
+  sameFilesystem,
   deepestFirst,
   entriesAt,
   entriesAtOrBelow,
@@ -19,16 +23,17 @@ export {
   readMountTableSync,
   unescapeMountField,
   type MountEntry,
+  type MountIdentity,
 } from './mount-table.js';
 export {
   attachedLoopDevices,
   attachedLoopDevicesSync,
   deviceNumberOf,
-  formatDeviceNumber,
   loopDevicesBackedBelow,
   loopDevicesBackedBy,
   type LoopDevice,
 } from './loop-devices.js';
+export { formatDeviceNumber } from '../helpers/device-number.js';
 export { atOrBelow, inScope, teardownScope, type TeardownScope } from './scope.js';
 export {
   HostError,

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { readdir, readFile, realpath, stat } from '../helpers/fs-calls.js';
+import { formatDeviceNumber } from '../helpers/device-number.js';
 
 export interface LoopDevice {
   device: string;
@@ -69,14 +70,6 @@ export async function loopDevicesBackedBy(imagePath: string): Promise<LoopDevice
 export async function loopDevicesBackedBelow(dir: string): Promise<LoopDevice[]> {
   const dirs = new Set([dir, await realpath(dir).catch(() => dir)]);
   return (await attachedLoopDevices()).filter((l) => [...dirs].some((d) => l.backingFile.startsWith(`${d}/`)));
-}
-
-/** `major:minor` of a device number, as mountinfo prints it. */
-export function formatDeviceNumber(dev: number): string {
-  const n = BigInt(dev);
-  const major = ((n >> 8n) & 0xfffn) | ((n >> 32n) & ~0xfffn);
-  const minor = (n & 0xffn) | ((n >> 12n) & ~0xffn);
-  return `${major}:${minor}`;
 }
 
 /** `major:minor` of a block device, as mountinfo names a mounted device. */

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { readFile, realpath } from '../helpers/fs-calls.js';
+import { readFile, realpath, stat } from '../helpers/fs-calls.js';
 import { basename, dirname } from 'node:path';
 
 /** One line of /proc/<pid>/mountinfo (proc(5)), paths decoded. */
@@ -18,6 +18,51 @@ export interface MountEntry {
 }
 
 export const MOUNTINFO = '/proc/self/mountinfo';
+
+/**
+ * What tells one mount from another at the same place, as systemd and the kubelet track
+ * theirs: the kernel's mount ID and the device mounted, and the birth time of the mounted
+ * filesystem's root. The kernel hands a freed mount ID and a freed anonymous device number
+ * (tmpfs) to the next mount, so a tmpfs unmounted and replaced by another at the same
+ * path can get both back; its root's birth time differs.
+ */
+export interface MountIdentity {
+  mountId: number;
+  device: string;
+  mountPoint: string;
+  fsType: string;
+  source: string;
+  /** Birth time of the mounted root in nanoseconds, "0" where the filesystem keeps none. */
+  rootBirth: string;
+}
+
+/** The birth time of what is mounted on top at `mountPoint`, "0" when unknown. */
+async function rootBirthAt(mountPoint: string): Promise<string> {
+  return stat(mountPoint, { bigint: true }).then(
+    (s) => s.birthtimeNs.toString(),
+    () => '0',
+  );
+}
+
+/** The identity of `entry`, which must be the top mount at its place (its root is looked at through the path). */
+export async function identityOf({ mountId, device, mountPoint, fsType, source }: MountEntry): Promise<MountIdentity> {
+  return { mountId, device, mountPoint, fsType, source, rootBirth: await rootBirthAt(mountPoint) };
+}
+
+/** The same filesystem as `recorded` (its device, and its root's birth time when recorded), whatever its mount ID. */
+export async function sameFilesystem(top: MountEntry, recorded: MountIdentity): Promise<boolean> {
+  if (top.device !== recorded.device || top.mountPoint !== recorded.mountPoint) return false;
+  return recorded.rootBirth === '0' || (await rootBirthAt(top.mountPoint)) === recorded.rootBirth;
+}
+
+/** `top` (the top mount at its place now) is the very mount recorded: same mount ID, device, place and root. */
+export async function isRecordedMount(top: MountEntry, recorded: MountIdentity): Promise<boolean> {
+  return top.mountId === recorded.mountId && (await sameFilesystem(top, recorded));
+}
+
+/** How a mount reads in a message: `ext4 /dev/loop3 (mount 812, device 7:3)`. */
+export const describeMount = (m: Omit<MountIdentity, 'rootBirth'>) =>
+  `${m.fsType} ${m.source} (mount ${m.mountId}, device ${m.device})`;
 
 /**
  * Undoes the kernel's escaping: every byte it escapes (space, tab, newline, backslash)

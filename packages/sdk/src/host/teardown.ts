@@ -1,6 +1,15 @@
 import { runTool } from '../helpers/system-tools.js';
 import { attachedLoopDevices, type LoopDevice } from './loop-devices.js';
-import { canonicalFolder, deepestFirst, entriesAtOrBelow, readMountTable } from './mount-table.js';
+import {
+  canonicalFolder,
+  deepestFirst,
+  describeMount,
+  entriesAt,
+  entriesAtOrBelow,
+  isRecordedMount,
+  readMountTable,
+  type MountIdentity,
+} from './mount-table.js';
 import { atOrBelow, inScope, teardownScope, type TeardownScope } from './scope.js';
 
 /** A host operation that failed, with what it was working on. */
@@ -40,8 +49,14 @@ export async function detachLoopDevice(device: string, options: TeardownOptions 
 export interface RebootTargets {
   /** The folder everything taken away lies in (the volumes dir); its links resolved now when given as a path. */
   scope: string | TeardownScope;
-  /** Every mount at or below each of these paths comes off. */
+  /** Every mount at or below each of these paths comes off (only those in `mounts`, when given). */
   paths: readonly string[];
+  /**
+   * The mounts that may come off, as they were recorded when made: each is checked against
+   * the live mount table just before (same mount ID, device and place), and any other
+   * mount at or below `paths` is left mounted and reported.
+   */
+  mounts?: readonly MountIdentity[];
   /** Loop devices backed by exactly these files are detached, also when the file was unlinked since. */
   images?: readonly string[];
   /** Loop devices backed by any file below these folders are detached. */
@@ -53,6 +68,8 @@ export interface RebootReport {
   detached: Array<{ device: string; backingFile: string }>;
   /** Paths left alone: outside the scope, the scope itself, or reached through a link. */
   skipped: string[];
+  /** Mounts at or below the paths that `mounts` does not name, left mounted: what is mounted there, and why. */
+  leftMounted: string[];
 }
 
 /**
@@ -79,7 +96,8 @@ export async function simulateReboot(targets: RebootTargets, options: TeardownOp
   const images = new Set(await inside(targets.images));
   const imageFolders = await inside(targets.imageFolders);
   const unmounted: string[] = [];
-  for (const { mountPoint } of deepestFirst([...points].map((mountPoint) => ({ mountPoint })))) {
+  const leftMounted: string[] = [];
+  const unmountOne = async (mountPoint: string) => {
     try {
       await unmount(mountPoint, options);
     } catch (err) {
@@ -92,6 +110,22 @@ export async function simulateReboot(targets: RebootTargets, options: TeardownOp
       );
     }
     unmounted.push(mountPoint);
+  };
+  for (const { mountPoint } of deepestFirst([...points].map((mountPoint) => ({ mountPoint })))) {
+    if (!targets.mounts) {
+      await unmountOne(mountPoint);
+      continue;
+    }
+    // umount takes the top mount at a place: it comes off only while that one, as the table reads just before, is recorded.
+    for (;;) {
+      const top = entriesAt(await readMountTable(), mountPoint).at(-1);
+      if (!top) break;
+      if (!(await someAsync(targets.mounts, (r) => isRecordedMount(top, r)))) {
+        leftMounted.push(`${mountPoint}: ${describeMount(top)} is not a mount the volume's create or restore recorded`);
+        break;
+      }
+      await unmountOne(mountPoint);
+    }
   }
   const detached: RebootReport['detached'] = [];
   for (const loop of await loopDevicesOf(images, imageFolders)) {
@@ -109,7 +143,12 @@ export async function simulateReboot(targets: RebootTargets, options: TeardownOp
     }
     detached.push({ device: loop.device, backingFile: loop.backingFile });
   }
-  return { unmounted, detached, skipped };
+  return { unmounted, detached, skipped, leftMounted };
+}
+
+async function someAsync<T>(items: readonly T[], test: (item: T) => Promise<boolean>): Promise<boolean> {
+  for (const item of items) if (await test(item)) return true;
+  return false;
 }
 
 /** Paths in the kernel's terms: a device whose image was unlinked still names the path it had. */

@@ -3,7 +3,7 @@ import { homedir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { ENV } from '../protocol/variables.js';
 import { readMountTable, type MountEntry } from './mount-table.js';
-import { formatDeviceNumber } from './loop-devices.js';
+import { formatDeviceNumber } from '../helpers/device-number.js';
 import { PluginFailure } from '../helpers/errors.js';
 import { mkdir, readdir, readFile, realpath, rename, rmdir, stat, unlink, writeFile } from '../helpers/fs-calls.js';
 

@@ -18,6 +18,9 @@ import { restorableWithVolumesDir, type VolumeHealth } from '../state/volume-hea
 import type { RestoreDisks, VolumeDisks } from '../state/volume-disks.js';
 import { BUILTIN_MKDIR_ID } from '@dhv/sdk/client';
 import { existingVolumePaths } from '../builtin-mkdir.js';
+import { canonicalPath, readMountTable, type MountIdentity } from '@dhv/sdk/host';
+import { mountIdsNow, mountsAfterRestore, mountsMadeSince, type VolumeMounts } from '../state/volume-mounts.js';
+import { replacedMount } from '../state/volume-disks.js';
 
 /** The client state calls the host volume manager makes; a test may hand in one that fails. */
 export type ClientStateStore = Pick<ClientState, 'put' | 'remove' | 'list' | 'scan' | 'get'>;
@@ -45,6 +48,8 @@ export interface VolumeManagerContext {
   health?: VolumeHealth;
   /** The disk each volume was created on: the built-in mkdir's restore line says when it moved. */
   disks?: VolumeDisks;
+  /** The mounts each volume's plugin made, by identity: recorded at create and restore. */
+  mounts?: VolumeMounts;
   /** The servers' refusal of a delete (a volume in use), checked under the volume's lock before anything runs. */
   beforeDelete?: (req: ClientDeleteRequest) => Promise<void>;
 }
@@ -105,6 +110,8 @@ export class VolumeManager {
       { doing: `creating volume "${req.Name}" (${req.ID})`, name: req.Name, volumeId: req.ID },
       async () => {
         const { wasFree } = await this.claim(req.Name, req.ID);
+        // What is mounted before the plugin runs is not the volume's, whatever path it answers.
+        const mountsBefore = this.ctx.mounts ? await mountIdsNow() : undefined;
         let result: { path: string; bytes: bigint };
         try {
           result = valueOf(
@@ -167,6 +174,10 @@ export class VolumeManager {
         await this.ctx.health?.clear(req.ID);
         // Best effort: without the record, only the wrong-disk check of this volume is lost.
         await this.ctx.disks?.recordIfNew(req.ID, config.volumesDir, result.path).catch(() => {});
+        if (mountsBefore)
+          await this.ctx.mounts
+            ?.put(req.ID, await mountsMadeSince(mountsBefore, await readMountTable(), await canonicalPath(result.path)))
+            .catch(() => {});
         await this.ctx.publish([{ name: req.Name, volume: hostVolume(req.Name, req.ID, result.path) }]);
         return { volumeName: req.Name, volumeId: req.ID, hostPath: result.path, capacityBytes: result.bytes };
       },
@@ -265,6 +276,7 @@ export class VolumeManager {
         }
         await names.release(req.Name, req.ID);
         await this.ctx.disks?.forget(req.ID).catch(() => {});
+        await this.ctx.mounts?.forget(req.ID).catch(() => {});
         await this.ctx.publish([{ name: req.Name, volume: null }]);
         return { volumeName: req.Name, volumeId: req.ID };
       },
@@ -306,6 +318,7 @@ export class VolumeManager {
     const { failed } = await restorableWithVolumesDir(records, this.ctx.config.volumesDir);
     const volumesDirMissing = new Map(failed.map((f) => [f.record.ID, f.error]));
     const disks = await this.ctx.disks?.forRestore(this.ctx.config.volumesDir);
+    const mounts = this.ctx.mounts ? await this.mountsForRestore() : undefined;
     // The built-in's creates of volumes whose folders are there answer at once: one look at the volumes dir for them all.
     const builtinPaths = records.some((r) => r.CreateReq.PluginID === BUILTIN_MKDIR_ID)
       ? await existingVolumePaths(this.ctx.config.volumesDir)
@@ -343,7 +356,7 @@ export class VolumeManager {
         try {
           const claim = claims[i]!;
           if (claim instanceof Error) throw claim;
-          settle(record, await this.restoreOne(record, claim, remainingMs, outcome, volumesDirMissing, disks));
+          settle(record, await this.restoreOne(record, claim, remainingMs, outcome, volumesDirMissing, disks, mounts));
         } catch (err) {
           errors.push(err as Error);
           outcome.failed.push({ record, error: err as Error });
@@ -351,6 +364,7 @@ export class VolumeManager {
       }),
     );
     await disks?.finish().catch(() => {});
+    if (mounts) await this.recordMountsMade(mounts, outcome.restored).catch(() => {});
     if (errors.length > 0) {
       outcome.error = joinErrors(errors);
       this.ctx.log({ level: 'error', message: 'failed to restore state', fields: { error: outcome.error.message } });
@@ -447,6 +461,7 @@ export class VolumeManager {
     outcome: RestoreOutcome,
     volumesDirMissing: ReadonlyMap<string, AgentError>,
     disks: RestoreDisks | undefined,
+    mounts?: RestoreMounts,
   ): Promise<string | { path: string; note: string } | undefined | null | typeof NAME_TAKEN> {
     const { config, runner, signal } = this.ctx;
     const req = record.CreateReq;
@@ -497,6 +512,15 @@ export class VolumeManager {
         }),
       );
       disks?.restored(record.ID, result.path);
+      const replaced = mounts ? await this.checkRecordedMounts(mounts, record, result.path) : undefined;
+      if (replaced) {
+        this.ctx.log({
+          level: 'error',
+          message: 'failed to restore',
+          fields: { plugin_id: req.PluginID, volume_id: record.ID, error: replaced.message },
+        });
+        return left(replaced);
+      }
       return note ? { path: result.path, note } : result.path;
     } catch (err) {
       this.ctx.log({
@@ -505,6 +529,48 @@ export class VolumeManager {
         fields: { plugin_id: req.PluginID, volume_id: record.ID, error: messageOf(err) },
       });
       return left(err as Error);
+    }
+  }
+
+  /** The mounts recorded for each volume, and every mount ID before any plugin of this restore ran. */
+  private async mountsForRestore(): Promise<RestoreMounts> {
+    return { before: await mountIdsNow(), recorded: await this.ctx.mounts!.all(), checked: new Set() };
+  }
+
+  /**
+   * A volume with recorded mounts, after its plugin's restore: the mounts it has now are
+   * recorded, and a recorded place that holds another filesystem fails its restore, so it
+   * is never published as ready on top of something that is not the volume.
+   */
+  private async checkRecordedMounts(
+    mounts: RestoreMounts,
+    record: VolumeRecord,
+    path: string,
+  ): Promise<AgentError | undefined> {
+    const recorded = mounts.recorded.get(record.ID);
+    if (!recorded) return undefined;
+    const table = await readMountTable();
+    const made = await mountsMadeSince(mounts.before, table, await canonicalPath(path));
+    const now = await mountsAfterRestore(recorded, made, table);
+    mounts.checked.add(record.ID);
+    if (now.length > 0) await this.ctx.mounts!.put(record.ID, now).catch(() => {});
+    const problem = await replacedMount(path, now.length > 0 ? now : recorded, table);
+    return problem && new AgentError(problem.code, problem.error, { volumeId: record.ID, hostPath: path });
+  }
+
+  /** The mounts the restore made for volumes that had none recorded (a volume mounted for the first time), one table read for all. */
+  private async recordMountsMade(mounts: RestoreMounts, restored: readonly RestoredVolume[]): Promise<void> {
+    const candidates = restored.filter(
+      (r) =>
+        r.record.CreateReq.PluginID !== '' &&
+        r.record.CreateReq.PluginID !== BUILTIN_MKDIR_ID &&
+        !mounts.checked.has(r.record.ID),
+    );
+    if (candidates.length === 0) return;
+    const table = await readMountTable();
+    for (const r of candidates) {
+      const made = await mountsMadeSince(mounts.before, table, await canonicalPath(r.path));
+      if (made.length > 0) await this.ctx.mounts!.put(r.record.ID, made);
     }
   }
 
@@ -525,6 +591,13 @@ export class VolumeManager {
 }
 
 const NAME_TAKEN = Symbol('name taken');
+
+interface RestoreMounts {
+  before: ReadonlySet<number>;
+  recorded: ReadonlyMap<string, MountIdentity[]>;
+  /** Volumes whose mounts `checkRecordedMounts` already recorded. */
+  checked: Set<string>;
+}
 
 export function hostVolume(name: string, id: string, path: string): HostVolumeConfig {
   return { Name: name, Path: path, ReadOnly: false, ID: id };

@@ -26,6 +26,8 @@ export function stateLayout(dataDir: string) {
     volumeFailures: join(client, 'host_volume_failures'),
     /** One `<volume id>.json` per created volume: the disk it was created on (restore refuses another). */
     volumeDisks: join(client, 'host_volume_disks'),
+    /** One `<volume id>.json` per volume whose plugin mounted something: those mounts, by identity (only they are ever unmounted). */
+    volumeMounts: join(client, 'host_volume_mounts'),
     /** One claim file per volume name, taken before a create runs. */
     nameClaims: join(client, 'host_volume_names'),
     /** One empty file per volume ID a create of this agent claimed, so gc knows what it may remove. */

@@ -11,6 +11,7 @@ import { loadNodeFacts, updateNodeFacts, type NodeFacts } from './node-facts.js'
 import { loadNodeId } from './node-identity.js';
 import { VolumeDisks } from './volume-disks.js';
 import { VolumeHealth } from './volume-health.js';
+import { VolumeMounts } from './volume-mounts.js';
 import { JobRecords } from './job-records.js';
 
 /**
@@ -27,6 +28,8 @@ export class AgentStore {
   readonly claims: NameClaims;
   readonly health: VolumeHealth;
   readonly disks: VolumeDisks;
+  /** The mounts each volume's plugin made, by identity: the only ones a reboot takes off. */
+  readonly mounts: VolumeMounts;
   readonly lock: AgentLock;
   /** The jobs registered and the allocations placed on the node. */
   readonly jobs: JobRecords;
@@ -47,7 +50,8 @@ export class AgentStore {
       this.index,
     );
     this.disks = new VolumeDisks(dataDir, this.index);
-    this.health = new VolumeHealth(dataDir, this.disks);
+    this.mounts = new VolumeMounts(dataDir);
+    this.health = new VolumeHealth(dataDir, this.disks, this.mounts);
     this.lock = new AgentLock(this.layout);
     this.jobs = new JobRecords(this.layout);
   }

@@ -5,11 +5,14 @@ import {
   atOrBelow,
   attachedLoopDevices,
   canonicalPath,
+  describeMount,
   entriesAt,
   formatDeviceNumber,
   readMountTable,
+  sameFilesystem,
   type LoopDevice,
   type MountEntry,
+  type MountIdentity,
 } from '@dhv/sdk/host';
 import type { VolumeRecord } from './client-state.js';
 import { stateLayout } from './layout.js';
@@ -87,18 +90,27 @@ export class VolumeDisks {
     await removeFileDurably(this.file(id));
   }
 
-  /** Volumes whose mount is gone, or whose loop device's image was deleted or cut short: not usable, whatever the last restore said. */
-  async unusable(records: readonly VolumeRecord[]): Promise<Map<string, Unusable>> {
+  /**
+   * Volumes whose mount is gone or was replaced by another filesystem at the same place
+   * (compared with `recordedMounts`, the mounts its plugin made), or whose loop device's
+   * image was deleted or cut short: not usable, whatever the last restore said.
+   */
+  async unusable(
+    records: readonly VolumeRecord[],
+    recordedMounts: ReadonlyMap<string, MountIdentity[]> = new Map(),
+  ): Promise<Map<string, Unusable>> {
     const out = new Map<string, Unusable>();
-    const mountedOnes: Array<{ record: VolumeRecord; disk: VolumeDisk }> = [];
+    const mountedOnes: Array<{ record: VolumeRecord; mounts: MountIdentity[] }> = [];
     for (const record of records) {
-      const disk = await this.get(record.ID);
-      if (disk?.VolumeMounted && isAbsolute(record.HostPath)) mountedOnes.push({ record, disk });
+      if (!isAbsolute(record.HostPath)) continue;
+      const mounts = recordedMounts.get(record.ID) ?? [];
+      if (mounts.length > 0 || (await this.get(record.ID))?.VolumeMounted) mountedOnes.push({ record, mounts });
     }
     if (mountedOnes.length === 0) return out;
     const [table, loops] = await Promise.all([readMountTable(), attachedLoopDevices()]);
-    for (const { record } of mountedOnes) {
-      const problem = await mountProblem(record.HostPath, table, loops);
+    for (const { record, mounts } of mountedOnes) {
+      const problem =
+        (await replacedMount(record.HostPath, mounts, table)) ?? (await mountProblem(record.HostPath, table, loops));
       if (problem) out.set(record.ID, { ...problem, at: '' });
     }
     return out;
@@ -268,6 +280,34 @@ async function diskOf(volumesDir: string): Promise<Pick<VolumeDisk, 'Device' | '
 
 async function mountedAt(canonical: string): Promise<MountEntry[]> {
   return entriesAt(await readMountTable(), canonical);
+}
+
+/**
+ * A recorded mount whose place now holds another filesystem (another device, or a root
+ * born at another time), or nothing: the path is then not the volume. The same filesystem
+ * mounted again is still the volume.
+ */
+export async function replacedMount(
+  hostPath: string,
+  mounts: readonly MountIdentity[],
+  table: readonly MountEntry[],
+): Promise<{ code: 'VOLUME_NOT_MOUNTED' | 'MOUNT_REPLACED'; error: string } | undefined> {
+  for (const recorded of mounts) {
+    const top = entriesAt(table, recorded.mountPoint).at(-1);
+    if (!top) {
+      return {
+        code: 'VOLUME_NOT_MOUNTED',
+        error: `the volume's filesystem (${describeMount(recorded)}) is no longer mounted at ${recorded.mountPoint}: files written to ${hostPath} now land on the filesystem below and are hidden by the next mount; run dhv agent restart to mount it again`,
+      };
+    }
+    if (!(await sameFilesystem(top, recorded))) {
+      return {
+        code: 'MOUNT_REPLACED',
+        error: `${recorded.mountPoint} holds ${describeMount(top)}, not the volume's filesystem ${describeMount(recorded)} that its plugin mounted there: files written to ${hostPath} do not land on the volume; unmount it (umount ${recorded.mountPoint}), then run dhv agent restart`,
+      };
+    }
+  }
+  return undefined;
 }
 
 async function mountProblem(

@@ -6,6 +6,7 @@ import { isAbsolute, join } from 'node:path';
 import { readRegularFile, removeFileDurably, writeFileDurably } from './durable-file.js';
 import { stateLayout } from './layout.js';
 import { VolumeDisks } from './volume-disks.js';
+import { VolumeMounts } from './volume-mounts.js';
 
 export interface VolumeFailure {
   /** Why the last restore failed. */
@@ -25,6 +26,7 @@ export class VolumeHealth {
   constructor(
     dataDir: string,
     private readonly disks = new VolumeDisks(dataDir),
+    private readonly mounts = new VolumeMounts(dataDir),
   ) {
     this.dir = stateLayout(dataDir).volumeFailures;
   }
@@ -75,7 +77,7 @@ export class VolumeHealth {
   async judge(records: readonly VolumeRecord[]): Promise<Map<string, VolumeFailure>> {
     const failures = await this.all();
     const unknown = records.filter((r) => !failures.has(r.ID));
-    for (const [id, failure] of await this.disks.unusable(unknown)) failures.set(id, failure);
+    for (const [id, failure] of await this.disks.unusable(unknown, await this.mounts.all())) failures.set(id, failure);
     await Promise.all(
       records.map(async (r) => {
         // A relative path, as a plugin may answer: Nomad's client publishes it as given and

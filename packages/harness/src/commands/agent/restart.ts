@@ -56,6 +56,7 @@ function restartText(report: StartReport): string {
       lines.push(
         `    left alone ${p}: outside the volumes dir, or reached through a link, so not this agent's to unmount`,
       );
+    for (const m of report.reboot.leftMounted) lines.push(`    left mounted ${m}, so not this agent's to unmount`);
   }
   lines.push(`==> Agent started on node ${report.nodeId}`);
   lines.push(`==> Plugins: ${report.fingerprint.plugins.map((p) => `${p.id} ${p.version}`).join(', ')}`);

@@ -42,7 +42,7 @@ export default class NodeStatus extends DhvCommand {
     const { args, flags } = await this.parse(NodeStatus, nomadSpelling(this.argv, { json: true, ...NodeStatus.flags }));
     if (args.node !== undefined && args.node.length === 1)
       throw new UsageError('Identifier must contain at least two characters.');
-    const agent = await openAgent(flags, (w) => this.warnLine(w));
+    const agent = await openAgent(flags, (w) => this.warnLine(w), undefined, { readOnly: true });
     const ref = flags.self ? undefined : args.node;
     if (ref !== undefined && !agent.nodeId.startsWith(ref.toLowerCase()))
       throw new AgentError(

@@ -55,7 +55,7 @@ export default class VolumeStatus extends DhvCommand {
     if (args.id !== undefined && (flags.node !== undefined || flags['node-pool'] !== undefined)) {
       throw new AgentError('SPEC_INVALID', '-node or -node-pool options can only be used when no ID is provided', {});
     }
-    const agent = await openAgent(flags, (w) => this.warnLine(w));
+    const agent = await openAgent(flags, (w) => this.warnLine(w), undefined, { readOnly: true });
     if (args.id === undefined) {
       const volumes = (await agent.volumes())
         .filter((v) => flags.namespace === ALL_NAMESPACES || v.Namespace === flags.namespace)
