@@ -4,7 +4,12 @@ import type { AgentConfig, StaticHostVolume } from '../config/agent-config.js';
 import type { VolumeSpec } from '../volume-specs/volume-spec.js';
 import type { ClientState, ClientCreateRequest, VolumeRecord } from './state/client-state.js';
 import { AgentError } from '../errors/agent-error.js';
-import { applyHostVolumeUpdates, staticHostVolumes, type HostVolumeUpdate } from './host-volumes.js';
+import {
+  applyHostVolumeUpdates,
+  staticHostVolumes,
+  type HostVolumeConfig,
+  type HostVolumeUpdate,
+} from './host-volumes.js';
 import type { NodeFacts, VolumeState } from './state/node-facts.js';
 import { AgentStore } from './state/store.js';
 import { describeNode } from './node-description.js';
@@ -247,12 +252,15 @@ export class Agent {
    * agent-scenario vectors replay). `createVolume` is the whole `volume create`.
    */
   get client() {
+    const serialised = <T>(id: string, doing: string, fn: () => Promise<T>) =>
+      this.track(() => this.store.lock.volume(id, { doing }, fn, this.controller.signal));
     return {
       create: (req: ClientCreateRequest, server?: ServerVolume): Promise<ClientCreateResponse> =>
-        this.track(() => this.manager().create(req, server)),
+        serialised(req.ID, `creating volume "${req.Name}" (${req.ID})`, () => this.manager().create(req, server)),
       register: (req: ClientRegisterRequest, server?: ServerVolume): Promise<void> =>
-        this.track(() => this.manager().register(req, server)),
-      delete: (req: ClientDeleteRequest) => this.track(() => this.manager().delete(req)),
+        serialised(req.ID, `registering volume "${req.Name}" (${req.ID})`, () => this.manager().register(req, server)),
+      delete: (req: ClientDeleteRequest) =>
+        serialised(req.ID, `deleting volume "${req.Name}" (${req.ID})`, () => this.manager().delete(req)),
       /** The volume-name locks, `{name: volume ID}`. */
       locks: () => this.store.claims.all(),
     };
@@ -261,27 +269,36 @@ export class Agent {
   /**
    * `volume create` end to end: the servers' checks (update rules, placement on this
    * node: the plugin must be fingerprinted and the constraints met), then the client's
-   * create, then the state the servers compute.
+   * create, then the state the servers compute. All of it holds the volume's lock (Nomad's
+   * serializeCall), and the volume is read under it: an update that comes after a delete
+   * finds no volume, and one that comes before it finishes before the delete begins.
    */
   async createVolume(spec: VolumeSpec): Promise<{ volume: HostVolume; created: boolean }> {
     return this.track(async () => {
       const facts = await this.facts();
-      const existing = existingForUpdate(spec, spec.id ? await this.state.get(spec.id) : undefined);
       const id = spec.id || randomUUID();
-      const problem = placementProblem(spec, {
-        nodeId: this.nodeId,
-        nodePool: this.config.nodePool,
-        description: describeNode(this.config),
-        facts,
-        pluginDir: this.config.pluginDir,
-        updating: existing !== undefined,
-      });
-      if (problem) throw problem;
-      await this.manager().create(
-        clientCreateRequest(spec, id, this.nodeId),
-        serverVolume(spec, this.config.nodePool, existing),
+      return this.store.lock.volume(
+        id,
+        { doing: `creating volume "${spec.name}" (${id})`, name: spec.name },
+        async () => {
+          const existing = existingForUpdate(spec, spec.id ? await this.state.get(spec.id) : undefined);
+          const problem = placementProblem(spec, {
+            nodeId: this.nodeId,
+            nodePool: this.config.nodePool,
+            description: describeNode(this.config),
+            facts: await this.withoutDeleted(facts, [spec.name]),
+            pluginDir: this.config.pluginDir,
+            updating: existing !== undefined,
+          });
+          if (problem) throw problem;
+          await this.manager().create(
+            clientCreateRequest(spec, id, this.nodeId),
+            serverVolume(spec, this.config.nodePool, existing),
+          );
+          return { volume: await this.afterUpsert(id), created: !existing };
+        },
+        this.controller.signal,
       );
-      return { volume: await this.afterUpsert(id), created: !existing };
     });
   }
 
@@ -289,29 +306,52 @@ export class Agent {
   async registerVolume(spec: VolumeSpec): Promise<{ volume: HostVolume; created: boolean }> {
     return this.track(async () => {
       await this.facts();
-      const existing = existingForUpdate(spec, spec.id ? await this.state.get(spec.id) : undefined);
       const id = spec.id || randomUUID();
-      await this.manager().register(
-        clientRegisterRequest(spec, id, this.nodeId),
-        serverVolume(spec, this.config.nodePool, existing),
+      return this.store.lock.volume(
+        id,
+        { doing: `registering volume "${spec.name}" (${id})`, name: spec.name },
+        async () => {
+          const existing = existingForUpdate(spec, spec.id ? await this.state.get(spec.id) : undefined);
+          await this.manager().register(
+            clientRegisterRequest(spec, id, this.nodeId),
+            serverVolume(spec, this.config.nodePool, existing),
+          );
+          return { volume: await this.afterUpsert(id), created: !existing };
+        },
+        this.controller.signal,
       );
-      return { volume: await this.afterUpsert(id), created: !existing };
     });
   }
 
   /** Deletes a volume named by its ID or a unique prefix of it, with the request the servers would send. */
   async deleteVolume(ref: string): Promise<HostVolume> {
     return this.track(async () => {
-      const record = await this.find(ref);
-      const view = toHostVolume(record, await this.stateOf(record.ID));
-      await this.manager().delete(deleteRequestFor(record));
-      await this.store.updateNodeFacts((f) => {
-        const facts = f ?? this.emptyFacts();
-        const volumeStates = new Map(facts.volumeStates);
-        volumeStates.delete(record.ID);
-        return { ...facts, volumeStates };
-      });
-      return view;
+      const found = await this.find(ref);
+      return this.store.lock.volume(
+        found.ID,
+        { doing: `deleting volume "${found.CreateReq.Name}" (${found.ID})`, name: found.CreateReq.Name },
+        async () => {
+          // Read again under the volume's lock: a delete that waited for another finds it gone.
+          const record = await this.state.get(found.ID);
+          if (!record) {
+            throw new AgentError(
+              'VOLUME_NOT_FOUND',
+              `no such volume: ${found.ID}\nIt was deleted while this command waited for it; run dhv volume status to list the volumes`,
+              { volumeId: found.ID },
+            );
+          }
+          const view = toHostVolume(record, await this.stateOf(record.ID));
+          await this.manager().delete(deleteRequestFor(record));
+          await this.store.updateNodeFacts((f) => {
+            const facts = f ?? this.emptyFacts();
+            const volumeStates = new Map(facts.volumeStates);
+            volumeStates.delete(record.ID);
+            return { ...facts, volumeStates };
+          });
+          return view;
+        },
+        this.controller.signal,
+      );
     });
   }
 
@@ -342,7 +382,39 @@ export class Agent {
   /** The node as the servers see it: attributes from the last fingerprint, `HostVolumes` as the node last reported them. */
   async status(): Promise<NodeStatus> {
     const facts = await this.facts();
-    return nodeStatus(this.config, this.nodeId, facts, await this.volumes());
+    const volumes = await this.volumes();
+    const recorded = new Set(volumes.map((v) => v.ID));
+    return nodeStatus(
+      this.config,
+      this.nodeId,
+      this.published(facts, (id) => recorded.has(id)),
+      volumes,
+    );
+  }
+
+  /**
+   * The node's facts without a dynamic volume whose record is gone. Every change of a
+   * volume commits with one rename or unlink of its record; a `dhv` killed between a
+   * delete's commit and its update of the node left the volume on the node, and what the
+   * node reports is read against client state, so the next command sees it deleted.
+   * `names` limits the look to the entries a caller reads.
+   */
+  private async withoutDeleted(facts: NodeFacts, names: readonly string[]): Promise<NodeFacts> {
+    const gone = new Set<string>();
+    for (const name of names) {
+      const id = facts.hostVolumes.get(name)?.ID;
+      if (id && !(await this.state.has(id))) gone.add(id);
+    }
+    return this.published(facts, (id) => !gone.has(id));
+  }
+
+  private published(facts: NodeFacts, recorded: (id: string) => boolean): NodeFacts {
+    let hostVolumes: Map<string, HostVolumeConfig> | undefined;
+    for (const [name, volume] of facts.hostVolumes) {
+      if (volume.ID === '' || recorded(volume.ID)) continue;
+      (hostVolumes ??= new Map(facts.hostVolumes)).delete(name);
+    }
+    return hostVolumes ? { ...facts, hostVolumes } : facts;
   }
 
   /** What the node last reported; a data dir that never started gets a start now, as an agent's first start. */

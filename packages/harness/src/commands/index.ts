@@ -9,6 +9,8 @@ import Demo from './demo.js';
 import AgentRestart from './agent/restart.js';
 import NodeStatus from './node/status.js';
 import PluginRun from './plugin/run.js';
+import RecordCommand from './record.js';
+import Replay from './replay.js';
 import VolumeCreate from './volume/create.js';
 import VolumeDelete from './volume/delete.js';
 import VolumeRegister from './volume/register.js';
@@ -30,6 +32,8 @@ export const COMMANDS: Record<string, Command.Class> = {
   demo: Demo,
   'node:status': NodeStatus,
   'plugin:run': PluginRun,
+  record: RecordCommand,
+  replay: Replay,
   'volume:create': VolumeCreate,
   'volume:delete': VolumeDelete,
   'volume:register': VolumeRegister,

@@ -29,6 +29,13 @@ export interface LockOptions {
   folderMode?: number;
   /** Held together with other shared holders, never with an exclusive one. */
   shared?: boolean;
+  /**
+   * Takes the lock only while this process runs: it waits on an open file of its own that
+   * its flock(1) child alone holds (which lets go as it exits), then takes the lock itself
+   * without waiting. So a waiter stopped (SIGSTOP, Ctrl-Z) or killed never becomes a
+   * holder, and never keeps anyone out.
+   */
+  onlyWhileRunning?: boolean;
 }
 
 export async function withVolumeLock<T>(lockPath: string, fn: () => Promise<T>, options: LockOptions = {}): Promise<T> {
@@ -45,16 +52,29 @@ export async function acquireVolumeLock(lockPath: string, options: LockOptions =
   for (;;) {
     if (options.signal?.aborted) throw await gaveUp(lockPath);
     const fd = await openLockFile(lockPath, options);
+    const shared = options.shared === true;
+    const polite = options.onlyWhileRunning === true;
+    let locked: boolean;
     let held = false;
     try {
-      await lockOpenFile(flock, fd, lockPath, { tryOnly: false, shared: options.shared === true }, options.signal);
+      locked = await lockOpenFile(flock, fd, lockPath, { tryOnly: polite, shared }, options.signal).then(
+        () => true,
+        (err: unknown) => {
+          if (polite && !options.signal?.aborted && err instanceof PluginFailure && err.code === 'ELOCKED')
+            return false;
+          throw err;
+        },
+      );
       // A holder that let go unlinked the path first: the inode this process now locks
       // may be one nobody can find any more, and then it locks the path afresh.
-      held = sameFile(await fstat(fd), await lstat(lockPath).catch(() => undefined));
+      held = locked && sameFile(await fstat(fd), await lstat(lockPath).catch(() => undefined));
     } finally {
       if (!held) await close(fd);
     }
-    if (!held) continue;
+    if (!held) {
+      if (!locked) await waitUntilFree(flock, lockPath, shared, options);
+      continue;
+    }
     if (options.shared) return once(() => close(fd));
     await writeHolder(fd);
     return once(async () => {
@@ -104,6 +124,12 @@ async function withFreeLock(lockPath: string, fn: () => Promise<boolean>): Promi
   }
 }
 
+/** Waits until the lock could be taken, on an open file only a flock(1) child holds: it lets go as it exits. */
+async function waitUntilFree(flock: string, lockPath: string, shared: boolean, options: LockOptions): Promise<void> {
+  const fd = await openLockFile(lockPath, options);
+  await lockOpenFile(flock, fd, lockPath, { tryOnly: false, shared, handOver: true }, options.signal);
+}
+
 async function openLockFile(lockPath: string, options: LockOptions): Promise<number> {
   // O_NOFOLLOW: a link planted at the lock path is refused, never followed.
   const flags = constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
@@ -148,7 +174,7 @@ async function lockOpenFile(
   flock: string,
   fd: number,
   lockPath: string,
-  { tryOnly, shared }: { tryOnly: boolean; shared: boolean },
+  { tryOnly, shared, handOver = false }: { tryOnly: boolean; shared: boolean; handOver?: boolean },
   signal?: AbortSignal,
 ): Promise<void> {
   const { spawn } = await loadChildProcess();
@@ -159,6 +185,8 @@ async function lockOpenFile(
     stdio: ['ignore', 'ignore', 'ignore', fd],
     env: TOOL_ENV,
   });
+  // Handed over: the child's copy is the open file's last, so its lock ends with the child.
+  if (handOver) await close(fd);
   const onAbort = () => child.kill('SIGKILL');
   if (signal?.aborted) onAbort();
   signal?.addEventListener('abort', onAbort, { once: true });

@@ -97,9 +97,10 @@ export class VolumeManager {
     const { config, runner, state, names, signal } = this.ctx;
     const fields = { volume_id: req.ID, volume_name: req.Name };
     await runner.lookup(config.pluginDir, req.PluginID);
-    return this.ctx.lock.name(
-      req.Name,
-      { doing: `creating volume "${req.Name}" (${req.ID})` },
+    const oldName = await this.renamedFrom(req);
+    return this.ctx.lock.names(
+      oldName === undefined ? [req.Name] : [oldName, req.Name],
+      { doing: `creating volume "${req.Name}" (${req.ID})`, name: req.Name, volumeId: req.ID },
       async () => {
         const { wasFree } = await this.claim(req.Name, req.ID);
         let result: { path: string; bytes: bigint };
@@ -112,7 +113,7 @@ export class VolumeManager {
             }),
           );
         } catch (err) {
-          await names.release(req.Name);
+          await names.release(req.Name, req.ID);
           if (!wasFree) {
             this.ctx.log({
               level: 'warn',
@@ -130,6 +131,7 @@ export class VolumeManager {
           CreateReq: req,
           Volume: { ...server, CapacityBytes: result.bytes },
         };
+        if (oldName !== undefined) await names.keep(oldName, req.ID);
         try {
           await state.put(record);
         } catch (err) {
@@ -156,7 +158,7 @@ export class VolumeManager {
             });
             throw joinErrors([err, deleteErr]);
           } finally {
-            await names.release(req.Name);
+            await names.release(req.Name, req.ID);
           }
           throw err;
         }
@@ -176,15 +178,16 @@ export class VolumeManager {
   ): Promise<void> {
     const { state, names, signal } = this.ctx;
     const fields = { volume_id: req.ID, volume_name: req.Name };
-    await this.ctx.lock.name(
-      req.Name,
-      { doing: `registering volume "${req.Name}" (${req.ID})` },
+    const oldName = await this.renamedFrom(req);
+    await this.ctx.lock.names(
+      oldName === undefined ? [req.Name] : [oldName, req.Name],
+      { doing: `registering volume "${req.Name}" (${req.ID})`, name: req.Name, volumeId: req.ID },
       async () => {
         await this.claim(req.Name, req.ID);
         try {
           await goStat(req.HostPath);
         } catch (err) {
-          await names.release(req.Name);
+          await names.release(req.Name, req.ID);
           const error = new AgentError(
             'HOST_PATH_MISSING',
             `could not verify host path for "${req.Name}": ${messageOf(err)}`,
@@ -210,6 +213,7 @@ export class VolumeManager {
           RequestedCapacityMaxBytes: 0n,
           Parameters: req.Parameters,
         };
+        if (oldName !== undefined) await names.keep(oldName, req.ID);
         try {
           await state.put({
             ID: req.ID,
@@ -218,7 +222,7 @@ export class VolumeManager {
             Volume: { ...server, CapacityBytes: req.CapacityBytes },
           });
         } catch (err) {
-          await names.release(req.Name);
+          await names.release(req.Name, req.ID);
           throw err;
         }
         await this.ctx.health?.clear(req.ID);
@@ -232,7 +236,7 @@ export class VolumeManager {
     const { config, runner, state, names, signal } = this.ctx;
     return this.ctx.lock.name(
       req.Name,
-      { doing: `deleting volume "${req.Name}" (${req.ID})` },
+      { doing: `deleting volume "${req.Name}" (${req.ID})`, name: req.Name, volumeId: req.ID },
       async () => {
         if (req.PluginID !== '') {
           await runner.lookup(config.pluginDir, req.PluginID);
@@ -256,7 +260,7 @@ export class VolumeManager {
           });
           throw err;
         }
-        await names.release(req.Name);
+        await names.release(req.Name, req.ID);
         await this.ctx.disks?.forget(req.ID).catch(() => {});
         await this.ctx.publish([{ name: req.Name, volume: null }]);
         return { volumeName: req.Name, volumeId: req.ID };
@@ -499,6 +503,16 @@ export class VolumeManager {
       });
       return left(err as Error);
     }
+  }
+
+  /**
+   * The name the volume has now, when this request renames it (read with the volume's own
+   * lock held by the caller, so nothing renames it meanwhile). A record that does not load
+   * renames nothing here: the update fails on it later, or overwrites it.
+   */
+  private async renamedFrom(req: { ID: string; Name: string }): Promise<string | undefined> {
+    const previous = await this.ctx.state.get(req.ID).catch(() => undefined);
+    return previous !== undefined && previous.CreateReq.Name !== req.Name ? previous.CreateReq.Name : undefined;
   }
 
   /** Claims a name under its lock; restore and create share this path, so claims are serialised across processes. */

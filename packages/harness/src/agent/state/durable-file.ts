@@ -15,6 +15,21 @@ export const TEMP_PREFIX = '.tmp-';
 export async function writeFileDurably(path: string, contents: string, mode = 0o600): Promise<void> {
   await writeFileAtomically(path, contents, mode, true);
   await syncDirectory(dirname(path));
+  durableStep();
+}
+
+let durableSteps = 0;
+
+/**
+ * Marks one durable change of the store done (a file renamed into place, one unlinked, a
+ * claim linked). For the crash tests alone: with `$DHV_TEST_KILL_AT_STEP` = N the process
+ * kills itself (SIGKILL) right after its Nth change, so a test can walk every point of a
+ * transition one by one instead of killing at random instants.
+ */
+export function durableStep(): void {
+  durableSteps++;
+  const at = process.env.DHV_TEST_KILL_AT_STEP;
+  if (at !== undefined && Number(at) === durableSteps) process.kill(process.pid, 'SIGKILL');
 }
 
 /**
@@ -53,6 +68,7 @@ export async function removeFileDurably(path: string): Promise<boolean> {
     throw err;
   }
   await syncDirectory(dirname(path));
+  durableStep();
   return true;
 }
 

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { isUuid, removeFreeLock } from '@dhv/sdk';
 import {
   TEMP_PREFIX,
+  durableStep,
   readRegularFile,
   removeFileDurably,
   syncDirectory,
@@ -26,12 +27,22 @@ export const VOLUME_NAME_EXISTS = 'volume name already exists on this node';
 /** Longest name kept in a claim (for gc's listing); a longer one is kept as its ID alone. */
 const MAX_KEPT_NAME_BYTES = 2048;
 const LEGACY_SUFFIX = '.json';
+/** Between a claim's ID and name in its target, in place of `.`, for a name kept after a rename. */
+const KEPT_MARK = '+';
 
 export interface Claim {
   id: string;
   /** The claimed name, when it was short enough to keep (gc shows it and hands it to the plugin's delete). */
   name: string | undefined;
+  /** Kept by a volume renamed since (Nomad keeps the old name until a restart): held while the volume has a record. */
+  kept?: boolean;
 }
+
+/**
+ * What a claim's holder has in client state: its record's name, `null` for a record that
+ * does not load (the volume is there), undefined for none.
+ */
+export type RecordedName = (id: string) => Promise<string | null | undefined>;
 
 /**
  * The agent's volume-name locks: a map of name to volume ID, as Nomad's host volume
@@ -59,7 +70,7 @@ export class NameClaims {
 
   constructor(
     private readonly layout: StateLayout,
-    private readonly hasRecord: (id: string) => Promise<boolean>,
+    private readonly recordedName: RecordedName,
     private readonly index?: StateIndex,
   ) {
     this.dir = layout.nameClaims;
@@ -77,11 +88,14 @@ export class NameClaims {
    * cleanup delete); throws when another ID holds it.
    */
   async claim(name: string, id: string): Promise<{ wasFree: boolean }> {
-    let holder = await this.holder(name);
-    // Nomad's map dies with the agent. Here a claim is a file: one left by a `dhv` killed
-    // mid-create (its volume never reached client state) is no claim, since everything that
-    // claims a name does so under its lock and finishes, or releases it, before letting go.
-    if (holder !== undefined && holder !== id && !(await this.hasRecord(holder))) {
+    const claim = await this.readClaim(nameKey(name));
+    let holder = claim?.id;
+    // Nomad's map dies with the agent. Here a claim is a file, and one is left by a `dhv`
+    // killed mid-create or mid-rename: since everything that claims a name does so under its
+    // lock and finishes, or releases it, before letting go, a claim found under the lock is
+    // held only while its holder's record names it (or, kept after a rename, while the
+    // holder has a record at all). Anything else is what a killed transition left: no claim.
+    if (holder !== undefined && holder !== id && !(await this.holds(claim!, name))) {
       await this.rememberId(holder);
       holder = undefined;
     }
@@ -92,6 +106,7 @@ export class NameClaims {
       try {
         await this.link(nameKey(name), id, name);
         await syncDirectory(this.dir);
+        durableStep();
       } catch (err) {
         throw new AgentError(
           'STATE_WRITE_FAILED',
@@ -103,10 +118,37 @@ export class NameClaims {
     return { wasFree: holder === undefined };
   }
 
-  /** Releases `name`, whoever holds it (Nomad releases by name alone). */
-  async release(name: string): Promise<void> {
+  /** Whether `claim` of `name` still holds, judged against its holder's record (see `claim`). */
+  private async holds(claim: Claim, name: string): Promise<boolean> {
+    const recorded = await this.recordedName(claim.id);
+    if (recorded === undefined) return false;
+    return recorded === null || recorded === name || claim.kept === true;
+  }
+
+  /**
+   * Marks `name`, held by `id`, as kept by a volume being renamed away from it: Nomad's
+   * client keeps the old name locked (and on the node) until the agent restarts. Written
+   * before the renamed record, so a crash in between leaves the old name held and the new
+   * one not (its claim then names a record that does not name it).
+   */
+  async keep(name: string, id: string): Promise<void> {
+    const claim = await this.readClaim(nameKey(name));
+    if (claim?.id !== id || claim.kept) return;
     this.index?.forget('claims');
+    await this.link(nameKey(name), id, name, true);
+    await syncDirectory(this.dir);
+    durableStep();
+  }
+
+  /**
+   * Releases `name` if `id` holds it (compare-and-release): a stale request never frees a
+   * name another volume holds since. Nomad releases by name alone, but its servers never
+   * send a request for a volume that is gone.
+   */
+  async release(name: string, id: string): Promise<void> {
     const holder = await this.holder(name);
+    if (holder !== undefined && holder !== id) return;
+    this.index?.forget('claims');
     await removeFileDurably(join(this.dir, nameKey(name)));
     await removeFileDurably(join(this.dir, `${nameKey(name)}${LEGACY_SUFFIX}`));
     if (holder !== undefined) await this.forgetId(holder);
@@ -210,9 +252,9 @@ export class NameClaims {
   }
 
   /** Points `key` at `id` by rename, so a claim is replaced without a moment of absence. */
-  private async link(key: string, id: string, name: string): Promise<void> {
+  private async link(key: string, id: string, name: string, kept = false): Promise<void> {
     const encoded = Buffer.from(name).toString('base64url');
-    const target = keptName(name) !== undefined ? `${id}.${encoded}` : id;
+    const target = `${id}${kept ? KEPT_MARK : keptName(name) !== undefined ? '.' : ''}${keptName(name) !== undefined ? encoded : ''}`;
     const temp = join(this.dir, `${TEMP_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}-${key}`);
     await symlink(target, temp);
     try {
@@ -327,7 +369,11 @@ function parseTarget(target: string | undefined): Claim | undefined {
   const id = target.slice(0, 36);
   if (!isUuid(id)) return undefined;
   const rest = target.slice(37);
-  return { id, name: target.length > 37 ? Buffer.from(rest, 'base64url').toString() : undefined };
+  return {
+    id,
+    name: target.length > 37 ? Buffer.from(rest, 'base64url').toString() : undefined,
+    ...(target[36] === KEPT_MARK ? { kept: true } : {}),
+  };
 }
 
 export function nameTaken(name: string, holder: string): AgentError {

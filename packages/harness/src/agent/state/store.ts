@@ -34,7 +34,15 @@ export class AgentStore {
     this.layout = stateLayout(dataDir);
     this.index = new StateIndex(this.layout.stateIndex);
     this.records = new ClientState(dataDir, this.index);
-    this.claims = new NameClaims(this.layout, (id) => this.records.has(id), this.index);
+    this.claims = new NameClaims(
+      this.layout,
+      (id) =>
+        this.records.get(id).then(
+          (record) => record?.CreateReq.Name,
+          () => null,
+        ),
+      this.index,
+    );
     this.disks = new VolumeDisks(dataDir, this.index);
     this.health = new VolumeHealth(dataDir, this.disks);
     this.lock = new AgentLock(this.layout);

@@ -1,0 +1,333 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect } from 'vitest';
+import { testWithAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
+import { DHV_BIN, runDhv, skipUnless, tool, toolPath } from './support/kit.js';
+import { GATED_PLUGIN, Gates, finished, waitingForLock } from './support/gates.js';
+
+/**
+ * Issue 34: one volume, one line of operations. Each race runs in its recipe's order, a
+ * plugin run held at a FIFO gate and a waiting `dhv` seen waiting (its flock(1) child), no
+ * sleep; each kill lands at a chosen instant (at a gate, or by strace at the first fsync of
+ * the records folder, which comes right after a record's rename or unlink). After each, the
+ * very next plain commands are judged, with no restart in between. Run against 9670b4d
+ * (the code before this file): every test fails there, each on its bug.
+ */
+
+// Every test gets the gated plugin, also those that close no gate.
+const it = testWithAgent().extend<{ gates: Gates }>({
+  gates: [
+    async ({ agent }, use) => {
+      await agent.plugin('gated', GATED_PLUGIN);
+      await use(new Gates(agent.dir));
+    },
+    { auto: true },
+  ],
+});
+
+/** The message of a failed `--json` command. */
+function errorOf(stderr: string): string {
+  try {
+    return (JSON.parse(stderr) as { error: { message: string } }).error.message;
+  } catch {
+    return stderr;
+  }
+}
+
+interface Status {
+  ID: string;
+  Name: string;
+  State: string;
+}
+
+async function spec(agent: TempAgent, name: string, id?: string): Promise<string> {
+  return agent.file(`${name}-${id ?? 'new'}.hcl`, volumeHcl({ name, plugin_id: 'gated', ...(id ? { id } : {}) }));
+}
+
+async function create(agent: TempAgent, name: string): Promise<string> {
+  return (await agent.json<{ Volume: { ID: string } }>('volume', 'create', await spec(agent, name))).Volume.ID;
+}
+
+async function volumes(agent: TempAgent): Promise<Status[]> {
+  return agent.json<Status[]>('volume', 'status');
+}
+
+/** The node's HostVolumes as `node status` reports them: name to volume ID. */
+async function published(agent: TempAgent): Promise<Record<string, string>> {
+  const node = await agent.json<{ HostVolumes: Record<string, { ID: string }> }>('node', 'status');
+  return Object.fromEntries(Object.entries(node.HostVolumes).map(([name, v]) => [name, v.ID]));
+}
+
+/**
+ * Runs `dhv <args>` under strace, which kills it (SIGKILL) at its first fsync of the records
+ * folder: right after it renamed a record into place or unlinked one.
+ */
+async function killedAfterRecordChange(agent: TempAgent, ...args: string[]): Promise<number | null> {
+  const child = spawn(
+    toolPath('strace')!,
+    [
+      '-f',
+      '-qq',
+      '-o',
+      '/dev/null',
+      '-P',
+      join(agent.dataDir, 'client', 'host_volumes'),
+      '-e',
+      'trace=fsync',
+      '-e',
+      'inject=fsync:signal=KILL',
+      process.execPath,
+      DHV_BIN,
+      ...args,
+      '--data-dir',
+      agent.dataDir,
+    ],
+    { cwd: agent.dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DHV_DATA_DIR: undefined } },
+  );
+  return (await finished(child)).code;
+}
+
+/** `pid` and every process below it (its flock(1) children), as Ctrl-Z stops a foreground job. */
+function tree(pid: number): number[] {
+  const out = [pid];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(...tree(Number(entry)));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+function signalTree(pids: number[], signal: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
+/** `dhv <args>` with its own lock wait. */
+function dhvWaiting(agent: TempAgent, waitMs: number, ...args: string[]) {
+  return runDhv([...args, '--data-dir', agent.dataDir], {
+    cwd: agent.dir,
+    env: { DHV_DATA_DIR: undefined, DHV_LOCK_WAIT_MS: String(waitMs) },
+  });
+}
+
+describe.concurrent('one volume, one line of operations (issue 34)', () => {
+  it('a delete that comes first wins over an update that waits for it: the volume does not come back', async ({
+    agent,
+    gates,
+  }) => {
+    const id = await create(agent, 'u');
+    await gates.close('u', 'delete');
+    const deleted = finished(agent.start('volume', 'delete', id, '--json'));
+    await gates.reached('u', 'delete');
+    const updateChild = agent.start('volume', 'create', await spec(agent, 'u', id), '--json');
+    const updated = finished(updateChild);
+    await waitingForLock(updateChild);
+    await gates.open('u', 'delete');
+
+    const [removed, update] = await Promise.all([deleted, updated]);
+
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(update.code).not.toBe(0);
+    expect(errorOf(update.stderr)).toContain(`cannot update volume "${id}": volume does not exist`);
+    expect(await volumes(agent)).toEqual([]);
+    expect(await published(agent)).toEqual({});
+    expect(existsSync(join(agent.volumesDir, id))).toBe(false);
+  });
+
+  it('an update that renames, racing a delete, does not bring the volume back under its new name', async ({
+    agent,
+    gates,
+  }) => {
+    const id = await create(agent, 'old');
+    await gates.close('old', 'delete');
+    const deleted = finished(agent.start('volume', 'delete', id, '--json'));
+    await gates.reached('old', 'delete');
+    const updateChild = agent.start('volume', 'create', await spec(agent, 'new', id), '--json');
+    const updated = finished(updateChild);
+    await waitingForLock(updateChild);
+    await gates.open('old', 'delete');
+
+    const [removed, update] = await Promise.all([deleted, updated]);
+
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(errorOf(update.stderr)).toContain(`cannot update volume "${id}": volume does not exist`);
+    expect(await volumes(agent)).toEqual([]);
+    expect(await published(agent)).toEqual({});
+    expect(existsSync(join(agent.volumesDir, id))).toBe(false);
+  });
+
+  it('an update that comes first finishes, then the delete that waited for it deletes (as a real agent)', async ({
+    agent,
+    gates,
+  }) => {
+    const id = await create(agent, 'w');
+    await gates.close('w', 'create');
+    const updated = finished(agent.start('volume', 'create', await spec(agent, 'w', id), '--json'));
+    await gates.reached('w', 'create');
+    const deleteChild = agent.start('volume', 'delete', id, '--json');
+    const deleted = finished(deleteChild);
+    await waitingForLock(deleteChild);
+    await gates.open('w', 'create');
+
+    const [update, removed] = await Promise.all([updated, deleted]);
+
+    expect(update.code, update.stderr).toBe(0);
+    expect(JSON.parse(update.stdout).Volume.ID).toBe(id);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(gates.runs()).toEqual(['create w', 'delete w']);
+    expect(await volumes(agent)).toEqual([]);
+    expect(await published(agent)).toEqual({});
+  });
+
+  it('a second delete of one volume finds it gone and frees no name another volume holds since', async ({
+    agent,
+    gates,
+  }) => {
+    const id = await create(agent, 'd');
+    await gates.close('d', 'delete');
+    const first = finished(agent.start('volume', 'delete', id, '--json'));
+    await gates.reached('d', 'delete');
+    const secondChild = agent.start('volume', 'delete', id, '--json');
+    const second = finished(secondChild);
+    await waitingForLock(secondChild);
+    await gates.open('d', 'delete');
+
+    const [one, two] = await Promise.all([first, second]);
+
+    expect(one.code, one.stderr).toBe(0);
+    expect(two.code).not.toBe(0);
+    expect(errorOf(two.stderr)).toContain(`no such volume: ${id}`);
+    // The plugin's delete ran once: the second delete acted on nothing it had read before.
+    expect(gates.runs()).toEqual(['delete d']);
+    const again = await create(agent, 'd');
+    expect((await agent.dhv('volume', 'create', await spec(agent, 'd'))).exitCode).not.toBe(0);
+    expect((await volumes(agent)).map((v) => v.ID)).toEqual([again]);
+  });
+
+  describe.skipIf(skipUnless('kill windows by strace', tool('strace', 'strace')))('kill -9 windows', () => {
+    it('a delete killed just after its record is unlinked: the next commands see it deleted and the name free', async ({
+      agent,
+    }) => {
+      const id = await create(agent, 'k');
+      expect(await killedAfterRecordChange(agent, 'volume', 'delete', id)).not.toBe(0);
+
+      expect(await volumes(agent)).toEqual([]);
+      expect(await published(agent)).toEqual({});
+      const made = await create(agent, 'k');
+      expect(await published(agent)).toEqual({ k: made });
+      expect((await volumes(agent)).map((v) => [v.ID, v.State])).toEqual([[made, 'ready']]);
+    });
+
+    it('an update renaming a to b killed while its plugin runs leaves b free and a with its volume', async ({
+      agent,
+      gates,
+    }) => {
+      const id = await create(agent, 'a');
+      await gates.close('b', 'create');
+      const renameChild = agent.start('volume', 'create', await spec(agent, 'b', id), '--json');
+      const renamed = finished(renameChild);
+      await gates.reached('b', 'create');
+      renameChild.kill('SIGKILL');
+      await renamed;
+      await gates.open('b', 'create');
+
+      expect((await volumes(agent)).map((v) => [v.ID, v.Name])).toEqual([[id, 'a']]);
+      const b = await create(agent, 'b');
+      expect(await published(agent)).toEqual({ a: id, b });
+      const a = await agent.dhv('volume', 'create', await spec(agent, 'a'));
+      expect(a.stderr).toMatch(/volume name already exists on this node|nodes had existing volume/);
+    });
+
+    it('an update renaming a to b killed just after its record is written keeps both names with the volume, as a finished rename', async ({
+      agent,
+    }) => {
+      const id = await create(agent, 'a');
+      expect(await killedAfterRecordChange(agent, 'volume', 'create', await spec(agent, 'b', id))).not.toBe(0);
+
+      expect((await volumes(agent)).map((v) => [v.ID, v.Name])).toEqual([[id, 'b']]);
+      for (const name of ['a', 'b']) {
+        const other = await agent.dhv('volume', 'create', await spec(agent, name));
+        expect(other.exitCode, `a new volume named ${name}`).not.toBe(0);
+        expect(other.stderr).toMatch(/volume name already exists on this node|nodes had existing volume/);
+      }
+      // The volume can still be deleted, and both its names are then free.
+      await agent.json('volume', 'delete', id);
+      expect(await published(agent)).toEqual({});
+      const a = await create(agent, 'a');
+      const b = await create(agent, 'b');
+      expect(await published(agent)).toEqual({ a, b });
+    });
+  });
+
+  describe('waiting never blocks others', () => {
+    it('a restart stopped while it waits for the agent keeps no one out, and goes on when continued', async ({
+      agent,
+      gates,
+    }) => {
+      await gates.close('a', 'create');
+      const first = finished(agent.start('volume', 'create', await spec(agent, 'a'), '--json'));
+      await gates.reached('a', 'create');
+      const restartChild = agent.start('agent', 'restart', '--json');
+      const restart = finished(restartChild);
+      await waitingForLock(restartChild);
+      const stopped = tree(restartChild.pid!);
+      signalTree(stopped, 'SIGSTOP');
+      try {
+        await gates.open('a', 'create');
+        expect((await first).code).toBe(0);
+        // Both would wait for the stopped restart for good (here: give up after 60 s) before.
+        const other = await dhvWaiting(agent, 60_000, 'volume', 'create', await spec(agent, 'b'));
+        expect(other.exitCode, other.stderr).toBe(0);
+        const again = await dhvWaiting(agent, 60_000, 'agent', 'restart');
+        expect(again.exitCode, again.stderr).toBe(0);
+      } finally {
+        signalTree(stopped, 'SIGCONT');
+      }
+      const restarted = await restart;
+      expect(restarted.code, restarted.stderr).toBe(0);
+      expect((await volumes(agent)).map((v) => [v.Name, v.State]).sort()).toEqual([
+        ['a', 'ready'],
+        ['b', 'ready'],
+      ]);
+    });
+
+    it('AGENT_BUSY names the restart waiting ahead and the stopped create it waits for, with kill -CONT', async ({
+      agent,
+      gates,
+    }) => {
+      await gates.close('h', 'create');
+      const createChild = agent.start('volume', 'create', await spec(agent, 'h'), '--json');
+      const create = finished(createChild);
+      await gates.reached('h', 'create');
+      process.kill(createChild.pid!, 'SIGSTOP');
+      let restart: ReturnType<typeof finished> | undefined;
+      try {
+        const restartChild = agent.start('agent', 'restart', '--json');
+        restart = finished(restartChild);
+        await waitingForLock(restartChild);
+        const busy = await dhvWaiting(agent, 1500, 'volume', 'create', await spec(agent, 'i'));
+        expect(busy.exitCode).not.toBe(0);
+        expect(busy.stderr).toContain(`process ${restartChild.pid} (\`dhv agent restart`);
+        expect(busy.stderr).toContain('waits for it ahead of this one, restarting the agent');
+        expect(busy.stderr).toContain(`process ${createChild.pid} (\`dhv volume create`);
+        expect(busy.stderr).toContain(`kill -CONT ${createChild.pid}`);
+      } finally {
+        process.kill(createChild.pid!, 'SIGCONT');
+      }
+      await gates.open('h', 'create');
+      expect((await create).code).toBe(0);
+      expect((await restart!).code).toBe(0);
+    });
+  });
+});
