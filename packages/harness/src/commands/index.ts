@@ -16,6 +16,13 @@ import VolumeDelete from './volume/delete.js';
 import VolumeRegister from './volume/register.js';
 import VolumeStatus from './volume/status.js';
 import Version from './version.js';
+import JobRun from './job/run.js';
+import JobStatus from './job/status.js';
+import JobStop from './job/stop.js';
+import AllocStatus from './alloc/status.js';
+import AllocLogs from './alloc/logs.js';
+import VolumeClaimList from './volume/claim/list.js';
+import VolumeClaimDelete from './volume/claim/delete.js';
 
 /**
  * Every `dhv` command, by its oclif ID (topics joined with ':'). Explicit, so the CLI
@@ -39,4 +46,11 @@ export const COMMANDS: Record<string, Command.Class> = {
   'volume:register': VolumeRegister,
   'volume:status': VolumeStatus,
   version: Version,
+  'job:run': JobRun,
+  'job:status': JobStatus,
+  'job:stop': JobStop,
+  'alloc:status': AllocStatus,
+  'alloc:logs': AllocLogs,
+  'volume:claim:list': VolumeClaimList,
+  'volume:claim:delete': VolumeClaimDelete,
 };

@@ -45,6 +45,8 @@ export interface VolumeManagerContext {
   health?: VolumeHealth;
   /** The disk each volume was created on: the built-in mkdir's restore line says when it moved. */
   disks?: VolumeDisks;
+  /** The servers' refusal of a delete (a volume in use), checked under the volume's lock before anything runs. */
+  beforeDelete?: (req: ClientDeleteRequest) => Promise<void>;
 }
 
 /** Nomad's ClientHostVolumeCreateResponse. */
@@ -238,6 +240,7 @@ export class VolumeManager {
       req.Name,
       { doing: `deleting volume "${req.Name}" (${req.ID})`, name: req.Name, volumeId: req.ID },
       async () => {
+        await this.ctx.beforeDelete?.(req);
         if (req.PluginID !== '') {
           await runner.lookup(config.pluginDir, req.PluginID);
           const run = async () =>

@@ -67,6 +67,11 @@ const createRequestSchema = z.object({
 const volumeSchema = z.object({
   /** The servers' namespace (a registered volume's CreateReq has none). */
   Namespace: z.optional(z.string()),
+  /**
+   * The plugin a registered volume names (its CreateReq has none): the servers keep it and
+   * send it with the delete, so the plugin's delete runs (DHV_CREATED_PATH is the host_path).
+   */
+  PluginID: z.optional(z.string()),
   NodePool: z.string(),
   CapacityBytes: signedInt64,
   RequestedCapabilities: z.array(

@@ -73,8 +73,11 @@ export default class VolumeStatus extends DhvCommand {
     }
     const found = await findVolume(agent, args.id, flags.namespace, { command: 'status', verbose: flags.verbose });
     const volume = await agent.volume(found.ID);
-    if (this.jsonOutput) return this.printJson(volume);
-    if (flags.t !== undefined) return this.printParts(renderGoTemplateParts(flags.t, templateData(volume)));
-    return this.print(volumeDetail(volume, { short: flags.short }));
+    // Nomad's usage claims: present in the JSON only when allocations use the volume.
+    const allocations = await agent.volumeUsers(volume);
+    const withAllocations = allocations.length > 0 ? { ...volume, Allocations: allocations } : volume;
+    if (this.jsonOutput) return this.printJson(withAllocations);
+    if (flags.t !== undefined) return this.printParts(renderGoTemplateParts(flags.t, templateData(withAllocations)));
+    return this.print(volumeDetail(volume, { short: flags.short, allocations }));
   }
 }
