@@ -22,6 +22,11 @@ function problems(doc: Record<string, unknown>, purpose: 'create' | 'register' =
 const fromStdin = (text: string) => readVolumeSpec('-', 'create', Readable.from([text]));
 
 describe("volume specs, read as Nomad's CLI and servers read them", () => {
+  it('refuses a relative host_path to register: each dhv command runs from its own folder', async () => {
+    const doc = await parseHclOrJson('type = "host"\nname = "r"\nhost_path = "srv/data"\n', 'r.hcl');
+    expect(() => validateVolumeSpec(doc, 'register')).toThrow('host_path must be an absolute path, got "srv/data"');
+  });
+
   it('reads human sizes as go-humanize does', () => {
     const spec = validateVolumeSpec(
       { type: 'host', name: 'a', plugin_id: 'mkdir', capacity_min: '50MB', capacity_max: '100GiB' },

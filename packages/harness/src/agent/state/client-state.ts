@@ -245,7 +245,9 @@ export class ClientState {
     if (!items) return undefined;
     if (this.revived?.items === items) return this.revived.records;
     const revived = reviveRecords(items);
-    const unchanged = revived?.files.every((stamp, i) => stamp === fileStampOf(this.fileOf(revived.records[i]!.ID)));
+    const unchanged = revived?.files.every(
+      (stamp, i) => stamp === fileStampOf(`${this.dir}/${revived.records[i]!.ID}.json`),
+    );
     if (!revived || !unchanged) {
       this.index?.forget('records');
       return undefined;
@@ -335,8 +337,9 @@ export class ClientState {
  */
 function fileStampOf(file: string): string {
   try {
-    const s = lstatSync(file, { bigint: true, throwIfNoEntry: false });
-    return s ? `${s.ino}:${s.size}:${s.ctimeNs}` : 'absent';
+    const s = lstatSync(file, { throwIfNoEntry: false });
+    // ctimeMs keeps the nanoseconds a double holds: enough to tell two writes apart.
+    return s ? `${s.ino}:${s.size}:${s.ctimeMs}` : 'absent';
   } catch {
     return 'unknown';
   }
