@@ -56,7 +56,7 @@ module.exports = {
         'The agent model, the conformance catalogue, config and volume specs are libraries: ' +
         'they import no CLI command and no presenter.',
       severity: 'error',
-      from: { path: `${H}(agent|runner|conformance|config|volume-specs|authoring|errors)/` },
+      from: { path: `${H}(agent|runner|conformance|config|volume-specs|authoring|errors|record|jobs)/` },
       to: { path: `${H}(commands|presenters)/` },
     },
     {

@@ -223,30 +223,6 @@ describe.concurrent('dhv agent restart', () => {
       /warning: dynamic host volume "data" .* replaces the static host volume of the same name/,
     );
   });
-
-  it('stops on a corrupt state file, naming it, and never rewrites it', async ({ agent }) => {
-    const v = await agent.json(
-      'volume',
-      'create',
-      await agent.file('a.hcl', volumeHcl({ name: 'a', plugin_id: 'mkdir' })),
-    );
-    const file = join(agent.dataDir, 'client', 'host_volumes', `${v.Volume.ID}.json`);
-    const garbage = '{"ID": "' + v.Volume.ID + '", "HostPath": ';
-    await writeFile(file, garbage);
-    for (const args of [
-      ['agent', 'restart'],
-      ['volume', 'status'],
-      ['node', 'status'],
-      ['volume', 'create', await agent.file('b.hcl', volumeHcl({ name: 'a', plugin_id: 'mkdir' }))],
-    ]) {
-      const run = await agent.dhv(...args);
-      expect(run.exitCode, args.join(' ')).toBe(1);
-      expect(run.stderr).toContain(`client state file ${file} is corrupt`);
-    }
-    const json = await agent.dhv('agent', 'restart', '--json');
-    expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'STATE_CORRUPT', file });
-    expect(await readFile(file, 'utf8')).toBe(garbage);
-  });
 });
 
 describe.concurrent('crash safety and concurrent dhv processes', () => {

@@ -154,6 +154,7 @@ function injectable(failNext: Set<string>) {
       put: async (record) => (fail('put'), state.put(record)),
       remove: async (id) => (fail('delete'), state.remove(id)),
       list: async () => (fail('get'), state.list()),
+      scan: async () => (fail('get'), state.scan()),
       get: (id) => state.get(id),
     };
   };

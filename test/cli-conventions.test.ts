@@ -131,12 +131,32 @@ describe('flags that take several values', () => {
   });
 });
 
-describe('a flag set in the environment', () => {
-  it("takes DHV_CHECK_EXPLORE_BUDGET as dhv check's --explore-budget, checked as the flag is", async () => {
-    const run = await runDhv(['check', 'no-such-plugin'], {
-      env: { DHV_DATA_DIR: dataDir, DHV_CHECK_EXPLORE_BUDGET: '0' },
+describe('numbers set in the environment', () => {
+  it('refuses a value of DHV_CHECK_EXPLORE_BUDGET or DHV_LOCK_WAIT_MS that is not a usable number, naming the variable', async () => {
+    // 2^32 ms: Node's raw "delay out of range"; 3e9 ms: silently cut to 1 ms by Node's timers.
+    for (const [variable, value, args, unit, max] of [
+      ['DHV_CHECK_EXPLORE_BUDGET', '0', ['check', 'no-such-plugin'], 'seconds', '536870'],
+      ['DHV_CHECK_EXPLORE_BUDGET', '99999999999', ['check', 'no-such-plugin'], 'seconds', '536870'],
+      ['DHV_LOCK_WAIT_MS', '4294967296', ['volume', 'status'], 'milliseconds', '2147483647'],
+      ['DHV_LOCK_WAIT_MS', '3000000000', ['volume', 'status'], 'milliseconds', '2147483647'],
+      ['DHV_LOCK_WAIT_MS', '1.5', ['agent', 'restart'], 'milliseconds', '2147483647'],
+      ['DHV_LOCK_WAIT_MS', 'soon', ['volume', 'status'], 'milliseconds', '2147483647'],
+    ] as const) {
+      const run = await runDhv([...args], { env: { DHV_DATA_DIR: dataDir, [variable]: value } });
+      const what = `${variable}=${value} dhv ${args.join(' ')}`;
+      expect(run.exitCode, what).toBe(2);
+      expect(run.stderr, what).toContain(
+        `${variable}="${value}" is not a whole number of ${unit} from 1 to ${max}\nSet ${variable} to one`,
+      );
+    }
+    const json = await runDhv(['volume', 'status', '--json'], {
+      env: { DHV_DATA_DIR: dataDir, DHV_LOCK_WAIT_MS: '-1' },
     });
-    expect(run.exitCode).not.toBe(0);
-    expect(run.stderr).toMatch(/Parsing --explore-budget[\s\S]*greater than or equal to 1 but received: 0/);
+    expect(JSON.parse(json.stderr).error).toMatchObject({ code: 'ENV_INVALID', variable: 'DHV_LOCK_WAIT_MS' });
+    // A usable value, or none, changes nothing else.
+    for (const value of ['', '2147483647'])
+      expect(
+        (await runDhv(['volume', 'status'], { env: { DHV_DATA_DIR: dataDir, DHV_LOCK_WAIT_MS: value } })).exitCode,
+      ).toBe(0);
   });
 });

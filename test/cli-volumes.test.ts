@@ -219,7 +219,7 @@ describe.concurrent('dhv volume create, status and delete (the seed flow)', () =
     );
     expect(bad.exitCode).toBe(1);
     expect(bad.stderr).toMatch(
-      /2 errors occurred:\n\t\* missing name\n\t\* capacity_max \(1000000000\) must be larger than capacity_min \(2000000000\)/,
+      /^Error: volume validation failed: 2 errors occurred:\n\t\* missing name\n\t\* capacity_max \(1000000000\) must be larger than capacity_min \(2000000000\)/,
     );
 
     const child = agent.start('volume', 'create', '-', '--json');

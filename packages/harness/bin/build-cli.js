@@ -30,7 +30,7 @@ const BUNDLES = ['dist', 'cli'];
  * (wasm) for `dhv build`, fast-check (large) for `dhv check --explore`, and typescript,
  * which oclif only looks for in a project that runs commands from .ts sources.
  */
-const EXTERNAL = ['esbuild', 'postject', 'fast-check', 'typescript'];
+const EXTERNAL = ['esbuild', 'postject', 'fast-check', 'typescript', '@cdktn/hcl2json'];
 /**
  * oclif requires semver only to warn when Node is older than its engines, reading its own
  * package.json beside `__dirname`, which a bundle (ES modules) does not have: the check

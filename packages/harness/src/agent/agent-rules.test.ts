@@ -177,9 +177,40 @@ describe('name uniqueness (one volume per name on a node)', () => {
     };
     const err = failure(await agent.createVolume(volumeSpec({ name: 'data' })).catch((e: unknown) => e));
     expect(err.code).toBe('PLUGIN_FAILED');
-    expect(err.message).toMatch(/^error creating volume ".*" with plugin "p": exit status 1: no space left/);
+    // Nomad's servers return the client's error behind the RPC's name.
+    expect(err.message).toMatch(
+      /^HostVolume\.Create error: error creating volume ".*" with plugin "p": exit status 1: no space left/,
+    );
     expect(await agent.client.locks()).toEqual({});
     expect(await agent.volumes()).toEqual([]);
+  });
+});
+
+describe('delete (what the servers send, and what they keep)', () => {
+  it('runs the plugin a registered volume names, with its host_path as DHV_CREATED_PATH, and keeps the volume when that delete fails', async () => {
+    const hostPath = join(dir, 'registered');
+    await mkdir(hostPath);
+    const { volume } = await agent.registerVolume(volumeSpec({ name: 'regp', pluginId: 'p', hostPath }));
+    expect(volume.PluginID).toBe('p');
+    runner.calls.length = 0;
+    runner.onDelete = async (run) => {
+      throw FakePluginRunner.failure(run, 'device busy');
+    };
+    const err = failure(await agent.deleteVolume(volume.ID).catch((e: unknown) => e));
+    expect(err.message).toMatch(/^HostVolume\.Delete error: /);
+    expect(
+      runner.calls.map((c) => [c.operation, c.pluginId, (c.request as { createdPath?: string }).createdPath]),
+    ).toEqual([['delete', 'p', hostPath]]);
+    expect((await agent.volumes()).map((v) => v.ID)).toEqual([volume.ID]);
+    runner.onDelete = async () => {};
+    await agent.deleteVolume(volume.ID);
+    expect(await agent.volumes()).toEqual([]);
+  });
+
+  it('says no such volume for a whole ID that names none, without looking it up as a prefix', async () => {
+    const err = failure(await agent.deleteVolume('00000000-0000-0000-0000-000000000000').catch((e: unknown) => e));
+    expect(err.code).toBe('VOLUME_NOT_FOUND');
+    expect(err.message.split('\n')[0]).toBe('no such volume: 00000000-0000-0000-0000-000000000000');
   });
 });
 

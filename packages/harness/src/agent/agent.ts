@@ -1,5 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
+import { isUuid } from '@dhv/sdk';
+import { PluginError } from '@dhv/sdk/client';
 import type { AgentConfig, StaticHostVolume } from '../config/agent-config.js';
 import type { VolumeSpec } from '../volume-specs/volume-spec.js';
 import type { ClientState, ClientCreateRequest, VolumeRecord } from './state/client-state.js';
@@ -32,6 +34,7 @@ import {
   type ServerVolume,
 } from './client/host-volume-manager.js';
 import { toHostVolume, type HostVolume } from './volume-view.js';
+import { Jobs, type Allocation } from './allocations/jobs.js';
 
 export interface AgentOptions {
   /** Where warnings go as they happen (a CLI prints them to stderr). */
@@ -60,6 +63,8 @@ export interface StartReport {
   /** What must be said on a restored volume's line, by volume ID (a folder made again on another filesystem). */
   restoreNotes: Record<string, string>;
   failed: Array<{ volume: HostVolume; error: { code: string; message: string } }>;
+  /** Volumes whose client state file does not load: each left out alone, its error naming the file and the fix. */
+  unreadable: Array<{ id: string; file: string; error: { code: string; message: string } }>;
   /** Restore failed as a whole (a plugin missing, state unreadable): the node reports no dynamic volume. */
   restoreError?: { code: string; message: string };
   warnings: string[];
@@ -140,8 +145,12 @@ export class Agent {
             : 'restarting the agent (restoring every volume)',
         },
         async () => {
+          // A reboot kills every task before it takes the volumes' mounts, and the client runs them again after the restore.
+          const killed = options.reboot ? await this.jobs().killForReboot() : [];
           const reboot = options.reboot ? await simulateReboot(this.config, signal, this.store) : undefined;
           const report = await this.startHeld(options);
+          if (killed.length > 0) await this.jobs().restartAfterReboot(killed);
+          await this.retryBlockedJobs();
           return reboot ? { ...report, reboot } : report;
         },
         signal,
@@ -201,6 +210,11 @@ export class Agent {
       failed: outcome.failed.map((f) => ({
         volume: toHostVolume(f.record, stateOf(f.record.ID), failures.get(f.record.ID)),
         error: { code: f.error.code ?? 'UNKNOWN', message: f.error.message },
+      })),
+      unreadable: outcome.damaged.map((d) => ({
+        id: d.id,
+        file: d.file,
+        error: { code: d.error.code, message: d.error.message },
       })),
       ...(outcome.error
         ? { restoreError: { code: outcome.error.code ?? 'UNKNOWN', message: outcome.error.message } }
@@ -270,11 +284,12 @@ export class Agent {
     return this.track(async () => {
       const facts = await this.facts();
       const id = spec.id || randomUUID();
-      return this.store.lock.volume(
+      const created = await this.store.lock.volume(
         id,
         { doing: `creating volume "${spec.name}" (${id})`, name: spec.name },
         async () => {
           const existing = existingForUpdate(spec, spec.id ? await this.state.get(spec.id) : undefined);
+          if (existing) await this.refuseUpdateInUse(existing);
           const problem = placementProblem(spec, {
             nodeId: this.nodeId,
             nodePool: this.config.nodePool,
@@ -284,14 +299,17 @@ export class Agent {
             updating: existing !== undefined,
           });
           if (problem) throw problem;
-          await this.manager().create(
-            clientCreateRequest(spec, id, this.nodeId),
-            serverVolume(spec, this.config.nodePool, existing),
-          );
+          await this.manager()
+            .create(clientCreateRequest(spec, id, this.nodeId), serverVolume(spec, this.config.nodePool, existing))
+            .catch((err: unknown) => {
+              throw asServersReturn('HostVolume.Create', err);
+            });
           return { volume: await this.afterUpsert(id), created: !existing };
         },
         this.controller.signal,
       );
+      await this.retryBlockedJobs();
+      return created;
     });
   }
 
@@ -300,26 +318,40 @@ export class Agent {
     return this.track(async () => {
       await this.facts();
       const id = spec.id || randomUUID();
-      return this.store.lock.volume(
+      const registered = await this.store.lock.volume(
         id,
         { doing: `registering volume "${spec.name}" (${id})`, name: spec.name },
         async () => {
           const existing = existingForUpdate(spec, spec.id ? await this.state.get(spec.id) : undefined);
+          if (existing) await this.refuseUpdateInUse(existing);
+          const server = serverVolume(spec, this.config.nodePool, existing);
           await this.manager().register(
             clientRegisterRequest(spec, id, this.nodeId),
-            serverVolume(spec, this.config.nodePool, existing),
+            spec.pluginId === '' ? server : { ...server, PluginID: spec.pluginId },
           );
           return { volume: await this.afterUpsert(id), created: !existing };
         },
         this.controller.signal,
       );
+      await this.retryBlockedJobs();
+      return registered;
     });
   }
 
-  /** Deletes a volume named by its ID or a unique prefix of it, with the request the servers would send. */
+  /**
+   * Deletes a volume named by its ID or a unique prefix of it, with the request the servers would send.
+   * A whole ID is not looked up by prefix: as in Nomad, it names that volume or none.
+   */
   async deleteVolume(ref: string): Promise<HostVolume> {
     return this.track(async () => {
-      const found = await this.find(ref);
+      const found = isUuid(ref) ? await this.state.get(ref) : await this.find(ref);
+      if (!found) {
+        throw new AgentError(
+          'VOLUME_NOT_FOUND',
+          `no such volume: ${ref}\nRun dhv volume status -namespace '*' to list the volumes.`,
+          { ref },
+        );
+      }
       return this.store.lock.volume(
         found.ID,
         { doing: `deleting volume "${found.CreateReq.Name}" (${found.ID})`, name: found.CreateReq.Name },
@@ -334,7 +366,11 @@ export class Agent {
             );
           }
           const view = toHostVolume(record, await this.stateOf(record.ID));
-          await this.manager().delete(deleteRequestFor(record));
+          await this.manager()
+            .delete(deleteRequestFor(record))
+            .catch((err: unknown) => {
+              throw asServersReturn('HostVolume.Delete', err);
+            });
           await this.store.updateNodeFacts((f) => {
             const facts = f ?? this.emptyFacts();
             const volumeStates = new Map(facts.volumeStates);
@@ -348,6 +384,50 @@ export class Agent {
     });
   }
 
+  /** Jobs and their allocations on this node (allocations/). */
+  jobs(): Jobs {
+    return new Jobs({
+      store: this.store,
+      nodeId: this.nodeId,
+      hostVolumes: async () => (await this.facts()).hostVolumes,
+      volumes: () => this.volumes(),
+    });
+  }
+
+  /** The node's volumes changed: jobs that could not be placed are evaluated again; a failure there is a warning, not the volume's. */
+  private async retryBlockedJobs(): Promise<void> {
+    await this.jobs()
+      .retryBlocked()
+      .catch((err: Error) => this.warn(`retrying the jobs waiting for a volume failed: ${err.message}`));
+  }
+
+  /** Nomad's usage claims of a volume: the allocations on its node, not client-terminal, whose group asks for its name. */
+  volumeUsers(volume: { Name: string; NodeID: string }): Promise<Allocation[]> {
+    return this.jobs().volumeUsers(volume);
+  }
+
+  /** The servers refuse to delete a volume that allocations use, `-force` or not (Nomad's HostVolume.Delete). */
+  private async refuseDeleteInUse(req: ClientDeleteRequest): Promise<void> {
+    const users = await this.volumeUsers({ Name: req.Name, NodeID: req.NodeID });
+    if (users.length > 0)
+      throw new AgentError(
+        'VOLUME_IN_USE',
+        `volume ${req.ID} in use by allocations: [${users.map((a) => a.ID).join(' ')}]\nStop the jobs that use it (dhv job stop <job>), then delete it again.`,
+        { volumeId: req.ID, allocations: users.map((a) => a.ID) },
+      );
+  }
+
+  /** Nomad's ValidateUpdate: no change at all while allocations use the volume. */
+  private async refuseUpdateInUse(record: VolumeRecord): Promise<void> {
+    const users = await this.volumeUsers({ Name: record.CreateReq.Name, NodeID: record.CreateReq.NodeID });
+    if (users.length > 0)
+      throw new AgentError(
+        'VOLUME_IN_USE',
+        `validating volume "${record.ID}" update failed: 1 error occurred:\n\t* cannot update a volume in use: claimed by allocs (${users.map((a) => a.ID).join(', ')})\n\n`,
+        { volumeId: record.ID, allocations: users.map((a) => a.ID) },
+      );
+  }
+
   async volume(ref: string): Promise<HostVolume> {
     const record = await this.find(ref);
     return toHostVolume(
@@ -357,10 +437,19 @@ export class Agent {
     );
   }
 
+  /** Every volume whose record loads; each one that does not is a warning naming its file and the fix. */
   async volumes(): Promise<HostVolume[]> {
-    const [records, facts] = await Promise.all([this.state.list(), this.store.nodeFacts()]);
+    const [{ records, damaged }, facts] = await Promise.all([this.state.scan(), this.store.nodeFacts()]);
+    for (const d of damaged) this.warn(d.error.message);
     const failures = await this.store.health.judge(records);
     return records.map((r) => toHostVolume(r, facts?.volumeStates.get(r.ID) ?? 'pending', failures.get(r.ID)));
+  }
+
+  /** The error of the one volume whose ID starts with `ref` and whose record does not load, if there is one. */
+  async unreadableVolume(ref: string): Promise<AgentError | undefined> {
+    if (ref === '') return undefined;
+    const matches = (await this.state.scan()).damaged.filter((d) => d.id.startsWith(ref));
+    return matches.length === 1 ? matches[0]!.error : undefined;
   }
 
   /** The node as the servers see it: attributes from the last fingerprint, `HostVolumes` as the node last reported them. */
@@ -479,6 +568,7 @@ export class Agent {
       signal: this.controller.signal,
       health: this.store.health,
       disks: this.store.disks,
+      beforeDelete: (req) => this.refuseDeleteInUse(req),
       log: (line) => {
         this.logs.push(line);
         if (line.level === 'warn' && !line.message.startsWith('error deleting volume')) this.warn(line.message);
@@ -508,4 +598,31 @@ export class Agent {
 
 function serverKey(record: VolumeRecord): { ID: string; Name: string } {
   return { ID: record.ID, Name: record.CreateReq.Name };
+}
+
+/**
+ * A plugin's failure as Nomad's servers return the client's error: behind the name of the RPC
+ * (`HostVolume.Create error: error creating volume ...`), dhv's hints still on the lines below.
+ */
+function asServersReturn(rpc: 'HostVolume.Create' | 'HostVolume.Delete', err: unknown): unknown {
+  if (!(err instanceof PluginError)) return err;
+  const wrapped = new PluginError(err.code, err.reason, {
+    pluginId: err.pluginId,
+    executable: err.executable,
+    operation: err.operation,
+    volumeId: err.volumeId,
+    exitCode: err.exitCode,
+    signal: err.signal,
+    durationMs: err.durationMs,
+    stdout: err.stdout,
+    stderr: err.stderr,
+    pluginMessage: err.pluginMessage,
+    truncated: err.truncated,
+    runError: err.runError,
+    nomadPanic: err.nomadPanic,
+    nomadMessage: `${rpc} error: ${err.nomadMessage}`,
+    hints: err.hints,
+  });
+  wrapped.stack = err.stack;
+  return wrapped;
 }

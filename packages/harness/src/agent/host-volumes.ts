@@ -29,9 +29,8 @@ export function staticHostVolumes(staticVolumes: readonly StaticHostVolume[]): H
 
 /** The map as the node's JSON shows it: an object, its names in order (Go writes a map's keys sorted). */
 export function hostVolumesObject(map: HostVolumeMap): Record<string, HostVolumeConfig> {
-  const object: Record<string, HostVolumeConfig> = {};
-  for (const name of [...map.keys()].sort()) object[name] = map.get(name)!;
-  return object;
+  // Defined, not assigned: a volume named `__proto__` is a key like any other.
+  return Object.fromEntries([...map.keys()].sort().map((name) => [name, map.get(name)!]));
 }
 
 /**

@@ -51,8 +51,9 @@ const STAGING_SUFFIX = '.new';
 
 /** Every orphan under the volumes dir, sorted by ID. */
 export async function findOrphans(config: AgentConfig, store = new AgentStore(config.dataDir)): Promise<Orphan[]> {
-  const records = await store.records.list();
-  const known = new Set(records.map((r) => r.ID));
+  const { records, damaged } = await store.records.scan();
+  // A volume whose record does not load is still this agent's: never an orphan.
+  const known = new Set([...records.map((r) => r.ID), ...damaged.map((d) => d.id)]);
   // A registered volume may live at <volumes dir>/<uuid> under another ID.
   for (const r of records) if (dirname(r.HostPath) === config.volumesDir) known.add(basename(r.HostPath));
 

@@ -1,4 +1,5 @@
 import type { VolumeRecord } from './state/client-state.js';
+import { serversPluginId } from './client/plugin-requests.js';
 import type { VolumeState } from './state/node-facts.js';
 import type { VolumeFailure } from './state/volume-health.js';
 
@@ -16,8 +17,10 @@ export interface HostVolume {
   RequestedCapacityMinBytes: bigint;
   RequestedCapacityMaxBytes: bigint;
   RequestedCapabilities: VolumeRecord['Volume']['RequestedCapabilities'];
-  Constraints: VolumeRecord['Volume']['Constraints'];
-  Parameters: Record<string, string> | null;
+  /** Omitted when there are none, as Nomad's API omits it. */
+  Constraints?: VolumeRecord['Volume']['Constraints'];
+  /** Omitted when there are none, as Nomad's API omits it. */
+  Parameters?: Record<string, string>;
   HostPath: string;
   State: VolumeState;
   /** Why the last restore left the volume out. */
@@ -78,15 +81,15 @@ export function toHostVolume(record: VolumeRecord, state: VolumeState, failure?:
     ID: record.ID,
     Name: req.Name,
     Namespace: record.Volume.Namespace ?? req.Namespace,
-    PluginID: req.PluginID,
+    PluginID: serversPluginId(record),
     NodeID: req.NodeID,
     NodePool: record.Volume.NodePool,
     CapacityBytes: record.Volume.CapacityBytes,
     RequestedCapacityMinBytes: req.RequestedCapacityMinBytes,
     RequestedCapacityMaxBytes: req.RequestedCapacityMaxBytes,
     RequestedCapabilities: record.Volume.RequestedCapabilities,
-    Constraints: record.Volume.Constraints,
-    Parameters: req.Parameters,
+    ...(record.Volume.Constraints.length > 0 ? { Constraints: record.Volume.Constraints } : {}),
+    ...(req.Parameters && Object.keys(req.Parameters).length > 0 ? { Parameters: req.Parameters } : {}),
     HostPath: record.HostPath,
     // A volume dhv knows is broken (failed restore, path gone, delete cut short) is never ready.
     State: failure ? 'unavailable' : state,

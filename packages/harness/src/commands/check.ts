@@ -6,6 +6,7 @@ import {
   CATALOGUE,
   DEFAULT_JOBS,
   DEFAULT_EXPLORE_BUDGET_MS,
+  MAX_EXPLORE_BUDGET_MS,
   DEFAULT_REPEAT,
   formatJUnit,
   formatJUnitError,
@@ -16,6 +17,7 @@ import {
 } from '../conformance/index.js';
 import { DhvError, UsageError } from '../errors/dhv-error.js';
 import { EXIT_CODES } from '../errors/exit-codes.js';
+import { wholeNumberFromEnv } from '../config/environment.js';
 import { CheckPresenter, checkListRows, checkListText, useColor } from '../presenters/format-check.js';
 import { DhvCommand } from './dhv-command.js';
 
@@ -100,9 +102,9 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
       allowNo: true,
     }),
     'explore-budget': Flags.integer({
-      description: `seconds the explorer spends on random sequences (default ${DEFAULT_EXPLORE_BUDGET_MS / 1000}); shrinking a failure takes up to about as long again`,
+      description: `seconds the explorer spends on random sequences (default ${DEFAULT_EXPLORE_BUDGET_MS / 1000}, or $DHV_CHECK_EXPLORE_BUDGET); shrinking a failure takes up to about as long again`,
       min: 1,
-      env: 'DHV_CHECK_EXPLORE_BUDGET',
+      max: MAX_EXPLORE_BUDGET_MS / 1000,
     }),
     seed: Flags.integer({ description: "the explorer's seed: the same seed runs the same sequences", min: 0 }),
     runs: Flags.integer({ description: 'at most this many random sequences (the budget still applies)', min: 1 }),
@@ -152,7 +154,7 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
         capacityMax: flags['capacity-max'] ?? config?.capacityMax,
         expansionSize: flags['expansion-size'] ?? config?.expansionSize,
         explore: flags.explore,
-        exploreBudgetMs: flags['explore-budget'] === undefined ? undefined : flags['explore-budget'] * 1000,
+        exploreBudgetMs: exploreBudgetMs(flags['explore-budget']),
         seed: flags.seed,
         runs: flags.runs,
         replay: flags.replay,
@@ -184,4 +186,16 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
     if (this.jsonOutput) return this.printJson(checkListRows(CATALOGUE));
     process.stdout.write(checkListText(CATALOGUE));
   }
+}
+
+/** --explore-budget, else $DHV_CHECK_EXPLORE_BUDGET, else the default: seconds, returned in milliseconds. */
+function exploreBudgetMs(flag: number | undefined): number {
+  const seconds =
+    flag ??
+    wholeNumberFromEnv('DHV_CHECK_EXPLORE_BUDGET', DEFAULT_EXPLORE_BUDGET_MS / 1000, {
+      unit: 'seconds',
+      min: 1,
+      max: MAX_EXPLORE_BUDGET_MS / 1000,
+    });
+  return seconds * 1000;
 }

@@ -23,6 +23,29 @@ export abstract class DhvCommand extends Command {
     process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
   }
 
+  /**
+   * Writes text made of many parts (a `-t` template's output) in chunks, never joined
+   * into one string (which JavaScript caps far below what Go's templates write), then a
+   * newline if it has none.
+   */
+  protected printParts(parts: readonly string[]): void {
+    const CHUNK = 64 * 1024;
+    let chunk = '';
+    let last = '';
+    for (const part of parts) {
+      if (part === '') continue;
+      last = part;
+      if (chunk.length + part.length <= CHUNK) {
+        chunk += part;
+        continue;
+      }
+      if (chunk !== '') process.stdout.write(chunk);
+      chunk = part.length > CHUNK ? '' : part;
+      if (part.length > CHUNK) process.stdout.write(part);
+    }
+    process.stdout.write(last.endsWith('\n') ? chunk : `${chunk}\n`);
+  }
+
   protected printJson(value: unknown): void {
     this.logJson(value);
   }

@@ -9,11 +9,20 @@ import Demo from './demo.js';
 import AgentRestart from './agent/restart.js';
 import NodeStatus from './node/status.js';
 import PluginRun from './plugin/run.js';
+import RecordCommand from './record.js';
+import Replay from './replay.js';
 import VolumeCreate from './volume/create.js';
 import VolumeDelete from './volume/delete.js';
 import VolumeRegister from './volume/register.js';
 import VolumeStatus from './volume/status.js';
 import Version from './version.js';
+import JobRun from './job/run.js';
+import JobStatus from './job/status.js';
+import JobStop from './job/stop.js';
+import AllocStatus from './alloc/status.js';
+import AllocLogs from './alloc/logs.js';
+import VolumeClaimList from './volume/claim/list.js';
+import VolumeClaimDelete from './volume/claim/delete.js';
 
 /**
  * Every `dhv` command, by its oclif ID (topics joined with ':'). Explicit, so the CLI
@@ -30,9 +39,18 @@ export const COMMANDS: Record<string, Command.Class> = {
   demo: Demo,
   'node:status': NodeStatus,
   'plugin:run': PluginRun,
+  record: RecordCommand,
+  replay: Replay,
   'volume:create': VolumeCreate,
   'volume:delete': VolumeDelete,
   'volume:register': VolumeRegister,
   'volume:status': VolumeStatus,
   version: Version,
+  'job:run': JobRun,
+  'job:status': JobStatus,
+  'job:stop': JobStop,
+  'alloc:status': AllocStatus,
+  'alloc:logs': AllocLogs,
+  'volume:claim:list': VolumeClaimList,
+  'volume:claim:delete': VolumeClaimDelete,
 };

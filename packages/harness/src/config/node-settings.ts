@@ -50,7 +50,7 @@ export function readNodeSettings(
 ): { settings: NodeSettings; warnings: string[] } {
   const client = singleBlock(doc.client) ?? {};
   const text = nonEmptyText(problems);
-  const meta: Record<string, string> = {};
+  const meta = new Map<string, string>();
   for (const body of [client.meta].flat()) {
     if (body === undefined) continue;
     if (!isBody(body)) {
@@ -59,7 +59,7 @@ export function readNodeSettings(
     }
     for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
       if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
-        meta[key] = String(value);
+        meta.set(key, String(value));
       else problems.push(`client.meta.${key} must be a string`);
     }
   }
@@ -67,7 +67,7 @@ export function readNodeSettings(
     name: text('name', doc.name),
     datacenter: text('datacenter', doc.datacenter),
     nodeClass: text('client.node_class', client.node_class),
-    meta,
+    meta: Object.fromEntries(meta),
   };
   const warnings = [
     ...unexpectedKeys(Object.keys(doc), AGENT_KEYS, ''),

@@ -190,7 +190,8 @@ export function nonEmptyText(problems: string[]): (where: string, value: unknown
 /** A block that may appear once: the last body wins, as repeated HCL attributes would. */
 export function singleBlock(value: unknown): Record<string, unknown> | undefined {
   const list = blocks(value);
-  const merged: Record<string, unknown> = {};
-  for (const body of list) if (isBody(body)) Object.assign(merged, body);
-  return list.length === 0 ? undefined : merged;
+  // Entries defined, not assigned: a key `__proto__` stays a key.
+  const merged = new Map<string, unknown>();
+  for (const body of list) if (isBody(body)) for (const [k, v] of Object.entries(body)) merged.set(k, v);
+  return list.length === 0 ? undefined : Object.fromEntries(merged);
 }

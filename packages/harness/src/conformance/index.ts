@@ -10,6 +10,7 @@ export {
   InvalidSettingsError,
   DEFAULT_REPEAT,
   DEFAULT_EXPLORE_BUDGET_MS,
+  MAX_EXPLORE_BUDGET_MS,
   type SettingsInput,
 } from './settings.js';
 export { formatHuman, formatProgressLine, formatResult, formatSummary, type TextStyle } from './report/human.js';

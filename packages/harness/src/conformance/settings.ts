@@ -1,6 +1,7 @@
 import { parseSize } from '@dhv/sdk';
 import { DhvError } from '../errors/dhv-error.js';
 import { EXIT_CODES } from '../errors/exit-codes.js';
+import { MAX_TIMER_MS } from '../config/environment.js';
 import { parseRecipe, RecipeError } from './explore/recipe.js';
 import type { SuiteSettings } from './types.js';
 
@@ -27,6 +28,8 @@ export interface SettingsInput {
 }
 
 export const DEFAULT_EXPLORE_BUDGET_MS = 30_000;
+/** The longest budget, in whole seconds, whose shrinking (4 budgets) still fits one of Node's timers. */
+export const MAX_EXPLORE_BUDGET_MS = Math.floor(MAX_TIMER_MS / 4 / 1000) * 1000;
 
 export class InvalidSettingsError extends DhvError {
   readonly code = 'INVALID_SETTINGS';
@@ -80,6 +83,12 @@ function exploreSettings(input: SettingsInput): SuiteSettings['explore'] {
   const budgetMs = input.exploreBudgetMs ?? DEFAULT_EXPLORE_BUDGET_MS;
   if (!Number.isFinite(budgetMs) || budgetMs <= 0)
     throw new InvalidSettingsError(`explore-budget must be a positive time, got ${budgetMs} ms`, 'explore-budget');
+  // Shrinking a failure may take 4 budgets, all on one timer.
+  if (budgetMs > MAX_EXPLORE_BUDGET_MS)
+    throw new InvalidSettingsError(
+      `explore-budget must be at most ${MAX_EXPLORE_BUDGET_MS / 1000} s, got ${budgetMs / 1000} s`,
+      'explore-budget',
+    );
   for (const [name, value] of [
     ['seed', input.seed],
     ['runs', input.runs],
@@ -106,14 +115,22 @@ function exploreSettings(input: SettingsInput): SuiteSettings['explore'] {
   };
 }
 
-/** `k=v` pairs from the command line; the first `=` splits, so values may contain `=`. */
-export function parseParameterPairs(pairs: readonly string[]): Record<string, string> | null {
-  if (pairs.length === 0) return null;
-  const out: Record<string, string> = {};
+/**
+ * `k=v` pairs from the command line (`dhv check`, `dhv plugin run`); the first `=` splits,
+ * so values may contain `=`; a later pair of a key wins. Every key, `__proto__` included,
+ * is an own key of the result.
+ */
+export function parseParameterPairs(pairs: readonly string[] | undefined): Record<string, string> | null {
+  if (!pairs || pairs.length === 0) return null;
+  const out = new Map<string, string>();
   for (const pair of pairs) {
     const at = pair.indexOf('=');
-    if (at <= 0) throw new InvalidSettingsError(`--param ${JSON.stringify(pair)}: expected key=value`, 'param');
-    out[pair.slice(0, at)] = pair.slice(at + 1);
+    if (at <= 0)
+      throw new InvalidSettingsError(
+        `--param ${JSON.stringify(pair)}: expected key=value, like --param mode=0755`,
+        'param',
+      );
+    out.set(pair.slice(0, at), pair.slice(at + 1));
   }
-  return out;
+  return Object.fromEntries(out);
 }

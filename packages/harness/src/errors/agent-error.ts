@@ -10,6 +10,8 @@ export type AgentErrorCode =
   | 'NODE_NOT_FOUND'
   | 'VOLUME_ID_AMBIGUOUS'
   | 'VOLUME_UPDATE_REFUSED'
+  /** Allocations use the volume: delete and update are refused (Nomad's usage claims). */
+  | 'VOLUME_IN_USE'
   | 'HOST_PATH_MISSING'
   | 'STATE_CORRUPT'
   | 'STATE_UNREADABLE'

@@ -36,6 +36,7 @@ describe("agent --json in Nomad's API casing", () => {
       restored: [],
       restoreNotes: {},
       failed: [],
+      unreadable: [],
       warnings: [],
       reboot: { unmounted: ['/m'], detached: [{ device: '/dev/loop0', backingFile: '/f' }], skipped: [] },
     } satisfies StartReport);

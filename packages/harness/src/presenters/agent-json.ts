@@ -50,6 +50,7 @@ export function startReportJson(report: StartReport) {
     Restored: report.restored,
     RestoreNotes: report.restoreNotes,
     Failed: report.failed.map((f) => ({ Volume: f.volume, Error: f.error })),
+    Unreadable: report.unreadable.map((u) => ({ ID: u.id, File: u.file, Error: u.error })),
     ...(report.restoreError ? { RestoreError: report.restoreError } : {}),
     Warnings: report.warnings,
     ...(report.reboot

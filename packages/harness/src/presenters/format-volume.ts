@@ -1,6 +1,7 @@
 import { formatSize } from '@dhv/sdk';
 import type { HostVolume } from '../agent/volume-view.js';
 import { columns, keyValues } from './columns.js';
+import { allocTable, type AllocRow } from './format-job.js';
 
 export interface VolumeFormat {
   /** Only the `key = value` block: no Capabilities or Allocations (`-short`, and the create monitor). */
@@ -8,10 +9,15 @@ export interface VolumeFormat {
   /** Full IDs in lists (`-verbose`); the detail block always shows them. */
   verbose?: boolean;
   indent?: string;
+  /** The allocations that use the volume (Nomad's usage claims), for the Allocations table. */
+  allocations?: readonly AllocRow[];
 }
 
 /** `nomad volume status <id>`: the detail block, then (unless short) Capabilities and Allocations. */
-export function volumeDetail(v: HostVolume, { short = false, indent = '' }: VolumeFormat = {}): string {
+export function volumeDetail(
+  v: HostVolume,
+  { short = false, indent = '', allocations = [] }: VolumeFormat = {},
+): string {
   const block = keyValues(
     [
       ['ID', v.ID],
@@ -20,7 +26,8 @@ export function volumeDetail(v: HostVolume, { short = false, indent = '' }: Volu
       ['Plugin ID', v.PluginID],
       ['Node ID', v.NodeID],
       ['Node Pool', v.NodePool],
-      ['Capacity', formatSize(v.CapacityBytes)],
+      // Nomad prints humanize.IBytes(uint64(CapacityBytes)): a plugin's -1 reads 16 EiB.
+      ['Capacity', formatSize(BigInt.asUintN(64, v.CapacityBytes))],
       ['State', v.State],
       ...(v.StateError ? ([['State Error', v.StateError]] as const) : []),
       ['Host Path', v.HostPath],
@@ -33,7 +40,8 @@ export function volumeDetail(v: HostVolume, { short = false, indent = '' }: Volu
     v.RequestedCapabilities.map((c) => [printable(c.AccessMode), printable(c.AttachmentMode)]),
     indent,
   );
-  return `${block}\n\n${indent}Capabilities\n${capabilities}\n\n${indent}Allocations\n${indent}No allocations placed`;
+  const allocs = allocations.length > 0 ? allocTable(allocations, indent) : `${indent}No allocations placed`;
+  return `${block}\n\n${indent}Capabilities\n${capabilities}\n\n${indent}Allocations\n${allocs}`;
 }
 
 /** What `nomad volume status` says on stderr under the header when there are none (exit 0). */

@@ -39,4 +39,28 @@ describe("Go's fmt, as templates print", () => {
     expect(goPrint(null)).toBe('<no value>');
     expect(goPrint({ b: [1, 'x'], a: null })).toBe('map[a:<nil> b:[1 x]]');
   });
+
+  it('prints any precision Go takes, rounding the exact value half to even as strconv does (never a JavaScript RangeError)', () => {
+    expect(goPrintf('%.200f', [1.5])).toBe(`1.5${'0'.repeat(199)}`);
+    expect(goPrintf('%.101e', [1.5])).toBe(`1.5${'0'.repeat(100)}e+00`);
+    expect(goPrintf('%.150g|%.20f', [1.5, 0.1])).toBe('1.5|0.10000000000000000555');
+    expect(goPrintf('%.0f %.0f %.2f %.1f', [2.5, 3.5, 0.125, 0.05])).toBe('2 4 0.12 0.1');
+    expect(goPrintf('%.3g %.10g %g %.3e %e', [1234567.5, 0.000012345, 0.000012345, 0.0, 1e21])).toBe(
+      '1.23e+06 1.2345e-05 1.2345e-05 0.000e+00 1.000000e+21',
+    );
+    expect(goPrintf('%.2g|%5.1f|%-8.2e|%08.3g', [99.5, -1.25, 12345.678, -3.14159])).toBe(
+      '1e+02| -1.2|1.23e+04|-0003.14',
+    );
+    expect(goPrintf('%.1000001f', [1.5])).toHaveLength(1_000_003);
+  });
+
+  it('takes widths up to where fmt gives up, then ends the format with %!(NOVERB) as Go does', () => {
+    expect(goPrintf('%1000001d', [42])).toHaveLength(1_000_001);
+    expect(goPrintf('a%999999999999d|x', [42])).toBe('a%!(NOVERB)%!(EXTRA int64=42)');
+    expect(goPrintf('%.99999999f|x', [1.5])).toBe('%!(NOVERB)%!(EXTRA float64=1.5)');
+  });
+
+  it('prints U+FFFD for %c of a number that is no code point', () => {
+    expect(goPrintf('%c|%c|%c', [-3, 1114112, 0xd800])).toBe('\ufffd|\ufffd|\ufffd');
+  });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderGoTemplate, TemplateError } from './go-template.js';
+import { renderGoTemplate, renderGoTemplateParts, TemplateError } from './go-template.js';
 
 const volumes = [
   { ID: 'b', Name: 'two', Parameters: { mode: '0750' }, CapacityBytes: 0 },
@@ -62,6 +62,20 @@ describe('index, as Go text/template has it', () => {
   it('gives the zero value for a missing map key: "" in a map of strings, as Nomad\'s Meta and Parameters are', () => {
     expect(renderGoTemplate('[{{index .Meta "nope"}}]', node)).toBe('[]');
     expect(renderGoTemplate('[{{index .Parameters "mode"}}]', volumes[1])).toBe('[]');
+    // A key is a key of the map itself, never a member every JavaScript object inherits.
+    expect(renderGoTemplate('[{{index .Meta "constructor"}}|{{index .Meta "__proto__"}}]', node)).toBe('[|]');
+    expect(() => renderGoTemplate('{{.Meta.toString}}', node)).toThrow("can't evaluate field toString");
+    const proto = JSON.parse('{"Parameters": {"__proto__": "x"}}') as unknown;
+    expect(renderGoTemplate('{{.Parameters.__proto__}}|{{index .Parameters "__proto__"}}', proto)).toBe('x|x');
+  });
+
+  it('writes more text than one JavaScript string holds, as Go writes to its buffer', () => {
+    const wide = 'x'.repeat(10_000_000);
+    const parts = renderGoTemplateParts(
+      '{{range .}}{{.}}{{end}}',
+      Array.from({ length: 60 }, () => wide),
+    );
+    expect(parts.reduce((n, p) => n + p.length, 0)).toBe(600_000_000);
   });
 
   it("fails with Go's words: where, which command, and why", () => {

@@ -67,7 +67,18 @@ export function templateData(value: unknown): unknown {
 
 /** Renders `template` against `data` (values as `--json` would print them), or throws a TemplateError. */
 export function renderGoTemplate(template: string, data: unknown): string {
-  return new Renderer(template).render(parse(template), data);
+  return renderGoTemplateParts(template, data).join('');
+}
+
+/**
+ * The same output in the pieces it was made of, to be written one after another: Go's
+ * Execute writes to a buffer without limit, and a template Go renders (a wide `printf` in
+ * a `range`) can make more text than one JavaScript string holds.
+ */
+export function renderGoTemplateParts(template: string, data: unknown): string[] {
+  const out: string[] = [];
+  new Renderer(template).render(parse(template), data, out);
+  return out;
 }
 
 interface Token {
@@ -289,16 +300,16 @@ class ExecFailure extends Error {}
 class Renderer {
   constructor(private readonly template: string) {}
 
-  render(nodes: readonly Node[], dot: unknown): string {
-    let out = '';
+  render(nodes: readonly Node[], dot: unknown, out: string[]): void {
     for (const node of nodes) {
-      if (node.kind === 'text') out += node.text;
-      else if (node.kind === 'action') out += goPrint(this.pipeline(node.pipe, dot));
+      if (node.kind === 'text') out.push(node.text);
+      else if (node.kind === 'action') out.push(goPrint(this.pipeline(node.pipe, dot)));
       else if (node.kind === 'if') {
-        out += this.render(truthy(this.pipeline(node.pipe, dot)) ? node.body : node.otherwise, dot);
+        this.render(truthy(this.pipeline(node.pipe, dot)) ? node.body : node.otherwise, dot, out);
       } else if (node.kind === 'with') {
         const value = this.pipeline(node.pipe, dot);
-        out += truthy(value) ? this.render(node.body, value) : this.render(node.otherwise, dot);
+        if (truthy(value)) this.render(node.body, value, out);
+        else this.render(node.otherwise, dot, out);
       } else {
         const value = this.pipeline(node.pipe, dot);
         const items = Array.isArray(value)
@@ -308,13 +319,10 @@ class Renderer {
                 .sort()
                 .map((k) => (value as Record<string, unknown>)[k])
             : [];
-        out +=
-          items.length === 0
-            ? this.render(node.otherwise, dot)
-            : items.map((item) => this.render(node.body, item)).join('');
+        if (items.length === 0) this.render(node.otherwise, dot, out);
+        else for (const item of items) this.render(node.body, item, out);
       }
     }
-    return out;
   }
 
   private pipeline(pipe: Pipeline, dot: unknown): unknown {
@@ -385,7 +393,7 @@ function lookup(data: unknown, path: readonly string[]): unknown {
     if (value === null || typeof value !== 'object' || Array.isArray(value)) {
       throw new ExecFailure(`can't evaluate field ${key} in type ${goType(value)}`);
     }
-    if (!(key in value)) throw new ExecFailure(`can't evaluate field ${key}`);
+    if (!Object.hasOwn(value, key)) throw new ExecFailure(`can't evaluate field ${key}`);
     value = (value as Record<string, unknown>)[key];
   }
   return value;
@@ -483,7 +491,7 @@ function index(item: unknown, indices: unknown[]): unknown {
     } else if (value === null || (typeof value === 'object' && value !== undefined)) {
       const map = (value ?? {}) as Record<string, unknown>;
       if (typeof key !== 'string') throw new ExecFailure(`value has type ${goType(key)}; should be string`);
-      value = key in map ? map[key] : zeroOfValues(map);
+      value = Object.hasOwn(map, key) ? map[key] : zeroOfValues(map);
     } else {
       throw new ExecFailure(`can't index item of type ${goType(value)}`);
     }

@@ -84,6 +84,24 @@ export function runPluginRaw(
   return spawnPlugin(executable, argv, env, options);
 }
 
+/**
+ * How the agent reads a run of a protocol operation: the decoded value, or the error in
+ * its words. `dhv replay` judges a recorded answer and a replayed one through this, so
+ * both are read the same way.
+ */
+export function judgeRun<Op extends Operation>(
+  operation: Op,
+  run: PluginRun,
+  context: { pluginId: string; executable: string; volumeId: string | undefined; timeoutMs: number },
+): { ok: true; value: DecodedValue[Op] } | { ok: false; error: PluginError } {
+  try {
+    return { ok: true, value: decodedValue(operation, interpretRun(operation, run, context)) };
+  } catch (err) {
+    if (err instanceof PluginError) return { ok: false, error: err };
+    throw err;
+  }
+}
+
 /** What a run reports of itself, whatever it decoded to. */
 export function runDetails(
   run: PluginRun,

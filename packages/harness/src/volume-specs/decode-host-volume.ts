@@ -199,20 +199,23 @@ function weakString(name: string, value: GoValue, errors: string[]): string | un
   }
 }
 
-/** Into `map[string]string`: a list of maps (blocks) merges in order, later keys winning. */
+/**
+ * Into `map[string]string`: a list of maps (blocks) merges in order, later keys winning.
+ * Built as a Map and made an object by definition, so every key, `__proto__` included, is its own.
+ */
 function weakStringMap(name: string, value: GoValue, errors: string[]): Record<string, string> | null {
-  const out: Record<string, string> = {};
+  const out = new Map<string, string>();
   const add = (prefix: string, map: GoMap) => {
     for (const [k, v] of map) {
       const s = weakString(`${prefix}[${k}]`, v, errors);
-      if (s !== undefined) out[k] = s;
+      if (s !== undefined) out.set(k, s);
     }
   };
   if (value.kind === 'maps') value.items.forEach((map, i) => add(`${name}[${i}]`, map));
   else if (value.kind === 'map') add(name, value.map);
-  else if (value.kind === 'list' && value.items.length === 0) return out;
-  else errors.push(`'${name}' expected a map, got '${goKindName(value)}'`);
-  return out;
+  else if (!(value.kind === 'list' && value.items.length === 0))
+    errors.push(`'${name}' expected a map, got '${goKindName(value)}'`);
+  return Object.fromEntries(out);
 }
 
 function mapstructureErrors(errors: string[]): string {

@@ -89,8 +89,16 @@ describe("volume specs, read as Nomad's CLI and servers read them", () => {
       "Error decoding the volume definition: decoding failed due to the following error(s):\n\n'Parameters[0][a]' expected type 'string', got unconvertible type '[]map[string]interface {}'",
     ]);
     expect(() => validateVolumeSpec({ type: 'host', capacity_min: '1' }, 'create', 'v.hcl')).toThrow(
-      /^2 errors occurred:\n\t\* missing name\n\t\* capacity_max \(0\) must be larger than capacity_min \(1\)\nFix the volume specification v\.hcl/,
+      /^volume validation failed: 2 errors occurred:\n\t\* missing name\n\t\* capacity_max \(0\) must be larger than capacity_min \(1\)\nFix the volume specification v\.hcl/,
     );
+    // One problem: Nomad's servers' words whole, prefix included, dhv's advice on the line below.
+    expect(() => validateVolumeSpec({ type: 'host', name: 'a', capacity_min: '1' }, 'create', 'v.hcl')).toThrow(
+      /^volume validation failed: capacity_max \(0\) must be larger than capacity_min \(1\)\nFix the volume specification v\.hcl/,
+    );
+    // What dhv refuses beyond Nomad comes below Nomad's line.
+    expect(() =>
+      validateVolumeSpec({ type: 'host', name: '', capacity_min: '8EiB', capacity_max: '8EiB' }, 'create', 'v.hcl'),
+    ).toThrow(/^volume validation failed: missing name\ncapacity_min is -9223372036854775808 to Nomad: /);
   });
 
   it('decodes values weakly, as mapstructure does: numbers as Go prints them, booleans as 1 and 0', () => {

@@ -3,8 +3,12 @@ import { goMarshalStringMap } from '@dhv/sdk/client';
 import { AgentError } from '../errors/agent-error.js';
 import { MAX_DOCUMENT_DEPTH, nestingDepth, readSource } from '../config/read-document.js';
 import { decodeVolumeSpecAsNomad, SpecRefused, type ApiHostVolume } from './decode-host-volume.js';
-import { ACCESS_MODES, ATTACHMENT_MODES } from './validate-host-volume.js';
-import { validateHostVolume } from './validate-host-volume.js';
+import {
+  ACCESS_MODES,
+  ATTACHMENT_MODES,
+  hostVolumeValidationError,
+  validateHostVolume,
+} from './validate-host-volume.js';
 import { specWarnings } from './spec-warnings.js';
 
 export { ACCESS_MODES, ATTACHMENT_MODES };
@@ -93,9 +97,10 @@ export function volumeSpecFromText(text: string, purpose: SpecPurpose, file = '<
     throw new AgentError('SPEC_INVALID', message, { file, problems: [message] });
   }
   const warnings = specWarnings(text);
-  const fail = (problems: string[], hint: string): never => {
+  const fail = (lines: string[], hint: string, problems = lines): never => {
     const shownWarnings = warnings.map((w) => `\nWarning: ${w}`).join('');
-    throw new AgentError('SPEC_INVALID', `${goMultiError(problems)}\n${hint}${shownWarnings}`, {
+    const text = lines.length === 1 || problems !== lines ? lines.join('\n') : goMultiError(lines);
+    throw new AgentError('SPEC_INVALID', `${text}\n${hint}${shownWarnings}`, {
       file,
       problems,
       warnings,
@@ -114,8 +119,9 @@ export function volumeSpecFromText(text: string, purpose: SpecPurpose, file = '<
     fail([err.message], `Fix the volume specification ${shown}: nomad volume create stops here too.`);
     throw err;
   }
-  const problems = validateHostVolume(vol);
-  problems.push(...negativeCapacities(vol));
+  // Nomad's servers refuse with Validate's problems behind their prefix; what dhv adds comes below.
+  const serverProblems = validateHostVolume(vol);
+  const problems = [...serverProblems, ...negativeCapacities(vol)];
   if (purpose === 'register' && vol.HostPath === '')
     problems.push('missing host_path: a registered volume must say where it already lives');
   if (purpose === 'register' && vol.HostPath !== '' && !vol.HostPath.startsWith('/'))
@@ -146,7 +152,12 @@ export function volumeSpecFromText(text: string, purpose: SpecPurpose, file = '<
     warnings: [...warnings, ...nameWarnings(vol.Name)],
   };
   problems.push(...environmentLimits(spec));
-  if (problems.length > 0) fail(problems, `Fix the volume specification ${shown}; every problem is listed above.`);
+  if (problems.length > 0) {
+    const own = problems.slice(serverProblems.length);
+    const message =
+      serverProblems.length > 0 ? [hostVolumeValidationError(serverProblems).trimEnd(), ...own] : problems;
+    fail(message, `Fix the volume specification ${shown}; every problem is listed above.`, problems);
+  }
   return spec;
 }
 

@@ -27,6 +27,8 @@ export async function teardownScope(dir: string): Promise<TeardownScope | undefi
  * the scope's folder itself (a volume is never the whole volumes dir).
  */
 export async function inScope(scope: TeardownScope, path: string): Promise<string | undefined> {
+  // A relative path would be read from the caller's folder: it names nothing in the scope.
+  if (!isAbsolute(path)) return undefined;
   const rel = relative(scope.dir, path);
   if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return undefined;
   let at = scope.canonical;

@@ -28,6 +28,7 @@ const failing = (state: ClientState): ClientStateStore => ({
   },
   remove: (id) => state.remove(id),
   list: () => state.list(),
+  scan: () => state.scan(),
   get: (id) => state.get(id),
 });
 

@@ -1,5 +1,5 @@
 import type { AgentConfig } from '../../config/agent-config.js';
-import type { ClientCreateRequest, ClientState, VolumeRecord } from '../state/client-state.js';
+import type { ClientCreateRequest, ClientState, DamagedRecord, VolumeRecord } from '../state/client-state.js';
 import { AgentError } from '../../errors/agent-error.js';
 import { goStat } from '../go-os.js';
 import type { HostVolumeConfig, HostVolumeUpdate } from '../host-volumes.js';
@@ -20,7 +20,7 @@ import { BUILTIN_MKDIR_ID } from '@dhv/sdk/client';
 import { existingVolumePaths } from '../builtin-mkdir.js';
 
 /** The client state calls the host volume manager makes; a test may hand in one that fails. */
-export type ClientStateStore = Pick<ClientState, 'put' | 'remove' | 'list' | 'get'>;
+export type ClientStateStore = Pick<ClientState, 'put' | 'remove' | 'list' | 'scan' | 'get'>;
 
 /** A warn or error line as Nomad's host volume manager logs it, with its fields. */
 export interface AgentLogLine {
@@ -45,6 +45,8 @@ export interface VolumeManagerContext {
   health?: VolumeHealth;
   /** The disk each volume was created on: the built-in mkdir's restore line says when it moved. */
   disks?: VolumeDisks;
+  /** The servers' refusal of a delete (a volume in use), checked under the volume's lock before anything runs. */
+  beforeDelete?: (req: ClientDeleteRequest) => Promise<void>;
 }
 
 /** Nomad's ClientHostVolumeCreateResponse. */
@@ -76,6 +78,8 @@ export interface RestoreOutcome {
   updates: HostVolumeUpdate[];
   restored: RestoredVolume[];
   failed: FailedRestore[];
+  /** Record files that do not load: those volumes alone are left out (their names stay claimed). */
+  damaged: DamagedRecord[];
   /** Set when restore as a whole failed (state unreadable, a plugin missing): the node gets no dynamic volume. */
   error?: Error & { code?: string };
 }
@@ -236,6 +240,7 @@ export class VolumeManager {
       req.Name,
       { doing: `deleting volume "${req.Name}" (${req.ID})`, name: req.Name, volumeId: req.ID },
       async () => {
+        await this.ctx.beforeDelete?.(req);
         if (req.PluginID !== '') {
           await runner.lookup(config.pluginDir, req.PluginID);
           const run = async () =>
@@ -271,21 +276,29 @@ export class VolumeManager {
    * Restore at agent start: every volume in client state at once, under one deadline
    * counted from now. A created volume's plugin runs create again with the saved
    * request, a registered one's path is checked. A failure leaves that volume out (its
-   * name stays claimed); a missing plugin, or state that cannot be read, fails the whole
-   * restore, and the node is then told about no dynamic volume at all.
+   * name stays claimed), and so does a record file that does not load; a missing plugin,
+   * or a client state folder that cannot be listed, fails the whole restore, and the node
+   * is then told about no dynamic volume at all.
    */
   async restore(deadlineMs: number): Promise<RestoreOutcome> {
     const startedAt = performance.now();
     let records: VolumeRecord[];
+    let damaged: DamagedRecord[];
     try {
-      records = await this.ctx.state.list();
+      ({ records, damaged } = await this.ctx.state.scan());
     } catch (err) {
       this.ctx.log({ level: 'error', message: 'failed to restore state', fields: { error: messageOf(err) } });
       // Nomad's claims die with the agent: a restore that cannot read state claims nothing.
       await this.ctx.names.replaceAll(new Map());
-      return { updates: [], restored: [], failed: [], error: err as Error };
+      return { updates: [], restored: [], failed: [], damaged: [], error: err as Error };
     }
-    const outcome: RestoreOutcome = { updates: [], restored: [], failed: [] };
+    const outcome: RestoreOutcome = { updates: [], restored: [], failed: [], damaged };
+    for (const d of damaged)
+      this.ctx.log({
+        level: 'error',
+        message: 'failed to restore volume',
+        fields: { volume_id: d.id, error: d.error.message },
+      });
     const errors: Error[] = [];
     const remainingMs = () => Math.max(1, Math.round(deadlineMs - (performance.now() - startedAt)));
     const claims = await this.claimForRestore(records, outcome);
@@ -373,6 +386,10 @@ export class VolumeManager {
       ),
     );
     const winners = new Map<string, string>();
+    // A volume whose record does not load keeps the names it holds: its name is not free.
+    const damagedIds = new Set(outcome.damaged.map((d) => d.id));
+    if (damagedIds.size > 0)
+      for (const [name, id] of Object.entries(await names.all())) if (damagedIds.has(id)) winners.set(name, id);
     const claims: (boolean | null | Error)[] = [];
     for (const [i, record] of records.entries()) {
       const req = record.CreateReq;
@@ -397,7 +414,9 @@ export class VolumeManager {
       claims[i] = false;
     }
     let recorded: Set<string> | undefined;
-    await names.replaceAll(winners, { has: (id) => (recorded ??= new Set(records.map((r) => r.ID))).has(id) });
+    await names.replaceAll(winners, {
+      has: (id) => (recorded ??= new Set([...records.map((r) => r.ID), ...damagedIds])).has(id),
+    });
     return claims;
   }
 

@@ -71,10 +71,15 @@ export function deleteRequestFor(record: VolumeRecord): ClientDeleteRequest {
   return {
     ID: record.ID,
     Name: req.Name,
-    PluginID: req.PluginID,
+    PluginID: serversPluginId(record),
     Namespace: req.Namespace,
     NodeID: req.NodeID,
     HostPath: record.HostPath,
     Parameters: req.Parameters,
   };
+}
+
+/** The plugin the servers know the volume by: the create's, or the one a registered volume names. */
+export function serversPluginId(record: VolumeRecord): string {
+  return record.CreateReq.PluginID || (record.Volume.PluginID ?? '');
 }

@@ -20,6 +20,7 @@ const node: PlacementNode = {
         'kernel.name': 'linux',
         'cpu.numcores': '8',
         'os.features': 'a,b, c',
+        'kernel.version': '6.18.44-fc-v1272',
       },
     },
     fingerprintedAt: '',
@@ -52,6 +53,22 @@ describe("constraints, evaluated against the node with Nomad's operators", () =>
     expect(holds('${attr.nope}', 'is_not_set', '')).toBe(true);
     expect(holds('${node.unique.id}', '=', NODE_ID)).toBe(true);
     expect(holds('${node.pool}', '=', 'default')).toBe(true);
+  });
+
+  it("applies go-version's pre-release rule to `version` (a kernel 6.18.44-fc-v1272 fails >= 5.10), not to `semver`", () => {
+    expect(holds('${attr.kernel.version}', 'version', '>= 5.10')).toBe(false);
+    expect(holds('${attr.kernel.version}', 'version', '~> 6.18')).toBe(false);
+    expect(holds('${attr.kernel.version}', 'version', '< 7')).toBe(false);
+    expect(holds('${attr.kernel.version}', 'version', '!= 5.10')).toBe(true);
+    expect(holds('${attr.kernel.version}', 'version', '= 6.18.44-fc-v1272')).toBe(true);
+    // A constraint with a pre-release admits pre-releases of the same segments only.
+    expect(holds('${attr.kernel.version}', 'version', '>= 6.18.44-fc-v1000')).toBe(true);
+    expect(holds('${attr.kernel.version}', 'version', '>= 6.18.0-fc')).toBe(false);
+    // ... and a version without one, except through ~>.
+    expect(holds('${attr.plugins.host_volume.p.version}', 'version', '>= 1.2.0-beta')).toBe(true);
+    expect(holds('${attr.plugins.host_volume.p.version}', 'version', '~> 1.2.0-beta')).toBe(false);
+    // Nomad's semver constraints are go-version's copy without the rule: Semver 2.0 ordering alone.
+    expect(holds('${attr.kernel.version}', 'semver', '>= 5.10.0')).toBe(true);
   });
 
   it("resolves the node's own targets as Nomad's feasibility checker does: config facts, host attributes, meta", () => {
@@ -97,6 +114,23 @@ describe('placement on this node', () => {
       /: no node meets constraints: 1 nodes had existing volume, /,
     );
     expect(placementProblem(volumeSpec({ name: 'taken', nodeId: NODE_ID }), node)).toBeUndefined();
+  });
+
+  it('does not tell a user to put a plugin in the plugin dir when it is there and its fingerprint was refused', () => {
+    const withBadFingerprint: PlacementNode = {
+      ...node,
+      facts: {
+        ...node.facts,
+        fingerprint: {
+          ...node.facts.fingerprint,
+          skipped: [{ id: 'bf', executable: '/opt/plugins/bf', reason: 'invalid version "not a version"' }],
+        },
+      },
+    };
+    const err = placementProblem(volumeSpec({ pluginId: 'bf' }), withBadFingerprint);
+    expect(err?.message).toContain('could not place volume "v": no node meets constraints');
+    expect(err?.message).toContain('It is in /opt/plugins, but its fingerprint was refused: invalid version');
+    expect(err?.message).not.toContain('Put it in');
   });
 
   it('refuses a node named by node_id whose attributes fail a constraint', () => {

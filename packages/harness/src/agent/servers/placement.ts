@@ -93,9 +93,12 @@ function unmetConstraints(spec: VolumeSpec, node: PlacementNode): string[] {
   const attributes = node.facts.fingerprint.attributes;
   const unmet: string[] = [];
   if (!(versionAttribute(spec.pluginId) in attributes)) {
+    const skipped = node.facts.fingerprint.skipped.find((p) => p.id === spec.pluginId);
     unmet.push(
       `Plugin "${spec.pluginId}" is not fingerprinted on this node (no attribute ${versionAttribute(spec.pluginId)}). ` +
-        `Put it in ${node.pluginDir} and run dhv agent fingerprint (a real agent needs a reload or restart) before creating volumes with it.`,
+        (skipped
+          ? `It is in ${node.pluginDir}, but its fingerprint was refused: ${skipped.reason}. Fix its fingerprint answer, then run dhv agent fingerprint (a real agent needs a reload or restart).`
+          : `Put it in ${node.pluginDir} and run dhv agent fingerprint (a real agent needs a reload or restart) before creating volumes with it.`),
     );
   }
   for (const c of spec.constraints) {
@@ -174,7 +177,7 @@ export function constraintHolds(c: Constraint, node: PlacementNode): boolean {
       }
     case 'version':
     case 'semver':
-      return both && versionMatches(l, r);
+      return both && versionMatches(l, r, c.operator === 'version');
     case 'set_contains':
     case 'set_contains_all':
       return both && splitSet(r).every((x) => splitSet(l).includes(x));
@@ -197,8 +200,14 @@ function checkOrder(op: string, l: string, r: string): boolean {
   return op === '<' ? cmp < 0 : op === '<=' ? cmp <= 0 : op === '>' ? cmp > 0 : cmp >= 0;
 }
 
-/** go-version constraints: comma-separated `op version` terms, all of which must hold. */
-function versionMatches(value: string, constraint: string): boolean {
+/**
+ * go-version constraints: comma-separated `op version` terms, all of which must hold. With
+ * `preReleaseRule` (the `version` operator: go-version's own Check; Nomad's `semver` one is a
+ * copy without it), an ordering or `~>` term without a pre-release never admits a version
+ * with one (a kernel `6.18.44-fc-v1272` fails `>= 5.10`), and one with a pre-release admits
+ * only versions of the same segments.
+ */
+function versionMatches(value: string, constraint: string, preReleaseRule: boolean): boolean {
   const v = parseGoVersion(value.trim());
   if (!v.ok) return false;
   return constraint.split(',').every((term) => {
@@ -207,7 +216,11 @@ function versionMatches(value: string, constraint: string): boolean {
     const want = parseGoVersion(m[2]!);
     if (!want.ok) return false;
     const cmp = compareVersions(v.version, want.version);
-    switch (m[1] ?? '=') {
+    const op = m[1] ?? '=';
+    if (preReleaseRule && op !== '=' && op !== '!=' && !preReleaseAdmits(v.version, want.version, op === '~>')) {
+      return false;
+    }
+    switch (op) {
       case '=':
         return cmp === 0;
       case '!=':
@@ -229,6 +242,13 @@ function versionMatches(value: string, constraint: string): boolean {
       }
     }
   });
+}
+
+function preReleaseAdmits(v: GoVersion, c: GoVersion, pessimistic: boolean): boolean {
+  if (c.prerelease !== '' && v.prerelease !== '') return v.segments.join('.') === c.segments.join('.');
+  if (c.prerelease === '' && v.prerelease !== '') return false;
+  if (c.prerelease !== '' && v.prerelease === '') return !pessimistic;
+  return true;
 }
 
 function compareVersions(a: GoVersion, b: GoVersion): number {

@@ -5,6 +5,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { acquireVolumeLock } from '@dhv/sdk';
 import { AgentError } from '../../errors/agent-error.js';
+import { MAX_TIMER_MS, wholeNumberFromEnv } from '../../config/environment.js';
 import type { StateLayout } from './layout.js';
 import { readSmallRegularFileSync } from './durable-file.js';
 
@@ -354,8 +355,11 @@ function lockHolder(path: string): number | undefined {
 }
 
 function lockWaitFromEnv(): number {
-  const given = Number(process.env.DHV_LOCK_WAIT_MS);
-  return Number.isFinite(given) && given > 0 ? given : DEFAULT_LOCK_WAIT_MS;
+  return wholeNumberFromEnv('DHV_LOCK_WAIT_MS', DEFAULT_LOCK_WAIT_MS, {
+    unit: 'milliseconds',
+    min: 1,
+    max: MAX_TIMER_MS,
+  });
 }
 
 /** A process's command line as `dhv <args>` (its node and script paths left out). */

@@ -41,22 +41,40 @@ describe('client state', () => {
     expect(await state.staleTempFiles()).toEqual([leftover]);
   });
 
-  it('stops with an error naming a corrupt file, and never rewrites it', async () => {
+  it('sets a corrupt file aside with an error naming it and the fix, loads every other record, and never rewrites it', async () => {
     await state.put(sampleRecord());
     const other = '2b2b2b2b-14f9-2515-8502-24d46291717d';
     await writeFile(state.fileOf(other), '{"ID": "not json');
-    await expect(state.list()).rejects.toMatchObject({ code: 'STATE_CORRUPT', details: { file: state.fileOf(other) } });
-    await expect(state.list()).rejects.toThrow(/is corrupt .*repair the file, or move it out/);
+    const { records, damaged } = await state.scan();
+    expect(records).toEqual([sampleRecord()]);
+    expect(damaged).toEqual([{ id: other, file: state.fileOf(other), error: expect.any(Error) }]);
+    expect(damaged[0]!.error).toMatchObject({ code: 'STATE_CORRUPT', details: { file: state.fileOf(other) } });
+    expect(damaged[0]!.error.message).toMatch(/is corrupt .*repair the file, or move it out/);
+    expect(await state.list()).toEqual([sampleRecord()]);
+    await expect(state.get(other)).rejects.toMatchObject({ code: 'STATE_CORRUPT' });
   });
 
-  it('stops with an error naming a record it cannot read', async () => {
+  it('sets aside a record it cannot read, naming it', async () => {
     await state.put(sampleRecord());
     const other = '4d4d4d4d-14f9-2515-8502-24d46291717d';
     await mkdir(state.fileOf(other)); // EISDIR: unreadable, even for root
-    await expect(state.list()).rejects.toMatchObject({
-      code: 'STATE_UNREADABLE',
-      details: { file: state.fileOf(other) },
-    });
+    const { records, damaged } = await state.scan();
+    expect(records).toEqual([sampleRecord()]);
+    expect(damaged[0]!.error).toMatchObject({ code: 'STATE_UNREADABLE', details: { file: state.fileOf(other) } });
+  });
+
+  it('keeps every parameter key, __proto__ included, through the file and the schema', async () => {
+    const Parameters = JSON.parse('{"__proto__": "x", "constructor": "y"}') as Record<string, string>;
+    await state.put(sampleRecord(ID, { Parameters }));
+    expect(Object.keys((await state.get(ID))!.CreateReq.Parameters!)).toEqual(['__proto__', 'constructor']);
+    expect((await state.list())[0]!.CreateReq.Parameters).toEqual(Parameters);
+  });
+
+  it('keeps a negative size a plugin answered (Go decodes any int64)', async () => {
+    const negative = { ...sampleRecord(), Volume: { ...sampleRecord().Volume, CapacityBytes: -(2n ** 63n) } };
+    await state.put(negative);
+    expect(await state.get(ID)).toEqual(negative);
+    expect(await state.list()).toEqual([negative]);
   });
 
   it('treats a record that is valid JSON but not a volume, or holds another ID, as corrupt', async () => {
@@ -70,7 +88,7 @@ describe('client state', () => {
     await state.put(sampleRecord(other));
     await rm(state.fileOf(ID));
     await writeFile(state.fileOf(ID), (await import('node:fs')).readFileSync(state.fileOf(other)));
-    await expect(state.list()).rejects.toThrow(/holds volume 3c3c3c3c/);
+    expect((await state.scan()).damaged[0]?.error.message).toMatch(/holds volume 3c3c3c3c/);
   });
 
   it('never reads through a record that is a symlink: the error names the link, and not one byte of what it points at', async () => {
@@ -79,10 +97,7 @@ describe('client state', () => {
     await writeFile(secret, 'root:$6$not-for-the-error-text$\n');
     const other = '5e5e5e5e-14f9-2515-8502-24d46291717d';
     await symlink(secret, state.fileOf(other));
-    const failure = await state.list().then(
-      () => undefined,
-      (err: Error & { code?: string; details?: unknown }) => err,
-    );
+    const failure = (await state.scan()).damaged[0]?.error;
     expect(failure).toMatchObject({ code: 'STATE_UNREADABLE', details: { file: state.fileOf(other) } });
     expect(failure?.message).toMatch(/move it out of/);
     expect(`${failure?.message} ${JSON.stringify(failure?.details)}`).not.toMatch(/not-for-the-error-text|root:/);

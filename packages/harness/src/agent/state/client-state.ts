@@ -1,3 +1,4 @@
+import { lstatSync } from 'node:fs';
 import { lstat, mkdir, readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import * as z from 'zod/mini';
@@ -34,7 +35,18 @@ import { stampOf, type StateIndex } from './state-index.js';
 if (!z.config().localeError) z.config(en());
 
 const int64 = z.bigint().check(z.gte(0n));
+/** A size a plugin answered: any int64, as Go's decoder takes it (`"bytes": -1` included). */
+const signedInt64 = z.bigint().check(z.gte(-(2n ** 63n)), z.lte(2n ** 63n - 1n));
 const uuid = z.string().check(z.refine(isUuid, 'must be a UUID'));
+
+function isStringMap(value: unknown): value is Record<string, string> {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    !Array.isArray(value) &&
+    Object.values(value).every((v) => typeof v === 'string')
+  );
+}
 
 /** Nomad's ClientHostVolumeCreateRequest: what restore hands the plugin again. */
 const createRequestSchema = z.object({
@@ -47,15 +59,21 @@ const createRequestSchema = z.object({
   NodeID: z.string().check(z.minLength(1)),
   RequestedCapacityMinBytes: int64,
   RequestedCapacityMaxBytes: int64,
-  Parameters: z.nullable(z.record(z.string(), z.string())),
+  // Checked, not rebuilt: zod's record drops a key `__proto__`, and a plugin gets every key as written.
+  Parameters: z.nullable(z.custom<Record<string, string>>(isStringMap, 'must be an object of strings')),
 });
 
 /** What Nomad's servers hold about the volume, kept beside the client's record so `volume status` can show it. */
 const volumeSchema = z.object({
   /** The servers' namespace (a registered volume's CreateReq has none). */
   Namespace: z.optional(z.string()),
+  /**
+   * The plugin a registered volume names (its CreateReq has none): the servers keep it and
+   * send it with the delete, so the plugin's delete runs (DHV_CREATED_PATH is the host_path).
+   */
+  PluginID: z.optional(z.string()),
   NodePool: z.string(),
-  CapacityBytes: int64,
+  CapacityBytes: signedInt64,
   RequestedCapabilities: z.array(
     z.object({ AccessMode: z.enum(ACCESS_MODES), AttachmentMode: z.enum(ATTACHMENT_MODES) }),
   ),
@@ -73,6 +91,18 @@ const recordSchema = z.object({
 
 export type ClientCreateRequest = z.infer<typeof createRequestSchema>;
 export type VolumeRecord = z.infer<typeof recordSchema>;
+
+/** A record file that does not load (corrupt, cut short, not a plain file, unreadable): its volume alone is affected. */
+export interface DamagedRecord {
+  id: string;
+  file: string;
+  error: AgentError;
+}
+
+export interface ClientStateScan {
+  records: VolumeRecord[];
+  damaged: DamagedRecord[];
+}
 
 export function isRegistered(record: VolumeRecord): boolean {
   return record.CreateReq.PluginID === '';
@@ -161,46 +191,67 @@ export class ClientState {
     return (await this.entries()).map((name) => name.slice(0, -'.json'.length));
   }
 
-  /**
-   * Every record, sorted by ID. Any file that does not load stops the load with an
-   * error naming it: the state is never silently discarded or overwritten.
-   */
+  /** Every record that loads, sorted by ID (`scan` says which did not). */
   async list(): Promise<VolumeRecord[]> {
+    return (await this.scan()).records;
+  }
+
+  /**
+   * Every record, sorted by ID, and every file that does not load, each with the error
+   * naming it and the fix: a damaged record affects only its own volume, and is never
+   * silently discarded or overwritten.
+   */
+  async scan(): Promise<ClientStateScan> {
     const indexed = this.fromIndex();
-    if (indexed) return [...indexed];
+    if (indexed) return { records: [...indexed], damaged: [] };
     // Taken before the files are read: a change while they are read makes the noted stamp stale, never wrong.
     const stamp = stampOf(this.dir);
     const names = await this.entries();
     const records: VolumeRecord[] = [];
+    const files: string[] = [];
+    const damaged: DamagedRecord[] = [];
     // Thousands of small files read synchronously beat the same reads queued on libuv's
     // four threads several times over; batches keep the event loop turning in between.
     for (let i = 0; i < names.length; i += READ_BATCH) {
       for (const name of names.slice(i, i + READ_BATCH)) {
-        const record = this.parseRecord(
-          join(this.dir, name),
-          name.slice(0, -5),
-          this.readTextSync(join(this.dir, name)),
-        );
-        if (record) records.push(record);
+        const file = join(this.dir, name);
+        const id = name.slice(0, -'.json'.length);
+        const fileStamp = fileStampOf(file);
+        try {
+          const record = this.parseRecord(file, id, this.readTextSync(file));
+          if (record) {
+            records.push(record);
+            files.push(fileStamp);
+          }
+        } catch (err) {
+          if (!(err instanceof AgentError)) throw err;
+          damaged.push({ id, file, error: err });
+        }
       }
       await new Promise((r) => setImmediate(r));
     }
-    this.index?.note('records', stamp, () => indexedRecords(records));
-    return records;
+    // An index without the damaged files would vouch for a folder that holds them.
+    if (damaged.length === 0) this.index?.note('records', stamp, () => indexedRecords(records, files));
+    return { records, damaged };
   }
 
-  /** The records as the state index holds them, when the records folder is as it was when they were read. */
+  /**
+   * The records as the state index holds them, when the records folder is as it was when
+   * they were read and so is every record file (a file rewritten or cut short in place
+   * leaves its folder as it was); else undefined, and they are read from their files.
+   */
   private fromIndex(): VolumeRecord[] | undefined {
     const items = this.index?.section('records', this.dir);
     if (!items) return undefined;
     if (this.revived?.items === items) return this.revived.records;
-    const records = reviveRecords(items);
-    if (!records) {
+    const revived = reviveRecords(items);
+    const unchanged = revived?.files.every((stamp, i) => stamp === fileStampOf(this.fileOf(revived.records[i]!.ID)));
+    if (!revived || !unchanged) {
       this.index?.forget('records');
       return undefined;
     }
-    this.revived = { items, records };
-    return records;
+    this.revived = { items, records: revived.records };
+    return revived.records;
   }
 
   /**
@@ -259,8 +310,8 @@ export class ClientState {
     const corrupt = (why: string) =>
       new AgentError(
         'STATE_CORRUPT',
-        `client state file ${file} is corrupt (${why}). The agent stopped rather than forget this volume: repair the file, or move it out of ${this.dir} if the volume is gone`,
-        { file },
+        `client state file ${file} is corrupt (${why}). dhv leaves volume ${expectedId} alone rather than forget it (every other volume is unaffected): repair the file, or move it out of ${this.dir} if the volume is gone`,
+        { file, volumeId: expectedId },
       );
     let raw: unknown;
     try {
@@ -277,19 +328,33 @@ export class ClientState {
   }
 }
 
-/** A record removed since it was listed is simply gone; any other read error stops the agent. */
+/**
+ * A record file's identity and state, as the index keeps it beside what the file held:
+ * inode, size and ctime (which nothing sets back), so any write, truncation or
+ * replacement since shows; absent when there is no file.
+ */
+function fileStampOf(file: string): string {
+  try {
+    const s = lstatSync(file, { bigint: true, throwIfNoEntry: false });
+    return s ? `${s.ino}:${s.size}:${s.ctimeNs}` : 'absent';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** A record removed since it was listed is simply gone; any other read error is that record's. */
 function unreadable(file: string, err: unknown): undefined {
   if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
   if (err instanceof NotARegularFileError) {
     throw new AgentError(
       'STATE_UNREADABLE',
-      `cannot read client state file ${err.message}. The agent stopped rather than read it: move it out of ${dirname(file)}`,
+      `cannot read client state file ${err.message}. dhv leaves this volume alone rather than read it (every other volume is unaffected): move it out of ${dirname(file)}`,
       { file },
     );
   }
   throw new AgentError(
     'STATE_UNREADABLE',
-    `cannot read client state file ${file}: ${(err as Error).message}. Fix its permissions; the agent will not start without it`,
+    `cannot read client state file ${file}: ${(err as Error).message}. dhv leaves this volume alone until it can (every other volume is unaffected): fix its permissions`,
     { file },
   );
 }
@@ -349,9 +414,11 @@ const hasKeys = (value: object, keys: readonly string[]) => {
  * value in the table (volumes made alike share a node, a pool, capabilities, times, and
  * their path but for the ID), a fifth of the bytes to parse of the records spelled out.
  * Byte counts are decimal text, so one JSON.parse reads them exactly. A record with any
- * other field set (a schema grown since) is kept whole, as an object.
+ * other field set (a schema grown since) is kept whole, as an object. The table also keeps
+ * each record file's stamp (`Files`, in the records' order), so a file changed in place is
+ * read again.
  */
-function indexedRecords(records: readonly VolumeRecord[]): unknown[] {
+function indexedRecords(records: readonly VolumeRecord[], files: readonly string[]): unknown[] {
   const values: unknown[] = [];
   const places = new Map<unknown, number>();
   const byText = new Map<string, number>();
@@ -404,7 +471,7 @@ function indexedRecords(records: readonly VolumeRecord[]): unknown[] {
       place(v.ModifyTime),
     ];
   });
-  return [{ Values: values }, ...rows];
+  return [{ Values: values, Files: files }, ...rows];
 }
 
 /**
@@ -414,8 +481,8 @@ function indexedRecords(records: readonly VolumeRecord[]): unknown[] {
  * share the table's arrays and objects (capabilities, constraints, parameters), which
  * nothing changes in place.
  */
-function reviveRecords(items: unknown[]): VolumeRecord[] | undefined {
-  const digits = /^[0-9]+$/;
+function reviveRecords(items: unknown[]): { records: VolumeRecord[]; files: string[] } | undefined {
+  const digits = /^-?[0-9]+$/;
   const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
   const bytes = (v: unknown) => {
     if (v === '0') return 0n;
@@ -424,6 +491,10 @@ function reviveRecords(items: unknown[]): VolumeRecord[] | undefined {
   };
   const table = items[0];
   if (!isObject(table) || !Array.isArray(table.Values)) return undefined;
+  // The stamp of each record's file when it was read (an index without them vouches for nothing).
+  const files: unknown = table.Files;
+  if (!Array.isArray(files) || files.length !== items.length - 1 || !files.every((f) => typeof f === 'string'))
+    return undefined;
   const values: unknown[] = table.Values;
   const at = (place: unknown): unknown => {
     if (typeof place !== 'number' || !Number.isInteger(place) || place < 0 || place >= values.length)
@@ -497,7 +568,7 @@ function reviveRecords(items: unknown[]): VolumeRecord[] | undefined {
   } catch {
     return undefined;
   }
-  return records;
+  return { records, files: files as string[] };
 }
 
 /**

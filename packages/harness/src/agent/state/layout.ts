@@ -38,6 +38,12 @@ export function stateLayout(dataDir: string) {
      * takes a block of a full disk.
      */
     lockOwners: join(client, 'locks'),
+    /** One `<namespace>.<job id>.json` (each base64url) per registered job: what the servers keep of it. */
+    jobs: join(client, 'jobs'),
+    /** One `<alloc id>.json` per allocation: its placement, desired status and task events. */
+    allocs: join(client, 'allocs'),
+    /** Each allocation's own folder (Nomad's `<data_dir>/alloc/<id>`): its task roots, logs and supervisors' notes. */
+    allocDirs: join(dataDir, 'alloc'),
   };
 }
 

@@ -156,9 +156,8 @@ export class NameClaims {
 
   /** Every claim, `{name: volume ID}` (a name too long to keep appears as its ID). */
   async all(): Promise<Record<string, string>> {
-    const out: Record<string, string> = {};
-    for (const claim of (await this.readAll()).values()) out[claim.name ?? claim.id] = claim.id;
-    return out;
+    // Defined, not assigned: a volume named `__proto__` is a key like any other.
+    return Object.fromEntries([...(await this.readAll()).values()].map((c) => [c.name ?? c.id, c.id]));
   }
 
   /** Every claim by the ID holding it, `{id: name}`, for gc. */

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, open, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -110,6 +110,29 @@ describe('the state index', () => {
     await restartWith(dataDir);
     await new AgentStore(dataDir).records.remove(IDS[0]!);
     expect((await new AgentStore(dataDir).records.list()).map((r) => r.ID)).toEqual([IDS[1]]);
+  });
+
+  it('vouches for no record whose file changed in place since: a file cut short or rewritten is read again', async () => {
+    const first = await restartWith(dataDir);
+    for (const id of IDS) await first.records.put(record(id));
+    await restartWith(dataDir);
+    const file = first.records.fileOf(IDS[0]!);
+    await truncate(file, 20);
+    const cut = new AgentStore(dataDir);
+    const { records, damaged } = await cut.records.scan();
+    expect(records.map((r) => r.ID)).toEqual([IDS[1]]);
+    expect(damaged.map((d) => [d.id, d.error.code])).toEqual([[IDS[0], 'STATE_CORRUPT']]);
+
+    // Rewritten whole in place (same size, another name): the file is what counts.
+    await restartWith(dataDir);
+    await writeFile(file, encodeJson(record(IDS[0]!, 'vol-1e1d454X')) + '\n');
+    const afterRestart = await restartWith(dataDir);
+    expect((await afterRestart.records.list()).map((r) => r.CreateReq.Name)).toEqual(['vol-1e1d454X', 'vol-2e1d4540']);
+    const text = encodeJson(record(IDS[0]!, 'vol-1e1d454Y')) + '\n';
+    const handle = await open(file, 'r+');
+    await handle.write(text, 0);
+    await handle.close();
+    expect((await new AgentStore(dataDir).records.list())[0]!.CreateReq.Name).toBe('vol-1e1d454Y');
   });
 
   it('is ignored when it does not load, and written again by the next restart', async () => {

@@ -11,6 +11,7 @@ import { loadNodeFacts, updateNodeFacts, type NodeFacts } from './node-facts.js'
 import { loadNodeId } from './node-identity.js';
 import { VolumeDisks } from './volume-disks.js';
 import { VolumeHealth } from './volume-health.js';
+import { JobRecords } from './job-records.js';
 
 /**
  * The agent's state store: the only code that knows the data dir's layout and opens files
@@ -27,6 +28,8 @@ export class AgentStore {
   readonly health: VolumeHealth;
   readonly disks: VolumeDisks;
   readonly lock: AgentLock;
+  /** The jobs registered and the allocations placed on the node. */
+  readonly jobs: JobRecords;
   /** What the last restart read, in one file: the next one reads it instead of every volume's files. */
   readonly index: StateIndex;
 
@@ -46,6 +49,7 @@ export class AgentStore {
     this.disks = new VolumeDisks(dataDir, this.index);
     this.health = new VolumeHealth(dataDir, this.disks);
     this.lock = new AgentLock(this.layout);
+    this.jobs = new JobRecords(this.layout);
   }
 
   /** Opens (creating on first use) the data dir. */

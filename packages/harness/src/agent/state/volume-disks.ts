@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { mkdir, readFile, realpath, stat } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import {
   atOrBelow,
   attachedLoopDevices,
@@ -67,7 +67,9 @@ export class VolumeDisks {
     this.index?.forget('disks');
     const disk = await diskOf(volumesDir);
     if (!disk) return;
-    const mounted = (await canonicalPath(hostPath).then((p) => (p ? mountedAt(p) : []))).length > 0;
+    // A relative path names no folder of its own (Nomad's client never resolves it): never a mount point.
+    const mounted =
+      isAbsolute(hostPath) && (await canonicalPath(hostPath).then((p) => (p ? mountedAt(p) : []))).length > 0;
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     await writeFileDurably(this.file(id), JSON.stringify({ VolumesDir: volumesDir, ...disk, VolumeMounted: mounted }));
   }
@@ -91,7 +93,7 @@ export class VolumeDisks {
     const mountedOnes: Array<{ record: VolumeRecord; disk: VolumeDisk }> = [];
     for (const record of records) {
       const disk = await this.get(record.ID);
-      if (disk?.VolumeMounted) mountedOnes.push({ record, disk });
+      if (disk?.VolumeMounted && isAbsolute(record.HostPath)) mountedOnes.push({ record, disk });
     }
     if (mountedOnes.length === 0) return out;
     const [table, loops] = await Promise.all([readMountTable(), attachedLoopDevices()]);
@@ -184,6 +186,12 @@ export class RestoreDisks {
     const parents = new Map<string, Promise<string | undefined>>();
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     for (const [id, hostPath] of this.met) {
+      if (!isAbsolute(hostPath)) {
+        const disk: VolumeDisk = { VolumesDir: this.volumesDir, ...this.now, VolumeMounted: false };
+        await writeFileAtomically(join(this.dir, `${id}.json`), JSON.stringify(disk));
+        written.set(id, disk);
+        continue;
+      }
       const parent = dirname(hostPath);
       if (!parents.has(parent))
         parents.set(

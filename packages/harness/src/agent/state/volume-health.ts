@@ -2,7 +2,7 @@ import { lstat, mkdir, readdir } from 'node:fs/promises';
 import { BUILTIN_MKDIR_ID } from '@dhv/sdk/client';
 import { isRegistered, type VolumeRecord } from './client-state.js';
 import { AgentError } from '../../errors/agent-error.js';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { readRegularFile, removeFileDurably, writeFileDurably } from './durable-file.js';
 import { stateLayout } from './layout.js';
 import { VolumeDisks } from './volume-disks.js';
@@ -78,7 +78,9 @@ export class VolumeHealth {
     for (const [id, failure] of await this.disks.unusable(unknown)) failures.set(id, failure);
     await Promise.all(
       records.map(async (r) => {
-        if (failures.has(r.ID)) return;
+        // A relative path, as a plugin may answer: Nomad's client publishes it as given and
+        // never looks at it, and here it would name another folder for every caller.
+        if (failures.has(r.ID) || !isAbsolute(r.HostPath)) return;
         const info = await lstat(r.HostPath).catch(() => undefined);
         if (info === undefined) {
           failures.set(r.ID, {

@@ -60,7 +60,7 @@ function restartText(report: StartReport): string {
   lines.push(`==> Agent started on node ${report.nodeId}`);
   lines.push(`==> Plugins: ${report.fingerprint.plugins.map((p) => `${p.id} ${p.version}`).join(', ')}`);
   for (const s of report.fingerprint.skipped) lines.push(`    skipped ${s.id}: ${s.reason}`);
-  const total = report.restored.length + report.failed.length;
+  const total = report.restored.length + report.failed.length + report.unreadable.length;
   if (report.restoreError)
     lines.push(
       `==> Restore failed: no dynamic host volume is reported (${report.restoreError.message.trim().split('\n').join(' ')})`,
@@ -72,5 +72,6 @@ function restartText(report: StartReport): string {
   }
   for (const f of report.failed)
     lines.push(`  ✗ Host volume "${short(f.volume.ID)}" ${f.volume.Name} unavailable: ${f.error.message}`);
+  for (const u of report.unreadable) lines.push(`  ✗ Host volume "${short(u.id)}" unreadable: ${u.error.message}`);
   return lines.join('\n');
 }

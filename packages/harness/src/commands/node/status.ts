@@ -3,7 +3,7 @@ import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
 import { AgentError } from '../../errors/agent-error.js';
 import { UsageError } from '../../errors/dhv-error.js';
 import { nodeDetail } from '../../presenters/format-node.js';
-import { renderGoTemplate, templateData } from '../../presenters/go-template.js';
+import { renderGoTemplateParts, templateData } from '../../presenters/go-template.js';
 import { nomadSpelling } from '../volume/nomad-flags.js';
 
 export default class NodeStatus extends DhvCommand {
@@ -52,7 +52,7 @@ export default class NodeStatus extends DhvCommand {
       );
     const status = await agent.status();
     if (this.jsonOutput) return this.printJson(status.node);
-    if (flags.t !== undefined) return this.print(renderGoTemplate(flags.t, templateData(status.node)));
+    if (flags.t !== undefined) return this.printParts(renderGoTemplateParts(flags.t, templateData(status.node)));
     for (const w of status.warnings) this.warnLine(w);
     this.print(nodeDetail(status, { short: flags.short, verbose: flags.verbose }));
   }

@@ -6,6 +6,7 @@ import { pluginTrustWarnings } from '@dhv/sdk/client';
 import { runPluginOnce } from '../../agent/run-plugin-once.js';
 import { loadNodeId } from '../../agent/state/node-identity.js';
 import { UsageError } from '../../errors/dhv-error.js';
+import { parseParameterPairs } from '../../conformance/settings.js';
 import { DhvCommand, agentConfigFrom, agentFlags, stopOnSignals } from '../dhv-command.js';
 import { pluginRunJson, pluginRunText } from '../../presenters/format-plugin-run.js';
 import { withSpinner } from '../../presenters/spinner.js';
@@ -70,7 +71,7 @@ export default class PluginRun extends DhvCommand {
         namespace: flags.namespace,
         capacityMinBytes: size('--capacity-min', flags['capacity-min']),
         capacityMaxBytes: size('--capacity-max', flags['capacity-max']),
-        parameters: parameters(flags.param),
+        parameters: parseParameterPairs(flags.param),
         createdPath: flags['created-path'],
         timeoutMs: duration(flags.timeout),
         signal: controller.signal,
@@ -100,17 +101,6 @@ function size(flag: string, value: string | undefined): bigint | undefined {
   } catch (err) {
     throw new UsageError(`${flag}: ${(err as Error).message}`);
   }
-}
-
-function parameters(entries: string[] | undefined): Record<string, string> | null {
-  if (!entries || entries.length === 0) return null;
-  const out: Record<string, string> = {};
-  for (const entry of entries) {
-    const eq = entry.indexOf('=');
-    if (eq <= 0) throw new UsageError(`--param ${JSON.stringify(entry)}: expected key=value, like --param mode=0755`);
-    out[entry.slice(0, eq)] = entry.slice(eq + 1);
-  }
-  return out;
 }
 
 function duration(value: string | undefined): number | undefined {

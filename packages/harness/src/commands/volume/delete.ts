@@ -1,4 +1,5 @@
 import { Args, Flags } from '@oclif/core';
+import { isUuid } from '@dhv/sdk';
 import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
 import { withSpinner } from '../../presenters/spinner.js';
 import { findVolume } from './find-volume.js';
@@ -37,9 +38,12 @@ export default class VolumeDelete extends DhvCommand {
     );
     checkVolumeType(flags.type);
     const agent = await openAgent(flags, (w) => this.warnLine(w));
-    const found = await findVolume(agent, args.id, flags.namespace, { command: 'delete' });
+    // As Nomad's CLI: a whole ID goes to the servers as it is (`no such volume: <id>`), anything else is looked up by prefix.
+    const id = isUuid(args.id)
+      ? args.id
+      : (await findVolume(agent, args.id, flags.namespace, { command: 'delete' })).ID;
     if (flags.force) this.warnLine(FORCE_NOTE);
-    const volume = await withSpinner(`Deleting host volume ${found.ID}`, agent.deleteVolume(found.ID));
+    const volume = await withSpinner(`Deleting host volume ${id}`, agent.deleteVolume(id));
     if (this.jsonOutput)
       return this.printJson({ Deleted: volume.ID, Volume: volume, ...(flags.force ? { Notes: [FORCE_NOTE] } : {}) });
     this.print(`Successfully deleted volume "${volume.ID}"!`);

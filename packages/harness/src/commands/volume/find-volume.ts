@@ -24,6 +24,9 @@ export async function findVolume(
       { matches: lookup.ambiguous.map((v) => v.ID) },
     );
   }
+  // A volume whose record does not load is listed nowhere; named by its ID, its own error says what to do.
+  const unreadable = await agent.unreadableVolume(ref);
+  if (unreadable) throw unreadable;
   const context = {
     status: 'Error listing host volumes',
     create: 'Could not update existing volume',

@@ -2,7 +2,7 @@ import { Args, Flags } from '@oclif/core';
 import { AgentError } from '../../errors/agent-error.js';
 import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
 import { NO_VOLUMES, volumeDetail, volumeList } from '../../presenters/format-volume.js';
-import { renderGoTemplate, templateData } from '../../presenters/go-template.js';
+import { renderGoTemplateParts, templateData } from '../../presenters/go-template.js';
 import { ALL_NAMESPACES } from '../../agent/volume-lookup.js';
 import { volumeStub } from '../../agent/volume-view.js';
 import { findVolume } from './find-volume.js';
@@ -66,14 +66,18 @@ export default class VolumeStatus extends DhvCommand {
       if (this.jsonOutput) return this.printJson(volumes.map(volumeStub));
       const template = flags.t;
       if (template === undefined) this.print(volumeList(volumes, { verbose: flags.verbose }));
-      else if (volumes.length > 0) return this.print(renderGoTemplate(template, templateData(volumes.map(volumeStub))));
+      else if (volumes.length > 0)
+        return this.printParts(renderGoTemplateParts(template, templateData(volumes.map(volumeStub))));
       if (volumes.length === 0) process.stderr.write(`${NO_VOLUMES}\n`);
       return;
     }
     const found = await findVolume(agent, args.id, flags.namespace, { command: 'status', verbose: flags.verbose });
     const volume = await agent.volume(found.ID);
-    if (this.jsonOutput) return this.printJson(volume);
-    if (flags.t !== undefined) return this.print(renderGoTemplate(flags.t, templateData(volume)));
-    return this.print(volumeDetail(volume, { short: flags.short }));
+    // Nomad's usage claims: present in the JSON only when allocations use the volume.
+    const allocations = await agent.volumeUsers(volume);
+    const withAllocations = allocations.length > 0 ? { ...volume, Allocations: allocations } : volume;
+    if (this.jsonOutput) return this.printJson(withAllocations);
+    if (flags.t !== undefined) return this.printParts(renderGoTemplateParts(flags.t, templateData(withAllocations)));
+    return this.print(volumeDetail(volume, { short: flags.short, allocations }));
   }
 }

@@ -248,8 +248,7 @@ export function goValueToPlain(value: GoValue): unknown {
   }
 }
 
+/** Keys are defined, not assigned: a key `__proto__` is an own key like any other. */
 export function goMapToPlain(map: GoMap): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of map) out[k] = goValueToPlain(v);
-  return out;
+  return Object.fromEntries([...map].map(([k, v]) => [k, goValueToPlain(v)]));
 }

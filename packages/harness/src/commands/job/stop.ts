@@ -1,0 +1,38 @@
+import { Args, Flags } from '@oclif/core';
+import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { namespaceFlag } from '../volume/namespace.js';
+import { nomadSpelling } from '../volume/nomad-flags.js';
+
+export default class JobStop extends DhvCommand {
+  static override summary = "Stop a job's allocations, like nomad job stop; -purge forgets the job.";
+  static override description =
+    'Sends each task its kill signal (SIGINT unless kill_signal says otherwise), then SIGKILL after kill_timeout (5 s), and waits until every allocation is terminal: from then on its volumes are no longer in use.';
+  static override examples = ['<%= config.bin %> job stop writer', '<%= config.bin %> job stop -purge writer'];
+  static override args = { job: Args.string({ description: 'The job ID', required: true }) };
+  static override flags = {
+    ...agentFlags,
+    namespace: namespaceFlag,
+    purge: Flags.boolean({ description: "Forget the job and its allocations (Nomad's -purge).", default: false }),
+    detach: Flags.boolean({
+      description: "Print the evaluation ID only (Nomad's -detach); dhv still waits for the tasks to stop.",
+      default: false,
+    }),
+  };
+
+  async run(): Promise<void> {
+    const { args, flags } = await this.parse(JobStop, nomadSpelling(this.argv, { json: true, ...JobStop.flags }));
+    const jobs = (await openAgent(flags, (w) => this.warnLine(w))).jobs();
+    const { evalId, stopped } = await jobs.stop(flags.namespace, args.job, { purge: flags.purge });
+    if (this.jsonOutput) return this.printJson({ EvalID: evalId, Allocations: stopped });
+    if (flags.detach) return this.print(evalId);
+    const t = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    this.print(
+      [
+        `==> ${t}: Monitoring evaluation "${evalId.slice(0, 8)}"`,
+        `    ${t}: Evaluation triggered by job "${args.job}"`,
+        `    ${t}: Evaluation status changed: "pending" -> "complete"`,
+        `==> ${t}: Evaluation "${evalId.slice(0, 8)}" finished with status "complete"`,
+      ].join('\n'),
+    );
+  }
+}

@@ -1,0 +1,265 @@
+import { copyFile, readdir, readFile, stat } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect } from 'vitest';
+import { mountsAtOrBelow } from '@dhv/sdk/host';
+import { testWithAgent, type TempAgent } from './support/dhv-agent.js';
+import { builtPlugin, root, skipUnless, tool } from './support/kit.js';
+
+interface Scenario {
+  files: Record<string, string>;
+}
+const vectors = (name: string) =>
+  JSON.parse(readFileSync(new URL(`./vectors/real-agent/${name}`, import.meta.url), 'utf8')) as Scenario;
+const seedFlow = vectors('01-seed-flow-mkdir.json');
+const claims = vectors('03-claims.json');
+
+/** Every task a test's jobs started, by the PIDs their supervisors noted: killed (their whole group) when the test ends. */
+async function killTasks(agent: TempAgent): Promise<void> {
+  const allocDir = join(agent.dataDir, 'alloc');
+  for (const alloc of await readdir(allocDir).catch(() => [] as string[])) {
+    for (const file of await readdir(join(allocDir, alloc)).catch(() => [] as string[])) {
+      if (!file.endsWith('.run.json')) continue;
+      const run = JSON.parse(await readFile(join(allocDir, alloc, file), 'utf8').catch(() => '{}')) as {
+        pid?: number;
+        supervisorPid?: number;
+      };
+      for (const pid of [run.pid ? -run.pid : 0, run.supervisorPid ?? 0])
+        try {
+          if (pid !== 0) process.kill(pid, 'SIGKILL');
+        } catch {
+          // Gone already.
+        }
+    }
+  }
+}
+
+const it = testWithAgent().extend<{ jobs: TempAgent }>({
+  jobs: async ({ agent }, use) => {
+    await copyFile(builtPlugin('dhv-mkdir'), join(agent.pluginDir, 'dhv-mkdir'));
+    try {
+      await use(agent);
+    } finally {
+      await killTasks(agent);
+    }
+  },
+});
+
+/** The IDs of the processes whose command line or root shows they belong to this agent's allocations. */
+function supervisorsOf(agent: TempAgent): number[] {
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(join(agent.dataDir, 'alloc'));
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+describe
+  .skipIf(
+    skipUnless(
+      'jobs whose tasks mount host volumes',
+      root(),
+      tool('unshare', 'util-linux'),
+      tool('setpriv', 'util-linux'),
+    ),
+  )
+  .concurrent('dhv job run: tasks that really run with their volume mounted', () => {
+    it('a task as nobody writes into a 0750 dhv-mkdir volume; delete and update are refused until the job stops', async ({
+      jobs,
+    }) => {
+      const volume = await jobs.json('volume', 'create', await jobs.file('mk1.hcl', seedFlow.files['mk1.hcl']!));
+      const id = volume.Volume?.ID ?? volume.ID;
+      const run = await jobs.dhv('job', 'run', await jobs.file('job.nomad.hcl', seedFlow.files['job.nomad.hcl']!));
+      expect(run.stderr).toBe('');
+      expect(run.exitCode).toBe(0);
+      expect(run.stdout).toMatch(/Allocation "[0-9a-f]{8}" status "running"/);
+      const status = await jobs.json('job', 'status', 'writer');
+      const alloc = status.Allocations[0];
+      expect(alloc.ClientStatus).toBe('running');
+
+      // Nomad's exec driver gives `nobody` cap_dac_override: the 0750 root-owned folder is writable to it.
+      const hostPath = (await jobs.json('volume', 'status', id)).HostPath as string;
+      expect(((await stat(hostPath)).mode & 0o777).toString(8)).toBe('750');
+      await expectEventually(
+        async () => (await jobs.dhv('alloc', 'logs', '-job', 'writer')).stdout === '/srv/data rw\n',
+      );
+      expect(await readFile(join(hostPath, 'hello.txt'), 'utf8')).toBe('written-by-a-task\n');
+      // The mount lives in the task's own namespace: the host's mount table does not show it.
+      expect(await mountsAtOrBelow(jobs.dir)).toEqual([]);
+
+      const withClaim = await jobs.json('volume', 'status', id);
+      expect(withClaim.Allocations.map((a: { ID: string }) => a.ID)).toEqual([alloc.ID]);
+      expect((await jobs.dhv('volume', 'status', id)).stdout).toMatch(
+        /Allocations\nID +Node ID +Task Group.*\n[0-9a-f]{8} .* running /,
+      );
+
+      for (const force of [[], ['-force']]) {
+        const refused = await jobs.dhv('volume', 'delete', ...force, id);
+        expect(refused.exitCode).toBe(1);
+        expect(refused.stderr).toContain(`Error: volume ${id} in use by allocations: [${alloc.ID}]`);
+      }
+      const update = seedFlow.files['mk1.hcl']!.replace('name ', `id = "${id}"\nname `).replace('20MiB', '30MiB');
+      const updateRefused = await jobs.dhv('volume', 'create', await jobs.file('mk1-upd.hcl', update));
+      expect(updateRefused.stderr).toContain(
+        `validating volume "${id}" update failed: 1 error occurred:\n\t* cannot update a volume in use: claimed by allocs (${alloc.ID})`,
+      );
+
+      const stop = await jobs.dhv('job', 'stop', 'writer');
+      expect(stop.exitCode).toBe(0);
+      expect((await jobs.json('alloc', 'status', alloc.ID)).ClientStatus).toBe('complete');
+      expect((await jobs.json('volume', 'status', id)).Allocations).toBeUndefined();
+      expect(supervisorsOf(jobs)).toEqual([]);
+      expect((await jobs.dhv('volume', 'create', join(jobs.dir, 'mk1-upd.hcl'))).exitCode).toBe(0);
+      const deleted = await jobs.dhv('volume', 'delete', id);
+      expect(deleted.stdout).toBe(`Successfully deleted volume "${id}"!\n`);
+      expect((await jobs.dhv('job', 'stop', '-purge', 'writer')).exitCode).toBe(0);
+      expect(await readdir(join(jobs.dataDir, 'alloc'))).toEqual([]);
+    });
+
+    it('a read_only mount is read-only in the kernel: the task sees ro and its write fails', async ({ jobs }) => {
+      const spec = claims.files['shared.hcl']!.replace(
+        'capability {',
+        'capability {\n  access_mode     = "single-node-reader-only"\n  attachment_mode = "file-system"\n}\ncapability {',
+      );
+      await jobs.json('volume', 'create', await jobs.file('shared.hcl', spec));
+      const job = claims.files['reader-ok.nomad.hcl']!.replace('grep', "touch /srv/data/x 2>&1 | sed 's/.*: //'; grep");
+      expect((await jobs.dhv('job', 'run', await jobs.file('reader.hcl', job))).exitCode).toBe(0);
+      await expectEventually(
+        async () => (await jobs.dhv('alloc', 'logs', '-job', 'reader')).stdout === 'Read-only file system\nro\n',
+      );
+      expect((await jobs.dhv('job', 'stop', '-purge', 'reader')).exitCode).toBe(0);
+    });
+
+    it("refuses what Nomad's client refuses, with its task events: root under exec, a mount under raw_exec", async ({
+      jobs,
+    }) => {
+      await jobs.json('volume', 'create', await jobs.file('shared.hcl', claims.files['shared.hcl']!));
+      const asRoot = claims.files['sticky.nomad.hcl']!.replace(
+        'driver = "exec"',
+        'driver = "exec"\n      user   = "root"',
+      );
+      await jobs.dhv('job', 'run', await jobs.file('root.hcl', asRoot));
+      await jobs.dhv('job', 'run', await jobs.file('raw.hcl', claims.files['raw.nomad.hcl']!));
+      const events = async (job: string) => {
+        const [alloc] = (await jobs.json('job', 'status', job)).Allocations;
+        expect(alloc.ClientStatus).toBe('failed');
+        return alloc.TaskStates.t.Events.map(
+          (e: { Type: string; DisplayMessage: string }) => `${e.Type} | ${e.DisplayMessage}`,
+        );
+      };
+      expect(await events('sticky')).toEqual([
+        'Received | Task received by client',
+        'Task Setup | Building Task Directory',
+        'Task hook failed | validate: running as user "root" is disallowed',
+        'Not Restarting | Error was unrecoverable',
+      ]);
+      expect(await events('raw')).toEqual([
+        'Received | Task received by client',
+        'Task Setup | Building Task Directory',
+        'Task hook failed | volumes: task driver "raw_exec" for "t" does not support host volumes',
+        'Not Restarting | Error was unrecoverable',
+      ]);
+      // Failed allocations hold no claim: the volume deletes.
+      expect((await jobs.dhv('volume', 'delete', 'shared')).exitCode).toBe(0);
+    });
+
+    it('agent restart leaves the task running; --reboot kills it and runs it again after the restore', async ({
+      jobs,
+    }) => {
+      await jobs.json('volume', 'create', await jobs.file('mk1.hcl', seedFlow.files['mk1.hcl']!));
+      expect(
+        (await jobs.dhv('job', 'run', await jobs.file('job.nomad.hcl', seedFlow.files['job.nomad.hcl']!))).exitCode,
+      ).toBe(0);
+      const [alloc] = (await jobs.json('job', 'status', 'writer')).Allocations;
+      const taskPid = async () => {
+        const dir = join(jobs.dataDir, 'alloc', alloc.ID);
+        const note = (await readdir(dir)).find((f) => f.endsWith('.run.json'))!;
+        return (JSON.parse(await readFile(join(dir, note), 'utf8')) as { pid: number }).pid;
+      };
+      const before = await taskPid();
+      expect((await jobs.dhv('agent', 'restart')).exitCode).toBe(0);
+      expect(await taskPid()).toBe(before);
+      expect((await jobs.json('alloc', 'status', alloc.ID)).ClientStatus).toBe('running');
+
+      const reboot = await jobs.dhv('agent', 'restart', '--reboot');
+      expect(reboot.exitCode).toBe(0);
+      expect(await taskPid()).not.toBe(before);
+      const after = await jobs.json('alloc', 'status', alloc.ID);
+      expect(after.ClientStatus).toBe('running');
+      expect(after.TaskStates.t.Events.map((e: { Type: string }) => e.Type)).toContain('Restarting');
+      expect((await jobs.dhv('job', 'stop', '-purge', 'writer')).exitCode).toBe(0);
+      expect(supervisorsOf(jobs)).toEqual([]);
+    });
+
+    it('places a job blocked by a single writer as soon as the writer stops, without a new job run', async ({
+      jobs,
+    }) => {
+      const ssw = await jobs.json('volume', 'create', await jobs.file('ssw.hcl', claims.files['ssw.hcl']!));
+      const id = ssw.Volume?.ID ?? ssw.ID;
+      for (const job of ['writer1', 'writer2'])
+        expect(
+          (await jobs.dhv('job', 'run', await jobs.file(`${job}.hcl`, claims.files[`${job}.nomad.hcl`]!))).exitCode,
+        ).toBe(0);
+      expect((await jobs.json('job', 'status', 'writer2')).Allocations).toEqual([]);
+      expect((await jobs.dhv('job', 'stop', 'writer1')).exitCode).toBe(0);
+      const [placed] = (await jobs.json('job', 'status', 'writer2')).Allocations;
+      expect(placed.ClientStatus).toBe('running');
+      // As the real agent's last step shows: the volume is now the second writer's.
+      expect((await jobs.dhv('volume', 'delete', id)).stderr).toContain(`in use by allocations: [${placed.ID}]`);
+      expect((await jobs.dhv('job', 'stop', '-purge', 'writer2')).exitCode).toBe(0);
+    });
+
+    it('keeps a sticky claim after job stop, the same claim for the next run, and drops it at purge', async ({
+      jobs,
+    }) => {
+      const shared = await jobs.json('volume', 'create', await jobs.file('shared.hcl', claims.files['shared.hcl']!));
+      const volumeId = shared.Volume?.ID ?? shared.ID;
+      const sticky = await jobs.file('sticky.hcl', claims.files['sticky.nomad.hcl']!);
+      expect((await jobs.dhv('job', 'run', sticky)).exitCode).toBe(0);
+      const [claim] = await jobs.json('volume', 'claim', 'list');
+      expect(claim).toMatchObject({
+        Namespace: 'default',
+        JobID: 'sticky',
+        TaskGroupName: 'g',
+        VolumeID: volumeId,
+        VolumeName: 'shared',
+      });
+      expect((await jobs.dhv('volume', 'claim', 'list')).stdout).toBe(
+        `ID        Namespace  Job ID  Volume ID  Volume Name\n${claim.ID.slice(0, 8)}  default    sticky  ${volumeId.slice(0, 8)}   shared\n`,
+      );
+      expect((await jobs.dhv('job', 'stop', 'sticky')).exitCode).toBe(0);
+      expect((await jobs.json('volume', 'claim', 'list')).map((c: { ID: string }) => c.ID)).toEqual([claim.ID]);
+      expect((await jobs.dhv('job', 'run', sticky)).exitCode).toBe(0);
+      const [again] = await jobs.json('volume', 'claim', 'list');
+      expect(again.ID).toBe(claim.ID);
+      expect(again.AllocID).not.toBe(claim.AllocID);
+      expect((await jobs.dhv('job', 'stop', '-purge', 'sticky')).exitCode).toBe(0);
+      expect((await jobs.dhv('volume', 'claim', 'list')).stdout).toBe('No task group host volume claims found\n');
+    });
+
+    it('prints a placement failure as Nomad does, and places nothing', async ({ jobs }) => {
+      await jobs.json('volume', 'create', await jobs.file('shared.hcl', claims.files['shared.hcl']!));
+      const run = await jobs.dhv('job', 'run', await jobs.file('ro.hcl', claims.files['ro-default-caps.nomad.hcl']!));
+      expect(run.exitCode).toBe(0);
+      expect(run.stdout).toContain(
+        'Task Group "g" (failed to place 1 allocation):\n      * Constraint "missing compatible host volumes": 1 nodes excluded by filter',
+      );
+      const status = await jobs.dhv('job', 'status', 'ro-default');
+      expect(status.stdout).toContain(
+        'Placement Failure\nTask Group "g":\n  * Constraint "missing compatible host volumes": 1 nodes excluded by filter\n',
+      );
+      expect(status.stdout).toContain('Allocations\nNo allocations placed');
+    });
+  });
+
+async function expectEventually(check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 400; i++) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  expect(await check()).toBe(true);
+}
