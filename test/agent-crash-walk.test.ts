@@ -78,43 +78,61 @@ async function make(agent: TempAgent, name: string): Promise<string> {
 }
 
 // Each point costs about ten `dhv` runs: minutes per transition on a loaded machine.
-describe.concurrent(
-  'every point of every transition, killed, leaves a state the next command reads right',
-  { timeout: 1_800_000 },
-  () => {
-    it('create', async ({ agent }) => {
-      expect(await walk(agent, ['c'], async () => ['volume', 'create', await spec(agent, 'c')])).toBeGreaterThan(0);
-    });
+const WALK_MS = 1_800_000;
 
-    it('update', async ({ agent }) => {
+describe.concurrent('every point of every transition, killed, leaves a state the next command reads right', () => {
+  it(
+    'create',
+    async ({ agent }) => {
+      expect(await walk(agent, ['c'], async () => ['volume', 'create', await spec(agent, 'c')])).toBeGreaterThan(0);
+    },
+    WALK_MS,
+  );
+
+  it(
+    'update',
+    async ({ agent }) => {
       const points = await walk(agent, ['u'], async () => [
         'volume',
         'create',
         await spec(agent, 'u', await make(agent, 'u')),
       ]);
       expect(points).toBeGreaterThan(0);
-    });
+    },
+    WALK_MS,
+  );
 
-    it('rename', async ({ agent }) => {
+  it(
+    'rename',
+    async ({ agent }) => {
       const points = await walk(agent, ['a', 'b'], async () => [
         'volume',
         'create',
         await spec(agent, 'b', await make(agent, 'a')),
       ]);
       expect(points).toBeGreaterThan(0);
-    });
+    },
+    WALK_MS,
+  );
 
-    it('register', async ({ agent }) => {
+  it(
+    'register',
+    async ({ agent }) => {
       const points = await walk(agent, ['r'], async () => [
         'volume',
         'register',
         await agent.file('r.hcl', volumeHcl({ name: 'r', host_path: agent.dir })),
       ]);
       expect(points).toBeGreaterThan(0);
-    });
+    },
+    WALK_MS,
+  );
 
-    it('delete', async ({ agent }) => {
+  it(
+    'delete',
+    async ({ agent }) => {
       expect(await walk(agent, ['d'], async () => ['volume', 'delete', await make(agent, 'd')])).toBeGreaterThan(0);
-    });
-  },
-);
+    },
+    WALK_MS,
+  );
+});

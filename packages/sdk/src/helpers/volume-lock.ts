@@ -253,16 +253,18 @@ async function lockOpenFile(
     stdio: ['ignore', 'ignore', 'ignore', fd],
     env: TOOL_ENV,
   });
-  // Handed over: the child's copy is the open file's last, so its lock ends with the child.
-  if (handOver) await close(fd);
+  // Listened for at once: a child that finds the lock free may be gone within this turn.
+  const exited = new Promise<[number | null, NodeJS.Signals | null | Error]>((resolve) => {
+    child.once('error', (err) => resolve([null, err]));
+    child.once('close', (status, killedBy) => resolve([status, killedBy]));
+  });
   const onAbort = () => child.kill('SIGKILL');
   if (signal?.aborted) onAbort();
   signal?.addEventListener('abort', onAbort, { once: true });
   try {
-    const [code, how] = await new Promise<[number | null, NodeJS.Signals | null | Error]>((resolve) => {
-      child.once('error', (err) => resolve([null, err]));
-      child.once('close', (status, killedBy) => resolve([status, killedBy]));
-    });
+    // Handed over: the child's copy is the open file's last, so its lock ends with the child.
+    if (handOver) await close(fd);
+    const [code, how] = await exited;
     if (code === 0) return;
     // The child may have locked the open file just before it was killed; the caller
     // closes the handle, which lets go of that lock too.

@@ -201,7 +201,14 @@ export class AgentLock {
       } catch (err) {
         if (signal?.aborted) throw shutDown(work);
         if (!look.aborted) throw err;
-        if (processState(lockHolder(door)) === 'T') return async () => {};
+        // The door only keeps order (the agent's own lock keeps safety), so a keeper stopped
+        // before it wrote its PID is passed by too: any exclusive waiter that is stopped.
+        const keeper = lockHolder(door);
+        const stopped =
+          keeper !== undefined
+            ? processState(keeper) === 'T'
+            : (await this.holders()).some((n) => n.mode === 'exclusive' && n.waiting && processState(n.pid) === 'T');
+        if (stopped) return async () => {};
         if (performance.now() >= deadline) throw await this.busy(work);
       }
     }
