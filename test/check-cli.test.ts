@@ -114,7 +114,7 @@ describe('dhv check, the command', () => {
       [
         'capacity_min = "1MiB"',
         'capacity_max = "4MiB"',
-        'expansion_size = "8MiB"',
+        'expansion_size = "2MiB"',
         'repeat = 2',
         'setup = ["echo up > setup.log"]',
         'teardown = ["echo down >> setup.log"]',
@@ -137,7 +137,7 @@ describe('dhv check, the command', () => {
       parameters: null,
       capacityMin: '1048576',
       capacityMax: '2097152',
-      expansionSize: '8388608',
+      expansionSize: '2097152',
     });
     expect(await readFile(join(scratch, 'setup.log'), 'utf8')).toBe('up\ndown\n');
     // good-plugin reports 0 bytes, so create.bytes-within-capacity cannot judge it: a recommended skip, not a failure.

@@ -44,7 +44,7 @@ describe.concurrent('a failure says its cause and its fix, and --json keeps what
     const run = await agent.dhv('volume', 'create', spec);
     expect(run.exitCode).toBe(1);
     expect(run.stderr).toMatch(
-      /^Error: capacity_max \(0\) must be larger than capacity_min \(1048576\)\ncapacity_min is set without capacity_max, which Nomad then reads as 0: add capacity_max/,
+      /^Error: volume validation failed: capacity_max \(0\) must be larger than capacity_min \(1048576\)\ncapacity_min is set without capacity_max, which Nomad then reads as 0: add capacity_max/,
     );
     // Both set, the wrong way round: Nomad's error alone, not a hint about a missing capacity_max.
     const both = await agent.dhv(
@@ -97,7 +97,7 @@ describe.concurrent('one message per failure', () => {
     expect(run.exitCode).toBe(1);
     expect(run.stderr.match(/disk on fire/g)).toHaveLength(1);
     expect(run.stderr).toMatch(
-      /^Error: error creating volume "[0-9a-f-]+" with plugin "fails": exit status 1: disk on fire\n/,
+      /^Error: HostVolume.Create error: error creating volume "[0-9a-f-]+" with plugin "fails": exit status 1: disk on fire\n/,
     );
   });
 

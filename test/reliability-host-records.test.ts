@@ -156,21 +156,21 @@ describe.concurrent('ready only for what is there', () => {
 });
 
 describe.concurrent('state files that would hang a reader, and files nothing else collects', () => {
-  it('a FIFO as a client state file makes volume status and node status fail at once, naming it', async ({
+  it('a FIFO as a client state file never hangs a reader: status answers at once for the other volumes, and names it', async ({
     agent: a,
   }) => {
     await create(a, 'one');
     const fifo = join(a.dataDir, 'client', 'host_volumes', `${FOREIGN_ID}.json`);
     execFileSync('/usr/bin/mkfifo', [fifo]);
 
-    for (const command of [
-      ['volume', 'status'],
-      ['node', 'status'],
-    ]) {
-      const run = await a.dhv(...command);
-      expect(run.exitCode, command.join(' ')).not.toBe(0);
-      expect(run.stderr).toContain(`${fifo} is a FIFO, not a regular file`);
-    }
+    // A damaged record is its own volume's alone (issue 34): the others are listed, the file is named.
+    const volumes = await a.dhv('volume', 'status');
+    expect(volumes.exitCode).toBe(0);
+    expect(volumes.stdout).toMatch(/ one +default/);
+    const node = await a.dhv('node', 'status');
+    expect(node.exitCode).toBe(0);
+    expect(node.stdout).toMatch(/^one +false/m);
+    expect(node.stderr).toContain(`${fifo} is a FIFO, not a regular file`);
   });
 
   it("agent restart sweeps free name locks and dead writers' temp files; gc lists and removes a plugin's free lock file", async ({

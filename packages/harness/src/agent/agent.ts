@@ -340,12 +340,17 @@ export class Agent {
 
   /**
    * Deletes a volume named by its ID or a unique prefix of it, with the request the servers would send.
-   * A whole ID is not looked up by prefix: as in Nomad, it names that volume or none.
+   * A whole ID is not looked up by prefix: as in Nomad, it names that volume in `namespace` or none.
    */
-  async deleteVolume(ref: string): Promise<HostVolume> {
+  async deleteVolume(ref: string, namespace?: string): Promise<HostVolume> {
     return this.track(async () => {
       const found = isUuid(ref) ? await this.state.get(ref) : await this.find(ref);
-      if (!found) {
+      const elsewhere =
+        found !== undefined &&
+        namespace !== undefined &&
+        namespace !== '*' &&
+        (found.Volume.Namespace ?? found.CreateReq.Namespace) !== namespace;
+      if (!found || elsewhere) {
         throw new AgentError(
           'VOLUME_NOT_FOUND',
           `no such volume: ${ref}\nRun dhv volume status -namespace '*' to list the volumes.`,

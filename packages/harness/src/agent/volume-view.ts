@@ -75,6 +75,14 @@ function unixNanos(time: string): bigint {
 }
 
 /** The one mapping from a client state record (and what the servers computed) to the volume users see. */
+/**
+ * The volume as Go's struct holds it, for `-t` templates: the fields the API's JSON omits when
+ * empty are still there, nil, so `{{if .Parameters}}` is false rather than an error.
+ */
+export function asGoStruct(v: HostVolume): object {
+  return { Allocations: null, ...v, Constraints: v.Constraints ?? null, Parameters: v.Parameters ?? null };
+}
+
 export function toHostVolume(record: VolumeRecord, state: VolumeState, failure?: VolumeFailure): HostVolume {
   const req = record.CreateReq;
   return {

@@ -94,11 +94,11 @@ describe("volume specs, read as Nomad's CLI and servers read them", () => {
       "Error decoding the volume definition: decoding failed due to the following error(s):\n\n'Parameters[0][a]' expected type 'string', got unconvertible type '[]map[string]interface {}'",
     ]);
     expect(() => validateVolumeSpec({ type: 'host', capacity_min: '1' }, 'create', 'v.hcl')).toThrow(
-      /^volume validation failed: 2 errors occurred:\n\t\* missing name\n\t\* capacity_max \(0\) must be larger than capacity_min \(1\)\nFix the volume specification v\.hcl/,
+      /^volume validation failed: 2 errors occurred:\n\t\* missing name\n\t\* capacity_max \(0\) must be larger than capacity_min \(1\)\ncapacity_min is set without capacity_max, which Nomad then reads as 0: .*\nFix the volume specification v\.hcl/,
     );
     // One problem: Nomad's servers' words whole, prefix included, dhv's advice on the line below.
     expect(() => validateVolumeSpec({ type: 'host', name: 'a', capacity_min: '1' }, 'create', 'v.hcl')).toThrow(
-      /^volume validation failed: capacity_max \(0\) must be larger than capacity_min \(1\)\nFix the volume specification v\.hcl/,
+      /^volume validation failed: capacity_max \(0\) must be larger than capacity_min \(1\)\ncapacity_min is set without capacity_max, .*\nFix the volume specification v\.hcl/,
     );
     // What dhv refuses beyond Nomad comes below Nomad's line.
     expect(() =>

@@ -129,7 +129,7 @@ describe('placement on this node', () => {
     };
     const err = placementProblem(volumeSpec({ pluginId: 'bf' }), withBadFingerprint);
     expect(err?.message).toContain('could not place volume "v": no node meets constraints');
-    expect(err?.message).toContain('It is in /opt/plugins, but its fingerprint was refused: invalid version');
+    expect(err?.message).toContain('It is in /opt/plugins, but its fingerprint failed: invalid version');
     expect(err?.message).not.toContain('Put it in');
   });
 

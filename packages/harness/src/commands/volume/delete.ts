@@ -43,7 +43,7 @@ export default class VolumeDelete extends DhvCommand {
       ? args.id
       : (await findVolume(agent, args.id, flags.namespace, { command: 'delete' })).ID;
     if (flags.force) this.warnLine(FORCE_NOTE);
-    const volume = await withSpinner(`Deleting host volume ${id}`, agent.deleteVolume(id));
+    const volume = await withSpinner(`Deleting host volume ${id}`, agent.deleteVolume(id, flags.namespace));
     if (this.jsonOutput)
       return this.printJson({ Deleted: volume.ID, Volume: volume, ...(flags.force ? { Notes: [FORCE_NOTE] } : {}) });
     this.print(`Successfully deleted volume "${volume.ID}"!`);

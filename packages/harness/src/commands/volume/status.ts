@@ -4,7 +4,7 @@ import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
 import { NO_VOLUMES, volumeDetail, volumeList } from '../../presenters/format-volume.js';
 import { renderGoTemplateParts, templateData } from '../../presenters/go-template.js';
 import { ALL_NAMESPACES } from '../../agent/volume-lookup.js';
-import { volumeStub } from '../../agent/volume-view.js';
+import { asGoStruct, volumeStub } from '../../agent/volume-view.js';
 import { findVolume } from './find-volume.js';
 import { namespaceFlag } from './namespace.js';
 import { nomadSpelling } from './nomad-flags.js';
@@ -77,7 +77,7 @@ export default class VolumeStatus extends DhvCommand {
     const allocations = await agent.volumeUsers(volume);
     const withAllocations = allocations.length > 0 ? { ...volume, Allocations: allocations } : volume;
     if (this.jsonOutput) return this.printJson(withAllocations);
-    if (flags.t !== undefined) return this.printParts(renderGoTemplateParts(flags.t, templateData(withAllocations)));
+    if (flags.t !== undefined) return this.printParts(renderGoTemplateParts(flags.t, templateData(asGoStruct(withAllocations))));
     return this.print(volumeDetail(volume, { short: flags.short, allocations }));
   }
 }
