@@ -394,7 +394,7 @@ describe('8 dhv processes on one data dir, judged after every round', () => {
         `${tally.failed} lost a race, ${tally.doubleDeletes} second deletes, ${deleted.size} deleted, ${tally.judgedCreates} stale claims taken, ${tally.gcRefusals} gc refusals of a registered-over folder; ` +
         `typical ms: ${[...durations].map(([k, d]) => `${k} ${Math.round(median(d))}`).join(', ')}`,
     );
-    // A bound for a loaded machine, not a measure: the 10 rounds cost about 130 s of CPU (user + sys,
-    // measured at load 15), so about a minute on an idle 2-core machine.
+    // A bound for a loaded machine, not a measure: the 10 rounds cost 106 to 132 s of CPU (user + sys,
+    // measured at load 11 to 15), so about a minute on an idle 2-core machine.
   }, 900_000);
 });
