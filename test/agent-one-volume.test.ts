@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { testWithAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
 import { DHV_BIN, runDhv, skipUnless, tool, toolPath } from './support/kit.js';
 import { GATED_PLUGIN, Gates, finished, waitingForLock } from './support/gates.js';
+import { processTree, signalProcesses } from './support/processes.js';
 
 /**
  * Issue 34: one volume, one line of operations. Each race runs in its recipe's order, a
@@ -86,31 +87,6 @@ async function killedAfterRecordChange(agent: TempAgent, ...args: string[]): Pro
     { cwd: agent.dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DHV_DATA_DIR: undefined } },
   );
   return (await finished(child)).code;
-}
-
-/** `pid` and every process below it (its flock(1) children), as Ctrl-Z stops a foreground job. */
-function tree(pid: number): number[] {
-  const out = [pid];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^[0-9]+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(...tree(Number(entry)));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
-
-function signalTree(pids: number[], signal: NodeJS.Signals): void {
-  for (const pid of pids) {
-    try {
-      process.kill(pid, signal);
-    } catch {
-      // gone meanwhile
-    }
-  }
 }
 
 /** `dhv <args>` with its own lock wait. */
@@ -281,8 +257,8 @@ describe.concurrent('one volume, one line of operations (issue 34)', () => {
       const restartChild = agent.start('agent', 'restart', '--json');
       const restart = finished(restartChild);
       await waitingForLock(restartChild);
-      const stopped = tree(restartChild.pid!);
-      signalTree(stopped, 'SIGSTOP');
+      const stopped = processTree(restartChild.pid!);
+      signalProcesses(stopped, 'SIGSTOP');
       try {
         await gates.open('a', 'create');
         expect((await first).code).toBe(0);
@@ -292,7 +268,7 @@ describe.concurrent('one volume, one line of operations (issue 34)', () => {
         const again = await dhvWaiting(agent, 60_000, 'agent', 'restart');
         expect(again.exitCode, again.stderr).toBe(0);
       } finally {
-        signalTree(stopped, 'SIGCONT');
+        signalProcesses(stopped, 'SIGCONT');
       }
       const restarted = await restart;
       expect(restarted.code, restarted.stderr).toBe(0);

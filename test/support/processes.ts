@@ -75,3 +75,29 @@ export async function waitForProcessesMentioning(needle: string, timeoutMs = 15_
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** `pid` and every process below it (its flock(1) children, its plugins), as Ctrl-Z stops a foreground job. */
+export function processTree(pid: number): number[] {
+  const out = [pid];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(...processTree(Number(entry)));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+/** Sends `signal` to each of `pids` that is still there; never throws. */
+export function signalProcesses(pids: readonly number[], signal: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
