@@ -77,7 +77,8 @@ export default class VolumeStatus extends DhvCommand {
     const allocations = await agent.volumeUsers(volume);
     const withAllocations = allocations.length > 0 ? { ...volume, Allocations: allocations } : volume;
     if (this.jsonOutput) return this.printJson(withAllocations);
-    if (flags.t !== undefined) return this.printParts(renderGoTemplateParts(flags.t, templateData(asGoStruct(withAllocations))));
+    if (flags.t !== undefined)
+      return this.printParts(renderGoTemplateParts(flags.t, templateData(asGoStruct(withAllocations))));
     return this.print(volumeDetail(volume, { short: flags.short, allocations }));
   }
 }
