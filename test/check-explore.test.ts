@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import { conformanceTests, runConformance, type CheckResult, type ConformanceReport } from '@dhv/harness';
-import { SUITE_TIMEOUT_MS, dhvCheck, failedRequired } from './support/check-cli.js';
+import { SUITE_TIMEOUT_MS as CHECK_TIMEOUT_MS, dhvCheck, failedRequired } from './support/check-cli.js';
 import { HARNESS_FIXTURES as FIXTURES, runDhv } from './support/kit.js';
 
 /**
@@ -55,6 +55,15 @@ const NO_TIME_LIMIT_MS = 3_600_000;
  * one. Eight seeds of two sequences always run the same sequences.
  */
 const SEEDS = 8;
+
+/**
+ * Each search runs a fixed number of sequences whatever the time they take, so its time
+ * limit is only a guard against a hang. Since the space watch and the cleanup journal came
+ * into dhv check (issue 35), a search takes longer under the suite's own load: 160 to 240 s
+ * each, beside other files, where 240 s was the limit. The slowdown is measured and left to
+ * fix in the session's notes; the verdicts, not the time, are what this file judges.
+ */
+const SUITE_TIMEOUT_MS = 2.5 * CHECK_TIMEOUT_MS;
 
 const scratch: string[] = [];
 afterAll(async () => {
