@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, readdir, realpath, rm } from 'node:fs/promises';
-import { homedir } from 'node:os';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { releaseEverythingBelow } from './teardown.js';
 import { volumesDiskFoldersBelow } from './volumes-disk.js';
@@ -35,9 +35,15 @@ interface JournalFile {
 export function cleanupJournalDir(): string {
   const given = process.env.DHV_CLEANUP_JOURNAL;
   if (given !== undefined && given !== '') return given;
-  return process.getuid?.() === 0
-    ? '/var/lib/dhv/cleanup-journal'
-    : join(homedir(), '.local/state/dhv/cleanup-journal');
+  if (process.getuid?.() === 0) return '/var/lib/dhv/cleanup-journal';
+  // A user with no writable home (nobody's is /nonexistent) keeps its journal in its own folder under the temp dir.
+  const home = homedir();
+  try {
+    accessSync(home, constants.W_OK);
+    return join(home, '.local/state/dhv/cleanup-journal');
+  } catch {
+    return join(tmpdir(), `dhv-cleanup-journal-${process.getuid?.() ?? 'user'}`);
+  }
 }
 
 /** The start time of a process (clock ticks since boot, /proc/<pid>/stat field 22): with the PID, who it is. */
