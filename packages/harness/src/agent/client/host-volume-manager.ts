@@ -19,7 +19,7 @@ import type { RestoreDisks, VolumeDisks } from '../state/volume-disks.js';
 import { BUILTIN_MKDIR_ID } from '@dhv/sdk/client';
 import { existingVolumePaths } from '../builtin-mkdir.js';
 import { canonicalPath, readMountTable, type MountIdentity } from '@dhv/sdk/host';
-import { mountIdsNow, mountsAfterRestore, mountsMadeSince, type VolumeMounts } from '../state/volume-mounts.js';
+import { mountsNow, mountsAfterRestore, mountsMadeSince, type VolumeMounts } from '../state/volume-mounts.js';
 import { replacedMount } from '../state/volume-disks.js';
 
 /** The client state calls the host volume manager makes; a test may hand in one that fails. */
@@ -111,7 +111,7 @@ export class VolumeManager {
       async () => {
         const { wasFree } = await this.claim(req.Name, req.ID);
         // What is mounted before the plugin runs is not the volume's, whatever path it answers.
-        const mountsBefore = this.ctx.mounts ? await mountIdsNow() : undefined;
+        const mountsBefore = this.ctx.mounts ? await mountsNow() : undefined;
         let result: { path: string; bytes: bigint };
         try {
           result = valueOf(
@@ -532,9 +532,9 @@ export class VolumeManager {
     }
   }
 
-  /** The mounts recorded for each volume, and every mount ID before any plugin of this restore ran. */
+  /** The mounts recorded for each volume, and every mount before any plugin of this restore ran. */
   private async mountsForRestore(): Promise<RestoreMounts> {
-    return { before: await mountIdsNow(), recorded: await this.ctx.mounts!.all(), checked: new Set() };
+    return { before: await mountsNow(), recorded: await this.ctx.mounts!.all(), checked: new Set() };
   }
 
   /**
@@ -593,7 +593,7 @@ export class VolumeManager {
 const NAME_TAKEN = Symbol('name taken');
 
 interface RestoreMounts {
-  before: ReadonlySet<number>;
+  before: ReadonlySet<string>;
   recorded: ReadonlyMap<string, MountIdentity[]>;
   /** Volumes whose mounts `checkRecordedMounts` already recorded. */
   checked: Set<string>;

@@ -65,19 +65,26 @@ export class VolumeMounts {
   }
 }
 
-/** The IDs of every mount now: taken before a plugin runs, so what it mounts can be told from what was there. */
-export async function mountIdsNow(): Promise<Set<number>> {
-  return new Set((await readMountTable()).map((m) => m.mountId));
+/**
+ * Every mount now, each by its ID, device and place: taken before a plugin runs, so what it
+ * mounts can be told from what was there. The kernel gives a freed mount ID (and a tmpfs's
+ * device number) to the next mount anywhere, so an ID alone would mistake a plugin's new
+ * mount for one another program unmounted meanwhile.
+ */
+export async function mountsNow(): Promise<Set<string>> {
+  return new Set((await readMountTable()).map(mountKey));
 }
+
+const mountKey = (m: MountEntry) => `${m.mountId} ${m.device} ${m.fsType} ${m.source} ${m.mountPoint}`;
 
 /** The mounts at or below `path` that are not among `before`: what the plugin that ran since made there. */
 export async function mountsMadeSince(
-  before: ReadonlySet<number>,
+  before: ReadonlySet<string>,
   table: readonly MountEntry[],
   canonical: string | undefined,
 ): Promise<MountIdentity[]> {
   if (canonical === undefined) return [];
-  const made = entriesAtOrBelow(table, canonical).filter((m) => !before.has(m.mountId));
+  const made = entriesAtOrBelow(table, canonical).filter((m) => !before.has(mountKey(m)));
   return Promise.all(made.map((m) => identify(table, m)));
 }
 
