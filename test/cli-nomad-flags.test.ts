@@ -84,6 +84,15 @@ describe.concurrent("Nomad's flags and lookups on volumes", () => {
   it('-namespace and NOMAD_NAMESPACE choose the namespace of a new volume, of lookups and of the list', async ({
     agent,
   }) => {
+    const missing = await agent.dhv(
+      'volume',
+      'create',
+      '-namespace',
+      'prod',
+      await agent.file('l.hcl', volumeHcl({ name: 'logs', plugin_id: 'mkdir' })),
+    );
+    expect(missing.stderr).toMatch(/^Error: volume validation failed: no such namespace "prod"\n/);
+    expect((await agent.dhv('namespace', 'apply', 'prod')).exitCode).toBe(0);
     const prod = (await create(agent, 'logs', '', '-namespace', 'prod')).Volume;
     expect(prod.Namespace).toBe('prod');
     const dflt = (await create(agent, 'logs-default')).Volume;

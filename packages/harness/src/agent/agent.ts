@@ -35,6 +35,7 @@ import {
 } from './client/host-volume-manager.js';
 import { toHostVolume, type HostVolume } from './volume-view.js';
 import { Jobs, type Allocation } from './allocations/jobs.js';
+import { Namespaces } from './namespaces.js';
 
 export interface AgentOptions {
   /** Where warnings go as they happen (a CLI prints them to stderr). */
@@ -288,6 +289,7 @@ export class Agent {
         id,
         { doing: `creating volume "${spec.name}" (${id})`, name: spec.name },
         async () => {
+          await this.namespaces().requireForVolume(spec.namespace);
           const existing = existingForUpdate(spec, spec.id ? await this.state.get(spec.id) : undefined);
           if (existing) await this.refuseUpdateInUse(existing);
           const problem = placementProblem(spec, {
@@ -322,6 +324,7 @@ export class Agent {
         id,
         { doing: `registering volume "${spec.name}" (${id})`, name: spec.name },
         async () => {
+          await this.namespaces().requireForVolume(spec.namespace);
           const existing = existingForUpdate(spec, spec.id ? await this.state.get(spec.id) : undefined);
           if (existing) await this.refuseUpdateInUse(existing);
           const server = serverVolume(spec, this.config.nodePool, existing);
@@ -387,6 +390,11 @@ export class Agent {
         this.controller.signal,
       );
     });
+  }
+
+  /** The namespaces volumes and jobs live in (`default` always). */
+  namespaces(): Namespaces {
+    return new Namespaces(this.store, this.jobs());
   }
 
   /** Jobs and their allocations on this node (allocations/). */

@@ -25,6 +25,10 @@ import AllocStatus from './alloc/status.js';
 import AllocLogs from './alloc/logs.js';
 import VolumeClaimList from './volume/claim/list.js';
 import VolumeClaimDelete from './volume/claim/delete.js';
+import NamespaceApply from './namespace/apply.js';
+import NamespaceDelete from './namespace/delete.js';
+import NamespaceList from './namespace/list.js';
+import NamespaceStatus from './namespace/status.js';
 
 /**
  * Every `dhv` command, by its oclif ID (topics joined with ':'). Explicit, so the CLI
@@ -57,4 +61,8 @@ export const COMMANDS: Record<string, Command.Class> = {
   'alloc:logs': AllocLogs,
   'volume:claim:list': VolumeClaimList,
   'volume:claim:delete': VolumeClaimDelete,
+  'namespace:apply': NamespaceApply,
+  'namespace:delete': NamespaceDelete,
+  'namespace:list': NamespaceList,
+  'namespace:status': NamespaceStatus,
 };

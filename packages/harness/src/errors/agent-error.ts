@@ -13,6 +13,12 @@ export type AgentErrorCode =
   /** Allocations use the volume: delete and update are refused (Nomad's usage claims). */
   | 'VOLUME_IN_USE'
   | 'HOST_PATH_MISSING'
+  /** A volume, job or command names a namespace that was never applied (or was deleted). */
+  | 'NAMESPACE_NOT_FOUND'
+  /** A namespace name or description Nomad's servers refuse. */
+  | 'NAMESPACE_INVALID'
+  /** A namespace delete refused: `default`, or jobs and allocations still live in it. */
+  | 'NAMESPACE_IN_USE'
   | 'STATE_CORRUPT'
   | 'STATE_UNREADABLE'
   | 'STATE_WRITE_FAILED'

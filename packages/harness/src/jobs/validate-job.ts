@@ -96,9 +96,11 @@ function taskProblems(task: Task, tg: TaskGroup): string[] {
 /**
  * The job as the servers keep it after the HTTP API read it: a group volume whose type is
  * neither `host` nor `csi` (a missing type included) is dropped there, so a mount of it
- * fails as undefined. Throws Nomad's register error when the job does not validate.
+ * fails as undefined. Throws Nomad's register error when the job does not validate;
+ * `refused` are the problems the validators before Nomad's `Job.Validate` found (its
+ * namespace check), listed first in the same error.
  */
-export function registerableJob(job: Job): Job {
+export function registerableJob(job: Job, refused: readonly string[] = []): Job {
   const kept: Job = {
     ...job,
     TaskGroups: job.TaskGroups.map((tg) => ({
@@ -106,7 +108,7 @@ export function registerableJob(job: Job): Job {
       Volumes: Object.fromEntries(Object.entries(tg.Volumes).filter(([, v]) => v.Type === 'host' || v.Type === 'csi')),
     })),
   };
-  const problems = jobProblems(kept);
+  const problems = [...refused, ...jobProblems(kept)];
   if (problems.length > 0) {
     throw new AgentError('SPEC_INVALID', multierrorText(problems).trim(), { problems, job: job.ID });
   }

@@ -1,4 +1,4 @@
-import type { Allocation, JobRunReport, PlacementFailure } from '../agent/allocations/jobs.js';
+import { jobStatusOf, type Allocation, type JobRunReport, type PlacementFailure } from '../agent/allocations/jobs.js';
 import type { JobRecord } from '../agent/state/job-records.js';
 import { columns, keyValues } from './columns.js';
 
@@ -85,8 +85,7 @@ function failureLines(f: PlacementFailure, t: string): string[] {
 /** `nomad job status <job>`: the job block, placement failures, the allocation table. */
 export function jobStatus(record: JobRecord, allocs: readonly Allocation[]): string {
   const j = record.Job;
-  const live = allocs.some((a) => a.ClientStatus === 'running' || a.ClientStatus === 'pending');
-  const status = live ? 'running' : !j.Stop && Object.keys(record.FailedTGAllocs).length > 0 ? 'pending' : 'dead';
+  const status = jobStatusOf(record, allocs);
   const parts = [
     keyValues([
       ['ID', j.ID],

@@ -5,6 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { AgentError } from '../../errors/agent-error.js';
 import { allocName, requestedSource, type Job, type TaskGroup } from '../../jobs/job-spec.js';
 import { registerableJob } from '../../jobs/validate-job.js';
+import { noSuchNamespaceForJob } from '../servers/namespace-endpoint.js';
 import { infeasibility, type NodeView, type ServerHostVolume } from '../../jobs/host-volume-checker.js';
 import type { HostVolumeMap } from '../host-volumes.js';
 import type { AgentStore } from '../state/store.js';
@@ -41,6 +42,12 @@ export interface JobsContext {
 const TERMINAL: readonly ClientStatus[] = ['complete', 'failed', 'lost'];
 export const isTerminal = (a: Pick<AllocRecord, 'ClientStatus'>) => TERMINAL.includes(a.ClientStatus);
 
+/** Nomad's job status from its allocations (`allocs`: the job's): running while one runs or waits, pending while blocked, else dead. */
+export function jobStatusOf(record: JobRecord, allocs: readonly Allocation[]): 'running' | 'pending' | 'dead' {
+  if (allocs.some((a) => a.ClientStatus === 'running' || a.ClientStatus === 'pending')) return 'running';
+  return !record.Job.Stop && Object.keys(record.FailedTGAllocs).length > 0 ? 'pending' : 'dead';
+}
+
 /**
  * Jobs on the simulated node, as Nomad's servers and client handle them: register (the
  * servers' validation), one evaluation placing each group's allocations by the host
@@ -57,7 +64,8 @@ export class Jobs {
 
   /** `job run`: register, evaluate, start what was placed; waits until each new task runs or has ended. */
   async run(spec: Job): Promise<JobRunReport> {
-    const job = registerableJob(spec);
+    const namespaceKnown = (await this.ctx.store.namespaces.get(spec.Namespace)) !== undefined;
+    const job = registerableJob(spec, namespaceKnown ? [] : [noSuchNamespaceForJob(spec.ID, spec.Namespace)]);
     const previous = await this.records.job(job.Namespace, job.ID);
     const changed = !previous || previous.Job.Stop || !sameSpec(previous.Job, job);
     // Only a change of a group beyond its count replaces allocations (Nomad's destructive update); a count scales in place.

@@ -40,6 +40,8 @@ export function stateLayout(dataDir: string) {
      * takes a block of a full disk.
      */
     lockOwners: join(client, 'locks'),
+    /** One `<name>.json` per namespace applied (Nomad's namespaces table); `default` is there without a file until changed. */
+    namespaces: join(client, 'namespaces'),
     /** One `<namespace>.<job id>.json` (each base64url) per registered job: what the servers keep of it. */
     jobs: join(client, 'jobs'),
     /** One `<alloc id>.json` per allocation: its placement, desired status and task events. */

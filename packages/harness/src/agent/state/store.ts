@@ -13,6 +13,7 @@ import { VolumeDisks } from './volume-disks.js';
 import { VolumeHealth } from './volume-health.js';
 import { VolumeMounts } from './volume-mounts.js';
 import { JobRecords } from './job-records.js';
+import { NamespaceRecords } from './namespace-records.js';
 
 /**
  * The agent's state store: the only code that knows the data dir's layout and opens files
@@ -33,6 +34,8 @@ export class AgentStore {
   readonly lock: AgentLock;
   /** The jobs registered and the allocations placed on the node. */
   readonly jobs: JobRecords;
+  /** The namespaces volumes and jobs live in (`default` always). */
+  readonly namespaces: NamespaceRecords;
   /** What the last restart read, in one file: the next one reads it instead of every volume's files. */
   readonly index: StateIndex;
 
@@ -54,6 +57,7 @@ export class AgentStore {
     this.health = new VolumeHealth(dataDir, this.disks, this.mounts);
     this.lock = new AgentLock(this.layout);
     this.jobs = new JobRecords(this.layout);
+    this.namespaces = new NamespaceRecords(this.layout);
   }
 
   /** Opens (creating on first use) the data dir. */
