@@ -26,12 +26,7 @@ import { loopDevices, skipUnless, tool } from './support/requirements.js';
  */
 
 /** Case (`<file>` or `<file>#<step>`) → aspect → why dhv differs there. */
-const NAMESPACES =
-  'dhv has no namespaces as objects yet: Nomad refuses `volume validation failed: no such namespace "..."`, dhv goes on to its next check';
 const KNOWN_DIFFERENCES: Record<string, Record<string, string>> = {
-  'full-create.hcl': { stderr: NAMESPACES },
-  'ids-and-placement.hcl': { stderr: NAMESPACES },
-  'node-pool-number.hcl': { stderr: NAMESPACES },
   'heredoc-name.hcl': { stdout: 'a control character in a name is escaped in text output (docs/nomad-differences.md)' },
   'json-basic.spec.json': {
     stderr: 'Go iterates a map in random order: which unknown mkdir parameter Nomad names varies from run to run',

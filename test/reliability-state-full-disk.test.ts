@@ -38,9 +38,13 @@ afterEach(async () => {
   await removeTempDir(sandbox);
 });
 
-async function spec(name: string, namespace = 'default'): Promise<string> {
+/** A spec of the built-in mkdir; `padding` makes its record that much larger (a constraint this node meets whatever it holds). */
+async function spec(name: string, padding = ''): Promise<string> {
   const file = join(sandbox, `${name}.hcl`);
-  await writeFile(file, `type = "host"\nname = "${name}"\nnamespace = "${namespace}"\nplugin_id = "mkdir"\n`);
+  const constraint = padding
+    ? `constraint {\n  attribute = "\${attr.kernel.name}"\n  operator = "!="\n  value = "${padding}"\n}\n`
+    : '';
+  await writeFile(file, `type = "host"\nname = "${name}"\nplugin_id = "mkdir"\n${constraint}`);
   return file;
 }
 
