@@ -36,7 +36,7 @@ export function noSuchNamespaceForJob(jobId: string, namespace: string): string 
   return `job ${JSON.stringify(jobId)} is in nonexistent namespace ${JSON.stringify(namespace)}`;
 }
 
-export function applyHint(namespace: string): string {
+function applyHint(namespace: string): string {
   return NAMESPACE_NAME.test(namespace)
     ? `Create it with dhv namespace apply ${namespace}; dhv namespace list shows the namespaces there are.`
     : 'dhv namespace list shows the namespaces there are.';
