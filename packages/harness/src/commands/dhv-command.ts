@@ -14,8 +14,9 @@ type Parsed = Record<string, unknown>;
 /**
  * What every `dhv` command shares: oclif's `--json` flag (the value `run` returns is
  * printed as JSON, bigints as plain integers), warnings on stderr, and one way of ending
- * on an error: `Error: ...` on stderr, or `{"error": {"code", "message", ...}}` with
- * `--json`, and the exit code from EXIT_CODES. Usage mistakes oclif finds (an unknown
+ * on an error: `Error: ...` on stderr, or with `--json` the document
+ * `{"apiVersion": "dhv/v1", "kind": "Error", "error": {"code", "message", ...}}`, and the
+ * exit code from EXIT_CODES. Usage mistakes oclif finds (an unknown
  * flag, a missing argument) take the same way. Every flag longer than one letter may also
  * be spelled with one dash, as Nomad spells its flags (`-json`, `-data-dir=x`).
  */
@@ -72,6 +73,11 @@ export abstract class DhvCommand extends Command {
 
   /** Warnings said with --json, where stderr is for the one error document: it carries them if the command fails. */
   private readonly heldWarnings: string[] = [];
+
+  /** What warnLine said so far with --json, for a document that reports a failure itself (the check report). */
+  protected get warningsSaid(): readonly string[] {
+    return this.heldWarnings;
+  }
 
   protected warnLine(message: string): void {
     if (this.jsonOutput) this.heldWarnings.push(message);

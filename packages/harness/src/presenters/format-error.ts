@@ -1,6 +1,7 @@
 import { PluginError } from '@dhv/sdk/client';
 import { DhvError } from '../errors/dhv-error.js';
 import { EXIT_CODES, type ExitCode } from '../errors/exit-codes.js';
+import { dhvDocument } from './dhv-document.js';
 
 /** An error for a person: the message, then for a plugin failure its exit, stdout and stderr. */
 export function describeError(err: unknown): string {
@@ -60,14 +61,18 @@ function hintFor(err: PluginError): string {
 }
 
 /**
- * An error for a program: its code, every detail it carries, and under `warnings` what was
- * said before it (a misspelt key explains a failure as much as the error does).
+ * An error for a program, headed as dhv's own documents are (`apiVersion`, `kind: "Error"`,
+ * whatever command failed): its code, every detail it carries, and under `warnings` what
+ * was said before it (a misspelt key explains a failure as much as the error does).
  */
-export function errorJson(err: unknown, warnings: readonly string[] = []): { error: Record<string, unknown> } {
+export function errorJson(
+  err: unknown,
+  warnings: readonly string[] = [],
+): { apiVersion: string; kind: string; error: Record<string, unknown> } {
   const { error } = errorDocument(err);
-  if (warnings.length === 0) return { error };
   const own = Array.isArray(error.warnings) ? (error.warnings as string[]) : [];
-  return { error: { ...error, warnings: [...new Set([...own, ...warnings])] } };
+  const all = [...new Set([...own, ...warnings])];
+  return dhvDocument('Error', { error: all.length === 0 ? error : { ...error, warnings: all } });
 }
 
 function errorDocument(err: unknown): { error: Record<string, unknown> } {
