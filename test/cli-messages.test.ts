@@ -1,9 +1,10 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect } from 'vitest';
+import { describe, expect, test } from 'vitest';
+import { COMMANDS } from '../packages/harness/src/commands/index.js';
 import { bashPlugin, testWithAgent, volumeHcl } from './support/dhv-agent.js';
-import { REFERENCE_LOOPBACK, REFERENCE_MKDIR, runDhv } from './support/kit.js';
+import { REFERENCE_LOOPBACK, REFERENCE_MKDIR, REPO_ROOT, runDhv } from './support/kit.js';
 
 /** Each test has an agent of its own, so they run side by side. */
 const it = testWithAgent();
@@ -236,6 +237,28 @@ describe.concurrent("dhv's own JSON documents say their kind and version", () =>
     const node = await agent.json('node', 'status', '-self');
     expect(node).not.toHaveProperty('kind');
     expect(node).not.toHaveProperty('apiVersion');
+  });
+});
+
+describe('one JSON rule, written in the README', () => {
+  const NOMAD_TOPICS = ['volume', 'node', 'job', 'alloc', 'agent'];
+  const source = (id: string) =>
+    readFileSync(join(REPO_ROOT, 'packages/harness/src/commands', `${id.replaceAll(':', '/')}.ts`), 'utf8');
+
+  test("heads every document of dhv's own commands with a kind, none of the Nomad-shaped ones, and names each kind", () => {
+    const commands = Object.entries(COMMANDS).filter(([, command]) => command.enableJsonFlag !== false);
+    for (const [id] of commands)
+      expect(source(id).includes('dhvDocument('), id).toBe(!NOMAD_TOPICS.includes(id.split(':')[0]!));
+    const kinds = readdirSync(join(REPO_ROOT, 'packages/harness/src'), { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts'))
+      .flatMap((file) => [
+        ...readFileSync(join(REPO_ROOT, 'packages/harness/src', file), 'utf8').matchAll(/dhvDocument\(\s*'(\w+)'/g),
+      ])
+      .map((m) => m[1]!);
+    expect(kinds).toContain('Error');
+    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+    const rule = readme.slice(readme.indexOf('### JSON output'), readme.indexOf('Agent commands share'));
+    for (const kind of new Set(kinds)) expect(rule, kind).toMatch(new RegExp(`[\`"]${kind}[\`"]`));
   });
 });
 
