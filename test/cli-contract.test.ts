@@ -41,13 +41,15 @@ describe('one CLI contract for every command', () => {
       });
     }
     // Words that name no command meet oclif's hook, not a command: the same document.
-    const unknown = await dhv('volum', '--json');
-    expect(unknown.code).toBe(2);
-    expect(JSON.parse(unknown.stderr)).toMatchObject({
-      apiVersion: 'dhv/v1',
-      kind: 'Error',
-      error: { code: 'UNKNOWN_COMMAND' },
-    });
+    for (const json of ['--json', '-json']) {
+      const unknown = await dhv('volum', json);
+      expect(unknown.code).toBe(2);
+      expect(JSON.parse(unknown.stderr), json).toMatchObject({
+        apiVersion: 'dhv/v1',
+        kind: 'Error',
+        error: { code: 'UNKNOWN_COMMAND' },
+      });
+    }
   });
 
   it('prints an operation failure in the same shape from an agent command, an authoring command and dhv check', async () => {
