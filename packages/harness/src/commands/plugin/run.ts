@@ -51,9 +51,18 @@ export default class PluginRun extends DhvCommand {
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(PluginRun);
+    // A mistake in a flag is said alone, before the data dir's line.
+    const request = {
+      volumeId: flags['volume-id'],
+      name: flags.name,
+      namespace: flags.namespace,
+      capacityMinBytes: size('--capacity-min', flags['capacity-min']),
+      capacityMaxBytes: size('--capacity-max', flags['capacity-max']),
+      parameters: parseParameterPairs(flags.param),
+      createdPath: flags['created-path'],
+      timeoutMs: duration(flags.timeout),
+    };
     const config = await this.agentConfig(flags);
-    // Nomad's client never makes host_volumes_dir (only the built-in mkdir makes it, as a parent of
-    // its volume): a plugin run here finds it missing where it would under a real agent.
     // The plugin's process group is journalled: a signal kills it (a second one, or kill -9
     // and the next dhv command, whatever is left of it) before dhv exits.
     journalProcessGroups();
@@ -71,17 +80,12 @@ export default class PluginRun extends DhvCommand {
           flags['plugin-dir'] !== undefined || flags.config !== undefined,
           config.pluginDir,
         ),
+        // Nomad's client never makes host_volumes_dir (only the built-in mkdir makes it, as a parent of
+        // its volume): a plugin run here finds it missing where it would under a real agent.
         volumesDir: config.volumesDir,
         nodePool: config.nodePool,
         nodeId: flags['node-id'] ?? (await loadNodeId(config.dataDir)),
-        volumeId: flags['volume-id'],
-        name: flags.name,
-        namespace: flags.namespace,
-        capacityMinBytes: size('--capacity-min', flags['capacity-min']),
-        capacityMaxBytes: size('--capacity-max', flags['capacity-max']),
-        parameters: parseParameterPairs(flags.param),
-        createdPath: flags['created-path'],
-        timeoutMs: duration(flags.timeout),
+        ...request,
         signal: controller.signal,
       }),
     );
