@@ -149,10 +149,10 @@ export abstract class DhvCommand extends Command {
   protected override async catch(err: Interfaces.CommandError): Promise<never> {
     // this.exit() ends a command by throwing; it is not an error to report.
     if ((err as { code?: unknown }).code === 'EEXIT') throw err;
-    await writeError(err, this.jsonOutput, this.heldWarnings);
     // Whatever an error skipped past: what this run recorded is released before it ends.
     for (const problem of (await CleanupJournal.ofThisProcess()?.releaseAll()) ?? [])
-      process.stderr.write(`dhv: could not release: ${problem}\n`);
+      this.warnLine(`could not release what this run made: ${problem}`);
+    await writeError(err, this.jsonOutput, this.heldWarnings);
     this.exit(errorExitCode(err));
   }
 }
