@@ -241,7 +241,7 @@ describe.concurrent("dhv's own JSON documents say their kind and version", () =>
 });
 
 describe('one JSON rule, written in the README', () => {
-  const NOMAD_TOPICS = ['volume', 'node', 'job', 'alloc', 'agent'];
+  const NOMAD_TOPICS = ['volume', 'node', 'job', 'alloc', 'agent', 'namespace'];
   const source = (id: string) =>
     readFileSync(join(REPO_ROOT, 'packages/harness/src/commands', `${id.replaceAll(':', '/')}.ts`), 'utf8');
 

@@ -83,7 +83,7 @@ describe.concurrent('dhv namespace', () => {
 
     const deleted = await agent.dhv('namespace', 'delete', 'analytics');
     expect([deleted.exitCode, deleted.stdout]).toEqual([0, 'Successfully deleted namespace "analytics"!\n']);
-    expect(await agent.json('namespace', 'delete', 'bare')).toEqual({ Deleted: 'bare' });
+    expect(await agent.json('namespace', 'delete', 'bare')).toMatchObject({ Deleted: 'bare' });
     expect(await readdir(join(agent.dataDir, 'client', 'namespaces'))).toEqual(['analytics-2.json']);
   });
 

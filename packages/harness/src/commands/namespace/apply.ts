@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { Args, Flags } from '@oclif/core';
 import { UsageError } from '../../errors/dhv-error.js';
 import { namespaceJson } from '../../presenters/format-namespace.js';
-import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { DhvCommand, agentFlags } from '../dhv-command.js';
 import { nomadSpelling } from '../volume/nomad-flags.js';
 
 export default class NamespaceApply extends DhvCommand {
@@ -36,9 +36,9 @@ export default class NamespaceApply extends DhvCommand {
         { name: args.name },
       );
     }
-    const agent = await openAgent(flags, (w) => this.warnLine(w));
+    const agent = await this.openAgent(flags);
     const namespace = await agent.namespaces().apply(args.name, flags.description);
-    if (this.jsonOutput) return this.printJson(namespaceJson(namespace));
+    if (this.jsonOutput) return this.printNomadJson(namespaceJson(namespace));
     this.print(`Successfully applied namespace ${JSON.stringify(namespace.Name)}!`);
   }
 }

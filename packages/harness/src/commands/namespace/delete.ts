@@ -1,5 +1,5 @@
 import { Args } from '@oclif/core';
-import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { DhvCommand, agentFlags } from '../dhv-command.js';
 import { nomadSpelling } from '../volume/nomad-flags.js';
 
 export default class NamespaceDelete extends DhvCommand {
@@ -17,7 +17,7 @@ export default class NamespaceDelete extends DhvCommand {
       NamespaceDelete,
       nomadSpelling(this.argv, { json: true, ...NamespaceDelete.flags }),
     );
-    const agent = await openAgent(flags, (w) => this.warnLine(w));
+    const agent = await this.openAgent(flags);
     await agent.namespaces().delete(args.name);
     if (this.jsonOutput) return this.printJson({ Deleted: args.name });
     this.print(`Successfully deleted namespace ${JSON.stringify(args.name)}!`);

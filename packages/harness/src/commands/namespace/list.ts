@@ -1,5 +1,5 @@
 import { namespaceJson, namespaceTable } from '../../presenters/format-namespace.js';
-import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { DhvCommand, agentFlags } from '../dhv-command.js';
 import { nomadSpelling } from '../volume/nomad-flags.js';
 
 export default class NamespaceList extends DhvCommand {
@@ -11,9 +11,9 @@ export default class NamespaceList extends DhvCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(NamespaceList, nomadSpelling(this.argv, { json: true, ...NamespaceList.flags }));
-    const agent = await openAgent(flags, (w) => this.warnLine(w), undefined, { readOnly: true });
+    const agent = await this.openAgent(flags, { readOnly: true });
     const namespaces = await agent.namespaces().list();
-    if (this.jsonOutput) return this.printJson(namespaces.map(namespaceJson));
+    if (this.jsonOutput) return this.printNomadJson(namespaces.map(namespaceJson));
     this.print(namespaceTable(namespaces));
   }
 }

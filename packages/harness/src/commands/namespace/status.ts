@@ -1,7 +1,7 @@
 import { Args } from '@oclif/core';
 import { AgentError } from '../../errors/agent-error.js';
 import { namespaceJson, namespaceStatus, namespaceTable } from '../../presenters/format-namespace.js';
-import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { DhvCommand, agentFlags } from '../dhv-command.js';
 import { nomadSpelling } from '../volume/nomad-flags.js';
 
 export default class NamespaceStatus extends DhvCommand {
@@ -22,7 +22,7 @@ export default class NamespaceStatus extends DhvCommand {
       NamespaceStatus,
       nomadSpelling(this.argv, { json: true, ...NamespaceStatus.flags }),
     );
-    const agent = await openAgent(flags, (w) => this.warnLine(w), undefined, { readOnly: true });
+    const agent = await this.openAgent(flags, { readOnly: true });
     const matches = await agent.namespaces().withPrefix(args.name);
     const namespace = matches.length === 1 ? matches[0] : matches.find((n) => n.Name === args.name);
     if (matches.length === 0) {
@@ -39,7 +39,7 @@ export default class NamespaceStatus extends DhvCommand {
         { namespace: args.name, matches: matches.map((n) => n.Name) },
       );
     }
-    if (this.jsonOutput) return this.printJson(namespaceJson(namespace));
+    if (this.jsonOutput) return this.printNomadJson(namespaceJson(namespace));
     this.print(namespaceStatus(namespace));
   }
 }
