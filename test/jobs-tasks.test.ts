@@ -245,6 +245,16 @@ describe
       expect((await jobs.dhv('volume', 'claim', 'list')).stdout).toBe('No task group host volume claims found\n');
     });
 
+    it('runs a job as the first command on a fresh data dir, starting the agent first', async ({ jobs }) => {
+      const job =
+        'job "first" {\n  type = "batch"\n  group "g" {\n    task "t" {\n      driver = "raw_exec"\n      config {\n        command = "/bin/echo"\n        args = ["hi"]\n      }\n    }\n  }\n}\n';
+      // Before: placement held the agent shared and the start waited on it, 60 s, then "the agent is busy".
+      const run = await jobs.dhv('job', 'run', await jobs.file('first.hcl', job));
+      expect(run.stderr).toBe('');
+      expect(run.exitCode).toBe(0);
+      expect(run.stdout).toMatch(/Allocation "[0-9a-f]{8}" status/);
+    });
+
     it('prints a placement failure as Nomad does, and places nothing', async ({ jobs }) => {
       await jobs.json('volume', 'create', await jobs.file('shared.hcl', claims.files['shared.hcl']!));
       const file = await jobs.file('ro.hcl', claims.files['ro-default-caps.nomad.hcl']!);

@@ -406,7 +406,9 @@ export class Agent {
     return new Jobs({
       store: this.store,
       nodeId: this.nodeId,
-      hostVolumes: async () => (await this.facts()).hostVolumes,
+      // Read, never started here: placement reads them under locks that a start would wait on.
+      hostVolumes: async () => ((await this.store.nodeFacts()) ?? this.emptyFacts()).hostVolumes,
+      ensureStarted: async () => void (await this.facts()),
       volumes: () => this.volumes(),
     });
   }

@@ -35,6 +35,8 @@ export interface JobsContext {
   nodeId: string;
   /** What the node reports now (its HostVolumes). */
   hostVolumes: () => Promise<HostVolumeMap>;
+  /** Starts the agent when it never ran (its node facts are what placement reads); never called under a lock. */
+  ensureStarted: () => Promise<void>;
   /** The servers' dynamic volumes on the node. */
   volumes: () => Promise<ServerHostVolume[]>;
 }
@@ -64,6 +66,8 @@ export class Jobs {
 
   /** `job run`: register, evaluate, start what was placed; waits until each new task runs or has ended. */
   async run(spec: Job): Promise<JobRunReport> {
+    // Before any lock: starting takes the agent exclusive, which placement's locks would wait on for ever.
+    await this.ctx.ensureStarted();
     const namespaceKnown = (await this.ctx.store.namespaces.get(spec.Namespace)) !== undefined;
     const job = registerableJob(spec, namespaceKnown ? [] : [noSuchNamespaceForJob(spec.ID, spec.Namespace)]);
     const previous = await this.records.job(job.Namespace, job.ID);

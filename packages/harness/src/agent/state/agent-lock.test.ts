@@ -110,11 +110,13 @@ describe('the agent lock', () => {
     });
     await inside;
     const waiter = one(500);
-    const error = await waiter.name('a', { doing: 'create volume "a"' }, async () => {}).catch((e: unknown) => e);
+    const error = await waiter.name('a', { doing: 'creating volume "a"' }, async () => {}).catch((e: unknown) => e);
     release();
     await holder;
     expect(error).toMatchObject({ code: 'AGENT_BUSY' });
-    expect((error as Error).message).toMatch(/^gave up after 0\.5 s waiting to create volume "a": the agent is busy: /);
+    expect((error as Error).message).toMatch(
+      /^gave up creating volume "a" after 0\.5 s of waiting: the agent is busy: /,
+    );
     expect((error as Error).message).toContain(`process ${process.pid} (\`dhv`);
     expect((error as Error).message).toContain('holds it, restarting the agent, since ');
   });
@@ -154,5 +156,13 @@ describe('the agent lock', () => {
       });
     });
     expect(events).toEqual(['name inside', 'exclusive inside']);
+  });
+
+  it('refuses at once, as the bug it is, work held shared that asks for the agent exclusive (it would wait on itself)', async () => {
+    const lock = one(60_000);
+    const error = await lock
+      .name('a', work, () => lock.exclusive({ doing: 'starting the agent' }, async () => {}))
+      .catch((e: unknown) => e);
+    expect((error as Error).message).toMatch(/^dhv bug: starting the agent needs the agent exclusive inside work/);
   });
 });

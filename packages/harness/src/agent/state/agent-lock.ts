@@ -75,6 +75,9 @@ export class AgentLock {
   /** Runs `fn` as the only holder of the agent. */
   async exclusive<T>(work: Work, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     if (this.held.getStore() === 'exclusive') return fn();
+    // Its own shared hold would keep it out until the wait gave up, blaming "another dhv process".
+    if (this.held.getStore() === 'shared')
+      throw new Error(`dhv bug: ${work.doing} needs the agent exclusive inside work that holds it shared`);
     const release = await this.enter('exclusive', work, signal);
     try {
       return await this.held.run('exclusive', fn);
@@ -331,7 +334,7 @@ export class AgentLock {
     const stopped = holders.filter((n) => processState(n.pid) === 'T').map((n) => n.pid);
     return new AgentError(
       'AGENT_BUSY',
-      `gave up after ${(this.waitMs / 1000).toFixed(1)} s waiting to ${work.doing}: the agent is busy: ${who}\n` +
+      `gave up ${work.doing} after ${(this.waitMs / 1000).toFixed(1)} s of waiting: the agent is busy: ${who}\n` +
         (stopped.length > 0
           ? `Process ${stopped.join(', ')} is stopped (Ctrl-Z or SIGSTOP): resume it with kill -CONT ${stopped.join(' ')} (or fg), then run this again`
           : 'Wait for it to finish, then run this again (or raise $DHV_LOCK_WAIT_MS)'),
@@ -348,7 +351,7 @@ export class AgentLock {
 }
 
 function shutDown(work: Work): AgentError {
-  return new AgentError('AGENT_SHUT_DOWN', `stopped while waiting to ${work.doing}: nothing was changed`);
+  return new AgentError('AGENT_SHUT_DOWN', `stopped ${work.doing} while it waited for the agent: nothing was changed`);
 }
 
 /** The PID a lock's exclusive holder wrote into the lock file, or undefined. */
