@@ -245,7 +245,8 @@ export class NameClaims {
     return names.filter((n) => n.endsWith('.lock') && n !== EVERY_NAME_LOCK).map((n) => join(this.layout.locks, n));
   }
 
-  private async rememberId(id: string): Promise<void> {
+  /** Remembers that a create of this agent claimed `id`, so gc knows what is left of it as this agent's. */
+  async rememberId(id: string): Promise<void> {
     if (!isUuid(id)) return;
     await mkdir(this.idDir, { recursive: true, mode: 0o700 });
     await writeFileDurably(join(this.idDir, id), '');
