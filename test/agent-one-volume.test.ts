@@ -312,9 +312,9 @@ describe.concurrent('one volume, one line of operations (issue 34)', () => {
   // the volume's plugin on a register that names none (CanonicalizeForRegister), so its delete
   // still runs that plugin, which removes what the create made; before, dhv forgot the plugin,
   // the delete left the create's folder, and gc called it "not known to be a volume of this agent".
-  describe('a register over the ID of a created volume', () => {
+  describe("a transition that replaces a created volume's record strands nothing", () => {
     for (const plugin of ['mkdir', 'sh'])
-      it(`keeps its plugin (${plugin}): the delete leaves nothing behind, and the registered folder stays`, async ({
+      it(`a register over its ID keeps its plugin (${plugin}): the delete leaves nothing behind, and the registered folder stays`, async ({
         agent,
       }) => {
         if (plugin === 'sh') await agent.plugin('sh', bashPlugin());
