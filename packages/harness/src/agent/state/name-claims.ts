@@ -193,6 +193,8 @@ export class NameClaims {
       if (!wanted.has(key) || claim.file !== key) {
         await unlink(join(this.dir, claim.file)).catch(() => {});
         changed = true;
+        // Durable for a kill, not yet for a power cut (the sync below): a point the crash walk kills at.
+        durableStep();
       }
     }
     if (wanted.size > 0) await mkdir(this.dir, { recursive: true, mode: 0o700 });
@@ -201,6 +203,7 @@ export class NameClaims {
       if (now?.id === id && now.file === key) continue;
       await this.link(key, id, name);
       changed = true;
+      durableStep();
     }
     if (!changed) {
       this.index?.retag('claims', tag);
