@@ -241,6 +241,8 @@ describe.concurrent('dhv build', () => {
     expect(result.exitCode).toBe(2);
     expect(result.stderr).not.toMatch(/Missing required flag/);
     expect(JSON.parse(result.stderr)).toEqual({
+      apiVersion: 'dhv/v1',
+      kind: 'Error',
       error: expect.objectContaining({ code: 'NO_OUTPUT', message: expect.stringContaining('-o dist/<plugin ID>') }),
     });
   });

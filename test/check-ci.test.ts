@@ -38,6 +38,8 @@ describe.concurrent('dhv check for CI', () => {
     const json = await dhv([missing, '--json', '--junit', junit]);
     expect(json.code).toBe(1);
     expect(JSON.parse(json.stderr)).toEqual({
+      apiVersion: 'dhv/v1',
+      kind: 'Error',
       error: { code: 'PLUGIN_NOT_FOUND', message: expect.stringContaining('does not exist'), plugin: missing },
     });
     const xml = await readFile(junit, 'utf8');
@@ -65,6 +67,8 @@ describe.concurrent('dhv check for CI', () => {
     expect(json.code).toBe(1);
     expect(json.stdout).toBe('');
     expect(JSON.parse(json.stderr)).toEqual({
+      apiVersion: 'dhv/v1',
+      kind: 'Error',
       error: {
         code: 'PLUGIN_NOT_EXECUTABLE',
         message: expect.stringMatching(

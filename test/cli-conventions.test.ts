@@ -104,6 +104,8 @@ describe('an unknown command', () => {
     const run = await dhv('volum', 'status', '--json');
     expect(run.exitCode).toBe(2);
     expect(JSON.parse(run.stderr)).toEqual({
+      apiVersion: 'dhv/v1',
+      kind: 'Error',
       error: {
         code: 'UNKNOWN_COMMAND',
         message: expect.stringContaining('volum status is not a dhv command'),

@@ -1,9 +1,10 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, expect } from 'vitest';
-import { testWithAgent, volumeHcl } from './support/dhv-agent.js';
-import { REFERENCE_LOOPBACK, REFERENCE_MKDIR, runDhv } from './support/kit.js';
+import { describe, expect, test } from 'vitest';
+import { COMMANDS } from '../packages/harness/src/commands/index.js';
+import { bashPlugin, testWithAgent, volumeHcl } from './support/dhv-agent.js';
+import { REFERENCE_LOOPBACK, REFERENCE_MKDIR, REPO_ROOT, runDhv } from './support/kit.js';
 
 /** Each test has an agent of its own, so they run side by side. */
 const it = testWithAgent();
@@ -81,6 +82,29 @@ describe.concurrent('a failure says its cause and its fix, and --json keeps what
     );
     expect(absent.stderr).toContain(`Put it in ${agent.pluginDir} and run dhv agent fingerprint`);
   });
+
+  it('a plugin put in the plugin dir after the last fingerprint: a fingerprint to run, not "Put it in" where it is', async ({
+    agent,
+  }) => {
+    expect((await agent.dhv('agent', 'fingerprint')).exitCode).toBe(0);
+    await agent.plugin('late', bashPlugin());
+    const run = await agent.dhv(
+      'volume',
+      'create',
+      await agent.file('g.hcl', volumeHcl({ name: 'g', plugin_id: 'late' })),
+      '--json',
+    );
+    expect(run.exitCode).toBe(1);
+    const { error } = JSON.parse(run.stderr);
+    expect(error.code).toBe('PLACEMENT_FAILED');
+    expect(error.message).toContain(
+      `It is in ${agent.pluginDir}, but the node's last fingerprint did not see it (it came later, or the fingerprint read another plugin dir): run dhv agent fingerprint`,
+    );
+    expect(error.message).not.toContain('Put it in');
+    // As the hint says: after a fingerprint the create goes through.
+    expect((await agent.dhv('agent', 'fingerprint')).exitCode).toBe(0);
+    expect((await agent.dhv('volume', 'create', join(agent.dir, 'g.hcl'))).exitCode).toBe(0);
+  });
 });
 
 describe.concurrent('one message per failure', () => {
@@ -99,6 +123,14 @@ describe.concurrent('one message per failure', () => {
     expect(run.stderr).toMatch(
       /^Error: HostVolume.Create error: error creating volume "[0-9a-f-]+" with plugin "fails": exit status 1: disk on fire\n/,
     );
+    // plugin run says it once too, and its closing hint reaches --json among the hints.
+    const human = await agent.dhv('plugin', 'run', 'fails', 'create', '--name', 'x');
+    expect(human.exitCode).toBe(1);
+    expect(human.stderr.match(/disk on fire/g)).toHaveLength(1);
+    const hint = "The plugin's message says why; `dhv check <plugin>` runs the conformance suite against it.";
+    expect(human.stderr).toContain(`\n  ${hint}\n`);
+    const json = await agent.dhv('plugin', 'run', 'fails', 'create', '--name', 'x', '--json');
+    expect(JSON.parse(json.stderr)).toMatchObject({ kind: 'Error', error: { code: 'PLUGIN_FAILED', hints: [hint] } });
   });
 
   it('the checks one failed check kept from running are one SKIP line naming it and the count', async ({ agent }) => {
@@ -205,6 +237,28 @@ describe.concurrent("dhv's own JSON documents say their kind and version", () =>
     const node = await agent.json('node', 'status', '-self');
     expect(node).not.toHaveProperty('kind');
     expect(node).not.toHaveProperty('apiVersion');
+  });
+});
+
+describe('one JSON rule, written in the README', () => {
+  const NOMAD_TOPICS = ['volume', 'node', 'job', 'alloc', 'agent'];
+  const source = (id: string) =>
+    readFileSync(join(REPO_ROOT, 'packages/harness/src/commands', `${id.replaceAll(':', '/')}.ts`), 'utf8');
+
+  test("heads every document of dhv's own commands with a kind, none of the Nomad-shaped ones, and names each kind", () => {
+    const commands = Object.entries(COMMANDS).filter(([, command]) => command.enableJsonFlag !== false);
+    for (const [id] of commands)
+      expect(source(id).includes('dhvDocument('), id).toBe(!NOMAD_TOPICS.includes(id.split(':')[0]!));
+    const kinds = readdirSync(join(REPO_ROOT, 'packages/harness/src'), { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts'))
+      .flatMap((file) => [
+        ...readFileSync(join(REPO_ROOT, 'packages/harness/src', file), 'utf8').matchAll(/dhvDocument\(\s*'(\w+)'/g),
+      ])
+      .map((m) => m[1]!);
+    expect(kinds).toContain('Error');
+    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+    const rule = readme.slice(readme.indexOf('### JSON output'), readme.indexOf('Agent commands share'));
+    for (const kind of new Set(kinds)) expect(rule, kind).toMatch(new RegExp(`[\`"]${kind}[\`"]`));
   });
 });
 

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import { DHV_BIN, type DhvRun } from './support/kit.js';
+import { DHV_BIN, skipUnless, tool, type DhvRun } from './support/kit.js';
 import { testWithAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
 
 const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}';
@@ -70,7 +70,7 @@ describe.concurrent('dhv volume create prints what nomad volume create prints', 
     }
   });
 
-  it.skipIf(!existsSync('/usr/bin/script'))(
+  it.skipIf(skipUnless('volume output on a terminal', tool('script', 'bsdutils')))(
     "on a terminal: the live view's last frame, a timestamp and the short detail block",
     async ({ agent }) => {
       const spec = await agent.file('tty.hcl', volumeHcl({ name: 'tty', plugin_id: 'mkdir' }));

@@ -200,10 +200,14 @@ describe
     }) => {
       const ssw = await jobs.json('volume', 'create', await jobs.file('ssw.hcl', claims.files['ssw.hcl']!));
       const id = ssw.Volume?.ID ?? ssw.ID;
-      for (const job of ['writer1', 'writer2'])
+      // The second writer is blocked: Nomad's monitor exits 2 for it.
+      for (const [job, exit] of [
+        ['writer1', 0],
+        ['writer2', 2],
+      ] as const)
         expect(
           (await jobs.dhv('job', 'run', await jobs.file(`${job}.hcl`, claims.files[`${job}.nomad.hcl`]!))).exitCode,
-        ).toBe(0);
+        ).toBe(exit);
       expect((await jobs.json('job', 'status', 'writer2')).Allocations).toEqual([]);
       expect((await jobs.dhv('job', 'stop', 'writer1')).exitCode).toBe(0);
       const [placed] = (await jobs.json('job', 'status', 'writer2')).Allocations;
@@ -243,8 +247,10 @@ describe
 
     it('prints a placement failure as Nomad does, and places nothing', async ({ jobs }) => {
       await jobs.json('volume', 'create', await jobs.file('shared.hcl', claims.files['shared.hcl']!));
-      const run = await jobs.dhv('job', 'run', await jobs.file('ro.hcl', claims.files['ro-default-caps.nomad.hcl']!));
-      expect(run.exitCode).toBe(0);
+      const file = await jobs.file('ro.hcl', claims.files['ro-default-caps.nomad.hcl']!);
+      const run = await jobs.dhv('job', 'run', file);
+      // Nomad's monitor exits 2 on a placement failure; -detach only registers.
+      expect(run.exitCode).toBe(2);
       expect(run.stdout).toContain(
         'Task Group "g" (failed to place 1 allocation):\n      * Constraint "missing compatible host volumes": 1 nodes excluded by filter',
       );
@@ -253,6 +259,7 @@ describe
         'Placement Failure\nTask Group "g":\n  * Constraint "missing compatible host volumes": 1 nodes excluded by filter\n',
       );
       expect(status.stdout).toContain('Allocations\nNo allocations placed');
+      expect((await jobs.dhv('job', 'run', '-detach', file)).exitCode).toBe(0);
     });
   });
 

@@ -101,6 +101,36 @@ describe.concurrent('dhv-harness-<version>.tgz, as the README installs it, with 
     expect(await fs.pathExists(join(prefix, 'lib/node_modules/@dhv/harness'))).toBe(false);
   }, 180_000);
 
+  it('is upgraded in place by npm install -g of a newer dhv-harness-<version>.tgz, as the README says', async () => {
+    const prefix = join(work, 'upgrade-prefix');
+    const env = { ...userEnv, npm_config_prefix: prefix, npm_config_cache: join(work, 'upgrade-cache') };
+    const host = join(work, 'host');
+    const npm = (args: string[]) => execa('npm', args, { cwd: host, env, extendEnv: false, reject: false });
+    expect((await npm(['install', '-g', './dhv-harness-0.1.0.tgz', '--offline'])).exitCode).toBe(0);
+    // The next release's file: this one with its version moved on (the CLI's manifest carries it too).
+    const next = join(work, 'next');
+    await fs.mkdirp(next);
+    await execa('tar', ['xzf', join(host, 'dhv-harness-0.1.0.tgz'), '-C', next]);
+    for (const file of ['package.json', 'oclif.manifest.json']) {
+      const path = join(next, 'package', file);
+      const json = (await fs.readJson(path)) as { version: string };
+      await fs.writeJson(path, { ...json, version: '0.1.1' }, { spaces: 2 });
+    }
+    await execa('tar', ['czf', join(host, 'dhv-harness-0.1.1.tgz'), '-C', next, 'package']);
+    const upgrade = await npm(['install', '-g', './dhv-harness-0.1.1.tgz', '--offline']);
+    expect(upgrade.exitCode, upgrade.stderr).toBe(0);
+    const version = await execa(join(prefix, 'bin/dhv'), ['--version'], {
+      env: userEnv,
+      extendEnv: false,
+      reject: false,
+    });
+    expect(version.stdout, version.stderr).toMatch(/^@dhv\/harness\/0\.1\.1 /);
+    expect(await fs.readdir(join(prefix, 'lib/node_modules/@dhv'))).toEqual(['harness']);
+    const listed = await npm(['ls', '-g', '--depth=0']);
+    expect(listed.stdout.match(/@dhv\/harness@/g)).toHaveLength(1);
+    expect(listed.stdout).toContain('@dhv/harness@0.1.1');
+  }, 180_000);
+
   it('brings the SDK alone as dhv-sdk-<version>.tgz: a program that execs plugins installs it with an empty npm cache', async () => {
     const program = join(work, 'exec-only');
     await fs.mkdirp(program);
@@ -113,9 +143,10 @@ describe.concurrent('dhv-harness-<version>.tgz, as the README installs it, with 
     const { plugins } = JSON.parse((await dhv(['plugin', 'list', '--json'])).stdout) as {
       plugins: Array<{ path: string }>;
     };
+    // What is judged is the installed SDK, not the plugin's start on a loaded machine: no 1 s deadline.
     await fs.writeFile(
       join(program, 'run.mjs'),
-      `import { execPlugin } from '@dhv/sdk/client';\nconst r = await execPlugin(process.argv[2], 'fingerprint', {}, { pluginId: 'dhv-mkdir' });\nconsole.log(r.version);\n`,
+      `import { execPlugin } from '@dhv/sdk/client';\nconst r = await execPlugin(process.argv[2], 'fingerprint', {}, { pluginId: 'dhv-mkdir', timeoutMs: 60000 });\nconsole.log(r.version);\n`,
     );
     const ran = await execa(process.execPath, ['run.mjs', plugins[0]!.path], {
       cwd: program,

@@ -3,7 +3,7 @@ import { closeSync, constants, existsSync, openSync, readFileSync } from 'node:f
 import { chmod, copyFile, link, mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { builtPlugin, removeTempDir, runDhv, tempDir, toolPath } from './support/kit.js';
+import { builtPlugin, removeTempDir, runDhv, skipUnless, tempDir, tool } from './support/kit.js';
 
 /**
  * `dhv record` and `dhv replay` (issue 41, item 3): a recorder in front of a real plugin
@@ -210,7 +210,8 @@ describe.concurrent('dhv record', () => {
     expect(existsSync(log)).toBe(false);
   });
 
-  it('forwards a signal to the plugin and exits as the plugin did', async () => {
+  /** A recorded plugin called as the agent does, waiting at its gate: the recorder's and the plugin's pids. */
+  async function recordedCallWaiting() {
     const { agentDir, plugins } = await pluginDir();
     const plugin = join(plugins, 'odd');
     await writePlugin(plugin, BASH_PLUGIN('1.0.0', 3));
@@ -220,6 +221,11 @@ describe.concurrent('dhv record', () => {
     let recorderPid = 0;
     const answer = runAsAgent(plugin, 'wait', { DHV_VOLUMES_DIR: volumes }, (pid) => (recorderPid = pid));
     const pluginPid = Number(await waitForFile(join(volumes, 'pid')));
+    return { volumes, answer, recorderPid, pluginPid };
+  }
+
+  it('forwards a signal to the plugin and exits as the plugin did', async () => {
+    const { volumes, answer, recorderPid, pluginPid } = await recordedCallWaiting();
     expect(pluginPid).not.toBe(recorderPid);
     process.kill(recorderPid, 'SIGTERM'); // the recorder alone, as a user's kill would
     const result = await answer;
@@ -228,18 +234,10 @@ describe.concurrent('dhv record', () => {
     expect(alive(pluginPid)).toBe(false);
   });
 
-  it.skipIf(toolPath('setpriv') === undefined)(
+  it.skipIf(skipUnless('a recorder killed alone', tool('setpriv', 'util-linux')))(
     'takes the plugin with it when it is killed alone (Nomad kills only the process it started)',
     async () => {
-      const { agentDir, plugins } = await pluginDir();
-      const plugin = join(plugins, 'odd');
-      await writePlugin(plugin, BASH_PLUGIN('1.0.0', 3));
-      expect((await runDhv(['record', plugin])).exitCode).toBe(0);
-      const volumes = join(agentDir, 'volumes');
-      makeGate(join(volumes, 'gate'));
-      let recorderPid = 0;
-      const answer = runAsAgent(plugin, 'wait', { DHV_VOLUMES_DIR: volumes }, (pid) => (recorderPid = pid));
-      const pluginPid = Number(await waitForFile(join(volumes, 'pid')));
+      const { volumes, answer, recorderPid, pluginPid } = await recordedCallWaiting();
       try {
         process.kill(recorderPid, 'SIGKILL');
         expect((await answer).signal).toBe('SIGKILL');

@@ -14,6 +14,7 @@ export type {
 } from './client/exec-plugin.js';
 export {
   spawnPlugin,
+  pluginRunOf,
   outputText,
   DEFAULT_MAX_OUTPUT_BYTES,
   type SpawnOptions,

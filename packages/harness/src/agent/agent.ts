@@ -301,6 +301,10 @@ export class Agent {
             description: describeNode(this.config),
             facts: await this.withoutDeleted(facts, [spec.name]),
             pluginDir: this.config.pluginDir,
+            pluginInDir: await this.runner.lookup(this.config.pluginDir, spec.pluginId).then(
+              () => true,
+              () => false,
+            ),
             updating: existing !== undefined,
           });
           if (problem) throw problem;

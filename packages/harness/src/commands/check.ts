@@ -176,7 +176,11 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
 
     if (flags.junit) await writeFile(flags.junit, formatJUnit(report));
     if (presenter) presenter.summary(report);
-    else this.printJson(dhvDocument('CheckReport', { dhvVersion: this.config.version, ...report }));
+    // A failed run ends with this report, not an error document: the warnings ride in it.
+    else
+      this.printJson(
+        dhvDocument('CheckReport', { dhvVersion: this.config.version, ...report, warnings: [...this.warningsSaid] }),
+      );
     if (report.interrupted) this.exit(signals.exitCode() ?? EXIT_CODES.interrupted);
     if (!report.ok) this.exit(EXIT_CODES.failed);
   }

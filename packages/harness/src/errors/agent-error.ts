@@ -30,7 +30,11 @@ export type AgentErrorCode =
   /** The data dir is a real Nomad agent's (it holds client/state.db). */
   | 'DATA_DIR_REFUSED'
   /** A command that only reads found no data dir, and made none. */
-  | 'DATA_DIR_MISSING';
+  | 'DATA_DIR_MISSING'
+  /** `agent fingerprint` as a CI gate: a plugin was skipped (without --allow-skipped). */
+  | 'PLUGINS_SKIPPED'
+  /** `agent fingerprint` as a CI gate: a plugin would crash a real Nomad agent. */
+  | 'NOMAD_WOULD_CRASH';
 
 export class AgentError extends DhvError {
   constructor(

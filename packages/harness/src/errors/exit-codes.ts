@@ -9,6 +9,8 @@ export const EXIT_CODES = {
   failed: 1,
   /** The command line is wrong: unknown flag, missing argument, a flag value that does not parse. */
   usage: 2,
+  /** `job run` (not -detach): an allocation could not be placed, as Nomad's monitor exits. */
+  placementFailed: 2,
   /** Stopped by SIGINT (Ctrl-C). */
   interrupted: 130,
   /** Stopped by SIGTERM. */

@@ -8,7 +8,8 @@ import { errorExitCode } from '../presenters/format-error.js';
  * usage mistake does (text, or JSON with --json) with exit 2, and nothing is asked.
  */
 const hook: Hook.CommandNotFound = async function (options) {
-  const json = (options.argv ?? []).includes('--json') || process.argv.slice(2).includes('--json');
+  // -json too: the one-dash spelling every command takes, as Nomad spells it.
+  const json = [...(options.argv ?? []), ...process.argv.slice(2)].some((arg) => arg === '--json' || arg === '-json');
   const err = unknownCommandError(options.config, options.id);
   await writeError(err, json);
   process.exit(errorExitCode(err));

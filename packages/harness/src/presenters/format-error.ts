@@ -1,6 +1,7 @@
 import { PluginError } from '@dhv/sdk/client';
 import { DhvError } from '../errors/dhv-error.js';
 import { EXIT_CODES, type ExitCode } from '../errors/exit-codes.js';
+import { dhvDocument } from './dhv-document.js';
 
 /** An error for a person: the message, then for a plugin failure its exit, stdout and stderr. */
 export function describeError(err: unknown): string {
@@ -21,8 +22,8 @@ export function describeError(err: unknown): string {
     // What the message already says (the plugin's {"error": ...}, a stderr line Nomad quotes) is said once.
     if (!saysAlready(err.message, err.stdout)) detail('stdout', err.stdout);
     if (!saysAlready(err.message, err.stderr)) detail('stderr', err.stderr);
-    // A plugin that is there but cannot start: its diagnosis above already says the fix.
-    if (!err.spawnProblem) lines.push(`  ${hintFor(err)}`);
+    const hint = nextStep(err);
+    if (hint) lines.push(`  ${hint}`);
     return lines.join('\n');
   }
   if (err instanceof Error) return err.message;
@@ -42,7 +43,9 @@ function saysAlready(message: string, output: string): boolean {
   }
 }
 
-function hintFor(err: PluginError): string {
+/** What to do next after a plugin's failure; none for a plugin that is there but cannot start (its diagnosis says the fix). */
+function nextStep(err: PluginError): string | undefined {
+  if (err.spawnProblem) return undefined;
   switch (err.code) {
     case 'PLUGIN_NOT_FOUND':
       return 'Put the plugin in the plugin directory (--plugin-dir), or check the plugin_id.';
@@ -55,23 +58,32 @@ function hintFor(err: PluginError): string {
     case 'PLUGIN_ABORTED':
       return 'The agent shut down while the plugin ran; run the command again.';
     default:
-      return 'The plugin says why above; `dhv check <plugin>` runs the conformance suite against it.';
+      return "The plugin's message says why; `dhv check <plugin>` runs the conformance suite against it.";
   }
 }
 
 /**
- * An error for a program: its code, every detail it carries, and under `warnings` what was
- * said before it (a misspelt key explains a failure as much as the error does).
+ * An error for a program, headed as dhv's own documents are (`apiVersion`, `kind: "Error"`,
+ * whatever command failed): its code, every detail it carries, and under `warnings` what
+ * was said before it (a misspelt key explains a failure as much as the error does).
  */
-export function errorJson(err: unknown, warnings: readonly string[] = []): { error: Record<string, unknown> } {
+export function errorJson(
+  err: unknown,
+  warnings: readonly string[] = [],
+): { apiVersion: string; kind: string; error: Record<string, unknown> } {
   const { error } = errorDocument(err);
-  if (warnings.length === 0) return { error };
   const own = Array.isArray(error.warnings) ? (error.warnings as string[]) : [];
-  return { error: { ...error, warnings: [...new Set([...own, ...warnings])] } };
+  const all = [...new Set([...own, ...warnings])];
+  return dhvDocument('Error', { error: all.length === 0 ? error : { ...error, warnings: all } });
 }
 
 function errorDocument(err: unknown): { error: Record<string, unknown> } {
-  if (err instanceof PluginError || err instanceof DhvError) return { error: err.toJSON() };
+  if (err instanceof PluginError) {
+    // The text's closing line, said to a program too: after the hints the plugin's error carries.
+    const hint = nextStep(err);
+    return { error: { ...err.toJSON(), ...(hint ? { hints: [...err.hints, hint] } : {}) } };
+  }
+  if (err instanceof DhvError) return { error: err.toJSON() };
   if (isUsageMistake(err)) return { error: { code: 'USAGE', message: err.message } };
   if (err instanceof Error) {
     const code = (err as { code?: unknown }).code;

@@ -3,7 +3,7 @@ import { access, mkdir, mkdtemp, realpath } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { AGENT_TIMEOUT_MS, ENV, OPERATIONS, type Operation } from '@dhv/sdk';
-import type { PluginRun } from '@dhv/sdk/client';
+import { pluginRunOf, type PluginRun } from '@dhv/sdk/client';
 import { forceRemove } from '../conformance/scratch-dirs.js';
 import { UsageError } from '../errors/dhv-error.js';
 import { judgeRun, runPluginRaw } from '../runner/process-runner.js';
@@ -212,22 +212,15 @@ function verdictDifferences(
 
 /** A recorded answer as a run, for the agent's reading of it. */
 function recordedRun(call: RecordedCall): PluginRun {
-  return {
+  return pluginRunOf({
     argv: call.argv,
     env: call.env,
     exitCode: call.signal ? null : call.exit,
     signal: (call.signal ?? null) as NodeJS.Signals | null,
     stdout: recordedBytes(call, 'stdout'),
     stderr: recordedBytes(call, 'stderr'),
-    stdoutTruncated: false,
-    stderrTruncated: false,
-    timedOut: false,
-    aborted: false,
-    outputHeldOpen: false,
-    outputHolders: [],
-    stdio: 'pipe',
     durationMs: call.duration_ms ?? 0,
-  };
+  });
 }
 
 function exitOf(run: PluginRun): string {

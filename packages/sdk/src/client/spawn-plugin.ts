@@ -159,9 +159,17 @@ function notStarted(
   given: Given,
   outcome: { spawnError: NodeJS.ErrnoException; spawnProblem?: string } | { aborted: true },
 ): PluginRun {
+  return pluginRunOf({ ...given, exitCode: null, ...outcome });
+}
+
+/**
+ * A run record from what is known of a run that no live process of this call made (one
+ * that never started, or one read back from a recording): everything not given is what a
+ * plain, untruncated run over pipes has.
+ */
+export function pluginRunOf(known: Given & Partial<PluginRun>): PluginRun {
   const empty = Buffer.alloc(0);
   return {
-    ...given,
     exitCode: null,
     signal: null,
     stdout: empty,
@@ -174,7 +182,7 @@ function notStarted(
     outputHolders: [],
     stdio: 'pipe',
     durationMs: 0,
-    ...outcome,
+    ...known,
   };
 }
 

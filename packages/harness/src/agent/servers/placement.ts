@@ -10,6 +10,8 @@ export interface PlacementNode {
   nodePool: string;
   facts: NodeFacts;
   pluginDir: string;
+  /** Whether the spec's plugin is in the plugin dir now, whatever the node's last fingerprint saw. */
+  pluginInDir?: boolean;
   /** The node's name, datacenter, class, meta and host attributes (without: dc1, no class, no meta, plugins' attributes only). */
   description?: NodeDescription;
   /** An update keeps the volume's node: the servers check the node, not the name on it. */
@@ -105,7 +107,11 @@ function unmetConstraints(spec: VolumeSpec, node: PlacementNode): string[] {
   return unmet;
 }
 
-/** The implicit plugin constraint unmet, with what to do for its cause: a plugin whose fingerprint failed, none named, none there. */
+/**
+ * The implicit plugin constraint unmet, with what to do for its cause: a plugin whose
+ * fingerprint failed, none named, one put in the plugin dir after the last fingerprint,
+ * none there.
+ */
 function pluginNotFingerprinted(pluginId: string, node: PlacementNode): string {
   const lead = `Plugin "${pluginId}" is not fingerprinted on this node (no attribute ${versionAttribute(pluginId)}).`;
   const skipped = node.facts.fingerprint.skipped.find((s) => s.id === pluginId);
@@ -115,6 +121,8 @@ function pluginNotFingerprinted(pluginId: string, node: PlacementNode): string {
     const known = node.facts.fingerprint.plugins.map((p) => p.id).join(', ');
     return `${lead} Nomad asks for the plugin "${DEFAULT_PLUGIN_ID}" when the spec sets no plugin_id: set plugin_id (this node has ${known || 'no plugin'}).`;
   }
+  if (node.pluginInDir)
+    return `${lead} It is in ${node.pluginDir}, but the node's last fingerprint did not see it (it came later, or the fingerprint read another plugin dir): run dhv agent fingerprint (a real agent needs a reload or restart) before creating volumes with it.`;
   return `${lead} Put it in ${node.pluginDir} and run dhv agent fingerprint (a real agent needs a reload or restart) before creating volumes with it.`;
 }
 

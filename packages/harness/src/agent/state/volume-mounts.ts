@@ -72,8 +72,10 @@ export class VolumeMounts {
  * mount for one another program unmounted meanwhile.
  */
 export async function mountsNow(): Promise<Set<string>> {
-  return new Set((await readMountTable()).map(mountKey));
+  return mountsOf(await readMountTable());
 }
+
+export const mountsOf = (table: readonly MountEntry[]): Set<string> => new Set(table.map(mountKey));
 
 const mountKey = (m: MountEntry) => `${m.mountId} ${m.device} ${m.fsType} ${m.source} ${m.mountPoint}`;
 

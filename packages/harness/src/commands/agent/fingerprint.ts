@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
-import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
-import { EXIT_CODES } from '../../errors/exit-codes.js';
+import { DhvCommand, agentFlags } from '../dhv-command.js';
+import { AgentError } from '../../errors/agent-error.js';
 import type { Fingerprint } from '../../agent/plugins.js';
 import { fingerprintJson } from '../../presenters/agent-json.js';
 import { fingerprintText } from '../../presenters/format-node.js';
@@ -26,22 +26,30 @@ export default class AgentFingerprint extends DhvCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(AgentFingerprint);
-    const agent = await openAgent(flags, (w) => this.warnLine(w));
+    const agent = await this.openAgent(flags);
     const fingerprint = await agent.fingerprint();
     if (this.jsonOutput) this.printJson(fingerprintJson(fingerprint));
     else this.print(fingerprintText(fingerprint));
+    // The verdict ends the command as every failure does: `Error: ...`, or with --json the error document (and the warnings).
     const verdict = failedVerdict(fingerprint, flags['allow-skipped']);
-    if (verdict === undefined) return;
-    if (!this.jsonOutput) process.stderr.write(`Error: ${verdict}\n`);
-    this.exit(EXIT_CODES.failed);
+    if (verdict !== undefined) throw verdict;
   }
 }
 
 /** Why the fingerprint fails a CI gate, in one line (the sections above say each plugin's reason), or undefined. */
-function failedVerdict(fingerprint: Fingerprint, allowSkipped: boolean): string | undefined {
-  if (fingerprint.nomadCrash)
-    return `a real Nomad agent would crash on ${fingerprint.nomadCrash.pluginId} (Nomad Crash above); fix it before deploying it`;
+function failedVerdict(fingerprint: Fingerprint, allowSkipped: boolean): AgentError | undefined {
+  const crash = fingerprint.nomadCrash;
+  if (crash)
+    return new AgentError(
+      'NOMAD_WOULD_CRASH',
+      `a real Nomad agent would crash on ${crash.pluginId} (Nomad Crash above); fix it before deploying it`,
+      { plugin: crash.pluginId },
+    );
   if (fingerprint.skipped.length === 0 || allowSkipped) return undefined;
   const ids = fingerprint.skipped.map((s) => s.id).sort();
-  return `${ids.length} plugin${ids.length === 1 ? '' : 's'} skipped (${ids.join(', ')}; Skipped Plugins above says why); --allow-skipped exits 0 with the others published`;
+  return new AgentError(
+    'PLUGINS_SKIPPED',
+    `${ids.length} plugin${ids.length === 1 ? '' : 's'} skipped (${ids.join(', ')}; Skipped Plugins above says why); --allow-skipped exits 0 with the others published`,
+    { plugins: ids },
+  );
 }

@@ -1,5 +1,6 @@
 import { Args, Flags } from '@oclif/core';
-import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { DhvCommand, agentFlags } from '../dhv-command.js';
+import { EXIT_CODES } from '../../errors/exit-codes.js';
 import { readJobFile } from '../../jobs/read-job-file.js';
 import { runMonitor } from '../../presenters/format-job.js';
 import { nomadSpelling } from '../volume/nomad-flags.js';
@@ -29,10 +30,10 @@ export default class JobRun extends DhvCommand {
     const { job, unmodelled } = await readJobFile(args.file, { json: flags['json-spec'] });
     if (unmodelled.length > 0)
       this.warnLine(`dhv does not model these parts of the job; accepted and ignored: ${unmodelled.join(', ')}`);
-    const agent = await openAgent(flags, (w) => this.warnLine(w));
+    const agent = await this.openAgent(flags);
     const report = await agent.jobs().run(job);
     if (this.jsonOutput)
-      return this.printJson({
+      this.printJson({
         EvalID: report.evalId,
         JobModifyIndex: report.job.Version,
         Allocations: report.placed,
@@ -49,7 +50,8 @@ export default class JobRun extends DhvCommand {
         ),
         ...(report.blockedEval ? { BlockedEval: report.blockedEval } : {}),
       });
-    if (flags.detach) return this.print(`Job registration successful\nEvaluation ID: ${report.evalId}`);
-    this.print(runMonitor(report));
+    else if (flags.detach) return this.print(`Job registration successful\nEvaluation ID: ${report.evalId}`);
+    else this.print(runMonitor(report));
+    if (!flags.detach && report.failures.length > 0) this.exit(EXIT_CODES.placementFailed);
   }
 }
