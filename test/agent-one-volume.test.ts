@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import { testWithAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
+import { bashPlugin, testWithAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
 import { DHV_BIN, runDhv, skipUnless, tool, toolPath } from './support/kit.js';
 import { GATED_PLUGIN, Gates, finished, waitingForLock } from './support/gates.js';
 import { processTree, signalProcesses } from './support/processes.js';
@@ -304,6 +305,87 @@ describe.concurrent('one volume, one line of operations (issue 34)', () => {
       await gates.open('h', 'create');
       expect((await create).code).toBe(0);
       expect((await restart!).code).toBe(0);
+    });
+  });
+
+  // Found by test/agent-one-line-random.test.ts (seed 1320309498, round 3). Nomad's servers keep
+  // the volume's plugin on a register that names none (CanonicalizeForRegister), so its delete
+  // still runs that plugin, which removes what the create made; before, dhv forgot the plugin,
+  // the delete left the create's folder, and gc called it "not known to be a volume of this agent".
+  describe("a transition that replaces a created volume's record strands nothing", () => {
+    for (const plugin of ['mkdir', 'sh'])
+      it(`a register over its ID keeps its plugin (${plugin}): the delete leaves nothing behind, and the registered folder stays`, async ({
+        agent,
+      }) => {
+        if (plugin === 'sh') await agent.plugin('sh', bashPlugin());
+        const made = await agent.json<{ Volume: { ID: string } }>(
+          'volume',
+          'create',
+          await agent.file('v.hcl', volumeHcl({ name: 'v', plugin_id: plugin })),
+        );
+        const id = made.Volume.ID;
+        const createdFolder = join(agent.volumesDir, id);
+        expect(existsSync(createdFolder)).toBe(true);
+        const folder = join(agent.dir, 'registered');
+        await mkdir(folder);
+        await writeFile(join(folder, 'data'), 'kept');
+        const register = await agent.file('r.hcl', volumeHcl({ name: 'v', id, host_path: folder }));
+        await agent.json('volume', 'register', register);
+        // Twice: a register over a registered volume keeps the plugin too.
+        await agent.json('volume', 'register', register);
+
+        const status = await agent.json<{ PluginID: string; HostPath: string }>('volume', 'status', id);
+        expect([status.PluginID, status.HostPath]).toEqual([plugin, folder]);
+        expect(await published(agent)).toEqual({ v: id });
+        await agent.json('agent', 'restart');
+        expect((await volumes(agent)).map((v) => [v.ID, v.State])).toEqual([[id, 'ready']]);
+
+        await agent.json('volume', 'delete', id);
+        expect(await volumes(agent)).toEqual([]);
+        expect(await published(agent)).toEqual({});
+        expect(existsSync(createdFolder), 'the folder its create made').toBe(false);
+        expect(readFileSync(join(folder, 'data'), 'utf8')).toBe('kept');
+        const gc = await agent.dhv('agent', 'gc', '--remove', '--json');
+        expect(gc.exitCode, gc.stdout + gc.stderr).toBe(0);
+        expect(JSON.parse(gc.stdout)).toMatchObject({ Orphans: [], Removed: [], Failed: [] });
+      });
+
+    it("an update that changes its plugin leaves the first plugin's folder known to gc, which removes it once the volume is deleted", async ({
+      agent,
+    }) => {
+      // A plugin that keeps its volumes outside the volumes dir: the built-in mkdir's folder is not its to remove.
+      const elsewhere = join(agent.dir, 'elsewhere');
+      await agent.plugin(
+        'elsewhere',
+        `#!/bin/bash
+dir="${elsewhere}/$DHV_VOLUME_ID"
+case "$1" in
+  fingerprint) echo '{"version": "1.0.0"}' ;;
+  create) /bin/mkdir -p "$dir" && echo "{\\"path\\": \\"$dir\\", \\"bytes\\": 0}" ;;
+  delete) /bin/rm -rf "$dir"; echo '{}' ;;
+esac
+`,
+      );
+      const id = (
+        await agent.json<{ Volume: { ID: string } }>(
+          'volume',
+          'create',
+          await agent.file('p.hcl', volumeHcl({ name: 'p', plugin_id: 'mkdir' })),
+        )
+      ).Volume.ID;
+      await agent.json(
+        'volume',
+        'create',
+        await agent.file('p2.hcl', volumeHcl({ name: 'p', id, plugin_id: 'elsewhere' })),
+      );
+      await agent.json('volume', 'delete', id);
+      // As under Nomad, the delete ran only the volume's plugin now: the first plugin's folder is left...
+      expect(existsSync(join(agent.volumesDir, id))).toBe(true);
+      // ... and gc knows it for this agent's, and removes it.
+      const gc = await agent.dhv('agent', 'gc', '--remove', '--json');
+      expect(gc.exitCode, gc.stdout + gc.stderr).toBe(0);
+      expect(JSON.parse(gc.stdout)).toMatchObject({ Removed: [id], Failed: [] });
+      expect(existsSync(join(agent.volumesDir, id))).toBe(false);
     });
   });
 });

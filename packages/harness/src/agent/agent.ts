@@ -19,7 +19,12 @@ import { nodeStatus, unstartedNodeFacts, type NodeStatus } from './node-status.j
 import { placementProblem } from './servers/placement.js';
 import { existingForUpdate } from './servers/update-rules.js';
 import { stateAfterUpsert, statesAfterNodeUpdate } from './servers/volume-states.js';
-import { clientCreateRequest, clientRegisterRequest, serverVolume } from './servers/host-volume-endpoint.js';
+import {
+  clientCreateRequest,
+  clientRegisterRequest,
+  registeredServerVolume,
+  serverVolume,
+} from './servers/host-volume-endpoint.js';
 import { deleteRequestFor, type ClientDeleteRequest, type ClientRegisterRequest } from './client/plugin-requests.js';
 import { builtinFirst, fingerprintPlugins, type Fingerprint } from './plugins.js';
 import type { PluginRunner } from '../runner/plugin-runner.js';
@@ -331,10 +336,9 @@ export class Agent {
           await this.namespaces().requireForVolume(spec.namespace);
           const existing = existingForUpdate(spec, spec.id ? await this.state.get(spec.id) : undefined);
           if (existing) await this.refuseUpdateInUse(existing);
-          const server = serverVolume(spec, this.config.nodePool, existing);
           await this.manager().register(
             clientRegisterRequest(spec, id, this.nodeId),
-            spec.pluginId === '' ? server : { ...server, PluginID: spec.pluginId },
+            registeredServerVolume(spec, this.config.nodePool, existing),
           );
           return { volume: await this.afterUpsert(id), created: !existing };
         },

@@ -223,7 +223,11 @@ export async function removeOrphan(
       throw new OrphanError(`orphan ${orphan.id} was not removed: ${why}`, orphan.id, orphan.paths);
     }
     const left = (await findOrphans(config, store)).find((o) => o.id === orphan.id);
-    if (!left) await store.claims.forgetId(orphan.id);
+    if (!left) {
+      // The claim its create left (no record names it, so it held nothing) goes with it.
+      if (orphan.name !== undefined) await store.claims.release(orphan.name, orphan.id);
+      await store.claims.forgetId(orphan.id);
+    }
     if (left) {
       throw new OrphanError(
         `orphan ${orphan.id}: plugin ${orphan.plugin ?? '(none)'} reported success but left ${left.paths.join(', ')}; remove it by hand`,

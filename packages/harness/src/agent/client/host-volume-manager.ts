@@ -1,3 +1,5 @@
+import { lstat } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { AgentConfig } from '../../config/agent-config.js';
 import type { ClientCreateRequest, ClientState, DamagedRecord, VolumeRecord } from '../state/client-state.js';
 import { AgentError } from '../../errors/agent-error.js';
@@ -275,6 +277,10 @@ export class VolumeManager {
           throw err;
         }
         await names.release(req.Name, req.ID);
+        // A folder the plugin left under the volume's ID (one an earlier plugin of this volume
+        // made, before an update or a register changed its plugin) stays this agent's, for gc.
+        if (req.PluginID !== '' && (await lstat(join(config.volumesDir, req.ID)).catch(() => undefined)))
+          await names.rememberId(req.ID).catch(() => {});
         await this.ctx.disks?.forget(req.ID).catch(() => {});
         await this.ctx.mounts?.forget(req.ID).catch(() => {});
         await this.ctx.publish([{ name: req.Name, volume: null }]);

@@ -1,7 +1,7 @@
 import type { VolumeSpec } from '../../volume-specs/volume-spec.js';
 import type { ClientCreateRequest, VolumeRecord } from '../state/client-state.js';
 import { AgentError } from '../../errors/agent-error.js';
-import type { ClientRegisterRequest } from '../client/plugin-requests.js';
+import { serversPluginId, type ClientRegisterRequest } from '../client/plugin-requests.js';
 import type { ServerVolume } from '../client/host-volume-manager.js';
 
 /**
@@ -23,6 +23,22 @@ export function serverVolume(spec: VolumeSpec, nodePool: string, existing: Volum
     CreateTime: existing?.Volume.CreateTime ?? now,
     ModifyTime: now,
   };
+}
+
+/**
+ * What the servers keep of a registered volume (Nomad's CanonicalizeForRegister): a
+ * register over an existing volume that names no plugin keeps the volume's plugin, so
+ * its delete still runs that plugin, which removes what its create made (the client's
+ * record of a registered volume has no plugin, and a restore only checks the path).
+ */
+export function registeredServerVolume(
+  spec: VolumeSpec,
+  nodePool: string,
+  existing: VolumeRecord | undefined,
+): ServerVolume {
+  const pluginId = spec.pluginId || (existing ? serversPluginId(existing) : '');
+  const server = serverVolume(spec, nodePool, existing);
+  return pluginId === '' ? server : { ...server, PluginID: pluginId };
 }
 
 /** Nomad's ClientHostVolumeCreateRequest for a placed volume. */

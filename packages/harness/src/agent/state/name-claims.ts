@@ -193,6 +193,8 @@ export class NameClaims {
       if (!wanted.has(key) || claim.file !== key) {
         await unlink(join(this.dir, claim.file)).catch(() => {});
         changed = true;
+        // Durable for a kill, not yet for a power cut (the sync below): a point the crash walk kills at.
+        durableStep();
       }
     }
     if (wanted.size > 0) await mkdir(this.dir, { recursive: true, mode: 0o700 });
@@ -201,6 +203,7 @@ export class NameClaims {
       if (now?.id === id && now.file === key) continue;
       await this.link(key, id, name);
       changed = true;
+      durableStep();
     }
     if (!changed) {
       this.index?.retag('claims', tag);
@@ -245,7 +248,8 @@ export class NameClaims {
     return names.filter((n) => n.endsWith('.lock') && n !== EVERY_NAME_LOCK).map((n) => join(this.layout.locks, n));
   }
 
-  private async rememberId(id: string): Promise<void> {
+  /** Remembers that a create of this agent claimed `id`, so gc knows what is left of it as this agent's. */
+  async rememberId(id: string): Promise<void> {
     if (!isUuid(id)) return;
     await mkdir(this.idDir, { recursive: true, mode: 0o700 });
     await writeFileDurably(join(this.idDir, id), '');
