@@ -24,7 +24,12 @@ import { pick, seededRandom } from './support/seeded-random.js';
  */
 
 const WORKERS = 8;
-const ROUNDS = 10;
+/**
+ * Ten rounds where seeds are fresh (CI, DHV_RANDOM_SEEDS=1: the breadth comes from many runs
+ * of new schedules), five for the pinned seed of `npm test` (the same schedule every run, and
+ * the suite must fit its minutes: ten rounds were 127 s of CPU, the file the suite's costliest).
+ */
+const ROUNDS = process.env.DHV_RANDOM_SEEDS === '1' ? 10 : 5;
 /** Shared names; the first half made by the built-in mkdir, the rest by a bash plugin (a longer run to land in). */
 const NAMES = ['a', 'b', 'c', 'd', 'e', 'f'];
 const PLUGIN_OF_NAME = (name: string) => (NAMES.indexOf(name) < NAMES.length / 2 ? 'mkdir' : 'sh');
@@ -375,6 +380,7 @@ describe('8 dhv processes on one data dir, judged after every round', () => {
         `typical ms: ${[...durations].map(([k, d]) => `${k} ${Math.round(median(d))}`).join(', ')}`,
     );
     // A bound for a loaded machine, not a measure: the 10 rounds cost 106 to 132 s of CPU (user + sys,
-    // measured at load 11 to 15), so about a minute on an idle 2-core machine.
-  }, 900_000);
+    // measured at load 11 to 15), so about a minute on an idle 2-core machine; at load 36 a run of
+    // 10 rounds that passed every round met a bound of 900 s.
+  }, 1_800_000);
 });
