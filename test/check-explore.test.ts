@@ -33,7 +33,9 @@ const DEFECTS: Record<string, Defect> = {
   'restart-lost-update': { check: 'explore.volumes-survive', racy: true },
   'killed-create-lock': { check: 'explore.calls-succeed', racy: true },
   'cleanup-wipes-records': { check: 'explore.volumes-survive' },
-  'fingerprint-scans': { check: 'explore.fingerprint-fast' },
+  // Its verdict is a time against a node-wide index beside the plugin, which the catalogue's
+  // volumes fill too: the recipe shrunk in a whole check may stay under the deadline alone.
+  'fingerprint-scans': { check: 'explore.fingerprint-fast', racy: true },
   'name-truncation': { check: 'explore.volumes-distinct' },
 };
 const CORRECT = ['registry-ok', 'slots-ok', 'name-guard-ok'];

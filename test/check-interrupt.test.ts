@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { chmod, copyFile, mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
 import { finished } from './support/gates.js';
 import { volumesDiskFoldersBelow } from '@dhv/sdk/host';
@@ -49,45 +50,52 @@ async function started(plugin: string, operation: 'create' | 'delete'): Promise<
   throw new Error(`the plugin never started its ${operation}`);
 }
 
+/** Starts `dhv <args>` on the fixture's run, with the test's own journal, its output piped. */
+function startDhv(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(process.execPath, [DHV_BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** `dhv check` of the fixture, running its create.path check alone in `scratch`. */
+const checkArgs = (plugin: string, scratch: string) => [
+  'check',
+  plugin,
+  '--only',
+  'create.path',
+  '--volumes-dir',
+  scratch,
+];
+
 describe.concurrent('dhv check interrupted', () => {
-  test('a second Ctrl-C hurries the cleanup and leaves nothing: no plugin, no folder, no journal', async ({
-    onTestFinished,
-  }) => {
-    const { plugin, scratch, journal, env } = await setUp(onTestFinished);
-    const child = spawn(
-      process.execPath,
-      [DHV_BIN, 'check', plugin, '--only', 'create.path', '--volumes-dir', scratch],
-      {
-        env,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    const done = finished(child);
-    await started(plugin, 'create');
-    child.kill('SIGINT');
-    // The first Ctrl-C ends the create; the cleanup runs the plugin's delete, which hangs.
-    await started(plugin, 'delete');
-    child.kill('SIGINT');
-    const { code, stderr } = await done;
-    expect(await survivors(await recordedPids(`${plugin}.pids`))).toEqual([]);
-    expect(await readdir(scratch)).toEqual([]);
-    expect(await readdir(journal).catch(() => [])).toEqual([]);
-    expect(stderr).toContain('SIGINT: hurrying');
-    expect(code).toBe(130);
-  }, 120_000);
+  for (const [first, second, exitCode] of [
+    ['SIGINT', 'SIGINT', 130],
+    ['SIGTERM', 'SIGHUP', 143],
+    ['SIGHUP', 'SIGTERM', 129],
+  ] as const)
+    test(`${first}, then ${second} to hurry the cleanup, leaves nothing: no plugin, no folder, no journal`, async ({
+      onTestFinished,
+    }) => {
+      const { plugin, scratch, journal, env } = await setUp(onTestFinished);
+      const child = startDhv(checkArgs(plugin, scratch), env);
+      const done = finished(child);
+      await started(plugin, 'create');
+      child.kill(first);
+      // The first signal ends the create; the cleanup runs the plugin's delete, which hangs.
+      await started(plugin, 'delete');
+      child.kill(second);
+      const { code, stderr } = await done;
+      expect(await survivors(await recordedPids(`${plugin}.pids`))).toEqual([]);
+      expect(await readdir(scratch)).toEqual([]);
+      expect(await readdir(journal).catch(() => [])).toEqual([]);
+      expect(stderr).toContain(`${first}: stopping`);
+      expect(stderr).toContain(`${second}: hurrying`);
+      expect(code).toBe(exitCode);
+    }, 120_000);
 
   test('after kill -9, the next dhv command kills its plugin, removes its folder, and says so', async ({
     onTestFinished,
   }) => {
     const { plugin, scratch, journal, env } = await setUp(onTestFinished);
-    const child = spawn(
-      process.execPath,
-      [DHV_BIN, 'check', plugin, '--only', 'create.path', '--volumes-dir', scratch],
-      {
-        env,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const child = startDhv(checkArgs(plugin, scratch), env);
     const done = finished(child);
     await started(plugin, 'create');
     const [sandbox] = await readdir(scratch);
@@ -112,6 +120,65 @@ describe.concurrent('dhv check interrupted', () => {
   }, 120_000);
 });
 
+describe.concurrent('dhv plugin run interrupted', () => {
+  for (const [signal, exitCode] of [
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+    ['SIGHUP', 129],
+  ] as const)
+    test(`${signal} kills the plugin's process group before dhv exits, and leaves no journal`, async ({
+      onTestFinished,
+    }) => {
+      const { plugin, scratch, journal, env } = await setUp(onTestFinished);
+      const dataDir = join(scratch, '..', 'data');
+      const child = startDhv(['plugin', 'run', plugin, 'create', '--data-dir', dataDir, '--volumes-dir', scratch], env);
+      const done = finished(child);
+      await started(plugin, 'create');
+      child.kill(signal);
+      const { code, stderr } = await done;
+      expect(await survivors(await recordedPids(`${plugin}.pids`))).toEqual([]);
+      expect(await readdir(journal).catch(() => [])).toEqual([]);
+      expect(stderr).toContain(`${signal}: stopping`);
+      expect(code).toBe(exitCode);
+    }, 120_000);
+});
+
+describe('an exception nothing caught', () => {
+  test('releases what the journal lists before the process ends: the process group and the folder', async ({
+    onTestFinished,
+  }) => {
+    const dir = await tempDir('crash');
+    onTestFinished(() => removeTempDir(dir));
+    const journal = join(dir, 'journal');
+    // A dhv process in small: it makes a folder and starts a process group through its
+    // journal, then throws where nothing catches it.
+    const script = `
+      import { spawn } from 'node:child_process';
+      import { CleanupJournal, releaseJournalOnCrash } from '@dhv/sdk/host';
+      releaseJournalOnCrash((line) => process.stderr.write(line + '\\n'));
+      const journal = CleanupJournal.forThisProcess();
+      const { path } = await journal.makeFolder(${JSON.stringify(dir)}, 'made-');
+      const child = spawn('/bin/sleep', ['600'], { detached: true, stdio: 'ignore' });
+      journal.recordProcessGroup(child.pid);
+      child.unref();
+      console.log(JSON.stringify({ path, pid: child.pid }));
+      setImmediate(() => { throw new Error('nobody caught this'); });
+    `;
+    const run = await execa(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, DHV_CLEANUP_JOURNAL: journal },
+      reject: false,
+    });
+    const made = JSON.parse(run.stdout) as { path: string; pid: number };
+    onTestFinished(() => killAll([made.pid]));
+    expect(run.stderr).toContain('internal error: Error: nobody caught this');
+    expect(run.exitCode).toBe(1);
+    expect(await survivors([made.pid])).toEqual([]);
+    expect(existsSync(made.path)).toBe(false);
+    expect(await readdir(journal).catch(() => [])).toEqual([]);
+  }, 60_000);
+});
+
 /** Processes whose command line names `needle` (the plugins of a run, by their folder). */
 function processesMentioning(needle: string): string[] {
   const found: string[] = [];
@@ -127,15 +194,17 @@ function processesMentioning(needle: string): string[] {
 }
 
 /**
- * Ctrl-C twice, the second once the first has been taken (the command says so on stderr):
+ * Sends each signal once the command has taken the one before (it says so on stderr):
  * signals sent back to back reach the process as one. A command that never says so gets
- * the second after 10 s.
+ * the next after 10 s.
  */
-async function interruptTwice(child: ChildProcess, stderr: () => string): Promise<void> {
-  child.kill('SIGINT');
-  for (let i = 0; i < 400 && !stderr().includes('SIGINT: stopping') && child.exitCode === null; i++)
-    await new Promise((r) => setTimeout(r, 25));
-  child.kill('SIGINT');
+async function signalInTurn(child: ChildProcess, signals: readonly NodeJS.Signals[], stderr: () => string) {
+  for (const [i, signal] of signals.entries()) {
+    if (i > 0)
+      for (let n = 0; n < 400 && !stderr().includes(`${signals[0]}: stopping`) && child.exitCode === null; n++)
+        await new Promise((r) => setTimeout(r, 25));
+    child.kill(signal);
+  }
 }
 
 /** The demo's steps, as it prints them: each a phase a Ctrl-C may come in. */
@@ -168,7 +237,7 @@ describe.skipIf(skipUnless('interrupting dhv demo with dhv-loopback', loopDevice
         const done = finished(child);
         for (let i = 0; i < 12_000 && !stdout.includes(`==> ${phase}`) && child.exitCode === null; i++)
           await new Promise((r) => setTimeout(r, 25));
-        await interruptTwice(child, () => stderr);
+        await signalInTurn(child, ['SIGINT', 'SIGINT'], () => stderr);
         const { code } = await done;
         expect(stdout).toContain(`==> ${phase}`);
         expect(processesMentioning(dir)).toEqual([]);
@@ -186,46 +255,70 @@ describe.skipIf(skipUnless('interrupting dhv demo with dhv-loopback', loopDevice
 /** The catalogue's areas as `dhv check` runs them, each a phase a Ctrl-C may come in. */
 const CHECK_AREAS = ['discovery', 'environment', 'create', 'delete', 'errors', 'budgets', 'safety', 'explore'];
 
+/**
+ * Runs `dhv check` of dhv-loopback on the `area` of the catalogue, sends `signals` once it is
+ * in that area (each after the command has taken the one before), and finds nothing of the
+ * run left: no process, mount, loop device, folder, record or journal. Returns the exit code.
+ */
+async function interruptCheck(
+  area: string,
+  signals: readonly NodeJS.Signals[],
+  onTestFinished: (fn: () => Promise<void>) => void,
+): Promise<number | null> {
+  const dir = await tempDir('check-interrupt');
+  onTestFinished(() => removeTempDir(dir));
+  const scratch = join(dir, 'scratch');
+  await mkdir(scratch);
+  const journal = join(dir, 'journal');
+  const env = { ...process.env, NO_COLOR: '1', DHV_CLEANUP_JOURNAL: journal };
+  const child = startDhv(
+    ['check', REFERENCE_LOOPBACK, '--only', area, '--capacity-max', '16MiB', '--volumes-dir', scratch],
+    env,
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const done = finished(child);
+  // Once the first check of the area has been judged the rest of it runs; the explore
+  // checks share one exploration, judged at its end: it runs once it has mounted a volume.
+  const inPhase = () =>
+    area === 'explore' ? mountPointsAtOrBelow(scratch).length > 0 : new RegExp(`^\\S+ +${area}\\.`, 'm').test(stdout);
+  for (let i = 0; i < 12_000 && !inPhase() && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 25));
+  const signalled = performance.now();
+  await signalInTurn(child, signals, () => stderr);
+  const { code } = await done;
+  expect(processesMentioning(scratch)).toEqual([]);
+  expect(mountPointsAtOrBelow(dir)).toEqual([]);
+  expect(loopDeviceNamesBackedBelow(dir)).toEqual([]);
+  expect(await volumesDiskFoldersBelow('dhv-loopback', dir)).toEqual([]);
+  expect(await readdir(scratch)).toEqual([]);
+  expect(await readdir(journal).catch(() => [])).toEqual([]);
+  console.log(
+    `${area}, ${signals.join(' ')}: exited ${Math.round(performance.now() - signalled)} ms after the signals`,
+  );
+  return code;
+}
+
 describe.skipIf(skipUnless('interrupting dhv check of dhv-loopback', loopDevices()))(
-  'dhv check of dhv-loopback interrupted twice (root)',
+  'dhv check of dhv-loopback interrupted (root)',
   () => {
     for (const area of CHECK_AREAS)
-      test(`in its ${area} area: no process, mount, loop device, folder, record or journal of the run is left`, async ({
+      test(`twice in its ${area} area: no process, mount, loop device, folder, record or journal of the run is left`, async ({
         onTestFinished,
       }) => {
-        const dir = await tempDir('check-interrupt');
-        onTestFinished(() => removeTempDir(dir));
-        const scratch = join(dir, 'scratch');
-        await mkdir(scratch);
-        const journal = join(dir, 'journal');
-        const env = { ...process.env, NO_COLOR: '1', DHV_CLEANUP_JOURNAL: journal };
-        const args = ['check', REFERENCE_LOOPBACK, '--only', area, '--capacity-max', '16MiB', '--volumes-dir', scratch];
-        const child = spawn(process.execPath, [DHV_BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-        const done = finished(child);
-        // Once the first check of the area has been judged the rest of it runs; the explore
-        // checks share one exploration, judged at its end: it runs once it has mounted a volume.
-        const inPhase = () =>
-          area === 'explore'
-            ? mountPointsAtOrBelow(scratch).length > 0
-            : new RegExp(`^\\S+ +${area}\\.`, 'm').test(stdout);
-        for (let i = 0; i < 12_000 && !inPhase() && child.exitCode === null; i++)
-          await new Promise((r) => setTimeout(r, 25));
-        const signalled = performance.now();
-        await interruptTwice(child, () => stderr);
-        const { code } = await done;
-        expect(processesMentioning(scratch)).toEqual([]);
-        expect(mountPointsAtOrBelow(dir)).toEqual([]);
-        expect(loopDeviceNamesBackedBelow(dir)).toEqual([]);
-        expect(await volumesDiskFoldersBelow('dhv-loopback', dir)).toEqual([]);
-        expect(await readdir(scratch)).toEqual([]);
-        expect(await readdir(journal).catch(() => [])).toEqual([]);
-        console.log(`${area}: exited ${Math.round(performance.now() - signalled)} ms after the signals`);
         // Interrupted, unless the area was over before the signals came.
-        expect([0, 130]).toContain(code);
+        expect([0, 130]).toContain(await interruptCheck(area, ['SIGINT', 'SIGINT'], onTestFinished));
+      }, 300_000);
+
+    for (const [signal, area, exitCode] of [
+      ['SIGTERM', 'create', 143],
+      ['SIGHUP', 'delete', 129],
+    ] as const)
+      test(`${signal} once, in its ${area} area: the full cleanup runs and nothing of the run is left`, async ({
+        onTestFinished,
+      }) => {
+        expect([0, exitCode]).toContain(await interruptCheck(area, [signal], onTestFinished));
       }, 300_000);
   },
 );

@@ -70,4 +70,39 @@ describe('issue 35: the data dir is stated and never invented', () => {
     expect(await readdir(join(nomad, 'client'))).toEqual(['state.db']);
     expect(existsSync(join(t, '.dhv'))).toBe(false);
   });
+
+  it('every command that uses a data dir says which: a line on stderr where no --data-dir named it, and DataDir in its --json', async () => {
+    const data = join(t, 'from-env');
+    const env = { DHV_DATA_DIR: data };
+    // Made by a command that writes, named by the environment.
+    const fingerprint = await dhv(['agent', 'fingerprint'], env);
+    expect(fingerprint.exitCode).toBe(0);
+    expect(fingerprint.stderr.split('\n')).toContain(`==> Data dir: ${data} (DHV_DATA_DIR)`);
+    expect(fingerprint.stdout).not.toContain('Data dir');
+    // dhv's documents carry it, in their casing; --json keeps stderr for an error document alone.
+    const json = await dhv(['agent', 'fingerprint', '--json'], env);
+    expect(JSON.parse(json.stdout).DataDir).toEqual({ Path: data, From: 'DHV_DATA_DIR' });
+    expect(json.stderr).toBe('');
+    const gc = await dhv(['agent', 'gc', '--json', '--data-dir', data]);
+    expect(JSON.parse(gc.stdout).DataDir).toEqual({ Path: data, From: '--data-dir' });
+    const run = await dhv(['plugin', 'run', 'mkdir', 'fingerprint', '--json', '--data-dir', data]);
+    expect(JSON.parse(run.stdout)).toMatchObject({ kind: 'PluginRun', dataDir: { path: data, from: '--data-dir' } });
+    // Nomad's own objects stay as Nomad's API gives them; the line follows the document on stderr.
+    const status = await dhv(['volume', 'status', '--json'], env);
+    expect(status.stdout.trim()).toBe('[]');
+    expect(status.stderr).toBe(`==> Data dir: ${data} (DHV_DATA_DIR)\n`);
+    const node = await dhv(['node', 'status', '--json'], env);
+    expect(JSON.parse(node.stdout)).not.toHaveProperty('DataDir');
+    expect(node.stderr).toBe(`==> Data dir: ${data} (DHV_DATA_DIR)\n`);
+    // The default is named as the default, with what would have named another.
+    await mkdir(join(t, '.dhv'));
+    const byDefault = await dhv(['volume', 'status']);
+    expect(byDefault.exitCode).toBe(0);
+    expect(byDefault.stderr).toContain(
+      `==> Data dir: ${join(t, '.dhv')} (the default, ./.dhv in ${t}: no --data-dir, DHV_DATA_DIR or data_dir in --config)\n`,
+    );
+    // --data-dir on the command line says it already: no line.
+    const named = await dhv(['volume', 'status', '--data-dir', data]);
+    expect(named.stderr).not.toContain('Data dir');
+  });
 });

@@ -83,6 +83,11 @@ function withoutWebUiHints(text: string): string {
   return text.replace(/\n*==> View [^\n]* in the Web UI: [^\n]*\n?/g, '');
 }
 
+/** dhv says which data dir a command used (here the one `--config` names); Nomad's CLI, with no data dir of its own, does not. */
+function withoutDataDirLine(text: string): string {
+  return text.replace(/^==> Data dir: [^\n]*\n/gm, '');
+}
+
 /**
  * One side's IDs, numbered in the order first seen, so that the agent's placeholders
  * (`<VOL1>`, `<UUID1>`, `<ALLOC1>`, `<VOL>`: matched by position, not by kind) and dhv's
@@ -141,7 +146,7 @@ export class Placeholders {
   }
 
   output(value: string): string {
-    return this.text(withoutWebUiHints(value));
+    return this.text(withoutWebUiHints(this.side === 'dhv' ? withoutDataDirLine(value) : value));
   }
 }
 

@@ -1,8 +1,8 @@
 import { Command, Flags, type Interfaces } from '@oclif/core';
 import { encodeJson } from '@dhv/sdk';
-import { finishOrphanedJournals } from '@dhv/sdk/host';
+import { CleanupJournal, finishOrphanedJournals, releaseJournalOnCrash } from '@dhv/sdk/host';
 import { Agent } from '../agent/agent.js';
-import { loadAgentConfig, type AgentConfig } from '../config/agent-config.js';
+import { loadAgentConfig, type AgentConfig, type DataDirFrom } from '../config/agent-config.js';
 import { requireDataDir } from '../config/data-dir.js';
 import { EXIT_CODES } from '../errors/exit-codes.js';
 import { errorExitCode, errorJson, describeError } from '../presenters/format-error.js';
@@ -63,8 +63,30 @@ export abstract class DhvCommand extends Command {
     process.stdout.write(last.endsWith('\n') ? chunk : `${chunk}\n`);
   }
 
+  /**
+   * Prints a `--json` document. One that is an object of dhv's gets the data dir the
+   * command used: `DataDir: {Path, From}`, or `dataDir: {path, from}` in a camelCase
+   * (`apiVersion`-headed) document. Nomad's own objects and lists go through printNomadJson.
+   */
   protected printJson(value: unknown): void {
+    this.logJson(withDataDir(value, this.dataDirUsed));
+  }
+
+  /**
+   * Prints one of Nomad's own objects (a volume, a node, an allocation) or a list as
+   * Nomad's API gives it, nothing added; the data dir line goes on stderr once it is
+   * printed (after the document, so a failure's stderr stays one error document).
+   */
+  protected printNomadJson(value: unknown): void {
     this.logJson(value);
+    this.sayDataDir();
+  }
+
+  /** The data dir line, on stderr; none when `--data-dir` named it (the command line says it). */
+  private sayDataDir(): void {
+    const used = this.dataDirUsed;
+    if (used !== undefined && used.from !== '--data-dir')
+      process.stderr.write(`==> Data dir: ${used.path} (${used.source})\n`);
   }
 
   override logJson(json: unknown): void {
@@ -84,6 +106,46 @@ export abstract class DhvCommand extends Command {
     else process.stderr.write(`warning: ${message}\n`);
   }
 
+  /** The data dir this command resolved (agentConfig, openAgent), which its output names. */
+  private dataDirUsed: { path: string; from: DataDirFrom; source: string } | undefined;
+
+  /**
+   * The agent config from the agent flags. Every command that uses a data dir resolves it
+   * here, and says which one: with --json, a `DataDir` field in the document it prints
+   * (printJson); else, unless `--data-dir` named it on the command line itself,
+   * `==> Data dir: <path> (<where it came from>)` on stderr.
+   */
+  protected async agentConfig(flags: AgentFlagValues, options: { mustExist?: boolean } = {}): Promise<AgentConfig> {
+    const config = await agentConfigFrom(flags);
+    if (options.mustExist) requireDataDir(config.dataDir, config.dataDirSource ?? '--data-dir');
+    const source = config.dataDirSource ?? '--data-dir';
+    this.dataDirUsed = { path: config.dataDir, from: config.dataDirFrom ?? '--data-dir', source };
+    if (!this.jsonOutput) this.sayDataDir();
+    return config;
+  }
+
+  /**
+   * Opens the agent; the config file's warnings (keys Nomad would not know) go to
+   * `onConfigWarning`, the agent's to `onWarning` (both warnLine unless given). A read-only
+   * command never makes a data dir.
+   */
+  protected async openAgent(
+    flags: AgentFlagValues,
+    options: {
+      readOnly?: boolean;
+      onWarning?: (message: string) => void;
+      onConfigWarning?: (message: string) => void;
+    } = {},
+  ): Promise<Agent> {
+    const onWarning = options.onWarning ?? ((message: string) => this.warnLine(message));
+    const onConfigWarning = options.onConfigWarning ?? ((message: string) => this.warnLine(message));
+    const config = await this.agentConfig(flags, { mustExist: options.readOnly ?? false });
+    for (const w of config.warnings ?? []) onConfigWarning(`${config.configFile ?? 'agent config'}: ${w}`);
+    const agent = await Agent.open(config, { onWarning });
+    stopOnSignals(() => agent.shutdown());
+    return agent;
+  }
+
   /** Before any command runs: finishes what a dhv killed outright left in its cleanup journal, and says so. */
   override async init(): Promise<void> {
     await super.init();
@@ -93,9 +155,19 @@ export abstract class DhvCommand extends Command {
   protected override async catch(err: Interfaces.CommandError): Promise<never> {
     // this.exit() ends a command by throwing; it is not an error to report.
     if ((err as { code?: unknown }).code === 'EEXIT') throw err;
+    // Whatever an error skipped past: what this run recorded is released before it ends.
+    for (const problem of (await CleanupJournal.ofThisProcess()?.releaseAll()) ?? [])
+      this.warnLine(`could not release what this run made: ${problem}`);
     await writeError(err, this.jsonOutput, this.heldWarnings);
     this.exit(errorExitCode(err));
   }
+}
+
+function withDataDir(value: unknown, used: { path: string; from: DataDirFrom } | undefined): unknown {
+  if (used === undefined || value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  return 'apiVersion' in value
+    ? { ...value, dataDir: { path: used.path, from: used.from } }
+    : { ...value, DataDir: { Path: used.path, From: used.from } };
 }
 
 /** Writes an error to stderr as every command ends with one: `Error: ...`, or its JSON form with the warnings said before it. */
@@ -136,7 +208,7 @@ export interface AgentFlagValues {
   'node-pool'?: string | undefined;
 }
 
-export function agentConfigFrom(flags: AgentFlagValues): Promise<AgentConfig> {
+function agentConfigFrom(flags: AgentFlagValues): Promise<AgentConfig> {
   return loadAgentConfig({
     dataDir: flags['data-dir'],
     config: flags.config,
@@ -144,21 +216,6 @@ export function agentConfigFrom(flags: AgentFlagValues): Promise<AgentConfig> {
     volumesDir: flags['volumes-dir'],
     nodePool: flags['node-pool'],
   });
-}
-
-/** Opens the agent; the config file's warnings (keys Nomad would not know) go to `onConfigWarning`, the agent's to `onWarning`. */
-export async function openAgent(
-  flags: AgentFlagValues,
-  onWarning: (message: string) => void,
-  onConfigWarning: (message: string) => void = onWarning,
-  options: { readOnly?: boolean } = {},
-): Promise<Agent> {
-  const config = await agentConfigFrom(flags);
-  if (options.readOnly) requireDataDir(config.dataDir, config.dataDirSource ?? '--data-dir');
-  for (const w of config.warnings ?? []) onConfigWarning(`${config.configFile ?? 'agent config'}: ${w}`);
-  const agent = await Agent.open(config, { onWarning });
-  stopOnSignals(() => agent.shutdown());
-  return agent;
 }
 
 /**
@@ -191,7 +248,8 @@ const SIGNAL_EXIT_CODES = {
  * The first SIGINT, SIGTERM or SIGHUP aborts `stop` (the work ends, and its cleanup runs
  * in full: the plugin's own deletes); every further one aborts `hurry` (the cleanup kills
  * what still runs and releases by force). No signal ever ends the process before its
- * cleanup: a second Ctrl-C means "faster", never "leave it".
+ * cleanup: a second Ctrl-C means "faster", never "leave it". An exception nothing caught
+ * releases what the cleanup journal still lists before the exit.
  */
 export function interruptions(
   stop: AbortController,
@@ -212,5 +270,6 @@ export function interruptions(
   // Kept until the exit: a late signal, once everything is released, changes nothing.
   for (const signal of Object.keys(SIGNAL_EXIT_CODES) as Array<keyof typeof SIGNAL_EXIT_CODES>)
     process.on(signal, on(signal));
+  releaseJournalOnCrash(say);
   return { exitCode: () => (first === undefined ? undefined : SIGNAL_EXIT_CODES[first]) };
 }

@@ -16,6 +16,8 @@ export interface AgentConfig {
   dataDir: string;
   /** Where `dataDir` came from, for messages: `--data-dir`, `data_dir in <file>`, `DHV_DATA_DIR`, or the default. */
   dataDirSource?: string | undefined;
+  /** Where `dataDir` came from, as a program reads it (the `--json` documents' `DataDir.From`). */
+  dataDirFrom?: DataDirFrom | undefined;
   /** `host_volume_plugin_dir`. */
   pluginDir: string;
   /** `host_volumes_dir`, given to plugins as DHV_VOLUMES_DIR. */
@@ -44,6 +46,9 @@ export interface AgentConfigInput {
 
 export const DEFAULT_NODE_POOL = 'default';
 
+/** Which setting named the data dir: the flag, `data_dir` in the `--config` file, the environment, or none (`./.dhv`). */
+export type DataDirFrom = '--data-dir' | '--config' | 'DHV_DATA_DIR' | 'default';
+
 /**
  * The agent configuration: flags override the config file, which overrides Nomad's
  * defaults (`<data_dir>/host_volume_plugins`, `<data_dir>/host_volumes`, `default`).
@@ -65,10 +70,19 @@ export async function loadAgentConfig(input: AgentConfigInput = {}): Promise<Age
         : file.dataDir !== undefined
           ? `data_dir in ${abs(input.config!)}`
           : 'DHV_DATA_DIR';
+  const dataDirFrom: DataDirFrom =
+    input.dataDir !== undefined
+      ? '--data-dir'
+      : chosen === undefined
+        ? 'default'
+        : file.dataDir !== undefined
+          ? '--config'
+          : 'DHV_DATA_DIR';
   refuseNomadDataDir(dataDir, dataDirSource);
   return {
     dataDir,
     dataDirSource,
+    dataDirFrom,
     pluginDir: abs(input.pluginDir ?? file.pluginDir ?? dataDirLayout(dataDir).pluginDir),
     volumesDir: abs(input.volumesDir ?? file.volumesDir ?? dataDirLayout(dataDir).volumesDir),
     nodePool: input.nodePool ?? file.nodePool ?? DEFAULT_NODE_POOL,

@@ -123,6 +123,25 @@ export class CleanupJournal {
     if (entry !== undefined) this.strike(entry);
   }
 
+  /** The journal of this process if one was made, to release on a way out nothing else cleaned up. */
+  static ofThisProcess(): CleanupJournal | undefined {
+    return CleanupJournal.current;
+  }
+
+  /**
+   * Releases everything still listed: kills the process groups, then releases and removes
+   * the folders, striking each off once gone. What a way out that skipped the command's
+   * own cleanup (an uncaught exception) runs; returns what could not be released.
+   */
+  async releaseAll(): Promise<string[]> {
+    this.killProcessGroups();
+    for (const entry of this.entries.filter((e) => e.kind === 'process-group')) this.strike(entry);
+    const problems: string[] = [];
+    for (const entry of this.entries.filter((e) => e.kind === 'folder'))
+      problems.push(...(await this.removeFolder(entry.path)));
+    return problems;
+  }
+
   /** Kills every recorded process group still running (the faster way out). */
   killProcessGroups(): void {
     for (const entry of this.entries) if (entry.kind === 'process-group') killGroup(entry.pgid, entry.startTime);
@@ -159,6 +178,30 @@ export class CleanupJournal {
     writeFileSync(temp, JSON.stringify(doc), { mode: 0o600 });
     renameSync(temp, this.file);
   }
+}
+
+/**
+ * An exception or rejection nothing caught ends the process only after this process's
+ * journal is released (Node would otherwise exit at once, leaving it to the next dhv
+ * command): `say` gets the error and what could not be released, then the exit is 1, as
+ * Node's own for an uncaught exception.
+ */
+export function releaseJournalOnCrash(say: (line: string) => void): void {
+  let crashed = false;
+  const onCrash = (err: unknown) => {
+    if (crashed) return;
+    crashed = true;
+    say(`internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    const journal = CleanupJournal.ofThisProcess();
+    void (journal ? journal.releaseAll() : Promise.resolve([]))
+      .then((left) => {
+        for (const problem of left) say(`could not release: ${problem}`);
+      })
+      .catch((releaseErr: unknown) => say(`could not release what this run made: ${String(releaseErr)}`))
+      .finally(() => process.exit(1));
+  };
+  process.on('uncaughtException', onCrash);
+  process.on('unhandledRejection', onCrash);
 }
 
 /**

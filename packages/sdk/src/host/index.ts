@@ -45,7 +45,7 @@ export {
   type RebootTargets,
   type TeardownOptions,
 } from './teardown.js';
-export { CleanupJournal, cleanupJournalDir, finishOrphanedJournals } from './cleanup-journal.js';
+export { CleanupJournal, cleanupJournalDir, finishOrphanedJournals, releaseJournalOnCrash } from './cleanup-journal.js';
 export {
   expectVolumesDisk,
   keepVolumesDisk,

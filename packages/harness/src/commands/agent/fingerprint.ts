@@ -1,6 +1,6 @@
 import { dhvDocument } from '../../presenters/dhv-document.js';
 import { Flags } from '@oclif/core';
-import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { DhvCommand, agentFlags } from '../dhv-command.js';
 import { AgentError } from '../../errors/agent-error.js';
 import type { Fingerprint } from '../../agent/plugins.js';
 import { fingerprintJson } from '../../presenters/agent-json.js';
@@ -27,7 +27,7 @@ export default class AgentFingerprint extends DhvCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(AgentFingerprint);
-    const agent = await openAgent(flags, (w) => this.warnLine(w));
+    const agent = await this.openAgent(flags);
     const fingerprint = await agent.fingerprint();
     if (this.jsonOutput) this.printJson(dhvDocument('FingerprintReport', fingerprintJson(fingerprint)));
     else this.print(fingerprintText(fingerprint));

@@ -2,7 +2,7 @@ import { dhvDocument } from '../../presenters/dhv-document.js';
 import { Flags } from '@oclif/core';
 import { collectOrphans } from '../../agent/orphans.js';
 import { EXIT_CODES } from '../../errors/exit-codes.js';
-import { DhvCommand, agentConfigFrom, agentFlags, type AgentFlagValues } from '../dhv-command.js';
+import { DhvCommand, agentFlags, type AgentFlagValues } from '../dhv-command.js';
 import { gcText, orphanJson } from '../../presenters/format-orphans.js';
 
 export default class AgentGc extends DhvCommand {
@@ -34,7 +34,7 @@ export default class AgentGc extends DhvCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(AgentGc);
-    const config = await agentConfigFrom(flags);
+    const config = await this.agentConfig(flags);
     const report = await collectOrphans(config, { remove: flags.remove, ids: flags.id ?? [] });
     const again = removeCommand(this.config.bin, flags);
     if (this.jsonOutput) {

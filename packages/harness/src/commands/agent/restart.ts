@@ -2,7 +2,7 @@ import { dhvDocument } from '../../presenters/dhv-document.js';
 import { realpath } from 'node:fs/promises';
 import { Flags } from '@oclif/core';
 import type { StartReport } from '../../agent/agent.js';
-import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { DhvCommand, agentFlags } from '../dhv-command.js';
 import { startReportJson } from '../../presenters/agent-json.js';
 import { short } from '../../presenters/format-volume.js';
 import { withSpinner } from '../../presenters/spinner.js';
@@ -26,11 +26,7 @@ export default class AgentRestart extends DhvCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(AgentRestart);
-    const agent = await openAgent(
-      flags,
-      () => {},
-      (w) => this.warnLine(w),
-    );
+    const agent = await this.openAgent(flags, { onWarning: () => {} });
     const report = await withSpinner(
       'Restarting the agent and restoring volumes',
       agent.restart({ reboot: flags.reboot }),

@@ -1,6 +1,6 @@
 import { Args, Flags } from '@oclif/core';
 import { AgentError } from '../../errors/agent-error.js';
-import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { DhvCommand, agentFlags } from '../dhv-command.js';
 import { namespaceFlag } from '../volume/namespace.js';
 import { nomadSpelling } from '../volume/nomad-flags.js';
 
@@ -27,7 +27,7 @@ export default class AllocLogs extends DhvCommand {
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(AllocLogs, nomadSpelling(this.argv, { ...AllocLogs.flags }));
-    const jobs = (await openAgent(flags, (w) => this.warnLine(w))).jobs();
+    const jobs = (await this.openAgent(flags)).jobs();
     let taskArg = args.task;
     let alloc;
     if (flags.job !== undefined) {

@@ -1,5 +1,5 @@
 import { Args } from '@oclif/core';
-import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { DhvCommand, agentFlags } from '../dhv-command.js';
 import { allocStatus } from '../../presenters/format-job.js';
 import { nomadSpelling } from '../volume/nomad-flags.js';
 
@@ -19,8 +19,8 @@ export default class AllocStatus extends DhvCommand {
       AllocStatus,
       nomadSpelling(this.argv, { json: true, ...AllocStatus.flags }),
     );
-    const alloc = await (await openAgent(flags, (w) => this.warnLine(w))).jobs().findAlloc(args.alloc);
-    if (this.jsonOutput) return this.printJson(alloc);
+    const alloc = await (await this.openAgent(flags)).jobs().findAlloc(args.alloc);
+    if (this.jsonOutput) return this.printNomadJson(alloc);
     this.print(allocStatus(alloc));
   }
 }

@@ -1,6 +1,6 @@
 import { dhvDocument } from '../../presenters/dhv-document.js';
 import { Args, Flags } from '@oclif/core';
-import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { DhvCommand, agentFlags } from '../dhv-command.js';
 import { EXIT_CODES } from '../../errors/exit-codes.js';
 import { readJobFile } from '../../jobs/read-job-file.js';
 import { runMonitor } from '../../presenters/format-job.js';
@@ -31,7 +31,7 @@ export default class JobRun extends DhvCommand {
     const { job, unmodelled } = await readJobFile(args.file, { json: flags['json-spec'] });
     if (unmodelled.length > 0)
       this.warnLine(`dhv does not model these parts of the job; accepted and ignored: ${unmodelled.join(', ')}`);
-    const agent = await openAgent(flags, (w) => this.warnLine(w));
+    const agent = await this.openAgent(flags);
     const report = await agent.jobs().run(job);
     if (this.jsonOutput)
       this.printJson(

@@ -1,6 +1,6 @@
 import { Args } from '@oclif/core';
 import { AgentError } from '../../errors/agent-error.js';
-import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { DhvCommand, agentFlags } from '../dhv-command.js';
 import { columns } from '../../presenters/columns.js';
 import { jobStatus } from '../../presenters/format-job.js';
 import { namespaceFlag } from '../volume/namespace.js';
@@ -16,10 +16,10 @@ export default class JobStatus extends DhvCommand {
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(JobStatus, nomadSpelling(this.argv, { json: true, ...JobStatus.flags }));
-    const jobs = (await openAgent(flags, (w) => this.warnLine(w))).jobs();
+    const jobs = (await this.openAgent(flags)).jobs();
     if (args.job === undefined) {
       const all = await jobs.jobs();
-      if (this.jsonOutput) return this.printJson(all.map((r) => r.Job));
+      if (this.jsonOutput) return this.printNomadJson(all.map((r) => r.Job));
       if (all.length === 0) return this.print('No running jobs');
       const allocs = await jobs.allocs();
       return this.print(
@@ -50,7 +50,7 @@ export default class JobStatus extends DhvCommand {
       .filter((a) => a.JobID === record.Job.ID && a.Namespace === record.Job.Namespace)
       .sort((a, b) => b.CreateTime - a.CreateTime);
     if (this.jsonOutput)
-      return this.printJson({ Job: record.Job, Allocations: allocs, FailedTGAllocs: record.FailedTGAllocs });
+      return this.printNomadJson({ Job: record.Job, Allocations: allocs, FailedTGAllocs: record.FailedTGAllocs });
     this.print(jobStatus(record, allocs));
   }
 }

@@ -1,6 +1,6 @@
 import { dhvDocument } from '../../presenters/dhv-document.js';
 import { Args, Flags } from '@oclif/core';
-import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { DhvCommand, agentFlags } from '../dhv-command.js';
 import { namespaceFlag } from '../volume/namespace.js';
 import { nomadSpelling } from '../volume/nomad-flags.js';
 
@@ -22,7 +22,7 @@ export default class JobStop extends DhvCommand {
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(JobStop, nomadSpelling(this.argv, { json: true, ...JobStop.flags }));
-    const jobs = (await openAgent(flags, (w) => this.warnLine(w))).jobs();
+    const jobs = (await this.openAgent(flags)).jobs();
     const { evalId, stopped } = await jobs.stop(flags.namespace, args.job, { purge: flags.purge });
     if (this.jsonOutput) return this.printJson(dhvDocument('JobStopResult', { EvalID: evalId, Allocations: stopped }));
     if (flags.detach) return this.print(evalId);

@@ -1,5 +1,5 @@
 import { Args, Flags } from '@oclif/core';
-import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { DhvCommand, agentFlags } from '../dhv-command.js';
 import { AgentError } from '../../errors/agent-error.js';
 import { UsageError } from '../../errors/dhv-error.js';
 import { nodeDetail } from '../../presenters/format-node.js';
@@ -42,7 +42,7 @@ export default class NodeStatus extends DhvCommand {
     const { args, flags } = await this.parse(NodeStatus, nomadSpelling(this.argv, { json: true, ...NodeStatus.flags }));
     if (args.node !== undefined && args.node.length === 1)
       throw new UsageError('Identifier must contain at least two characters.');
-    const agent = await openAgent(flags, (w) => this.warnLine(w), undefined, { readOnly: true });
+    const agent = await this.openAgent(flags, { readOnly: true });
     const ref = flags.self ? undefined : args.node;
     if (ref !== undefined && !agent.nodeId.startsWith(ref.toLowerCase()))
       throw new AgentError(
@@ -51,7 +51,7 @@ export default class NodeStatus extends DhvCommand {
         { ref },
       );
     const status = await agent.status();
-    if (this.jsonOutput) return this.printJson(status.node);
+    if (this.jsonOutput) return this.printNomadJson(status.node);
     if (flags.t !== undefined) return this.printParts(renderGoTemplateParts(flags.t, templateData(status.node)));
     for (const w of status.warnings) this.warnLine(w);
     this.print(nodeDetail(status, { short: flags.short, verbose: flags.verbose }));

@@ -3,7 +3,7 @@ import { Args } from '@oclif/core';
 import { installReferencePlugin, isReferencePluginId, REFERENCE_PLUGINS } from '../../demo/reference-plugins.js';
 import { UsageError } from '../../errors/dhv-error.js';
 import { dhvDocument } from '../../presenters/dhv-document.js';
-import { DhvCommand, agentConfigFrom, agentFlags } from '../dhv-command.js';
+import { DhvCommand, agentFlags } from '../dhv-command.js';
 
 export default class PluginInstall extends DhvCommand {
   static override summary = 'Copy a reference plugin (dhv-mkdir, dhv-loopback) into a plugin dir.';
@@ -27,7 +27,7 @@ export default class PluginInstall extends DhvCommand {
       throw new UsageError(
         `${args.plugin} is not a reference plugin; dhv brings ${Object.keys(REFERENCE_PLUGINS).join(' and ')} (dhv plugin list)`,
       );
-    const dir = args.dir === undefined ? (await agentConfigFrom(flags)).pluginDir : resolve(args.dir);
+    const dir = args.dir === undefined ? (await this.agentConfig(flags)).pluginDir : resolve(args.dir);
     const done = await installReferencePlugin(args.plugin, dir);
     if (this.jsonOutput) return this.printJson(dhvDocument('ReferencePluginInstall', { plugin: args.plugin, ...done }));
     this.print(

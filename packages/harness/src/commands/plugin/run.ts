@@ -3,11 +3,13 @@ import { dirname, resolve } from 'node:path';
 import { Args, Flags } from '@oclif/core';
 import { parseByteSize } from '@dhv/sdk';
 import { pluginTrustWarnings } from '@dhv/sdk/client';
+import { CleanupJournal } from '@dhv/sdk/host';
 import { runPluginOnce } from '../../agent/run-plugin-once.js';
 import { loadNodeId } from '../../agent/state/node-identity.js';
 import { UsageError } from '../../errors/dhv-error.js';
 import { parseParameterPairs } from '../../conformance/settings.js';
-import { DhvCommand, agentConfigFrom, agentFlags, stopOnSignals } from '../dhv-command.js';
+import { DhvCommand, agentFlags, interruptions } from '../dhv-command.js';
+import { journalProcessGroups } from '../../runner/process-runner.js';
 import { pluginRunJson, pluginRunText } from '../../presenters/format-plugin-run.js';
 import { withSpinner } from '../../presenters/spinner.js';
 import { dhvDocument } from '../../presenters/dhv-document.js';
@@ -49,11 +51,25 @@ export default class PluginRun extends DhvCommand {
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(PluginRun);
-    const config = await agentConfigFrom(flags);
-    // Nomad's client never makes host_volumes_dir (only the built-in mkdir makes it, as a parent of
-    // its volume): a plugin run here finds it missing where it would under a real agent.
+    // A mistake in a flag is said alone, before the data dir's line.
+    const request = {
+      volumeId: flags['volume-id'],
+      name: flags.name,
+      namespace: flags.namespace,
+      capacityMinBytes: size('--capacity-min', flags['capacity-min']),
+      capacityMaxBytes: size('--capacity-max', flags['capacity-max']),
+      parameters: parseParameterPairs(flags.param),
+      createdPath: flags['created-path'],
+      timeoutMs: duration(flags.timeout),
+    };
+    const config = await this.agentConfig(flags);
+    // The plugin's process group is journalled: a signal kills it (a second one, or kill -9
+    // and the next dhv command, whatever is left of it) before dhv exits.
+    journalProcessGroups();
     const controller = new AbortController();
-    stopOnSignals(() => controller.abort());
+    const hurry = new AbortController();
+    hurry.signal.addEventListener('abort', () => CleanupJournal.forThisProcess().killProcessGroups());
+    const signals = interruptions(controller, hurry, (line) => this.warnLine(line));
     const outcome = await withSpinner(
       `Running ${args.plugin} ${args.operation}`,
       runPluginOnce({
@@ -64,20 +80,17 @@ export default class PluginRun extends DhvCommand {
           flags['plugin-dir'] !== undefined || flags.config !== undefined,
           config.pluginDir,
         ),
+        // Nomad's client never makes host_volumes_dir (only the built-in mkdir makes it, as a parent of
+        // its volume): a plugin run here finds it missing where it would under a real agent.
         volumesDir: config.volumesDir,
         nodePool: config.nodePool,
         nodeId: flags['node-id'] ?? (await loadNodeId(config.dataDir)),
-        volumeId: flags['volume-id'],
-        name: flags.name,
-        namespace: flags.namespace,
-        capacityMinBytes: size('--capacity-min', flags['capacity-min']),
-        capacityMaxBytes: size('--capacity-max', flags['capacity-max']),
-        parameters: parseParameterPairs(flags.param),
-        createdPath: flags['created-path'],
-        timeoutMs: duration(flags.timeout),
+        ...request,
         signal: controller.signal,
       }),
     );
+    const interrupted = signals.exitCode();
+    if (interrupted !== undefined) this.exit(interrupted);
     if (!outcome.ok) {
       if (args.operation === 'create' && !existsSync(config.volumesDir))
         this.warnLine(

@@ -1,7 +1,7 @@
 import { dhvDocument } from '../../presenters/dhv-document.js';
 import { Args, Flags } from '@oclif/core';
 import { isUuid } from '@dhv/sdk';
-import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { DhvCommand, agentFlags } from '../dhv-command.js';
 import { withSpinner } from '../../presenters/spinner.js';
 import { findVolume } from './find-volume.js';
 import { namespaceFlag } from './namespace.js';
@@ -38,7 +38,7 @@ export default class VolumeDelete extends DhvCommand {
       nomadSpelling(this.argv, { json: true, ...VolumeDelete.flags }),
     );
     checkVolumeType(flags.type);
-    const agent = await openAgent(flags, (w) => this.warnLine(w));
+    const agent = await this.openAgent(flags);
     // As Nomad's CLI: a whole ID goes to the servers as it is (`no such volume: <id>`), anything else is looked up by prefix.
     const id = isUuid(args.id)
       ? args.id

@@ -1,6 +1,6 @@
 import { Args, Flags } from '@oclif/core';
 import { AgentError } from '../../errors/agent-error.js';
-import { DhvCommand, agentFlags, openAgent } from '../dhv-command.js';
+import { DhvCommand, agentFlags } from '../dhv-command.js';
 import { NO_VOLUMES, volumeDetail, volumeList } from '../../presenters/format-volume.js';
 import { renderGoTemplateParts, templateData } from '../../presenters/go-template.js';
 import { ALL_NAMESPACES } from '../../agent/volume-lookup.js';
@@ -55,7 +55,7 @@ export default class VolumeStatus extends DhvCommand {
     if (args.id !== undefined && (flags.node !== undefined || flags['node-pool'] !== undefined)) {
       throw new AgentError('SPEC_INVALID', '-node or -node-pool options can only be used when no ID is provided', {});
     }
-    const agent = await openAgent(flags, (w) => this.warnLine(w), undefined, { readOnly: true });
+    const agent = await this.openAgent(flags, { readOnly: true });
     if (args.id === undefined) {
       const volumes = (await agent.volumes())
         .filter((v) => flags.namespace === ALL_NAMESPACES || v.Namespace === flags.namespace)
@@ -63,7 +63,7 @@ export default class VolumeStatus extends DhvCommand {
         .filter((v) => flags['node-pool'] === undefined || v.NodePool === flags['node-pool'])
         .sort((a, b) => (a.ID < b.ID ? -1 : a.ID > b.ID ? 1 : 0));
       // Nomad prints nothing for an empty list with -json; a program reading dhv's --json gets [].
-      if (this.jsonOutput) return this.printJson(volumes.map(volumeStub));
+      if (this.jsonOutput) return this.printNomadJson(volumes.map(volumeStub));
       const template = flags.t;
       if (template === undefined) this.print(volumeList(volumes, { verbose: flags.verbose }));
       else if (volumes.length > 0)
@@ -76,7 +76,7 @@ export default class VolumeStatus extends DhvCommand {
     // Nomad's usage claims: present in the JSON only when allocations use the volume.
     const allocations = await agent.volumeUsers(volume);
     const withAllocations = allocations.length > 0 ? { ...volume, Allocations: allocations } : volume;
-    if (this.jsonOutput) return this.printJson(withAllocations);
+    if (this.jsonOutput) return this.printNomadJson(withAllocations);
     if (flags.t !== undefined)
       return this.printParts(renderGoTemplateParts(flags.t, templateData(asGoStruct(withAllocations))));
     return this.print(volumeDetail(volume, { short: flags.short, allocations }));

@@ -3,7 +3,7 @@ import type { Agent } from '../../agent/agent.js';
 import type { HostVolume } from '../../agent/volume-view.js';
 import { colorOn, volumeWarningsText } from '../../presenters/format-volume.js';
 import { readVolumeSpec, type VolumeSpec } from '../../volume-specs/volume-spec.js';
-import { DhvCommand, agentFlags, openAgent, type AgentFlagValues } from '../dhv-command.js';
+import { DhvCommand, agentFlags, type AgentFlagValues } from '../dhv-command.js';
 import { findVolume } from './find-volume.js';
 import { namespaceFlag, namespaceForSpec } from './namespace.js';
 import { POLICY_OVERRIDE_NOTE, policyOverrideFlag } from './policy-override.js';
@@ -51,11 +51,7 @@ export abstract class VolumeWriteCommand extends DhvCommand {
   ): Promise<HostVolume | undefined> {
     const read = await readVolumeSpec(specPath, command);
     const warnings: string[] = [...(read.warnings ?? [])];
-    const agent = await openAgent(
-      flags,
-      (w) => warnings.push(w),
-      (w) => this.warnLine(w),
-    );
+    const agent = await this.openAgent(flags, { onWarning: (w) => warnings.push(w) });
     const namespace = namespaceForSpec(read.namespace, flags.namespace);
     const id = flags.id === undefined ? read.id : (await findVolume(agent, flags.id, namespace, { command })).ID;
     const notes = flags['policy-override'] ? [POLICY_OVERRIDE_NOTE] : [];

@@ -1,7 +1,7 @@
 import { dhvDocument } from '../../../presenters/dhv-document.js';
 import { Args, Flags } from '@oclif/core';
 import { AgentError } from '../../../errors/agent-error.js';
-import { DhvCommand, agentFlags, openAgent } from '../../dhv-command.js';
+import { DhvCommand, agentFlags } from '../../dhv-command.js';
 import { namespaceFlag } from '../namespace.js';
 import { nomadSpelling } from '../nomad-flags.js';
 
@@ -24,7 +24,7 @@ export default class VolumeClaimDelete extends DhvCommand {
     );
     if (!flags.y)
       throw new AgentError('SPEC_INVALID', 'This command requires -y option when running in non-interactive mode', {});
-    const jobs = (await openAgent(flags, (w) => this.warnLine(w))).jobs();
+    const jobs = (await this.openAgent(flags)).jobs();
     let id = args.id;
     if (id.length === 8) {
       const matches = (await jobs.stickyClaims(flags.namespace)).filter((c) => c.ID.startsWith(id));

@@ -1,5 +1,5 @@
 import { Args, Flags } from '@oclif/core';
-import { DhvCommand, agentFlags, openAgent } from '../../dhv-command.js';
+import { DhvCommand, agentFlags } from '../../dhv-command.js';
 import { columns } from '../../../presenters/columns.js';
 import { namespaceFlag } from '../namespace.js';
 import { nomadSpelling } from '../nomad-flags.js';
@@ -24,12 +24,12 @@ export default class VolumeClaimList extends DhvCommand {
       VolumeClaimList,
       nomadSpelling(this.argv, { json: true, ...VolumeClaimList.flags }),
     );
-    const claims = (await (await openAgent(flags, (w) => this.warnLine(w))).jobs().stickyClaims(flags.namespace))
+    const claims = (await (await this.openAgent(flags)).jobs().stickyClaims(flags.namespace))
       .filter((c) => flags.job === undefined || c.JobID === flags.job)
       .filter((c) => flags.group === undefined || c.TaskGroupName === flags.group)
       .filter((c) => flags['volume-name'] === undefined || c.VolumeName === flags['volume-name'])
       .filter((c) => args.prefix === undefined || c.ID.startsWith(args.prefix));
-    if (this.jsonOutput) return this.printJson(claims);
+    if (this.jsonOutput) return this.printNomadJson(claims);
     if (claims.length === 0) return this.print('No task group host volume claims found');
     const id = (s: string) => (flags.verbose ? s : s.slice(0, 8));
     this.print(
