@@ -245,7 +245,7 @@ describe.concurrent("dhv's own JSON documents say their kind and version", () =>
     const head = (kind: string) => ({ apiVersion: 'dhv/v1', kind });
     const spec = await agent.file('a.hcl', volumeHcl({ name: 'a', plugin_id: 'mkdir' }));
     const created = await agent.json('volume', 'create', spec);
-    expect(Object.keys(created)).toEqual(['apiVersion', 'kind', 'Volume', 'Created', 'Warnings']);
+    expect(Object.keys(created)).toEqual(['apiVersion', 'kind', 'Volume', 'Created', 'Warnings', 'DataDir']);
     expect(created).toMatchObject({ ...head('VolumeCreateResult'), Created: true, Volume: { Name: 'a' } });
     expect(created.Volume).not.toHaveProperty('kind');
     const registered = await agent.json(
