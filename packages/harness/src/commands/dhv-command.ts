@@ -165,9 +165,11 @@ export abstract class DhvCommand extends Command {
 
 function withDataDir(value: unknown, used: { path: string; from: DataDirFrom } | undefined): unknown {
   if (used === undefined || value === null || typeof value !== 'object' || Array.isArray(value)) return value;
-  return 'apiVersion' in value
-    ? { ...value, dataDir: { path: used.path, from: used.from } }
-    : { ...value, DataDir: { Path: used.path, From: used.from } };
+  // The document's own casing, not its head: the Nomad-shaped commands' reports are headed too.
+  const pascal = Object.keys(value).some((key) => key !== 'apiVersion' && key !== 'kind' && /^[A-Z]/.test(key));
+  return pascal
+    ? { ...value, DataDir: { Path: used.path, From: used.from } }
+    : { ...value, dataDir: { path: used.path, from: used.from } };
 }
 
 /** Writes an error to stderr as every command ends with one: `Error: ...`, or its JSON form with the warnings said before it. */

@@ -1,3 +1,4 @@
+import { dhvDocument } from '../../presenters/dhv-document.js';
 import { Flags } from '@oclif/core';
 import { DhvCommand, agentFlags } from '../dhv-command.js';
 import { AgentError } from '../../errors/agent-error.js';
@@ -28,7 +29,7 @@ export default class AgentFingerprint extends DhvCommand {
     const { flags } = await this.parse(AgentFingerprint);
     const agent = await this.openAgent(flags);
     const fingerprint = await agent.fingerprint();
-    if (this.jsonOutput) this.printJson(fingerprintJson(fingerprint));
+    if (this.jsonOutput) this.printJson(dhvDocument('FingerprintReport', fingerprintJson(fingerprint)));
     else this.print(fingerprintText(fingerprint));
     // The verdict ends the command as every failure does: `Error: ...`, or with --json the error document (and the warnings).
     const verdict = failedVerdict(fingerprint, flags['allow-skipped']);

@@ -1,3 +1,4 @@
+import { dhvDocument } from '../../presenters/dhv-document.js';
 import { Flags } from '@oclif/core';
 import { collectOrphans } from '../../agent/orphans.js';
 import { EXIT_CODES } from '../../errors/exit-codes.js';
@@ -37,14 +38,16 @@ export default class AgentGc extends DhvCommand {
     const report = await collectOrphans(config, { remove: flags.remove, ids: flags.id ?? [] });
     const again = removeCommand(this.config.bin, flags);
     if (this.jsonOutput) {
-      this.printJson({
-        VolumesDir: report.volumesDir,
-        VolumesDirTarget: report.volumesDirTarget ?? '',
-        FreeLocks: report.freeLocks,
-        Orphans: report.orphans.map((o) => orphanJson(o, again)),
-        Removed: report.removed,
-        Failed: report.failed.map((f) => ({ ID: f.id, Error: f.error.toJSON() })),
-      });
+      this.printJson(
+        dhvDocument('GcReport', {
+          VolumesDir: report.volumesDir,
+          VolumesDirTarget: report.volumesDirTarget ?? '',
+          FreeLocks: report.freeLocks,
+          Orphans: report.orphans.map((o) => orphanJson(o, again)),
+          Removed: report.removed,
+          Failed: report.failed.map((f) => ({ ID: f.id, Error: f.error.toJSON() })),
+        }),
+      );
     } else {
       this.print(gcText(report, flags.remove, again));
     }

@@ -1,3 +1,4 @@
+import { dhvDocument } from '../../presenters/dhv-document.js';
 import { realpath } from 'node:fs/promises';
 import { Flags } from '@oclif/core';
 import type { StartReport } from '../../agent/agent.js';
@@ -30,7 +31,7 @@ export default class AgentRestart extends DhvCommand {
       'Restarting the agent and restoring volumes',
       agent.restart({ reboot: flags.reboot }),
     );
-    if (this.jsonOutput) return this.printJson(startReportJson(report));
+    if (this.jsonOutput) return this.printJson(dhvDocument('RestartReport', startReportJson(report)));
     this.print(restartText(report));
     const volumesDir = agent.config.volumesDir;
     const target = await realpath(volumesDir).catch(() => undefined);

@@ -1,3 +1,4 @@
+import { dhvDocument } from '../../presenters/dhv-document.js';
 import { Args, Flags } from '@oclif/core';
 import { DhvCommand, agentFlags } from '../dhv-command.js';
 import { EXIT_CODES } from '../../errors/exit-codes.js';
@@ -33,23 +34,25 @@ export default class JobRun extends DhvCommand {
     const agent = await this.openAgent(flags);
     const report = await agent.jobs().run(job);
     if (this.jsonOutput)
-      this.printJson({
-        EvalID: report.evalId,
-        JobModifyIndex: report.job.Version,
-        Allocations: report.placed,
-        FailedTGAllocs: Object.fromEntries(
-          report.failures.map((f) => [
-            f.group,
-            {
-              ConstraintFiltered: { [f.constraint]: 1 },
-              NodesEvaluated: 1,
-              NodesFiltered: 1,
-              CoalescedFailures: f.count - 1,
-            },
-          ]),
-        ),
-        ...(report.blockedEval ? { BlockedEval: report.blockedEval } : {}),
-      });
+      this.printJson(
+        dhvDocument('JobRunResult', {
+          EvalID: report.evalId,
+          JobModifyIndex: report.job.Version,
+          Allocations: report.placed,
+          FailedTGAllocs: Object.fromEntries(
+            report.failures.map((f) => [
+              f.group,
+              {
+                ConstraintFiltered: { [f.constraint]: 1 },
+                NodesEvaluated: 1,
+                NodesFiltered: 1,
+                CoalescedFailures: f.count - 1,
+              },
+            ]),
+          ),
+          ...(report.blockedEval ? { BlockedEval: report.blockedEval } : {}),
+        }),
+      );
     else if (flags.detach) return this.print(`Job registration successful\nEvaluation ID: ${report.evalId}`);
     else this.print(runMonitor(report));
     if (!flags.detach && report.failures.length > 0) this.exit(EXIT_CODES.placementFailed);

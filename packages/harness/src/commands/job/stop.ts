@@ -1,3 +1,4 @@
+import { dhvDocument } from '../../presenters/dhv-document.js';
 import { Args, Flags } from '@oclif/core';
 import { DhvCommand, agentFlags } from '../dhv-command.js';
 import { namespaceFlag } from '../volume/namespace.js';
@@ -23,7 +24,7 @@ export default class JobStop extends DhvCommand {
     const { args, flags } = await this.parse(JobStop, nomadSpelling(this.argv, { json: true, ...JobStop.flags }));
     const jobs = (await this.openAgent(flags)).jobs();
     const { evalId, stopped } = await jobs.stop(flags.namespace, args.job, { purge: flags.purge });
-    if (this.jsonOutput) return this.printJson({ EvalID: evalId, Allocations: stopped });
+    if (this.jsonOutput) return this.printJson(dhvDocument('JobStopResult', { EvalID: evalId, Allocations: stopped }));
     if (flags.detach) return this.print(evalId);
     const t = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     this.print(

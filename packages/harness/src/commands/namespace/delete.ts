@@ -1,3 +1,4 @@
+import { dhvDocument } from '../../presenters/dhv-document.js';
 import { Args } from '@oclif/core';
 import { DhvCommand, agentFlags } from '../dhv-command.js';
 import { nomadSpelling } from '../volume/nomad-flags.js';
@@ -19,7 +20,7 @@ export default class NamespaceDelete extends DhvCommand {
     );
     const agent = await this.openAgent(flags);
     await agent.namespaces().delete(args.name);
-    if (this.jsonOutput) return this.printJson({ Deleted: args.name });
+    if (this.jsonOutput) return this.printJson(dhvDocument('NamespaceDeleteResult', { Deleted: args.name }));
     this.print(`Successfully deleted namespace ${JSON.stringify(args.name)}!`);
   }
 }

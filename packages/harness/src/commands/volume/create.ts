@@ -1,3 +1,4 @@
+import { dhvDocument } from '../../presenters/dhv-document.js';
 import { Args, Flags } from '@oclif/core';
 import { withSpinner } from '../../presenters/spinner.js';
 import { volumeCreatedText } from '../../presenters/volume-output.js';
@@ -36,8 +37,13 @@ export default class VolumeCreate extends VolumeWriteCommand {
       VolumeCreate,
       nomadSpelling(this.argv, { json: true, ...VolumeCreate.flags }),
     );
-    const volume = await this.writeVolume(args.spec, flags, 'create', (agent, spec) =>
-      withSpinner(`Creating host volume ${spec.name} with plugin ${spec.pluginId}`, agent.createVolume(spec)),
+    const volume = await this.writeVolume(
+      args.spec,
+      flags,
+      'create',
+      (agent, spec) =>
+        withSpinner(`Creating host volume ${spec.name} with plugin ${spec.pluginId}`, agent.createVolume(spec)),
+      (result) => dhvDocument('VolumeCreateResult', result),
     );
     if (volume === undefined) return;
     this.print(

@@ -1,3 +1,4 @@
+import { dhvDocument } from '../../presenters/dhv-document.js';
 import { Args, Flags } from '@oclif/core';
 import { isUuid } from '@dhv/sdk';
 import { DhvCommand, agentFlags } from '../dhv-command.js';
@@ -45,7 +46,13 @@ export default class VolumeDelete extends DhvCommand {
     if (flags.force) this.warnLine(FORCE_NOTE);
     const volume = await withSpinner(`Deleting host volume ${id}`, agent.deleteVolume(id, flags.namespace));
     if (this.jsonOutput)
-      return this.printJson({ Deleted: volume.ID, Volume: volume, ...(flags.force ? { Notes: [FORCE_NOTE] } : {}) });
+      return this.printJson(
+        dhvDocument('VolumeDeleteResult', {
+          Deleted: volume.ID,
+          Volume: volume,
+          ...(flags.force ? { Notes: [FORCE_NOTE] } : {}),
+        }),
+      );
     this.print(`Successfully deleted volume "${volume.ID}"!`);
   }
 }

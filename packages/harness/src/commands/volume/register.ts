@@ -1,3 +1,4 @@
+import { dhvDocument } from '../../presenters/dhv-document.js';
 import { Args, Flags } from '@oclif/core';
 import { UsageError } from '../../errors/dhv-error.js';
 import { volumeRegisteredText } from '../../presenters/volume-output.js';
@@ -37,7 +38,13 @@ export default class VolumeRegister extends VolumeWriteCommand {
         throw new UsageError(
           `flag provided but not defined: -${name}\nnomad volume register has no -${name}: it never monitors the volume and prints one line; leave -${name} out.`,
         );
-    const volume = await this.writeVolume(args.spec, flags, 'register', (agent, spec) => agent.registerVolume(spec));
+    const volume = await this.writeVolume(
+      args.spec,
+      flags,
+      'register',
+      (agent, spec) => agent.registerVolume(spec),
+      (result) => dhvDocument('VolumeRegisterResult', result),
+    );
     if (volume === undefined) return;
     this.print(volumeRegisteredText(volume));
   }

@@ -27,6 +27,14 @@ interface VolumeWriteFlagValues extends AgentFlagValues {
 
 type Written = { volume: HostVolume; created: boolean };
 
+/** The `--json` result both commands print, before the command heads it with its kind. */
+export interface VolumeWriteResult {
+  Volume: HostVolume;
+  Created: boolean;
+  Warnings: string[];
+  Notes?: string[];
+}
+
 /** What create and register share: the spec read, placed in its namespace and under -id, written, and its warnings said. */
 export abstract class VolumeWriteCommand extends DhvCommand {
   /**
@@ -39,6 +47,7 @@ export abstract class VolumeWriteCommand extends DhvCommand {
     flags: VolumeWriteFlagValues,
     command: 'create' | 'register',
     write: (agent: Agent, spec: VolumeSpec) => Promise<Written>,
+    head: (result: VolumeWriteResult) => object,
   ): Promise<HostVolume | undefined> {
     const read = await readVolumeSpec(specPath, command);
     const warnings: string[] = [...(read.warnings ?? [])];
@@ -52,12 +61,9 @@ export abstract class VolumeWriteCommand extends DhvCommand {
       throw err;
     });
     if (this.jsonOutput) {
-      this.printJson({
-        Volume: volume,
-        Created: created,
-        Warnings: warnings,
-        ...(notes.length ? { Notes: notes } : {}),
-      });
+      this.printJson(
+        head({ Volume: volume, Created: created, Warnings: warnings, ...(notes.length ? { Notes: notes } : {}) }),
+      );
       return undefined;
     }
     for (const n of notes) this.warnLine(n);

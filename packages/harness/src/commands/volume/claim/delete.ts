@@ -1,3 +1,4 @@
+import { dhvDocument } from '../../../presenters/dhv-document.js';
 import { Args, Flags } from '@oclif/core';
 import { AgentError } from '../../../errors/agent-error.js';
 import { DhvCommand, agentFlags } from '../../dhv-command.js';
@@ -34,7 +35,7 @@ export default class VolumeClaimDelete extends DhvCommand {
       id = matches[0]!.ID;
     }
     await jobs.deleteStickyClaim(flags.namespace, id);
-    if (this.jsonOutput) return this.printJson({ Deleted: id });
+    if (this.jsonOutput) return this.printJson(dhvDocument('VolumeClaimDeleteResult', { Deleted: id }));
     this.print(`Task group host volume claim ${id} successfully deleted`);
   }
 }
