@@ -45,7 +45,8 @@ describe('dhv agent fingerprint', () => {
     // A real agent would crash: the fingerprint fails a CI gate, --allow-skipped or not.
     const json = await agent.dhv('agent', 'fingerprint', '--json', '--allow-skipped');
     expect(json.exitCode).toBe(1);
-    expect(json.stderr).toBe('');
+    // The verdict is one error document on stderr; the report stays whole on stdout.
+    expect(JSON.parse(json.stderr)).toMatchObject({ kind: 'Error', error: { code: 'NOMAD_WOULD_CRASH' } });
     const out = JSON.parse(json.stdout);
     const chatty = out.Plugins.find((p: { ID: string }) => p.ID === 'chatty');
     expect(chatty).toMatchObject({ Version: '1.2.0', Stderr: 'chatty: warming up\n', Warnings: [] });
