@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { basename } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { runTool } from '../helpers/system-tools.js';
 import { attachedLoopDevices, type LoopDevice } from './loop-devices.js';
 import {
@@ -35,11 +38,21 @@ export async function unmount(path: string, options: TeardownOptions & { lazy?: 
   });
 }
 
+/**
+ * How long a detach waits for the device to let go of its image. The kernel only marks a
+ * device still open elsewhere (a plugin's mkfs or e2fsck being killed, the last close of an
+ * unmount) to clear at its last close, and `losetup --detach` returns at once.
+ */
+const DETACH_SETTLE_MS = 3_000;
+
+/** Detaches a loop device, and returns once it has let go of its image (or after DETACH_SETTLE_MS). */
 export async function detachLoopDevice(device: string, options: TeardownOptions = {}): Promise<void> {
   await runTool('losetup', ['--detach', device], {
     debianPackage: 'mount',
     ...(options.signal ? { signal: options.signal } : {}),
   });
+  const backing = `/sys/block/${basename(device)}/loop/backing_file`;
+  for (let waited = 0; waited < DETACH_SETTLE_MS && existsSync(backing); waited += 20) await sleep(20);
 }
 
 /**
