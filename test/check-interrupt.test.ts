@@ -65,6 +65,15 @@ const checkArgs = (plugin: string, scratch: string) => [
   scratch,
 ];
 
+/** `dhv check` of the fixture, started and waiting in the plugin's first create. */
+async function checkInCreate(onTestFinished: (fn: () => Promise<void>) => void) {
+  const made = await setUp(onTestFinished);
+  const child = startDhv(checkArgs(made.plugin, made.scratch), made.env);
+  const done = finished(child);
+  await started(made.plugin, 'create');
+  return { ...made, child, done };
+}
+
 describe.concurrent('dhv check interrupted', () => {
   for (const [first, second, exitCode] of [
     ['SIGINT', 'SIGINT', 130],
@@ -74,10 +83,7 @@ describe.concurrent('dhv check interrupted', () => {
     test(`${first}, then ${second} to hurry the cleanup, leaves nothing: no plugin, no folder, no journal`, async ({
       onTestFinished,
     }) => {
-      const { plugin, scratch, journal, env } = await setUp(onTestFinished);
-      const child = startDhv(checkArgs(plugin, scratch), env);
-      const done = finished(child);
-      await started(plugin, 'create');
+      const { plugin, scratch, journal, child, done } = await checkInCreate(onTestFinished);
       child.kill(first);
       // The first signal ends the create; the cleanup runs the plugin's delete, which hangs.
       await started(plugin, 'delete');
@@ -94,10 +100,7 @@ describe.concurrent('dhv check interrupted', () => {
   test('after kill -9, the next dhv command kills its plugin, removes its folder, and says so', async ({
     onTestFinished,
   }) => {
-    const { plugin, scratch, journal, env } = await setUp(onTestFinished);
-    const child = startDhv(checkArgs(plugin, scratch), env);
-    const done = finished(child);
-    await started(plugin, 'create');
+    const { plugin, scratch, journal, env, child, done } = await checkInCreate(onTestFinished);
     const [sandbox] = await readdir(scratch);
     child.kill('SIGKILL');
     await done;
