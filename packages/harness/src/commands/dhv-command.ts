@@ -117,8 +117,8 @@ export abstract class DhvCommand extends Command {
    */
   protected async agentConfig(flags: AgentFlagValues, options: { mustExist?: boolean } = {}): Promise<AgentConfig> {
     const config = await agentConfigFrom(flags);
-    if (options.mustExist) requireDataDir(config.dataDir, config.dataDirSource ?? '--data-dir');
     const source = config.dataDirSource ?? '--data-dir';
+    if (options.mustExist) requireDataDir(config.dataDir, source);
     this.dataDirUsed = { path: config.dataDir, from: config.dataDirFrom ?? '--data-dir', source };
     if (!this.jsonOutput) this.sayDataDir();
     return config;
