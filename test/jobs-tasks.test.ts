@@ -1,5 +1,5 @@
 import { copyFile, readdir, readFile, stat } from 'node:fs/promises';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { mountsAtOrBelow } from '@dhv/sdk/host';
@@ -243,6 +243,35 @@ describe
       expect(again.AllocID).not.toBe(claim.AllocID);
       expect((await jobs.dhv('job', 'stop', '-purge', 'sticky')).exitCode).toBe(0);
       expect((await jobs.dhv('volume', 'claim', 'list')).stdout).toBe('No task group host volume claims found\n');
+    });
+
+    it('a delete racing a job run of its volume either deletes it before any placement or is refused: never a task on a deleted volume', async ({
+      jobs,
+    }) => {
+      const jobFile = await jobs.file('job.nomad.hcl', seedFlow.files['job.nomad.hcl']!);
+      const specFile = await jobs.file('mk1.hcl', seedFlow.files['mk1.hcl']!);
+      for (let round = 0; round < 3; round++) {
+        const volume = await jobs.json('volume', 'create', specFile);
+        const id = volume.Volume?.ID ?? volume.ID;
+        const [run, deleted] = await Promise.all([jobs.dhv('job', 'run', jobFile), jobs.dhv('volume', 'delete', id)]);
+        const running = (
+          (await jobs.json('job', 'status', 'writer')).Allocations as Array<{ ClientStatus: string }>
+        ).filter((a) => a.ClientStatus === 'running');
+        if (deleted.exitCode === 0) {
+          // The delete came first: nothing was placed on the volume, and nothing of it is left.
+          expect(run.exitCode, run.stdout).toBe(2);
+          expect(running).toEqual([]);
+          expect((await jobs.json('volume', 'status')).map((v: { ID: string }) => v.ID)).not.toContain(id);
+        } else {
+          // The placement came first: the volume is in use, and the task's file is on it.
+          expect(deleted.stderr).toContain(`volume ${id} in use by allocations`);
+          expect(running).toHaveLength(1);
+          const hostPath = (await jobs.json('volume', 'status', id)).HostPath as string;
+          await expectEventually(async () => existsSync(join(hostPath, 'hello.txt')));
+        }
+        expect((await jobs.dhv('job', 'stop', '-purge', 'writer')).exitCode).toBe(0);
+        if (deleted.exitCode !== 0) expect((await jobs.dhv('volume', 'delete', id)).exitCode).toBe(0);
+      }
     });
 
     it('runs a job as the first command on a fresh data dir, starting the agent first', async ({ jobs }) => {
