@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../packages/harness/src/commands/index.js';
-import { DHV_BIN, runDhv, tempDir, removeTempDir } from './support/kit.js';
+import { DHV_BIN, runDhv, runDhvInOneProcess, tempDir, removeTempDir } from './support/kit.js';
 
 /** The conventions of an oclif CLI a user expects of dhv: help, version, typos, flags. */
 
@@ -39,20 +39,25 @@ describe('dhv help', () => {
       expect(run.exitCode, `dhv ${spelling.join(' ')}: ${run.stderr}`).toBe(0);
       expect(run.stdout, `dhv ${spelling.join(' ')}`).toBe(root.stdout);
     }
+    // Every command's help, asked four ways: 4 runs a command, all of them in one process (runDhvInOneProcess).
     const ids = Object.keys(COMMANDS).filter((id) => id !== 'help');
-    await Promise.all(
-      ids.map(async (id) => {
-        const words = id.split(':');
-        const help = await dhv('help', ...words);
-        expect(help.exitCode, `dhv help ${words.join(' ')}: ${help.stderr}`).toBe(0);
-        expect(help.stdout).toMatch(new RegExp(`^USAGE\\n\\s+\\$ dhv ${words.join(' ')}\\b`, 'm'));
-        for (const flag of ['-h', '-help', '--help']) {
-          const run = await dhv(...words, flag);
-          expect(run.exitCode, `dhv ${words.join(' ')} ${flag}: ${run.stderr}`).toBe(0);
-          expect(run.stdout, `dhv ${words.join(' ')} ${flag}`).toBe(help.stdout);
-        }
-      }),
-    );
+    const spellings = (words: string[]) => [
+      ['help', ...words],
+      ...['-h', '-help', '--help'].map((flag) => [...words, flag]),
+    ];
+    const asked = ids.flatMap((id) => spellings(id.split(':')));
+    const runs = await runDhvInOneProcess(asked, { env: { DHV_DATA_DIR: dataDir } });
+    for (const [i, id] of ids.entries()) {
+      const words = id.split(':');
+      const [help, ...flags] = runs.slice(i * 4, i * 4 + 4);
+      expect(help!.exitCode, `dhv help ${words.join(' ')}: ${help!.stderr}`).toBe(0);
+      expect(help!.stdout).toMatch(new RegExp(`^USAGE\\n\\s+\\$ dhv ${words.join(' ')}\\b`, 'm'));
+      for (const [j, run] of flags.entries()) {
+        const flag = asked[i * 4 + j + 1]!.at(-1);
+        expect(run.exitCode, `dhv ${words.join(' ')} ${flag}: ${run.stderr}`).toBe(0);
+        expect(run.stdout, `dhv ${words.join(' ')} ${flag}`).toBe(help!.stdout);
+      }
+    }
   });
 
   it('answers a help for a command that does not exist as a typo, with a suggestion and exit 2', async () => {
