@@ -86,21 +86,6 @@ describe.concurrent('dhv-harness-<version>.tgz, as the README installs it, with 
     expect(check.exitCode, check.stdout + check.stderr).toBe(0);
   }, 120_000);
 
-  it('is removed by npm rm -g @dhv/harness, the name its file says', async () => {
-    const prefix = join(work, 'other-prefix');
-    const env = { ...userEnv, npm_config_prefix: prefix, npm_config_cache: join(work, 'other-cache') };
-    const npm = (args: string[]) =>
-      execa('npm', args, { cwd: join(work, 'host'), env, extendEnv: false, reject: false });
-    const install = await npm(['install', '-g', './dhv-harness-0.1.0.tgz', '--offline']);
-    expect(install.exitCode, install.stderr).toBe(0);
-    expect(await fs.pathExists(join(prefix, 'bin/dhv'))).toBe(true);
-    const removed = await npm(['rm', '-g', '@dhv/harness']);
-    expect(removed.exitCode, removed.stderr).toBe(0);
-    expect(removed.stdout).toMatch(/removed \d+ package/);
-    expect(await fs.pathExists(join(prefix, 'bin/dhv'))).toBe(false);
-    expect(await fs.pathExists(join(prefix, 'lib/node_modules/@dhv/harness'))).toBe(false);
-  }, 180_000);
-
   it('is upgraded in place by npm install -g of a newer dhv-harness-<version>.tgz, as the README says', async () => {
     const prefix = join(work, 'upgrade-prefix');
     const env = { ...userEnv, npm_config_prefix: prefix, npm_config_cache: join(work, 'upgrade-cache') };
@@ -185,22 +170,35 @@ describe.concurrent('dhv-harness-<version>.tgz, as the README installs it, with 
   });
 });
 
+// After every test above: it removes the install they all use, the one the README's section made.
+describe('dhv-harness-<version>.tgz, installed as the README says, once every test above has used it', () => {
+  it('is removed by npm rm -g @dhv/harness, the name its file says', async () => {
+    const prefix = runPrefix(run);
+    expect(await fs.pathExists(join(prefix, 'bin/dhv'))).toBe(true);
+    const removed = await execa('npm', ['rm', '-g', '@dhv/harness'], {
+      cwd: join(work, 'host'),
+      env: { ...userEnv, npm_config_prefix: prefix, npm_config_cache: join(work, 'other-cache') },
+      extendEnv: false,
+      reject: false,
+    });
+    expect(removed.exitCode, removed.stderr).toBe(0);
+    expect(removed.stdout).toMatch(/removed \d+ package/);
+    expect(await fs.pathExists(join(prefix, 'bin/dhv'))).toBe(false);
+    expect(await fs.pathExists(join(prefix, 'lib/node_modules/@dhv/harness'))).toBe(false);
+  }, 180_000);
+});
+
 describe.concurrent('the packages as they would be published', () => {
   it('each passes npm publish --dry-run without npm correcting its manifest', async () => {
-    const publish = (name: string) =>
-      execa('npm', ['publish', '--dry-run', '--ignore-scripts', '-w', name], {
-        cwd: REPO_ROOT,
-        env: { ...userEnv, npm_config_update_notifier: 'false' },
-        extendEnv: false,
-        reject: false,
-      }).then((result) => ({ name, result }));
+    // One npm for the four workspaces: it publishes (here, dry) each in turn, as four runs of it would.
     const names = ['@dhv/sdk', '@dhv/harness', '@dhv/plugin-mkdir', '@dhv/plugin-loopback'];
-    for (const { name, result } of await Promise.all(names.map(publish))) {
-      expect(result.exitCode, `${name}: ${result.stderr}`).toBe(0);
-      expect(result.stdout, name).toContain(`+ ${name}@0.1.0`);
-      expect(result.stderr, name).not.toMatch(
-        /auto-corrected|npm warn (?!publish This command requires you to be logged in)/,
-      );
-    }
+    const result = await execa(
+      'npm',
+      ['publish', '--dry-run', '--ignore-scripts', ...names.flatMap((name) => ['-w', name])],
+      { cwd: REPO_ROOT, env: { ...userEnv, npm_config_update_notifier: 'false' }, extendEnv: false, reject: false },
+    );
+    expect(result.exitCode, `${names.join(', ')}: ${result.stderr}`).toBe(0);
+    for (const name of names) expect(result.stdout, name).toContain(`+ ${name}@0.1.0`);
+    expect(result.stderr).not.toMatch(/auto-corrected|npm warn (?!publish This command requires you to be logged in)/);
   }, 180_000);
 });
