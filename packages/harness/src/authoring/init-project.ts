@@ -1,8 +1,8 @@
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import fs from 'fs-extra';
 import { AuthoringError } from './errors.js';
-import { installedPackageDir, type DhvPackage } from './installed-package.js';
-import { localPackageSource, packInstalledPackage, VENDOR_DIR } from './package-source.js';
+import { DHV_PACKAGES, installedPackageDir, type DhvPackage } from './installed-package.js';
+import { localPackageSource, packInstalledPackages, VENDOR_DIR } from './package-source.js';
 import { packageNameFor, validatePluginId } from './plugin-id.js';
 import {
   isTemplateName,
@@ -84,17 +84,23 @@ export async function initProject(options: InitOptions): Promise<InitResult> {
   const written: string[] = [];
   let dependencies: { sdk: string; harness: string };
   try {
-    // The exact SDK and harness running now, packed into the project: it installs with a
-    // plain `npm install` anywhere, before and without any registry.
-    const source = async (packageName: DhvPackage, from: string | undefined): Promise<string> => {
-      if (from !== undefined) return from;
-      if (options.fromRegistry) return `^${version}`;
+    // The exact SDK and harness running now, packed into the project (one npm for both): it
+    // installs with a plain `npm install` anywhere, before and without any registry.
+    const chosen: Record<DhvPackage, string | undefined> = { '@dhv/sdk': given.sdk, '@dhv/harness': given.harness };
+    const toPack = options.fromRegistry ? [] : DHV_PACKAGES.filter((name) => chosen[name] === undefined);
+    const packed = new Map<DhvPackage, string>();
+    if (toPack.length > 0) {
       await fs.ensureDir(join(dir, VENDOR_DIR));
-      const tarball = await packInstalledPackage(packageName, join(dir, VENDOR_DIR));
-      written.push(`${VENDOR_DIR}/${tarball}`);
-      return `file:${VENDOR_DIR}/${tarball}`;
+      for (const [name, tarball] of await packInstalledPackages(toPack, join(dir, VENDOR_DIR))) {
+        packed.set(name, tarball);
+        written.push(`${VENDOR_DIR}/${tarball}`);
+      }
+    }
+    const source = (packageName: DhvPackage): string => {
+      const tarball = packed.get(packageName);
+      return chosen[packageName] ?? (tarball === undefined ? `^${version}` : `file:${VENDOR_DIR}/${tarball}`);
     };
-    dependencies = { sdk: await source('@dhv/sdk', given.sdk), harness: await source('@dhv/harness', given.harness) };
+    dependencies = { sdk: source('@dhv/sdk'), harness: source('@dhv/harness') };
     files.set('package.json', `${JSON.stringify(manifest(pluginId, dependencies), null, 2)}\n`);
     for (const [path, text] of [...files].sort(([a], [b]) => a.localeCompare(b))) {
       await fs.outputFile(join(dir, path), text);

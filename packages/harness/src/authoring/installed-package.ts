@@ -1,7 +1,9 @@
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 
-export type DhvPackage = '@dhv/sdk' | '@dhv/harness';
+/** The packages a generated project depends on, the SDK first. */
+export const DHV_PACKAGES = ['@dhv/sdk', '@dhv/harness'] as const;
+export type DhvPackage = (typeof DHV_PACKAGES)[number];
 
 /**
  * The folder of the package that is running (the harness) or that it runs with (the

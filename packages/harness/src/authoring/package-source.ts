@@ -8,19 +8,22 @@ import { installedPackageDir, type DhvPackage } from './installed-package.js';
 export const VENDOR_DIR = 'vendor';
 
 /**
- * Packs the installed package with `npm pack` into `destination`, so the generated
+ * Packs the installed packages with one `npm pack` into `destination`, so the generated
  * project installs the exact code that generated it, with no registry and no checkout.
- * Returns the tarball's file name.
+ * Returns each package's tarball file name.
  */
-export async function packInstalledPackage(packageName: DhvPackage, destination: string): Promise<string> {
-  const from = installedPackageDir(packageName);
+export async function packInstalledPackages(
+  packageNames: readonly DhvPackage[],
+  destination: string,
+): Promise<Map<DhvPackage, string>> {
+  const from = packageNames.map((name) => installedPackageDir(name));
   // npm settings inherited from an `npm run -w ...` that started dhv would redirect the pack.
   const env = Object.fromEntries(
     Object.entries(process.env).filter(([key]) => !/^npm_config_(workspaces?|include_workspace_root)$/i.test(key)),
   );
   const packed = await execa(
     'npm',
-    ['pack', from, '--pack-destination', destination, '--json', '--ignore-scripts', '--loglevel=error'],
+    ['pack', ...from, '--pack-destination', destination, '--json', '--ignore-scripts', '--loglevel=error'],
     {
       cwd: destination,
       env,
@@ -28,26 +31,50 @@ export async function packInstalledPackage(packageName: DhvPackage, destination:
       reject: false,
     },
   );
-  const filename = packed.exitCode === 0 ? parsePackOutput(packed.stdout) : undefined;
-  if (filename === undefined || !(await fs.pathExists(join(destination, filename)))) {
+  const filenames = packed.exitCode === 0 ? parsePackOutput(packed.stdout, packageNames) : undefined;
+  const missing = filenames
+    ? await Promise.all(
+        packageNames.map(async (name) => !(await fs.pathExists(join(destination, filenames.get(name)!)))),
+      )
+    : [];
+  if (filenames === undefined || missing.includes(true)) {
+    // What one package's pack wrote before another's failed: named as npm pack names it.
+    await Promise.all(
+      from.map(async (folder) => {
+        const { name, version } = (await fs.readJson(join(folder, 'package.json')).catch(() => ({}))) as {
+          name?: string;
+          version?: string;
+        };
+        if (name && version)
+          await fs.remove(join(destination, `${name.replace(/^@/, '').replace('/', '-')}-${version}.tgz`));
+      }),
+    );
     const why =
       packed.code === 'ENOENT'
         ? 'npm was not found on PATH'
         : (packed.stderr || packed.stdout || packed.message || `exit code ${packed.exitCode}`).trim();
+    const what = packageNames.join(' and ');
     throw new AuthoringError(
       'PACK_FAILED',
-      `could not pack ${packageName} from ${from} into the new project: ${why}\n` +
+      `could not pack ${what} from ${from.join(' and ')} into the new project: ${why}\n` +
         'dhv init packs the SDK and harness it runs with npm; install npm, or pass --from-registry (once @dhv/* are published) or --sdk-from/--harness-from',
-      { packageName, from },
+      { packageName: what, from: from.join(' ') },
     );
   }
-  return filename;
+  return filenames;
 }
 
-function parsePackOutput(stdout: string): string | undefined {
+/** npm pack --json's file name of each package, or undefined when one is not there. */
+function parsePackOutput(stdout: string, packageNames: readonly DhvPackage[]): Map<DhvPackage, string> | undefined {
   try {
-    const [entry] = JSON.parse(stdout) as Array<{ filename?: unknown }>;
-    return typeof entry?.filename === 'string' ? basename(entry.filename) : undefined;
+    const entries = JSON.parse(stdout) as Array<{ name?: unknown; filename?: unknown }>;
+    const filenames = new Map<DhvPackage, string>();
+    for (const name of packageNames) {
+      const filename = entries.find((entry) => entry.name === name)?.filename;
+      if (typeof filename !== 'string') return undefined;
+      filenames.set(name, basename(filename));
+    }
+    return filenames;
   } catch {
     return undefined;
   }
