@@ -27,6 +27,8 @@ interface Defect {
   check: string;
   /** The defect is a race: replaying its recipe shows it only when the timing repeats, and a search may miss it once. */
   racy?: boolean;
+  /** What the plugin writes on stderr when it fails, which the verdict must show beside Nomad's words. */
+  stderr?: RegExp;
 }
 
 const DEFECTS: Record<string, Defect> = {
@@ -37,7 +39,11 @@ const DEFECTS: Record<string, Defect> = {
   'delete-prefix-sweep': { check: 'explore.volumes-survive' },
   'restore-rebuilds': { check: 'explore.volumes-survive' },
   'restart-lost-update': { check: 'explore.volumes-survive', racy: true },
-  'killed-create-lock': { check: 'explore.calls-succeed', racy: true },
+  'killed-create-lock': {
+    check: 'explore.calls-succeed',
+    racy: true,
+    stderr: /\(the plugin's stderr ended: killed-create-lock: \S+\.creating-\S+ is held since [0-9:]+\)/,
+  },
   'cleanup-wipes-records': { check: 'explore.volumes-survive' },
   // Its verdict is a time against a node-wide index beside the plugin, which the catalogue's
   // volumes fill too: the recipe shrunk in a whole check may stay under the deadline alone.
@@ -134,6 +140,7 @@ describe.concurrent('dhv check finds every sequence-only defect, and nothing els
         expect(steps.length, steps.join('; ')).toBeLessThanOrEqual(MAX_RECIPE_STEPS);
         expect(found.reason).toContain(`dhv check ${plugin} --replay '`);
         expect(found.notes.join(' ')).toContain(`seed ${SEED}`);
+        if (defect.stderr) expect(found.reason).toMatch(defect.stderr);
 
         if (!defect.racy) {
           const replay = await runConformance(plugin, { only: ['explore'], replay: recipeOf(found), volumesDir });
