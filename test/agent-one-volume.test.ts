@@ -333,12 +333,9 @@ describe.concurrent('one volume, one line of operations (issue 34)', () => {
         agent,
       }) => {
         if (plugin === 'sh') await agent.plugin('sh', bashPlugin());
-        const made = await agent.json<{ Volume: { ID: string } }>(
-          'volume',
-          'create',
+        const { ID: id } = await new InProcessAgent(agent.dataDir).create(
           await agent.file('v.hcl', volumeHcl({ name: 'v', plugin_id: plugin })),
         );
-        const id = made.Volume.ID;
         const createdFolder = join(agent.volumesDir, id);
         expect(existsSync(createdFolder)).toBe(true);
         const folder = join(agent.dir, 'registered');
@@ -349,8 +346,10 @@ describe.concurrent('one volume, one line of operations (issue 34)', () => {
         // Twice: a register over a registered volume keeps the plugin too.
         await agent.json('volume', 'register', register);
 
-        const status = await agent.json<{ PluginID: string; HostPath: string }>('volume', 'status', id);
-        expect([status.PluginID, status.HostPath]).toEqual([plugin, folder]);
+        const status = (
+          await new InProcessAgent(agent.dataDir).volumes<Status & { PluginID: string; HostPath: string }>()
+        ).filter((v) => v.ID === id);
+        expect(status.map((v) => [v.PluginID, v.HostPath])).toEqual([[plugin, folder]]);
         expect(await published(agent)).toEqual({ v: id });
         await agent.json('agent', 'restart');
         expect((await volumes(agent)).map((v) => [v.ID, v.State])).toEqual([[id, 'ready']]);
@@ -381,13 +380,9 @@ case "$1" in
 esac
 `,
       );
-      const id = (
-        await agent.json<{ Volume: { ID: string } }>(
-          'volume',
-          'create',
-          await agent.file('p.hcl', volumeHcl({ name: 'p', plugin_id: 'mkdir' })),
-        )
-      ).Volume.ID;
+      const { ID: id } = await new InProcessAgent(agent.dataDir).create(
+        await agent.file('p.hcl', volumeHcl({ name: 'p', plugin_id: 'mkdir' })),
+      );
       await agent.json(
         'volume',
         'create',

@@ -288,10 +288,10 @@ export class Sandbox {
       chmodSync(installed, 0o755);
     }
     const sandbox = new Sandbox(root, '');
-    const start = await sandbox.sh('$AGENTCTL restart $ROOT && nodeid');
+    const start = await sandbox.sh('$AGENTCTL restart $ROOT');
     if (start.exit !== 0) throw new Error(`the sandbox's agent did not start: ${start.stderr}`);
     writeFileSync(join(root, 'calls.jsonl'), '');
-    return new Sandbox(root, start.stdout.trim());
+    return new Sandbox(root, (await sandbox.inProcess().node<{ ID: string }>()).ID);
   }
 
   writeFiles(files: Record<string, string>): void {
