@@ -37,8 +37,12 @@ export default defineConfig({
     // By its absolute path: a project made inside the checkout (the docs' `dhv init my-plugin`) that
     // has no vitest config of its own is run with this one, from its own root.
     globalSetup: [fileURLToPath(new URL('./test/support/global-disk-records.ts', import.meta.url))],
-    // DHV_TEST_CPU=<file> records each file's processor time there (bench/test-times.mjs reads it).
-    setupFiles: [fileURLToPath(new URL('./test/support/file-cpu.ts', import.meta.url))],
+    // DHV_TEST_CPU=<file> records each file's processor time there (bench/test-times.mjs reads it);
+    // each file's end releases what its tests made through the cleanup journal and left.
+    setupFiles: [
+      fileURLToPath(new URL('./test/support/file-cpu.ts', import.meta.url)),
+      fileURLToPath(new URL('./test/support/file-journal.ts', import.meta.url)),
+    ],
     projects: [
       { extends: true, test: { name: 'in-process', include: IN_PROCESS } },
       {

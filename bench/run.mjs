@@ -24,8 +24,7 @@ if (unknown.length > 0) {
 const selected = wanted.length > 0 ? wanted.map((name) => name + SUFFIX) : available;
 
 // A run killed outright left its volumes and folders; an interrupted one removes its own.
-for (const dir of await sweepDeadScratch())
-  process.stdout.write(`removed ${dir}, left by a benchmark run that was killed\n`);
+for (const line of await sweepDeadScratch()) process.stdout.write(`${line}\n`);
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.once(signal, async () => {

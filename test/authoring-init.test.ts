@@ -38,7 +38,7 @@ interface Run {
 
 /**
  * The environment for npm and vitest children: none of the npm_* or VITEST* settings of the run
- * that started us; a short explorer budget, since a template's check proves the template passes
+ * that started us; two explorer sequences, since a template's check proves the template passes
  * and the explorer's own verdicts are tested in check-explore.
  */
 const childEnv = {
@@ -47,7 +47,7 @@ const childEnv = {
   ),
   ...registryCa(),
   NO_COLOR: '1',
-  DHV_CHECK_EXPLORE_BUDGET: '3',
+  DHV_CHECK_RUNS: '2',
 };
 
 async function run(

@@ -2,15 +2,21 @@ import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
-import { conformanceTests, runConformance, type CheckResult, type ConformanceReport } from '@dhv/harness';
+import {
+  DEFAULT_EXPLORE_RUNS,
+  conformanceTests,
+  runConformance,
+  type CheckResult,
+  type ConformanceReport,
+} from '@dhv/harness';
 import { SUITE_TIMEOUT_MS as CHECK_TIMEOUT_MS, dhvCheck, failedRequired } from './support/check-cli.js';
 import { HARNESS_FIXTURES as FIXTURES, runDhv } from './support/kit.js';
 
 /**
  * The explorer (the explore checks of `dhv check`) against stateful plugins of our own:
  * each defective one breaks only under a sequence of calls that a real agent makes
- * (every catalogue check passes it), and must be found within the default budget and
- * shrunk to a short recipe; each correct one must pass whatever the seed.
+ * (every catalogue check passes it), and must be found within the default number of
+ * sequences and shrunk to a short recipe; each correct one must pass whatever the seed.
  */
 const STATEFUL = join(FIXTURES, 'stateful');
 /** One seed for the whole file, so that a failure here is rerun exactly with the seed it prints. */
@@ -21,6 +27,8 @@ interface Defect {
   check: string;
   /** The defect is a race: replaying its recipe shows it only when the timing repeats, and a search may miss it once. */
   racy?: boolean;
+  /** What the plugin writes on stderr when it fails, which the verdict must show beside Nomad's words. */
+  stderr?: RegExp;
 }
 
 const DEFECTS: Record<string, Defect> = {
@@ -31,7 +39,11 @@ const DEFECTS: Record<string, Defect> = {
   'delete-prefix-sweep': { check: 'explore.volumes-survive' },
   'restore-rebuilds': { check: 'explore.volumes-survive' },
   'restart-lost-update': { check: 'explore.volumes-survive', racy: true },
-  'killed-create-lock': { check: 'explore.calls-succeed', racy: true },
+  'killed-create-lock': {
+    check: 'explore.calls-succeed',
+    racy: true,
+    stderr: /\(the plugin's stderr ended: killed-create-lock: \S+\.creating-\S+ is held since [0-9:]+\)/,
+  },
   'cleanup-wipes-records': { check: 'explore.volumes-survive' },
   // Its verdict is a time against a node-wide index beside the plugin, which the catalogue's
   // volumes fill too: the recipe shrunk in a whole check may stay under the deadline alone.
@@ -40,16 +52,6 @@ const DEFECTS: Record<string, Defect> = {
 };
 const CORRECT = ['registry-ok', 'slots-ok', 'name-guard-ok'];
 const MAX_RECIPE_STEPS = 5;
-/**
- * The sequences the search for a defect may run: this seed finds each within six. Plain
- * `dhv check`'s budget is 30 s of them, and what 30 s holds is the machine's load: two suites
- * at once left cleanup-wipes-records, found at the sixth, unfound in both its attempts. In
- * sequences, a defect is found at the same one whatever the load, and a run that finds it
- * stops there, so this costs what the time budget cost.
- */
-const DEFECT_RUNS = 10;
-/** The time limit when a count of sequences is the budget: none that a run reaches. */
-const NO_TIME_LIMIT_MS = 3_600_000;
 /**
  * Seeds per correct plugin, two sequences each. Twenty seeds of a second each were a third of
  * this file's processor time, and what a second held depended on the load: a false alarm
@@ -97,15 +99,8 @@ describe.concurrent(`the correct stateful plugins pass the explorer with ${SEEDS
         const { plugin, volumesDir } = await fixtureCopy(name);
         const lanes = Array.from({ length: LANES }, async (_, lane) => {
           for (let seed = lane + 1; seed <= SEEDS; seed += LANES) {
-            // Two sequences each, however long they take: a time budget gave one under load and
-            // more at rest, so what a seed covered depended on the machine's load.
-            const report = await runConformance(plugin, {
-              only: ['explore'],
-              seed,
-              runs: 2,
-              exploreBudgetMs: 60_000,
-              volumesDir,
-            });
+            // Two sequences each, however long they take.
+            const report = await runConformance(plugin, { only: ['explore'], seed, runs: 2, volumesDir });
             const bad = explored(report).filter((r) => r.status !== 'pass');
             expect(
               bad.map((r) => `seed ${seed}: ${r.id}: ${r.reason ?? ''}`),
@@ -122,24 +117,21 @@ describe.concurrent(`the correct stateful plugins pass the explorer with ${SEEDS
 });
 
 // Five at once (vitest's default). Searching and shrinking are both bounded by runs, not
-// time, so load only slows them.
+// time, so load only slows them. The default number of sequences, with this file's seed:
+// each defect is found by plain `dhv check` but for the seed, and a search that finds one
+// stops there.
 describe.concurrent('dhv check finds every sequence-only defect, and nothing else, and shrinks it', () => {
   for (const [name, defect] of Object.entries(DEFECTS)) {
     test(
-      `${name}: passes every required catalogue check, fails ${defect.check} within ${DEFECT_RUNS} sequences, in at most ${MAX_RECIPE_STEPS} steps${defect.racy ? '' : ', replayable'}`,
+      `${name}: passes every required catalogue check, fails ${defect.check} within the default ${DEFAULT_EXPLORE_RUNS} sequences, in at most ${MAX_RECIPE_STEPS} steps${defect.racy ? '' : ', replayable'}`,
       // A racy defect breaks only when the timing repeats, so a search may miss it once: one
       // retry, of the same seed, for those alone. Every other one breaks at the same sequence
       // whatever the load: a miss is a defect of the explorer.
       { timeout: SUITE_TIMEOUT_MS, retry: defect.racy ? 1 : 0 },
       async () => {
         const { plugin, volumesDir } = await fixtureCopy(name);
-        // The catalogue and the explorer, as plain `dhv check` runs them but for the budget.
-        const report = await runConformance(plugin, {
-          seed: SEED,
-          runs: DEFECT_RUNS,
-          exploreBudgetMs: NO_TIME_LIMIT_MS,
-          volumesDir,
-        });
+        // The catalogue and the explorer, as plain `dhv check` runs them but for the seed.
+        const report = await runConformance(plugin, { seed: SEED, volumesDir });
         const found = report.results.find((r) => r.id === defect.check)!;
         expect(failedRequired(report), `${found.reason ?? ''} ${found.notes.join(' | ')}`).toEqual([defect.check]);
         expect(report.ok).toBe(false);
@@ -148,6 +140,7 @@ describe.concurrent('dhv check finds every sequence-only defect, and nothing els
         expect(steps.length, steps.join('; ')).toBeLessThanOrEqual(MAX_RECIPE_STEPS);
         expect(found.reason).toContain(`dhv check ${plugin} --replay '`);
         expect(found.notes.join(' ')).toContain(`seed ${SEED}`);
+        if (defect.stderr) expect(found.reason).toMatch(defect.stderr);
 
         if (!defect.racy) {
           const replay = await runConformance(plugin, { only: ['explore'], replay: recipeOf(found), volumesDir });
@@ -173,11 +166,9 @@ describe.concurrent('plugins that work under a real Nomad agent pass the explore
         const report = await runConformance(join(FIXTURES, name), {
           only: ['explore'],
           seed: SEED,
-          // Two sequences, not ten seconds of them (about six, each as long as the first two):
-          // check-fixtures judges their catalogue, and this only that the explorer does not
-          // call a plugin that works under Nomad broken.
+          // Two sequences: check-fixtures judges their catalogue, and this only that the
+          // explorer does not call a plugin that works under Nomad broken.
           runs: 2,
-          exploreBudgetMs: 10_000,
           volumesDir,
         });
         const bad = explored(report).filter((r) => r.status === 'fail' && r.severity === 'required');
@@ -196,9 +187,8 @@ describe.concurrent('dhv check on the command line', () => {
     async () => {
       const plugin = join(STATEFUL, 'restore-rebuilds');
       const check = 'explore.volumes-survive';
-      // Its second sequence breaks it; a budget in sequences, as for every defect above.
-      const budget = ['--runs', String(DEFECT_RUNS), '--explore-budget', String(NO_TIME_LIMIT_MS / 1000)];
-      const run = await dhvCheck(plugin, ['--seed', String(SEED), ...budget]);
+      // Its second sequence breaks it, within the default number, as for every defect above.
+      const run = await dhvCheck(plugin, ['--seed', String(SEED)]);
       expect(run.exitCode).toBe(1);
       expect(failedRequired(run.report)).toEqual([check]);
       expect(run.report.results.filter((r) => r.area !== 'explore').length).toBeGreaterThan(30);
@@ -226,6 +216,22 @@ describe.concurrent('dhv check on the command line', () => {
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toContain('"resize db": unknown step');
   });
+
+  test('the old time budget, as a flag or in the environment, is refused naming --runs', async () => {
+    const plugin = join(FIXTURES, 'good-plugin');
+    for (const [args, env, given] of [
+      [['--explore-budget', '30'], {}, '--explore-budget'],
+      [[], { DHV_CHECK_EXPLORE_BUDGET: '30' }, 'DHV_CHECK_EXPLORE_BUDGET'],
+    ] as const) {
+      const run = await runDhv(['check', plugin, '--only', 'discovery', ...args], { env });
+      expect(run.exitCode, given).toBe(2);
+      expect(run.stderr, given).toContain(`${given} was removed: the explorer runs a number of random sequences`);
+      expect(run.stderr, given).toContain('Give --runs N (or set DHV_CHECK_RUNS) instead');
+    }
+    await expect(runConformance(plugin, { exploreBudgetMs: 30_000 } as object)).rejects.toThrow(
+      /exploreBudgetMs was removed: .* give runs/,
+    );
+  });
 });
 
 test.concurrent(
@@ -241,7 +247,6 @@ test.concurrent(
       seed: SEED,
       // The API's wiring is the subject here, not the budget: a few sequences, however long they take.
       runs: 5,
-      exploreBudgetMs: 120_000,
       describe: (_name, body) => body(),
       test: (name, body) => void tests.push({ name, body }),
       afterAll: (fn) => void closers.push(fn),

@@ -51,7 +51,7 @@ describe.concurrent('dhv check holds a plugin to the space it asks for', () => {
         '64MiB',
         '--volumes-dir',
         scratch,
-        '--explore-budget',
+        '--runs',
         '2',
       ]);
       const report = JSON.parse(stdout) as ConformanceReport;
@@ -120,7 +120,7 @@ describe.concurrent('dhv check writes only inside its sandbox', () => {
       `a volume path outside the sandbox (${name === 'plugin' ? 'answered as it is' : 'through a link inside the volumes dir'}) is read, never written`,
       async ({ onTestFinished }) => {
         const { dir, plugin, scratch } = await setUp('answers-outside.sh', onTestFinished, name);
-        const { stdout } = await runCheck([plugin, '--json', '--volumes-dir', scratch, '--explore-budget', '2']);
+        const { stdout } = await runCheck([plugin, '--json', '--volumes-dir', scratch, '--runs', '2']);
         const report = JSON.parse(stdout) as ConformanceReport;
         // The plugin made its volumes there; dhv check put nothing into them.
         expect((await readdir(join(dir, 'outside'))).length).toBeGreaterThan(5);

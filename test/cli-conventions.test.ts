@@ -174,11 +174,11 @@ describe('flags that take several values', () => {
 });
 
 describe('numbers set in the environment', () => {
-  it('refuses a value of DHV_CHECK_EXPLORE_BUDGET or DHV_LOCK_WAIT_MS that is not a usable number, naming the variable', async () => {
+  it('refuses a value of DHV_CHECK_RUNS or DHV_LOCK_WAIT_MS that is not a usable number, naming the variable', async () => {
     // 2^32 ms: Node's raw "delay out of range"; 3e9 ms: silently cut to 1 ms by Node's timers.
     for (const [variable, value, args, unit, max] of [
-      ['DHV_CHECK_EXPLORE_BUDGET', '0', ['check', 'no-such-plugin'], 'seconds', '536870'],
-      ['DHV_CHECK_EXPLORE_BUDGET', '99999999999', ['check', 'no-such-plugin'], 'seconds', '536870'],
+      ['DHV_CHECK_RUNS', '0', ['check', 'no-such-plugin'], 'sequences', '100000'],
+      ['DHV_CHECK_RUNS', '99999999999', ['check', 'no-such-plugin'], 'sequences', '100000'],
       ['DHV_LOCK_WAIT_MS', '4294967296', ['volume', 'status'], 'milliseconds', '2147483647'],
       ['DHV_LOCK_WAIT_MS', '3000000000', ['volume', 'status'], 'milliseconds', '2147483647'],
       ['DHV_LOCK_WAIT_MS', '1.5', ['agent', 'restart'], 'milliseconds', '2147483647'],

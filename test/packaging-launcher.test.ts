@@ -21,10 +21,12 @@ const REFERENCE = {
 const NODES = ['/usr/bin/node', '/bin/node', '/usr/local/bin/node', process.execPath];
 
 /**
- * Runs `plugin fingerprint` under `env -i` in a new mount namespace where no node
- * exists except, when `nodeAt` is given, a bind mount of this node at that path.
+ * Runs `plugin <operation>` under `env -i` in a new mount namespace where no node
+ * exists except, when `nodeAt` is given, a bind mount of this node at that path. The
+ * launcher answers an SDK plugin's fingerprint itself once it has found a node; `delete`
+ * with no request reaches node, which refuses it.
  */
-function startWithNodeOnlyAt(plugin: string, nodeAt: string | undefined) {
+function startWithNodeOnlyAt(plugin: string, nodeAt: string | undefined, operation = 'fingerprint') {
   const q = (text: string) => `'${text.replaceAll("'", "'\\''")}'`;
   const script = [
     'set -e',
@@ -38,7 +40,7 @@ function startWithNodeOnlyAt(plugin: string, nodeAt: string | undefined) {
     ...(nodeAt
       ? [`mkdir -p "$(dirname ${q(nodeAt)})" && touch ${q(nodeAt)}`, `mount --bind "$real/node" ${q(nodeAt)}`]
       : []),
-    `cd / && exec /usr/bin/env -i DHV_OPERATION=fingerprint ${q(plugin)} fingerprint`,
+    `cd / && exec /usr/bin/env -i DHV_OPERATION=${operation} ${q(plugin)} ${operation}`,
   ].join('\n');
   return execa(...inPrivateMountNamespace(script), { reject: false });
 }
@@ -69,9 +71,13 @@ describe.skipIf(
     if (work) await fs.remove(work);
   });
 
+  /** What node itself answers a delete with no request: proof that the launcher started it. */
+  const NODE_RAN = { exitCode: 2, stdout: expect.stringMatching(/^\{"error":"invalid delete request: /) };
+
   it('starts a plugin built by dhv build with node only in /usr/local/bin', async () => {
     const run = await startWithNodeOnlyAt(built, '/usr/local/bin/node');
     expect(run, run.stderr).toMatchObject({ exitCode: 0, stdout: '{"version":"3.1.0"}' });
+    expect(await startWithNodeOnlyAt(built, '/usr/local/bin/node', 'delete')).toMatchObject(NODE_RAN);
   });
 
   for (const [id, file] of Object.entries(REFERENCE)) {
@@ -79,12 +85,14 @@ describe.skipIf(
       const run = await startWithNodeOnlyAt(file, '/usr/local/bin/node');
       expect(run.exitCode, run.stderr).toBe(0);
       expect(JSON.parse(run.stdout)).toEqual({ version: expect.any(String) });
+      expect(await startWithNodeOnlyAt(file, '/usr/local/bin/node', 'delete')).toMatchObject(NODE_RAN);
     });
   }
 
   it('starts with node only under /opt', async () => {
     const run = await startWithNodeOnlyAt(built, '/opt/node/bin/node');
     expect(run, run.stderr).toMatchObject({ exitCode: 0, stdout: '{"version":"3.1.0"}' });
+    expect(await startWithNodeOnlyAt(built, '/opt/node/bin/node', 'delete')).toMatchObject(NODE_RAN);
   });
 
   it('says in one {"error"} line that it found no node, and where it looked', async () => {

@@ -144,7 +144,7 @@ export const PREPARED: Record<string, string> = {
 
 /**
  * The environment of a user's shell: none of vitest's or npm run's settings; and, as a CI job
- * might set it, a short explorer budget for every `dhv check` an example runs: an example
+ * might set it, two explorer sequences for every `dhv check` an example runs: an example
  * proves its commands work, and the explorer's own verdicts are tested in check-explore.
  */
 export const userEnv = {
@@ -154,7 +154,7 @@ export const userEnv = {
     ),
   ),
   ...registryCa(),
-  DHV_CHECK_EXPLORE_BUDGET: '3',
+  DHV_CHECK_RUNS: '2',
 } as Record<string, string>;
 
 /** The checkout's files and built outputs, copied (npm pack skips a linked folder); its installed node_modules, linked. */

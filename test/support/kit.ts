@@ -1,6 +1,6 @@
 /**
  * The test kit: what every test imports to make a temp dir and leave nothing behind on the
- * host (built on @dhv/sdk/host's mount table, loop devices and teardown), run the real
+ * host (built on @dhv/sdk/host's cleanup journal, mount table, loop devices and teardown), run the real
  * `dhv`, find a built reference plugin, and say what the machine must have.
  *
  *   tempDir / removeTempDir / releaseMountsAndLoops   temp-dir.ts

@@ -1,7 +1,6 @@
-import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
+  CleanupJournal,
   attachedLoopDevicesSync,
   deepestFirst,
   entriesAtOrBelow,
@@ -10,25 +9,29 @@ import {
   type LoopDevice,
   type MountEntry,
 } from '@dhv/sdk/host';
-import { forgetDiskRecordsBelow } from './plugin-disk-records.js';
 
 /**
  * A test's own temporary directory and what a test can leave in it on the host: mounts at
- * or below it and loop devices backed by files in it, released (by @dhv/sdk/host, the
- * teardown the plugins and the agent use) before the directory goes.
+ * or below it and loop devices backed by files in it. Each is made through this process's
+ * cleanup journal (@dhv/sdk/host, the one dhv check and dhv demo use), recorded before it
+ * exists: `removeTempDir` releases it, the end of the test file releases what a test
+ * forgot (test/support/file-journal.ts), and a test process killed outright leaves its
+ * journal to the next dhv command, which finishes it.
  */
 
 /** A fresh directory `dhv-<prefix>-*` under `base` (the system temp dir); remove it with `removeTempDir`. */
-export function tempDir(prefix = 'test', base = tmpdir()): Promise<string> {
-  return mkdtemp(join(base, `dhv-${prefix}-`));
+export async function tempDir(prefix = 'test', base = tmpdir()): Promise<string> {
+  return (await CleanupJournal.forThisProcess().makeFolder(base, `dhv-${prefix}-`)).path;
 }
 
-/** Releases what the test left under `dir`, forgets the reference plugins' records of the volumes dirs in it, then removes it; never removes through a mount still there. */
+/**
+ * Unmounts and detaches what the test left under `dir`, forgets the reference plugins'
+ * records of the volumes dirs in it, then removes it; never removes through a mount it
+ * could not release (the folder then stays, listed in the journal).
+ */
 export async function removeTempDir(dir: string | undefined): Promise<void> {
   if (!dir) return;
-  await releaseMountsAndLoops(dir);
-  await forgetDiskRecordsBelow(dir);
-  if (mountsAtOrBelowSync(dir).length === 0) await rm(dir, { recursive: true, force: true });
+  await CleanupJournal.forThisProcess().removeFolder(dir);
 }
 
 /** Unmounts and detaches everything a test left under `dir`; returns what could not be undone. */

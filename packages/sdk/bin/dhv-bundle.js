@@ -8,7 +8,9 @@ const USAGE = `usage: dhv-bundle <entry> <outfile> [--node /abs/path/to/node] [-
 Bundles a plugin written with definePlugin (the entry's default export) into one
 executable file: every dependency inside, mode 755, starting with a /bin/sh launcher
 that runs the first node it finds (the Nomad agent gives plugins no PATH). Copy the
-file into the client's host_volume_plugin_dir; its file name is the plugin ID.
+file into the client's host_volume_plugin_dir; its file name is the plugin ID. When
+the plugin's fingerprint is its version alone, the launcher answers the agent's
+fingerprint itself, without starting node (the build loads the module once to read it).
 
   --node PATH    the node tried first (default: this node, ${process.execPath})
   --fixed-node   start with #!PATH instead: only hosts with node at PATH can run it

@@ -22,9 +22,11 @@ export const NODE_SEARCH_PATHS: readonly string[] = [
  * finds with the file itself, and that JavaScript reads as a hashbang, a string and a
  * comment. Every host has /bin/sh, so the file starts even where the build machine's
  * node does not exist; when no node is found it answers as a plugin does, with one
- * `{"error": ...}` line on stdout and a non-zero exit.
+ * `{"error": ...}` line on stdout and a non-zero exit. Given the plugin's fixed
+ * fingerprint answer, it writes that itself once a node is found (so a host without
+ * node still fails fingerprint), for the call exactly as the agent makes it.
  */
-export function launcherHeader(builtWith: string): string {
+export function launcherHeader(builtWith: string, fixedFingerprint?: string): string {
   const candidates = [builtWith, ...NODE_SEARCH_PATHS.filter((path) => path !== builtWith)];
   for (const path of candidates) {
     if (!path.startsWith('/') || /[\n\r\0]/.test(path)) {
@@ -33,9 +35,16 @@ export function launcherHeader(builtWith: string): string {
   }
   const words = candidates.map((path) => (path.includes('*') ? path : shellQuote(path))).join(' ');
   const error = JSON.stringify({ error: `no node executable found; looked in ${candidates.join(', ')}` });
+  if (fixedFingerprint !== undefined && /[\n\r\0]/.test(fixedFingerprint)) {
+    throw new Error(`the fixed fingerprint answer must be one line, got ${JSON.stringify(fixedFingerprint)}`);
+  }
+  const answer =
+    fixedFingerprint === undefined
+      ? ''
+      : `[ "$1" = fingerprint ] && [ "$DHV_OPERATION" = fingerprint ] && { printf '%s\\n' ${shellQuote(fixedFingerprint)}; exit 0; }; `;
   return [
     '#!/bin/sh',
-    `':' //; for n in ${words}; do [ -f "$n" ] && [ -x "$n" ] && exec "$n" "$0" "$@"; done; printf '%s\\n' ${shellQuote(error)}; exit 127`,
+    `':' //; for n in ${words}; do [ -f "$n" ] && [ -x "$n" ] && { ${answer}exec "$n" "$0" "$@"; }; done; printf '%s\\n' ${shellQuote(error)}; exit 127`,
   ].join('\n');
 }
 

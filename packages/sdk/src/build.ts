@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { chmod, mkdir, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve, sep } from 'node:path';
@@ -32,6 +33,8 @@ export interface BundleResult {
   launcher: 'search' | 'fixed';
   /** Every node the file tries, in order. */
   searchPath: string[];
+  /** Who answers the agent's fingerprint: the launcher, before node starts (the plugin's answer is fixed by its `version`), or node. */
+  fingerprintBy: 'launcher' | 'node';
   /** The `{"type":"commonjs"}` package.json written beside the bundle, when a module-type package would otherwise claim it. */
   commonJsMarker?: string;
 }
@@ -51,33 +54,85 @@ export async function bundlePlugin(options: BundleOptions): Promise<BundleResult
     throw new Error(`plugin entry ${entry} does not exist`);
   });
   const launcher = options.launcher ?? 'search';
-  const banner = launcher === 'search' ? launcherHeader(interpreter) : `#!${interpreter}`;
   const esbuild = await loadEsbuild();
+  const fixedFingerprint = launcher === 'search' ? await readFixedFingerprint(esbuild, entry) : undefined;
+  const banner = launcher === 'search' ? launcherHeader(interpreter, fixedFingerprint) : `#!${interpreter}`;
   await mkdir(dirname(outfile), { recursive: true });
   await esbuild.build({
-    stdin: {
-      contents: bundleMain(entry),
-      resolveDir: dirname(entry),
-      sourcefile: 'dhv-plugin-main.js',
-      loader: 'js',
-    },
+    ...bundleOptions(esbuild, entry, bundleMain(entry)),
     outfile,
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
     minify: options.minify ?? true,
-    legalComments: 'none',
     banner: { js: banner },
-    logLevel: 'silent',
-    plugins: [deferSdkDynamicImports(esbuild.build)],
   });
   await chmod(outfile, 0o755);
   const commonJsMarker = await keepCommonJsScope(outfile);
   const { size } = await stat(outfile);
   const searchPath =
     launcher === 'search' ? [interpreter, ...NODE_SEARCH_PATHS.filter((p) => p !== interpreter)] : [interpreter];
-  return { outfile, bytes: size, interpreter, launcher, searchPath, ...(commonJsMarker ? { commonJsMarker } : {}) };
+  return {
+    outfile,
+    bytes: size,
+    interpreter,
+    launcher,
+    searchPath,
+    fingerprintBy: fixedFingerprint === undefined ? 'node' : 'launcher',
+    ...(commonJsMarker ? { commonJsMarker } : {}),
+  };
+}
+
+type Esbuild = typeof import('esbuild');
+
+function bundleOptions(esbuild: Esbuild, entry: string, contents: string) {
+  return {
+    stdin: { contents, resolveDir: dirname(entry), sourcefile: 'dhv-plugin-main.js', loader: 'js' as const },
+    bundle: true,
+    platform: 'node' as const,
+    target: 'node20',
+    format: 'cjs' as const,
+    legalComments: 'none' as const,
+    logLevel: 'silent' as const,
+    plugins: [deferSdkDynamicImports(esbuild.build)],
+  };
+}
+
+/**
+ * The plugin's fixed fingerprint answer (Plugin.fixedFingerprint), read by loading its
+ * module once in a node of its own, as the smoke test that follows a build runs it
+ * anyway. Undefined when the plugin has its own fingerprint handler or its module does
+ * not load: its launcher then leaves fingerprint to node, and the build's other steps
+ * report what is wrong.
+ */
+async function readFixedFingerprint(esbuild: Esbuild, entry: string): Promise<string | undefined> {
+  const probe = await esbuild.build({
+    ...bundleOptions(esbuild, entry, probeMain(entry)),
+    write: false,
+    minify: true,
+  });
+  const run = spawnSync(process.execPath, ['-'], {
+    input: probe.outputFiles[0]!.text,
+    cwd: dirname(entry),
+    encoding: 'utf8',
+    timeout: PROBE_TIMEOUT_MS,
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
+  if (run.status !== 0) return undefined;
+  try {
+    const answer: unknown = JSON.parse(run.stdout.split('\n').at(-1) ?? '');
+    return typeof answer === 'string' ? answer : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const PROBE_TIMEOUT_MS = 30_000;
+
+/** Prints the entry's fixed fingerprint answer as the last line of stdout, whatever its module printed first. */
+function probeMain(entry: string): string {
+  return `
+const entry = require(${JSON.stringify(entry)});
+const plugin = entry && entry.default && typeof entry.default.main === 'function' ? entry.default : entry;
+process.stdout.write('\\n' + JSON.stringify(plugin && typeof plugin.fixedFingerprint === 'string' ? plugin.fixedFingerprint : null));
+`;
 }
 
 /**

@@ -5,8 +5,8 @@ import { Args, Flags } from '@oclif/core';
 import {
   CATALOGUE,
   DEFAULT_JOBS,
-  DEFAULT_EXPLORE_BUDGET_MS,
-  MAX_EXPLORE_BUDGET_MS,
+  DEFAULT_EXPLORE_RUNS,
+  MAX_EXPLORE_RUNS,
   DEFAULT_REPEAT,
   formatJUnit,
   formatJUnitError,
@@ -41,7 +41,7 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
     '<%= config.bin %> check ./dist/my-plugin --strict            # for CI: a skipped required check fails too',
     '<%= config.bin %> check ./dist/my-plugin --config check.hcl  # parameters, capacities, setup and teardown',
     "<%= config.bin %> check ./dist/my-plugin --replay 'create db-backup; create db; delete db'",
-    '<%= config.bin %> check ./dist/my-plugin --seed 1234 --explore-budget 60',
+    '<%= config.bin %> check ./dist/my-plugin --seed 1234 --runs 100    # a longer search, the same calls on any machine',
     '<%= config.bin %> check --list',
   ];
 
@@ -102,13 +102,14 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
       default: true,
       allowNo: true,
     }),
-    'explore-budget': Flags.integer({
-      description: `seconds the explorer spends on random sequences (default ${DEFAULT_EXPLORE_BUDGET_MS / 1000}, or $DHV_CHECK_EXPLORE_BUDGET); shrinking a failure takes up to about as long again`,
-      min: 1,
-      max: MAX_EXPLORE_BUDGET_MS / 1000,
-    }),
+    // Removed: a time budget explored less on a busy machine. Kept hidden to say what replaces it.
+    'explore-budget': Flags.string({ hidden: true }),
     seed: Flags.integer({ description: "the explorer's seed: the same seed runs the same sequences", min: 0 }),
-    runs: Flags.integer({ description: 'at most this many random sequences (the budget still applies)', min: 1 }),
+    runs: Flags.integer({
+      description: `how many random sequences the explorer runs (default ${DEFAULT_EXPLORE_RUNS}, or $DHV_CHECK_RUNS), however long they take; the report says how long`,
+      min: 1,
+      max: MAX_EXPLORE_RUNS,
+    }),
     replay: Flags.string({
       description:
         "run this one sequence instead of random ones, as printed by a failing explore check, e.g. 'create db; delete db' (runs only the explore checks unless --only says otherwise)",
@@ -155,9 +156,8 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
         capacityMax: flags['capacity-max'] ?? config?.capacityMax,
         expansionSize: flags['expansion-size'] ?? config?.expansionSize,
         explore: flags.explore,
-        exploreBudgetMs: exploreBudgetMs(flags['explore-budget']),
         seed: flags.seed,
-        runs: flags.runs,
+        runs: exploreRuns(flags.runs, flags['explore-budget']),
         replay: flags.replay,
         setup: config?.setup,
         teardown: config?.teardown,
@@ -191,14 +191,19 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
   }
 }
 
-/** --explore-budget, else $DHV_CHECK_EXPLORE_BUDGET, else the default: seconds, returned in milliseconds. */
-function exploreBudgetMs(flag: number | undefined): number {
-  const seconds =
+/** --runs, else $DHV_CHECK_RUNS, else the default; the old time budget, flag or variable, is refused naming what replaces it. */
+function exploreRuns(flag: number | undefined, budgetFlag: string | undefined): number {
+  const removed = (given: string) =>
+    new UsageError(
+      `${given} was removed: the explorer runs a number of random sequences, not a time, so that a seed runs the same calls on any machine at any load\n` +
+        `Give --runs N (or set DHV_CHECK_RUNS) instead; the default is ${DEFAULT_EXPLORE_RUNS}, and the report says how long they took`,
+      'FLAG_REMOVED',
+      { flag: given.startsWith('--') ? given : undefined, variable: given.startsWith('--') ? undefined : given },
+    );
+  if (budgetFlag !== undefined) throw removed('--explore-budget');
+  if ((process.env.DHV_CHECK_EXPLORE_BUDGET ?? '') !== '') throw removed('DHV_CHECK_EXPLORE_BUDGET');
+  return (
     flag ??
-    wholeNumberFromEnv('DHV_CHECK_EXPLORE_BUDGET', DEFAULT_EXPLORE_BUDGET_MS / 1000, {
-      unit: 'seconds',
-      min: 1,
-      max: MAX_EXPLORE_BUDGET_MS / 1000,
-    });
-  return seconds * 1000;
+    wholeNumberFromEnv('DHV_CHECK_RUNS', DEFAULT_EXPLORE_RUNS, { unit: 'sequences', min: 1, max: MAX_EXPLORE_RUNS })
+  );
 }

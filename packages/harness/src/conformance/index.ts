@@ -9,8 +9,8 @@ export {
   parseParameterPairs,
   InvalidSettingsError,
   DEFAULT_REPEAT,
-  DEFAULT_EXPLORE_BUDGET_MS,
-  MAX_EXPLORE_BUDGET_MS,
+  DEFAULT_EXPLORE_RUNS,
+  MAX_EXPLORE_RUNS,
   type SettingsInput,
 } from './settings.js';
 export { formatHuman, formatProgressLine, formatResult, formatSummary, type TextStyle } from './report/human.js';

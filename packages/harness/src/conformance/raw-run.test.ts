@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { clip } from './raw-run.js';
+import { clip, lastLines } from './raw-run.js';
 
 test('a plugin message is shown whole, never cut mid-phrase', () => {
   const said = `/bin/sh: 1: /opt/storage-tools/bin/provision-volume-with-a-rather-long-name --pool tank --dataset volumes --quota 16MiB --reservation 16MiB --compression on: No such file or directory`;
@@ -19,4 +19,12 @@ test('one line longer than the limit (a blob, not a message) is cut at a word, s
   const shown = clip(blob, 50);
   expect(shown).toMatch(/^(word ){9}word … \(\d+ more characters\)$/);
   expect(Number(/\((\d+) more/.exec(shown)![1]) + shown.indexOf(' …')).toBe(blob.length);
+});
+
+test("a plugin's stderr is shown by its last lines, on one line, and the start of a long one is cut", () => {
+  expect(lastLines('')).toBe('');
+  expect(lastLines('starting\n\nmounting /v/a\n  mount: /v/a: already mounted  \nexit\n')).toBe(
+    'mounting /v/a | mount: /v/a: already mounted | exit',
+  );
+  expect(lastLines(`${'x'.repeat(500)}\nend`, 3, 20)).toBe(`… ${'x'.repeat(14)} | end`);
 });

@@ -41,3 +41,17 @@ export function clip(text: string, max = 400): string {
   }
   return rest > 0 ? `${one} … (${rest} more ${rest === 1 ? 'line' : 'lines'})` : one;
 }
+
+/**
+ * The last lines a plugin wrote to stderr, on one line (`a | b | c`), or '' when it wrote
+ * none: what it said just before it failed, which Nomad's own message leaves out.
+ */
+export function lastLines(text: string, count = 3, max = 400): string {
+  const lines = text
+    .split('\n')
+    .map((l) => l.replace(/\s+/g, ' ').trim())
+    .filter(Boolean)
+    .slice(-count);
+  const one = lines.join(' | ');
+  return one.length > max ? `… ${one.slice(one.length - max)}` : one;
+}

@@ -1,5 +1,11 @@
-import { describe, expect, test } from 'vitest';
-import { parseParameterPairs, resolveSettings } from './settings.js';
+import { describe, expect, it, test } from 'vitest';
+import {
+  DEFAULT_EXPLORE_RUNS,
+  InvalidSettingsError,
+  MAX_EXPLORE_RUNS,
+  parseParameterPairs,
+  resolveSettings,
+} from './settings.js';
 
 describe('suite settings', () => {
   test('sizes are read as Nomad reads them, and default to unset', () => {
@@ -39,5 +45,20 @@ describe('suite settings', () => {
     expect(parseParameterPairs(['mode=0750', 'opts=a=b'])).toEqual({ mode: '0750', opts: 'a=b' });
     expect(parseParameterPairs([])).toBeNull();
     expect(() => parseParameterPairs(['mode'])).toThrow(/expected key=value/);
+  });
+});
+
+describe("the explorer's budget", () => {
+  it('is a number of sequences, the default unless given, whatever the time they take', () => {
+    expect(resolveSettings().explore.runs).toBe(DEFAULT_EXPLORE_RUNS);
+    expect(resolveSettings({ runs: 3, seed: 7 }).explore).toMatchObject({ runs: 3, seed: 7 });
+    expect(() => resolveSettings({ runs: 0 })).toThrow(`runs must be a whole number from 1 to ${MAX_EXPLORE_RUNS}`);
+    expect(() => resolveSettings({ runs: MAX_EXPLORE_RUNS + 1 })).toThrow(InvalidSettingsError);
+  });
+
+  it('refuses the old time budget, naming runs', () => {
+    expect(() => resolveSettings({ exploreBudgetMs: 30_000 } as object)).toThrow(
+      /exploreBudgetMs was removed: .*give runs \(default \d+\) instead/,
+    );
   });
 });

@@ -1,7 +1,6 @@
 import { parseSize } from '@dhv/sdk';
 import { DhvError } from '../errors/dhv-error.js';
 import { EXIT_CODES } from '../errors/exit-codes.js';
-import { MAX_TIMER_MS } from '../config/environment.js';
 import { parseRecipe, RecipeError } from './explore/recipe.js';
 import { DEFAULT_CAPACITY_BOUND, capacityBound, sizeWords } from './space-budget.js';
 import type { SuiteSettings } from './types.js';
@@ -18,19 +17,23 @@ export interface SettingsInput {
   expansionSize?: bigint | number | string;
   /** Whether the explore area runs (default true; `dhv check --no-explore`). */
   explore?: boolean;
-  /** How long the explorer generates random sequences, in milliseconds (default 30 s). */
-  exploreBudgetMs?: number;
+  /** Removed: the explorer's budget is a number of sequences (`runs`), not a time. Refused when given. */
+  exploreBudgetMs?: never;
   /** The explorer's seed (default: a random one, printed in the report). */
   seed?: number;
-  /** At most this many random sequences (default: as many as the budget allows). */
+  /** How many random sequences the explorer runs (default DEFAULT_EXPLORE_RUNS), whatever time they take. */
   runs?: number;
   /** Replay one recipe instead of exploring, like `create db; delete db`. */
   replay?: string;
 }
 
-export const DEFAULT_EXPLORE_BUDGET_MS = 30_000;
-/** The longest budget, in whole seconds, whose shrinking (4 budgets) still fits one of Node's timers. */
-export const MAX_EXPLORE_BUDGET_MS = Math.floor(MAX_TIMER_MS / 4 / 1000) * 1000;
+/**
+ * The random sequences plain `dhv check` runs: a count, so that a seed runs the same calls on
+ * any machine at any load. Chosen by measurement (bench/RESULTS.md, test/check-explore.test.ts).
+ */
+export const DEFAULT_EXPLORE_RUNS = 12;
+/** More sequences than anyone waits for; a larger --runs is a typo. */
+export const MAX_EXPLORE_RUNS = 100_000;
 
 export class InvalidSettingsError extends DhvError {
   readonly code = 'INVALID_SETTINGS';
@@ -95,22 +98,24 @@ export function resolveSettings(input: SettingsInput = {}): SuiteSettings {
 }
 
 function exploreSettings(input: SettingsInput): SuiteSettings['explore'] {
-  const budgetMs = input.exploreBudgetMs ?? DEFAULT_EXPLORE_BUDGET_MS;
-  if (!Number.isFinite(budgetMs) || budgetMs <= 0)
-    throw new InvalidSettingsError(`explore-budget must be a positive time, got ${budgetMs} ms`, 'explore-budget');
-  // Shrinking a failure may take 4 budgets, all on one timer.
-  if (budgetMs > MAX_EXPLORE_BUDGET_MS)
+  // A JavaScript caller (or a cast) may still give the old time budget: saying so beats ignoring it.
+  if ((input as { exploreBudgetMs?: unknown }).exploreBudgetMs !== undefined)
     throw new InvalidSettingsError(
-      `explore-budget must be at most ${MAX_EXPLORE_BUDGET_MS / 1000} s, got ${budgetMs / 1000} s`,
+      `exploreBudgetMs was removed: the explorer runs a number of random sequences, not a time; give runs (default ${DEFAULT_EXPLORE_RUNS}) instead`,
       'explore-budget',
     );
   for (const [name, value] of [
     ['seed', input.seed],
     ['runs', input.runs],
   ] as const) {
-    if (value !== undefined && (!Number.isSafeInteger(value) || value < (name === 'runs' ? 1 : 0)))
+    if (
+      value !== undefined &&
+      (!Number.isSafeInteger(value) ||
+        value < (name === 'runs' ? 1 : 0) ||
+        (name === 'runs' && value > MAX_EXPLORE_RUNS))
+    )
       throw new InvalidSettingsError(
-        `${name} must be a whole number${name === 'runs' ? ' of at least 1' : ''}, got ${value}`,
+        `${name} must be a whole number${name === 'runs' ? ` from 1 to ${MAX_EXPLORE_RUNS}` : ''}, got ${value}`,
         name,
       );
   }
@@ -123,9 +128,8 @@ function exploreSettings(input: SettingsInput): SuiteSettings['explore'] {
   }
   return {
     enabled: input.explore ?? true,
-    budgetMs,
     seed: input.seed ?? Math.floor(Math.random() * 2 ** 31),
-    runs: input.runs,
+    runs: input.runs ?? DEFAULT_EXPLORE_RUNS,
     replay,
   };
 }

@@ -72,12 +72,10 @@ export interface SuiteSettings {
 }
 
 export interface ExploreSettings {
-  /** How long random sequences are generated and run; shrinking a failure may take up to about as long again. */
-  budgetMs: number;
   /** The same seed generates the same sequences. */
   seed: number;
-  /** At most this many random sequences (default: as many as the budget allows). */
-  runs: number | undefined;
+  /** How many random sequences run (fewer only when one breaks the model), however long they take. */
+  runs: number;
   /** One given sequence instead of random ones (`dhv check --replay`). */
   replay: Step[] | undefined;
 }

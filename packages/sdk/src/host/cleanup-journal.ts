@@ -62,12 +62,17 @@ function startTimeOf(pid: number): string | undefined {
 export class CleanupJournal {
   private readonly entries: Entry[] = [];
   private readonly file: string;
+  /** This process's own start time, read once: a save per plugin run (hundreds in a `dhv check`) need not read it again. */
+  private readonly startTime: string;
+  /** Whether its folder was made (once; again only if it was removed). */
+  private dirMade = false;
 
   private constructor(
     private readonly dir: string,
     private readonly command: string,
   ) {
-    this.file = join(dir, `${process.pid}-${startTimeOf(process.pid) ?? '0'}.json`);
+    this.startTime = startTimeOf(process.pid) ?? '0';
+    this.file = join(dir, `${process.pid}-${this.startTime}.json`);
   }
 
   private static current: CleanupJournal | undefined;
@@ -169,13 +174,22 @@ export class CleanupJournal {
     }
     const doc: JournalFile = {
       pid: process.pid,
-      startTime: startTimeOf(process.pid) ?? '0',
+      startTime: this.startTime,
       command: this.command,
       entries: this.entries,
     };
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const temp = `${this.file}.${randomBytes(4).toString('hex')}.tmp`;
-    writeFileSync(temp, JSON.stringify(doc), { mode: 0o600 });
+    const write = () => writeFileSync(temp, JSON.stringify(doc), { mode: 0o600 });
+    try {
+      if (!this.dirMade) mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      this.dirMade = true;
+      write();
+    } catch (err) {
+      // Its folder removed under it (a test's temp dir): made again.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      write();
+    }
     renameSync(temp, this.file);
   }
 }

@@ -69,6 +69,12 @@ export interface InvocationResult {
 export interface Plugin {
   readonly name: string;
   readonly version: string;
+  /**
+   * What fingerprint writes to stdout when `version` alone decides it (no `fingerprint`
+   * handler). The bundle's launcher answers fingerprint with it before node starts, so a
+   * loaded client, where node's start takes most of the agent's 1 s, still finds the plugin.
+   */
+  readonly fixedFingerprint: string | undefined;
   /** Runs the operation named by process.argv and process.env, writes the response, and exits. */
   main(): Promise<never>;
   /** Runs one operation in-process and returns what a caller would see; never exits the process. */
@@ -90,6 +96,7 @@ export function definePlugin(definition: PluginDefinition): Plugin {
   return {
     name: definition.name,
     version: definition.version,
+    fixedFingerprint: definition.fingerprint ? undefined : encodeResponse({ version: definition.version }),
     invoke: (invocation) => runOperation(definition, invocation, undefined),
     main: () => runMain(definition),
   };

@@ -71,5 +71,5 @@ export const exploreChecks = (needs: readonly string[]): Check[] =>
 function describeSearch(outcome: ExploreOutcome): string {
   const seconds = (outcome.durationMs / 1000).toFixed(1);
   if (outcome.replayed) return `replayed one sequence (${outcome.calls} calls) in ${seconds} s`;
-  return `explored ${outcome.runs} random sequences (${outcome.calls} calls, creates killed after ${KILL_AFTER_MS} ms, a ${MARKER_FILE} file in every volume) in ${seconds} s; seed ${outcome.seed} (--seed ${outcome.seed} runs the same sequences)`;
+  return `explored ${outcome.runs} random sequences (${outcome.calls} calls, creates killed after ${KILL_AFTER_MS} ms, a ${MARKER_FILE} file in every volume) in ${seconds} s; seed ${outcome.seed} (--seed ${outcome.seed} runs the same sequences, --runs N more of them)`;
 }

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import type { CheckContext, ExploreSettings } from '../types.js';
 import { sequences } from './generate.js';
-import { RunAbandoned, VolumeLab, Violation } from './lab.js';
+import { VolumeLab, Violation } from './lab.js';
 import type { Step } from './recipe.js';
 import { tighten } from './tighten.js';
 import { RECOMMENDED_EXPLORE_CHECK, type ExploreCheckId } from './verdicts.js';
@@ -20,7 +20,7 @@ export interface Finding {
 
 export interface ExploreOutcome {
   seed: number;
-  /** Sequences run before a failure was found (or the budget ran out), not counting shrinking. */
+  /** Sequences run until a failure was found (or all of them), not counting shrinking. */
   runs: number;
   /** Agent calls made in all, shrinking included. */
   calls: number;
@@ -31,21 +31,18 @@ export interface ExploreOutcome {
 
 type RunFinding = { violation: Violation; steps: Step[] };
 
-/** Upper bound on the generated runs when only the time budget limits them. */
-const UNLIMITED_RUNS = 1_000_000;
 /**
  * Shrinking is bounded by work, not time, so that a busy machine shrinks as far as an idle
  * one: this many of fast-check's tries (each a whole run, and a try that drops a step moves
- * the picks after it), then one pass of the tightening of the recipe as run, a few replays
- * per step. Only a machine too slow for that stops them, at four times the search's
- * budget (and at least MIN_SHRINK_LIMIT_MS).
+ * the picks after it), then the tightening of the recipe as run, at most TIGHTEN_REPLAYS
+ * replays.
  */
 const FAST_CHECK_SHRINK_TRIES = 6;
-const MIN_SHRINK_LIMIT_MS = 60_000;
+const TIGHTEN_REPLAYS = 40;
 
 /**
- * Runs random sequences of the agent's calls against the plugin until one breaks the
- * model or the budget is spent, then shrinks the failure with fast-check to the smallest
+ * Runs `settings.runs` random sequences of the agent's calls against the plugin, or fewer
+ * when one breaks the model, then shrinks the failure with fast-check to the smallest
  * sequence that breaks the same check. A cosmetic break does not stop the search for one
  * that loses data; it is shrunk only when nothing worse was found.
  */
@@ -55,22 +52,19 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
   setMaxListeners(64, ctx.signal);
   let labs = 0;
   let calls = 0;
-  /** Set while the run in flight at the budget's end is given up; see settle below. */
-  let abandoned = false;
   const runLab = async (
     steps: (lab: VolumeLab) => Promise<unknown>,
     stopAtCosmetic: boolean,
   ): Promise<RunFinding | undefined> => {
     const dir = join(ctx.sandbox, `run-${++labs}`, 'volumes');
     await mkdir(dir, { recursive: true });
-    const lab = new VolumeLab(ctx, dir, labs, stopAtCosmetic, () => abandoned);
+    const lab = new VolumeLab(ctx, dir, labs, stopAtCosmetic);
     try {
       await steps(lab);
       await lab.finish();
       return lab.cosmetic;
     } catch (err) {
       if (err instanceof Violation) return { violation: err, steps: [...lab.history] };
-      if (err instanceof RunAbandoned) return undefined;
       throw err;
     } finally {
       calls += lab.calls;
@@ -115,20 +109,9 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
   let last: RunFinding | undefined;
   let cosmetic: { found: RunFinding; path: string } | undefined;
   let generated = 0;
-  // At its time limit fast-check stops waiting for the run in flight (interruptAfterTimeLimit
-  // races it) but the run goes on: it is given up at its next step (its volumes are still
-  // deleted) and awaited before the explorer returns, so no plugin call outlives the check,
-  // and what it finds then counts for nothing. Run to its end, it took a busy machine
-  // several seconds past the budget.
-  let inFlight: Promise<unknown> = Promise.resolve();
-  const settle = async () => {
-    abandoned = true;
-    await inFlight;
-    abandoned = false;
-  };
   // Once stopped, the search ends at the next run: a "failure" ends it (endOnFailure), where a
-  // pass would have fast-check generate sequences until its time limit (an interruption
-  // waited out the whole budget). Shrinking has no such end; its shrinks pass untried.
+  // pass would have fast-check generate every sequence left. Shrinking has no such end; its
+  // shrinks pass untried.
   const verdictOnceStopped = () => shrinking.target !== undefined;
   const property = fc.asyncProperty(sequences, async (commands) => {
     if (stop !== undefined) return verdictOnceStopped();
@@ -140,13 +123,11 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
     }
     const index = generated++;
     try {
-      const run = runLab(
+      const found = await runLab(
         (lab) => fc.asyncModelRun(() => ({ model: lab, real: lab }), commands),
         shrinking.target === RECOMMENDED_EXPLORE_CHECK,
       );
-      inFlight = run.catch(() => undefined);
-      const found = await run;
-      if (abandoned || found === undefined) return true;
+      if (found === undefined) return true;
       const id = found.violation.checkId;
       if (shrinking.target === undefined && id === RECOMMENDED_EXPLORE_CHECK) {
         cosmetic ??= { found, path: String(index) };
@@ -156,18 +137,12 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
       last = found;
       return false;
     } catch (err) {
-      if (!abandoned) stop = { error: err };
+      stop = { error: err };
       return true;
     }
   });
 
-  const search = await fc.check(property, {
-    seed: settings.seed,
-    numRuns: settings.runs ?? UNLIMITED_RUNS,
-    endOnFailure: true,
-    plugins: [fc.interruptAfterTimeLimit(settings.budgetMs)],
-  });
-  await settle();
+  const search = await fc.check(property, { seed: settings.seed, numRuns: settings.runs, endOnFailure: true });
   const runs = generated;
   // A run cut short by the interruption is no failure to shrink.
   ctx.signal.throwIfAborted();
@@ -180,19 +155,11 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
   }
   if (last === undefined || path === undefined) return outcome(runs, undefined);
 
-  const shrinkLimitMs = Math.max(4 * settings.budgetMs, MIN_SHRINK_LIMIT_MS);
-  const shrinkUntil = performance.now() + shrinkLimitMs;
   const first = last;
   shrinking.target = first.violation.checkId;
-  await fc.check(property, {
-    seed: settings.seed,
-    numRuns: settings.runs ?? UNLIMITED_RUNS,
-    path,
-    plugins: [fc.interruptAfterTimeLimit(shrinkLimitMs / 2)],
-  });
-  await settle();
+  await fc.check(property, { seed: settings.seed, numRuns: settings.runs, path });
   throwIfStopped();
-  const tightened = await tighten(last, replayWherePossible, { until: shrinkUntil });
+  const tightened = await tighten(last, replayWherePossible, { replays: TIGHTEN_REPLAYS });
   return outcome(runs, toFinding(tightened, first.steps.length));
 }
 

@@ -4,7 +4,7 @@ import { isStrictlyInside } from '@dhv/sdk';
 import { buildEnvironment, PluginError } from '@dhv/sdk/client';
 import { AGENT_TIMEOUT_MS } from '@dhv/sdk/plugin';
 import { readCreatedPath } from '../inspect.js';
-import { describeRun, succeeded } from '../raw-run.js';
+import { describeRun, lastLines, succeeded } from '../raw-run.js';
 import { forceRemove } from '../scratch-dirs.js';
 import { capacityBound } from '../space-budget.js';
 import { OutsideSandboxError, writeInsideSandbox } from '../sandbox-writes.js';
@@ -38,9 +38,6 @@ export class Violation extends Error {
 
 /** A step the recipe asks for that the volumes' state does not allow (restore of a volume never created). */
 export class StepNotPossible extends Error {}
-
-/** The run was given up (the budget ran out while it went on): its next step is not started. */
-export class RunAbandoned extends Error {}
 
 type VolumeState = 'live' | 'uncertain';
 
@@ -80,8 +77,6 @@ export class VolumeLab {
     private readonly runNumber: number,
     /** Whether a cosmetic break ends the run (when it is the one being shrunk). */
     private readonly stopAtCosmetic = false,
-    /** Asked before every step; true gives the run up, and only its volumes' deletes follow. */
-    private readonly abandoned: () => boolean = () => false,
   ) {}
 
   /**
@@ -162,7 +157,6 @@ export class VolumeLab {
   }
 
   async run(step: Step): Promise<void> {
-    if (this.abandoned()) throw new RunAbandoned();
     if (!this.canRun(step)) throw new StepNotPossible(`"${formatStep(step)}" cannot run: ${whyNot(step)}`);
     if (!this.ending) this.history.push(step);
     switch (step.kind) {
@@ -371,8 +365,7 @@ export class VolumeLab {
     try {
       return (await this.ctx.create(request)).path;
     } catch (err) {
-      if (err instanceof PluginError)
-        throw new Violation('explore.calls-succeed', `the ${what} failed: ${err.nomadMessage}`);
+      if (err instanceof PluginError) throw callFailed(what, err);
       throw err;
     }
   }
@@ -382,8 +375,7 @@ export class VolumeLab {
     try {
       await this.ctx.delete(cleanup ? { ...request, volumeName: '', namespace: '' } : request);
     } catch (err) {
-      if (err instanceof PluginError)
-        throw new Violation('explore.calls-succeed', `the ${what} failed: ${err.nomadMessage}`);
+      if (err instanceof PluginError) throw callFailed(what, err);
       throw err;
     }
   }
@@ -436,6 +428,13 @@ export class VolumeLab {
     if (violation.checkId !== RECOMMENDED_EXPLORE_CHECK || this.stopAtCosmetic) throw violation;
     this.cosmetic ??= { violation, steps: [...this.history] };
   }
+}
+
+/** A call that failed, in Nomad's words, then what the plugin itself said last on stderr. */
+function callFailed(what: string, err: PluginError): Violation {
+  const said = lastLines(err.stderr);
+  const stderr = said === '' || err.nomadMessage.includes(said) ? '' : ` (the plugin's stderr ended: ${said})`;
+  return new Violation('explore.calls-succeed', `the ${what} failed: ${err.nomadMessage}${stderr}`);
 }
 
 function whyNot(step: Step): string {
