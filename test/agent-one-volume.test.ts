@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
+import { InProcessAgent } from './support/agent-in-process.js';
 import { bashPlugin, testWithAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
 import { DHV_BIN, runDhv, skipUnless, tool, toolPath } from './support/kit.js';
 import { GATED_PLUGIN, Gates, finished, waitingForLock } from './support/gates.js';
@@ -47,17 +48,23 @@ async function spec(agent: TempAgent, name: string, id?: string): Promise<string
   return agent.file(`${name}-${id ?? 'new'}.hcl`, volumeHcl({ name, plugin_id: 'gated', ...(id ? { id } : {}) }));
 }
 
+/*
+ * The set-ups before a race and the reads that judge it, once its `dhv` processes are done:
+ * the library calls of `volume create`, `volume status` and `node status`, in this process
+ * (InProcessAgent), each from the data dir as it is then. The racing and killed commands,
+ * and every command whose own output is judged, are real `dhv` processes.
+ */
 async function create(agent: TempAgent, name: string): Promise<string> {
-  return (await agent.json<{ Volume: { ID: string } }>('volume', 'create', await spec(agent, name))).Volume.ID;
+  return (await new InProcessAgent(agent.dataDir).create(await spec(agent, name))).ID;
 }
 
 async function volumes(agent: TempAgent): Promise<Status[]> {
-  return agent.json<Status[]>('volume', 'status');
+  return new InProcessAgent(agent.dataDir).volumes<Status>();
 }
 
 /** The node's HostVolumes as `node status` reports them: name to volume ID. */
 async function published(agent: TempAgent): Promise<Record<string, string>> {
-  const node = await agent.json<{ HostVolumes: Record<string, { ID: string }> }>('node', 'status');
+  const node = await new InProcessAgent(agent.dataDir).node();
   return Object.fromEntries(Object.entries(node.HostVolumes).map(([name, v]) => [name, v.ID]));
 }
 
@@ -199,7 +206,7 @@ describe.concurrent('one volume, one line of operations (issue 34)', () => {
       const id = await create(agent, 'k');
       expect(await killedAfterRecordChange(agent, 'volume', 'delete', id)).not.toBe(0);
 
-      expect(await volumes(agent)).toEqual([]);
+      expect(await agent.json('volume', 'status'), 'the very next command').toEqual([]);
       expect(await published(agent)).toEqual({});
       const made = await create(agent, 'k');
       expect(await published(agent)).toEqual({ k: made });
@@ -219,7 +226,11 @@ describe.concurrent('one volume, one line of operations (issue 34)', () => {
       await renamed;
       await gates.open('b', 'create');
 
-      expect((await volumes(agent)).map((v) => [v.ID, v.Name])).toEqual([[id, 'a']]);
+      const next = await agent.json<Status[]>('volume', 'status');
+      expect(
+        next.map((v) => [v.ID, v.Name]),
+        'the very next command',
+      ).toEqual([[id, 'a']]);
       const b = await create(agent, 'b');
       expect(await published(agent)).toEqual({ a: id, b });
       const a = await agent.dhv('volume', 'create', await spec(agent, 'a'));
@@ -232,7 +243,11 @@ describe.concurrent('one volume, one line of operations (issue 34)', () => {
       const id = await create(agent, 'a');
       expect(await killedAfterRecordChange(agent, 'volume', 'create', await spec(agent, 'b', id))).not.toBe(0);
 
-      expect((await volumes(agent)).map((v) => [v.ID, v.Name])).toEqual([[id, 'b']]);
+      const next = await agent.json<Status[]>('volume', 'status');
+      expect(
+        next.map((v) => [v.ID, v.Name]),
+        'the very next command',
+      ).toEqual([[id, 'b']]);
       for (const name of ['a', 'b']) {
         const other = await agent.dhv('volume', 'create', await spec(agent, name));
         expect(other.exitCode, `a new volume named ${name}`).not.toBe(0);
@@ -318,12 +333,9 @@ describe.concurrent('one volume, one line of operations (issue 34)', () => {
         agent,
       }) => {
         if (plugin === 'sh') await agent.plugin('sh', bashPlugin());
-        const made = await agent.json<{ Volume: { ID: string } }>(
-          'volume',
-          'create',
+        const { ID: id } = await new InProcessAgent(agent.dataDir).create(
           await agent.file('v.hcl', volumeHcl({ name: 'v', plugin_id: plugin })),
         );
-        const id = made.Volume.ID;
         const createdFolder = join(agent.volumesDir, id);
         expect(existsSync(createdFolder)).toBe(true);
         const folder = join(agent.dir, 'registered');
@@ -334,8 +346,10 @@ describe.concurrent('one volume, one line of operations (issue 34)', () => {
         // Twice: a register over a registered volume keeps the plugin too.
         await agent.json('volume', 'register', register);
 
-        const status = await agent.json<{ PluginID: string; HostPath: string }>('volume', 'status', id);
-        expect([status.PluginID, status.HostPath]).toEqual([plugin, folder]);
+        const status = (
+          await new InProcessAgent(agent.dataDir).volumes<Status & { PluginID: string; HostPath: string }>()
+        ).filter((v) => v.ID === id);
+        expect(status.map((v) => [v.PluginID, v.HostPath])).toEqual([[plugin, folder]]);
         expect(await published(agent)).toEqual({ v: id });
         await agent.json('agent', 'restart');
         expect((await volumes(agent)).map((v) => [v.ID, v.State])).toEqual([[id, 'ready']]);
@@ -366,13 +380,9 @@ case "$1" in
 esac
 `,
       );
-      const id = (
-        await agent.json<{ Volume: { ID: string } }>(
-          'volume',
-          'create',
-          await agent.file('p.hcl', volumeHcl({ name: 'p', plugin_id: 'mkdir' })),
-        )
-      ).Volume.ID;
+      const { ID: id } = await new InProcessAgent(agent.dataDir).create(
+        await agent.file('p.hcl', volumeHcl({ name: 'p', plugin_id: 'mkdir' })),
+      );
       await agent.json(
         'volume',
         'create',

@@ -98,11 +98,16 @@ function flockChildren(pid: number): number[] {
   return out;
 }
 
+/**
+ * Polls `ok` until it holds. The pause grows from 25 to 200 ms: a look may read every
+ * process's /proc entry (waitingForLock, about 5 ms of processor time), and on a loaded
+ * machine the wait for a `dhv` to get there lasts seconds.
+ */
 async function until(ok: () => boolean, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!ok()) {
+  for (let pause = 25; !ok(); pause = Math.min(200, pause * 2)) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
+    await new Promise((r) => setTimeout(r, pause));
   }
 }
 

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { InProcessAgent } from './agent-in-process.js';
 import { builtPlugin, DHV_BIN } from './checkout-paths.js';
 import { removeTempDir, tempDir } from './temp-dir.js';
 
@@ -287,10 +288,10 @@ export class Sandbox {
       chmodSync(installed, 0o755);
     }
     const sandbox = new Sandbox(root, '');
-    const start = await sandbox.sh('$AGENTCTL restart $ROOT && nodeid');
+    const start = await sandbox.sh('$AGENTCTL restart $ROOT');
     if (start.exit !== 0) throw new Error(`the sandbox's agent did not start: ${start.stderr}`);
     writeFileSync(join(root, 'calls.jsonl'), '');
-    return new Sandbox(root, start.stdout.trim());
+    return new Sandbox(root, (await sandbox.inProcess().node<{ ID: string }>()).ID);
   }
 
   writeFiles(files: Record<string, string>): void {
@@ -347,6 +348,11 @@ export class Sandbox {
       .sort((a, b) => (BigInt(a.started) < BigInt(b.started) ? -1 : 1))
       .map(({ plugin, argv, env, exit, stdout, stderr }) => ({ plugin, argv, env, exit, stdout, stderr }));
     return result;
+  }
+
+  /** The sandbox's agent (its config, its data dir) through the library calls the commands make, in this process. */
+  inProcess(): InProcessAgent {
+    return new InProcessAgent(join(this.root, 'data'), join(this.root, 'agent.hcl'));
   }
 
   placeholders(): Placeholders {
