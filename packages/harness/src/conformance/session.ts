@@ -348,8 +348,14 @@ export class ConformanceSession {
   }
 }
 
-/** How long a plugin's stdout and stderr may stay open after it exits before whoever holds them is killed. */
-export const HELD_OUTPUT_GRACE_MS = 2_000;
+/**
+ * How long a plugin's stdout and stderr may stay open after it exits before whoever holds
+ * them is killed. A correct plugin's last helpers close them within milliseconds at rest,
+ * but seconds on a loaded machine (2 s failed correct plugins at load 25); a helper left
+ * running holds them far longer, and the run stops at the first one, so a long grace
+ * costs only a faulty plugin, once.
+ */
+export const HELD_OUTPUT_GRACE_MS = 10_000;
 
 /** The check a context belongs to, and the signal that stops its plugin runs. */
 interface Scope {

@@ -2,8 +2,12 @@ import type { PluginRun, RequestInput } from '@dhv/sdk/client';
 import { readCreatedPath } from '../inspect.js';
 import type { Check, CheckContext } from '../types.js';
 
-/** How long a plugin's pipes may stay open after it exits; a helper it left running holds them far longer. */
-const GRACE_MS = 1000;
+/**
+ * How long a plugin's pipes may stay open after it exits; a helper it left running holds
+ * them far longer. Seconds, not less: a correct plugin's last helper can take that long to
+ * exit on a loaded machine.
+ */
+const GRACE_MS = 5_000;
 
 function describeHolders(label: string, run: PluginRun): string[] {
   return run.outputHolders.map((h) => `${label}: process ${h.pid} (${h.command}) still held its ${h.holds}`);
