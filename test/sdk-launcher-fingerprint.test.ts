@@ -53,17 +53,20 @@ describe("a bundled plugin's launcher", () => {
 
   it('leaves fingerprint to node when the plugin has its own fingerprint handler', async () => {
     const outfile = join(dir, 'counted-own');
-    process.env.COUNTED_PLUGIN_OWN_FINGERPRINT = '1';
-    try {
-      const result = await bundlePlugin({ entry: ENTRY, outfile });
-      expect(result.fingerprintBy).toBe('node');
-    } finally {
-      delete process.env.COUNTED_PLUGIN_OWN_FINGERPRINT;
-    }
-    expect(await call(outfile, 'fingerprint', { COUNTED_PLUGIN_OWN_FINGERPRINT: '1' })).toEqual({
+    const entry = fileURLToPath(new URL('./fixtures/sdk/counted-own-fingerprint-plugin.ts', import.meta.url));
+    expect((await bundlePlugin({ entry, outfile })).fingerprintBy).toBe('node');
+    expect(await call(outfile, 'fingerprint')).toEqual({
       stdout: '{"version":"1.2.4"}\n',
       loaded: 1,
     });
+  });
+
+  it("leaves fingerprint to node when the module does not load under the agent's environment, so the failure shows at fingerprint", async () => {
+    const outfile = join(dir, 'needs-path');
+    const entry = fileURLToPath(new URL('./fixtures/sdk/needs-path-plugin.ts', import.meta.url));
+    expect((await bundlePlugin({ entry, outfile })).fingerprintBy).toBe('node');
+    const { stdout } = await call(outfile, 'fingerprint');
+    expect(JSON.parse(stdout)).toEqual({ error: 'the plugin failed to load: PATH is not set' });
   });
 
   it('leaves fingerprint to node with a fixed #! line, which runs no shell', async () => {

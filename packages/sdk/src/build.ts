@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { dirname, join, resolve, sep } from 'node:path';
 import type { Plugin as EsbuildPlugin } from 'esbuild';
 import { launcherHeader, NODE_SEARCH_PATHS } from './build-launcher.js';
+import { buildEnvironment } from './client/environment.js';
 import { keepCommonJsScope } from './build-module-scope.js';
 
 /**
@@ -97,10 +98,10 @@ function bundleOptions(esbuild: Esbuild, entry: string, contents: string) {
 
 /**
  * The plugin's fixed fingerprint answer (Plugin.fixedFingerprint), read by loading its
- * module once in a node of its own, as the smoke test that follows a build runs it
- * anyway. Undefined when the plugin has its own fingerprint handler or its module does
- * not load: its launcher then leaves fingerprint to node, and the build's other steps
- * report what is wrong.
+ * module once in a node of its own with exactly the environment the agent gives a
+ * fingerprint, as node would load it for the agent. Undefined when the plugin has its own
+ * fingerprint handler or its module does not load so: its launcher then leaves
+ * fingerprint to node, and the smoke test of `dhv build` reports what is wrong.
  */
 async function readFixedFingerprint(esbuild: Esbuild, entry: string): Promise<string | undefined> {
   const probe = await esbuild.build({
@@ -110,7 +111,7 @@ async function readFixedFingerprint(esbuild: Esbuild, entry: string): Promise<st
   });
   const run = spawnSync(process.execPath, ['-'], {
     input: probe.outputFiles[0]!.text,
-    cwd: dirname(entry),
+    env: buildEnvironment('fingerprint', {}, entry),
     encoding: 'utf8',
     timeout: PROBE_TIMEOUT_MS,
     stdio: ['pipe', 'pipe', 'ignore'],
