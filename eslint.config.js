@@ -56,6 +56,23 @@ export default tseslint.config(
     },
   },
   {
+    // kill(2) reads a PID of 0 as the caller's own process group and -1 as every process: a
+    // PID read as 0 from a half-written file once SIGKILLed a whole CI run. Signals go through
+    // @dhv/sdk/host's signalProcess and signalProcessGroup, which refuse both.
+    ignores: ['packages/sdk/src/helpers/signals.ts'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        {
+          object: 'process',
+          property: 'kill',
+          message:
+            "use signalProcess / signalProcessGroup / processExists from @dhv/sdk/host: process.kill(0) signals the caller's own process group, process.kill(-1) every process",
+        },
+      ],
+    },
+  },
+  {
     // Tests read the CLI's parsed JSON output, whose shape they assert rather than declare.
     files: ['test/**', '**/*.test.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

@@ -302,7 +302,7 @@ describe.concurrent('one volume, one line of operations (issue 34)', () => {
       const createChild = agent.start('volume', 'create', await spec(agent, 'h'), '--json');
       const create = finished(createChild);
       await gates.reached('h', 'create');
-      process.kill(createChild.pid!, 'SIGSTOP');
+      createChild.kill('SIGSTOP');
       let restart: ReturnType<typeof finished> | undefined;
       try {
         const restartChild = agent.start('agent', 'restart', '--json');
@@ -315,7 +315,7 @@ describe.concurrent('one volume, one line of operations (issue 34)', () => {
         expect(busy.stderr).toContain(`process ${createChild.pid} (\`dhv volume create`);
         expect(busy.stderr).toContain(`kill -CONT ${createChild.pid}`);
       } finally {
-        process.kill(createChild.pid!, 'SIGCONT');
+        createChild.kill('SIGCONT');
       }
       await gates.open('h', 'create');
       expect((await create).code).toBe(0);

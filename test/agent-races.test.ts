@@ -86,7 +86,7 @@ describe.concurrent('several dhv processes on one data dir are one agent', () =>
     const createChild = agent.start('volume', 'create', file, '--json');
     const create = finished(createChild);
     await gates.reached('stop', 'create');
-    process.kill(createChild.pid!, 'SIGSTOP');
+    createChild.kill('SIGSTOP');
     try {
       // This run's own wait: the tests beside it keep the default.
       const restart = await runDhv(['agent', 'restart', '--data-dir', agent.dataDir], {
@@ -98,7 +98,7 @@ describe.concurrent('several dhv processes on one data dir are one agent', () =>
       expect(restart.stderr).toContain('creating volume "stop"');
       expect(restart.stderr).toContain(`kill -CONT ${createChild.pid}`);
     } finally {
-      process.kill(createChild.pid!, 'SIGCONT');
+      createChild.kill('SIGCONT');
     }
     await gates.open('stop', 'create');
     const created = await create;

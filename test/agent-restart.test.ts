@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { describe, expect } from 'vitest';
 import { bashPlugin, tempAgent, testWithAgent, volumeHcl } from './support/dhv-agent.js';
+import { killAll, pidWrittenTo, processAlive } from './support/processes.js';
 
 /**
  * Each test has an agent of its own, so they run side by side. `pidsToKill`: plugin
@@ -17,11 +18,7 @@ const it = testWithAgent().extend<{ pidsToKill: number[] }>({
     try {
       await use(pids);
     } finally {
-      for (const pid of pids) {
-        try {
-          process.kill(pid, 'SIGKILL');
-        } catch {}
-      }
+      killAll(pids);
     }
   },
 });
@@ -36,15 +33,6 @@ async function killHard(child: ChildProcess): Promise<void> {
 
 async function until(check: () => boolean | Promise<boolean>): Promise<void> {
   while (!(await check())) await new Promise((r) => setTimeout(r, 5));
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe.concurrent('dhv agent restart', () => {
@@ -247,8 +235,7 @@ describe.concurrent('crash safety and concurrent dhv processes', () => {
       'create',
       await agent.file('h.hcl', volumeHcl({ name: 'h', plugin_id: 'hangs' })),
     );
-    await until(() => existsSync(marker));
-    pidsToKill.push(Number(await readFile(marker, 'utf8')));
+    pidsToKill.push(await pidWrittenTo(marker));
     await killHard(child);
 
     const restart = await agent.json('agent', 'restart');
@@ -285,8 +272,7 @@ describe.concurrent('crash safety and concurrent dhv processes', () => {
         await agent.file(`${name}.hcl`, volumeHcl({ name, plugin_id: 'stepped' })),
       );
       if (point !== 'as dhv starts') {
-        await until(() => existsSync(reached(name)) || child.exitCode !== null);
-        const pluginPid = Number(await readFile(reached(name), 'utf8'));
+        const pluginPid = await pidWrittenTo(reached(name));
         pidsToKill.push(pluginPid);
         if (point === 'as the plugin answers') {
           await writeFile(go(name), '');

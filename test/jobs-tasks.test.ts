@@ -2,7 +2,7 @@ import { copyFile, readdir, readFile, stat } from 'node:fs/promises';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import { mountsAtOrBelow } from '@dhv/sdk/host';
+import { isRunningProcess, mountsAtOrBelow, signalProcess, signalRecordedGroup } from '@dhv/sdk/host';
 import { testWithAgent, type TempAgent } from './support/dhv-agent.js';
 import { builtPlugin, root, skipUnless, tool } from './support/kit.js';
 
@@ -22,14 +22,14 @@ async function killTasks(agent: TempAgent): Promise<void> {
       if (!file.endsWith('.run.json')) continue;
       const run = JSON.parse(await readFile(join(allocDir, alloc, file), 'utf8').catch(() => '{}')) as {
         pid?: number;
+        startTicks?: number;
         supervisorPid?: number;
+        supervisorStartTicks?: number;
       };
-      for (const pid of [run.pid ? -run.pid : 0, run.supervisorPid ?? 0])
-        try {
-          if (pid !== 0) process.kill(pid, 'SIGKILL');
-        } catch {
-          // Gone already.
-        }
+      // Only while each is still the process the supervisor noted: its PID may be another's by now.
+      if (run.supervisorPid && isRunningProcess(run.supervisorPid, run.supervisorStartTicks ?? 0))
+        signalProcess(run.supervisorPid, 'SIGKILL');
+      if (run.pid && run.pid > 1) signalRecordedGroup(run.pid, run.startTicks, 'SIGKILL');
     }
   }
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { tempAgent, type TempAgent } from './support/dhv-agent.js';
+import { killAll } from './support/processes.js';
 
 /**
  * What dhv noticed about a plugin run reaches the user: the plugin's stderr and the agent's
@@ -10,14 +11,9 @@ import { tempAgent, type TempAgent } from './support/dhv-agent.js';
 let agent: TempAgent | undefined;
 const leftovers = new Set<number>();
 afterEach(async () => {
-  for (const pid of leftovers) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone, as it should be
-    }
-  }
+  const pids = [...leftovers];
   leftovers.clear();
+  killAll(pids);
   await agent?.cleanup();
   agent = undefined;
 });
@@ -105,7 +101,7 @@ describe('dhv plugin run', () => {
 
     const human = await agent.dhv('plugin', 'run', plugin, 'fingerprint');
     const pid = Number(/killed process ([0-9]+)/.exec(human.stderr)?.[1]);
-    if (pid > 0) leftovers.add(pid);
+    if (pid > 1) leftovers.add(pid);
     expect(human.exitCode).toBe(0);
     expect(human.stderr).toMatch(
       /^warning: the plugin exited, but a process it started still held its stdout or stderr at the 1s deadline: dhv killed it; .*; killed process [0-9]+ \(\/usr\/bin\/sleep\), which held stdout and stderr$/m,

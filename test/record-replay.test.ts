@@ -3,7 +3,9 @@ import { closeSync, constants, existsSync, openSync, readFileSync } from 'node:f
 import { chmod, copyFile, link, mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { signalProcess } from '@dhv/sdk/host';
 import { builtPlugin, removeTempDir, runDhv, skipUnless, tempDir, tool } from './support/kit.js';
+import { processAlive as alive } from './support/processes.js';
 
 /**
  * `dhv record` and `dhv replay` (issue 41, item 3): a recorder in front of a real plugin
@@ -227,7 +229,7 @@ describe.concurrent('dhv record', () => {
   it('forwards a signal to the plugin and exits as the plugin did', async () => {
     const { volumes, answer, recorderPid, pluginPid } = await recordedCallWaiting();
     expect(pluginPid).not.toBe(recorderPid);
-    process.kill(recorderPid, 'SIGTERM'); // the recorder alone, as a user's kill would
+    signalProcess(recorderPid, 'SIGTERM'); // the recorder alone, as a user's kill would
     const result = await answer;
     expect(result.exit).toBe(7);
     expect(readFileSync(join(volumes, 'signals'), 'utf8')).toBe('got TERM\n');
@@ -239,7 +241,7 @@ describe.concurrent('dhv record', () => {
     async () => {
       const { volumes, answer, recorderPid, pluginPid } = await recordedCallWaiting();
       try {
-        process.kill(recorderPid, 'SIGKILL');
+        signalProcess(recorderPid, 'SIGKILL');
         expect((await answer).signal).toBe('SIGKILL');
         await waitUntil(() => !alive(pluginPid));
       } finally {
@@ -437,7 +439,7 @@ describe.concurrent('dhv replay', () => {
       const [sandbox] = await readdir(tmp);
       expect(existsSync(join(tmp, sandbox!, 'agent', 'volumes', VOLUME_ID))).toBe(true);
       const dhvPid = Number(readFileSync(`/proc/${pluginPid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
-      process.kill(dhvPid, 'SIGTERM');
+      signalProcess(dhvPid, 'SIGTERM');
       const result = await replay;
       expect(result.exitCode).toBe(143);
       expect(alive(pluginPid)).toBe(false);
@@ -472,15 +474,6 @@ function releaseGate(path: string): void {
     closeSync(openSync(path, constants.O_WRONLY | constants.O_NONBLOCK));
   } catch {
     // no reader waiting
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
-  } catch {
-    return false;
   }
 }
 

@@ -6,6 +6,8 @@ import { agentConfigIn } from '../__fixtures__/agent-config.js';
 import type { AgentConfig } from '../config/agent-config.js';
 import { validateVolumeSpec } from '../volume-specs/volume-spec.js';
 import { Agent } from './agent.js';
+import { signalProcess } from '@dhv/sdk/host';
+import { pidWrittenTo, processAlive as alive } from '../../../../test/support/processes.js';
 
 let dir: string;
 let config: AgentConfig;
@@ -24,12 +26,8 @@ beforeEach(async () => {
 afterEach(async () => {
   for (const agent of agents) await agent.shutdown();
   agents = [];
-  const pid = Number(await readFile(join(dir, 'slow.pid'), 'utf8').catch(() => '0'));
-  if (pid > 0) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {}
-  }
+  const pid = Number(await readFile(join(dir, 'slow.pid'), 'utf8').catch(() => ''));
+  if (pid > 1) signalProcess(pid, 'SIGKILL');
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -38,19 +36,6 @@ async function open(): Promise<Agent> {
   agents.push(agent);
   return agent;
 }
-
-async function until(check: () => Promise<boolean>): Promise<void> {
-  while (!(await check())) await new Promise((r) => setTimeout(r, 20));
-}
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 const spec = (name: string) => validateVolumeSpec({ type: 'host', name, plugin_id: 'slow' }, 'create');
 
@@ -61,8 +46,7 @@ describe('agent shutdown', () => {
     await writeFile(join(dir, 'block'), '');
     const creating = agent.createVolume(spec('blocked'));
     creating.catch(() => {});
-    await until(async () => (await readFile(join(dir, 'slow.pid'), 'utf8').catch(() => '')) !== '');
-    const pid = Number(await readFile(join(dir, 'slow.pid'), 'utf8'));
+    const pid = await pidWrittenTo(join(dir, 'slow.pid'));
     await agent.shutdown();
     await expect(creating).rejects.toMatchObject({ code: 'PLUGIN_ABORTED' });
     expect(alive(pid)).toBe(false);
@@ -84,7 +68,7 @@ describe('agent shutdown', () => {
     await rm(join(dir, 'slow.pid'));
     const restarting = agent.restart();
     restarting.catch(() => {});
-    await until(async () => (await readFile(join(dir, 'slow.pid'), 'utf8').catch(() => '')) !== '');
+    await pidWrittenTo(join(dir, 'slow.pid'));
     await agent.shutdown();
     await expect(restarting).rejects.toMatchObject({ code: 'AGENT_SHUT_DOWN' });
 

@@ -80,6 +80,8 @@ export function recorderMain(settings: RecorderSettings, modules: RecorderModule
         process.on(signal, ignore); // node ignores some (SIGPIPE); taking a listener off restores the default
         process.removeListener(signal, ignore);
       }
+      // Its own PID: this file may use nothing but the modules it is handed.
+      // eslint-disable-next-line no-restricted-properties
       process.kill(process.pid, signal);
       setTimeout(() => process.exit(128 + (os.constants.signals[signal] ?? 0)), 1000).unref();
       return;

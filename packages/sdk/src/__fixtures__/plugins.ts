@@ -52,32 +52,3 @@ export function usePluginDirs(use: (dir: PluginDir, outside: PluginDir) => void)
     for (const d of dirs.splice(0)) await d.cleanup();
   });
 }
-
-/** Whether any process is left in process group `pgid`. */
-export function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Waits (bounded) for a process group to be gone; killed processes take a moment to be reaped. */
-export async function groupGone(pgid: number, waitMs = 3000): Promise<boolean> {
-  const until = Date.now() + waitMs;
-  while (groupAlive(pgid)) {
-    if (Date.now() > until) return false;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return true;
-}
-
-/** SIGKILLs a process group if anything of it is left; for afterEach. */
-export function killGroup(pgid: number): void {
-  try {
-    process.kill(-pgid, 'SIGKILL');
-  } catch {
-    // already gone
-  }
-}

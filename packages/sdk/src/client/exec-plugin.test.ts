@@ -1,10 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { execPlugin } from './exec-plugin.js';
 import { PluginError, type PluginErrorCode } from './errors.js';
 import { ENV } from '../protocol/variables.js';
-import { PluginDir, groupGone, killGroup } from '../__fixtures__/plugins.js';
+import { PluginDir } from '../__fixtures__/plugins.js';
+import { signalProcessGroup } from '../helpers/signals.js';
+import { groupGone, pidWrittenTo } from '../../../../test/support/processes.js';
 
 const VOLUME_ID = '5b8a2a5e-8f0a-4c8e-9a4f-0c7d3f2b1a99';
 const request = { volumesDir: '/srv/volumes', volumeName: 'data', volumeId: VOLUME_ID, nodeId: 'node-1' };
@@ -17,7 +18,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  for (const pgid of groups.splice(0)) killGroup(pgid);
+  for (const pgid of groups.splice(0)) signalProcessGroup(pgid, 'SIGKILL');
   await dir.cleanup();
 });
 
@@ -43,7 +44,7 @@ async function groupRecordingPlugin(
   return {
     executable,
     pgid: async () => {
-      const pgid = Number((await readFile(pidFile, 'utf8')).trim());
+      const pgid = await pidWrittenTo(pidFile);
       groups.push(pgid);
       return pgid;
     },

@@ -5,7 +5,9 @@ import { createServer, type Server } from 'node:net';
 import { discoverPlugins } from './discover-plugins.js';
 import { execPlugin } from './exec-plugin.js';
 import { PluginError } from './errors.js';
-import { groupGone, killGroup, usePluginDirs, type PluginDir } from '../__fixtures__/plugins.js';
+import { usePluginDirs, type PluginDir } from '../__fixtures__/plugins.js';
+import { signalProcessGroup } from '../helpers/signals.js';
+import { groupGone } from '../../../../test/support/processes.js';
 import { root, skipUnless, tool, toolPath } from '../../../../test/support/kit.js';
 
 /**
@@ -210,7 +212,7 @@ describe('the file checked is the file run', () => {
     } finally {
       // The whole group, and only once it is gone: an `ln` still running would add a file
       // to the plugin dir while it is being removed.
-      killGroup(swapperPgid);
+      signalProcessGroup(swapperPgid, 'SIGKILL');
       await groupGone(swapperPgid);
     }
     expect(insideRuns).toBeGreaterThan(0);

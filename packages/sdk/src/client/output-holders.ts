@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { signalProcess } from '../helpers/signals.js';
 import { findTool, TOOL_ENV } from '../helpers/system-tools.js';
 
 /**
@@ -86,13 +87,7 @@ export function findOutputHolders(ends: readonly OutputEnd[]): OutputHolder[] {
 
 /** SIGKILLs each of `holders` (a PID named twice is killed once). */
 export function killOutputHolders(holders: readonly OutputHolder[]): void {
-  for (const pid of new Set(holders.map((h) => h.pid))) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // exited meanwhile
-    }
-  }
+  for (const pid of new Set(holders.map((h) => h.pid))) signalProcess(pid, 'SIGKILL');
 }
 
 /** This process and its parent, its parent's parent and so on, from /proc/<pid>/stat. */

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { closeSync, constants, openSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { signalProcessGroup } from '../helpers/signals.js';
 
 /**
  * Anonymous pipes for a plugin's stdout and stderr, as Go's os/exec gives them.
@@ -106,13 +107,7 @@ async function makePipes(count: number): Promise<PipeEnds[]> {
       await new Promise((r) => setTimeout(r, 1));
     }
   } finally {
-    if (shellPid !== undefined) {
-      try {
-        process.kill(-shellPid, 'SIGKILL');
-      } catch {
-        // gone
-      }
-    }
+    if (shellPid !== undefined) signalProcessGroup(shellPid, 'SIGKILL');
     factory.stdin?.destroy();
   }
 }

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { outputText, spawnPlugin } from './spawn-plugin.js';
 import { PluginDir } from '../__fixtures__/plugins.js';
+import { signalProcess } from '../helpers/signals.js';
 
 /** spawnPlugin's PluginRun says what the plugin was given and who it left holding its output. */
 
@@ -11,14 +12,9 @@ beforeEach(async () => {
   dir = await PluginDir.create();
 });
 afterEach(async () => {
-  for (const pid of holders) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
+  const pids = [...holders];
   holders.clear();
+  for (const pid of pids) signalProcess(pid, 'SIGKILL');
   await dir.cleanup();
 });
 

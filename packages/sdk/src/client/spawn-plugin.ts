@@ -13,6 +13,7 @@ import {
 } from './output-holders.js';
 import { O_PATH, execKind } from './exec-format.js';
 import { diagnoseExecutable, formatDiagnosis } from './spawn-diagnosis.js';
+import { signalProcessGroup } from '../helpers/signals.js';
 import { closePipeEnd, takePipe, type PipeEnds } from './pipes.js';
 
 /**
@@ -291,12 +292,7 @@ async function startPlugin(
     const timers: NodeJS.Timeout[] = [];
 
     const killGroup = () => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // ESRCH: the group is already gone.
-      }
+      if (child.pid !== undefined) signalProcessGroup(child.pid, 'SIGKILL');
     };
     const holders = () => findOutputHolders(pipes ? ends : [...ends, ...peerSocketsOf(ends)]);
     const killHolders = () => killOutputHolders(holders());

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, readdir, realpath, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { NotAProcessError, processStartTicks, signalRecordedGroup } from '../helpers/signals.js';
 import { releaseEverythingBelow } from './teardown.js';
 import { volumesDiskFoldersBelow } from './volumes-disk.js';
 
@@ -47,15 +48,10 @@ export function cleanupJournalDir(): string {
 }
 
 /** The start time of a process (clock ticks since boot, /proc/<pid>/stat field 22): with the PID, who it is. */
+/** A process's start time as the journal keeps it: its start in clock ticks since boot, as text. */
 function startTimeOf(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // fields[0] is field 3 (state): a zombie is gone.
-    return fields[0] === 'Z' ? undefined : fields[19];
-  } catch {
-    return undefined;
-  }
+  const ticks = processStartTicks(pid);
+  return ticks === undefined ? undefined : String(ticks);
 }
 
 /** This process's journal; every change is written (atomically) before the thing it records is made. */
@@ -218,18 +214,12 @@ export function releaseJournalOnCrash(say: (line: string) => void): void {
   process.on('unhandledRejection', onCrash);
 }
 
-/**
- * Kills a process group only while it is the one recorded: its leader with the recorded
- * start time, or, its leader gone, what is left of the group (the kernel never reuses a
- * PID while a process group of that ID has members).
- */
+/** Kills a process group only while it is the one recorded; a journal entry naming no group (damaged) is passed over. */
 function killGroup(pgid: number, startTime: string): void {
-  const leader = startTimeOf(pgid);
-  if (leader !== undefined && leader !== startTime) return;
   try {
-    process.kill(-pgid, 'SIGKILL');
-  } catch {
-    // Gone already.
+    signalRecordedGroup(pgid, Number(startTime), 'SIGKILL');
+  } catch (err) {
+    if (!(err instanceof NotAProcessError)) throw err;
   }
 }
 

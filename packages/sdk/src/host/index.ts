@@ -1,7 +1,7 @@
 /**
  * Host operations, one home for the plugins, the agent, the conformance suite and the
- * tests: the mount table, loop devices by backing file, teardown, a simulated reboot, and
- * the record of which disk a plugin's volumes dir was on.
+ * tests: signals to processes and groups, the mount table, loop devices by backing file,
+ * teardown, a simulated reboot, and the record of which disk a plugin's volumes dir was on.
  */
 export {
   MOUNTINFO,
@@ -34,6 +34,17 @@ export {
   type LoopDevice,
 } from './loop-devices.js';
 export { formatDeviceNumber } from '../helpers/device-number.js';
+export {
+  NotAProcessError,
+  isProcessId,
+  isRunningProcess,
+  processExists,
+  processGroupExists,
+  processStartTicks,
+  signalProcess,
+  signalProcessGroup,
+  signalRecordedGroup,
+} from '../helpers/signals.js';
 export { atOrBelow, inScope, teardownScope, type TeardownScope } from './scope.js';
 export {
   HostError,

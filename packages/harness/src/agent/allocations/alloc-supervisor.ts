@@ -8,7 +8,8 @@
  * argv[2]: JSON {runFile, stdout, stderr, argv, env, cwd, killSignal, killTimeoutMs}
  */
 import { spawn } from 'node:child_process';
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
+import { processStartTicks, signalProcessGroup } from '@dhv/sdk/host';
 
 interface SupervisorSpec {
   runFile: string;
@@ -35,14 +36,7 @@ function note(value: unknown): void {
   renameSync(temp, spec.runFile);
 }
 
-function startTicks(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
-  } catch {
-    return 0;
-  }
-}
+const startTicks = (pid: number): number => processStartTicks(pid) ?? 0;
 
 const out = openSync(spec.stdout, 'a', 0o640);
 const err = openSync(spec.stderr, 'a', 0o640);
@@ -61,11 +55,7 @@ let run: Record<string, unknown> = {
   startedAt,
 };
 const killGroup = (signal: NodeJS.Signals) => {
-  try {
-    if (child.pid) process.kill(-child.pid, signal);
-  } catch {
-    // The group is gone already.
-  }
+  if (child.pid) signalProcessGroup(child.pid, signal);
 };
 child.on('spawn', () => {
   run = { ...run, pid: child.pid, startTicks: startTicks(child.pid!) };

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isRunningProcess, signalProcess, signalRecordedGroup } from '@dhv/sdk/host';
 import { AgentError } from '../../errors/agent-error.js';
 import { allocName, requestedSource, type Job, type TaskGroup } from '../../jobs/job-spec.js';
 import { registerableJob } from '../../jobs/validate-job.js';
@@ -10,7 +11,7 @@ import { infeasibility, type NodeView, type ServerHostVolume } from '../../jobs/
 import type { HostVolumeMap } from '../host-volumes.js';
 import type { AgentStore } from '../state/store.js';
 import type { AllocRecord, ClientStatus, JobRecord, StickyClaim, TaskRun, TaskState } from '../state/job-records.js';
-import { event, prestart, processAlive, startTask } from './task-runner.js';
+import { event, prestart, startTask } from './task-runner.js';
 
 /** An allocation with its client status as of now: the supervisors' notes read, dead ones found out. */
 export type Allocation = AllocRecord;
@@ -370,12 +371,9 @@ export class Jobs {
       for (const task of Object.keys(a.TaskStates)) {
         const run = await this.records.taskRun(a.ID, task);
         if (!run) continue;
-        for (const pid of [run.supervisorPid, -run.pid])
-          try {
-            if (pid !== 0) process.kill(pid, 'SIGKILL');
-          } catch {
-            // Gone already.
-          }
+        if (isRunningProcess(run.supervisorPid, run.supervisorStartTicks ?? 0))
+          signalProcess(run.supervisorPid, 'SIGKILL');
+        if (run.pid > 1) signalRecordedGroup(run.pid, run.startTicks, 'SIGKILL');
         while (this.supervised(run)) await sleep(5);
       }
     }
@@ -497,7 +495,9 @@ export class Jobs {
 
   /** Whether a task that noted no exit still runs, or its supervisor is about to note it. */
   private supervised(run: TaskRun): boolean {
-    return processAlive(run.pid, run.startTicks) || processAlive(run.supervisorPid, run.supervisorStartTicks ?? 0);
+    return (
+      isRunningProcess(run.pid, run.startTicks) || isRunningProcess(run.supervisorPid, run.supervisorStartTicks ?? 0)
+    );
   }
 
   /** `job stop`: desired stop, the tasks killed (kill signal, then SIGKILL), waits until each is terminal; `purge` forgets the job. */
@@ -531,13 +531,8 @@ export class Jobs {
       for (const [task, state] of Object.entries(a.TaskStates)) {
         if (state.State === 'dead') continue;
         const run = await this.records.taskRun(a.ID, task);
-        if (run && !run.exit && processAlive(run.supervisorPid, run.supervisorStartTicks ?? 0)) {
-          try {
-            process.kill(run.supervisorPid, 'SIGTERM');
-          } catch {
-            // Gone between the look and the signal.
-          }
-        }
+        if (run && !run.exit && isRunningProcess(run.supervisorPid, run.supervisorStartTicks ?? 0))
+          signalProcess(run.supervisorPid, 'SIGTERM');
       }
     }
     const done: Allocation[] = [];

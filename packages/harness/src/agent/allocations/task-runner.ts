@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Job, Task, TaskGroup } from '../../jobs/job-spec.js';
@@ -132,19 +131,6 @@ export function startTask(records: JobRecords, req: TaskStartRequest, mounts: re
   });
   child.unref();
   return child.pid ?? 0;
-}
-
-/** Whether the process that a run file names is still that process (not a reused PID). */
-export function processAlive(pid: number, startTicks: number): boolean {
-  if (pid <= 0) return false;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (fields[0] === 'Z') return false;
-    return startTicks === 0 || Number(fields[19]) === startTicks;
-  } catch {
-    return false;
-  }
 }
 
 export function event(type: string, message: string, extra: Partial<TaskEvent> = {}): TaskEvent {

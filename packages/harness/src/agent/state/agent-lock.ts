@@ -4,6 +4,7 @@ import { mkdir, readdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { acquireVolumeLock } from '@dhv/sdk';
+import { processExists } from '@dhv/sdk/host';
 import { AgentError } from '../../errors/agent-error.js';
 import { MAX_TIMER_MS, wholeNumberFromEnv } from '../../config/environment.js';
 import type { StateLayout } from './layout.js';
@@ -284,7 +285,7 @@ export class AgentLock {
     for (const name of names.filter((n) => n.startsWith(OWNER_PREFIX))) {
       const [pidText, , encoded] = name.slice(OWNER_PREFIX.length).split('-');
       const pid = Number(pidText);
-      if (!alive(pid)) {
+      if (!processExists(pid)) {
         await unlink(join(dir, name)).catch(() => {});
         continue;
       }
@@ -379,15 +380,6 @@ function commandOf(pid: number): string {
     return ['dhv', ...argv.slice(2)].join(' ').slice(0, 300);
   } catch {
     return 'dhv';
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -5,6 +5,7 @@ import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 import { encodeJson, isUuid } from '@dhv/sdk';
 import { decodeJson } from '@dhv/sdk/client';
+import { processExists } from '@dhv/sdk/host';
 import { AgentError } from '../../errors/agent-error.js';
 import {
   NotARegularFileError,
@@ -373,13 +374,7 @@ async function staleTempFilesIn(dir: string): Promise<string[]> {
     .filter((n) => n.startsWith(TEMP_PREFIX))
     .filter((n) => {
       const pid = tempFileWriter(n);
-      if (pid === undefined) return true;
-      try {
-        process.kill(pid, 0);
-        return false;
-      } catch {
-        return true;
-      }
+      return pid === undefined || !processExists(pid);
     })
     .map((n) => join(dir, n));
 }

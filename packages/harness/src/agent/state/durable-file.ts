@@ -3,6 +3,7 @@ import { open, rename, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { basename, dirname, join } from 'node:path';
 import { runTool } from '@dhv/sdk';
+import { signalProcess } from '@dhv/sdk/host';
 
 /** Prefix of the temporary files written beside a record before it is renamed into place. */
 export const TEMP_PREFIX = '.tmp-';
@@ -29,7 +30,7 @@ let durableSteps = 0;
 export function durableStep(): void {
   durableSteps++;
   const at = process.env.DHV_TEST_KILL_AT_STEP;
-  if (at !== undefined && Number(at) === durableSteps) process.kill(process.pid, 'SIGKILL');
+  if (at !== undefined && Number(at) === durableSteps) signalProcess(process.pid, 'SIGKILL');
 }
 
 /**

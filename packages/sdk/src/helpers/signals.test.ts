@@ -1,0 +1,77 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  NotAProcessError,
+  isRunningProcess,
+  processExists,
+  processGroupExists,
+  processStartTicks,
+  signalProcess,
+  signalProcessGroup,
+  signalRecordedGroup,
+} from './signals.js';
+
+const started: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of started.splice(0)) child.kill('SIGKILL');
+});
+
+/** A `sleep` leading a process group of its own. */
+async function sleeper(): Promise<number> {
+  const child = spawn('/bin/sleep', ['30'], { detached: true, stdio: 'ignore' });
+  started.push(child);
+  await once(child, 'spawn');
+  return child.pid!;
+}
+
+describe("signals name one process or one group, never the caller's group or every process", () => {
+  it.each([0, -0, 1, -1, -42, 1.5, Number.NaN, Number.POSITIVE_INFINITY])(
+    'refuses %s as a process and as a group, without sending anything',
+    (id) => {
+      expect(() => signalProcess(id, 'SIGKILL')).toThrow(NotAProcessError);
+      expect(() => signalProcessGroup(id, 'SIGKILL')).toThrow(NotAProcessError);
+      expect(() => signalRecordedGroup(id, undefined, 'SIGKILL')).toThrow(NotAProcessError);
+      expect(processExists(id)).toBe(false);
+      expect(processGroupExists(id)).toBe(false);
+    },
+  );
+
+  it('signals a live process and its group, and says false once they are gone', async () => {
+    const pid = await sleeper();
+    expect(processExists(pid)).toBe(true);
+    expect(processGroupExists(pid)).toBe(true);
+    const exited = once(started.at(-1)!, 'exit');
+    expect(signalProcessGroup(pid, 'SIGKILL')).toBe(true);
+    await exited;
+    expect(processExists(pid)).toBe(false);
+    expect(signalProcess(pid, 'SIGKILL')).toBe(false);
+    expect(signalProcessGroup(pid, 'SIGKILL')).toBe(false);
+  });
+
+  it('leaves a group alone whose leader is not the process recorded (a PID given to another)', async () => {
+    const pid = await sleeper();
+    const ticks = processStartTicks(pid)!;
+    expect(isRunningProcess(pid, ticks)).toBe(true);
+    expect(isRunningProcess(pid, ticks + 1)).toBe(false);
+    expect(signalRecordedGroup(pid, ticks + 1, 'SIGKILL')).toBe(false);
+    expect(signalRecordedGroup(pid, undefined, 'SIGKILL')).toBe(false);
+    expect(processExists(pid)).toBe(true);
+    const exited = once(started.at(-1)!, 'exit');
+    expect(signalRecordedGroup(pid, ticks, 'SIGKILL')).toBe(true);
+    await exited;
+  });
+
+  it('counts a zombie as not running', async () => {
+    // The shell's child exits at once; the shell never reaps it while it sleeps.
+    const shell = spawn('/bin/sh', ['-c', '/bin/true & echo $!; exec /bin/sleep 30'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    started.push(shell);
+    const [line] = (await once(shell.stdout!, 'data')) as [Buffer];
+    const child = Number(line.toString().trim());
+    for (let i = 0; i < 200 && processStartTicks(child) !== undefined; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(processStartTicks(child)).toBeUndefined();
+    expect(processExists(child)).toBe(true);
+  });
+});
