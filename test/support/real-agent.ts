@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InProcessAgent } from './agent-in-process.js';
 import { builtPlugin, DHV_BIN } from './checkout-paths.js';
+import { readRecordedCalls, recordedFolders, recorderScript } from './plugin-recorder.js';
 import { removeTempDir, tempDir } from './temp-dir.js';
 
 /**
@@ -196,21 +197,6 @@ export interface StepResult {
   calls: PluginCall[];
 }
 
-/** The recorder put in front of each plugin: passes the call through unchanged and appends it to calls.jsonl. */
-function recorderScript(plugin: string, real: string, log: string): string {
-  return `#!${process.execPath}
-const { spawnSync } = require('node:child_process');
-const { appendFileSync } = require('node:fs');
-const started = process.hrtime.bigint().toString();
-const r = spawnSync(${JSON.stringify(real)}, process.argv.slice(2), { env: process.env, stdio: ['inherit', 'pipe', 'pipe'], maxBuffer: 1 << 26 });
-const call = { plugin: ${JSON.stringify(plugin)}, started, argv: process.argv.slice(2), env: process.env, exit: r.status, stdout: r.stdout.toString('utf8'), stderr: r.stderr.toString('utf8') };
-appendFileSync(${JSON.stringify(log)}, JSON.stringify(call) + '\\n');
-process.stdout.write(r.stdout);
-process.stderr.write(r.stderr);
-process.exitCode = r.status ?? 1;
-`;
-}
-
 /** The small helpers the scenarios' `run` lines use (README), answered by dhv. */
 function helperScripts(dhv: string): Record<string, string> {
   const node = `#!${process.execPath}`;
@@ -246,13 +232,14 @@ export class Sandbox {
     return join(this.root, 'work');
   }
 
-  private get log(): string {
-    return join(this.root, 'calls.jsonl');
+  /** Where the recorders keep one folder per plugin call (plugin-recorder.ts). */
+  private get calls(): string {
+    return join(this.root, 'calls');
   }
 
   static async make(options: { recorded: boolean; plainPlugins?: readonly string[] }): Promise<Sandbox> {
     const root = await tempDir('real-agent');
-    for (const d of ['plugins', 'volumes', 'data', 'work', 'bin', 'real-plugins']) mkdirSync(join(root, d));
+    for (const d of ['plugins', 'volumes', 'data', 'work', 'bin', 'real-plugins', 'calls']) mkdirSync(join(root, d));
     const config = join(root, 'agent.hcl');
     writeFileSync(
       config,
@@ -283,14 +270,13 @@ export class Sandbox {
         const real = join(root, 'real-plugins', name);
         copyFileSync(file, real);
         chmodSync(real, 0o755);
-        writeFileSync(installed, recorderScript(name, real, join(root, 'calls.jsonl')));
+        writeFileSync(installed, recorderScript(name, real, join(root, 'calls')));
       } else copyFileSync(file, installed);
       chmodSync(installed, 0o755);
     }
     const sandbox = new Sandbox(root, '');
     const start = await sandbox.sh('$AGENTCTL restart $ROOT');
     if (start.exit !== 0) throw new Error(`the sandbox's agent did not start: ${start.stderr}`);
-    writeFileSync(join(root, 'calls.jsonl'), '');
     return new Sandbox(root, (await sandbox.inProcess().node<{ ID: string }>()).ID);
   }
 
@@ -306,12 +292,7 @@ export class Sandbox {
     const prelude = options.jobsAsNoOps
       ? `job_or_nomad() { case "$1" in job|alloc) return 0 ;; esac; ${nomad} "$@"; }; NOMAD=job_or_nomad; `
       : '';
-    let calls = '';
-    try {
-      calls = readFileSync(this.log, 'utf8');
-    } catch {
-      // before the first step
-    }
+    const before = new Set(recordedFolders(this.calls));
     const result = await new Promise<StepResult>((resolve, reject) => {
       const child = spawn('/bin/sh', ['-c', prelude + run], {
         cwd: this.work,
@@ -334,19 +315,14 @@ export class Sandbox {
       child.once('error', reject);
       child.once('close', (exit) => resolve({ exit, stdout, stderr, calls: [] }));
     });
-    let after = '';
-    try {
-      after = readFileSync(this.log, 'utf8');
-    } catch {
-      // no plugin ran
-    }
-    result.calls = after
-      .slice(calls.length)
-      .split('\n')
-      .filter((l) => l !== '')
-      .map((l) => JSON.parse(l) as PluginCall & { started: string })
-      .sort((a, b) => (BigInt(a.started) < BigInt(b.started) ? -1 : 1))
-      .map(({ plugin, argv, env, exit, stdout, stderr }) => ({ plugin, argv, env, exit, stdout, stderr }));
+    result.calls = readRecordedCalls(this.calls, before).map(({ plugin, argv, env, exit, stdout, stderr }) => ({
+      plugin,
+      argv,
+      env,
+      exit,
+      stdout,
+      stderr,
+    }));
     return result;
   }
 
