@@ -3,6 +3,7 @@ import { chmodSync, copyFileSync, mkdirSync, readFileSync, readdirSync, writeFil
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InProcessAgent } from './agent-in-process.js';
+import { killTasks } from './job-tasks.js';
 import { builtPlugin, DHV_BIN } from './checkout-paths.js';
 import { readRecordedCalls, recordedFolders, recorderScript } from './plugin-recorder.js';
 import { removeTempDir, tempDir } from './temp-dir.js';
@@ -65,21 +66,6 @@ export function loadSpecsThroughAgent(): SpecThroughAgent[] {
     .map((l) => JSON.parse(l) as SpecThroughAgent);
 }
 
-/**
- * Why a step is not replayed: it runs a job (`$NOMAD job`, `$NOMAD alloc`, `waitjob`), or what
- * Nomad printed shows an allocation holding the volume (an allocation ID, a row under
- * `Allocations`, a claim refusing the command). dhv has no jobs yet (issue 41 leaves them to the
- * jobs work). Undefined for a volume step.
- */
-export function jobReason(step: Step): string | undefined {
-  if (/\$NOMAD (job|alloc|volume claim)\b|\bwaitjob\b/.test(step.run)) return 'runs a job';
-  const printed = step.stdout + step.stderr;
-  if (/<ALLOC\d+>|in use by allocations|claimed by allocs|^Allocations\nID /m.test(printed)) {
-    return 'shows an allocation holding the volume';
-  }
-  return undefined;
-}
-
 /** Nomad's CLI prints these on stderr; they say nothing about volumes (README). */
 function withoutWebUiHints(text: string): string {
   return text.replace(/\n*==> View [^\n]* in the Web UI: [^\n]*\n?/g, '');
@@ -132,6 +118,8 @@ export class Placeholders {
       for (const [id, n] of this.ids) if (id.startsWith(`${short}-`)) return `<ID${n}:short>`;
       return short;
     });
+    // A table row's ID whose full form was not printed (an allocation's, a claim's): the README's <SHORT>.
+    out = out.replace(/^[0-9a-f]{8}(?= )/gm, '<SHORT>');
     out = out.replace(/\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)/g, '<TIME>');
     out = out.replace(/\b\d+(\.\d+)?(ms|s|m|h)( \d+(ms|s|m))* ago\b/g, '<AGO>');
     return out;
@@ -148,8 +136,34 @@ export class Placeholders {
   }
 
   output(value: string): string {
-    return this.text(withoutWebUiHints(this.side === 'dhv' ? withoutDataDirLine(value) : value));
+    return withAgoPaddingEven(this.text(withoutWebUiHints(this.side === 'dhv' ? withoutDataDirLine(value) : value)));
   }
+}
+
+/** A column after an `<AGO>` is padded to the width of the durations it replaced (`3s ago`, `1m12s ago`): two spaces on both sides. */
+function withAgoPaddingEven(text: string): string {
+  return text.replace(/<AGO> {2,}(?=\S)/g, '<AGO>  ');
+}
+
+/**
+ * Lines whose order follows random IDs put in a fixed order: each run of table rows that starts
+ * with an ID (both sides list volumes by ID), or every line when the step pipes its output
+ * through `sort`.
+ */
+export function withIdOrderSorted(text: string, run: string): string {
+  const lines = text.split('\n');
+  if (/\|\s*sort\b/.test(run)) return lines.sort().join('\n');
+  const out: string[] = [];
+  let rows: string[] = [];
+  for (const line of [...lines, '']) {
+    if (/^<(ID\d+:short|SHORT)>/.test(line)) {
+      rows.push(line);
+      continue;
+    }
+    out.push(...rows.sort(), line);
+    rows = [];
+  }
+  return out.slice(0, -1).join('\n');
 }
 
 /**
@@ -208,12 +222,30 @@ const byName = (name, ns) => dhv('volume', 'status', '-type', 'host', '-namespac
   return {
     idof: `${node}\n${common}const v = byName(process.argv[2], process.argv[3]); if (v) console.log(v.ID);\n`,
     apivol: `${node}\n${common}const v = byName(process.argv[2], process.argv[3]);
-if (v) { const doc = dhv('volume', 'status', '-type', 'host', '-namespace', v.Namespace, v.ID);
-for (const k of ['CreateIndex', 'ModifyIndex', 'CreateTime', 'ModifyTime']) delete doc[k];
-console.log(JSON.stringify(sorted(doc), null, 1)); }\n`,
+const untimed = (v) => Array.isArray(v) ? v.map(untimed) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).filter(([k]) => !['CreateIndex', 'ModifyIndex', 'CreateTime', 'ModifyTime'].includes(k)).map(([k, x]) => [k, untimed(x)])) : v;
+if (v) console.log(JSON.stringify(sorted(untimed(dhv('volume', 'status', '-type', 'host', '-namespace', v.Namespace, v.ID))), null, 1));\n`,
     hostvols: `${node}\n${common}console.log(JSON.stringify(sorted(dhv('node', 'status', '-self').HostVolumes), null, 1));\n`,
     nodeid: `${node}\n${common}console.log(dhv('node', 'status', '-self').ID);\n`,
-    waitjob: '#!/bin/sh\n',
+    // The two reads of Nomad's HTTP API the scenarios make, answered by dhv's -json of the same objects.
+    curl: `${node}\n${common}const url = process.argv.slice(2).find((a) => a.includes('/v1/'));
+const u = new URL(url ?? '/', 'http://127.0.0.1:4646');
+const ns = u.searchParams.get('namespace') || 'default';
+const allocs = /^\\/v1\\/job\\/([^/]+)\\/allocations$/.exec(u.pathname);
+if (allocs) console.log(JSON.stringify(dhv('job', 'status', '-namespace', ns, decodeURIComponent(allocs[1])).Allocations));
+else if (u.pathname === '/v1/volumes/claims') {
+  const job = u.searchParams.get('job_id');
+  console.log(JSON.stringify(dhv('volume', 'claim', 'list', '-namespace', ns).filter((c) => !job || c.JobID === job)));
+} else { console.error(\`curl: the sandbox answers no \${u.pathname}\`); process.exitCode = 22; }\n`,
+    // Nomad places and starts a job's allocations after \`job run\` returns; dhv before it returns, so
+    // a short wait suffices: it only covers a task that ends by itself.
+    waitjob: `${node}\n${common}const [job, want, ns] = process.argv.slice(2);
+const statuses = () => { try { return dhv('job', 'status', '-namespace', ns || 'default', job).Allocations.map((a) => a.ClientStatus); } catch { return []; } };
+const done = (s) => s.length > 0 && s.every((x) => x === want);
+const until = Date.now() + 3000;
+let now = statuses();
+while (!done(now) && Date.now() < until) { Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200); now = statuses(); }
+if (done(now)) console.log(\`\${job}: \${now.join(' ')}\`);
+else { console.log(\`\${job}: still \${now.join(' ')}\`); process.exitCode = 1; }\n`,
   };
 }
 
@@ -285,22 +317,19 @@ export class Sandbox {
   }
 
   /** Runs one `run` line as the recorder did: /bin/sh in the work folder, with the README's names set. */
-  async sh(run: string, options: { jobsAsNoOps?: boolean; nomadAsNoOp?: boolean } = {}): Promise<StepResult> {
+  async sh(run: string): Promise<StepResult> {
     const bin = join(this.root, 'bin');
-    const nomad = options.nomadAsNoOp ? 'true' : join(bin, 'nomad');
-    // A job command under dhv would only fail: a step that runs one is not judged, and its job commands do nothing.
-    const prelude = options.jobsAsNoOps
-      ? `job_or_nomad() { case "$1" in job|alloc) return 0 ;; esac; ${nomad} "$@"; }; NOMAD=job_or_nomad; `
-      : '';
+    const nomad = join(bin, 'nomad');
     const before = new Set(recordedFolders(this.calls));
     const result = await new Promise<StepResult>((resolve, reject) => {
-      const child = spawn('/bin/sh', ['-c', prelude + run], {
+      const child = spawn('/bin/sh', ['-c', run], {
         cwd: this.work,
         env: {
           ...process.env,
           NO_COLOR: '1',
           PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`,
           NOMAD: nomad,
+          NOMAD_ADDR: 'http://127.0.0.1:4646',
           AGENTCTL: join(bin, 'agentctl'),
           ROOT: this.root,
           DHV_DATA_DIR: '',
@@ -335,7 +364,9 @@ export class Sandbox {
     return new Placeholders('dhv', this.root, this.nodeId);
   }
 
-  cleanup(): Promise<void> {
-    return removeTempDir(this.root);
+  /** Kills what the scenario's jobs left running (a job stopped by no step), then removes the sandbox. */
+  async cleanup(): Promise<void> {
+    await killTasks(join(this.root, 'data'));
+    await removeTempDir(this.root);
   }
 }
