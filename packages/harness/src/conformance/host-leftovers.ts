@@ -1,5 +1,5 @@
-import { lstat } from 'node:fs/promises';
-import { join, relative, sep } from 'node:path';
+import { lstat, readFile } from 'node:fs/promises';
+import { basename, join, relative, sep } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   atOrBelow,
@@ -44,8 +44,16 @@ interface HostState {
   loops: LoopDevice[];
 }
 
-/** How long a loop device seen after a delete may take to let go (the kernel clears it at its last close). */
-const LOOP_SETTLE_MS = 2_000;
+/** How long a loop device detached while still open may take to let go (as the SDK's detachLoopDevice waits). */
+const LOOP_SETTLE_MS = 3_000;
+
+/** Whether any of the devices is marked to be detached at its last close (its autoclear flag). */
+async function someClearing(loops: readonly LoopDevice[]): Promise<boolean> {
+  const flags = await Promise.all(
+    loops.map((l) => readFile(`/sys/block/${basename(l.device)}/loop/autoclear`, 'utf8').catch(() => '0')),
+  );
+  return flags.some((flag) => flag.trim() === '1');
+}
 
 async function hostState(): Promise<HostState> {
   const [table, loops] = await Promise.all([readMountTable(), attachedLoopDevices()]);
@@ -126,8 +134,13 @@ export class BeforeDelete {
   /** What the successful delete left of the volume, each released by dhv check now. */
   async afterDelete(): Promise<Leftover[]> {
     let now = await VolumeOnHost.look(this.scope, this.volume, await hostState(), this.before);
-    // A device whose last user is closing it lets go a moment after the delete returns.
-    for (let waited = 0; now.loops.length > 0 && now.mounts.length === 0 && waited < LOOP_SETTLE_MS; waited += 50) {
+    // A device detached while still open (the last close of an unmount, a killed mkfs) is
+    // only marked to clear at its last close: it lets go a moment after the delete returns.
+    for (
+      let waited = 0;
+      now.mounts.length === 0 && (await someClearing(now.loops)) && waited < LOOP_SETTLE_MS;
+      waited += 50
+    ) {
       await sleep(50);
       now = await VolumeOnHost.look(this.scope, this.volume, await hostState(), this.before);
     }
