@@ -1,15 +1,16 @@
 import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { spawnPlugin } from '@dhv/sdk/client';
 import { SUITE_TIMEOUT_MS, dhvCheck, failedRequired } from './support/check-cli.js';
 import {
   HARNESS_FIXTURES as FIXTURES,
-  REPO_ROOT as ROOT,
   loopDevices,
+  removeTempDir,
+  REPO_ROOT as ROOT,
   skipUnless,
+  tempDir,
   type Requirement,
 } from './support/kit.js';
 import type { ConformanceReport } from '../packages/harness/src/conformance/index.js';
@@ -97,7 +98,7 @@ const warned = (report: ConformanceReport) => report.results.filter((r) => r.sta
 
 /** Whether plugins run through @dhv/sdk's client get real pipes for stdout and stderr, as under Nomad. */
 async function clientGivesPipes(): Promise<boolean> {
-  const dir = await mkdtemp(join(tmpdir(), 'dhv-pipe-probe-'));
+  const dir = await tempDir('pipe-probe');
   try {
     const probe = join(dir, 'probe');
     await writeFile(probe, '#!/bin/sh\n[ -p /proc/self/fd/1 ] && [ -p /proc/self/fd/2 ]\n');
@@ -105,7 +106,7 @@ async function clientGivesPipes(): Promise<boolean> {
     const run = await spawnPlugin(probe, ['fingerprint'], {}, { timeoutMs: 10_000, maxOutputBytes: 1024, cwd: dir });
     return run.exitCode === 0;
   } finally {
-    await rm(dir, { recursive: true, force: true });
+    await removeTempDir(dir);
   }
 }
 
