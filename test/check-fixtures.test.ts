@@ -71,6 +71,8 @@ const DEFECTS: Record<string, Verdict> = {
   'stack-trace-on-stdout': { required: [], recommended: ['errors.no-stack-traces'] },
   'partial-create': { required: [], recommended: ['errors.failed-create-leaves-nothing'] },
   'ignores-created-path': { required: [], recommended: ['delete.uses-created-path'] },
+  // A real agent leaves its helper running: each check whose deletes ran warns, naming it.
+  'delete-leaves-helper-running': { required: [], warns: ['delete.removes-path'] },
   // Only the refusal of dhv check's default sizes fails a create: cannot judge, with the folder it left named.
   'refusal-leaves-folder': { required: [], skips: ['create.bytes-within-capacity', 'create.expands'] },
 };

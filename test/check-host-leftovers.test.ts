@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { SUITE_TIMEOUT_MS, dhvCheck, failedRequired, type CheckRun } from './support/check-cli.js';
 import { HARNESS_FIXTURES as FIXTURES, skipRootTests } from './support/kit.js';
+import { isRunningProcess } from '@dhv/sdk/host';
 import type { CheckResult } from '../packages/harness/src/conformance/index.js';
 
 /**
@@ -150,3 +151,21 @@ describe.concurrent("a plugin that refuses dhv check's default capacities", () =
     SUITE_TIMEOUT_MS,
   );
 });
+
+test(
+  'delete-leaves-helper-running: the process left in its group is named, and dhv check killed it',
+  async () => {
+    const run = await dhvCheck(join(FIXTURES, 'delete-leaves-helper-running'), ['--only', 'delete.removes-path']);
+    const removes = result(run, 'delete.removes-path');
+    expect(removes.status).toBe('warn');
+    expect(removes.reason).toMatch(
+      /^the plugin exited leaving process \d+ \(\/usr\/bin\/sleep\) of its process group running \(dhv check killed them; a real agent leaves them running\)$/,
+    );
+    const pids = [...removes.reason!.matchAll(/process (\d+)/g)].map((m) => Number(m[1]));
+    // Zombies, done and waiting to be reaped, do not count.
+    expect(pids.filter((pid) => isRunningProcess(pid, 0))).toEqual([]);
+    expect(run.exitCode).toBe(0);
+    releasedEverything(run);
+  },
+  SUITE_TIMEOUT_MS,
+);

@@ -14,6 +14,7 @@ import {
   type MountEntry,
   type TeardownScope,
 } from '@dhv/sdk/host';
+import { leftRunningWarning, type LeftRunning } from '@dhv/sdk/client';
 
 /**
  * What a plugin's delete, or its failed create, left on the host that belongs to the
@@ -22,8 +23,9 @@ import {
  */
 export interface Leftover {
   volumeId: string;
-  kind: 'loop-device' | 'mount' | 'folder';
-  after: 'delete' | 'failed create';
+  kind: 'loop-device' | 'mount' | 'folder' | 'process';
+  /** `run`: any run of the plugin, which left a process of its group running. */
+  after: 'delete' | 'failed create' | 'run';
   /** The leftover in a phrase: `loop device /dev/loop3 (backed by …)`. */
   what: string;
   /** The leftover, what the node suffers from it, and what dhv check did about it. */
@@ -225,20 +227,22 @@ async function release(
  * at length what each costs a node.
  */
 export function summariseLeftovers(leftovers: readonly Leftover[]): string | undefined {
-  const part = (after: Leftover['after'], judge: string) => {
-    const these = leftovers.filter((l) => l.after === after);
-    if (these.length === 0) return [];
+  const listed = (these: readonly Leftover[]) => {
     const shown = these.slice(0, 3).map((l) => l.what);
-    const more = these.length > shown.length ? ` and ${these.length - shown.length} more` : '';
-    const calls = after === 'delete' ? "the plugin's successful deletes" : "the plugin's failed creates";
-    return [`${calls} left ${shown.join(', ')}${more} (see ${judge})`];
+    return `${shown.join(', ')}${these.length > shown.length ? ` and ${these.length - shown.length} more` : ''}`;
   };
-  const parts = [
-    ...part('delete', 'delete.releases-host-resources'),
-    ...part('failed create', 'errors.failed-create-leaves-nothing'),
-  ];
-  if (parts.length === 0) return undefined;
-  return `${parts.join('; ')}; dhv check released what it could at once, and removes the rest with its sandbox`;
+  const of = (after: Leftover['after']) => leftovers.filter((l) => l.after === after);
+  const parts: string[] = [];
+  if (of('delete').length > 0)
+    parts.push(`the plugin's successful deletes left ${listed(of('delete'))} (see delete.releases-host-resources)`);
+  if (of('failed create').length > 0)
+    parts.push(`its failed creates left ${listed(of('failed create'))} (see errors.failed-create-leaves-nothing)`);
+  if (parts.length > 0) parts.push('dhv check released what it could at once, and removes the rest with its sandbox');
+  if (of('run').length > 0)
+    parts.push(
+      `the plugin exited leaving ${listed(of('run'))} of its process group running (dhv check killed them; a real agent leaves them running)`,
+    );
+  return parts.length === 0 ? undefined : parts.join('; ');
 }
 
 /** How a create or delete call ended, for the look after it. */
@@ -303,6 +307,19 @@ export class LeftoverLooks {
     if (before !== undefined && end === 'succeeded') this.found.push(...(await before.afterDelete()));
     if (operation === 'create' && end === 'failed') await this.lookAfterFailedCreate(trace);
     return value;
+  }
+
+  /** A run that exited leaving processes of its group running (the client killed them). */
+  leftRunning(operation: string, volumeId: string | undefined, left: readonly LeftRunning[]): void {
+    if (left.length === 0) return;
+    const of = volumeId === undefined ? operation : `${operation} of volume ${volumeId}`;
+    this.found.push({
+      volumeId: volumeId ?? '',
+      kind: 'process',
+      after: 'run',
+      what: left.map((p) => `process ${p.pid} (${p.command})`).join(', '),
+      message: `the ${of}: ${leftRunningWarning([...left])}`,
+    });
   }
 
   private async lookAfterFailedCreate(trace: VolumeTrace): Promise<void> {

@@ -210,6 +210,7 @@ export class ConformanceSession {
     scope: Scope,
     cleaning: boolean,
     space: SandboxSpace,
+    looks: LeftoverLooks,
   ): Promise<ResultByOperation[Op]> {
     const env = buildEnvironment(operation, request, this.plugin);
     const result = await space.watch(operation, env, (tooBig) =>
@@ -223,6 +224,7 @@ export class ConformanceSession {
       }),
     );
     this.notice(operation, result, scope);
+    looks.leftRunning(operation, (request as Partial<DeleteInput>).volumeId, result.leftRunning);
     const { stdout, stderr, truncated, durationMs, warnings } = result;
     // What the checks read: the SDK's result, the decoded value with the run's output beside it.
     return { stdout, stderr, truncated, durationMs, warnings, ...valueOf(result) } as unknown as ResultByOperation[Op];
@@ -262,7 +264,7 @@ export class ConformanceSession {
       return looks.around(
         operation,
         request as Partial<DeleteInput>,
-        () => session.exec(operation, request, scope, phase.cleaning, space),
+        () => session.exec(operation, request, scope, phase.cleaning, space, looks),
         (outcome) => ('value' in outcome ? 'succeeded' : endOfError(outcome.error)),
       );
     };
@@ -349,6 +351,7 @@ export class ConformanceSession {
           }),
         );
         session.notice(argv[0] ?? '(no operation)', run, scope);
+        looks.leftRunning(argv[0] ?? '(no operation)', env[ENV.volumeId], run.leftRunning ?? []);
         return run;
       },
       cleanup: (fn) => void cleanups.push(fn),
