@@ -343,7 +343,7 @@ export class ConformanceSession {
       async runRaw(argv, env, options = {}): Promise<PluginRun> {
         if (argv[0] === 'create') looks.started(env[ENV.volumeId] ?? '');
         const run = await space.watch(argv[0] ?? '(no operation)', env, (tooBig) =>
-          runPluginRaw(session.plugin, argv, env, {
+          runPluginRaw(options.executable ?? session.plugin, argv, env, {
             cwd: options.cwd ?? session.workDir,
             timeoutMs: options.timeoutMs ?? AGENT_TIMEOUT_MS.create,
             outputGraceMs: options.outputGraceMs ?? HELD_OUTPUT_GRACE_MS,

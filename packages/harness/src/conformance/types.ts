@@ -120,8 +120,12 @@ export interface CheckContext {
   runRaw(
     argv: readonly string[],
     env: Record<string, string>,
-    /** `outputGraceMs`: how long the output may stay open after the plugin exits (default: the deadline). */
-    options?: { cwd?: string; timeoutMs?: number; outputGraceMs?: number },
+    /**
+     * `outputGraceMs`: how long the output may stay open after the plugin exits (default: the
+     * deadline); `executable`: a program of the check's own in the plugin's place (one that
+     * runs the plugin as some agent would), given the same argv and environment.
+     */
+    options?: { cwd?: string; timeoutMs?: number; outputGraceMs?: number; executable?: string },
   ): Promise<PluginRun>;
 
   /** Registers cleanup to run after the check, whatever happens; the last registered runs first. */
