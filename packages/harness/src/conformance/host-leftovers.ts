@@ -147,7 +147,11 @@ export class BeforeDelete {
       now = await VolumeOnHost.look(this.scope, this.volume, await hostState(), this.before);
     }
     const after = `after the delete of volume ${this.volume.volumeId} succeeded,`;
-    return release(this.volume.volumeId, 'delete', now.mounts, now.loops, {
+    // Only what was the volume's before the delete: a device attached since is another call's.
+    const loops = now.loops.filter((l) =>
+      this.before.loops.some((b) => b.device === l.device && b.backingFile === l.backingFile),
+    );
+    return release(this.volume.volumeId, 'delete', now.mounts, loops, {
       mount: (what) =>
         `${after} ${what} was still there: on a node nothing unmounts it, so the deleted volume's filesystem and its device stay busy for good`,
       loop: (what) =>
@@ -162,7 +166,9 @@ export class BeforeDelete {
  * failed create, so on a node all of it stays.
  */
 export async function afterFailedCreate(scope: TeardownScope, volume: VolumeTrace): Promise<Leftover[]> {
-  const now = await VolumeOnHost.look(scope, volume, await hostState());
+  // By its ID only: a create may rightly fail because its name is another volume's, whose folder that is.
+  const byId = { ...volume, volumeName: '' };
+  const now = await VolumeOnHost.look(scope, byId, await hostState());
   const left = `the failed create of volume ${volume.volumeId} left`;
   const never = 'the agent never calls delete after a failed create, so';
   const found = await release(volume.volumeId, 'failed create', now.mounts, now.loops, {
@@ -170,8 +176,7 @@ export async function afterFailedCreate(scope: TeardownScope, volume: VolumeTrac
     loop: (what) =>
       `${left} ${what} attached: ${never} nothing detaches it, and the node runs out of loop devices; undo the attach when the create fails`,
   });
-  const names = [volume.volumeId, ...(isPlainName(volume.volumeName) ? [volume.volumeName] : [])];
-  for (const folder of new Set([volume.path, ...names.map((n) => join(volume.volumesDir, n))])) {
+  for (const folder of new Set([volume.path, join(volume.volumesDir, volume.volumeId)])) {
     if ((await inScope(scope, folder)) === undefined) continue;
     if (
       !(await lstat(folder).then(
