@@ -55,7 +55,7 @@ export const deleteChecks: Check[] = [
     id: 'delete.releases-host-resources',
     area: 'delete',
     title:
-      'A successful delete releases what the volume held on the host: no loop device backed by its files and no mount at or below its path is left.',
+      'A successful delete releases what the volume held on the host: no loop device backed by its files and no mount of it (at or below its path, or named after it) is left.',
     protocolRef: REF,
     severity: 'required',
     gradeReason:

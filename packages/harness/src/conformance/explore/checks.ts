@@ -26,7 +26,7 @@ const REQUIREMENTS: Record<ExploreCheckId, { title: string; gradeReason: string 
   },
   'explore.releases-host-resources': {
     title:
-      'Through any sequence of calls, every successful delete releases what its volume held on the host: no loop device backed by its files and no mount at or below its path is left.',
+      'Through any sequence of calls, every successful delete releases what its volume held on the host: no loop device backed by its files and no mount of it (at or below its path, or named after it) is left.',
     gradeReason:
       "nothing on the node releases them after a delete: each leaked loop device keeps its image's space, and the node runs out of loop devices after a few hundred deletes",
   },
