@@ -255,6 +255,7 @@ test.concurrent(
       'explore.volumes-distinct',
       'explore.calls-succeed',
       'explore.fingerprint-fast',
+      'explore.releases-host-resources',
       'explore.nothing-left',
     ]);
     const distinct = tests.find((t) => t.name.startsWith('explore.volumes-distinct'))!;

@@ -35,6 +35,7 @@ function slotsPlugin(volumesDir: string, order: Order, removes: boolean): CheckC
     settings: { capacityMin: 0n, capacityMax: 0n },
     // The volumes dir stands in for the sandbox: the lab writes its markers only inside it.
     sandboxScope: { dir: dirname(volumesDir), canonical: dirname(volumesDir) },
+    leftovers: [],
     newVolume: (overrides: Partial<CreateInput>) => ({ nodeId: 'node', nodePool: 'default', ...overrides }),
     deleteRequest: (request: CreateInput, createdPath: string) => ({ ...request, createdPath }),
     async create(request: CreateInput) {
