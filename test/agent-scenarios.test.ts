@@ -6,14 +6,14 @@
  * HostVolumes, client state and the volume-name locks.
  */
 import { appendFileSync, readFileSync } from 'node:fs';
-import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, lstat, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Agent } from '../packages/harness/src/agent/agent.js';
 import type { ClientState, VolumeRecord } from '../packages/harness/src/agent/state/client-state.js';
 import type { ClientStateStore } from '../packages/harness/src/agent/client/host-volume-manager.js';
 import type { AgentConfig } from '../packages/harness/src/config/agent-config.js';
+import { removeTempDir, tempDir } from './support/kit.js';
 
 interface LayoutEntry {
   path: string;
@@ -89,7 +89,7 @@ afterEach(async () => {
   for (const a of agents.splice(0)) await a.shutdown().catch(() => {});
 });
 afterAll(async () => {
-  for (const r of roots.splice(0)) await rm(r, { recursive: true, force: true });
+  for (const r of roots.splice(0)) await removeTempDir(r);
 });
 
 async function applyLayout(root: string, entries: readonly LayoutEntry[], recorder: string): Promise<void> {
@@ -188,7 +188,7 @@ function sameError(expected: string, actual: string): boolean {
 }
 
 async function replay(scenario: Scenario): Promise<Mismatch[]> {
-  const root = await mkdtemp(join(tmpdir(), 'dhv-scenario-'));
+  const root = await tempDir('scenario');
   roots.push(root);
   for (const d of ['plugins', 'volumes', 'outside', 'records', 'cwd']) await mkdir(join(root, d));
   const sub = <T>(value: T): T => JSON.parse(JSON.stringify(value).split('{root}').join(root)) as T;

@@ -1,10 +1,9 @@
-import { mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
 import { execPlugin } from '@dhv/sdk/client';
-import { DHV_BIN as dhv, REPO_ROOT as repo } from './support/kit.js';
+import { DHV_BIN as dhv, removeTempDir, REPO_ROOT as repo, tempDir } from './support/kit.js';
 
 interface Run {
   exitCode: number;
@@ -33,7 +32,7 @@ const it = test.extend<{ work: string }>({
   // vitest reads the fixtures a test needs from this first parameter's destructuring.
   // eslint-disable-next-line no-empty-pattern
   work: async ({}, use) => {
-    const work = await mkdtemp(join(tmpdir(), 'dhv-authoring-build-'));
+    const work = await tempDir('authoring-build');
     try {
       // The entry imports @dhv/sdk the way a plugin project does.
       await mkdir(join(work, 'node_modules/@dhv'), { recursive: true });
@@ -41,7 +40,7 @@ const it = test.extend<{ work: string }>({
       await writeFile(join(work, 'plugin.ts'), PLUGIN);
       await use(work);
     } finally {
-      await rm(work, { recursive: true, force: true });
+      await removeTempDir(work);
     }
   },
 });

@@ -1,9 +1,8 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
-import { DHV_BIN as dhv, REPO_ROOT as repo } from './support/kit.js';
+import { DHV_BIN as dhv, removeTempDir, REPO_ROOT as repo, tempDir } from './support/kit.js';
 
 /** Runs `dhv init ... --json`; `--from-registry` unless the test is about packing, which takes seconds. */
 async function dhvInit(
@@ -23,11 +22,11 @@ const it = test.extend<{ work: string }>({
   // vitest reads the fixtures a test needs from this first parameter's destructuring.
   // eslint-disable-next-line no-empty-pattern
   work: async ({}, use) => {
-    const work = await mkdtemp(join(tmpdir(), 'dhv-authoring-init-'));
+    const work = await tempDir('authoring-init');
     try {
       await use(work);
     } finally {
-      await rm(work, { recursive: true, force: true });
+      await removeTempDir(work);
     }
   },
 });

@@ -1,11 +1,10 @@
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import fs from 'fs-extra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildEnvironment } from '@dhv/sdk/client';
 import { ALL_BLOCKS } from './support/docs-blocks.js';
-import { registryCa, skipRootTests, DHV_BIN as dhv, REPO_ROOT as repo } from './support/kit.js';
+import { DHV_BIN as dhv, registryCa, REPO_ROOT as repo, skipRootTests, tempDir } from './support/kit.js';
 
 /**
  * The whole author's path as typed: `dhv init` with no flags for every template, a plain
@@ -92,7 +91,7 @@ describe('dhv init with no flags, npm install, build, check: every template, off
   const projects = new Map<string, string>();
 
   beforeAll(async () => {
-    work = await fs.mkdtemp(join(tmpdir(), 'dhv-authoring-e2e-'));
+    work = await tempDir('authoring-e2e');
     const cache = join(work, 'npm-cache');
     const npmInstall = (cwd: string, mode: '--prefer-offline' | '--offline') =>
       run('npm', ['install', mode, '--cache', cache, '--no-audit', '--no-fund', '--loglevel=error'], { cwd });

@@ -101,3 +101,21 @@ describe('the test API applies the one severity policy', () => {
     });
   });
 });
+
+describe("the test API's timeouts", () => {
+  test('give the explore area one allowance per sequence it runs, so a loaded machine runs the work rather than cutting it short', () => {
+    const timeouts = new Map<string, number | undefined>();
+    for (const runs of [3, 12])
+      conformanceTests({
+        plugin: join(FIXTURES, 'good-plugin'),
+        runs,
+        describe: (_name, body) => body(),
+        test: (name, _body, timeoutMs) => void timeouts.set(`${runs} ${name.split(':')[0]}`, timeoutMs),
+        afterAll: () => undefined,
+      });
+    expect(timeouts.get('3 create.idempotent')).toBe(150_000);
+    expect(timeouts.get('3 explore.volumes-survive')).toBe(3 * 150_000);
+    expect(timeouts.get('12 explore.volumes-survive')).toBe(12 * 150_000);
+    expect(timeouts.get('12 create.idempotent')).toBe(150_000);
+  });
+});

@@ -59,6 +59,7 @@ describe('dhv check, the command', () => {
     const report = JSON.parse(stdout);
     expect(report.results.map((r: { id: string }) => r.id)).toEqual([
       'delete.removes-path',
+      'delete.releases-host-resources',
       'delete.idempotent',
       'delete.never-created',
       'delete.uses-created-path',

@@ -1,5 +1,4 @@
-import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { copyFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import {
@@ -10,7 +9,7 @@ import {
   type ConformanceReport,
 } from '@dhv/harness';
 import { SUITE_TIMEOUT_MS as CHECK_TIMEOUT_MS, dhvCheck, failedRequired } from './support/check-cli.js';
-import { HARNESS_FIXTURES as FIXTURES, runDhv } from './support/kit.js';
+import { HARNESS_FIXTURES as FIXTURES, removeTempDir, runDhv, tempDir } from './support/kit.js';
 
 /**
  * The explorer (the explore checks of `dhv check`) against stateful plugins of our own:
@@ -71,12 +70,12 @@ const SUITE_TIMEOUT_MS = 2.5 * CHECK_TIMEOUT_MS;
 
 const scratch: string[] = [];
 afterAll(async () => {
-  await Promise.all(scratch.map((dir) => rm(dir, { recursive: true, force: true })));
+  await Promise.all(scratch.map((dir) => removeTempDir(dir)));
 });
 
 /** A copy of the fixture in a fresh directory (fingerprint-scans keeps its index beside itself) and a volumes dir. */
 async function fixtureCopy(name: string): Promise<{ plugin: string; volumesDir: string }> {
-  const dir = await mkdtemp(join(tmpdir(), `dhv-explore-${name}-`));
+  const dir = await tempDir(`explore-${name}`);
   scratch.push(dir);
   const plugin = join(dir, name);
   await copyFile(join(STATEFUL, name), plugin);
@@ -160,7 +159,7 @@ describe.concurrent('plugins that work under a real Nomad agent pass the explore
     test(
       `${name} passes every explore check`,
       async () => {
-        const dir = await mkdtemp(join(tmpdir(), `dhv-explore-${name}-`));
+        const dir = await tempDir(`explore-${name}`);
         scratch.push(dir);
         const volumesDir = join(dir, 'runs');
         const report = await runConformance(join(FIXTURES, name), {
@@ -256,6 +255,7 @@ test.concurrent(
       'explore.volumes-distinct',
       'explore.calls-succeed',
       'explore.fingerprint-fast',
+      'explore.releases-host-resources',
       'explore.nothing-left',
     ]);
     const distinct = tests.find((t) => t.name.startsWith('explore.volumes-distinct'))!;

@@ -1,11 +1,16 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { forceRemove } from '../packages/harness/src/conformance/scratch-dirs.js';
-import { skipRootTests, loopDeviceNamesBackedBelow, mountPointsAtOrBelow } from './support/kit.js';
+import {
+  loopDeviceNamesBackedBelow,
+  mountPointsAtOrBelow,
+  removeTempDir,
+  skipRootTests,
+  tempDir,
+} from './support/kit.js';
 
 const sh = (file: string, args: string[]) => execFileSync(file, args, { encoding: 'utf8' }).trim();
 
@@ -13,7 +18,7 @@ describe.skipIf(skipRootTests("a check's scratch dir"))("a check's scratch dir, 
   let dir: string;
   let device = '';
   beforeEach(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'dhv-check-scratch-'));
+    dir = await tempDir('check-scratch');
   });
   afterEach(async () => {
     // Whatever the test left, undone before the assertions can matter.
@@ -27,7 +32,7 @@ describe.skipIf(skipRootTests("a check's scratch dir"))("a check's scratch dir, 
         sh('/usr/sbin/losetup', ['-d', device]);
       } catch {}
     }
-    await rm(dir, { recursive: true, force: true });
+    await removeTempDir(dir);
   });
 
   test('unmounts what is mounted under it, detaches loop devices backed by files in it, and removes it', async () => {

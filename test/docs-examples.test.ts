@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
 import { join } from 'node:path';
 import { releaseEverythingBelow } from '@dhv/sdk/host';
 import fs from 'fs-extra';
@@ -20,7 +19,7 @@ import {
   writeStandIns,
   type Block,
 } from './support/docs-blocks.js';
-import { REPO_ROOT, loopDevices, skipUnless, tool, removeTempDir } from './support/kit.js';
+import { REPO_ROOT, loopDevices, skipUnless, tool, removeTempDir, tempDir } from './support/kit.js';
 
 /**
  * Docs as tests (test/support/docs-blocks.ts says how a block runs): every page's `sh` blocks
@@ -56,7 +55,7 @@ let bin: string;
 
 beforeAll(async () => {
   // Not under /tmp: each run's own /tmp is bound over it.
-  sandbox = await mkdtemp('/var/tmp/dhv-docs-examples-');
+  sandbox = await tempDir('docs-examples', '/var/tmp');
   bin = join(sandbox, 'bin');
   await writeStandIns(bin);
   await fs.ensureDir(join(sandbox, 'memo'));

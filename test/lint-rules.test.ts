@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cruise, type ICruiseResult } from 'dependency-cruiser';
@@ -8,6 +7,7 @@ import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcr
 import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
 import { ESLint } from 'eslint';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { removeTempDir, tempDir } from './support/kit.js';
 
 // The lint rules judged on a small tree of their own, so a rule that stopped matching
 // (a renamed folder, a broken pattern) fails here rather than passing everything.
@@ -30,7 +30,7 @@ function run(script: string, args: string[], cwd: string): Promise<Run> {
 
 let tree: string;
 beforeEach(async () => {
-  tree = await mkdtemp(join(tmpdir(), 'dhv-lint-rules-'));
+  tree = await tempDir('lint-rules');
   await writeFiles({
     'tsconfig.base.json': JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext' } }),
     'packages/sdk/src/protocol/request.ts': 'export const request = 1;\n',
@@ -52,7 +52,7 @@ beforeEach(async () => {
   });
 });
 afterEach(async () => {
-  await rm(tree, { recursive: true, force: true });
+  await removeTempDir(tree);
 });
 
 async function writeFiles(files: Record<string, string>): Promise<void> {

@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { copyFile, mkdir, mkdtemp, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildEnvironment, execPlugin, type RequestInput } from '@dhv/sdk/client';
@@ -12,6 +12,7 @@ import {
   loopDevicesBackedBelowSync,
   mountsAtOrBelowSync,
   removeTempDir,
+  tempDir,
   builtPlugin,
   LOOPBACK_PACKAGE_DIR,
 } from './support/kit.js';
@@ -32,7 +33,7 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
   let faultyBundle: string;
 
   beforeAll(async () => {
-    faultyDir = await mkdtemp('/var/tmp/dhv-loopback-faulty-');
+    faultyDir = await tempDir('loopback-faulty', '/var/tmp');
     faultyBundle = join(faultyDir, 'bundle');
     await bundlePlugin({
       entry: join(LOOPBACK_PACKAGE_DIR, 'src/testing/fault-injecting-plugin.ts'),
@@ -40,7 +41,7 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
     });
   });
   afterAll(async () => {
-    if (faultyDir) await rm(faultyDir, { recursive: true, force: true });
+    if (faultyDir) await removeTempDir(faultyDir);
   });
 
   beforeEach(async () => {

@@ -1,8 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, mkdir, readdir, readFile, rm, symlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { removeTempDir, tempDir } from './support/kit.js';
 
 /**
  * Replaying ../vectors/nomad-agent/ (see its README): a fresh {root} per case, its layout
@@ -56,13 +56,13 @@ export interface Root {
 }
 
 export async function makeRoot(): Promise<Root> {
-  const path = await mkdtemp(join(tmpdir(), 'dhv-nomad-'));
+  const path = await tempDir('nomad');
   for (const d of ['plugins', 'volumes', 'outside', 'records', 'cwd']) await mkdir(join(path, d), { mode: 0o755 });
   return {
     path,
     pluginDir: join(path, 'plugins'),
     cwd: join(path, 'cwd'),
-    cleanup: () => rm(path, { recursive: true, force: true }),
+    cleanup: () => removeTempDir(path),
   };
 }
 

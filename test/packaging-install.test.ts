@@ -1,4 +1,3 @@
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { releaseEverythingBelow } from '@dhv/sdk/host';
@@ -6,7 +5,7 @@ import { execa } from 'execa';
 import fs from 'fs-extra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blocksRunBy, expectSectionsRan, runSections, writeStandIns } from './support/docs-blocks.js';
-import { registryCa } from './support/kit.js';
+import { registryCa, tempDir } from './support/kit.js';
 
 /**
  * The four packages as a user gets them: `npm pack`ed, installed together into an empty
@@ -77,7 +76,7 @@ describe('the packed packages, installed together outside the repo', () => {
     execa('npx', ['--no-install', 'dhv', ...args], { cwd, env: childEnv, extendEnv: false, reject: false });
 
   beforeAll(async () => {
-    work = await fs.mkdtemp(join(tmpdir(), 'dhv-packaging-'));
+    work = await tempDir('packaging');
     const out = join(work, 'packs');
     await fs.ensureDir(out);
     const packed = await execa(

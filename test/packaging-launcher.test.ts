@@ -1,9 +1,8 @@
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import fs from 'fs-extra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { root, skipUnless, tool, DHV_BIN as dhv, REPO_ROOT as repo } from './support/kit.js';
+import { DHV_BIN as dhv, REPO_ROOT as repo, root, skipUnless, tempDir, tool } from './support/kit.js';
 import { inPrivateMountNamespace } from './support/private-mount-namespace.js';
 
 /**
@@ -52,7 +51,7 @@ describe.skipIf(
   let built: string;
 
   beforeAll(async () => {
-    work = await fs.mkdtemp(join(tmpdir(), 'dhv-launcher-'));
+    work = await tempDir('launcher');
     await fs.ensureSymlink(join(repo, 'packages/sdk'), join(work, 'node_modules/@dhv/sdk'));
     await fs.outputFile(
       join(work, 'plugin.ts'),

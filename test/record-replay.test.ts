@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, constants, existsSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import { chmod, copyFile, link, mkdir, readdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -442,6 +442,48 @@ describe.concurrent('dhv replay', () => {
       signalProcess(dhvPid, 'SIGTERM');
       const result = await replay;
       expect(result.exitCode).toBe(143);
+      expect(alive(pluginPid)).toBe(false);
+      expect(await readdir(tmp)).toEqual([]);
+    } finally {
+      releaseGate(gate);
+      await replay;
+    }
+  });
+
+  it('killed with kill -9 in the middle of a call: the next dhv command kills its plugin and removes its sandbox, and says so', async () => {
+    const dir = await newDir();
+    const gate = join(dir, 'gate');
+    makeGate(gate);
+    const plugin = join(dir, 'slow');
+    await writePlugin(plugin, `#!/bin/bash\necho $$ > ${dir}/started\nread -t 60 _ < ${gate}\n`);
+    const trace = join(dir, 'calls.jsonl');
+    const call = { plugin: 'slow', argv: ['create'], env: createEnv('/opt/nomad'), exit: 0, stdout: '', stderr: '' };
+    await writeFile(trace, `${JSON.stringify(call)}\n`);
+    const tmp = join(dir, 'tmp');
+    const journal = join(dir, 'journal');
+    await mkdir(tmp);
+    const env = { TMPDIR: tmp, DHV_CLEANUP_JOURNAL: journal };
+    const replay = runDhv(['replay', trace, plugin], { env });
+    try {
+      const pluginPid = Number(await waitForFile(join(dir, 'started')));
+      const [sandbox] = await readdir(tmp);
+      const dhvPid = Number(readFileSync(`/proc/${pluginPid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+      // Its process group is journalled just after it starts (no ID exists before): kill after that.
+      await waitUntil(() =>
+        readdirSync(journal).some((f) => readFileSync(join(journal, f), 'utf8').includes(`"pgid":${pluginPid}`)),
+      );
+      signalProcess(dhvPid, 'SIGKILL');
+      expect((await replay).signal).toBe('SIGKILL');
+      expect(alive(pluginPid)).toBe(true); // its own process group: a kill -9 of dhv cannot reach it
+
+      const next = await runDhv(['version'], { env });
+      expect(next.exitCode).toBe(0);
+      expect(next.stderr).toMatch(
+        new RegExp(
+          `^dhv: finished the cleanup of \`.*replay ${trace} ${plugin}\` \\(process ${dhvPid}, killed before it could\\): killed process group ${pluginPid}, removed ${join(tmp, sandbox!)}$`,
+          'm',
+        ),
+      );
       expect(alive(pluginPid)).toBe(false);
       expect(await readdir(tmp)).toEqual([]);
     } finally {

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeTempDir, tempDir } from './support/kit.js';
 import { testSeed } from './support/seed.js';
 
 /**
@@ -35,6 +35,7 @@ const OUTSIDE_KILL_MS = Number(process.env.DHV_LOCK_STRESS_KILL_MS ?? 1250);
 const WORKER = `
 import { acquireVolumeLock } from ${JSON.stringify(BUILT)};
 import { appendFileSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { removeTempDir, tempDir } from './support/kit.js';
 const [dir, seedText, targetText] = process.argv.slice(1);
 const target = Number(targetText);
 let s = Number(seedText) >>> 0;
@@ -86,12 +87,12 @@ const workers = new Set<ChildProcess>();
 const ready = new Set<ChildProcess>();
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'dhv-lock-stress-'));
+  dir = await tempDir('lock-stress');
 });
 
 afterAll(async () => {
   for (const child of workers) child.kill('SIGKILL');
-  await rm(dir, { recursive: true, force: true });
+  await removeTempDir(dir);
 });
 
 function mulberry(seed: number): () => number {

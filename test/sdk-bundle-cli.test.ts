@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { removeTempDir, tempDir } from './support/kit.js';
 
 const BIN = fileURLToPath(new URL('../packages/sdk/bin/dhv-bundle.js', import.meta.url));
 const ENTRY = fileURLToPath(new URL('./fixtures/sdk/demo-plugin.ts', import.meta.url));
@@ -13,11 +13,11 @@ const run = promisify(execFile);
 let dir: string;
 
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'dhv-sdk-bundle-'));
+  dir = await tempDir('sdk-bundle');
 });
 
 afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
+  await removeTempDir(dir);
 });
 
 const bundle = (...args: string[]) =>

@@ -1,12 +1,12 @@
 import { afterEach, beforeAll, afterAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundlePlugin } from '@dhv/sdk/build';
 import { buildEnvironment, execPlugin, spawnPlugin, PluginError } from '@dhv/sdk/client';
+import { removeTempDir, tempDir } from './support/kit.js';
 
 const ENTRY = fileURLToPath(new URL('./fixtures/sdk/demo-plugin.ts', import.meta.url));
 const VOLUME_ID = '5b8a2a5e-8f0a-4c8e-9a4f-0c7d3f2b1a99';
@@ -17,7 +17,7 @@ let volumesDir: string;
 const running: Array<() => void> = [];
 
 beforeAll(async () => {
-  work = await mkdtemp(join(tmpdir(), 'dhv-sdk-e2e-'));
+  work = await tempDir('sdk-e2e');
   plugin = join(work, 'plugins', 'demo');
   volumesDir = join(work, 'volumes');
   await bundlePlugin({ entry: ENTRY, outfile: plugin });
@@ -28,7 +28,7 @@ afterEach(() => {
 });
 
 afterAll(async () => {
-  await rm(work, { recursive: true, force: true });
+  await removeTempDir(work);
 });
 
 const request = (over: Record<string, unknown> = {}) => ({

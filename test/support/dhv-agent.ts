@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { loopDevicesBackedBelow, mountsAtOrBelow } from '@dhv/sdk/host';
 import { test } from 'vitest';
@@ -8,7 +7,7 @@ import { dataDirLayout } from '@dhv/harness';
 import { DHV_BIN } from './checkout-paths.js';
 import { killProcessesMentioning } from './processes.js';
 import { runDhv, type DhvRun } from './run-dhv.js';
-import { releaseMountsAndLoops } from './temp-dir.js';
+import { releaseMountsAndLoops, removeTempDir, tempDir } from './temp-dir.js';
 
 /** A temporary simulated agent: its own data dir, plugin dir and volumes dir, and a `dhv` bound to them. */
 export interface TempAgent {
@@ -32,7 +31,7 @@ export interface TempAgent {
 }
 
 export async function tempAgent(options: { config?: (dir: string) => string } = {}): Promise<TempAgent> {
-  const dir = await mkdtemp(join(tmpdir(), 'dhv-agent-test-'));
+  const dir = await tempDir('agent-test');
   const dataDir = join(dir, 'data');
   const { pluginDir, volumesDir } = dataDirLayout(dataDir);
   await mkdir(pluginDir, { recursive: true });
@@ -90,7 +89,7 @@ export async function tempAgent(options: { config?: (dir: string) => string } = 
         ...(await mountsAtOrBelow(dir)).map((m) => m.mountPoint),
         ...(await loopDevicesBackedBelow(dir)).map((l) => l.device),
       ];
-      await rm(dir, { recursive: true, force: true });
+      await removeTempDir(dir);
       if (left.length > 0) throw new Error(`left behind: ${left.join(', ')}`);
     },
   };

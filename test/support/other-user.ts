@@ -1,10 +1,10 @@
-import { chmod, copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { chmod, copyFile } from 'node:fs/promises';
 import { statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { REPO_ROOT } from './checkout-paths.js';
 import { inPrivateMountNamespace } from './private-mount-namespace.js';
 import { root, tool, type Requirement } from './requirements.js';
+import { removeTempDir, tempDir } from './temp-dir.js';
 
 /** The unprivileged user the tests run things as. */
 export const NOBODY = { uid: 65534, gid: 65534 } as const;
@@ -23,14 +23,14 @@ export interface StagedFiles {
 }
 
 export async function stageForOtherUser(files: readonly string[]): Promise<StagedFiles> {
-  const dir = await mkdtemp(join(tmpdir(), 'dhv-staged-'));
+  const dir = await tempDir('staged');
   await chmod(dir, 0o755);
   for (const file of files) {
     const target = join(dir, basename(file));
     await copyFile(file, target);
     await chmod(target, 0o755);
   }
-  return { dir, path: (name) => join(dir, name), remove: () => rm(dir, { recursive: true, force: true }) };
+  return { dir, path: (name) => join(dir, name), remove: () => removeTempDir(dir) };
 }
 
 /**
@@ -66,7 +66,7 @@ export function asNobodyInCheckoutView(view: string, command: readonly string[])
 }
 
 export async function makeView(): Promise<string> {
-  const view = await mkdtemp(join(tmpdir(), 'dhv-view-'));
+  const view = await tempDir('view');
   await chmod(view, 0o755);
   return view;
 }

@@ -1,10 +1,10 @@
-import { mkdir, mkdtemp, readdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildEnvironment } from '@dhv/sdk/client';
 import plugin from './plugin.js';
 import { removeTestDir } from './testing/test-dir.js';
+import { tempDir } from '../../../test/support/kit.js';
 
 // The free-space query stubbed, so capacity decisions can be checked in-process for any
 // size; the tests in test/ check the real query on real filesystems.
@@ -23,7 +23,7 @@ afterEach(async () => {
 const VOLUME_ID = '5c1d2f4e-8a6b-4c3d-9e0f-112233445566';
 
 async function invokeCreate(capacityMinBytes: bigint, capacityMaxBytes: bigint) {
-  dir = await mkdtemp(join(tmpdir(), 'dhv-mkdir-unit-'));
+  dir = await tempDir('mkdir-unit');
   const volumesDir = join(dir, 'volumes');
   await mkdir(volumesDir);
   const env = buildEnvironment(

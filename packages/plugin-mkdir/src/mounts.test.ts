@@ -1,9 +1,9 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseMountinfo } from '@dhv/sdk/host';
 import { mountPointsWithin } from './mounts.js';
+import { removeTempDir, tempDir } from '../../../test/support/kit.js';
 
 const MOUNTINFO = [
   '22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw',
@@ -15,7 +15,7 @@ const MOUNTINFO = [
 
 let dir: string | undefined;
 afterEach(async () => {
-  if (dir) await rm(dir, { recursive: true, force: true });
+  if (dir) await removeTempDir(dir);
   dir = undefined;
 });
 
@@ -30,7 +30,7 @@ describe('mount points', () => {
   });
 
   it('finds mount points at or below a directory, not beside it', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'dhv-mkdir-mounts-'));
+    dir = await tempDir('mkdir-mounts');
     const mountinfo = join(dir, 'mountinfo');
     await writeFile(mountinfo, MOUNTINFO.replaceAll('/srv/volumes', dir));
     await mkdir(join(dir, 'abc'));

@@ -1,5 +1,4 @@
-import { lstat, mkdir, mkdtemp, readdir, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { lstat, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { acquireVolumeLock } from '@dhv/sdk/plugin';
@@ -7,6 +6,7 @@ import { buildEnvironment } from '@dhv/sdk/client';
 import { lockFileFor, stagingPathFor } from './lock.js';
 import plugin from './plugin.js';
 import { removeTestDir } from './testing/test-dir.js';
+import { tempDir } from '../../../test/support/kit.js';
 
 let dir: string | undefined;
 afterEach(async () => {
@@ -17,7 +17,7 @@ afterEach(async () => {
 const VOLUME_ID = '7d1e2f4e-8a6b-4c3d-9e0f-112233445577';
 
 async function volumes(): Promise<string> {
-  dir = await mkdtemp(join(tmpdir(), 'dhv-mkdir-staging-'));
+  dir = await tempDir('mkdir-staging');
   const volumesDir = join(dir, 'volumes');
   await mkdir(volumesDir);
   return volumesDir;

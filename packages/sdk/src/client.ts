@@ -3,7 +3,14 @@
  * does, and decode what it prints. The protocol's names and types are in `@dhv/sdk`.
  */
 export { pluginTrustWarnings, writableByOthers } from './client/plugin-trust.js';
-export { execPlugin, interpretRun, goRunError, runWarnings, NIL_VERSION_PANIC } from './client/exec-plugin.js';
+export {
+  execPlugin,
+  interpretRun,
+  goRunError,
+  leftRunningWarning,
+  runWarnings,
+  NIL_VERSION_PANIC,
+} from './client/exec-plugin.js';
 export type {
   ExecOptions,
   FingerprintResult,
@@ -19,6 +26,7 @@ export {
   DEFAULT_MAX_OUTPUT_BYTES,
   type SpawnOptions,
   type PluginRun,
+  type LeftRunning,
   type OutputHolder,
 } from './client/spawn-plugin.js';
 export { buildEnvironment, type RequestInput } from './client/environment.js';

@@ -1,5 +1,4 @@
-import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { volumeSpec } from '../__fixtures__/volume-spec.js';
@@ -8,6 +7,7 @@ import type { AgentConfig } from '../config/agent-config.js';
 import { FakePluginRunner } from '../runner/fake-runner.js';
 import { Agent } from './agent.js';
 import { runPluginOnce } from './run-plugin-once.js';
+import { removeTempDir, tempDir } from '../../../../test/support/kit.js';
 
 /**
  * The servers' rules and the client's outcomes, in process: a FakePluginRunner answers for
@@ -22,7 +22,7 @@ let agent: Agent;
 let warnings: string[];
 
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'dhv-agent-rules-'));
+  dir = await tempDir('agent-rules');
   config = agentConfigIn(dir);
   await mkdir(config.volumesDir, { recursive: true });
   runner = new FakePluginRunner(['p', 'q']);
@@ -32,7 +32,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await agent.shutdown();
-  await rm(dir, { recursive: true, force: true });
+  await removeTempDir(dir);
 });
 
 const failure = (err: unknown) => err as Error & { code?: string; details?: Record<string, unknown> };

@@ -1,5 +1,4 @@
-import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { agentConfigIn } from '../__fixtures__/agent-config.js';
@@ -8,12 +7,13 @@ import { validateVolumeSpec } from '../volume-specs/volume-spec.js';
 import { Agent } from './agent.js';
 import { signalProcess } from '@dhv/sdk/host';
 import { pidWrittenTo, processAlive as alive } from '../../../../test/support/processes.js';
+import { removeTempDir, tempDir } from '../../../../test/support/kit.js';
 
 let dir: string;
 let config: AgentConfig;
 let agents: Agent[] = [];
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'dhv-agent-'));
+  dir = await tempDir('agent');
   config = agentConfigIn(dir);
   await mkdir(config.pluginDir);
   // create blocks until the marker file disappears, recording its PID first.
@@ -28,7 +28,7 @@ afterEach(async () => {
   agents = [];
   const pid = Number(await readFile(join(dir, 'slow.pid'), 'utf8').catch(() => ''));
   if (pid > 1) signalProcess(pid, 'SIGKILL');
-  await rm(dir, { recursive: true, force: true });
+  await removeTempDir(dir);
 });
 
 async function open(): Promise<Agent> {

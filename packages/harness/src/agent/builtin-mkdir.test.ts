@@ -1,12 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { chmod, lstat, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, lstat, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PluginError } from '@dhv/sdk/client';
 import { builtinMkdirCreate, builtinMkdirDelete, existingVolumePaths } from './builtin-mkdir.js';
-import { root, skipUnless } from '../../../../test/support/kit.js';
+import { removeTempDir, root, skipUnless, tempDir } from '../../../../test/support/kit.js';
 
 interface LayoutEntry {
   path: string;
@@ -77,7 +76,7 @@ describe.skipIf(notRoot)(
     let cwd: string;
     let umask: number;
     beforeEach(async () => {
-      root = await mkdtemp(join(tmpdir(), 'dhv-builtin-vector-'));
+      root = await tempDir('builtin-vector');
       for (const dir of ['plugins', 'volumes', 'outside', 'records', 'cwd']) await mkdir(join(root, dir));
       cwd = process.cwd();
       umask = process.umask();
@@ -85,7 +84,7 @@ describe.skipIf(notRoot)(
     afterEach(async () => {
       process.chdir(cwd);
       process.umask(umask);
-      await rm(root, { recursive: true, force: true });
+      await removeTempDir(root);
     });
 
     it.each(CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
@@ -140,10 +139,10 @@ describe.skipIf(notRoot)(
 describe('the built-in mkdir beyond the vectors', () => {
   let volumesDir: string;
   beforeEach(async () => {
-    volumesDir = await mkdtemp(join(tmpdir(), 'dhv-builtin-'));
+    volumesDir = await tempDir('builtin');
   });
   afterEach(async () => {
-    await rm(volumesDir, { recursive: true, force: true });
+    await removeTempDir(volumesDir);
   });
 
   it('quotes a bad value as Go does, escapes included', async () => {

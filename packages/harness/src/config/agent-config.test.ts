@@ -1,13 +1,13 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadAgentConfig } from './agent-config.js';
+import { removeTempDir, tempDir } from '../../../../test/support/kit.js';
 
 let dir: string | undefined;
 afterEach(async () => {
-  if (dir) await rm(dir, { recursive: true, force: true });
+  if (dir) await removeTempDir(dir);
   dir = undefined;
 });
 
@@ -28,7 +28,7 @@ describe('agent configuration', () => {
   });
 
   it('takes data_dir from --config over $DHV_DATA_DIR, and refuses the two naming different dirs', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'dhv-config-'));
+    dir = await tempDir('config');
     const file = join(dir, 'agent.hcl');
     await writeFile(file, `data_dir = "${join(dir, 'prod-data')}"\n`);
     expect((await loadAgentConfig({ config: file, env: {} })).dataDir).toBe(join(dir, 'prod-data'));
@@ -45,7 +45,7 @@ describe('agent configuration', () => {
   });
 
   it('reads a Nomad client block in HCL, with static host volumes, and lets flags override it', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'dhv-config-'));
+    dir = await tempDir('config');
     const file = join(dir, 'agent.hcl');
     await writeFile(
       file,
@@ -61,7 +61,7 @@ describe('agent configuration', () => {
   });
 
   it('reads the same config as JSON, and reports every bad setting at once', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'dhv-config-'));
+    dir = await tempDir('config');
     const good = join(dir, 'agent.json');
     await writeFile(good, JSON.stringify({ client: { host_volume: [{ data: { path: '/data' } }] } }));
     expect((await loadAgentConfig({ config: good, env: {} })).hostVolumes).toEqual([
@@ -82,7 +82,7 @@ describe('agent configuration', () => {
   });
 
   it('refuses a client that is not a block, and a config too large to be one, with a clear error', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'dhv-config-'));
+    dir = await tempDir('config');
     const notBlock = join(dir, 'agent.hcl');
     await writeFile(notBlock, 'client = "x"\n');
     await expect(loadAgentConfig({ config: notBlock, env: {} })).rejects.toMatchObject({
@@ -98,7 +98,7 @@ describe('agent configuration', () => {
   });
 
   it('reads the config with HCL 1, as Nomad does: JSON blocks flattened, quoted keys, the last of a repeated key', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'dhv-config-'));
+    dir = await tempDir('config');
     const hcl = join(dir, 'agent.hcl');
     await writeFile(
       hcl,
@@ -117,7 +117,7 @@ describe('agent configuration', () => {
   });
 
   it('refuses a FIFO given as the config at once instead of waiting for a writer', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'dhv-config-'));
+    dir = await tempDir('config');
     const fifo = join(dir, 'agent.hcl');
     execFileSync('mkfifo', [fifo]);
     await expect(loadAgentConfig({ config: fifo, cwd: '/', env: {} })).rejects.toThrow(/not a regular file/);

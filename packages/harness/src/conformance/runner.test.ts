@@ -1,21 +1,21 @@
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { runConformance } from './runner.js';
 import { formatJUnit } from './report/junit.js';
 import { formatHuman } from './report/human.js';
 import type { Check, CheckContext } from './types.js';
+import { removeTempDir, tempDir } from '../../../../test/support/kit.js';
 
 const GOOD = resolve(import.meta.dirname, '../../fixtures/good-plugin');
 
 let scratch: string;
 beforeEach(async () => {
-  scratch = await mkdtemp(join(tmpdir(), 'dhv-runner-test-'));
+  scratch = await tempDir('runner-test');
 });
 afterEach(async () => {
-  await rm(scratch, { recursive: true, force: true });
+  await removeTempDir(scratch);
 });
 
 function check(id: string, run: (ctx: CheckContext) => Promise<void>, extra: Partial<Check> = {}): Check {

@@ -9,10 +9,13 @@ import {
   type RequestInput,
   type ResultByOperation,
 } from '@dhv/sdk/client';
-import { AGENT_TIMEOUT_MS } from '@dhv/sdk/plugin';
+import { AGENT_TIMEOUT_MS, ENV } from '@dhv/sdk/plugin';
 import { valueOf } from '../runner/plugin-runner.js';
 import { processRunner, runPluginRaw } from '../runner/process-runner.js';
 import { heldOutputFault, type HeldOutputFault } from './held-output.js';
+import { LeftoverLooks, summariseLeftovers, type CallEnd, type Leftover } from './host-leftovers.js';
+import { readCreatedPath } from './inspect.js';
+import { succeeded } from './raw-run.js';
 import { CheckOutcome, describeUnexpected } from './outcome.js';
 import { forceRemove, makeRunRoot, removeRunRoot } from './scratch-dirs.js';
 import { SandboxSpace, capacityBound, describeSpaceFault, type SpaceFault } from './space-budget.js';
@@ -106,6 +109,7 @@ export class ConformanceSession {
     const phase = { cleaning: false };
     const notes: string[] = [];
     const warnings: string[] = [];
+    const leftovers: Leftover[] = [];
     const stop = new AbortController();
     this.runningStops.set(check.id, stop);
     const scope = { checkId: check.id, signal: AbortSignal.any([this.signal, stop.signal]) };
@@ -113,7 +117,7 @@ export class ConformanceSession {
     let reason: string | undefined;
     try {
       await mkdir(join(sandbox, 'volumes'), { recursive: true });
-      await check.run(this.context(sandbox, cleanups, notes, warnings, phase, scope));
+      await check.run(this.context(sandbox, cleanups, notes, warnings, phase, scope, leftovers));
     } catch (err) {
       if (err instanceof CheckOutcome) {
         status = err.status;
@@ -139,6 +143,11 @@ export class ConformanceSession {
       status = 'skip';
       reason = `not judged: the run stopped when ${this.stopCause()} (${reason ?? ''})`;
     }
+    // Never silent housekeeping: what the plugin left is said wherever it was found, with what dhv check did.
+    const unsaid = leftovers.filter((l) => !reason?.includes(l.message));
+    const left = summariseLeftovers(unsaid);
+    if (left !== undefined && status === 'pass') warnings.push(left);
+    else if (left !== undefined) notes.push(unsaid.length === 1 ? unsaid[0]!.message : left);
     if (status === 'pass' && warnings.length > 0) {
       status = 'warn';
       reason = warnings.join('; ');
@@ -201,6 +210,7 @@ export class ConformanceSession {
     scope: Scope,
     cleaning: boolean,
     space: SandboxSpace,
+    looks: LeftoverLooks,
   ): Promise<ResultByOperation[Op]> {
     const env = buildEnvironment(operation, request, this.plugin);
     const result = await space.watch(operation, env, (tooBig) =>
@@ -214,6 +224,7 @@ export class ConformanceSession {
       }),
     );
     this.notice(operation, result, scope);
+    looks.leftRunning(operation, (request as Partial<DeleteInput>).volumeId, result.leftRunning);
     const { stdout, stderr, truncated, durationMs, warnings } = result;
     // What the checks read: the SDK's result, the decoded value with the run's output beside it.
     return { stdout, stderr, truncated, durationMs, warnings, ...valueOf(result) } as unknown as ResultByOperation[Op];
@@ -239,14 +250,24 @@ export class ConformanceSession {
     warnings: string[],
     phase: { cleaning: boolean },
     scope: Scope,
+    leftovers: Leftover[],
   ): CheckContext {
     const session = this;
     const volumesDir = join(sandbox, 'volumes');
+    const sandboxScope = session.scopeOf(sandbox);
+    const looks = new LeftoverLooks(sandboxScope, leftovers);
     const space = new SandboxSpace(sandbox, capacityBound(this.settings), scope.checkId, (fault) =>
       session.noticeSpace(fault),
     );
-    const exec = <Op extends 'fingerprint' | 'create' | 'delete'>(operation: Op, request: RequestInput<Op>) =>
-      session.exec(operation, request, scope, phase.cleaning, space);
+    const exec = <Op extends 'fingerprint' | 'create' | 'delete'>(operation: Op, request: RequestInput<Op>) => {
+      if (operation === 'create') looks.started((request as Partial<DeleteInput>).volumeId);
+      return looks.around(
+        operation,
+        request as Partial<DeleteInput>,
+        () => session.exec(operation, request, scope, phase.cleaning, space, looks),
+        (outcome) => ('value' in outcome ? 'succeeded' : endOfError(outcome.error)),
+      );
+    };
     // Volumes the check itself deleted successfully: their cleanup would only repeat that delete.
     const deleted = new Set<string>();
     const ctx: CheckContext = {
@@ -254,7 +275,8 @@ export class ConformanceSession {
       settings: this.settings,
       volumesDir,
       sandbox,
-      sandboxScope: session.scopeOf(sandbox),
+      sandboxScope,
+      leftovers,
       workDir: this.workDir,
       signal: scope.signal,
       newVolume(overrides = {}) {
@@ -283,11 +305,13 @@ export class ConformanceSession {
         });
         const result = await exec('create', request);
         createdPath = result.path;
+        looks.created(request.volumeId, result.path);
         warnWhenOutside(result.path, request.volumesDir ?? volumesDir, ctx);
         return result;
       },
       async create(request) {
         const result = await exec('create', request);
+        looks.created(request.volumeId, result.path);
         warnWhenOutside(result.path, request.volumesDir ?? volumesDir, ctx);
         return result;
       },
@@ -301,14 +325,25 @@ export class ConformanceSession {
         request: RequestInput<Op>,
         options: { outputGraceMs?: number } = {},
       ) {
-        return ctx.runRaw([operation], buildEnvironment(operation, request, session.plugin), {
-          ...options,
-          timeoutMs: AGENT_TIMEOUT_MS[operation],
-        });
+        return looks.around(
+          operation,
+          request as Partial<DeleteInput>,
+          async () => {
+            const run = await ctx.runRaw([operation], buildEnvironment(operation, request, session.plugin), {
+              ...options,
+              timeoutMs: AGENT_TIMEOUT_MS[operation],
+            });
+            const path = operation === 'create' && succeeded(run) ? readCreatedPath(run.stdout) : undefined;
+            if (path?.ok) looks.created((request as Partial<DeleteInput>).volumeId, path.value);
+            return run;
+          },
+          (outcome) => ('value' in outcome ? endOfRun(outcome.value) : 'not-judged'),
+        );
       },
       async runRaw(argv, env, options = {}): Promise<PluginRun> {
+        if (argv[0] === 'create') looks.started(env[ENV.volumeId] ?? '');
         const run = await space.watch(argv[0] ?? '(no operation)', env, (tooBig) =>
-          runPluginRaw(session.plugin, argv, env, {
+          runPluginRaw(options.executable ?? session.plugin, argv, env, {
             cwd: options.cwd ?? session.workDir,
             timeoutMs: options.timeoutMs ?? AGENT_TIMEOUT_MS.create,
             outputGraceMs: options.outputGraceMs ?? HELD_OUTPUT_GRACE_MS,
@@ -316,6 +351,7 @@ export class ConformanceSession {
           }),
         );
         session.notice(argv[0] ?? '(no operation)', run, scope);
+        looks.leftRunning(argv[0] ?? '(no operation)', env[ENV.volumeId], run.leftRunning ?? []);
         return run;
       },
       cleanup: (fn) => void cleanups.push(fn),
@@ -340,7 +376,7 @@ export class ConformanceSession {
         await mkdir(join(sandbox, 'volumes'), { recursive: true });
         const teardown = this.scopeOf(sandbox);
         this.sharedCleanups.push(() => forceRemove(teardown.dir, teardown.canonical).then(throwProblems));
-        return compute(this.context(sandbox, this.sharedCleanups, [], [], this.sharedPhase, scope));
+        return compute(this.context(sandbox, this.sharedCleanups, [], [], this.sharedPhase, scope, []));
       })();
       this.sharedValues.set(key, value);
     }
@@ -374,6 +410,21 @@ function warnWhenOutside(path: string, volumesDir: string, ctx: CheckContext): v
     `create answered the path ${path}, which is ${rel === '' ? 'the volumes dir itself' : 'outside the volumes dir'} ${volumesDir}: ` +
       `a volume belongs at <volumes dir>/<volume id>; dhv check's cleanup never unmounts or removes anything outside its scratch dir`,
   );
+}
+
+/**
+ * A call that threw: the plugin's own failure (it exited non-zero) is a failed call; an
+ * answer the agent cannot read is not the plugin's failure, and an interruption or a
+ * killed run says nothing of what it left.
+ */
+function endOfError(err: unknown): CallEnd {
+  return err instanceof PluginError && err.code === 'PLUGIN_FAILED' ? 'failed' : 'not-judged';
+}
+
+/** A run killed at its deadline or by dhv check, or never started, left what a retry is for, as under an agent. */
+function endOfRun(run: PluginRun): CallEnd {
+  if (succeeded(run)) return 'succeeded';
+  return run.timedOut || run.aborted || run.spawnError !== undefined ? 'not-judged' : 'failed';
 }
 
 /** Runs cleanups newest first, then forcibly removes the scope's folder; collects what went wrong instead of throwing. */

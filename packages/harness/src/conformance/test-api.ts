@@ -48,6 +48,15 @@ export interface ConformanceTestOptions extends SettingsInput, TestFunctions {
 const TEST_TIMEOUT_MS = 150_000;
 
 /**
+ * The explore area's first check runs every sequence (its budget is a number of them, not a
+ * time): a test timeout meant to catch a hang, not to cut the work short on a loaded machine,
+ * so one such allowance per sequence.
+ */
+function timeoutOf(check: Check, settings: { explore: { runs: number } }): number {
+  return check.area === 'explore' ? TEST_TIMEOUT_MS * Math.max(1, settings.explore.runs) : TEST_TIMEOUT_MS;
+}
+
+/**
  * Registers the conformance catalogue as tests in the caller's suite: a `describe` per
  * area and a `test` per check, named `<id>: <requirement>`. Checks run in catalogue
  * order (run the file's tests sequentially, which vitest does within a file); all
@@ -102,7 +111,7 @@ export function conformanceTests(options: ConformanceTestOptions): void {
                 console.warn(`${check.id}: recommended check failed (a warning): ${result.reason ?? ''}`);
               if (result.status === 'warn') console.warn(`${check.id}: warning: ${result.reason ?? ''}`);
             },
-            TEST_TIMEOUT_MS,
+            timeoutOf(check, settings),
           );
         }
       });

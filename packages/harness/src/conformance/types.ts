@@ -1,6 +1,7 @@
 import type { TeardownScope } from '@dhv/sdk/host';
 import type { CreateResult, DeleteResult, PluginRun, RequestInput } from '@dhv/sdk/client';
 import type { Step } from './explore/recipe.js';
+import type { Leftover } from './host-leftovers.js';
 
 /** The parts of PROTOCOL.md a plugin is checked against, in the order they are reported. */
 /** `custom` holds the checks a plugin author adds (runConformance's extraChecks, conformanceTests' checks). */
@@ -93,6 +94,12 @@ export interface CheckContext {
   /** An empty directory unrelated to the plugin, used as the working directory of every run. */
   readonly workDir: string;
   readonly signal: AbortSignal;
+  /**
+   * What the plugin's successful deletes and failed creates in this check left on the host
+   * (loop devices, mounts, folders), found just after each call and already released:
+   * the run reports each, and a check may judge them.
+   */
+  readonly leftovers: readonly Leftover[];
 
   /** A create request for a new volume (fresh UUID, unique name) with the user's parameters and capacities. */
   newVolume(overrides?: Partial<CreateInput>): CreateInput;
@@ -113,8 +120,12 @@ export interface CheckContext {
   runRaw(
     argv: readonly string[],
     env: Record<string, string>,
-    /** `outputGraceMs`: how long the output may stay open after the plugin exits (default: the deadline). */
-    options?: { cwd?: string; timeoutMs?: number; outputGraceMs?: number },
+    /**
+     * `outputGraceMs`: how long the output may stay open after the plugin exits (default: the
+     * deadline); `executable`: a program of the check's own in the plugin's place (one that
+     * runs the plugin as some agent would), given the same argv and environment.
+     */
+    options?: { cwd?: string; timeoutMs?: number; outputGraceMs?: number; executable?: string },
   ): Promise<PluginRun>;
 
   /** Registers cleanup to run after the check, whatever happens; the last registered runs first. */

@@ -1,12 +1,11 @@
 import { constants } from 'node:fs';
-import { access, mkdir, mkdtemp, realpath } from 'node:fs/promises';
+import { access, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { AGENT_TIMEOUT_MS, ENV, OPERATIONS, type Operation } from '@dhv/sdk';
 import { pluginRunOf, type PluginRun } from '@dhv/sdk/client';
-import { forceRemove } from '../conformance/scratch-dirs.js';
 import { UsageError } from '../errors/dhv-error.js';
-import { judgeRun, runPluginRaw } from '../runner/process-runner.js';
+import { journalProcessGroups, judgeRun, runPluginRaw } from '../runner/process-runner.js';
 import { pathMapFor, type PathMap } from './path-map.js';
 import { readTrace, recordedBytes, type RecordedCall, type TraceCall } from './recorded-call.js';
 
@@ -79,8 +78,10 @@ export async function replayTrace(options: ReplayOptions): Promise<ReplayReport>
   for (const { call } of all)
     if (call.plugin !== pluginId) otherPlugins[call.plugin] = (otherPlugins[call.plugin] ?? 0) + 1;
 
-  const root = await mkdtemp(join(options.tmpDir ?? tmpdir(), 'dhv-replay-'));
-  const canonical = await realpath(root);
+  // The sandbox and the plugin's process groups in the cleanup journal before they exist: a
+  // replay killed outright leaves them to the next dhv command.
+  const journal = journalProcessGroups();
+  const { path: root } = await journal.makeFolder(options.tmpDir ?? tmpdir(), 'dhv-replay-');
   const cleanupProblems: string[] = [];
   try {
     const sandbox = join(root, 'agent');
@@ -125,7 +126,7 @@ export async function replayTrace(options: ReplayOptions): Promise<ReplayReport>
       cleanupProblems,
     };
   } finally {
-    cleanupProblems.push(...(await forceRemove(root, canonical)));
+    cleanupProblems.push(...(await journal.removeFolder(root)));
   }
 }
 

@@ -1,18 +1,18 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pathMapFor } from './path-map.js';
 import { outputFields, readTrace, recordedBytes, type RecordedCall } from './recorded-call.js';
+import { removeTempDir, tempDir } from '../../../../test/support/kit.js';
 
 let dir: string | undefined;
 afterEach(async () => {
-  if (dir) await rm(dir, { recursive: true, force: true });
+  if (dir) await removeTempDir(dir);
   dir = undefined;
 });
 
 async function traceFile(text: string): Promise<string> {
-  dir = await mkdtemp(join(tmpdir(), 'dhv-trace-test-'));
+  dir = await tempDir('trace-test');
   const file = join(dir, 'calls.jsonl');
   await writeFile(file, text);
   return file;

@@ -1,5 +1,5 @@
 import type { Operation } from '@dhv/sdk';
-import type { Discovery, OutputHolder, PluginError, PluginRef, RequestInput } from '@dhv/sdk/client';
+import type { Discovery, LeftRunning, OutputHolder, PluginError, PluginRef, RequestInput } from '@dhv/sdk/client';
 
 /** What each operation decodes to: the version, the volume's path and size, nothing. */
 export interface DecodedValue {
@@ -47,6 +47,8 @@ export interface RunDetails {
   /** The plugin exited but a process it started held its output open, and was killed. */
   outputHeldOpen: boolean;
   outputHolders: OutputHolder[];
+  /** Processes of the plugin's group still running once it exited (each killed; a real agent leaves them). */
+  leftRunning: LeftRunning[];
   /** What dhv noticed that a real agent would not say (sockets instead of pipes, a helper killed at the deadline). */
   warnings: string[];
 }
@@ -66,6 +68,7 @@ export function noProcessOutput(): Omit<
     timedOut: false,
     outputHeldOpen: false,
     outputHolders: [],
+    leftRunning: [],
     warnings: [],
   };
 }

@@ -142,6 +142,7 @@ export function runDetails(
     timedOut: run.timedOut,
     outputHeldOpen: run.outputHeldOpen,
     outputHolders: run.outputHolders,
+    leftRunning: run.leftRunning ?? [],
     warnings: runWarnings(run, context.timeoutMs),
   };
 }

@@ -1,13 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AgentError } from '../errors/agent-error.js';
 import { parseHclOrJson } from '../config/read-document.js';
 import { MAX_ENV_STRING_BYTES, nameWarnings, validateVolumeSpec, readVolumeSpec } from './volume-spec.js';
+import { removeTempDir, tempDir } from '../../../../test/support/kit.js';
 
 function problems(doc: Record<string, unknown>, purpose: 'create' | 'register' = 'create'): string[] {
   try {
@@ -223,12 +223,12 @@ describe("volume specs, read as Nomad's CLI and servers read them", () => {
 describe('bad input gets a short, clear error', () => {
   let dir: string | undefined;
   afterEach(async () => {
-    if (dir) await rm(dir, { recursive: true, force: true });
+    if (dir) await removeTempDir(dir);
     dir = undefined;
   });
 
   it('refuses a 50 MB random-binary spec by its size, without parsing it', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'dhv-spec-'));
+    dir = await tempDir('spec');
     const file = join(dir, 'huge.hcl');
     await writeFile(file, randomBytes(50 * 1024 * 1024));
     const err = await readVolumeSpec(file, 'create').catch((e: unknown) => e as AgentError);
@@ -237,7 +237,7 @@ describe('bad input gets a short, clear error', () => {
   });
 
   it('refuses a FIFO as the spec at once instead of waiting for a writer', async () => {
-    dir = await mkdtemp(join(tmpdir(), 'dhv-spec-'));
+    dir = await tempDir('spec');
     const fifo = join(dir, 'spec.hcl');
     execFileSync('mkfifo', [fifo]);
     await expect(readVolumeSpec(fifo, 'create')).rejects.toThrow(/not a regular file/);

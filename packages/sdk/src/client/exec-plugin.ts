@@ -135,7 +135,17 @@ export function runWarnings(run: PluginRun, timeoutMs: number): string[] {
         killedHolders(run.outputHolders),
     );
   }
+  if (run.leftRunning !== undefined && run.leftRunning.length > 0) warnings.push(leftRunningWarning(run.leftRunning));
   return warnings;
+}
+
+/** What a plugin that exited left running in its process group, which a real agent leaves running. */
+export function leftRunningWarning(left: NonNullable<PluginRun['leftRunning']>): string {
+  const named = left.map((p) => `process ${p.pid} (${p.command})`).join(', ');
+  return (
+    `the plugin exited, but left ${named} of its process group running: dhv killed ${left.length === 1 ? 'it' : 'them'}; ` +
+    'a real agent leaves them running, one more on the node after every call like this (wait for what the plugin starts, or stop it before exiting)'
+  );
 }
 
 /** `; killed process 4711 (/usr/bin/sleep), which held stdout and stderr`, one clause per process. */

@@ -159,3 +159,43 @@ export function peerSocketsOf(ends: readonly OutputEnd[]): OutputEnd[] {
   }
   return peers;
 }
+
+/** A process of a plugin's own group that was still running when the plugin had exited. */
+export interface LeftRunning {
+  pid: number;
+  /** Its executable (/proc/<pid>/exe), or `?` where that cannot be read. */
+  command: string;
+}
+
+/**
+ * The live processes of process group `pgid` (zombies, which are done, left out): what a
+ * plugin that has exited left running in its group. Read from /proc/<pid>/stat (proc(5):
+ * the state and the group follow the parenthesised command).
+ */
+export function liveProcessesOfGroup(pgid: number): LeftRunning[] {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((name) => /^[0-9]+$/.test(name));
+  } catch {
+    return [];
+  }
+  const found: LeftRunning[] = [];
+  for (const name of pids) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    const [state, , group] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (state === 'Z' || Number(group) !== pgid) continue;
+    let command = '?';
+    try {
+      command = readlinkSync(`/proc/${name}/exe`);
+    } catch {
+      // not ours to look at, or exiting
+    }
+    found.push({ pid: Number(name), command });
+  }
+  return found;
+}

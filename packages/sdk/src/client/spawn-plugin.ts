@@ -8,12 +8,14 @@ import {
   outputEndsOf,
   parentEndsOf,
   peerSocketsOf,
+  liveProcessesOfGroup,
+  type LeftRunning,
   type OutputEnd,
   type OutputHolder,
 } from './output-holders.js';
 import { O_PATH, execKind } from './exec-format.js';
 import { diagnoseExecutable, formatDiagnosis } from './spawn-diagnosis.js';
-import { signalProcessGroup } from '../helpers/signals.js';
+import { processGroupExists, signalProcessGroup } from '../helpers/signals.js';
 import { closePipeEnd, takePipe, type PipeEnds } from './pipes.js';
 
 /**
@@ -71,12 +73,18 @@ export interface PluginRun {
   outputHeldOpen: boolean;
   /** Who held the output then (each was killed); empty where none could be named. */
   outputHolders: OutputHolder[];
+  /**
+   * Processes of the plugin's group still running when it had exited and its output was
+   * closed (a helper started in the background): each was killed, where a real agent
+   * leaves them running. Absent where none was.
+   */
+  leftRunning?: LeftRunning[];
   /** What the plugin's stdout and stderr were: `pipe` as under a real agent; `socket` only where no pipe could be made. */
   stdio: 'pipe' | 'socket';
   durationMs: number;
 }
 
-export type { OutputHolder };
+export type { LeftRunning, OutputHolder };
 
 export const DEFAULT_MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
 
@@ -303,7 +311,12 @@ async function startPlugin(
       for (const t of timers) clearTimeout(t);
       options.signal?.removeEventListener('abort', onAbort);
       for (const s of streams) s.destroy();
-      if (exited) killGroup(); // nothing the plugin started may outlive the call
+      // Nothing the plugin started may outlive the call; what still ran is said, since an agent would leave it.
+      const leftRunning =
+        exited && !outputHeldOpen && !timedOut && !aborted && child.pid !== undefined && processGroupExists(child.pid)
+          ? liveProcessesOfGroup(child.pid)
+          : [];
+      if (exited) killGroup();
       resolve({
         ...given,
         ...(spawnError ? { spawnError } : {}),
@@ -317,6 +330,7 @@ async function startPlugin(
         aborted,
         outputHeldOpen,
         outputHolders,
+        ...(leftRunning.length > 0 ? { leftRunning } : {}),
         stdio: pipes ? 'pipe' : 'socket',
         durationMs: performance.now() - started,
       });

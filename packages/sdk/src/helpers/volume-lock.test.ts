@@ -1,10 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, readFile, rm, symlink, writeFile, readdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, rm, symlink, writeFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { removeFreeLock, withVolumeLock } from './volume-lock.js';
+import { removeTempDir, tempDir } from '../../../../test/support/kit.js';
 
 // Other processes use the built module, as separate plugin processes would.
 const BUILT = fileURLToPath(new URL('../../dist/helpers/volume-lock.js', import.meta.url));
@@ -13,12 +13,12 @@ let dir: string;
 const children: ChildProcess[] = [];
 
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'dhv-lock-'));
+  dir = await tempDir('lock');
 });
 
 afterEach(async () => {
   for (const child of children.splice(0)) child.kill('SIGKILL');
-  await rm(dir, { recursive: true, force: true });
+  await removeTempDir(dir);
 });
 
 function node(script: string): ChildProcess {

@@ -1,20 +1,20 @@
-import { mkdir, mkdtemp, realpath, rm, symlink } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, realpath, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { inScope, teardownScope, type TeardownScope } from './scope.js';
+import { removeTempDir, tempDir } from '../../../../test/support/kit.js';
 
 let dir: string;
 let scope: TeardownScope;
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'dhv-scope-'));
+  dir = await tempDir('scope');
   await mkdir(join(dir, 'vols', 'real', 'deep'), { recursive: true });
   await mkdir(join(dir, 'victim'));
   await symlink(join(dir, 'victim'), join(dir, 'vols', 'link'));
   await symlink(join(dir, 'victim'), join(dir, 'vols-link'));
   scope = (await teardownScope(join(dir, 'vols-link', '..', 'vols')))!;
 });
-afterEach(() => rm(dir, { recursive: true, force: true }));
+afterEach(() => removeTempDir(dir));
 
 describe('teardown scope', () => {
   it('names a path inside in the kernel’s terms, and leaves out what is outside, the scope itself, or reached through a link', async () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
-import { homedir, tmpdir } from 'node:os';
+import { mkdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
@@ -13,6 +13,7 @@ import {
   volumesDiskFoldersBelow,
   type VolumesDisk,
 } from './volumes-disk.js';
+import { removeTempDir, tempDir } from '../../../../test/support/kit.js';
 
 // A plugin name of this test's own, so its records never meet a real plugin's.
 const plugin = `dhv-volumes-disk-test-${process.pid}`;
@@ -20,14 +21,14 @@ let dir: string;
 let volumesDir: string;
 
 beforeEach(async () => {
-  dir = await realpath(await mkdtemp(join(tmpdir(), 'dhv-volumes-disk-')));
+  dir = await realpath(await tempDir('volumes-disk'));
   volumesDir = join(dir, 'vols');
   await mkdir(volumesDir);
 });
 
 afterEach(async () => {
   await rm(pluginStateDir(plugin), { recursive: true, force: true });
-  await rm(dir, { recursive: true, force: true });
+  await removeTempDir(dir);
 });
 
 const noLog = () => {};
@@ -92,8 +93,8 @@ describe('the volumes dir disk record', () => {
   it.skipIf(!births)(
     'tells two filesystems apart on one mount point and device number by their root’s birth time, and accepts one disk under a new number (on /dev/shm)',
     async () => {
-      await rm(dir, { recursive: true, force: true });
-      dir = await mkdtemp(join(shm, 'dhv-volumes-disk-'));
+      await removeTempDir(dir);
+      dir = await tempDir('volumes-disk', shm);
       volumesDir = join(dir, 'vols');
       await mkdir(volumesDir);
       const { id, file, record } = await created();

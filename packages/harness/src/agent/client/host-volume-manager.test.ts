@@ -1,6 +1,4 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { mkdir } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { volumeSpec } from '../../__fixtures__/volume-spec.js';
 import { agentConfigIn } from '../../__fixtures__/agent-config.js';
@@ -9,6 +7,7 @@ import { Agent } from '../agent.js';
 import type { ClientCreateRequest, ClientState } from '../state/client-state.js';
 import { FakePluginRunner } from '../../runner/fake-runner.js';
 import type { ClientStateStore } from './host-volume-manager.js';
+import { removeTempDir, tempDir } from '../../../../../test/support/kit.js';
 
 /**
  * The agent's rules, in process: a fake plugin runner stands in for plugin processes
@@ -33,7 +32,7 @@ const failing = (state: ClientState): ClientStateStore => ({
 });
 
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'dhv-manager-'));
+  dir = await tempDir('manager');
   config = agentConfigIn(dir);
   // Nomad never creates the volumes dir: on a real node it is there before the agent starts.
   await mkdir(config.volumesDir, { recursive: true });
@@ -50,7 +49,7 @@ beforeEach(async () => {
 });
 afterEach(async () => {
   await agent.shutdown();
-  await rm(dir, { recursive: true, force: true });
+  await removeTempDir(dir);
 });
 
 const NODE = '0b62d807-6101-a80f-374d-e1c430abbf47';

@@ -1,17 +1,16 @@
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readdir } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentLock, EVERY_NAME_LOCK } from './agent-lock.js';
 import { stateLayout } from './layout.js';
+import { removeTempDir, tempDir } from '../../../../../test/support/kit.js';
 
 describe('the agent lock', () => {
   let dataDir: string;
   beforeEach(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'dhv-agent-lock-'));
+    dataDir = await tempDir('agent-lock');
   });
   afterEach(async () => {
-    await rm(dataDir, { recursive: true, force: true });
+    await removeTempDir(dataDir);
   });
 
   /**

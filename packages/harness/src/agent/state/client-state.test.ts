@@ -1,9 +1,9 @@
-import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ClientState, type VolumeRecord } from './client-state.js';
 import { sampleRecord as sample } from './sample-record.js';
+import { removeTempDir, tempDir } from '../../../../../test/support/kit.js';
 
 const ID = '1e1d4540-14f9-2515-8502-24d46291717d';
 const sampleRecord = (id = ID, overrides: Partial<VolumeRecord['CreateReq']> = {}) => sample(id, overrides);
@@ -11,11 +11,11 @@ const sampleRecord = (id = ID, overrides: Partial<VolumeRecord['CreateReq']> = {
 let dir: string;
 let state: ClientState;
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'dhv-state-'));
+  dir = await tempDir('state');
   state = new ClientState(dir);
 });
 afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
+  await removeTempDir(dir);
 });
 
 describe('client state', () => {

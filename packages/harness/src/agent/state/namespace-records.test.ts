@@ -1,17 +1,17 @@
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stateLayout } from './layout.js';
 import { NamespaceRecords } from './namespace-records.js';
+import { removeTempDir, tempDir } from '../../../../../test/support/kit.js';
 
 let dir: string;
 let records: NamespaceRecords;
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'dhv-namespaces-'));
+  dir = await tempDir('namespaces');
   records = new NamespaceRecords(stateLayout(dir));
 });
-afterEach(() => rm(dir, { recursive: true, force: true }));
+afterEach(() => removeTempDir(dir));
 
 describe('namespace records', () => {
   it('has default with no file, and keeps one file per namespace applied', async () => {

@@ -1,8 +1,8 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadNodeFacts, nodeFactsFile, saveNodeFacts, type NodeFacts } from './node-facts.js';
+import { removeTempDir, tempDir } from '../../../../../test/support/kit.js';
 
 const ID = '6f1c3c5e-5d5b-4a0e-9c43-1f1d8c1b2a10';
 
@@ -27,11 +27,11 @@ function facts(): NodeFacts {
 
 let dir: string;
 beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'dhv-node-facts-'));
+  dir = await tempDir('node-facts');
   await mkdir(dirname(nodeFactsFile(dir)), { recursive: true });
 });
 afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
+  await removeTempDir(dir);
 });
 
 describe("the node's facts in client/node.json", () => {

@@ -1,11 +1,10 @@
-import { mkdtemp, open, readFile, rm, truncate, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { open, readFile, truncate, writeFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { encodeJson } from '@dhv/sdk';
 import { ClientState, type VolumeRecord } from './client-state.js';
 import { sampleRecord } from './sample-record.js';
 import { AgentStore } from './store.js';
+import { removeTempDir, tempDir } from '../../../../../test/support/kit.js';
 
 const IDS = ['1e1d4540-14f9-2515-8502-24d46291717d', '2e1d4540-14f9-2515-8502-24d46291717d'];
 
@@ -26,10 +25,10 @@ async function restartWith(dataDir: string): Promise<AgentStore> {
 
 let dataDir: string;
 beforeEach(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'dhv-index-'));
+  dataDir = await tempDir('index');
 });
 afterEach(async () => {
-  await rm(dataDir, { recursive: true, force: true });
+  await removeTempDir(dataDir);
 });
 
 describe('the state index', () => {

@@ -1,22 +1,22 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { VolumeRecord } from './client-state.js';
 import { stateLayout } from './layout.js';
 import { VolumeDisks } from './volume-disks.js';
+import { removeTempDir, tempDir } from '../../../../../test/support/kit.js';
 
 const IDS = ['1e1d4540-14f9-2515-8502-24d46291717d', '2f2e5651-25fa-3626-9613-35e57302828e'] as const;
 
 let dataDir: string;
 let volumesDir: string;
 beforeEach(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'dhv-volume-disks-'));
+  dataDir = await tempDir('volume-disks');
   volumesDir = join(dataDir, 'volumes');
   await mkdir(volumesDir);
 });
 afterEach(async () => {
-  await rm(dataDir, { recursive: true, force: true });
+  await removeTempDir(dataDir);
 });
 
 const recordOf = (id: string) => ({ ID: id, HostPath: join(volumesDir, id) }) as VolumeRecord;

@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
 import { formatSize, isStrictlyInside } from '@dhv/sdk';
 import { ENV } from '@dhv/sdk/plugin';
-import { decodeErrorOutput, outputText, type CreateResult, type PluginRun } from '@dhv/sdk/client';
+import { PluginError, decodeErrorOutput, outputText, type CreateResult, type PluginRun } from '@dhv/sdk/client';
 import { readCreatedBytes, readCreatedPath } from '../inspect.js';
 import { clip, describeRun, succeeded } from '../raw-run.js';
 import { simulateReboot } from '@dhv/sdk/host';
@@ -109,6 +109,23 @@ function largerRequest(ctx: CheckContext, request: CreateInput, bytes: bigint): 
   };
 }
 
+/**
+ * Creates a volume at sizes dhv check chose; a refusal (the plugin exited non-zero, as it
+ * should for sizes it cannot make: xfs needs 300 MiB) is not the plugin's fault, so the
+ * check cannot judge it and says which flags ask for sizes it makes.
+ */
+async function provisionOrCannotJudge(ctx: CheckContext, request: CreateInput, sizes: string): Promise<CreateResult> {
+  try {
+    return await ctx.provision(request);
+  } catch (err) {
+    if (!(err instanceof PluginError) || err.code !== 'PLUGIN_FAILED') throw err;
+    ctx.skip(
+      `cannot judge: the plugin refused ${sizes} (${err.nomadMessage}); ` +
+        'if it needs other sizes, give dhv check capacities it makes: --capacity-min SIZE --capacity-max SIZE',
+    );
+  }
+}
+
 export const createChecks: Check[] = [
   {
     id: 'create.path',
@@ -168,9 +185,13 @@ export const createChecks: Check[] = [
       const given = ctx.settings.capacityMin > 0n || ctx.settings.capacityMax > 0n;
       const min = given ? ctx.settings.capacityMin : DEFAULT_RANGE.min;
       const max = given ? ctx.settings.capacityMax : DEFAULT_RANGE.max;
-      const result = await ctx.provision(ctx.newVolume({ capacityMinBytes: min, capacityMaxBytes: max }));
-      if (result.bytes === 0n) ctx.skip('the plugin reports 0 bytes: it does not claim to enforce capacity');
       const range = `[${min > 0n ? formatSize(min) : 'unset'}, ${max > 0n ? formatSize(max) : 'unset'}]`;
+      const result = await provisionOrCannotJudge(
+        ctx,
+        ctx.newVolume({ capacityMinBytes: min, capacityMaxBytes: max }),
+        `the capacities ${range}${given ? '' : ", dhv check's default range"}`,
+      );
+      if (result.bytes === 0n) ctx.skip('the plugin reports 0 bytes: it does not claim to enforce capacity');
       if (min > 0n && result.bytes < min)
         ctx.fail(`reported ${result.bytes} bytes (${formatSize(result.bytes)}), less than capacity_min of ${range}`);
       if (max > 0n && result.bytes > max)
@@ -352,7 +373,9 @@ export const createChecks: Check[] = [
       const request = bounded
         ? ctx.newVolume({ capacityMinBytes: EXPANDS_FROM, capacityMaxBytes: EXPANDS_FROM })
         : ctx.newVolume();
-      const first = await ctx.provision(request);
+      const first = bounded
+        ? await provisionOrCannotJudge(ctx, request, `dhv check's default ${formatSize(EXPANDS_FROM)} volume`)
+        : await ctx.provision(request);
       if (first.bytes === 0n)
         ctx.skip('the plugin reports 0 bytes: it does not claim capacity, so there is nothing to expand');
       const larger = bounded

@@ -52,6 +52,30 @@ export const deleteChecks: Check[] = [
     },
   },
   {
+    id: 'delete.releases-host-resources',
+    area: 'delete',
+    title:
+      'A successful delete releases what the volume held on the host: no loop device backed by its files and no mount of it (at or below its path, or named after it) is left.',
+    protocolRef: REF,
+    severity: 'required',
+    gradeReason:
+      "after a successful delete nothing on the node releases them: a leaked loop device keeps its deleted image's space, and the node runs out of loop devices after a few hundred deletes; a leaked mount keeps the filesystem and its device busy for good",
+    asks: '1 volume at the capacities given',
+    needs: NEEDS_WORKING_CREATE,
+    async run(ctx: CheckContext) {
+      const request = ctx.newVolume();
+      const created = await ctx.provision(request);
+      await ctx.delete(ctx.deleteRequest(request, created.path));
+      const leaked = ctx.leftovers.filter(
+        (l) => l.volumeId === request.volumeId && l.after === 'delete' && l.kind !== 'folder',
+      );
+      if (leaked.length > 0) ctx.fail(leaked.map((l) => l.message).join('; '));
+      ctx.note(
+        `looked at once after the delete: no mount at or below ${created.path}, no loop device backed by a file below it, named after the volume, or mounted there before`,
+      );
+    },
+  },
+  {
     id: 'delete.idempotent',
     area: 'delete',
     title: 'Deleting the same volume twice in a row succeeds both times.',

@@ -117,7 +117,8 @@ export const errorChecks: Check[] = [
   {
     id: 'errors.failed-create-leaves-nothing',
     area: 'errors',
-    title: 'A create that fails part way leaves nothing behind (the agent never calls delete after a failed create).',
+    title:
+      'A create that fails part way leaves nothing behind: no file, loop device or mount (the agent never calls delete after a failed create).',
     protocolRef: 'PROTOCOL.md § create',
     severity: 'recommended',
     gradeReason:
@@ -146,6 +147,8 @@ export const errorChecks: Check[] = [
           continue;
         }
         refused++;
+        const held = ctx.leftovers.filter((l) => l.volumeId === request.volumeId && l.kind !== 'folder');
+        if (held.length > 0) ctx.fail(held.map((l) => l.message).join('; '));
         const left = added(before, await listTree(ctx.sandbox));
         if (left.length > 0)
           ctx.fail(`create with ${what} failed (${describeRun(run)}) but left behind: ${left.slice(0, 5).join(', ')}`);

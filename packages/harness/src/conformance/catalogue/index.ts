@@ -1,4 +1,5 @@
 import type { Check } from '../types.js';
+import { agentGoneChecks } from './agent-gone.js';
 import { budgetChecks } from './budgets.js';
 import { createChecks, NEEDS_WORKING_CREATE } from './create.js';
 import { deleteChecks } from './delete.js';
@@ -14,6 +15,7 @@ export const CATALOGUE: readonly Check[] = [
   ...discoveryChecks,
   ...environmentChecks,
   ...createChecks,
+  ...agentGoneChecks,
   ...deleteChecks,
   ...errorChecks,
   ...stdioChecks,

@@ -2,7 +2,7 @@ import type { Check, CheckContext } from '../types.js';
 import { explore, type ExploreOutcome } from './explorer.js';
 import { KILL_AFTER_MS, MARKER_FILE, MAX_LIVE, StepNotPossible } from './lab.js';
 import { formatRecipe, formatStep } from './recipe.js';
-import { RECOMMENDED_EXPLORE_CHECK, type ExploreCheckId } from './verdicts.js';
+import { EXPLORE_CHECK_IDS, RECOMMENDED_EXPLORE_CHECK, type ExploreCheckId } from './verdicts.js';
 
 const REF = 'PROTOCOL.md § create, § delete, "Restore on restart"';
 
@@ -24,6 +24,12 @@ const REQUIREMENTS: Record<ExploreCheckId, { title: string; gradeReason: string 
     title: 'fingerprint stays within its 1 s deadline however many volumes the node holds.',
     gradeReason: 'discovery gives a fingerprint 1 s and skips the plugin past it: the node stops publishing it',
   },
+  'explore.releases-host-resources': {
+    title:
+      'Through any sequence of calls, every successful delete releases what its volume held on the host: no loop device backed by its files and no mount of it (at or below its path, or named after it) is left.',
+    gradeReason:
+      "nothing on the node releases them after a delete: each leaked loop device keeps its image's space, and the node runs out of loop devices after a few hundred deletes",
+  },
   'explore.nothing-left': {
     title: 'After every volume is deleted, nothing of them is left in the volumes dir.',
     gradeReason:
@@ -42,7 +48,7 @@ export const exploreChecks = (needs: readonly string[]): Check[] =>
     ...REQUIREMENTS[id],
     protocolRef: REF,
     severity: id === RECOMMENDED_EXPLORE_CHECK ? 'recommended' : 'required',
-    asks: `one exploration for the five checks: up to ${MAX_LIVE} volumes at a time at the capacities given, some with a larger capacity_min (twice capacity_min, else 32 MiB, never past the capacity bound)`,
+    asks: `one exploration for the ${EXPLORE_CHECK_IDS.length} checks: up to ${MAX_LIVE} volumes at a time at the capacities given, some with a larger capacity_min (twice capacity_min, else 32 MiB, never past the capacity bound)`,
     needs,
     // It runs many plugin calls back to back and judges a fingerprint's time.
     alone: true,

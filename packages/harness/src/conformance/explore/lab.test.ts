@@ -1,10 +1,10 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CheckContext, CreateInput, DeleteInput } from '../types.js';
 import { VolumeLab } from './lab.js';
 import { parseRecipe } from './recipe.js';
+import { removeTempDir, tempDir } from '../../../../../test/support/kit.js';
 
 /**
  * The lab's verdicts on calls made at once, with a plugin stand-in whose answers come in an
@@ -14,7 +14,7 @@ import { parseRecipe } from './recipe.js';
 
 const dirs: string[] = [];
 afterEach(async () => {
-  await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+  await Promise.all(dirs.splice(0).map((dir) => removeTempDir(dir)));
 });
 
 type Order = 'delete answered first' | 'create answered first';
@@ -35,6 +35,7 @@ function slotsPlugin(volumesDir: string, order: Order, removes: boolean): CheckC
     settings: { capacityMin: 0n, capacityMax: 0n },
     // The volumes dir stands in for the sandbox: the lab writes its markers only inside it.
     sandboxScope: { dir: dirname(volumesDir), canonical: dirname(volumesDir) },
+    leftovers: [],
     newVolume: (overrides: Partial<CreateInput>) => ({ nodeId: 'node', nodePool: 'default', ...overrides }),
     deleteRequest: (request: CreateInput, createdPath: string) => ({ ...request, createdPath }),
     async create(request: CreateInput) {
@@ -69,7 +70,7 @@ function slotsPlugin(volumesDir: string, order: Order, removes: boolean): CheckC
 }
 
 async function labFor(order: Order, removes: boolean): Promise<VolumeLab> {
-  const dir = await mkdtemp(join(tmpdir(), 'dhv-lab-test-'));
+  const dir = await tempDir('lab-test');
   dirs.push(dir);
   const volumesDir = join(dir, 'volumes');
   return new VolumeLab(slotsPlugin(volumesDir, order, removes), volumesDir, 1);

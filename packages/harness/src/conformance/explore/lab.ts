@@ -292,6 +292,7 @@ export class VolumeLab {
         this.deleted.add(volume.request.volumeId);
         await this.delete(volume, volume.path ?? '', `delete of ${label}`);
         this.volumes.delete(key);
+        this.judgeReleased(volume, `delete of ${label}`);
         if (volume.path === undefined || !(await isDirectory(volume.path))) return;
         // Its own data still there is left behind whatever runs beside it.
         if (beside !== undefined && (await markerIn(volume.path)) !== volume.request.volumeId) beside.push(volume);
@@ -302,6 +303,7 @@ export class VolumeLab {
         const volume = this.volumes.get(key)!;
         await this.delete(volume, this.volumesDir, `cleanup delete of ${label} (empty name and namespace)`, true);
         this.volumes.delete(key);
+        this.judgeReleased(volume, `cleanup delete of ${label}`);
         return;
       }
     }
@@ -347,6 +349,15 @@ export class VolumeLab {
       if (!(err instanceof OutsideSandboxError)) throw err;
       volume.unmarked = true;
     }
+  }
+
+  /** What the session's look found the delete left on the host (loop devices, mounts), already released by it. */
+  private judgeReleased(volume: Volume, what: string): void {
+    const held = this.ctx.leftovers.filter(
+      (l) => l.volumeId === volume.request.volumeId && l.after === 'delete' && l.kind !== 'folder',
+    );
+    if (held.length > 0)
+      throw new Violation('explore.releases-host-resources', `the ${what}: ${held.map((l) => l.message).join('; ')}`);
   }
 
   /** A delete that succeeded but left the volume's folder (`reusedBy`: and a later create was given it). */

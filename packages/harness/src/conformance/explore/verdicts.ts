@@ -4,6 +4,7 @@ export const EXPLORE_CHECK_IDS = [
   'explore.volumes-distinct',
   'explore.calls-succeed',
   'explore.fingerprint-fast',
+  'explore.releases-host-resources',
   'explore.nothing-left',
 ] as const;
 export type ExploreCheckId = (typeof EXPLORE_CHECK_IDS)[number];
