@@ -3,6 +3,7 @@ import { copyFileSync, existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
+  comparableStdout,
   loadScenarios,
   loadSpecsThroughAgent,
   NOMAD_SPECS_DIR,
@@ -12,7 +13,6 @@ import {
   stderrAgrees,
   type PluginCall,
   type SpecThroughAgent,
-  withIdOrderSorted,
 } from './support/real-agent.js';
 import { loopDevices, root, skipUnless, tool } from './support/requirements.js';
 
@@ -275,14 +275,14 @@ describe('the scenarios recorded on a real agent, step by step', () => {
           }
           const expected: Record<Aspect, string> = {
             exit: String(step.exit),
-            stdout: withIdOrderSorted(nomad.output(step.stdout), step.run),
+            stdout: comparableStdout(nomad.output(step.stdout), step.run),
             stderr: nomad.output(step.stderr),
             calls: callText(step.plugin_calls ?? [], nomad),
             volume: '',
           };
           const actual: Record<Aspect, string> = {
             exit: String(run.exit),
-            stdout: withIdOrderSorted(dhv.output(run.stdout), step.run),
+            stdout: comparableStdout(dhv.output(run.stdout), step.run),
             stderr: dhv.output(run.stderr),
             calls: callText(run.calls, dhv),
             volume: '',

@@ -146,11 +146,22 @@ function withAgoPaddingEven(text: string): string {
 }
 
 /**
+ * Stdout as compared: without the lines a step's closing `| grep <word>` kept only because a
+ * random ID held the word (once IDs are placeholders, such a line no longer has it), and with
+ * the lines whose order follows random IDs in a fixed order.
+ */
+export function comparableStdout(text: string, run: string): string {
+  const word = /\|\s*grep\s+(\w[\w-]*)\s*$/.exec(run)?.[1];
+  const kept = word === undefined ? text : text.replace(/^.*$\n?/gm, (line) => (line.includes(word) ? line : ''));
+  return withIdOrderSorted(kept, run);
+}
+
+/**
  * Lines whose order follows random IDs put in a fixed order: each run of table rows that starts
  * with an ID (both sides list volumes by ID), or every line when the step pipes its output
  * through `sort`.
  */
-export function withIdOrderSorted(text: string, run: string): string {
+function withIdOrderSorted(text: string, run: string): string {
   const lines = text.split('\n');
   if (/\|\s*sort\b/.test(run)) return lines.sort().join('\n');
   const out: string[] = [];
