@@ -2,7 +2,8 @@ import { copyFile, readdir, readFile, stat } from 'node:fs/promises';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import { isRunningProcess, mountsAtOrBelow, signalProcess, signalRecordedGroup } from '@dhv/sdk/host';
+import { mountsAtOrBelow } from '@dhv/sdk/host';
+import { killTasks } from './support/job-tasks.js';
 import { testWithAgent, type TempAgent } from './support/dhv-agent.js';
 import { builtPlugin, root, skipUnless, tool } from './support/kit.js';
 
@@ -14,33 +15,13 @@ const vectors = (name: string) =>
 const seedFlow = vectors('01-seed-flow-mkdir.json');
 const claims = vectors('03-claims.json');
 
-/** Every task a test's jobs started, by the PIDs their supervisors noted: killed (their whole group) when the test ends. */
-async function killTasks(agent: TempAgent): Promise<void> {
-  const allocDir = join(agent.dataDir, 'alloc');
-  for (const alloc of await readdir(allocDir).catch(() => [] as string[])) {
-    for (const file of await readdir(join(allocDir, alloc)).catch(() => [] as string[])) {
-      if (!file.endsWith('.run.json')) continue;
-      const run = JSON.parse(await readFile(join(allocDir, alloc, file), 'utf8').catch(() => '{}')) as {
-        pid?: number;
-        startTicks?: number;
-        supervisorPid?: number;
-        supervisorStartTicks?: number;
-      };
-      // Only while each is still the process the supervisor noted: its PID may be another's by now.
-      if (run.supervisorPid && isRunningProcess(run.supervisorPid, run.supervisorStartTicks ?? 0))
-        signalProcess(run.supervisorPid, 'SIGKILL');
-      if (run.pid && run.pid > 1) signalRecordedGroup(run.pid, run.startTicks, 'SIGKILL');
-    }
-  }
-}
-
 const it = testWithAgent().extend<{ jobs: TempAgent }>({
   jobs: async ({ agent }, use) => {
     await copyFile(builtPlugin('dhv-mkdir'), join(agent.pluginDir, 'dhv-mkdir'));
     try {
       await use(agent);
     } finally {
-      await killTasks(agent);
+      await killTasks(agent.dataDir);
     }
   },
 });

@@ -3,7 +3,9 @@ import { chmodSync, copyFileSync, mkdirSync, readFileSync, readdirSync, writeFil
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InProcessAgent } from './agent-in-process.js';
+import { killTasks } from './job-tasks.js';
 import { builtPlugin, DHV_BIN } from './checkout-paths.js';
+import { readRecordedCalls, recordedFolders, recorderScript } from './plugin-recorder.js';
 import { removeTempDir, tempDir } from './temp-dir.js';
 
 /**
@@ -64,21 +66,6 @@ export function loadSpecsThroughAgent(): SpecThroughAgent[] {
     .map((l) => JSON.parse(l) as SpecThroughAgent);
 }
 
-/**
- * Why a step is not replayed: it runs a job (`$NOMAD job`, `$NOMAD alloc`, `waitjob`), or what
- * Nomad printed shows an allocation holding the volume (an allocation ID, a row under
- * `Allocations`, a claim refusing the command). dhv has no jobs yet (issue 41 leaves them to the
- * jobs work). Undefined for a volume step.
- */
-export function jobReason(step: Step): string | undefined {
-  if (/\$NOMAD (job|alloc|volume claim)\b|\bwaitjob\b/.test(step.run)) return 'runs a job';
-  const printed = step.stdout + step.stderr;
-  if (/<ALLOC\d+>|in use by allocations|claimed by allocs|^Allocations\nID /m.test(printed)) {
-    return 'shows an allocation holding the volume';
-  }
-  return undefined;
-}
-
 /** Nomad's CLI prints these on stderr; they say nothing about volumes (README). */
 function withoutWebUiHints(text: string): string {
   return text.replace(/\n*==> View [^\n]* in the Web UI: [^\n]*\n?/g, '');
@@ -131,6 +118,8 @@ export class Placeholders {
       for (const [id, n] of this.ids) if (id.startsWith(`${short}-`)) return `<ID${n}:short>`;
       return short;
     });
+    // A table row's ID whose full form was not printed (an allocation's, a claim's): the README's <SHORT>.
+    out = out.replace(/^[0-9a-f]{8}(?= )/gm, '<SHORT>');
     out = out.replace(/\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)/g, '<TIME>');
     out = out.replace(/\b\d+(\.\d+)?(ms|s|m|h)( \d+(ms|s|m))* ago\b/g, '<AGO>');
     return out;
@@ -147,8 +136,45 @@ export class Placeholders {
   }
 
   output(value: string): string {
-    return this.text(withoutWebUiHints(this.side === 'dhv' ? withoutDataDirLine(value) : value));
+    return withAgoPaddingEven(this.text(withoutWebUiHints(this.side === 'dhv' ? withoutDataDirLine(value) : value)));
   }
+}
+
+/** A column after an `<AGO>` is padded to the width of the durations it replaced (`3s ago`, `1m12s ago`): two spaces on both sides. */
+function withAgoPaddingEven(text: string): string {
+  return text.replace(/<AGO> {2,}(?=\S)/g, '<AGO>  ');
+}
+
+/**
+ * Stdout as compared: without the lines a step's closing `| grep <word>` kept only because a
+ * random ID held the word (once IDs are placeholders, such a line no longer has it), and with
+ * the lines whose order follows random IDs in a fixed order.
+ */
+export function comparableStdout(text: string, run: string): string {
+  const word = /\|\s*grep\s+(\w[\w-]*)\s*$/.exec(run)?.[1];
+  const kept = word === undefined ? text : text.replace(/^.*$\n?/gm, (line) => (line.includes(word) ? line : ''));
+  return withIdOrderSorted(kept, run);
+}
+
+/**
+ * Lines whose order follows random IDs put in a fixed order: each run of table rows that starts
+ * with an ID (both sides list volumes by ID), or every line when the step pipes its output
+ * through `sort`.
+ */
+function withIdOrderSorted(text: string, run: string): string {
+  const lines = text.split('\n');
+  if (/\|\s*sort\b/.test(run)) return lines.sort().join('\n');
+  const out: string[] = [];
+  let rows: string[] = [];
+  for (const line of [...lines, '']) {
+    if (/^<(ID\d+:short|SHORT)>/.test(line)) {
+      rows.push(line);
+      continue;
+    }
+    out.push(...rows.sort(), line);
+    rows = [];
+  }
+  return out.slice(0, -1).join('\n');
 }
 
 /**
@@ -196,21 +222,6 @@ export interface StepResult {
   calls: PluginCall[];
 }
 
-/** The recorder put in front of each plugin: passes the call through unchanged and appends it to calls.jsonl. */
-function recorderScript(plugin: string, real: string, log: string): string {
-  return `#!${process.execPath}
-const { spawnSync } = require('node:child_process');
-const { appendFileSync } = require('node:fs');
-const started = process.hrtime.bigint().toString();
-const r = spawnSync(${JSON.stringify(real)}, process.argv.slice(2), { env: process.env, stdio: ['inherit', 'pipe', 'pipe'], maxBuffer: 1 << 26 });
-const call = { plugin: ${JSON.stringify(plugin)}, started, argv: process.argv.slice(2), env: process.env, exit: r.status, stdout: r.stdout.toString('utf8'), stderr: r.stderr.toString('utf8') };
-appendFileSync(${JSON.stringify(log)}, JSON.stringify(call) + '\\n');
-process.stdout.write(r.stdout);
-process.stderr.write(r.stderr);
-process.exitCode = r.status ?? 1;
-`;
-}
-
 /** The small helpers the scenarios' `run` lines use (README), answered by dhv. */
 function helperScripts(dhv: string): Record<string, string> {
   const node = `#!${process.execPath}`;
@@ -222,12 +233,30 @@ const byName = (name, ns) => dhv('volume', 'status', '-type', 'host', '-namespac
   return {
     idof: `${node}\n${common}const v = byName(process.argv[2], process.argv[3]); if (v) console.log(v.ID);\n`,
     apivol: `${node}\n${common}const v = byName(process.argv[2], process.argv[3]);
-if (v) { const doc = dhv('volume', 'status', '-type', 'host', '-namespace', v.Namespace, v.ID);
-for (const k of ['CreateIndex', 'ModifyIndex', 'CreateTime', 'ModifyTime']) delete doc[k];
-console.log(JSON.stringify(sorted(doc), null, 1)); }\n`,
+const untimed = (v) => Array.isArray(v) ? v.map(untimed) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).filter(([k]) => !['CreateIndex', 'ModifyIndex', 'CreateTime', 'ModifyTime'].includes(k)).map(([k, x]) => [k, untimed(x)])) : v;
+if (v) console.log(JSON.stringify(sorted(untimed(dhv('volume', 'status', '-type', 'host', '-namespace', v.Namespace, v.ID))), null, 1));\n`,
     hostvols: `${node}\n${common}console.log(JSON.stringify(sorted(dhv('node', 'status', '-self').HostVolumes), null, 1));\n`,
     nodeid: `${node}\n${common}console.log(dhv('node', 'status', '-self').ID);\n`,
-    waitjob: '#!/bin/sh\n',
+    // The two reads of Nomad's HTTP API the scenarios make, answered by dhv's -json of the same objects.
+    curl: `${node}\n${common}const url = process.argv.slice(2).find((a) => a.includes('/v1/'));
+const u = new URL(url ?? '/', 'http://127.0.0.1:4646');
+const ns = u.searchParams.get('namespace') || 'default';
+const allocs = /^\\/v1\\/job\\/([^/]+)\\/allocations$/.exec(u.pathname);
+if (allocs) console.log(JSON.stringify(dhv('job', 'status', '-namespace', ns, decodeURIComponent(allocs[1])).Allocations));
+else if (u.pathname === '/v1/volumes/claims') {
+  const job = u.searchParams.get('job_id');
+  console.log(JSON.stringify(dhv('volume', 'claim', 'list', '-namespace', ns).filter((c) => !job || c.JobID === job)));
+} else { console.error(\`curl: the sandbox answers no \${u.pathname}\`); process.exitCode = 22; }\n`,
+    // Nomad places and starts a job's allocations after \`job run\` returns; dhv before it returns, so
+    // a short wait suffices: it only covers a task that ends by itself.
+    waitjob: `${node}\n${common}const [job, want, ns] = process.argv.slice(2);
+const statuses = () => { try { return dhv('job', 'status', '-namespace', ns || 'default', job).Allocations.map((a) => a.ClientStatus); } catch { return []; } };
+const done = (s) => s.length > 0 && s.every((x) => x === want);
+const until = Date.now() + 3000;
+let now = statuses();
+while (!done(now) && Date.now() < until) { Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200); now = statuses(); }
+if (done(now)) console.log(\`\${job}: \${now.join(' ')}\`);
+else { console.log(\`\${job}: still \${now.join(' ')}\`); process.exitCode = 1; }\n`,
   };
 }
 
@@ -246,13 +275,14 @@ export class Sandbox {
     return join(this.root, 'work');
   }
 
-  private get log(): string {
-    return join(this.root, 'calls.jsonl');
+  /** Where the recorders keep one folder per plugin call (plugin-recorder.ts). */
+  private get calls(): string {
+    return join(this.root, 'calls');
   }
 
   static async make(options: { recorded: boolean; plainPlugins?: readonly string[] }): Promise<Sandbox> {
     const root = await tempDir('real-agent');
-    for (const d of ['plugins', 'volumes', 'data', 'work', 'bin', 'real-plugins']) mkdirSync(join(root, d));
+    for (const d of ['plugins', 'volumes', 'data', 'work', 'bin', 'real-plugins', 'calls']) mkdirSync(join(root, d));
     const config = join(root, 'agent.hcl');
     writeFileSync(
       config,
@@ -283,14 +313,13 @@ export class Sandbox {
         const real = join(root, 'real-plugins', name);
         copyFileSync(file, real);
         chmodSync(real, 0o755);
-        writeFileSync(installed, recorderScript(name, real, join(root, 'calls.jsonl')));
+        writeFileSync(installed, recorderScript(name, real, join(root, 'calls')));
       } else copyFileSync(file, installed);
       chmodSync(installed, 0o755);
     }
     const sandbox = new Sandbox(root, '');
     const start = await sandbox.sh('$AGENTCTL restart $ROOT');
     if (start.exit !== 0) throw new Error(`the sandbox's agent did not start: ${start.stderr}`);
-    writeFileSync(join(root, 'calls.jsonl'), '');
     return new Sandbox(root, (await sandbox.inProcess().node<{ ID: string }>()).ID);
   }
 
@@ -299,27 +328,19 @@ export class Sandbox {
   }
 
   /** Runs one `run` line as the recorder did: /bin/sh in the work folder, with the README's names set. */
-  async sh(run: string, options: { jobsAsNoOps?: boolean; nomadAsNoOp?: boolean } = {}): Promise<StepResult> {
+  async sh(run: string): Promise<StepResult> {
     const bin = join(this.root, 'bin');
-    const nomad = options.nomadAsNoOp ? 'true' : join(bin, 'nomad');
-    // A job command under dhv would only fail: a step that runs one is not judged, and its job commands do nothing.
-    const prelude = options.jobsAsNoOps
-      ? `job_or_nomad() { case "$1" in job|alloc) return 0 ;; esac; ${nomad} "$@"; }; NOMAD=job_or_nomad; `
-      : '';
-    let calls = '';
-    try {
-      calls = readFileSync(this.log, 'utf8');
-    } catch {
-      // before the first step
-    }
+    const nomad = join(bin, 'nomad');
+    const before = new Set(recordedFolders(this.calls));
     const result = await new Promise<StepResult>((resolve, reject) => {
-      const child = spawn('/bin/sh', ['-c', prelude + run], {
+      const child = spawn('/bin/sh', ['-c', run], {
         cwd: this.work,
         env: {
           ...process.env,
           NO_COLOR: '1',
           PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`,
           NOMAD: nomad,
+          NOMAD_ADDR: 'http://127.0.0.1:4646',
           AGENTCTL: join(bin, 'agentctl'),
           ROOT: this.root,
           DHV_DATA_DIR: '',
@@ -334,19 +355,14 @@ export class Sandbox {
       child.once('error', reject);
       child.once('close', (exit) => resolve({ exit, stdout, stderr, calls: [] }));
     });
-    let after = '';
-    try {
-      after = readFileSync(this.log, 'utf8');
-    } catch {
-      // no plugin ran
-    }
-    result.calls = after
-      .slice(calls.length)
-      .split('\n')
-      .filter((l) => l !== '')
-      .map((l) => JSON.parse(l) as PluginCall & { started: string })
-      .sort((a, b) => (BigInt(a.started) < BigInt(b.started) ? -1 : 1))
-      .map(({ plugin, argv, env, exit, stdout, stderr }) => ({ plugin, argv, env, exit, stdout, stderr }));
+    result.calls = readRecordedCalls(this.calls, before).map(({ plugin, argv, env, exit, stdout, stderr }) => ({
+      plugin,
+      argv,
+      env,
+      exit,
+      stdout,
+      stderr,
+    }));
     return result;
   }
 
@@ -359,7 +375,9 @@ export class Sandbox {
     return new Placeholders('dhv', this.root, this.nodeId);
   }
 
-  cleanup(): Promise<void> {
-    return removeTempDir(this.root);
+  /** Kills what the scenario's jobs left running (a job stopped by no step), then removes the sandbox. */
+  async cleanup(): Promise<void> {
+    await killTasks(join(this.root, 'data'));
+    await removeTempDir(this.root);
   }
 }

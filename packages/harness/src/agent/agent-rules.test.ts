@@ -198,9 +198,13 @@ describe('delete (what the servers send, and what they keep)', () => {
     };
     const err = failure(await agent.deleteVolume(volume.ID).catch((e: unknown) => e));
     expect(err.message).toMatch(/^HostVolume\.Delete error: /);
+    // The servers send the volume's namespace (a registered volume's client request has none): 07-register-update-force.json#3.
     expect(
-      runner.calls.map((c) => [c.operation, c.pluginId, (c.request as { createdPath?: string }).createdPath]),
-    ).toEqual([['delete', 'p', hostPath]]);
+      runner.calls.map((c) => {
+        const request = c.request as { createdPath?: string; namespace?: string };
+        return [c.operation, c.pluginId, request.createdPath, request.namespace];
+      }),
+    ).toEqual([['delete', 'p', hostPath, 'default']]);
     expect((await agent.volumes()).map((v) => v.ID)).toEqual([volume.ID]);
     runner.onDelete = async () => {};
     await agent.deleteVolume(volume.ID);

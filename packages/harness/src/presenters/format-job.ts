@@ -83,7 +83,7 @@ function failureLines(f: PlacementFailure, t: string): string[] {
 }
 
 /** `nomad job status <job>`: the job block, placement failures, the allocation table. */
-export function jobStatus(record: JobRecord, allocs: readonly Allocation[]): string {
+export function jobStatus(record: JobRecord, allocs: readonly Allocation[], options: { short?: boolean } = {}): string {
   const j = record.Job;
   const status = jobStatusOf(record, allocs);
   const parts = [
@@ -101,6 +101,7 @@ export function jobStatus(record: JobRecord, allocs: readonly Allocation[]): str
       ['Parameterized', 'false'],
     ]),
   ];
+  if (options.short) return parts[0]!;
   if (Object.keys(record.FailedTGAllocs).length > 0) parts.push(placementFailures(record.FailedTGAllocs));
   parts.push(`Allocations\n${allocs.length > 0 ? allocTable(allocs) : 'No allocations placed'}`);
   return parts.join('\n\n');

@@ -72,7 +72,8 @@ export function deleteRequestFor(record: VolumeRecord): ClientDeleteRequest {
     ID: record.ID,
     Name: req.Name,
     PluginID: serversPluginId(record),
-    Namespace: req.Namespace,
+    // The servers send the volume's namespace; a registered volume's CreateReq has none.
+    Namespace: record.Volume.Namespace ?? req.Namespace,
     NodeID: req.NodeID,
     HostPath: record.HostPath,
     Parameters: req.Parameters,

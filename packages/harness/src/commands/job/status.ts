@@ -1,4 +1,4 @@
-import { Args } from '@oclif/core';
+import { Args, Flags } from '@oclif/core';
 import { AgentError } from '../../errors/agent-error.js';
 import { DhvCommand, agentFlags } from '../dhv-command.js';
 import { columns } from '../../presenters/columns.js';
@@ -12,7 +12,14 @@ export default class JobStatus extends DhvCommand {
     'With a job ID: its block, Placement Failure lines when an allocation could not be placed, and its allocations. Without: the list. -json prints the job and its allocations in the API shape.';
   static override examples = ['<%= config.bin %> job status', '<%= config.bin %> job status writer'];
   static override args = { job: Args.string({ description: 'The job ID', required: false }) };
-  static override flags = { ...agentFlags, namespace: namespaceFlag };
+  static override flags = {
+    ...agentFlags,
+    namespace: namespaceFlag,
+    short: Flags.boolean({
+      description: "With a job ID, only the job's block: no placement failures, no allocations (Nomad's -short).",
+      default: false,
+    }),
+  };
 
   async run(): Promise<void> {
     const { args, flags } = await this.parse(JobStatus, nomadSpelling(this.argv, { json: true, ...JobStatus.flags }));
@@ -51,6 +58,6 @@ export default class JobStatus extends DhvCommand {
       .sort((a, b) => b.CreateTime - a.CreateTime);
     if (this.jsonOutput)
       return this.printNomadJson({ Job: record.Job, Allocations: allocs, FailedTGAllocs: record.FailedTGAllocs });
-    this.print(jobStatus(record, allocs));
+    this.print(jobStatus(record, allocs, { short: flags.short }));
   }
 }
