@@ -105,7 +105,7 @@ describe.concurrent(`the correct stateful plugins pass the explorer with ${SEEDS
               bad.map((r) => `seed ${seed}: ${r.id}: ${r.reason ?? ''}`),
               report.stopped,
             ).toEqual([]);
-            expect(explored(report)).toHaveLength(5);
+            expect(explored(report)).toHaveLength(6);
           }
         });
         await Promise.all(lanes);
@@ -172,7 +172,7 @@ describe.concurrent('plugins that work under a real Nomad agent pass the explore
         });
         const bad = explored(report).filter((r) => r.status === 'fail' && r.severity === 'required');
         expect(bad.map((r) => `${r.id}: ${r.reason ?? ''}`)).toEqual([]);
-        expect(explored(report)).toHaveLength(5);
+        expect(explored(report)).toHaveLength(6);
         expect(await readdir(volumesDir).catch(() => [])).toEqual([]);
       },
       SUITE_TIMEOUT_MS,

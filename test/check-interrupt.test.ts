@@ -102,6 +102,11 @@ describe.concurrent('dhv check interrupted', () => {
   }) => {
     const { plugin, scratch, journal, env, child, done } = await checkInCreate(onTestFinished);
     const [sandbox] = await readdir(scratch);
+    // A process group is journalled just after its plugin starts (it has no ID before): kill after that.
+    for (const deadline = Date.now() + 15_000; !journalLists(journal, '"kind":"process-group"');) {
+      if (Date.now() > deadline) throw new Error(`no process group in the journal ${journal} within 15 s`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
     child.kill('SIGKILL');
     await done;
     // Left behind: the plugin, still waiting, and the run's folder.
@@ -325,3 +330,12 @@ describe.skipIf(skipUnless('interrupting dhv check of dhv-loopback', loopDevices
       }, 300_000);
   },
 );
+
+/** Whether a journal file in `dir` holds `text`. */
+function journalLists(dir: string, text: string): boolean {
+  try {
+    return readdirSync(dir).some((f) => readFileSync(join(dir, f), 'utf8').includes(text));
+  } catch {
+    return false;
+  }
+}
