@@ -206,12 +206,11 @@ export class AgentLock {
         if (signal?.aborted) throw shutDown(work);
         if (!look.aborted) throw err;
         // The door only keeps order (the agent's own lock keeps safety), so a keeper stopped
-        // before it wrote its PID is passed by too: any exclusive waiter that is stopped.
-        const keeper = lockHolder(door);
+        // before it wrote its PID (the file still names the keeper before it) is passed by
+        // too: any exclusive waiter that is stopped.
         const stopped =
-          keeper !== undefined
-            ? processState(keeper) === 'T'
-            : (await this.holders()).some((n) => n.mode === 'exclusive' && n.waiting && processState(n.pid) === 'T');
+          processState(lockHolder(door)) === 'T' ||
+          (await this.holders()).some((n) => n.mode === 'exclusive' && n.waiting && processState(n.pid) === 'T');
         if (stopped) return async () => {};
         if (performance.now() >= deadline) throw await this.busy(work);
       }
