@@ -35,7 +35,6 @@ const OUTSIDE_KILL_MS = Number(process.env.DHV_LOCK_STRESS_KILL_MS ?? 1250);
 const WORKER = `
 import { acquireVolumeLock } from ${JSON.stringify(BUILT)};
 import { appendFileSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { removeTempDir, tempDir } from './support/kit.js';
 const [dir, seedText, targetText] = process.argv.slice(1);
 const target = Number(targetText);
 let s = Number(seedText) >>> 0;
