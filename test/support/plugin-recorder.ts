@@ -1,5 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { PluginCall } from './real-agent.js';
 
 /**
  * A recorder put in front of a plugin: a /bin/sh script that forks as little as it can (a node
@@ -63,16 +64,10 @@ exit "$code"
 `;
 }
 
-export interface RecordedCall {
+/** A call as the vectors hold one (`exit` null when the recorder did not finish: killed with its plugin). */
+export interface RecordedCall extends PluginCall {
   /** The folder's name: the call's number, in the order the calls started. */
   folder: string;
-  plugin: string;
-  argv: string[];
-  env: Record<string, string>;
-  /** Null when the recorder did not finish (killed with its plugin). */
-  exit: number | null;
-  stdout: string;
-  stderr: string;
 }
 
 /** The calls recorded in `logDir` whose folders are not in `seen`, in the order they started. */
