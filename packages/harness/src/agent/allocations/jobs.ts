@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isRunningProcess, signalProcess, signalRecordedGroup } from '@dhv/sdk/host';
+import { isRunningProcess, signalProcess } from '@dhv/sdk/host';
 import { AgentError } from '../../errors/agent-error.js';
 import { allocName, requestedSource, type Job, type TaskGroup } from '../../jobs/job-spec.js';
 import { registerableJob } from '../../jobs/validate-job.js';
@@ -11,7 +11,7 @@ import { infeasibility, type NodeView, type ServerHostVolume } from '../../jobs/
 import type { HostVolumeMap } from '../host-volumes.js';
 import type { AgentStore } from '../state/store.js';
 import type { AllocRecord, ClientStatus, JobRecord, StickyClaim, TaskRun, TaskState } from '../state/job-records.js';
-import { event, prestart, startTask } from './task-runner.js';
+import { event, killTaskRun, prestart, startTask } from './task-runner.js';
 
 /** An allocation with its client status as of now: the supervisors' notes read, dead ones found out. */
 export type Allocation = AllocRecord;
@@ -371,9 +371,7 @@ export class Jobs {
       for (const task of Object.keys(a.TaskStates)) {
         const run = await this.records.taskRun(a.ID, task);
         if (!run) continue;
-        if (isRunningProcess(run.supervisorPid, run.supervisorStartTicks ?? 0))
-          signalProcess(run.supervisorPid, 'SIGKILL');
-        if (run.pid > 1) signalRecordedGroup(run.pid, run.startTicks, 'SIGKILL');
+        killTaskRun(run);
         while (this.supervised(run)) await sleep(5);
       }
     }

@@ -6,6 +6,7 @@ import { requestedSource } from '../../jobs/job-spec.js';
 import type { HostVolumeMap } from '../host-volumes.js';
 import type { JobRecords, TaskEvent, TaskRun } from '../state/job-records.js';
 import { EXEC_DEFAULT_CAPS, execArgv, hostArgv, lookupAccount, type TaskMount } from './task-launch.js';
+import { isRunningProcess, signalProcess, signalRecordedGroup } from '@dhv/sdk/host';
 
 /** Why a task could not start: Nomad's task event (`Task hook failed` or `Driver Failure`) and its message. */
 export interface TaskStartFailure {
@@ -148,3 +149,14 @@ export function event(type: string, message: string, extra: Partial<TaskEvent> =
 }
 
 export type { TaskRun };
+
+/**
+ * SIGKILLs a task's supervisor and the task's whole group, each only while it is still the
+ * process its run file names (a PID may be another process's by now), as a host reboot would.
+ */
+export function killTaskRun(
+  run: Pick<TaskRun, 'pid' | 'startTicks' | 'supervisorPid'> & { supervisorStartTicks?: number | undefined },
+): void {
+  if (isRunningProcess(run.supervisorPid, run.supervisorStartTicks ?? 0)) signalProcess(run.supervisorPid, 'SIGKILL');
+  if (run.pid > 1) signalRecordedGroup(run.pid, run.startTicks, 'SIGKILL');
+}
