@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { chmod, copyFile, mkdir, readdir } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
@@ -10,6 +10,7 @@ import { volumesDiskFoldersBelow } from '@dhv/sdk/host';
 import {
   DHV_BIN,
   REFERENCE_LOOPBACK,
+  REFERENCE_MKDIR,
   REPO_ROOT,
   loopDeviceNamesBackedBelow,
   loopDevices,
@@ -149,6 +150,31 @@ describe.concurrent('dhv plugin run interrupted', () => {
       expect(stderr).toContain(`${signal}: stopping`);
       expect(code).toBe(exitCode);
     }, 120_000);
+});
+
+describe('a signal while dhv exits', () => {
+  test('changes nothing: dhv check ends with its own exit status, not killed by the signal', async ({
+    onTestFinished,
+  }) => {
+    const dir = await tempDir('late-signal');
+    onTestFinished(() => removeTempDir(dir));
+    // Once dhv has begun to exit, a process of its own keeps sending it SIGINT until it is
+    // gone: every instant of the exit gets one, the last milliseconds of teardown included.
+    const preload = join(dir, 'late-sigint.cjs');
+    await writeFile(
+      preload,
+      `process.on('exit', () => {
+        require('node:child_process').spawn('/bin/sh', ['-c', 'while kill -INT "$1" 2>/dev/null; do :; done', 'sh', String(process.pid)], { detached: true, stdio: 'ignore' }).unref();
+      });`,
+    );
+    const scratch = join(dir, 'scratch');
+    await mkdir(scratch);
+    const run = await runDhv(
+      ['check', REFERENCE_MKDIR, '--only', 'discovery.fingerprint-succeeds', '--volumes-dir', scratch],
+      { env: { NODE_OPTIONS: `--require ${preload}`, DHV_CLEANUP_JOURNAL: join(dir, 'journal') } },
+    );
+    expect({ exitCode: run.exitCode, signal: run.signal }).toEqual({ exitCode: 0, signal: null });
+  }, 60_000);
 });
 
 describe('an exception nothing caught', () => {

@@ -44,3 +44,8 @@ async function currentBundle() {
 }
 
 await start();
+// Ended here rather than by an empty event loop: a natural exit first puts back the default
+// action of every signal, so a Ctrl-C in its last milliseconds would kill dhv by SIGINT
+// after it had finished (or cleaned up), hiding its exit status. process.exit leaves dhv's
+// handlers in place, and a signal that comes now changes nothing.
+process.exit();

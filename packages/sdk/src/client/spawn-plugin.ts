@@ -15,7 +15,7 @@ import {
 } from './output-holders.js';
 import { O_PATH, execKind } from './exec-format.js';
 import { diagnoseExecutable, formatDiagnosis } from './spawn-diagnosis.js';
-import { processGroupExists, signalProcessGroup } from '../helpers/signals.js';
+import { processGroupExists, signalProcessGroup, stoppedRunning } from '../helpers/signals.js';
 import { closePipeEnd, takePipe, type PipeEnds } from './pipes.js';
 
 /**
@@ -317,7 +317,8 @@ async function startPlugin(
           ? liveProcessesOfGroup(child.pid)
           : [];
       if (exited) killGroup();
-      resolve({
+      const killedHolders = [...new Set(outputHolders.map((h) => h.pid))];
+      const result: PluginRun = {
         ...given,
         ...(spawnError ? { spawnError } : {}),
         exitCode,
@@ -333,7 +334,10 @@ async function startPlugin(
         ...(leftRunning.length > 0 ? { leftRunning } : {}),
         stdio: pipes ? 'pipe' : 'socket',
         durationMs: performance.now() - started,
-      });
+      };
+      // The holders were killed: the run is over once they are gone, not merely signalled.
+      if (killedHolders.length === 0) resolve(result);
+      else void stoppedRunning(killedHolders, KILL_WAIT_MS).then(() => resolve(result));
     };
     const maybeDone = () => {
       if ((exited || spawnError) && open === 0) finish();

@@ -10,6 +10,7 @@ import {
   signalProcess,
   signalProcessGroup,
   signalRecordedGroup,
+  stoppedRunning,
 } from './signals.js';
 
 const started: ChildProcess[] = [];
@@ -73,5 +74,12 @@ describe("signals name one process or one group, never the caller's group or eve
     for (let i = 0; i < 200 && processStartTicks(child) !== undefined; i++) await new Promise((r) => setTimeout(r, 10));
     expect(processStartTicks(child)).toBeUndefined();
     expect(processExists(child)).toBe(true);
+  });
+
+  it('waits until the killed have stopped running, and names those still running at the deadline', async () => {
+    const [killed, kept] = [await sleeper(), await sleeper()];
+    signalProcess(killed, 'SIGKILL');
+    expect(await stoppedRunning([killed], 5_000)).toEqual([]);
+    expect(await stoppedRunning([kept], 50)).toEqual([kept]);
   });
 });

@@ -88,6 +88,21 @@ export function isRunningProcess(pid: number, startTicks: number): boolean {
 }
 
 /**
+ * Resolves once none of `pids` runs any longer (gone or a zombie), or after `timeoutMs`,
+ * with the ones still running then. A SIGKILL takes effect later than it is sent: a caller
+ * that judges what is left looks once the killed are gone.
+ */
+export async function stoppedRunning(pids: readonly number[], timeoutMs: number): Promise<number[]> {
+  const deadline = performance.now() + timeoutMs;
+  let running = pids.filter((pid) => processStartTicks(pid) !== undefined);
+  while (running.length > 0 && performance.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    running = running.filter((pid) => processStartTicks(pid) !== undefined);
+  }
+  return running;
+}
+
+/**
  * Sends `signal` to group `pgid` only while it is the group that was recorded: its leader
  * still the process that started at `startTicks`, or, the leader gone, what is left of its
  * group (Linux gives no new process a PID while a group of that ID has members). A PID
