@@ -1,4 +1,5 @@
-import { mkdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, readFile, readdir, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
@@ -218,6 +219,32 @@ describe.concurrent('dhv build', () => {
       nodeId: 'a1f0c3d2-5b6e-4f70-8a9b-0c1d2e3f4a5b',
     });
     expect(created.bytes).toBe(0n);
+  }, 120_000);
+
+  it('with --sea, killed with kill -9 half way, leaves nothing once the next dhv command has run', async ({ work }) => {
+    const journal = join(work, 'journal');
+    const env = { ...process.env, DHV_CLEANUP_JOURNAL: journal };
+    const build = execa(process.execPath, [dhv, 'build', 'plugin.ts', '-o', 'dist/tiny', '--sea'], {
+      cwd: work,
+      env,
+      reject: false,
+    });
+    const workFolders = async () => (await readdir(join(work, 'dist')).catch(() => [])).filter((f) => f !== 'tiny');
+    for (let i = 0; i < 2400 && (await workFolders()).length === 0 && build.exitCode === null; i++)
+      await new Promise((r) => setTimeout(r, 25));
+    build.kill('SIGKILL');
+    expect((await build).signal).toBe('SIGKILL');
+    const made = await workFolders();
+    expect(made).toEqual([expect.stringMatching(/^\.dhv-build-/)]);
+    const recorded = (await readdir(journal)).map((f) => readFileSync(join(journal, f), 'utf8')).join('\n');
+    const bundled = /"path":"(\/tmp\/dhv-build-[^"]+)"/.exec(recorded)?.[1];
+    expect(bundled).toBeDefined();
+
+    const next = await execa(process.execPath, [dhv, 'check', '--list'], { env, reject: false });
+    expect(next.stderr).toContain('finished the cleanup of');
+    expect(await workFolders()).toEqual([]);
+    expect(existsSync(bundled!)).toBe(false);
+    expect(await readdir(journal)).toEqual([]);
   }, 120_000);
 
   it("writes dist/<plugin ID> of the entry's project when -o is not given, the ID being its package.json name", async ({

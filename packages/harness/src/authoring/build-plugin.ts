@@ -1,9 +1,10 @@
-import { access, constants, mkdtemp, stat } from 'node:fs/promises';
+import { access, constants, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { bundlePlugin } from '@dhv/sdk/build';
 import fs from 'fs-extra';
 import { PluginError } from '@dhv/sdk/client';
+import { CleanupJournal } from '@dhv/sdk/host';
 import { valueOf } from '../runner/plugin-runner.js';
 import { processRunner } from '../runner/process-runner.js';
 import { AuthoringError } from './errors.js';
@@ -88,13 +89,14 @@ export async function buildPlugin(options: BuildOptions): Promise<BuildResult> {
   const warnings: string[] = [];
   let searchPath: string[] = [];
   if (options.sea) {
-    const work = await mkdtemp(join(tmpdir(), 'dhv-build-'));
+    const journal = CleanupJournal.forThisProcess();
+    const { path: work } = await journal.makeFolder(tmpdir(), 'dhv-build-');
     try {
       const script = join(work, 'plugin.cjs');
       await bundle(entry, script, node, true);
       await makeSingleExecutable({ script, outfile, nodePath: node });
     } finally {
-      await remove(work);
+      await journal.removeFolder(work);
     }
   } else {
     searchPath = await bundle(entry, outfile, node, options.fixedNode ?? false);

@@ -1,8 +1,8 @@
-import { chmod, mkdtemp, readFile, rename, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import fs from 'fs-extra';
+import { CleanupJournal } from '@dhv/sdk/host';
 import { AuthoringError } from './errors.js';
 
 /** The marker Node's binary carries for an injected application (Node's SEA documentation). */
@@ -22,11 +22,15 @@ export interface SingleExecutableOptions {
  * blob and postject puts it into the copy.
  */
 export async function makeSingleExecutable({ script, outfile, nodePath }: SingleExecutableOptions): Promise<void> {
-  const work = await mkdtemp(join(tmpdir(), 'dhv-sea-'));
-  const partial = `${outfile}.partial`;
+  // Made beside the output, so the finished copy is renamed into place; through the cleanup
+  // journal, so a build killed half way leaves nothing the next dhv command does not remove.
+  const journal = CleanupJournal.forThisProcess();
+  await mkdir(dirname(outfile), { recursive: true });
+  const { path: work } = await journal.makeFolder(dirname(outfile), '.dhv-build-');
   try {
     const blob = join(work, 'plugin.blob');
     const config = join(work, 'sea-config.json');
+    const partial = join(work, 'plugin');
     await writeFile(config, JSON.stringify({ main: script, output: blob, disableExperimentalSEAWarning: true }));
     const blobRun = await execa(nodePath, ['--experimental-sea-config', config], { cwd: work, reject: false });
     if (blobRun.failed) {
@@ -40,11 +44,8 @@ export async function makeSingleExecutable({ script, outfile, nodePath }: Single
     await chmod(partial, 0o755);
     await injectBlob(partial, await readFile(blob), nodePath);
     await rename(partial, outfile);
-  } catch (err) {
-    await fs.remove(partial);
-    throw err;
   } finally {
-    await fs.remove(work);
+    await journal.removeFolder(work);
   }
 }
 
