@@ -1,8 +1,12 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { testWithAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
-import { root, skipUnless, tool } from './support/kit.js';
+import { finished, waitingForLock } from './support/gates.js';
+import { DHV_BIN, root, skipUnless, tool, toolPath } from './support/kit.js';
+import { processTree, signalProcesses } from './support/processes.js';
 
 const it = testWithAgent();
 
@@ -184,5 +188,109 @@ describe
         expect((await agent.dhv('job', 'stop', '-namespace', 'batch', 'sleeper')).exitCode).toBe(0);
       }
       expect((await agent.dhv('namespace', 'delete', 'batch')).exitCode).toBe(0);
+    });
+  });
+
+/**
+ * Starts `dhv <args>` under strace, which stops it (SIGSTOP) right after its first `syscall`
+ * on `path`: a chosen instant, no sleep. Resolves once strace has seen it stopped, with a way
+ * to let it go on.
+ */
+async function stoppedAfter(agent: TempAgent, path: string, syscall: string, args: string[]) {
+  const log = join(agent.dir, `strace-${syscall}-${args.slice(0, 2).join('-')}.log`);
+  const child = spawn(
+    toolPath('strace')!,
+    ['-f', '-o', log, '-P', path, '-e', `trace=${syscall}`, '-e', `inject=${syscall}:signal=STOP:when=1`].concat([
+      process.execPath,
+      DHV_BIN,
+      ...args,
+      '--data-dir',
+      agent.dataDir,
+    ]),
+    {
+      cwd: agent.dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, DHV_DATA_DIR: undefined, NO_COLOR: '1' },
+    },
+  );
+  const done = finished(child);
+  const stopped = () => {
+    const dhv = processTree(child.pid!)[1];
+    return (
+      dhv !== undefined && existsSync(log) && readFileSync(log, 'utf8').includes(`${dhv} --- stopped by SIGSTOP ---`)
+    );
+  };
+  for (let i = 0; i < 4800 && !stopped() && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 25));
+  if (!stopped()) throw new Error(`dhv ${args.join(' ')} never made its ${syscall} of ${path}: ${(await done).stderr}`);
+  const dhv = processTree(child.pid!)[1]!;
+  // strace counts `when` per thread: a later thread's first such call stops dhv again, and is let go at once.
+  const resume = () => {
+    const going = setInterval(() => signalProcesses([dhv], 'SIGCONT'), 25);
+    void done.finally(() => clearInterval(going));
+  };
+  return { done, resume };
+}
+
+/** `dhv <args>` started beside a stopped one: resolves when it has finished or waits for a lock. */
+async function startedBeside(agent: TempAgent, args: string[]) {
+  const child = spawn(process.execPath, [DHV_BIN, ...args, '--data-dir', agent.dataDir], {
+    cwd: agent.dir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, DHV_DATA_DIR: undefined, NO_COLOR: '1' },
+  });
+  const done = finished(child);
+  const waited = await Promise.race([done.then(() => false), waitingForLock(child).then(() => true)]);
+  return { done, waited };
+}
+
+const b64 = (s: string) => Buffer.from(s).toString('base64url');
+
+describe
+  .skipIf(skipUnless('namespace races stopped by strace', tool('strace', 'strace')))
+  .concurrent('namespaces in one line with the work that reads them (issue 34)', () => {
+    it('a namespace delete waits for a job run that has checked the namespace: no job is left in a deleted namespace', async ({
+      agent,
+    }) => {
+      await agent.dhv('agent', 'restart');
+      await agent.dhv('namespace', 'apply', 'analytics');
+      // Stopped right after its namespace check, at its read of the job's record (none yet).
+      const run = await stoppedAfter(
+        agent,
+        join(agent.dataDir, 'client', 'jobs', `${b64('analytics')}.${b64('etl')}.json`),
+        'openat',
+        ['job', 'run', '-detach', await job(agent, 'etl', 'analytics', 'nowhere')],
+      );
+      const deletion = await startedBeside(agent, ['namespace', 'delete', 'analytics']);
+      run.resume();
+      expect((await run.done).code).toBe(0);
+      const deleted = await deletion.done;
+      expect(deletion.waited).toBe(true);
+      expect(deleted.stderr).toMatch(/namespace "analytics" has non-terminal jobs/);
+      const jobs = await agent.json('job', 'status', '-namespace', '*');
+      const namespaces = (await agent.json('namespace', 'list')).map((n: { Name: string }) => n.Name);
+      for (const j of jobs as Array<{ Namespace: string }>) expect(namespaces).toContain(j.Namespace);
+    });
+
+    it('two applies at once get their own ModifyIndex, each above every index before it', async ({ agent }) => {
+      await agent.dhv('namespace', 'apply', 'first');
+      // Stopped after it computed its index, as it makes sure the namespaces folder is there to write its record.
+      const a = await stoppedAfter(agent, join(agent.dataDir, 'client', 'namespaces'), 'mkdir', [
+        'namespace',
+        'apply',
+        'a',
+      ]);
+      const b = await startedBeside(agent, ['namespace', 'apply', 'b']);
+      a.resume();
+      expect((await a.done).code).toBe(0);
+      expect((await b.done).code).toBe(0);
+      expect(b.waited).toBe(true);
+      const indexes = Object.fromEntries(
+        (await agent.json('namespace', 'list')).map((n: { Name: string; ModifyIndex: number }) => [
+          n.Name,
+          n.ModifyIndex,
+        ]),
+      );
+      expect(indexes.b).toBeGreaterThan(indexes.a);
+      expect(indexes.a).toBeGreaterThan(indexes.first);
     });
   });

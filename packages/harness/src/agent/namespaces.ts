@@ -11,8 +11,9 @@ export type { NamespaceRecord } from './state/namespace-records.js';
 
 /**
  * Namespaces as Nomad's servers keep them: `default` always there, others applied and
- * deleted by name. A delete holds the agent exclusive, so no create or register (which
- * checks its namespace under the agent's shared hold) runs beside it.
+ * deleted by name. An apply or a delete holds the agent exclusive, so no volume create or
+ * register and no job run (each checks its namespace under the agent's shared hold, and
+ * keeps it until its record is written) runs beside it.
  */
 export class Namespaces {
   constructor(
@@ -34,7 +35,9 @@ export class Namespaces {
    * unless one is given (as Nomad's CLI reads the namespace before it writes it back).
    */
   async apply(name: string, description?: string): Promise<NamespaceRecord> {
-    return this.store.lock.shared({ doing: `applying namespace "${name}"` }, async () => {
+    // Exclusive, as Nomad's servers apply one write at a time: two applies at once would
+    // read the same highest index and write the same ModifyIndex.
+    return this.store.lock.exclusive({ doing: `applying namespace "${name}"` }, async () => {
       const existing = await this.store.namespaces.get(name);
       const wanted = description ?? existing?.Description ?? '';
       refuseInvalidNamespace(name, wanted);

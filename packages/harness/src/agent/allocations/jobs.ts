@@ -69,6 +69,11 @@ export class Jobs {
   async run(spec: Job): Promise<JobRunReport> {
     // Before any lock: starting takes the agent exclusive, which placement's locks would wait on for ever.
     await this.ctx.ensureStarted();
+    // Held from the namespace check to the job's record: a namespace delete (exclusive) waits, then sees the job.
+    return this.ctx.store.lock.shared({ doing: `running job "${spec.ID}"` }, () => this.register(spec));
+  }
+
+  private async register(spec: Job): Promise<JobRunReport> {
     const namespaceKnown = (await this.ctx.store.namespaces.get(spec.Namespace)) !== undefined;
     const job = registerableJob(spec, namespaceKnown ? [] : [noSuchNamespaceForJob(spec.ID, spec.Namespace)]);
     const previous = await this.records.job(job.Namespace, job.ID);
