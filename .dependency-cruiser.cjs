@@ -4,6 +4,12 @@ const SDK = '^packages/sdk/';
 const HARNESS = '^packages/harness/';
 const PLUGINS = '^packages/plugin-[^/]+/';
 const H = '^packages/harness/src/';
+/**
+ * What only tests use, in a package: its src/testing/ and src/__fixtures__/, the harness's
+ * testing entry (src/testing.ts, @dhv/harness/testing), and the fake runner, which runner/ keeps
+ * beside the real ones. The test kit (test/support/) has a rule of its own.
+ */
+const TEST_SEAM = ['/__fixtures__/', '^packages/[^/]+/src/testing(/|\\.ts$)', `${H}runner/fake-runner\\.ts$`];
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -115,6 +121,15 @@ module.exports = {
       severity: 'error',
       from: { path: '^packages/', pathNot: ['\\.test\\.ts$', '__fixtures__'] },
       to: { path: '^test/' },
+    },
+    {
+      name: 'production-imports-no-test-seam',
+      comment:
+        'Code that ships imports no test seam (TEST_SEAM above): only tests and the seams themselves do, ' +
+        'so a helper written for tests never becomes part of dhv by accident.',
+      severity: 'error',
+      from: { path: '^packages/', pathNot: ['\\.test\\.ts$', ...TEST_SEAM] },
+      to: { path: TEST_SEAM },
     },
     {
       name: 'no-module-cycle',

@@ -11,7 +11,8 @@ import { copyFile, mkdir } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Agent, loadAgentConfig, seedVolumes } from '@dhv/harness';
+import { Agent, loadAgentConfig } from '@dhv/harness';
+import { seedVolumes } from '@dhv/harness/testing';
 
 const DHV = fileURLToPath(new URL('../packages/harness/bin/run.js', import.meta.url));
 const FLOOR = fileURLToPath(new URL('./restore-floor.mjs', import.meta.url));

@@ -2,6 +2,7 @@ import { copyFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import {
+  CATALOGUE,
   DEFAULT_EXPLORE_RUNS,
   conformanceTests,
   runConformance,
@@ -85,6 +86,7 @@ async function fixtureCopy(name: string): Promise<{ plugin: string; volumesDir: 
 const recipeSteps = (result: CheckResult) => result.notes.filter((n) => /^\d+\. /.test(n));
 const recipeOf = (result: CheckResult) => /--replay '([^']*)'/.exec(result.reason ?? '')?.[1];
 const explored = (report: ConformanceReport) => report.results.filter((r) => r.area === 'explore');
+const EXPLORE_CHECKS = CATALOGUE.filter((c) => c.area === 'explore').map((c) => c.id);
 
 /** Seeds run at once for one correct plugin: each run is its own folder in the volumes dir. */
 const LANES = 2;
@@ -105,7 +107,7 @@ describe.concurrent(`the correct stateful plugins pass the explorer with ${SEEDS
               bad.map((r) => `seed ${seed}: ${r.id}: ${r.reason ?? ''}`),
               report.stopped,
             ).toEqual([]);
-            expect(explored(report)).toHaveLength(6);
+            expect(explored(report)).toHaveLength(EXPLORE_CHECKS.length);
           }
         });
         await Promise.all(lanes);
@@ -172,7 +174,7 @@ describe.concurrent('plugins that work under a real Nomad agent pass the explore
         });
         const bad = explored(report).filter((r) => r.status === 'fail' && r.severity === 'required');
         expect(bad.map((r) => `${r.id}: ${r.reason ?? ''}`)).toEqual([]);
-        expect(explored(report)).toHaveLength(6);
+        expect(explored(report)).toHaveLength(EXPLORE_CHECKS.length);
         expect(await readdir(volumesDir).catch(() => [])).toEqual([]);
       },
       SUITE_TIMEOUT_MS,
@@ -250,14 +252,7 @@ test.concurrent(
       test: (name, body) => void tests.push({ name, body }),
       afterAll: (fn) => void closers.push(fn),
     });
-    expect(tests.map((t) => t.name.split(':')[0])).toEqual([
-      'explore.volumes-survive',
-      'explore.volumes-distinct',
-      'explore.calls-succeed',
-      'explore.fingerprint-fast',
-      'explore.releases-host-resources',
-      'explore.nothing-left',
-    ]);
+    expect(tests.map((t) => t.name.split(':')[0])).toEqual(EXPLORE_CHECKS);
     const distinct = tests.find((t) => t.name.startsWith('explore.volumes-distinct'))!;
     await expect(distinct.body({ skip: () => {} })).rejects.toThrow(/explore\.volumes-distinct failed: .*--replay '/);
     for (const close of closers) await close();

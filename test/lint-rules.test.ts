@@ -72,6 +72,11 @@ const options = await extractDepcruiseOptions(join(repo, '.dependency-cruiser.cj
  * the tree does.
  */
 async function violations(): Promise<string[]> {
+  return [...new Set((await violatingImports()).map((v) => v.split(':')[0]!))].sort();
+}
+
+/** Each import a rule refuses, as `<rule>: <from> → <to>`, sorted. */
+async function violatingImports(): Promise<string[]> {
   const cwd = process.cwd();
   process.chdir(tree);
   try {
@@ -82,7 +87,7 @@ async function violations(): Promise<string[]> {
       { tsConfig: extractTSConfig(join(tree, 'tsconfig.base.json')) },
     );
     const result = (typeof output === 'string' ? JSON.parse(output) : output) as ICruiseResult;
-    return [...new Set(result.summary.violations.map((v) => v.rule.name))].sort();
+    return result.summary.violations.map((v) => `${v.rule.name}: ${v.from} → ${v.to}`).sort();
   } finally {
     process.chdir(cwd);
   }
@@ -148,6 +153,33 @@ describe('the dependency rules (npm run lint:deps)', () => {
       'packages/sdk/src/runtime/seed.ts': "export { seed } from '../../../../test/support/seed.js';\n",
     });
     expect(await violations()).toEqual(['tests-only-import-the-kit']);
+  });
+
+  it('fail code that ships importing a test seam, and let tests and the testing entry import them', async () => {
+    await writeFiles({
+      'packages/harness/src/runner/fake-runner.ts': 'export const fake = 1;\n',
+      'packages/harness/src/testing/seed-volumes.ts': 'export const seed = 1;\n',
+      'packages/harness/src/__fixtures__/volume-spec.ts': 'export const spec = 1;\n',
+      'packages/harness/src/testing.ts':
+        "export { fake } from './runner/fake-runner.js';\nexport { seed } from './testing/seed-volumes.js';\n",
+      'packages/harness/src/agent/agent.test.ts':
+        "export { fake } from '../runner/fake-runner.js';\nexport { spec } from '../__fixtures__/volume-spec.js';\n",
+    });
+    expect(await violations()).toEqual([]);
+
+    await writeFiles({
+      'packages/harness/src/agent/restore.ts':
+        "export { fake } from '../runner/fake-runner.js';\nexport { seed } from '../testing/seed-volumes.js';\n",
+      'packages/harness/src/config/defaults.ts': "export { spec } from '../__fixtures__/volume-spec.js';\n",
+      'packages/harness/src/index.ts': "export { seed } from './testing.js';\n",
+    });
+    const rule = 'production-imports-no-test-seam';
+    expect(await violatingImports()).toEqual([
+      `${rule}: packages/harness/src/agent/restore.ts → packages/harness/src/runner/fake-runner.ts`,
+      `${rule}: packages/harness/src/agent/restore.ts → packages/harness/src/testing/seed-volumes.ts`,
+      `${rule}: packages/harness/src/config/defaults.ts → packages/harness/src/__fixtures__/volume-spec.ts`,
+      `${rule}: packages/harness/src/index.ts → packages/harness/src/testing.ts`,
+    ]);
   });
 
   it('follow an @dhv/* import into the sources before anything is built', async () => {

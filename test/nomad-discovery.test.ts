@@ -10,7 +10,7 @@ import {
   substitute,
   type Call,
   type LayoutEntry,
-} from './nomad-replay.js';
+} from './support/nomad-replay.js';
 
 /**
  * Every case of vectors/nomad-agent/discovery.json through dhv's discovery: the

@@ -13,7 +13,7 @@ import {
   substitute,
   type Call,
   type LayoutEntry,
-} from './nomad-replay.js';
+} from './support/nomad-replay.js';
 
 /**
  * Every case of vectors/nomad-agent/plugin-exec.json, run through the code users run:

@@ -21,7 +21,7 @@ export {
   type Constraint,
 } from './volume-specs/volume-spec.js';
 export { ClientState, type VolumeRecord, type ClientCreateRequest } from './agent/state/client-state.js';
-export { AgentStore, seedVolumes, type SeedVolume } from './agent/state/store.js';
+export { AgentStore } from './agent/state/store.js';
 export {
   applyHostVolumeUpdates,
   hostVolumesObject,

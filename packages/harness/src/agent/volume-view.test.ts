@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sampleRecord } from './state/sample-record.js';
+import { sampleRecord } from '../../../../test/support/volume-record.js';
 import { toHostVolume } from './volume-view.js';
 
 const ID = '5e0c4a2b-9d3e-4b7a-8c6d-5e4f3a2b1c0d';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { toHostVolume } from '../agent/volume-view.js';
-import { sampleRecord } from '../agent/state/sample-record.js';
+import { sampleRecord } from '../../../../test/support/volume-record.js';
 import { volumeCreatedText } from './volume-output.js';
 
 describe("what nomad volume create's monitor prints", () => {

@@ -40,14 +40,6 @@ export function recordedBytes(call: RecordedCall, stream: 'stdout' | 'stderr'): 
   return Buffer.from(call[stream] ?? '', 'utf8');
 }
 
-/** Output as a recorded call keeps it: text when the bytes are UTF-8, else base64. */
-export function outputFields(stream: 'stdout' | 'stderr', bytes: Buffer): Record<string, string> {
-  const text = bytes.toString('utf8');
-  return Buffer.from(text, 'utf8').equals(bytes)
-    ? { [stream]: text }
-    : { [`${stream}_base64`]: bytes.toString('base64') };
-}
-
 /**
  * The calls of a trace: the JSON lines `dhv record` appends, or a real-agent scenario
  * (`{"steps": [{"plugin_calls": [...]}]}`). A line that is not JSON (a recorder killed

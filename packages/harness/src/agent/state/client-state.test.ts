@@ -2,7 +2,7 @@ import { mkdir, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ClientState, type VolumeRecord } from './client-state.js';
-import { sampleRecord as sample } from './sample-record.js';
+import { sampleRecord as sample } from '../../../../../test/support/volume-record.js';
 import { removeTempDir, tempDir } from '../../../../../test/support/kit.js';
 
 const ID = '1e1d4540-14f9-2515-8502-24d46291717d';

@@ -2,7 +2,7 @@ import { open, readFile, truncate, writeFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { encodeJson } from '@dhv/sdk';
 import { ClientState, type VolumeRecord } from './client-state.js';
-import { sampleRecord } from './sample-record.js';
+import { sampleRecord } from '../../../../../test/support/volume-record.js';
 import { AgentStore } from './store.js';
 import { removeTempDir, tempDir } from '../../../../../test/support/kit.js';
 

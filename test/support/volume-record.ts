@@ -1,8 +1,8 @@
-import type { VolumeRecord } from './client-state.js';
+import type { VolumeRecord } from '../../packages/harness/src/agent/state/client-state.js';
 
 /**
  * A client-state record as a create on the built-in mkdir leaves it, with a capacity request
- * past 2^53 (the store must keep int64s exact): for the store's tests.
+ * past 2^53 (the store must keep int64s exact): for the tests of the store and of its readers.
  */
 export function sampleRecord(id: string, overrides: Partial<VolumeRecord['CreateReq']> = {}): VolumeRecord {
   return {

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { chmod, mkdir, readdir, readFile, rm, symlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { removeTempDir, tempDir } from './support/kit.js';
+import { removeTempDir, tempDir } from './kit.js';
 
 /**
  * Replaying ../vectors/nomad-agent/ (see its README): a fresh {root} per case, its layout
@@ -34,7 +34,7 @@ export interface VectorFile<C> {
 }
 
 export function loadNomadVectors<C>(name: string): VectorFile<C> {
-  const file = fileURLToPath(new URL(`./vectors/nomad-agent/${name}.json`, import.meta.url));
+  const file = fileURLToPath(new URL(`../vectors/nomad-agent/${name}.json`, import.meta.url));
   return JSON.parse(readFileSync(file, 'utf8')) as VectorFile<C>;
 }
 
