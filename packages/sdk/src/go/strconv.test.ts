@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { goQuote } from './strconv.js';
+
+// Expected texts are Go 1.x's strconv.Quote of the same input (run once by hand, kept here as text).
+describe('goQuote (Go strconv.Quote)', () => {
+  it.each(
+    [
+      ['', '""'],
+      ['abc', '"abc"'],
+      [' ~', '" ~"'],
+      ['a"b\\c', String.raw`"a\"b\\c"`],
+      ['\x07\b\f\n\r\t\v', String.raw`"\a\b\f\n\r\t\v"`],
+      ['\x00\x1f\x7f', String.raw`"\x00\x1f\x7f"`],
+      ['\u0080\u009f', String.raw`"\u0080\u009f"`],
+      ['\u00a0', String.raw`"\u00a0"`],
+      ['\u00ad', String.raw`"\u00ad"`],
+      ['\u200b', String.raw`"\u200b"`],
+      ['\u2028\u2029', String.raw`"\u2028\u2029"`],
+      ['\ufeff', String.raw`"\ufeff"`],
+      ['\u0378', String.raw`"\u0378"`],
+      ['é日本', '"é日本"'],
+      ['\u{1F600}', '"\u{1F600}"'],
+      ['\ufffd', '"\ufffd"'],
+      ['\u{1D173}', String.raw`"\U0001d173"`],
+      ['\u{E0001}', String.raw`"\U000e0001"`],
+      ['\u{10FFFF}', String.raw`"\U0010ffff"`],
+    ].map(([input, go]) => ({ input: input!, go: go! })),
+  )('quotes into $go as Go does', ({ input, go }) => {
+    expect(goQuote(input)).toBe(go);
+  });
+
+  it.each(
+    [
+      [[0xff], String.raw`"\xff"`],
+      [[0x61, 0xc3], String.raw`"a\xc3"`],
+      [[0xc0, 0x80], String.raw`"\xc0\x80"`],
+      [[0xed, 0xa0, 0x80], String.raw`"\xed\xa0\x80"`],
+      [[0xf4, 0x90, 0x80, 0x80], String.raw`"\xf4\x90\x80\x80"`],
+      [[0xc3, 0xa9, 0xe6, 0x97, 0xa5], '"é日"'],
+    ].map(([bytes, go]) => ({ bytes: bytes as number[], go: go as string })),
+  )('quotes the bytes $bytes into $go, byte by byte where the UTF-8 is invalid', ({ bytes, go }) => {
+    expect(goQuote(new Uint8Array(bytes))).toBe(go);
+  });
+
+  it('quotes a lone surrogate as the U+FFFD that Node hands Go for it', () => {
+    expect(goQuote('a\ud800b')).toBe('"a\ufffdb"');
+  });
+});
