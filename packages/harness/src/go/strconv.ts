@@ -1,6 +1,9 @@
+import { goQuote } from '@dhv/sdk/client';
+
 /**
  * The few pieces of Go's `strconv` whose results and error texts Nomad's built-in mkdir
- * hands to users: ParseUint, Atoi, and Quote (which every strconv error uses to show its input).
+ * hands to users: ParseUint and Atoi (Quote, which every strconv error uses to show its input,
+ * is the SDK's: both sides need it).
  */
 
 export type GoParsed<T> = { ok: true; value: T } | { ok: false; error: string };
@@ -63,30 +66,4 @@ function syntaxError(fn: string, s: string): { ok: false; error: string } {
 
 function rangeError(fn: string, s: string): { ok: false; error: string } {
   return { ok: false, error: `strconv.${fn}: parsing ${goQuote(s)}: value out of range` };
-}
-
-const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
-
-/** Go's `strconv.Quote`: printable characters as they are, the rest as Go escapes. */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const cp = ch.codePointAt(0)!;
-    if (ch === '"' || ch === '\\') out += `\\${ch}`;
-    else if (cp < 0x80 && cp >= 0x20 && cp !== 0x7f) out += ch;
-    else if (ch === '\x07') out += '\\a';
-    else if (ch === '\b') out += '\\b';
-    else if (ch === '\f') out += '\\f';
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else if (ch === '\v') out += '\\v';
-    else if (cp < 0x80) out += `\\x${cp.toString(16).padStart(2, '0')}`;
-    else if (cp >= 0xd800 && cp <= 0xdfff)
-      out += '\ufffd'; // a lone surrogate reached Go as U+FFFD, which is printable
-    else if (PRINTABLE.test(ch)) out += ch;
-    else if (cp < 0x10000) out += `\\u${cp.toString(16).padStart(4, '0')}`;
-    else out += `\\U${cp.toString(16).padStart(8, '0')}`;
-  }
-  return `${out}"`;
 }

@@ -1,4 +1,7 @@
-import { goParseBytes, hcl1 } from '@dhv/sdk';
+import { goParseBytes } from '@dhv/sdk';
+import * as hcl1 from '../go/hcl1/index.js';
+import { goQuote } from '@dhv/sdk/client';
+import { multierrorText } from '../go/multierror.js';
 
 type GoValue = hcl1.GoValue;
 type GoMap = hcl1.GoMap;
@@ -265,8 +268,7 @@ function checkKeys(node: hcl1.Node, valid: readonly string[]): void {
   else throw new Error(`cannot check HCL keys of type ${hcl1.goNodeType(node)}`);
   const bad = list.items.map((i) => i.keys[0]!.value).filter((k) => !valid.includes(k));
   if (bad.length > 0) {
-    const head = bad.length === 1 ? '1 error occurred:' : `${bad.length} errors occurred:`;
-    throw new Error(`${head}\n${bad.map((k) => `\t* invalid key: ${k}`).join('\n')}\n\n`);
+    throw new Error(multierrorText(bad.map((k) => `invalid key: ${k}`)));
   }
 }
 
@@ -349,7 +351,7 @@ function goParseBool(value: GoValue): boolean {
     if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value.value)) return true;
     if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(value.value)) return false;
     throw new Error(
-      `distinct_hosts should be set to true or false; strconv.ParseBool: parsing ${hcl1.goQuote(value.value)}: invalid syntax`,
+      `distinct_hosts should be set to true or false; strconv.ParseBool: parsing ${goQuote(value.value)}: invalid syntax`,
     );
   }
   const shown =

@@ -1,4 +1,5 @@
-import { goParseBytes, hcl1 } from '@dhv/sdk';
+import { goParseBytes } from '@dhv/sdk';
+import * as hcl1 from '../go/hcl1/index.js';
 
 /** The keys Nomad's CLI reads at the top of a host volume spec; any other key it ignores. */
 export const SPEC_KEYS = [

@@ -1,3 +1,4 @@
+import { goQuote } from '@dhv/sdk/client';
 import { goNodeType, nodePos, type Node, type ObjectList } from './ast.js';
 import { heredocValue, unquoteGo, unquoteHcl } from './unquote.js';
 
@@ -56,11 +57,6 @@ export function goParseFloat(s: string): number {
   const v = Number(s);
   if (!Number.isFinite(v)) throw new Hcl1DecodeError(`strconv.ParseFloat: parsing ${goQuote(s)}: value out of range`);
   return v;
-}
-
-/** Go's %q of a string, for the texts that quote one. */
-export function goQuote(s: string): string {
-  return JSON.stringify(s).replace(/[\u007f-\u009f]/g, (ch) => `\\u00${ch.charCodeAt(0).toString(16)}`);
 }
 
 type StackKind = 'map' | 'slice';
