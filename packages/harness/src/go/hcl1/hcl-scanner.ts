@@ -1,4 +1,5 @@
 import {
+  BRACKETS_AND_COMMA,
   CharReader,
   EOF,
   c,
@@ -31,6 +32,8 @@ export class HclScanner {
       type = lit === 'true' || lit === 'false' ? 'BOOL' : 'IDENT';
     } else if (isDecimal(ch)) {
       type = this.scanNumber(ch);
+    } else if (BRACKETS_AND_COMMA.has(ch)) {
+      type = BRACKETS_AND_COMMA.get(ch)!;
     } else {
       switch (ch) {
         case EOF:
@@ -49,28 +52,13 @@ export class HclScanner {
           type = 'PERIOD';
           if (isDecimal(r.peek())) {
             type = 'FLOAT';
-            ch = this.scanMantissa(r.peek());
-            this.scanExponent(ch);
+            ch = this.r.scanMantissa(r.peek());
+            this.r.scanExponent(ch);
           }
           break;
         case c('<'):
           type = 'HEREDOC';
           this.scanHeredoc();
-          break;
-        case c('['):
-          type = 'LBRACK';
-          break;
-        case c(']'):
-          type = 'RBRACK';
-          break;
-        case c('{'):
-          type = 'LBRACE';
-          break;
-        case c('}'):
-          type = 'RBRACE';
-          break;
-        case c(','):
-          type = 'COMMA';
           break;
         case c('='):
           type = 'ASSIGN';
@@ -137,56 +125,35 @@ export class HclScanner {
         if (ch === c('8') || ch === c('9')) illegalOctal = true;
       }
       if (ch === c('e') || ch === c('E')) {
-        this.scanExponent(ch);
+        this.r.scanExponent(ch);
         return 'FLOAT';
       }
       if (ch === c('.')) {
         ch = this.scanFraction(ch);
-        if (ch === c('e') || ch === c('E')) this.scanExponent(r.next());
+        if (ch === c('e') || ch === c('E')) this.r.scanExponent(r.next());
         return 'FLOAT';
       }
       if (illegalOctal) r.fail('illegal octal number');
       if (ch !== EOF) r.unread();
       return 'NUMBER';
     }
-    this.scanMantissa(ch);
+    this.r.scanMantissa(ch);
     ch = r.next();
     if (ch === c('e') || ch === c('E')) {
-      this.scanExponent(ch);
+      this.r.scanExponent(ch);
       return 'FLOAT';
     }
     if (ch === c('.')) {
       ch = this.scanFraction(ch);
-      if (ch === c('e') || ch === c('E')) this.scanExponent(r.next());
+      if (ch === c('e') || ch === c('E')) this.r.scanExponent(r.next());
       return 'FLOAT';
     }
     if (ch !== EOF) r.unread();
     return 'NUMBER';
   }
 
-  private scanMantissa(first: number): number {
-    let ch = first;
-    let scanned = false;
-    while (isDecimal(ch)) {
-      ch = this.r.next();
-      scanned = true;
-    }
-    if (scanned && ch !== EOF) this.r.unread();
-    return ch;
-  }
-
   private scanFraction(ch: number): number {
-    if (ch === c('.')) return this.scanMantissa(this.r.peek());
-    return ch;
-  }
-
-  private scanExponent(first: number): number {
-    let ch = first;
-    if (ch === c('e') || ch === c('E')) {
-      ch = this.r.next();
-      if (ch === c('-') || ch === c('+')) ch = this.r.next();
-      ch = this.scanMantissa(ch);
-    }
+    if (ch === c('.')) return this.r.scanMantissa(this.r.peek());
     return ch;
   }
 

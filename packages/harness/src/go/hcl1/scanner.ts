@@ -107,6 +107,29 @@ export class CharReader {
     return this.offsets[Math.min(this.index, this.chars.length)] ?? this.src.length;
   }
 
+  /** The decimal digits from `first` on (both scanners' scanMantissa): the first character after them, left unread. */
+  scanMantissa(first: number): number {
+    let ch = first;
+    let scanned = false;
+    while (isDecimal(ch)) {
+      ch = this.next();
+      scanned = true;
+    }
+    if (scanned && ch !== EOF) this.unread();
+    return ch;
+  }
+
+  /** An exponent if `first` starts one (`e`, `E`, then a sign and digits), as both scanners' scanExponent. */
+  scanExponent(first: number): number {
+    let ch = first;
+    if (ch === c('e') || ch === c('E')) {
+      ch = this.next();
+      if (ch === c('-') || ch === c('+')) ch = this.next();
+      ch = this.scanMantissa(ch);
+    }
+    return ch;
+  }
+
   fail(message: string): void {
     let pos: Position;
     if (this.column > 0) pos = { line: this.line, column: this.column };
@@ -136,3 +159,12 @@ export function digitValue(ch: number): number {
 }
 
 export const c = (s: string): number => s.codePointAt(0)!;
+
+/** The one-character tokens both scanners know. */
+export const BRACKETS_AND_COMMA: ReadonlyMap<number, ScanType> = new Map([
+  [c('['), 'LBRACK'],
+  [c(']'), 'RBRACK'],
+  [c('{'), 'LBRACE'],
+  [c('}'), 'RBRACE'],
+  [c(','), 'COMMA'],
+]);
