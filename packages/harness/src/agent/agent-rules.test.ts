@@ -211,6 +211,17 @@ describe('delete (what the servers send, and what they keep)', () => {
     expect(await agent.volumes()).toEqual([]);
   });
 
+  it('reads and deletes by whole ID only, as Nomad\'s API: a prefix or a name names no volume there', async () => {
+    const volume = (await agent.createVolume(volumeSpec({ name: 'a' }))).volume;
+    for (const ref of [volume.ID.slice(0, 8), 'a']) {
+      expect(failure(await agent.volume(ref).catch((e: unknown) => e)).code).toBe('VOLUME_NOT_FOUND');
+      expect(failure(await agent.deleteVolume(ref).catch((e: unknown) => e)).message.split('\n')[0]).toBe(
+        `no such volume: ${ref}`,
+      );
+    }
+    expect((await agent.volume(volume.ID)).ID).toBe(volume.ID);
+  });
+
   it('says no such volume for a whole ID that names none, without looking it up as a prefix', async () => {
     const err = failure(await agent.deleteVolume('00000000-0000-0000-0000-000000000000').catch((e: unknown) => e));
     expect(err.code).toBe('VOLUME_NOT_FOUND');

@@ -1,6 +1,5 @@
 import { setMaxListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
-import { isUuid } from '@dhv/sdk';
 import { PluginError } from '@dhv/sdk/client';
 import type { AgentConfig, StaticHostVolume } from '../config/agent-config.js';
 import type { VolumeSpec } from '../volume-specs/volume-spec.js';
@@ -351,12 +350,13 @@ export class Agent {
   }
 
   /**
-   * Deletes a volume named by its ID or a unique prefix of it, with the request the servers would send.
-   * A whole ID is not looked up by prefix: as in Nomad, it names that volume in `namespace` or none.
+   * Deletes the volume of ID `id`, with the request the servers would send. Like Nomad's API
+   * it takes a whole ID, never a prefix or a name: which volume a user named is the CLI's
+   * lookup (`commands/volume/find-volume.ts`), done once, before this.
    */
-  async deleteVolume(ref: string, namespace?: string): Promise<HostVolume> {
+  async deleteVolume(id: string, namespace?: string): Promise<HostVolume> {
     return this.track(async () => {
-      const found = isUuid(ref) ? await this.state.get(ref) : await this.find(ref);
+      const found = await this.state.get(id);
       const elsewhere =
         found !== undefined &&
         namespace !== undefined &&
@@ -365,8 +365,8 @@ export class Agent {
       if (!found || elsewhere) {
         throw new AgentError(
           'VOLUME_NOT_FOUND',
-          `no such volume: ${ref}\nRun dhv volume status -namespace '*' to list the volumes.`,
-          { ref },
+          `no such volume: ${id}\nRun dhv volume status -namespace '*' to list the volumes.`,
+          { ref: id },
         );
       }
       return this.store.lock.volume(
@@ -452,8 +452,13 @@ export class Agent {
       );
   }
 
-  async volume(ref: string): Promise<HostVolume> {
-    const record = await this.find(ref);
+  /** The volume of ID `id` (a whole ID, as Nomad's API reads it). */
+  async volume(id: string): Promise<HostVolume> {
+    const record = await this.state.get(id);
+    if (!record)
+      throw new AgentError('VOLUME_NOT_FOUND', `no such volume: ${id}\nRun dhv volume status to list the volumes.`, {
+        ref: id,
+      });
     return toHostVolume(
       record,
       await this.stateOf(record.ID),
@@ -558,27 +563,6 @@ export class Agent {
       };
     });
     for (const w of warnings) this.warn(w);
-  }
-
-  private async find(ref: string): Promise<VolumeRecord> {
-    const exact = await this.state.get(ref);
-    if (exact) return exact;
-    const matches = ref === '' ? [] : (await this.state.ids()).filter((id) => id.startsWith(ref));
-    if (matches.length === 1) return (await this.state.get(matches[0]!))!;
-    if (matches.length > 1) {
-      throw new AgentError(
-        'VOLUME_ID_AMBIGUOUS',
-        `prefix "${ref}" matches ${matches.length} volumes (${matches.slice(0, 5).join(', ')}${matches.length > 5 ? ', ...' : ''}); give more of the ID`,
-        {
-          matches,
-        },
-      );
-    }
-    throw new AgentError(
-      'VOLUME_NOT_FOUND',
-      `no volume with ID or ID prefix "${ref}" on this node; run dhv volume status to list them`,
-      { ref },
-    );
   }
 
   private manager(): VolumeManager {
