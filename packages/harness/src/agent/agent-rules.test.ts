@@ -211,7 +211,7 @@ describe('delete (what the servers send, and what they keep)', () => {
     expect(await agent.volumes()).toEqual([]);
   });
 
-  it('reads and deletes by whole ID only, as Nomad\'s API: a prefix or a name names no volume there', async () => {
+  it("reads and deletes by whole ID only, as Nomad's API: a prefix or a name names no volume there", async () => {
     const volume = (await agent.createVolume(volumeSpec({ name: 'a' }))).volume;
     for (const ref of [volume.ID.slice(0, 8), 'a']) {
       expect(failure(await agent.volume(ref).catch((e: unknown) => e)).code).toBe('VOLUME_NOT_FOUND');
