@@ -51,6 +51,13 @@ export function goAtoi(s: string): GoParsed<bigint> {
   return { ok: true, value: negative ? -parsed.value : parsed.value };
 }
 
+/** Go's `strconv.ParseBool`: `1 t T TRUE true True`, `0 f F FALSE false False`, nothing else. */
+export function goParseBool(s: string): GoParsed<boolean> {
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(s)) return { ok: true, value: true };
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(s)) return { ok: true, value: false };
+  return syntaxError('ParseBool', s);
+}
+
 function digitValue(c: string): number | undefined {
   const code = c.charCodeAt(0);
   if (c.length !== 1) return undefined;

@@ -1,7 +1,7 @@
 import { goParseBytes } from '@dhv/sdk';
 import * as hcl1 from '../go/hcl1/index.js';
-import { goQuote } from '@dhv/sdk/client';
 import { multierrorText } from '../go/multierror.js';
+import { goParseBool } from '../go/strconv.js';
 
 type GoValue = hcl1.GoValue;
 type GoMap = hcl1.GoMap;
@@ -324,7 +324,7 @@ function parseConstraints(list: hcl1.ObjectList): ApiConstraint[] {
     }
     const distinctHosts = m.get('distinct_hosts');
     if (distinctHosts !== undefined) {
-      const enabled = goParseBool(distinctHosts);
+      const enabled = parseDistinctHosts(distinctHosts);
       if (!enabled) continue;
       operand = { kind: 'string', value: 'distinct_hosts' };
       rtarget = { kind: 'string', value: 'true' };
@@ -345,14 +345,12 @@ function parseConstraints(list: hcl1.ObjectList): ApiConstraint[] {
 }
 
 /** command/volume_create_host.go parseBool: a bool, or a string through strconv.ParseBool. */
-function goParseBool(value: GoValue): boolean {
+function parseDistinctHosts(value: GoValue): boolean {
   if (value.kind === 'bool') return value.value;
   if (value.kind === 'string') {
-    if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value.value)) return true;
-    if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(value.value)) return false;
-    throw new Error(
-      `distinct_hosts should be set to true or false; strconv.ParseBool: parsing ${goQuote(value.value)}: invalid syntax`,
-    );
+    const parsed = goParseBool(value.value);
+    if (!parsed.ok) throw new Error(`distinct_hosts should be set to true or false; ${parsed.error}`);
+    return parsed.value;
   }
   const shown =
     value.kind === 'int' ? value.value.toString() : value.kind === 'float' ? goFormatFloat(value.value) : '[...]';

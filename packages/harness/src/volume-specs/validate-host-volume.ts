@@ -2,6 +2,7 @@ import { isGoVersion, isUuid } from '@dhv/sdk';
 import type { ApiConstraint, ApiHostVolume } from './decode-host-volume.js';
 import { goQuote } from '@dhv/sdk/client';
 import { multierrorText } from '../go/multierror.js';
+import { goParseUint } from '../go/strconv.js';
 
 export const ACCESS_MODES = [
   'single-node-reader-only',
@@ -77,11 +78,9 @@ export function validateConstraint(c: ApiConstraint): string[] {
     }
     case 'distinct_property':
       if (c.RTarget !== '') {
-        if (!/^\d+$/.test(c.RTarget) || BigInt(c.RTarget) >= 2n ** 64n)
-          errors.push(
-            `Failed to convert RTarget ${goQuote(c.RTarget)} to uint64: strconv.ParseUint: parsing ${goQuote(c.RTarget)}: ${/^\d+$/.test(c.RTarget) ? 'value out of range' : 'invalid syntax'}`,
-          );
-        else if (BigInt(c.RTarget) < 1n)
+        const count = goParseUint(c.RTarget, 10, 64);
+        if (!count.ok) errors.push(`Failed to convert RTarget ${goQuote(c.RTarget)} to uint64: ${count.error}`);
+        else if (count.value < 1n)
           errors.push(`Distinct Property must have an allowed count of 1 or greater: ${c.RTarget} < 1`);
       }
       break;
