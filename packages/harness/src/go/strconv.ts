@@ -51,6 +51,32 @@ export function goAtoi(s: string): GoParsed<bigint> {
   return { ok: true, value: negative ? -parsed.value : parsed.value };
 }
 
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** Go's `strconv.ParseInt(s, 0, 64)`: a sign, then 0x / 0o / 0b / leading-0 octal or decimal, `_` between digits with a prefix. */
+export function goParseInt(s: string): GoParsed<bigint> {
+  const fn = 'ParseInt';
+  const m = /^([+-]?)(0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|0[0-7_]*|[1-9][0-9_]*)$/.exec(s);
+  if (!m) return syntaxError(fn, s);
+  const body = m[2]!;
+  if (body.includes('_') && (!/^0/.test(body) || /__|_$/.test(body) || /^[1-9]/.test(body))) return syntaxError(fn, s);
+  let digits = body.replaceAll('_', '');
+  if (/^0[0-7]+$/.test(digits)) digits = `0o${digits.slice(1)}`;
+  let value = BigInt(digits);
+  if (m[1] === '-') value = -value;
+  if (value < INT64_MIN || value > INT64_MAX) return rangeError(fn, s);
+  return { ok: true, value };
+}
+
+/** Go's `strconv.ParseFloat(s, 64)` for decimal literals (HCL's numbers): no hex, `inf`, `NaN` or `_`. */
+export function goParseFloat(s: string): GoParsed<number> {
+  const fn = 'ParseFloat';
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(s)) return syntaxError(fn, s);
+  const value = Number(s);
+  return Number.isFinite(value) ? { ok: true, value } : rangeError(fn, s);
+}
+
 /** Go's `strconv.ParseBool`: `1 t T TRUE true True`, `0 f F FALSE false False`, nothing else. */
 export function goParseBool(s: string): GoParsed<boolean> {
   if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(s)) return { ok: true, value: true };

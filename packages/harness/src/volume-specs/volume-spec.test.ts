@@ -229,6 +229,17 @@ describe("volume specs, read as Nomad's CLI and servers read them", () => {
     expect(json.capacityMinBytes).toBe(1024n);
   });
 
+  it("refuses an unquoted hex parameter past int64 in Nomad's decoder words, not by the octal-and-hex warning", async () => {
+    await expect(
+      fromStdin('type = "host"\nname = "a"\nplugin_id = "mkdir"\nparameters {\n  x = 0xFFFFFFFFFFFFFFFFFFFF\n}\n'),
+    ).rejects.toMatchObject({
+      code: 'SPEC_INVALID',
+      message: expect.stringMatching(
+        /^Error decoding the volume definition: strconv.ParseInt: parsing "0xFFFFFFFFFFFFFFFFFFFF": value out of range\nFix the volume specification <stdin>/,
+      ),
+    });
+  });
+
   it('names the file and the parser problem for a spec that is not HCL', async () => {
     await expect(fromStdin('name = "a"\n}\n')).rejects.toMatchObject({
       code: 'SPEC_INVALID',
