@@ -11,22 +11,19 @@ describe('goQuote (Go strconv.Quote)', () => {
       ['a"b\\c', String.raw`"a\"b\\c"`],
       ['\x07\b\f\n\r\t\v', String.raw`"\a\b\f\n\r\t\v"`],
       ['\x00\x1f\x7f', String.raw`"\x00\x1f\x7f"`],
-      ['\u0080\u009f', String.raw`"\u0080\u009f"`],
-      ['\u00a0', String.raw`"\u00a0"`],
-      ['\u00ad', String.raw`"\u00ad"`],
-      ['\u200b', String.raw`"\u200b"`],
-      ['\u2028\u2029', String.raw`"\u2028\u2029"`],
-      ['\ufeff', String.raw`"\ufeff"`],
-      ['\u0378', String.raw`"\u0378"`],
       ['é日本', '"é日本"'],
       ['\u{1F600}', '"\u{1F600}"'],
       ['\ufffd', '"\ufffd"'],
-      ['\u{1D173}', String.raw`"\U0001d173"`],
-      ['\u{E0001}', String.raw`"\U000e0001"`],
-      ['\u{10FFFF}', String.raw`"\U0010ffff"`],
     ].map(([input, go]) => ({ input: input!, go: go! })),
   )('quotes into $go as Go does', ({ input, go }) => {
     expect(goQuote(input)).toBe(go);
+  });
+
+  it('escapes each rune Go does not print: C1 controls, no-break space, format characters, line and paragraph separators, unassigned runes', () => {
+    const runes = [0x80, 0x9f, 0xa0, 0xad, 0x200b, 0x2028, 0x2029, 0xfeff, 0x378, 0x1d173, 0xe0001, 0x10ffff];
+    expect(goQuote(String.fromCodePoint(...runes))).toBe(
+      String.raw`"\u0080\u009f\u00a0\u00ad\u200b\u2028\u2029\ufeff\u0378\U0001d173\U000e0001\U0010ffff"`,
+    );
   });
 
   it.each(
