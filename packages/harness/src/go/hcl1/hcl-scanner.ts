@@ -13,6 +13,9 @@ import {
   type ScanType,
 } from './scanner.js';
 
+/** The tokens of one character that HCL's scanner knows. */
+const ONE_CHARACTER = new Map<number, ScanType>([...BRACKETS_AND_COMMA, [c('='), 'ASSIGN'], [c('+'), 'ADD']]);
+
 /** HCL 1's HCL scanner (hcl/scanner): its tokens, and its errors at its positions. */
 export class HclScanner {
   readonly r: CharReader;
@@ -32,8 +35,8 @@ export class HclScanner {
       type = lit === 'true' || lit === 'false' ? 'BOOL' : 'IDENT';
     } else if (isDecimal(ch)) {
       type = this.scanNumber(ch);
-    } else if (BRACKETS_AND_COMMA.has(ch)) {
-      type = BRACKETS_AND_COMMA.get(ch)!;
+    } else if (ONE_CHARACTER.has(ch)) {
+      type = ONE_CHARACTER.get(ch)!;
     } else {
       switch (ch) {
         case EOF:
@@ -52,19 +55,13 @@ export class HclScanner {
           type = 'PERIOD';
           if (isDecimal(r.peek())) {
             type = 'FLOAT';
-            ch = this.r.scanMantissa(r.peek());
-            this.r.scanExponent(ch);
+            ch = r.scanMantissa(r.peek());
+            r.scanExponent(ch);
           }
           break;
         case c('<'):
           type = 'HEREDOC';
           this.scanHeredoc();
-          break;
-        case c('='):
-          type = 'ASSIGN';
-          break;
-        case c('+'):
-          type = 'ADD';
           break;
         case c('-'):
           if (isDecimal(r.peek())) type = this.scanNumber(r.next());
@@ -124,37 +121,16 @@ export class HclScanner {
         ch = r.next();
         if (ch === c('8') || ch === c('9')) illegalOctal = true;
       }
-      if (ch === c('e') || ch === c('E')) {
-        this.r.scanExponent(ch);
-        return 'FLOAT';
-      }
-      if (ch === c('.')) {
-        ch = this.scanFraction(ch);
-        if (ch === c('e') || ch === c('E')) this.r.scanExponent(r.next());
-        return 'FLOAT';
-      }
+      if (r.scanFloatTail(ch)) return 'FLOAT';
       if (illegalOctal) r.fail('illegal octal number');
       if (ch !== EOF) r.unread();
       return 'NUMBER';
     }
-    this.r.scanMantissa(ch);
+    r.scanMantissa(ch);
     ch = r.next();
-    if (ch === c('e') || ch === c('E')) {
-      this.r.scanExponent(ch);
-      return 'FLOAT';
-    }
-    if (ch === c('.')) {
-      ch = this.scanFraction(ch);
-      if (ch === c('e') || ch === c('E')) this.r.scanExponent(r.next());
-      return 'FLOAT';
-    }
+    if (r.scanFloatTail(ch)) return 'FLOAT';
     if (ch !== EOF) r.unread();
     return 'NUMBER';
-  }
-
-  private scanFraction(ch: number): number {
-    if (ch === c('.')) return this.r.scanMantissa(this.r.peek());
-    return ch;
   }
 
   private scanHeredoc(): void {

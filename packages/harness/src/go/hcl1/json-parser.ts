@@ -17,6 +17,9 @@ import { unquoteGo } from './unquote.js';
 
 const EOF_FOUND = new Error('EOF token found');
 
+/** The tokens of one character that the JSON scanner knows. */
+const ONE_CHARACTER = new Map<number, ScanType>([...BRACKETS_AND_COMMA, [c(':'), 'COLON']]);
+
 /**
  * HCL 1's JSON reader (json/parser), lenient where it is lenient: a member after a
  * missing comma ends the object (it and everything after it are dropped), a trailing
@@ -159,8 +162,8 @@ class JsonParser {
       else r.fail('illegal char');
     } else if (isDecimal(ch)) {
       type = this.scanNumber(ch);
-    } else if (BRACKETS_AND_COMMA.has(ch)) {
-      type = BRACKETS_AND_COMMA.get(ch)!;
+    } else if (ONE_CHARACTER.has(ch)) {
+      type = ONE_CHARACTER.get(ch)!;
     } else {
       switch (ch) {
         case EOF:
@@ -174,11 +177,8 @@ class JsonParser {
           type = 'PERIOD';
           if (isDecimal(r.peek())) {
             type = 'FLOAT';
-            this.r.scanExponent(this.r.scanMantissa(r.peek()));
+            r.scanExponent(r.scanMantissa(r.peek()));
           }
-          break;
-        case c(':'):
-          type = 'COLON';
           break;
         case c('-'):
           if (isDecimal(r.peek())) type = this.scanNumber(r.next());
@@ -195,17 +195,9 @@ class JsonParser {
     const r = this.r;
     const zero = first === c('0');
     const before = r.offset();
-    this.r.scanMantissa(first);
+    r.scanMantissa(first);
     const ch = r.next();
-    if (ch === c('e') || ch === c('E')) {
-      this.r.scanExponent(ch);
-      return 'FLOAT';
-    }
-    if (ch === c('.')) {
-      const after = this.r.scanMantissa(r.peek());
-      if (after === c('e') || after === c('E')) this.r.scanExponent(r.next());
-      return 'FLOAT';
-    }
+    if (r.scanFloatTail(ch)) return 'FLOAT';
     if (ch !== EOF) r.unread();
     if (zero && before !== r.offset()) r.fail('numbers cannot start with 0');
     return 'NUMBER';

@@ -130,6 +130,20 @@ export class CharReader {
     return ch;
   }
 
+  /** After an integer's digits, `ch` the next character: whether an exponent or a fraction (and its exponent) follows, read, making the number a FLOAT. */
+  scanFloatTail(ch: number): boolean {
+    if (ch === c('e') || ch === c('E')) {
+      this.scanExponent(ch);
+      return true;
+    }
+    if (ch === c('.')) {
+      const after = this.scanMantissa(this.peek());
+      if (after === c('e') || after === c('E')) this.scanExponent(this.next());
+      return true;
+    }
+    return false;
+  }
+
   fail(message: string): void {
     let pos: Position;
     if (this.column > 0) pos = { line: this.line, column: this.column };
