@@ -1,9 +1,10 @@
 import { goQuote } from '@dhv/sdk/client';
 
 /**
- * The few pieces of Go's `strconv` whose results and error texts Nomad's built-in mkdir
- * hands to users: ParseUint and Atoi (Quote, which every strconv error uses to show its input,
- * is the SDK's: both sides need it).
+ * The parsers of Go's `strconv` whose results and error texts reach users: the built-in
+ * mkdir's ParseUint and Atoi, the spec reader's ParseBool and ParseUint, HCL 1's ParseInt
+ * and ParseFloat. Quote, which every strconv error uses to show its input, is the SDK's:
+ * both sides need it.
  */
 
 export type GoParsed<T> = { ok: true; value: T } | { ok: false; error: string };
