@@ -99,6 +99,15 @@ module.exports = {
       to: { path: `${H}agent/` },
     },
     {
+      name: 'go-is-a-leaf',
+      comment:
+        "The harness's go/ holds Go's rules as Go's libraries have them (docs/architecture.md): every folder " +
+        'may import it, and it imports no other folder of the harness.',
+      severity: 'error',
+      from: { path: `${H}go/` },
+      to: { path: H, pathNot: `${H}go/` },
+    },
+    {
       name: 'presenters-not-commands',
       comment: 'Commands hand results to presenters; presenters never reach back into a command.',
       severity: 'error',

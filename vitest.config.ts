@@ -13,6 +13,7 @@ const IN_PROCESS = [
   'test/nomad-discovery.test.ts',
   'test/nomad-plugin-exec.test.ts',
   'test/sdk-bench-lib.test.ts',
+  'test/go-homes.test.ts',
 ];
 
 /**

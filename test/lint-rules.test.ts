@@ -133,6 +133,15 @@ describe('the dependency rules (npm run lint:deps)', () => {
     expect(await violations()).toEqual(['state-layout-only-in-store']);
   });
 
+  it("fail the harness's go/ importing another folder of the harness, and let every folder import it", async () => {
+    await writeFiles({
+      'packages/harness/src/go/multierror.ts': 'export const multierrorText = String;\n',
+      'packages/harness/src/presenters/joined.ts': "export { multierrorText } from '../go/multierror.js';\n",
+      'packages/harness/src/go/os.ts': "export { c } from '../config/agent-config.js';\n",
+    });
+    expect(await violations()).toEqual(['go-is-a-leaf']);
+  });
+
   it("fail an import of @oclif/core into the agent's code", async () => {
     await writeFiles({ 'packages/harness/src/agent/restore.ts': "export { Command } from '@oclif/core';\n" });
     // The tree has no node_modules, so the import also does not resolve; the rule fires either way.

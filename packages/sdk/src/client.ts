@@ -33,7 +33,7 @@ export { buildEnvironment, type RequestInput } from './client/environment.js';
 export { loadedMachineHint } from './client/machine-load.js';
 export { execKind, describeFileType, O_PATH, type ExecKind } from './client/exec-format.js';
 export { diagnoseExecutable, type SpawnDiagnosis } from './client/spawn-diagnosis.js';
-export { PluginError, describeExit, goQuote, type PluginErrorCode, type PluginRunDetails } from './client/errors.js';
+export { PluginError, describeExit, type PluginErrorCode, type PluginRunDetails } from './client/errors.js';
 export { resolvePlugin, openPlugin, closePluginHandle, type PluginHandle } from './client/resolve-plugin.js';
 export {
   discoverPlugins,
@@ -68,4 +68,6 @@ export {
   GoJsonSyntaxError,
   type GoJsonValue,
 } from './go/json.js';
+export { goQuote } from './go/strconv.js';
+export { goErrnoText } from './go/errno.js';
 export { decodeJson } from './protocol/bigint-json-decode.js';

@@ -8,4 +8,3 @@ export * from './plugin.js';
 export { readRequest, InvalidRequestError } from './protocol/request.js';
 export { encodeResponse, encodeError } from './protocol/encode.js';
 export { encodeJson } from './protocol/bigint-json.js';
-export * as hcl1 from './go/hcl1/index.js';

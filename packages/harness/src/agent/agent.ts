@@ -40,6 +40,7 @@ import {
 import { toHostVolume, type HostVolume } from './volume-view.js';
 import { Jobs, type Allocation } from './allocations/jobs.js';
 import { Namespaces } from './namespaces.js';
+import { multierrorText } from '../go/multierror.js';
 
 export interface AgentOptions {
   /** Where warnings go as they happen (a CLI prints them to stderr). */
@@ -446,7 +447,7 @@ export class Agent {
     if (users.length > 0)
       throw new AgentError(
         'VOLUME_IN_USE',
-        `validating volume "${record.ID}" update failed: 1 error occurred:\n\t* cannot update a volume in use: claimed by allocs (${users.map((a) => a.ID).join(', ')})\n\n`,
+        `validating volume "${record.ID}" update failed: ${multierrorText([`cannot update a volume in use: claimed by allocs (${users.map((a) => a.ID).join(', ')})`])}`,
         { volumeId: record.ID, allocations: users.map((a) => a.ID) },
       );
   }

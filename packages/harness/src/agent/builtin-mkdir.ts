@@ -4,8 +4,9 @@ import { isAbsolute } from 'node:path';
 import type { CreateRequest, DeleteRequest } from '@dhv/sdk';
 import { PluginError } from '@dhv/sdk/client';
 import { readMountTable } from '@dhv/sdk/host';
-import { GoPathError, goClean, goJoin, goMkdirAll, goRemoveAll, goSyscallMode } from './go-os.js';
-import { goAtoi, goParseUint, goQuote } from './go-strconv.js';
+import { GoPathError, goClean, goJoin, goMkdirAll, goRemoveAll, goSyscallMode } from '../go/os.js';
+import { goQuote } from '@dhv/sdk/client';
+import { goAtoi, goParseUint } from '../go/strconv.js';
 
 /** The version Nomad's built-in mkdir plugin reports. */
 export const BUILTIN_MKDIR_VERSION = '0.0.1';

@@ -1,4 +1,4 @@
-import { hcl1 } from '@dhv/sdk';
+import * as hcl1 from '../go/hcl1/index.js';
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { DhvError } from '../errors/dhv-error.js';

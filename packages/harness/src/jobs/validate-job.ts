@@ -1,11 +1,6 @@
 import { AgentError } from '../errors/agent-error.js';
 import { JOB_TYPES, type Job, type Task, type TaskGroup, type VolumeRequest } from './job-spec.js';
-
-/** go-multierror's text, as Nomad's validation returns it: even one error reads `1 error occurred:`. */
-export function multierrorText(messages: readonly string[]): string {
-  const points = messages.map((m) => `* ${m}`).join('\n\t');
-  return `${messages.length} ${messages.length === 1 ? 'error' : 'errors'} occurred:\n\t${points}\n\n`;
-}
+import { multierrorText } from '../go/multierror.js';
 
 const HOST_ACCESS_MODES = ['', 'single-node-writer', 'single-node-single-writer', 'single-node-multi-writer'];
 

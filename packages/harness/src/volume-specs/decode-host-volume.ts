@@ -1,4 +1,7 @@
-import { goParseBytes, hcl1 } from '@dhv/sdk';
+import { goParseBytes } from '@dhv/sdk';
+import * as hcl1 from '../go/hcl1/index.js';
+import { multierrorText } from '../go/multierror.js';
+import { goParseBool } from '../go/strconv.js';
 
 type GoValue = hcl1.GoValue;
 type GoMap = hcl1.GoMap;
@@ -265,8 +268,7 @@ function checkKeys(node: hcl1.Node, valid: readonly string[]): void {
   else throw new Error(`cannot check HCL keys of type ${hcl1.goNodeType(node)}`);
   const bad = list.items.map((i) => i.keys[0]!.value).filter((k) => !valid.includes(k));
   if (bad.length > 0) {
-    const head = bad.length === 1 ? '1 error occurred:' : `${bad.length} errors occurred:`;
-    throw new Error(`${head}\n${bad.map((k) => `\t* invalid key: ${k}`).join('\n')}\n\n`);
+    throw new Error(multierrorText(bad.map((k) => `invalid key: ${k}`)));
   }
 }
 
@@ -322,7 +324,7 @@ function parseConstraints(list: hcl1.ObjectList): ApiConstraint[] {
     }
     const distinctHosts = m.get('distinct_hosts');
     if (distinctHosts !== undefined) {
-      const enabled = goParseBool(distinctHosts);
+      const enabled = parseDistinctHosts(distinctHosts);
       if (!enabled) continue;
       operand = { kind: 'string', value: 'distinct_hosts' };
       rtarget = { kind: 'string', value: 'true' };
@@ -343,14 +345,12 @@ function parseConstraints(list: hcl1.ObjectList): ApiConstraint[] {
 }
 
 /** command/volume_create_host.go parseBool: a bool, or a string through strconv.ParseBool. */
-function goParseBool(value: GoValue): boolean {
+function parseDistinctHosts(value: GoValue): boolean {
   if (value.kind === 'bool') return value.value;
   if (value.kind === 'string') {
-    if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value.value)) return true;
-    if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(value.value)) return false;
-    throw new Error(
-      `distinct_hosts should be set to true or false; strconv.ParseBool: parsing ${hcl1.goQuote(value.value)}: invalid syntax`,
-    );
+    const parsed = goParseBool(value.value);
+    if (!parsed.ok) throw new Error(`distinct_hosts should be set to true or false; ${parsed.error}`);
+    return parsed.value;
   }
   const shown =
     value.kind === 'int' ? value.value.toString() : value.kind === 'float' ? goFormatFloat(value.value) : '[...]';

@@ -1,4 +1,6 @@
-import { goParseBytes, hcl1 } from '@dhv/sdk';
+import { goParseBytes } from '@dhv/sdk';
+import * as hcl1 from '../go/hcl1/index.js';
+import { goParseInt } from '../go/strconv.js';
 
 /** The keys Nomad's CLI reads at the top of a host volume spec; any other key it ignores. */
 export const SPEC_KEYS = [
@@ -44,7 +46,9 @@ export function specWarnings(text: string): string[] {
     const t = literal.token.text;
     if (literal.token.type !== 'NUMBER' || !/^-?0([xX][0-9a-fA-F]+|[0-7]+)$/.test(t)) return;
     const hex = /^-?0[xX]/.test(t);
-    const value = hcl1.goParseInt(t).toString();
+    const parsed = goParseInt(t);
+    if (!parsed.ok) return; // out of int64: the decoder refuses it in Nomad's words
+    const value = parsed.value.toString();
     warnings.push(
       `the unquoted number ${t} is ${value} to Nomad's HCL reader (${hex ? 'hexadecimal' : 'octal'}); quote it ("${t}") to keep the digits`,
     );

@@ -1,5 +1,8 @@
 import { isGoVersion, isUuid } from '@dhv/sdk';
 import type { ApiConstraint, ApiHostVolume } from './decode-host-volume.js';
+import { goQuote } from '@dhv/sdk/client';
+import { multierrorText } from '../go/multierror.js';
+import { goParseUint } from '../go/strconv.js';
 
 export const ACCESS_MODES = [
   'single-node-reader-only',
@@ -29,7 +32,7 @@ export function validateHostVolume(vol: ApiHostVolume): string[] {
   }
   for (const constraint of vol.Constraints ?? []) {
     const errors = validateConstraint(constraint);
-    if (errors.length > 0) problems.push(`invalid constraint: ${goMultiErrorText(errors)}`);
+    if (errors.length > 0) problems.push(`invalid constraint: ${multierrorText(errors)}`);
     if (constraint.Operand === 'distinct_hosts' || constraint.Operand === 'distinct_property')
       problems.push(
         `invalid constraint ${constraint.Operand}: host volumes of the same name are always on distinct hosts`,
@@ -40,13 +43,8 @@ export function validateHostVolume(vol: ApiHostVolume): string[] {
 
 /** How the endpoint returns Validate's error: one alone, several flattened as go-multierror lists them. */
 export function hostVolumeValidationError(problems: readonly string[]): string {
-  const body = problems.length === 1 ? problems[0]! : goMultiErrorText(problems);
+  const body = problems.length === 1 ? problems[0]! : multierrorText(problems);
   return `volume validation failed: ${body}`;
-}
-
-function goMultiErrorText(errors: readonly string[]): string {
-  const head = errors.length === 1 ? '1 error occurred:' : `${errors.length} errors occurred:`;
-  return `${head}\n${errors.map((e) => `\t* ${e}`).join('\n')}\n\n`;
 }
 
 /** nomad/structs Constraint.Validate with validateConstraintAttribute. */
@@ -80,11 +78,9 @@ export function validateConstraint(c: ApiConstraint): string[] {
     }
     case 'distinct_property':
       if (c.RTarget !== '') {
-        if (!/^\d+$/.test(c.RTarget) || BigInt(c.RTarget) >= 2n ** 64n)
-          errors.push(
-            `Failed to convert RTarget ${goQuote(c.RTarget)} to uint64: strconv.ParseUint: parsing ${goQuote(c.RTarget)}: ${/^\d+$/.test(c.RTarget) ? 'value out of range' : 'invalid syntax'}`,
-          );
-        else if (BigInt(c.RTarget) < 1n)
+        const count = goParseUint(c.RTarget, 10, 64);
+        if (!count.ok) errors.push(`Failed to convert RTarget ${goQuote(c.RTarget)} to uint64: ${count.error}`);
+        else if (count.value < 1n)
           errors.push(`Distinct Property must have an allowed count of 1 or greater: ${c.RTarget} < 1`);
       }
       break;
@@ -157,8 +153,4 @@ function goRegexpProblem(pattern: string): string | undefined {
       return `error parsing regexp: missing closing ): \`${pattern}\``;
     return `error parsing regexp: invalid syntax: \`${pattern}\``;
   }
-}
-
-export function goQuote(s: string): string {
-  return JSON.stringify(s);
 }

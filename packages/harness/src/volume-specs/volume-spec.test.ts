@@ -173,6 +173,25 @@ describe("volume specs, read as Nomad's CLI and servers read them", () => {
     ]);
   });
 
+  it("reads distinct_property's count with Go's ParseUint, which reports an overflow before a bad digit", () => {
+    const count = (value: string) =>
+      problems({
+        type: 'host',
+        name: 'a',
+        plugin_id: 'mkdir',
+        constraint: [{ attribute: '${meta.rack}', operator: 'distinct_property', value }],
+      })[0];
+    expect(count('99999999999999999999x')).toBe(
+      'invalid constraint: 1 error occurred:\n\t* Failed to convert RTarget "99999999999999999999x" to uint64: strconv.ParseUint: parsing "99999999999999999999x": value out of range\n\n',
+    );
+    expect(count('2x')).toBe(
+      'invalid constraint: 1 error occurred:\n\t* Failed to convert RTarget "2x" to uint64: strconv.ParseUint: parsing "2x": invalid syntax\n\n',
+    );
+    expect(count('0')).toBe(
+      'invalid constraint: 1 error occurred:\n\t* Distinct Property must have an allowed count of 1 or greater: 0 < 1\n\n',
+    );
+  });
+
   it('parses constraint blocks into {attribute, operator, value}, shorthands included', () => {
     const spec = validateVolumeSpec(
       {
@@ -208,6 +227,17 @@ describe("volume specs, read as Nomad's CLI and servers read them", () => {
       JSON.stringify({ type: 'host', name: 'y', plugin_id: 'p', capacity_min: 1024, capacity_max: 2048 }),
     );
     expect(json.capacityMinBytes).toBe(1024n);
+  });
+
+  it("refuses an unquoted hex parameter past int64 in Nomad's decoder words, not by the octal-and-hex warning", async () => {
+    await expect(
+      fromStdin('type = "host"\nname = "a"\nplugin_id = "mkdir"\nparameters {\n  x = 0xFFFFFFFFFFFFFFFFFFFF\n}\n'),
+    ).rejects.toMatchObject({
+      code: 'SPEC_INVALID',
+      message: expect.stringMatching(
+        /^Error decoding the volume definition: strconv.ParseInt: parsing "0xFFFFFFFFFFFFFFFFFFFF": value out of range\nFix the volume specification <stdin>/,
+      ),
+    });
   });
 
   it('names the file and the parser problem for a spec that is not HCL', async () => {

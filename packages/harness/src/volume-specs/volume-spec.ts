@@ -10,6 +10,7 @@ import {
   validateHostVolume,
 } from './validate-host-volume.js';
 import { specWarnings } from './spec-warnings.js';
+import { multierrorText } from '../go/multierror.js';
 
 export { ACCESS_MODES, ATTACHMENT_MODES };
 export type AccessMode = (typeof ACCESS_MODES)[number];
@@ -185,10 +186,10 @@ export function validateVolumeSpec(doc: Record<string, unknown>, purpose: SpecPu
   return volumeSpecFromText(encodeJson(doc), purpose, file);
 }
 
-/** How Nomad prints its servers' validation errors: one alone, several as go-multierror does. */
+/** How Nomad prints its servers' validation errors: one alone, several as go-multierror does (less its closing blank line: a hint follows). */
 export function goMultiError(problems: readonly string[]): string {
   if (problems.length === 1) return problems[0]!;
-  return `${problems.length} errors occurred:\n${problems.map((p) => `\t* ${p}`).join('\n')}`;
+  return multierrorText(problems).slice(0, -'\n\n'.length);
 }
 
 /**

@@ -2,6 +2,7 @@ import { lstat, readdir } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { AGENT_TIMEOUT_MS } from '../protocol/operations.js';
+import { goErrnoText } from '../go/errno.js';
 import { execPlugin } from './exec-plugin.js';
 import { PluginError } from './errors.js';
 import { manyStartedAtOnceHint } from './machine-load.js';
@@ -85,7 +86,7 @@ export async function discoverPlugins(pluginDir: string, options: DiscoverOption
         level: 'warn',
         message: 'error finding plugins',
         dir: pluginDir,
-        error: `readdirent ${pluginDir}: ${code === 'ENOTDIR' ? 'not a directory' : (err as Error).message}`,
+        error: `readdirent ${pluginDir}: ${code === 'ENOTDIR' ? goErrnoText(code) : (err as Error).message}`,
       });
     return { plugins: [], skipped: [], logs };
   }

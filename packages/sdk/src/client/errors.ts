@@ -1,5 +1,6 @@
 import type { Operation } from '../protocol/operations.js';
 import type { PluginRun } from './spawn-plugin.js';
+import { goQuote } from '../go/strconv.js';
 
 /**
  * Every way running a plugin can fail, built in one place. Each error carries what a
@@ -172,41 +173,3 @@ export function pluginNotExecutable(
     hints,
   });
 }
-
-/** Go's %q of a string: double quotes, Go escapes, valid UTF-8 printed as is. */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const c = ch.codePointAt(0)!;
-    if (ch === '"') out += '\\"';
-    else if (ch === '\\') out += '\\\\';
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\t') out += '\\t';
-    else if (ch === '\r') out += '\\r';
-    else if (c < 0x20 || c === 0x7f) out += `\\x${c.toString(16).padStart(2, '0')}`;
-    else if ((c >= 0x80 && c < 0xa0) || (c >= 0xd800 && c <= 0xdfff) || c === 0x2028 || c === 0x2029)
-      out += `\\u${c.toString(16).padStart(4, '0')}`;
-    else out += ch;
-  }
-  return out + '"';
-}
-
-/** Go's text for an errno from fork/exec (syscall.Errno.Error()). */
-export const ERRNO_TEXT: Record<string, string> = {
-  ENOENT: 'no such file or directory',
-  EACCES: 'permission denied',
-  ENOEXEC: 'exec format error',
-  ELOOP: 'too many levels of symbolic links',
-  E2BIG: 'argument list too long',
-  ETXTBSY: 'text file busy',
-  EISDIR: 'is a directory',
-  ENOTDIR: 'not a directory',
-  EINVAL: 'invalid argument',
-  EPERM: 'operation not permitted',
-  ENOMEM: 'cannot allocate memory',
-  EAGAIN: 'resource temporarily unavailable',
-  EMFILE: 'too many open files',
-  ENFILE: 'too many open files in system',
-  ENAMETOOLONG: 'file name too long',
-  EIO: 'input/output error',
-};

@@ -3,16 +3,11 @@ import { AGENT_TIMEOUT_MS, type Operation } from '../protocol/operations.js';
 import { decodeCreateOutput, decodeErrorOutput, decodeFingerprintOutput } from '../protocol/decode.js';
 import { buildEnvironment, type RequestInput } from './environment.js';
 import { outputText, spawnPlugin, type PluginRun } from './spawn-plugin.js';
-import {
-  ERRNO_TEXT,
-  PluginError,
-  describeExit,
-  goQuote,
-  type PluginErrorCode,
-  type PluginRunDetails,
-} from './errors.js';
+import { PluginError, describeExit, type PluginErrorCode, type PluginRunDetails } from './errors.js';
 import { closePluginHandle, openPlugin } from './resolve-plugin.js';
 import { spawnHints } from './spawn-hints.js';
+import { goErrnoText } from '../go/errno.js';
+import { goQuote } from '../go/strconv.js';
 import { loadedMachineHint } from './machine-load.js';
 
 export interface ExecOptions {
@@ -114,7 +109,7 @@ interface RunContext {
 export function goRunError(run: PluginRun, executable: string): string | undefined {
   if (run.spawnError) {
     const code = run.spawnError.code ?? 'EIO';
-    return `fork/exec ${executable}: ${ERRNO_TEXT[code] ?? code.toLowerCase()}`;
+    return `fork/exec ${executable}: ${goErrnoText(code)}`;
   }
   if (run.timedOut || run.aborted) return 'signal: killed';
   if (run.signal || run.exitCode !== 0) return describeExit(run.exitCode, run.signal);

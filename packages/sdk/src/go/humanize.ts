@@ -2,6 +2,9 @@
  * Sizes as the Nomad CLI reads and prints them: go-humanize's ParseBytes for volume
  * specs and IBytes for `Capacity = 47 MiB`.
  */
+
+import { goQuote } from './strconv.js';
+
 const UNITS: Record<string, number> = {
   '': 1,
   b: 1,
@@ -139,8 +142,7 @@ function isGoFloat(digits: string): boolean {
  */
 export function goParseBytes(input: string): bigint {
   const { digits, unit } = scanSize(input);
-  if (!isGoFloat(digits))
-    throw new SizeError(`strconv.ParseFloat: parsing ${JSON.stringify(digits)}: invalid syntax`, input);
+  if (!isGoFloat(digits)) throw new SizeError(`strconv.ParseFloat: parsing ${goQuote(digits)}: invalid syntax`, input);
   const multiplier = UNITS[unit];
   if (multiplier === undefined) throw new SizeError(`unhandled size name: ${unit}`, input);
   const value = Number(digits) * multiplier;

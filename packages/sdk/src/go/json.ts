@@ -4,6 +4,8 @@
  * into Nomad's structs, and how it marshals DHV_PARAMETERS.
  */
 
+import { goQuote } from './strconv.js';
+
 /** A parsed JSON value that keeps number literals as written and objects as ordered key/value pairs. */
 export type GoJsonValue =
   | { kind: 'null' }
@@ -41,21 +43,7 @@ export function parseGoJson(input: string | Uint8Array): GoJsonValue {
 function quoteChar(c: number): string {
   if (c === 0x27) return `'\\''`;
   if (c === 0x22) return `'"'`;
-  const named: Record<number, string> = {
-    0x07: '\\a',
-    0x08: '\\b',
-    0x0c: '\\f',
-    0x0a: '\\n',
-    0x0d: '\\r',
-    0x09: '\\t',
-    0x0b: '\\v',
-    0x5c: '\\\\',
-  };
-  const n = named[c];
-  if (n !== undefined) return `'${n}'`;
-  if (c < 0x20 || c === 0x7f) return `'\\x${c.toString(16).padStart(2, '0')}'`;
-  if ((c >= 0x80 && c <= 0xa0) || c === 0xad) return `'\\u00${c.toString(16).padStart(2, '0')}'`;
-  return `'${String.fromCharCode(c)}'`;
+  return `'${goQuote(String.fromCharCode(c)).slice(1, -1)}'`;
 }
 
 type Frame =

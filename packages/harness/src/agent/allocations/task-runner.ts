@@ -7,6 +7,7 @@ import type { HostVolumeMap } from '../host-volumes.js';
 import type { JobRecords, TaskEvent, TaskRun } from '../state/job-records.js';
 import { EXEC_DEFAULT_CAPS, execArgv, hostArgv, lookupAccount, type TaskMount } from './task-launch.js';
 import { isRunningProcess, signalProcess, signalRecordedGroup } from '@dhv/sdk/host';
+import { multierrorText } from '../../go/multierror.js';
 
 /** Why a task could not start: Nomad's task event (`Task hook failed` or `Driver Failure`) and its message. */
 export interface TaskStartFailure {
@@ -41,10 +42,9 @@ export function prestart(req: TaskStartRequest): TaskStartFailure | TaskMount[] 
     if (!req.hostVolumes.has(source)) missing.push(`missing ${source}`);
   }
   if (missing.length > 0) {
-    const list = missing.map((m) => `* ${m}`).join('\n\t');
     return {
       type: 'Task hook failed',
-      message: `volumes: host volume validation error: ${missing.length} ${missing.length === 1 ? 'error' : 'errors'} occurred:\n\t${list}\n\n`,
+      message: `volumes: host volume validation error: ${multierrorText(missing)}`,
     };
   }
   const mounts: TaskMount[] = [];

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { AgentConfig } from '../../config/agent-config.js';
 import type { ClientCreateRequest, ClientState, DamagedRecord, VolumeRecord } from '../state/client-state.js';
 import { AgentError } from '../../errors/agent-error.js';
-import { goStat } from '../go-os.js';
+import { goStat } from '../../go/os.js';
 import type { HostVolumeConfig, HostVolumeUpdate } from '../host-volumes.js';
 import type { AgentLock } from '../state/agent-lock.js';
 import { nameTaken, type NameClaims } from '../state/name-claims.js';
@@ -15,7 +15,7 @@ import {
   type ClientRegisterRequest,
 } from './plugin-requests.js';
 import { valueOf, type PluginRunner } from '../../runner/plugin-runner.js';
-import { joinErrors } from '../go-multierror.js';
+import { joinErrors } from '../../go/multierror.js';
 import { restorableWithVolumesDir, type VolumeHealth } from '../state/volume-health.js';
 import type { RestoreDisks, VolumeDisks } from '../state/volume-disks.js';
 import { BUILTIN_MKDIR_ID } from '@dhv/sdk/client';

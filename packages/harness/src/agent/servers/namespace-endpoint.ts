@@ -1,5 +1,5 @@
 import { AgentError } from '../../errors/agent-error.js';
-import { multierrorText } from '../../jobs/validate-job.js';
+import { multierrorText } from '../../go/multierror.js';
 import { DEFAULT_NAMESPACE, NAMESPACE_NAME } from '../state/namespace-records.js';
 
 /** Nomad's `maxNamespaceDescriptionLength`. */

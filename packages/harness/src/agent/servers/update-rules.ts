@@ -1,7 +1,7 @@
 import type { VolumeSpec } from '../../volume-specs/volume-spec.js';
 import type { VolumeRecord } from '../state/client-state.js';
 import { AgentError } from '../../errors/agent-error.js';
-import { joinErrors } from '../go-multierror.js';
+import { multierrorText } from '../../go/multierror.js';
 
 /**
  * The servers' update rules (Nomad's validateVolumeUpdate and HostVolume.ValidateUpdate):
@@ -37,8 +37,7 @@ export function updateProblem(spec: VolumeSpec, existing: VolumeRecord): AgentEr
     );
   }
   if (problems.length === 0) return undefined;
-  const joined =
-    problems.length === 1 ? `1 error occurred:\n\t* ${problems[0]!.message}\n\n` : joinErrors(problems).message;
+  const joined = multierrorText(problems.map((p) => p.message));
   return new AgentError('VOLUME_UPDATE_REFUSED', `validating volume "${spec.id}" update failed: ${joined}`, {
     volumeId: spec.id,
     problems: problems.map((p) => p.message),

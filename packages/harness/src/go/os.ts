@@ -1,47 +1,12 @@
 import { lstat, mkdir, rm, stat } from 'node:fs/promises';
 import { posix } from 'node:path';
+import { goErrnoText } from '@dhv/sdk/client';
 
 /**
  * The parts of Go's `os` and `path/filepath` that Nomad's built-in mkdir runs, with the
  * error texts Go gives them (`mkdir /x: file exists`), so the built-in fails as a real
  * agent's does.
  */
-
-/** Go's (Linux) `syscall.Errno.Error()` texts for the errors file operations meet. */
-const ERRNO_TEXT: Readonly<Record<string, string>> = {
-  EPERM: 'operation not permitted',
-  ENOENT: 'no such file or directory',
-  EIO: 'input/output error',
-  E2BIG: 'argument list too long',
-  EBADF: 'bad file descriptor',
-  EAGAIN: 'resource temporarily unavailable',
-  ENOMEM: 'cannot allocate memory',
-  EACCES: 'permission denied',
-  EFAULT: 'bad address',
-  EBUSY: 'device or resource busy',
-  EEXIST: 'file exists',
-  EXDEV: 'invalid cross-device link',
-  ENODEV: 'no such device',
-  ENOTDIR: 'not a directory',
-  EISDIR: 'is a directory',
-  EINVAL: 'invalid argument',
-  ENFILE: 'too many open files in system',
-  EMFILE: 'too many open files',
-  ETXTBSY: 'text file busy',
-  EFBIG: 'file too large',
-  ENOSPC: 'no space left on device',
-  EROFS: 'read-only file system',
-  EMLINK: 'too many links',
-  ENAMETOOLONG: 'file name too long',
-  ENOTEMPTY: 'directory not empty',
-  ELOOP: 'too many levels of symbolic links',
-  EOVERFLOW: 'value too large for defined data type',
-  EDQUOT: 'disk quota exceeded',
-  ESTALE: 'stale NFS file handle',
-  EUCLEAN: 'structure needs cleaning',
-  ENOTSUP: 'operation not supported',
-  EOPNOTSUPP: 'operation not supported',
-};
 
 /** A Node file-system error as Go's `*PathError` prints it: `<op> <path>: <errno text>`. */
 export class GoPathError extends Error {
@@ -50,7 +15,7 @@ export class GoPathError extends Error {
     readonly path: string,
     readonly errno: string,
   ) {
-    super(`${op} ${path}: ${errnoText(errno)}`);
+    super(`${op} ${path}: ${goErrnoText(errno)}`);
     this.name = 'GoPathError';
   }
 
@@ -58,10 +23,6 @@ export class GoPathError extends Error {
     const code = (err as NodeJS.ErrnoException).code;
     return new GoPathError(op, path, typeof code === 'string' ? code : (err as Error).message);
   }
-}
-
-function errnoText(code: string): string {
-  return ERRNO_TEXT[code] ?? code.toLowerCase();
 }
 
 /** Go's `filepath.Join` on Unix: empty elements dropped, the result cleaned (`""` when all are empty). */

@@ -1,5 +1,6 @@
 import { goNodeType, nodePos, type Node, type ObjectList } from './ast.js';
 import { heredocValue, unquoteGo, unquoteHcl } from './unquote.js';
+import { goParseFloat, goParseInt, type GoParsed } from '../strconv.js';
 
 /**
  * A Go value as HCL 1's DecodeObject leaves it in a `map[string]interface{}`: integers
@@ -25,42 +26,16 @@ export class Hcl1DecodeError extends Error {
   }
 }
 
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
+/** A strconv result, or its error as the decoder returns it. */
+function decoded<T>(parsed: GoParsed<T>): T {
+  if (!parsed.ok) throw new Hcl1DecodeError(parsed.error);
+  return parsed.value;
+}
 
 /** The literal's string value (a STRING unquoted, a HEREDOC unindented). */
 export function literalString(token: { type: string; text: string; json?: boolean }): string {
   if (token.type === 'HEREDOC') return heredocValue(token.text);
   return token.json ? unquoteGo(token.text) : unquoteHcl(token.text);
-}
-
-/** Go's strconv.ParseInt(s, 0, 64): a sign, then 0x / 0o / 0b / leading-0 octal or decimal, `_` between digits with a prefix. */
-export function goParseInt(s: string): bigint {
-  const syntax = () => new Hcl1DecodeError(`strconv.ParseInt: parsing ${goQuote(s)}: invalid syntax`);
-  const m = /^([+-]?)(0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|0[0-7_]*|[1-9][0-9_]*)$/.exec(s);
-  if (!m) throw syntax();
-  const body = m[2]!;
-  if (body.includes('_') && (!/^0/.test(body) || /__|_$/.test(body) || /^[1-9]/.test(body))) throw syntax();
-  let digits = body.replaceAll('_', '');
-  if (/^0[0-7]+$/.test(digits)) digits = `0o${digits.slice(1)}`;
-  let value = BigInt(digits);
-  if (m[1] === '-') value = -value;
-  if (value < INT64_MIN || value > INT64_MAX)
-    throw new Hcl1DecodeError(`strconv.ParseInt: parsing ${goQuote(s)}: value out of range`);
-  return value;
-}
-
-export function goParseFloat(s: string): number {
-  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(s))
-    throw new Hcl1DecodeError(`strconv.ParseFloat: parsing ${goQuote(s)}: invalid syntax`);
-  const v = Number(s);
-  if (!Number.isFinite(v)) throw new Hcl1DecodeError(`strconv.ParseFloat: parsing ${goQuote(s)}: value out of range`);
-  return v;
-}
-
-/** Go's %q of a string, for the texts that quote one. */
-export function goQuote(s: string): string {
-  return JSON.stringify(s).replace(/[\u007f-\u009f]/g, (ch) => `\\u00${ch.charCodeAt(0).toString(16)}`);
 }
 
 type StackKind = 'map' | 'slice';
@@ -206,15 +181,15 @@ function decodeString(name: string, node: Node): string {
 
 function decodeInt(name: string, node: Node): bigint {
   if (node.kind === 'literal') {
-    if (node.token.type === 'NUMBER') return goParseInt(node.token.text);
-    if (node.token.type === 'STRING') return goParseInt(literalString(node.token));
+    if (node.token.type === 'NUMBER') return decoded(goParseInt(node.token.text));
+    if (node.token.type === 'STRING') return decoded(goParseInt(literalString(node.token)));
   }
   throw posError(node, `${name}: unknown type ${goNodeType(node)}`);
 }
 
 function decodeFloat(name: string, node: Node): number {
   if (node.kind === 'literal' && (node.token.type === 'FLOAT' || node.token.type === 'NUMBER'))
-    return goParseFloat(node.token.text);
+    return decoded(goParseFloat(node.token.text));
   throw posError(node, `${name}: unknown type ${goNodeType(node)}`);
 }
 

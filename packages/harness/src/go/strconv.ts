@@ -1,6 +1,10 @@
+import { goQuote } from '@dhv/sdk/client';
+
 /**
- * The few pieces of Go's `strconv` whose results and error texts Nomad's built-in mkdir
- * hands to users: ParseUint, Atoi, and Quote (which every strconv error uses to show its input).
+ * The parsers of Go's `strconv` whose results and error texts reach users: the built-in
+ * mkdir's ParseUint and Atoi, the spec reader's ParseBool and ParseUint, HCL 1's ParseInt
+ * and ParseFloat. Quote, which every strconv error uses to show its input, is the SDK's:
+ * both sides need it.
  */
 
 export type GoParsed<T> = { ok: true; value: T } | { ok: false; error: string };
@@ -48,6 +52,39 @@ export function goAtoi(s: string): GoParsed<bigint> {
   return { ok: true, value: negative ? -parsed.value : parsed.value };
 }
 
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** Go's `strconv.ParseInt(s, 0, 64)`: a sign, then 0x / 0o / 0b / leading-0 octal or decimal, `_` between digits with a prefix. */
+export function goParseInt(s: string): GoParsed<bigint> {
+  const fn = 'ParseInt';
+  const m = /^([+-]?)(0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|0[0-7_]*|[1-9][0-9_]*)$/.exec(s);
+  if (!m) return syntaxError(fn, s);
+  const body = m[2]!;
+  if (body.includes('_') && (!/^0/.test(body) || /__|_$/.test(body) || /^[1-9]/.test(body))) return syntaxError(fn, s);
+  let digits = body.replaceAll('_', '');
+  if (/^0[0-7]+$/.test(digits)) digits = `0o${digits.slice(1)}`;
+  let value = BigInt(digits);
+  if (m[1] === '-') value = -value;
+  if (value < INT64_MIN || value > INT64_MAX) return rangeError(fn, s);
+  return { ok: true, value };
+}
+
+/** Go's `strconv.ParseFloat(s, 64)` for decimal literals (HCL's numbers): no hex, `inf`, `NaN` or `_`. */
+export function goParseFloat(s: string): GoParsed<number> {
+  const fn = 'ParseFloat';
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(s)) return syntaxError(fn, s);
+  const value = Number(s);
+  return Number.isFinite(value) ? { ok: true, value } : rangeError(fn, s);
+}
+
+/** Go's `strconv.ParseBool`: `1 t T TRUE true True`, `0 f F FALSE false False`, nothing else. */
+export function goParseBool(s: string): GoParsed<boolean> {
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(s)) return { ok: true, value: true };
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(s)) return { ok: true, value: false };
+  return syntaxError('ParseBool', s);
+}
+
 function digitValue(c: string): number | undefined {
   const code = c.charCodeAt(0);
   if (c.length !== 1) return undefined;
@@ -63,30 +100,4 @@ function syntaxError(fn: string, s: string): { ok: false; error: string } {
 
 function rangeError(fn: string, s: string): { ok: false; error: string } {
   return { ok: false, error: `strconv.${fn}: parsing ${goQuote(s)}: value out of range` };
-}
-
-const PRINTABLE = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
-
-/** Go's `strconv.Quote`: printable characters as they are, the rest as Go escapes. */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const cp = ch.codePointAt(0)!;
-    if (ch === '"' || ch === '\\') out += `\\${ch}`;
-    else if (cp < 0x80 && cp >= 0x20 && cp !== 0x7f) out += ch;
-    else if (ch === '\x07') out += '\\a';
-    else if (ch === '\b') out += '\\b';
-    else if (ch === '\f') out += '\\f';
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else if (ch === '\v') out += '\\v';
-    else if (cp < 0x80) out += `\\x${cp.toString(16).padStart(2, '0')}`;
-    else if (cp >= 0xd800 && cp <= 0xdfff)
-      out += '\ufffd'; // a lone surrogate reached Go as U+FFFD, which is printable
-    else if (PRINTABLE.test(ch)) out += ch;
-    else if (cp < 0x10000) out += `\\u${cp.toString(16).padStart(4, '0')}`;
-    else out += `\\U${cp.toString(16).padStart(8, '0')}`;
-  }
-  return `${out}"`;
 }

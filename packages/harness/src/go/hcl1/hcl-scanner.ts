@@ -1,4 +1,5 @@
 import {
+  BRACKETS_AND_COMMA,
   CharReader,
   EOF,
   c,
@@ -11,6 +12,9 @@ import {
   type ScanToken,
   type ScanType,
 } from './scanner.js';
+
+/** The tokens of one character that HCL's scanner knows. */
+const ONE_CHARACTER = new Map<number, ScanType>([...BRACKETS_AND_COMMA, [c('='), 'ASSIGN'], [c('+'), 'ADD']]);
 
 /** HCL 1's HCL scanner (hcl/scanner): its tokens, and its errors at its positions. */
 export class HclScanner {
@@ -31,6 +35,8 @@ export class HclScanner {
       type = lit === 'true' || lit === 'false' ? 'BOOL' : 'IDENT';
     } else if (isDecimal(ch)) {
       type = this.scanNumber(ch);
+    } else if (ONE_CHARACTER.has(ch)) {
+      type = ONE_CHARACTER.get(ch)!;
     } else {
       switch (ch) {
         case EOF:
@@ -49,34 +55,13 @@ export class HclScanner {
           type = 'PERIOD';
           if (isDecimal(r.peek())) {
             type = 'FLOAT';
-            ch = this.scanMantissa(r.peek());
-            this.scanExponent(ch);
+            ch = r.scanMantissa(r.peek());
+            r.scanExponent(ch);
           }
           break;
         case c('<'):
           type = 'HEREDOC';
           this.scanHeredoc();
-          break;
-        case c('['):
-          type = 'LBRACK';
-          break;
-        case c(']'):
-          type = 'RBRACK';
-          break;
-        case c('{'):
-          type = 'LBRACE';
-          break;
-        case c('}'):
-          type = 'RBRACE';
-          break;
-        case c(','):
-          type = 'COMMA';
-          break;
-        case c('='):
-          type = 'ASSIGN';
-          break;
-        case c('+'):
-          type = 'ADD';
           break;
         case c('-'):
           if (isDecimal(r.peek())) type = this.scanNumber(r.next());
@@ -136,58 +121,16 @@ export class HclScanner {
         ch = r.next();
         if (ch === c('8') || ch === c('9')) illegalOctal = true;
       }
-      if (ch === c('e') || ch === c('E')) {
-        this.scanExponent(ch);
-        return 'FLOAT';
-      }
-      if (ch === c('.')) {
-        ch = this.scanFraction(ch);
-        if (ch === c('e') || ch === c('E')) this.scanExponent(r.next());
-        return 'FLOAT';
-      }
+      if (r.scanFloatTail(ch)) return 'FLOAT';
       if (illegalOctal) r.fail('illegal octal number');
       if (ch !== EOF) r.unread();
       return 'NUMBER';
     }
-    this.scanMantissa(ch);
+    r.scanMantissa(ch);
     ch = r.next();
-    if (ch === c('e') || ch === c('E')) {
-      this.scanExponent(ch);
-      return 'FLOAT';
-    }
-    if (ch === c('.')) {
-      ch = this.scanFraction(ch);
-      if (ch === c('e') || ch === c('E')) this.scanExponent(r.next());
-      return 'FLOAT';
-    }
+    if (r.scanFloatTail(ch)) return 'FLOAT';
     if (ch !== EOF) r.unread();
     return 'NUMBER';
-  }
-
-  private scanMantissa(first: number): number {
-    let ch = first;
-    let scanned = false;
-    while (isDecimal(ch)) {
-      ch = this.r.next();
-      scanned = true;
-    }
-    if (scanned && ch !== EOF) this.r.unread();
-    return ch;
-  }
-
-  private scanFraction(ch: number): number {
-    if (ch === c('.')) return this.scanMantissa(this.r.peek());
-    return ch;
-  }
-
-  private scanExponent(first: number): number {
-    let ch = first;
-    if (ch === c('e') || ch === c('E')) {
-      ch = this.r.next();
-      if (ch === c('-') || ch === c('+')) ch = this.r.next();
-      ch = this.scanMantissa(ch);
-    }
-    return ch;
   }
 
   private scanHeredoc(): void {

@@ -107,6 +107,43 @@ export class CharReader {
     return this.offsets[Math.min(this.index, this.chars.length)] ?? this.src.length;
   }
 
+  /** The decimal digits from `first` on (both scanners' scanMantissa): the first character after them, left unread. */
+  scanMantissa(first: number): number {
+    let ch = first;
+    let scanned = false;
+    while (isDecimal(ch)) {
+      ch = this.next();
+      scanned = true;
+    }
+    if (scanned && ch !== EOF) this.unread();
+    return ch;
+  }
+
+  /** An exponent if `first` starts one (`e`, `E`, then a sign and digits), as both scanners' scanExponent. */
+  scanExponent(first: number): number {
+    let ch = first;
+    if (ch === c('e') || ch === c('E')) {
+      ch = this.next();
+      if (ch === c('-') || ch === c('+')) ch = this.next();
+      ch = this.scanMantissa(ch);
+    }
+    return ch;
+  }
+
+  /** After an integer's digits, `ch` the next character: whether an exponent or a fraction (and its exponent) follows, read, making the number a FLOAT. */
+  scanFloatTail(ch: number): boolean {
+    if (ch === c('e') || ch === c('E')) {
+      this.scanExponent(ch);
+      return true;
+    }
+    if (ch === c('.')) {
+      const after = this.scanMantissa(this.peek());
+      if (after === c('e') || after === c('E')) this.scanExponent(this.next());
+      return true;
+    }
+    return false;
+  }
+
   fail(message: string): void {
     let pos: Position;
     if (this.column > 0) pos = { line: this.line, column: this.column };
@@ -136,3 +173,12 @@ export function digitValue(ch: number): number {
 }
 
 export const c = (s: string): number => s.codePointAt(0)!;
+
+/** The one-character tokens both scanners know. */
+export const BRACKETS_AND_COMMA: ReadonlyMap<number, ScanType> = new Map([
+  [c('['), 'LBRACK'],
+  [c(']'), 'RBRACK'],
+  [c('{'), 'LBRACE'],
+  [c('}'), 'RBRACE'],
+  [c(','), 'COMMA'],
+]);

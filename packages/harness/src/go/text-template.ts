@@ -1,5 +1,5 @@
 import { encodeJson } from '@dhv/sdk';
-import { goPrint, goPrintf, goSprint, goSprintln, goTypeName as goType } from './go-fmt.js';
+import { goPrint, goPrintf, goSprint, goSprintln, goTypeName as goType } from './fmt.js';
 
 /**
  * The part of Go's text/template that `nomad volume status -t` users write: text, fields

@@ -1,5 +1,6 @@
 import type { ListNode, Literal, Node, ObjectItem, ObjectList, ObjectNode, Position } from './ast.js';
 import {
+  BRACKETS_AND_COMMA,
   CharReader,
   EOF,
   c,
@@ -15,6 +16,9 @@ import {
 import { unquoteGo } from './unquote.js';
 
 const EOF_FOUND = new Error('EOF token found');
+
+/** The tokens of one character that the JSON scanner knows. */
+const ONE_CHARACTER = new Map<number, ScanType>([...BRACKETS_AND_COMMA, [c(':'), 'COLON']]);
 
 /**
  * HCL 1's JSON reader (json/parser), lenient where it is lenient: a member after a
@@ -158,6 +162,8 @@ class JsonParser {
       else r.fail('illegal char');
     } else if (isDecimal(ch)) {
       type = this.scanNumber(ch);
+    } else if (ONE_CHARACTER.has(ch)) {
+      type = ONE_CHARACTER.get(ch)!;
     } else {
       switch (ch) {
         case EOF:
@@ -171,26 +177,8 @@ class JsonParser {
           type = 'PERIOD';
           if (isDecimal(r.peek())) {
             type = 'FLOAT';
-            this.scanExponent(this.scanMantissa(r.peek()));
+            r.scanExponent(r.scanMantissa(r.peek()));
           }
-          break;
-        case c('['):
-          type = 'LBRACK';
-          break;
-        case c(']'):
-          type = 'RBRACK';
-          break;
-        case c('{'):
-          type = 'LBRACE';
-          break;
-        case c('}'):
-          type = 'RBRACE';
-          break;
-        case c(','):
-          type = 'COMMA';
-          break;
-        case c(':'):
-          type = 'COLON';
           break;
         case c('-'):
           if (isDecimal(r.peek())) type = this.scanNumber(r.next());
@@ -207,40 +195,12 @@ class JsonParser {
     const r = this.r;
     const zero = first === c('0');
     const before = r.offset();
-    this.scanMantissa(first);
+    r.scanMantissa(first);
     const ch = r.next();
-    if (ch === c('e') || ch === c('E')) {
-      this.scanExponent(ch);
-      return 'FLOAT';
-    }
-    if (ch === c('.')) {
-      const after = this.scanMantissa(r.peek());
-      if (after === c('e') || after === c('E')) this.scanExponent(r.next());
-      return 'FLOAT';
-    }
+    if (r.scanFloatTail(ch)) return 'FLOAT';
     if (ch !== EOF) r.unread();
     if (zero && before !== r.offset()) r.fail('numbers cannot start with 0');
     return 'NUMBER';
-  }
-
-  private scanMantissa(first: number): number {
-    let ch = first;
-    let scanned = false;
-    while (isDecimal(ch)) {
-      ch = this.r.next();
-      scanned = true;
-    }
-    if (scanned && ch !== EOF) this.r.unread();
-    return ch;
-  }
-
-  private scanExponent(first: number): void {
-    let ch = first;
-    if (ch === c('e') || ch === c('E')) {
-      ch = this.r.next();
-      if (ch === c('-') || ch === c('+')) ch = this.r.next();
-      this.scanMantissa(ch);
-    }
   }
 
   private scanString(): void {

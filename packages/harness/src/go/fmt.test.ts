@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { goPrint, goPrintf, goSprint, goSprintln } from './go-fmt.js';
+import { goPrint, goPrintf, goSprint, goSprintln } from './fmt.js';
 
 /** Each expectation is what Go's fmt prints for the same values (whole numbers as int64, the rest float64). */
 describe("Go's fmt, as templates print", () => {
