@@ -81,7 +81,9 @@ module.exports = {
         "SDK's spawning code. eslint.config.js refuses the same names imported from @dhv/sdk/client.",
       severity: 'error',
       from: { path: H, pathNot: [`${H}runner/`, '\\.test\\.ts$'] },
-      to: { path: `${SDK}(src|dist)/client/(exec-plugin|spawn-plugin|discover-plugins)\\.` },
+      to: {
+        path: `${SDK}(src|dist)/client/(exec-plugin|spawn-plugin|plugin-run-watch|plugin-output|discover-plugins)\\.`,
+      },
     },
     {
       name: 'agent-knows-no-cli-framework',

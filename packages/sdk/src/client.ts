@@ -19,16 +19,8 @@ export type {
   ResultByOperation,
   PluginRef,
 } from './client/exec-plugin.js';
-export {
-  spawnPlugin,
-  pluginRunOf,
-  outputText,
-  DEFAULT_MAX_OUTPUT_BYTES,
-  type SpawnOptions,
-  type PluginRun,
-  type LeftRunning,
-  type OutputHolder,
-} from './client/spawn-plugin.js';
+export { spawnPlugin, DEFAULT_MAX_OUTPUT_BYTES, type SpawnOptions } from './client/spawn-plugin.js';
+export { pluginRunOf, outputText, type PluginRun, type LeftRunning, type OutputHolder } from './client/plugin-run.js';
 export { buildEnvironment, type RequestInput } from './client/environment.js';
 export { loadedMachineHint } from './client/machine-load.js';
 export { execKind, describeFileType, O_PATH, type ExecKind } from './client/exec-format.js';

@@ -1,5 +1,5 @@
 import type { Operation } from '../protocol/operations.js';
-import type { PluginRun } from './spawn-plugin.js';
+import type { PluginRun } from './plugin-run.js';
 import { goQuote } from '../go/strconv.js';
 
 /**

@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync, statSync } from 'node:fs';
-import type { PluginRun } from './spawn-plugin.js';
+import type { PluginRun } from './plugin-run.js';
 
 /** Linux's MAX_ARG_STRLEN: the most one argument or one `NAME=value` may take, its NUL included. */
 export const MAX_ARG_STRLEN = 32 * 4096;

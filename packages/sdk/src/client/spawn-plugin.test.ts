@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { outputText, spawnPlugin } from './spawn-plugin.js';
+import { spawnPlugin } from './spawn-plugin.js';
+import { outputText } from './plugin-run.js';
 import { PluginDir } from '../__fixtures__/plugins.js';
 import { signalProcess } from '../helpers/signals.js';
 
