@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderGoTemplate, renderGoTemplateParts, TemplateError } from './text-template.js';
+import { renderGoTemplate, renderGoTemplateParts, TemplateError } from './text-template/index.js';
 
 const volumes = [
   { ID: 'b', Name: 'two', Parameters: { mode: '0750' }, CapacityBytes: 0 },

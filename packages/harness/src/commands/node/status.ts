@@ -3,7 +3,7 @@ import { DhvCommand, agentFlags } from '../dhv-command.js';
 import { AgentError } from '../../errors/agent-error.js';
 import { UsageError } from '../../errors/dhv-error.js';
 import { nodeDetail } from '../../presenters/format-node.js';
-import { renderGoTemplateParts, templateData } from '../../go/text-template.js';
+import { renderGoTemplateParts, templateData } from '../../go/text-template/index.js';
 import { nomadSpelling } from '../volume/nomad-flags.js';
 
 export default class NodeStatus extends DhvCommand {

@@ -2,7 +2,7 @@ import { Args, Flags } from '@oclif/core';
 import { AgentError } from '../../errors/agent-error.js';
 import { DhvCommand, agentFlags } from '../dhv-command.js';
 import { NO_VOLUMES, volumeDetail, volumeList } from '../../presenters/format-volume.js';
-import { renderGoTemplateParts, templateData } from '../../go/text-template.js';
+import { renderGoTemplateParts, templateData } from '../../go/text-template/index.js';
 import { ALL_NAMESPACES } from '../../agent/volume-lookup.js';
 import { asGoStruct, volumeStub } from '../../agent/volume-view.js';
 import { findVolume } from './find-volume.js';
