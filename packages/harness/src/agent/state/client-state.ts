@@ -21,6 +21,7 @@ import {
 import { ACCESS_MODES, ATTACHMENT_MODES } from '../../volume-specs/volume-spec.js';
 import { stateLayout } from './layout.js';
 import { stampOf, type StateIndex } from './state-index.js';
+import { BYTE_COUNT_FIELDS, indexedRecords, reviveRecords } from './record-index.js';
 
 /**
  * The client state of the host volume manager. Nomad keeps it in its state DB, bucket
@@ -137,10 +138,7 @@ export class ClientState {
       throw new AgentError(
         'STATE_WRITE_FAILED',
         `could not save volume ${record.ID} to client state ${this.fileOf(record.ID)}: ${(err as Error).message}`,
-        {
-          volumeId: record.ID,
-          file: this.fileOf(record.ID),
-        },
+        { volumeId: record.ID, file: this.fileOf(record.ID) },
       );
     }
   }
@@ -164,10 +162,7 @@ export class ClientState {
       throw new AgentError(
         'STATE_WRITE_FAILED',
         `could not remove volume ${id} from client state ${this.fileOf(id)}: ${(err as Error).message}`,
-        {
-          volumeId: id,
-          file: this.fileOf(id),
-        },
+        { volumeId: id, file: this.fileOf(id) },
       );
     }
   }
@@ -253,8 +248,9 @@ export class ClientState {
       this.index?.forget('records');
       return undefined;
     }
-    this.revived = { items, records: revived.records };
-    return revived.records;
+    const records = revived.records as VolumeRecord[];
+    this.revived = { items, records };
+    return records;
   }
 
   /**
@@ -379,196 +375,6 @@ async function staleTempFilesIn(dir: string): Promise<string[]> {
     .map((n) => join(dir, n));
 }
 
-/** The fields of a record as the state index keeps them. */
-const RECORD_KEYS = ['ID', 'HostPath', 'CreateReq', 'Volume'];
-const REQUEST_KEYS = [
-  'ID',
-  'Name',
-  'PluginID',
-  'Namespace',
-  'NodeID',
-  'RequestedCapacityMinBytes',
-  'RequestedCapacityMaxBytes',
-  'Parameters',
-];
-const VOLUME_KEYS = [
-  'Namespace',
-  'NodePool',
-  'CapacityBytes',
-  'RequestedCapabilities',
-  'Constraints',
-  'CreateTime',
-  'ModifyTime',
-];
-
-const hasKeys = (value: object, keys: readonly string[]) => {
-  const own = Object.keys(value);
-  return own.length === keys.length && own.every((k) => keys.includes(k));
-};
-
-/**
- * The records as the state index keeps them: first a table of the values they share, then
- * one array per record, its ID and name as text and every other field as the place of its
- * value in the table (volumes made alike share a node, a pool, capabilities, times, and
- * their path but for the ID), a fifth of the bytes to parse of the records spelled out.
- * Byte counts are decimal text, so one JSON.parse reads them exactly. A record with any
- * other field set (a schema grown since) is kept whole, as an object. The table also keeps
- * each record file's stamp (`Files`, in the records' order), so a file changed in place is
- * read again.
- */
-function indexedRecords(records: readonly VolumeRecord[], files: readonly string[]): unknown[] {
-  const values: unknown[] = [];
-  const places = new Map<unknown, number>();
-  const byText = new Map<string, number>();
-  const place = (value: unknown): number => {
-    const known = places.get(value);
-    if (known !== undefined) return known;
-    // Arrays and objects are shared by what they hold; strings and null by themselves.
-    const text = typeof value === 'object' && value !== null ? JSON.stringify(value) : undefined;
-    let at = text === undefined ? undefined : byText.get(text);
-    if (at === undefined) {
-      at = values.push(value) - 1;
-      if (text !== undefined) byText.set(text, at);
-    }
-    places.set(value, at);
-    return at;
-  };
-  const rows: unknown[] = records.map((r) => {
-    const req = r.CreateReq;
-    const v = r.Volume;
-    const volumeKeys = v.Namespace === undefined ? VOLUME_KEYS.slice(1) : VOLUME_KEYS;
-    if (!hasKeys(r, RECORD_KEYS) || !hasKeys(req, REQUEST_KEYS) || !hasKeys(v, volumeKeys)) {
-      return {
-        ...r,
-        CreateReq: {
-          ...req,
-          RequestedCapacityMinBytes: String(req.RequestedCapacityMinBytes),
-          RequestedCapacityMaxBytes: String(req.RequestedCapacityMaxBytes),
-        },
-        Volume: { ...v, CapacityBytes: String(v.CapacityBytes) },
-      };
-    }
-    // The path: the place of the folder it is in, when it ends in the ID; else -1 - the place of the path.
-    const inFolder = r.HostPath.endsWith(`/${r.ID}`);
-    return [
-      r.ID,
-      req.Name,
-      inFolder ? place(r.HostPath.slice(0, -r.ID.length)) : -1 - place(r.HostPath),
-      place(req.PluginID),
-      place(req.Namespace),
-      place(req.NodeID),
-      place(String(req.RequestedCapacityMinBytes)),
-      place(String(req.RequestedCapacityMaxBytes)),
-      place(req.Parameters),
-      place(v.Namespace ?? null),
-      place(v.NodePool),
-      place(String(v.CapacityBytes)),
-      place(v.RequestedCapabilities),
-      place(v.Constraints),
-      place(v.CreateTime),
-      place(v.ModifyTime),
-    ];
-  });
-  return [{ Values: values, Files: files }, ...rows];
-}
-
-/**
- * The records of the index made whole again (byte counts as bigints), or undefined when
- * any item is not shaped as `indexedRecords` wrote it: the index was written from records
- * that passed the schema, so this checks only that it is that file. Records made alike
- * share the table's arrays and objects (capabilities, constraints, parameters), which
- * nothing changes in place.
- */
-function reviveRecords(items: unknown[]): { records: VolumeRecord[]; files: string[] } | undefined {
-  const digits = /^-?[0-9]+$/;
-  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
-  const bytes = (v: unknown) => {
-    if (v === '0') return 0n;
-    if (typeof v !== 'string' || !digits.test(v)) throw new TypeError('not a byte count');
-    return BigInt(v);
-  };
-  const table = items[0];
-  if (!isObject(table) || !Array.isArray(table.Values)) return undefined;
-  // The stamp of each record's file when it was read (an index without them vouches for nothing).
-  const files: unknown = table.Files;
-  if (!Array.isArray(files) || files.length !== items.length - 1 || !files.every((f) => typeof f === 'string'))
-    return undefined;
-  const values: unknown[] = table.Values;
-  const at = (place: unknown): unknown => {
-    if (typeof place !== 'number' || !Number.isInteger(place) || place < 0 || place >= values.length)
-      throw new TypeError('not a place in the table');
-    return values[place];
-  };
-  const text = (place: unknown): string => {
-    const value = at(place);
-    if (typeof value !== 'string') throw new TypeError('not text');
-    return value;
-  };
-  const revivedBytes = new Map<unknown, bigint>();
-  const bytesAt = (place: unknown): bigint => {
-    let n = revivedBytes.get(place);
-    if (n === undefined) revivedBytes.set(place, (n = bytes(at(place))));
-    return n;
-  };
-  const records: VolumeRecord[] = [];
-  try {
-    for (let i = 1; i < items.length; i++) {
-      const item = items[i];
-      if (Array.isArray(item)) {
-        if (item.length !== 16) return undefined;
-        const [id, name, path] = item as unknown[];
-        const capabilities = at(item[12]);
-        const constraints = at(item[13]);
-        if (typeof id !== 'string' || typeof name !== 'string' || typeof path !== 'number') return undefined;
-        if (!Array.isArray(capabilities) || !Array.isArray(constraints)) return undefined;
-        const createReq = {
-          ID: id,
-          Name: name,
-          PluginID: text(item[3]),
-          Namespace: text(item[4]),
-          NodeID: text(item[5]),
-          RequestedCapacityMinBytes: bytesAt(item[6]),
-          RequestedCapacityMaxBytes: bytesAt(item[7]),
-          Parameters: at(item[8]),
-        };
-        const volume = {
-          NodePool: text(item[10]),
-          CapacityBytes: bytesAt(item[11]),
-          RequestedCapabilities: capabilities,
-          Constraints: constraints,
-          CreateTime: text(item[14]),
-          ModifyTime: text(item[15]),
-        };
-        const namespace = at(item[9]);
-        records.push({
-          ID: id,
-          HostPath: path >= 0 ? `${text(path)}${id}` : text(-1 - path),
-          CreateReq: createReq,
-          Volume: namespace === null ? volume : { Namespace: namespace, ...volume },
-        } as VolumeRecord);
-        continue;
-      }
-      if (!isObject(item) || typeof item.ID !== 'string' || typeof item.HostPath !== 'string') return undefined;
-      const req = item.CreateReq;
-      const volume = item.Volume;
-      if (!isObject(req) || !isObject(volume) || req.ID !== item.ID || typeof req.Name !== 'string') return undefined;
-      if (!Array.isArray(volume.RequestedCapabilities) || !Array.isArray(volume.Constraints)) return undefined;
-      records.push({
-        ...item,
-        CreateReq: {
-          ...req,
-          RequestedCapacityMinBytes: bytes(req.RequestedCapacityMinBytes),
-          RequestedCapacityMaxBytes: bytes(req.RequestedCapacityMaxBytes),
-        },
-        Volume: { ...volume, CapacityBytes: bytes(volume.CapacityBytes) },
-      } as VolumeRecord);
-    }
-  } catch {
-    return undefined;
-  }
-  return { records, files: files as string[] };
-}
-
 /**
  * A record's JSON: plain `JSON.parse` when no number in it is long enough to lose precision
  * as a double (every record of a volume under 1 PB), its three byte counts then made
@@ -587,10 +393,6 @@ function decodeRecord(text: string): unknown {
     if (holder && typeof holder[key] === 'number' && Number.isSafeInteger(holder[key]))
       holder[key] = BigInt(holder[key]);
   };
-  if (raw && typeof raw === 'object') {
-    toBigInt(raw.CreateReq, 'RequestedCapacityMinBytes');
-    toBigInt(raw.CreateReq, 'RequestedCapacityMaxBytes');
-    toBigInt(raw.Volume, 'CapacityBytes');
-  }
+  if (raw && typeof raw === 'object') for (const { part, key } of BYTE_COUNT_FIELDS) toBigInt(raw[part], key);
   return raw;
 }
