@@ -1,0 +1,87 @@
+// How `dhv` feels to a user scripting it (issue 41's speed goals): every read-only command
+// within 1.5× `node -e 0`, and 100 `volume create -detach` of dhv-mkdir in a row within
+// 1.5× what Nomad's CLI and agent took for the same on this machine (10.8 s, issue 41).
+import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const DHV = fileURLToPath(new URL('../packages/harness/bin/run.js', import.meta.url));
+const PLUGIN = fileURLToPath(new URL('../packages/plugin-mkdir/dist/dhv-mkdir', import.meta.url));
+const ROUNDS = 20;
+const CREATES = 100;
+/** 100 sequential `nomad volume create -detach` of dhv-mkdir through Nomad 2.0.5's CLI and agent, measured beside dhv (issue 41). */
+const NOMAD_CREATES_MS = 10_800;
+
+const spec = (name) => `name = "${name}"\ntype = "host"\nplugin_id = "dhv-mkdir"\n`;
+
+export default async function run(lib) {
+  const dir = await lib.makeScratch('cli');
+  const dataDir = join(dir, 'data');
+  const env = { ...process.env, NO_COLOR: '1', DHV_DATA_DIR: dataDir };
+  const dhv = (...args) => execFileSync(process.execPath, [DHV, ...args], { cwd: dir, env, stdio: 'pipe' }).toString();
+  try {
+    await mkdir(join(dataDir, 'host_volume_plugins'), { recursive: true });
+    await copyFile(PLUGIN, join(dataDir, 'host_volume_plugins', 'dhv-mkdir'));
+    for (const name of ['a', 'b', 'c']) {
+      await writeFile(join(dir, `${name}.hcl`), spec(name));
+      dhv('volume', 'create', '-detach', join(dir, `${name}.hcl`));
+    }
+    const id = JSON.parse(dhv('volume', 'status', '-json'))[0].ID;
+
+    const commands = {
+      'node -e 0': [process.execPath, ['-e', '0']],
+      'dhv --version': [process.execPath, [DHV, '--version']],
+      'dhv volume status': [process.execPath, [DHV, 'volume', 'status']],
+      'dhv volume status <id>': [process.execPath, [DHV, 'volume', 'status', id]],
+      'dhv volume status -json': [process.execPath, [DHV, 'volume', 'status', '-json']],
+      'dhv node status': [process.execPath, [DHV, 'node', 'status']],
+      'dhv namespace list': [process.execPath, [DHV, 'namespace', 'list']],
+      'dhv job status': [process.execPath, [DHV, 'job', 'status']],
+    };
+    const samples = Object.fromEntries(Object.keys(commands).map((row) => [row, []]));
+    for (const [file, args] of Object.values(commands))
+      await lib.timeProcess(file, args, { env, cwd: dir, runs: 1, warmup: 1 });
+    // Round-robin, so a change in the machine's load weighs on every row alike.
+    for (let i = 0; i < ROUNDS; i++)
+      for (const [row, [file, args]] of Object.entries(commands))
+        samples[row].push(...(await lib.timeProcess(file, args, { env, cwd: dir, runs: 1, warmup: 0 })));
+
+    const specs = [];
+    for (let i = 0; i < CREATES; i++) {
+      specs.push(join(dir, `v${i}.hcl`));
+      await writeFile(specs[i], spec(`v${i}`));
+    }
+    const started = performance.now();
+    for (const file of specs)
+      await lib.timeProcess(process.execPath, [DHV, 'volume', 'create', '-detach', file], {
+        env,
+        cwd: dir,
+        runs: 1,
+        warmup: 0,
+      });
+    const scripted = performance.now() - started;
+
+    return {
+      title: 'dhv as a user scripts it: read-only commands and 100 creates in a row',
+      note:
+        `Whole \`dhv\` processes from the checkout (bin/run.js, its bundle and V8 code cache) on a data dir ` +
+        `holding 3 dhv-mkdir volumes; \`node -e 0\` (same node) is the floor. The rows run in turn, ${ROUNDS} rounds ` +
+        `after one warm-up run each. Then ${CREATES} \`volume create -detach\` of dhv-mkdir, one after another, ` +
+        `each a new volume (the plugin's own time included), against the ${NOMAD_CREATES_MS / 1000} s Nomad 2.0.5's ` +
+        'CLI and agent took for the same on this machine (issue 41).',
+      rows: [
+        ...Object.entries(samples).map(([label, samplesMs], i) =>
+          i === 0 ? { label, samplesMs, baseline: true } : { label, samplesMs, target: '≤ 1.5× node -e 0' },
+        ),
+        {
+          label: `${CREATES} × dhv volume create -detach (dhv-mkdir), in a row`,
+          samplesMs: [scripted],
+          target: `≤ ${(1.5 * NOMAD_CREATES_MS) / 1000} s (1.5× Nomad's ${NOMAD_CREATES_MS / 1000} s)`,
+        },
+      ],
+    };
+  } finally {
+    await lib.removeScratch(dir);
+  }
+}
