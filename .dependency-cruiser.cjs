@@ -94,6 +94,15 @@ module.exports = {
       to: { path: '(^|/)@oclif/core' },
     },
     {
+      name: 'commands-through-the-agent',
+      comment:
+        'A command asks the agent (the Agent facade, agent/*.ts), never its state store: what the data dir holds ' +
+        '(the node ID included) is read through the agent, so the store can change without a command noticing.',
+      severity: 'error',
+      from: { path: `${H}commands/` },
+      to: { path: `${H}agent/state/` },
+    },
+    {
       name: 'conformance-not-agent',
       comment: 'The conformance catalogue judges plugins without the simulated agent.',
       severity: 'error',

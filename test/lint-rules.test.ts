@@ -133,6 +133,19 @@ describe('the dependency rules (npm run lint:deps)', () => {
     expect(await violations()).toEqual(['state-layout-only-in-store']);
   });
 
+  it("fail a command importing the agent's state store, and let it import what agent/ offers", async () => {
+    await writeFiles({
+      'packages/harness/src/agent/state/node-identity.ts': 'export const loadNodeId = String;\n',
+      'packages/harness/src/agent/state/store.ts': "export { loadNodeId } from './node-identity.js';\n",
+      'packages/harness/src/agent/node-identity.ts': "export { loadNodeId } from './state/store.js';\n",
+      'packages/harness/src/commands/plugin/run.ts': "export { loadNodeId } from '../../agent/node-identity.js';\n",
+      'packages/harness/src/commands/agent/gc.ts': "export { loadNodeId } from '../../agent/state/node-identity.js';\n",
+    });
+    expect(await violatingImports()).toEqual([
+      'commands-through-the-agent: packages/harness/src/commands/agent/gc.ts → packages/harness/src/agent/state/node-identity.ts',
+    ]);
+  });
+
   it("fail the harness's go/ importing another folder of the harness, and let every folder import it", async () => {
     await writeFiles({
       'packages/harness/src/go/multierror.ts': 'export const multierrorText = String;\n',

@@ -5,7 +5,7 @@ import { copyFile, lstat, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { execPlugin } from '@dhv/sdk/client';
-import { collectOrphans, findOrphans, loadAgentConfig } from '@dhv/harness';
+import { Agent, loadAgentConfig } from '@dhv/harness';
 import {
   skipRootTests,
   skipUnless,
@@ -150,18 +150,16 @@ describe.concurrent('dhv agent gc', () => {
     expect(run.stdout).toContain('--json');
   });
 
-  it('is a library call too: findOrphans and collectOrphans from @dhv/harness', async ({
+  it("is a library call too: the Agent's orphans() from @dhv/harness", async ({
     box: { dataDir, pluginDir, volumesDir, claimName },
   }) => {
     await mkdir(join(volumesDir, ORPHAN_ID), { recursive: true });
     await claimName('cut-short', ORPHAN_ID);
-    const config = await loadAgentConfig({ dataDir, pluginDir });
+    const gc = (await Agent.open(await loadAgentConfig({ dataDir, pluginDir }))).orphans();
 
-    expect(await findOrphans(config)).toMatchObject([
-      { id: ORPHAN_ID, kind: 'directory', plugin: 'mkdir', blocker: undefined },
-    ]);
-    expect(await collectOrphans(config, { remove: true })).toMatchObject({ removed: [ORPHAN_ID], failed: [] });
-    expect(await findOrphans(config)).toEqual([]);
+    expect(await gc.find()).toMatchObject([{ id: ORPHAN_ID, kind: 'directory', plugin: 'mkdir', blocker: undefined }]);
+    expect(await gc.collect({ remove: true })).toMatchObject({ removed: [ORPHAN_ID], failed: [] });
+    expect(await gc.find()).toEqual([]);
   });
 
   it('removes a planted symlink itself, never its target', async ({ box: { sandbox, volumesDir, dhv, claimName } }) => {

@@ -31,7 +31,7 @@ export {
 } from './agent/host-volumes.js';
 export { DEFAULT_RESTORE_DEADLINE_MS } from './agent/restore.js';
 export { VolumeManager, type RestoreOutcome, type AgentLogLine } from './agent/client/host-volume-manager.js';
-export { simulateReboot, type RebootReport, type RebootScope } from './agent/reboot.js';
+export type { RebootReport, RebootScope } from './agent/reboot.js';
 export { builtinFirst, fingerprintPlugins, isBuiltinPlugin, type Fingerprint } from './agent/plugins.js';
 export { builtinMkdirRunner } from './agent/builtin-mkdir-runner.js';
 export { processRunner } from './runner/process-runner.js';
@@ -45,14 +45,6 @@ export {
   type DecodedValue,
 } from './runner/plugin-runner.js';
 export { runPluginOnce, type PluginRunInput, type PluginRunOnce, type RawExit } from './agent/run-plugin-once.js';
-export {
-  findOrphans,
-  removeOrphan,
-  collectOrphans,
-  OrphanError,
-  type Orphan,
-  type OrphanKind,
-  type GcReport,
-} from './agent/orphans.js';
+export { OrphanCollector, OrphanError, type Orphan, type OrphanKind, type GcReport } from './agent/orphans.js';
 export type { HostVolume, VolumeState } from './agent/volume-view.js';
 export { runSeedStory, type DemoReport } from './demo/seed-story.js';

@@ -1,6 +1,5 @@
 import { setMaxListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
-import { PluginError } from '@dhv/sdk/client';
 import type { AgentConfig, StaticHostVolume } from '../config/agent-config.js';
 import type { VolumeSpec } from '../volume-specs/volume-spec.js';
 import type { ClientState, ClientCreateRequest, VolumeRecord } from './state/client-state.js';
@@ -19,6 +18,7 @@ import { placementProblem } from './servers/placement.js';
 import { existingForUpdate } from './servers/update-rules.js';
 import { stateAfterUpsert, statesAfterNodeUpdate } from './servers/volume-states.js';
 import {
+  asServersReturn,
   clientCreateRequest,
   clientRegisterRequest,
   registeredServerVolume,
@@ -26,6 +26,7 @@ import {
 } from './servers/host-volume-endpoint.js';
 import { deleteRequestFor, type ClientDeleteRequest, type ClientRegisterRequest } from './client/plugin-requests.js';
 import { builtinFirst, fingerprintPlugins, type Fingerprint } from './plugins.js';
+import { OrphanCollector } from './orphans.js';
 import type { PluginRunner } from '../runner/plugin-runner.js';
 import { simulateReboot, type RebootReport } from './reboot.js';
 import { DEFAULT_RESTORE_DEADLINE_MS, restoreWarnings } from './restore.js';
@@ -153,7 +154,7 @@ export class Agent {
         async () => {
           // A reboot kills every task before it takes the volumes' mounts, and the client runs them again after the restore.
           const killed = options.reboot ? await this.jobs().killForReboot() : [];
-          const reboot = options.reboot ? await simulateReboot(this.config, signal, this.store) : undefined;
+          const reboot = options.reboot ? await simulateReboot(this.config, this.store, signal) : undefined;
           const report = await this.startHeld(options);
           if (killed.length > 0) await this.jobs().restartAfterReboot(killed);
           await this.retryBlockedJobs();
@@ -401,6 +402,11 @@ export class Agent {
     });
   }
 
+  /** gc: the volumes on disk that client state does not know, found in this agent's store, removed with its runner. */
+  orphans(): OrphanCollector {
+    return new OrphanCollector(this.config, this.store, this.runner);
+  }
+
   /** The namespaces volumes and jobs live in (`default` always). */
   namespaces(): Namespaces {
     return new Namespaces(this.store, this.jobs());
@@ -607,31 +613,4 @@ export class Agent {
 
 function serverKey(record: VolumeRecord): { ID: string; Name: string } {
   return { ID: record.ID, Name: record.CreateReq.Name };
-}
-
-/**
- * A plugin's failure as Nomad's servers return the client's error: behind the name of the RPC
- * (`HostVolume.Create error: error creating volume ...`), dhv's hints still on the lines below.
- */
-function asServersReturn(rpc: 'HostVolume.Create' | 'HostVolume.Delete', err: unknown): unknown {
-  if (!(err instanceof PluginError)) return err;
-  const wrapped = new PluginError(err.code, err.reason, {
-    pluginId: err.pluginId,
-    executable: err.executable,
-    operation: err.operation,
-    volumeId: err.volumeId,
-    exitCode: err.exitCode,
-    signal: err.signal,
-    durationMs: err.durationMs,
-    stdout: err.stdout,
-    stderr: err.stderr,
-    pluginMessage: err.pluginMessage,
-    truncated: err.truncated,
-    runError: err.runError,
-    nomadPanic: err.nomadPanic,
-    nomadMessage: `${rpc} error: ${err.nomadMessage}`,
-    hints: err.hints,
-  });
-  wrapped.stack = err.stack;
-  return wrapped;
 }

@@ -3,9 +3,8 @@ import { basename, dirname, join } from 'node:path';
 import { isFreeLock, isUuid, removeFreeLock } from '@dhv/sdk';
 import { BUILTIN_MKDIR_ID, PluginError } from '@dhv/sdk/client';
 import type { AgentConfig } from '../config/agent-config.js';
-import { valueOf } from '../runner/plugin-runner.js';
-import { builtinFirst } from './plugins.js';
-import { AgentStore } from './state/store.js';
+import { valueOf, type PluginRunner } from '../runner/plugin-runner.js';
+import type { AgentStore } from './state/store.js';
 import { attachedLoopDevices, canonicalFolder, mountsBelow, type LoopDevice } from '@dhv/sdk/host';
 import { DhvError } from '../errors/dhv-error.js';
 
@@ -49,8 +48,83 @@ export class OrphanError extends DhvError {
 const LOCK_SUFFIX = '.lock';
 const STAGING_SUFFIX = '.new';
 
-/** Every orphan under the volumes dir, sorted by ID. */
-export async function findOrphans(config: AgentConfig, store = new AgentStore(config.dataDir)): Promise<Orphan[]> {
+export interface RemoveOptions {
+  signal?: AbortSignal;
+}
+
+export type RemoveOutcome = 'removed' | 'recorded meanwhile';
+
+export interface GcOptions {
+  remove?: boolean;
+  /** Only the orphans whose ID starts with one of these. */
+  ids?: readonly string[];
+  signal?: AbortSignal;
+}
+
+/**
+ * gc for one agent (`Agent.orphans()`): finds orphans with the agent's store and removes
+ * each with the delete of the plugin that made it, run by the agent's runner.
+ */
+export class OrphanCollector {
+  constructor(
+    private readonly config: AgentConfig,
+    private readonly store: AgentStore,
+    private readonly runner: PluginRunner,
+  ) {}
+
+  /** Every orphan under the volumes dir, sorted by ID. */
+  find(): Promise<Orphan[]> {
+    return findOrphans(this.config, this.store);
+  }
+
+  /** See removeOrphan. */
+  remove(orphan: Orphan, options: RemoveOptions = {}): Promise<RemoveOutcome> {
+    return removeOrphan(this.config, this.store, this.runner, orphan, options);
+  }
+
+  /** Lists the orphans (only those in `ids`, when given) and, with `remove`, removes each, reporting every failure. */
+  collect(options: GcOptions = {}): Promise<GcReport> {
+    // Removing holds the agent exclusive: no create, delete or restart runs while gc decides what is an orphan.
+    if (!options.remove) return this.report(options);
+    return this.store.lock.exclusive(
+      { doing: 'removing orphaned volumes (gc --remove)' },
+      () => this.report(options),
+      options.signal,
+    );
+  }
+
+  private async report(options: GcOptions): Promise<GcReport> {
+    const { config, store } = this;
+    const all = await this.find();
+    const orphans =
+      options.ids && options.ids.length > 0 ? all.filter((o) => options.ids!.some((id) => o.id.startsWith(id))) : all;
+    const target = await realpath(config.volumesDir).catch(() => undefined);
+    const report: GcReport = {
+      volumesDir: config.volumesDir,
+      volumesDirTarget: target !== undefined && target !== config.volumesDir ? target : undefined,
+      freeLocks: await leftLockFiles(config, store),
+      orphans,
+      removed: [],
+      failed: [],
+    };
+    if (!options.remove) return report;
+    report.freeLocks = [];
+    for (const lock of await leftLockFiles(config, store))
+      if (!(await removeFreeLock(lock))) report.freeLocks.push(lock);
+    for (const orphan of orphans) {
+      try {
+        if ((await this.remove(orphan, options.signal ? { signal: options.signal } : {})) === 'removed')
+          report.removed.push(orphan.id);
+      } catch (err) {
+        if (!(err instanceof OrphanError)) throw err;
+        report.failed.push({ id: orphan.id, error: err });
+      }
+    }
+    return report;
+  }
+}
+
+async function findOrphans(config: AgentConfig, store: AgentStore): Promise<Orphan[]> {
   const { records, damaged } = await store.records.scan();
   // A volume whose record does not load is still this agent's: never an orphan.
   const known = new Set([...records.map((r) => r.ID), ...damaged.map((d) => d.id)]);
@@ -195,29 +269,24 @@ function describeOrphan(id: string, trace: Trace, name: string | undefined, clai
   return { ...base, kind: 'directory', plugin: BUILTIN_MKDIR_ID, blocker: undefined };
 }
 
-export interface RemoveOptions {
-  signal?: AbortSignal;
-}
-
-export type RemoveOutcome = 'removed' | 'recorded meanwhile';
-
 /**
  * Removes one orphan with the delete of the plugin that made it. Holding the name lock
  * of its create (when its claim survives) and checking client state again under it, so
  * a create still running in another `dhv` process is never mistaken for an orphan.
  */
-export async function removeOrphan(
+async function removeOrphan(
   config: AgentConfig,
+  store: AgentStore,
+  runner: PluginRunner,
   orphan: Orphan,
-  options: RemoveOptions = {},
-  store = new AgentStore(config.dataDir),
+  options: RemoveOptions,
 ): Promise<RemoveOutcome> {
   const work = async (): Promise<RemoveOutcome> => {
     if (await store.records.get(orphan.id)) return 'recorded meanwhile';
     if (orphan.blocker)
       throw new OrphanError(`orphan ${orphan.id} was not removed: ${orphan.blocker}`, orphan.id, orphan.paths);
     try {
-      await deleteWithPlugin(config, store, orphan, options.signal);
+      await deleteWithPlugin(config, store, runner, orphan, options.signal);
     } catch (err) {
       const why = err instanceof PluginError ? err.message : (err as Error).message;
       throw new OrphanError(`orphan ${orphan.id} was not removed: ${why}`, orphan.id, orphan.paths);
@@ -245,6 +314,7 @@ export async function removeOrphan(
 async function deleteWithPlugin(
   config: AgentConfig,
   store: AgentStore,
+  runner: PluginRunner,
   orphan: Orphan,
   signal: AbortSignal | undefined,
 ): Promise<void> {
@@ -256,7 +326,6 @@ async function deleteWithPlugin(
       );
     return;
   }
-  const runner = builtinFirst();
   // Looked up first, so a plugin gone from the plugin dir reads as the agent's lookup error.
   await runner.lookup(config.pluginDir, orphan.plugin);
   valueOf(
@@ -286,53 +355,6 @@ export interface GcReport {
   orphans: Orphan[];
   removed: string[];
   failed: Array<{ id: string; error: OrphanError }>;
-}
-
-/** Lists the orphans (only those in `ids`, when given) and, with `remove`, removes each, reporting every failure. */
-export async function collectOrphans(
-  config: AgentConfig,
-  options: { remove?: boolean; ids?: readonly string[]; signal?: AbortSignal } = {},
-): Promise<GcReport> {
-  const store = new AgentStore(config.dataDir);
-  // Removing holds the agent exclusive: no create, delete or restart runs while gc decides what is an orphan.
-  if (!options.remove) return gcReport(config, store, options);
-  return store.lock.exclusive(
-    { doing: 'removing orphaned volumes (gc --remove)' },
-    () => gcReport(config, store, options),
-    options.signal,
-  );
-}
-
-async function gcReport(
-  config: AgentConfig,
-  store: AgentStore,
-  options: { remove?: boolean; ids?: readonly string[]; signal?: AbortSignal },
-): Promise<GcReport> {
-  const all = await findOrphans(config, store);
-  const orphans =
-    options.ids && options.ids.length > 0 ? all.filter((o) => options.ids!.some((id) => o.id.startsWith(id))) : all;
-  const target = await realpath(config.volumesDir).catch(() => undefined);
-  const report: GcReport = {
-    volumesDir: config.volumesDir,
-    volumesDirTarget: target !== undefined && target !== config.volumesDir ? target : undefined,
-    freeLocks: await leftLockFiles(config, store),
-    orphans,
-    removed: [],
-    failed: [],
-  };
-  if (!options.remove) return report;
-  report.freeLocks = [];
-  for (const lock of await leftLockFiles(config, store)) if (!(await removeFreeLock(lock))) report.freeLocks.push(lock);
-  for (const orphan of orphans) {
-    try {
-      if ((await removeOrphan(config, orphan, options.signal ? { signal: options.signal } : {}, store)) === 'removed')
-        report.removed.push(orphan.id);
-    } catch (err) {
-      if (!(err instanceof OrphanError)) throw err;
-      report.failed.push({ id: orphan.id, error: err });
-    }
-  }
-  return report;
 }
 
 /**

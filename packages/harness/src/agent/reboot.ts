@@ -10,7 +10,7 @@ import {
 } from '@dhv/sdk/host';
 import { isRegistered, type VolumeRecord } from './state/client-state.js';
 import { AgentError } from '../errors/agent-error.js';
-import { AgentStore } from './state/store.js';
+import type { AgentStore } from './state/store.js';
 
 export type { RebootReport };
 
@@ -35,8 +35,8 @@ export interface RebootScope {
  */
 export async function simulateReboot(
   scope: RebootScope,
+  store: AgentStore,
   signal?: AbortSignal,
-  store = new AgentStore(scope.dataDir),
 ): Promise<RebootReport> {
   return store.lock.exclusive({ doing: 'simulating a reboot' }, () => reboot(scope, store, signal), signal);
 }

@@ -1,3 +1,4 @@
+import { PluginError } from '@dhv/sdk/client';
 import type { VolumeSpec } from '../../volume-specs/volume-spec.js';
 import type { ClientCreateRequest, VolumeRecord } from '../state/client-state.js';
 import { AgentError } from '../../errors/agent-error.js';
@@ -72,4 +73,31 @@ export function clientRegisterRequest(spec: VolumeSpec, id: string, nodeId: stri
     CapacityBytes: spec.capacityBytes,
     Parameters: spec.parameters,
   };
+}
+
+/**
+ * A plugin's failure as Nomad's servers return the client's error: behind the name of the RPC
+ * (`HostVolume.Create error: error creating volume ...`), dhv's hints still on the lines below.
+ */
+export function asServersReturn(rpc: 'HostVolume.Create' | 'HostVolume.Delete', err: unknown): unknown {
+  if (!(err instanceof PluginError)) return err;
+  const wrapped = new PluginError(err.code, err.reason, {
+    pluginId: err.pluginId,
+    executable: err.executable,
+    operation: err.operation,
+    volumeId: err.volumeId,
+    exitCode: err.exitCode,
+    signal: err.signal,
+    durationMs: err.durationMs,
+    stdout: err.stdout,
+    stderr: err.stderr,
+    pluginMessage: err.pluginMessage,
+    truncated: err.truncated,
+    runError: err.runError,
+    nomadPanic: err.nomadPanic,
+    nomadMessage: `${rpc} error: ${err.nomadMessage}`,
+    hints: err.hints,
+  });
+  wrapped.stack = err.stack;
+  return wrapped;
 }

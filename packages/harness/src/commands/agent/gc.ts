@@ -1,6 +1,5 @@
 import { dhvDocument } from '../../presenters/dhv-document.js';
 import { Flags } from '@oclif/core';
-import { collectOrphans } from '../../agent/orphans.js';
 import { EXIT_CODES } from '../../errors/exit-codes.js';
 import { DhvCommand, agentFlags, type AgentFlagValues } from '../dhv-command.js';
 import { gcText, orphanJson } from '../../presenters/format-orphans.js';
@@ -34,8 +33,8 @@ export default class AgentGc extends DhvCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(AgentGc);
-    const config = await this.agentConfig(flags);
-    const report = await collectOrphans(config, { remove: flags.remove, ids: flags.id ?? [] });
+    const agent = await this.openAgent(flags);
+    const report = await agent.orphans().collect({ remove: flags.remove, ids: flags.id ?? [] });
     const again = removeCommand(this.config.bin, flags);
     if (this.jsonOutput) {
       this.printJson(

@@ -5,7 +5,7 @@ import { parseByteSize } from '@dhv/sdk';
 import { pluginTrustWarnings } from '@dhv/sdk/client';
 import { CleanupJournal } from '@dhv/sdk/host';
 import { runPluginOnce } from '../../agent/run-plugin-once.js';
-import { loadNodeId } from '../../agent/state/node-identity.js';
+import { Agent } from '../../agent/agent.js';
 import { UsageError } from '../../errors/dhv-error.js';
 import { parseParameterPairs } from '../../conformance/settings.js';
 import { DhvCommand, agentFlags, interruptions } from '../dhv-command.js';
@@ -84,7 +84,7 @@ export default class PluginRun extends DhvCommand {
         // its volume): a plugin run here finds it missing where it would under a real agent.
         volumesDir: config.volumesDir,
         nodePool: config.nodePool,
-        nodeId: flags['node-id'] ?? (await loadNodeId(config.dataDir)),
+        nodeId: flags['node-id'] ?? (await Agent.open(config)).nodeId,
         ...request,
         signal: controller.signal,
       }),
