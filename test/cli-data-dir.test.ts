@@ -22,10 +22,12 @@ const dhv = (args: string[], env: NodeJS.ProcessEnv = {}) =>
   runDhv(args, { cwd: t, env: { DHV_DATA_DIR: undefined, ...env } });
 
 describe('issue 35: the data dir is stated and never invented', () => {
-  it('volume status and node status in a folder with no data dir create none, name where they looked and how to set it, and exit 1', async () => {
+  it('volume status, node status and agent gc in a folder with no data dir create none, name where they looked and how to set it, and exit 1', async () => {
     for (const command of [
       ['volume', 'status'],
       ['node', 'status'],
+      ['agent', 'gc'],
+      ['agent', 'gc', '--remove'],
     ]) {
       const run = await dhv(command);
       expect(run.exitCode, command.join(' ')).toBe(1);

@@ -33,7 +33,8 @@ export default class AgentGc extends DhvCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(AgentGc);
-    const agent = await this.openAgent(flags);
+    // A data dir that is not there has no orphans, and gc never makes one: it says so.
+    const agent = await this.openAgent(flags, { readOnly: true });
     const report = await agent.orphans().collect({ remove: flags.remove, ids: flags.id ?? [] });
     const again = removeCommand(this.config.bin, flags);
     if (this.jsonOutput) {
