@@ -63,8 +63,9 @@ export interface DhvRunOutput {
 }
 
 /**
- * In one node process, the `dhv` executable (bin/run.js) evaluated afresh for each argument list
- * (a new URL each time, so a new module, and with it a new load of the bundle and of oclif), with
+ * In one node process, the `dhv` executable's start (bin/start.js: bin/run.js without its
+ * closing process.exit) evaluated afresh for each argument list (a new URL each time, so a
+ * new module, and with it a new load of the bundle and of oclif), with
  * process.argv as a shell sets it and its output captured. For what dhv prints and exits with
  * and leaves nowhere else (help, usage errors): a hundred such runs cost one node start, not a
  * hundred. A run that ends the process (process.exit) ends them all, and the call throws.
@@ -84,7 +85,8 @@ for (const [n, args] of JSON.parse(lists).entries()) {
     };
   process.argv = [process.execPath, bin, ...args];
   process.exitCode = undefined;
-  await import(pathToFileURL(bin).href + '?run=' + n);
+  const { start } = await import(new URL('start.js', pathToFileURL(bin)).href + '?run=' + n);
+  await start();
   results.push({ exitCode: Number(process.exitCode ?? 0), ...output });
 }
 process.stdout.write = write.stdout;
