@@ -6,10 +6,16 @@ const PLUGINS = '^packages/plugin-[^/]+/';
 const H = '^packages/harness/src/';
 /**
  * What only tests use, in a package: its src/testing/ and src/__fixtures__/, the harness's
- * testing entry (src/testing.ts, @dhv/harness/testing), and the fake runner, which runner/ keeps
- * beside the real ones. The test kit (test/support/) has a rule of its own.
+ * testing entry (src/testing.ts, @dhv/harness/testing) and what that entry ships beside it
+ * (src/test-seams/: the package's testing/ folders are never packed), and the fake runner,
+ * which runner/ keeps beside the real ones. The test kit (test/support/) has a rule of its own.
  */
-const TEST_SEAM = ['/__fixtures__/', '^packages/[^/]+/src/testing(/|\\.ts$)', `${H}runner/fake-runner\\.ts$`];
+const TEST_SEAM = [
+  '/__fixtures__/',
+  '^packages/[^/]+/src/testing(/|\\.ts$)',
+  `${H}test-seams/`,
+  `${H}runner/fake-runner\\.ts$`,
+];
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

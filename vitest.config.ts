@@ -65,7 +65,7 @@ export default defineConfig({
     coverage: {
       provider: 'v8',
       include: ['packages/*/src/**/*.ts'],
-      exclude: ['**/*.test.ts', '**/__fixtures__/**', '**/testing/**'],
+      exclude: ['**/*.test.ts', '**/__fixtures__/**', '**/testing/**', '**/test-seams/**'],
       reporter: ['text-summary', 'json-summary'],
       reportsDirectory: 'coverage',
       // A failed test still leaves the figures of what ran (vitest writes none by default).

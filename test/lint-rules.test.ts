@@ -180,10 +180,10 @@ describe('the dependency rules (npm run lint:deps)', () => {
   it('fail code that ships importing a test seam, and let tests and the testing entry import them', async () => {
     await writeFiles({
       'packages/harness/src/runner/fake-runner.ts': 'export const fake = 1;\n',
-      'packages/harness/src/testing/seed-volumes.ts': 'export const seed = 1;\n',
+      'packages/harness/src/test-seams/seed-volumes.ts': 'export const seed = 1;\n',
       'packages/harness/src/__fixtures__/volume-spec.ts': 'export const spec = 1;\n',
       'packages/harness/src/testing.ts':
-        "export { fake } from './runner/fake-runner.js';\nexport { seed } from './testing/seed-volumes.js';\n",
+        "export { fake } from './runner/fake-runner.js';\nexport { seed } from './test-seams/seed-volumes.js';\n",
       'packages/harness/src/agent/agent.test.ts':
         "export { fake } from '../runner/fake-runner.js';\nexport { spec } from '../__fixtures__/volume-spec.js';\n",
     });
@@ -191,14 +191,14 @@ describe('the dependency rules (npm run lint:deps)', () => {
 
     await writeFiles({
       'packages/harness/src/agent/restore.ts':
-        "export { fake } from '../runner/fake-runner.js';\nexport { seed } from '../testing/seed-volumes.js';\n",
+        "export { fake } from '../runner/fake-runner.js';\nexport { seed } from '../test-seams/seed-volumes.js';\n",
       'packages/harness/src/config/defaults.ts': "export { spec } from '../__fixtures__/volume-spec.js';\n",
       'packages/harness/src/index.ts': "export { seed } from './testing.js';\n",
     });
     const rule = 'production-imports-no-test-seam';
     expect(await violatingImports()).toEqual([
       `${rule}: packages/harness/src/agent/restore.ts → packages/harness/src/runner/fake-runner.ts`,
-      `${rule}: packages/harness/src/agent/restore.ts → packages/harness/src/testing/seed-volumes.ts`,
+      `${rule}: packages/harness/src/agent/restore.ts → packages/harness/src/test-seams/seed-volumes.ts`,
       `${rule}: packages/harness/src/config/defaults.ts → packages/harness/src/__fixtures__/volume-spec.ts`,
       `${rule}: packages/harness/src/index.ts → packages/harness/src/testing.ts`,
     ]);

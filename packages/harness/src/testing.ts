@@ -10,7 +10,7 @@ export type { CheckResult, ConformanceReport, SuiteSettings } from './conformanc
 /** A plugin runner in process (scriptable answers, recorded calls), to test the agent's rules without plugin processes. */
 export { FakePluginRunner, type FakeRun } from './runner/fake-runner.js';
 /** A data dir holding the records of many volumes, as their creates would have left it: to time or test a restore at scale (the restart bench). */
-export { seedVolumes, type SeedVolume } from './testing/seed-volumes.js';
+export { seedVolumes, type SeedVolume } from './test-seams/seed-volumes.js';
 export type {
   PluginRunner,
   PluginCall,
