@@ -22,12 +22,17 @@ const dhv = (args: string[], env: NodeJS.ProcessEnv = {}) =>
   runDhv(args, { cwd: t, env: { DHV_DATA_DIR: undefined, ...env } });
 
 describe('issue 35: the data dir is stated and never invented', () => {
-  it('volume status, node status and agent gc in a folder with no data dir create none, name where they looked and how to set it, and exit 1', async () => {
+  it('agent gc (a listing) in a folder with no data dir makes none and no node ID, and says which data dir it read', async () => {
+    const run = await dhv(['agent', 'gc']);
+    expect(run.exitCode).toBe(0);
+    expect(run.stderr).toContain(`Data dir: ${join(t, '.dhv')}`);
+    expect(await readdir(t)).toEqual([]);
+  });
+
+  it('volume status and node status in a folder with no data dir create none, name where they looked and how to set it, and exit 1', async () => {
     for (const command of [
       ['volume', 'status'],
       ['node', 'status'],
-      ['agent', 'gc'],
-      ['agent', 'gc', '--remove'],
     ]) {
       const run = await dhv(command);
       expect(run.exitCode, command.join(' ')).toBe(1);

@@ -407,6 +407,15 @@ export class Agent {
     return new OrphanCollector(this.config, this.store, this.runner);
   }
 
+  /**
+   * gc without opening the agent: the orphans under the volumes dir, found and removed by
+   * the agent's rules with its runner, making no data dir and no node ID (a data dir that
+   * is not there claimed no volume, so gc only lists what it finds).
+   */
+  static orphansOf(config: AgentConfig, options: AgentOptions = {}): OrphanCollector {
+    return new OrphanCollector(config, new AgentStore(config.dataDir), builtinFirst(options.runner));
+  }
+
   /** The namespaces volumes and jobs live in (`default` always). */
   namespaces(): Namespaces {
     return new Namespaces(this.store, this.jobs());

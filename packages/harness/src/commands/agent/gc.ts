@@ -1,3 +1,4 @@
+import { Agent } from '../../agent/agent.js';
 import { dhvDocument } from '../../presenters/dhv-document.js';
 import { Flags } from '@oclif/core';
 import { EXIT_CODES } from '../../errors/exit-codes.js';
@@ -33,9 +34,9 @@ export default class AgentGc extends DhvCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(AgentGc);
-    // A data dir that is not there has no orphans, and gc never makes one: it says so.
-    const agent = await this.openAgent(flags, { readOnly: true });
-    const report = await agent.orphans().collect({ remove: flags.remove, ids: flags.id ?? [] });
+    // Not openAgent: gc never makes a data dir or a node ID, and one that is not there claimed nothing.
+    const config = await this.agentConfig(flags);
+    const report = await Agent.orphansOf(config).collect({ remove: flags.remove, ids: flags.id ?? [] });
     const again = removeCommand(this.config.bin, flags);
     if (this.jsonOutput) {
       this.printJson(
