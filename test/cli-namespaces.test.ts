@@ -216,8 +216,11 @@ async function stoppedAfter(agent: TempAgent, path: string, syscall: string, arg
   const done = finished(child);
   const stopped = () => {
     const dhv = processTree(child.pid!)[1];
+    // strace pads the PID column to a width: "812  ---" as well as "31760 ---".
     return (
-      dhv !== undefined && existsSync(log) && readFileSync(log, 'utf8').includes(`${dhv} --- stopped by SIGSTOP ---`)
+      dhv !== undefined &&
+      existsSync(log) &&
+      new RegExp(`^${dhv} +--- stopped by SIGSTOP ---$`, 'm').test(readFileSync(log, 'utf8'))
     );
   };
   for (let i = 0; i < 4800 && !stopped() && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 25));
