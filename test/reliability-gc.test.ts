@@ -30,7 +30,7 @@ const ORPHAN_ID = '0f8e7d6c-5b4a-4938-a271-605f4e3d2c1b';
 const MiB = 1024 * 1024;
 
 function parsed<T>(run: DhvRun): T {
-  expect(run.exitCode, run.stderr).toBe(0);
+  expect(run.exitCode, `${run.stderr}${run.stdout}`).toBe(0);
   return JSON.parse(run.stdout) as T;
 }
 
@@ -101,7 +101,7 @@ describe.concurrent('dhv agent gc', () => {
 
     const run = await dhv('agent', 'gc');
 
-    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.exitCode, `${run.stderr}${run.stdout}`).toBe(0);
     expect(run.stdout).toMatch(/No orphaned volumes in .*: everything on disk is in client state/);
   });
 
@@ -271,7 +271,7 @@ describe.skipIf(skipUnless('gc and lock files it did not make', tool('python3', 
           leftByDhv,
         ]);
         const run = await dhv('agent', 'gc', '--remove', '--json');
-        expect(run.exitCode, run.stderr).toBe(0);
+        expect(run.exitCode, `${run.stderr}${run.stdout}`).toBe(0);
         expect(existsSync(leftByDhv)).toBe(false);
         for (const kept of [foreignFree, foreignHidden, heldByFcntl]) expect(existsSync(kept), kept).toBe(true);
       } finally {
@@ -313,6 +313,10 @@ describe.skipIf(skipRootTests('dhv agent gc on mounted orphans'))(
 
       execFileSync('/usr/bin/umount', [join(volumesDir, ORPHAN_ID)]);
       execFileSync('/usr/sbin/losetup', ['-d', device!]);
+      // losetup -d only marks a device still held open (udev probes it after the umount) for
+      // detaching; the kernel detaches it once the last holder closes it.
+      for (let i = 0; i < 400 && loopDeviceNamesBackedBelow(volumesDir).includes(device!); i++)
+        await new Promise((r) => setTimeout(r, 25));
       const removed = parsed<GcJson>(await dhv('agent', 'gc', '--remove', '--json'));
 
       expect(removed.Removed).toEqual([ORPHAN_ID]);
