@@ -1,6 +1,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { NotAProcessError, isProcessId, processGroupExists, processStartTicks, signalProcess } from '@dhv/sdk/host';
+import {
+  NotAProcessError,
+  isProcessId,
+  processGroupExists,
+  processStartTicks,
+  signalProcess,
+  stoppedRunning,
+} from '@dhv/sdk/host';
 
 /** Whether a process exists and is not a zombie (a killed orphan may wait for a reaper that never comes). */
 export function processAlive(pid: number): boolean {
@@ -36,13 +43,8 @@ export async function recordedPids(pidFile: string): Promise<number[]> {
 }
 
 /** PIDs still alive after up to `graceMs` (SIGKILL is asynchronous: the kernel needs a moment). */
-export async function survivors(pids: readonly number[], graceMs = 1_000): Promise<number[]> {
-  const deadline = Date.now() + graceMs;
-  for (;;) {
-    const alive = pids.filter(processAlive);
-    if (alive.length === 0 || Date.now() >= deadline) return alive;
-    await new Promise((r) => setTimeout(r, 25));
-  }
+export function survivors(pids: readonly number[], graceMs = 1_000): Promise<number[]> {
+  return stoppedRunning(pids, graceMs);
 }
 
 /** Kills whatever a test left running; throws (after the rest) for a number that names no single process. */

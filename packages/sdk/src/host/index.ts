@@ -44,6 +44,7 @@ export {
   signalProcess,
   signalProcessGroup,
   signalRecordedGroup,
+  stoppedRunning,
 } from '../helpers/signals.js';
 export { atOrBelow, inScope, teardownScope, type TeardownScope } from './scope.js';
 export {
