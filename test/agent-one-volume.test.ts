@@ -1,12 +1,11 @@
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { InProcessAgent } from './support/agent-in-process.js';
 import { bashPlugin, testWithAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
-import { DHV_BIN, runDhv, skipUnless, tool, toolPath } from './support/kit.js';
-import { GATED_PLUGIN, Gates, finished, waitingForLock } from './support/gates.js';
+import { runDhv, skipUnless, tool } from './support/kit.js';
+import { GATED_PLUGIN, Gates, dhvUnderStrace, finished, waitingForLock } from './support/gates.js';
 import { processTree, signalProcesses } from './support/processes.js';
 
 /**
@@ -73,28 +72,8 @@ async function published(agent: TempAgent): Promise<Record<string, string>> {
  * folder: right after it renamed a record into place or unlinked one.
  */
 async function killedAfterRecordChange(agent: TempAgent, ...args: string[]): Promise<number | null> {
-  const child = spawn(
-    toolPath('strace')!,
-    [
-      '-f',
-      '-qq',
-      '-o',
-      '/dev/null',
-      '-P',
-      join(agent.dataDir, 'client', 'host_volumes'),
-      '-e',
-      'trace=fsync',
-      '-e',
-      'inject=fsync:signal=KILL',
-      process.execPath,
-      DHV_BIN,
-      ...args,
-      '--data-dir',
-      agent.dataDir,
-    ],
-    { cwd: agent.dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, DHV_DATA_DIR: undefined } },
-  );
-  return (await finished(child)).code;
+  const path = join(agent.dataDir, 'client', 'host_volumes');
+  return (await finished(dhvUnderStrace(agent, args, { path, syscall: 'fsync', signal: 'KILL' }))).code;
 }
 
 /** `dhv <args>` with its own lock wait. */

@@ -4,8 +4,8 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { testWithAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
-import { finished, waitingForLock } from './support/gates.js';
-import { DHV_BIN, root, skipUnless, tool, toolPath } from './support/kit.js';
+import { dhvUnderStrace, finished, waitingForLock } from './support/gates.js';
+import { DHV_BIN, root, skipUnless, tool } from './support/kit.js';
 import { processTree, signalProcesses } from './support/processes.js';
 
 const it = testWithAgent();
@@ -198,21 +198,7 @@ describe
  */
 async function stoppedAfter(agent: TempAgent, path: string, syscall: string, args: string[]) {
   const log = join(agent.dir, `strace-${syscall}-${args.slice(0, 2).join('-')}.log`);
-  const child = spawn(
-    toolPath('strace')!,
-    ['-f', '-o', log, '-P', path, '-e', `trace=${syscall}`, '-e', `inject=${syscall}:signal=STOP:when=1`].concat([
-      process.execPath,
-      DHV_BIN,
-      ...args,
-      '--data-dir',
-      agent.dataDir,
-    ]),
-    {
-      cwd: agent.dir,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, DHV_DATA_DIR: undefined, NO_COLOR: '1' },
-    },
-  );
+  const child = dhvUnderStrace(agent, args, { path, syscall, signal: 'STOP', log });
   const done = finished(child);
   const stopped = () => {
     const dhv = processTree(child.pid!)[1];

@@ -1,7 +1,8 @@
-import { execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdir, open, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { DHV_BIN, toolPath } from './kit.js';
 
 /**
  * Gates for race tests: a plugin that reaches a gate says so (`<gate>.started`) and waits
@@ -118,4 +119,36 @@ export function finished(child: ChildProcess): Promise<{ code: number | null; st
   child.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
+}
+
+/**
+ * Starts `dhv <args> --data-dir <dataDir>` under strace, which sends `signal` to it at its
+ * first `syscall` on `path` (the call made, then the signal): a kill or a stop at a chosen
+ * instant, no sleep. strace's own lines go to `log`.
+ */
+export function dhvUnderStrace(
+  agent: { dir: string; dataDir: string },
+  args: readonly string[],
+  {
+    path,
+    syscall,
+    signal,
+    log = '/dev/null',
+  }: { path: string; syscall: string; signal: 'KILL' | 'STOP'; log?: string },
+): ChildProcess {
+  return spawn(
+    toolPath('strace')!,
+    ['-f', '-o', log, '-P', path, '-e', `trace=${syscall}`, '-e', `inject=${syscall}:signal=${signal}:when=1`].concat([
+      process.execPath,
+      DHV_BIN,
+      ...args,
+      '--data-dir',
+      agent.dataDir,
+    ]),
+    {
+      cwd: agent.dir,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, DHV_DATA_DIR: undefined, NO_COLOR: '1' },
+    },
+  );
 }
