@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   NotAProcessError,
@@ -64,13 +65,18 @@ describe("signals name one process or one group, never the caller's group or eve
   });
 
   it('counts a zombie as not running', async () => {
-    // The shell's child exits at once; the shell never reaps it while it sleeps.
-    const shell = spawn('/bin/sh', ['-c', '/bin/true & echo $!; exec /bin/sleep 30'], {
+    // The child dies only once the shell has become a `sleep` that never reaps it; a child that
+    // died earlier could be reaped by the shell itself, and there would be no zombie to judge.
+    const shell = spawn('/bin/sh', ['-c', '/bin/sleep 30 & echo $!; exec /bin/sleep 31'], {
       stdio: ['ignore', 'pipe', 'ignore'],
     });
     started.push(shell);
     const [line] = (await once(shell.stdout!, 'data')) as [Buffer];
     const child = Number(line.toString().trim());
+    const becameSleep = () => readFileSync(`/proc/${shell.pid}/cmdline`, 'utf8').startsWith('/bin/sleep');
+    for (let i = 0; i < 200 && !becameSleep(); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(becameSleep()).toBe(true);
+    signalProcess(child, 'SIGKILL');
     for (let i = 0; i < 200 && processStartTicks(child) !== undefined; i++) await new Promise((r) => setTimeout(r, 10));
     expect(processStartTicks(child)).toBeUndefined();
     expect(processExists(child)).toBe(true);
