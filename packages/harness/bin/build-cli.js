@@ -120,6 +120,49 @@ async function makeManifest(pjson) {
   return { commands, version: plugin.version };
 }
 
+/**
+ * Commands that also get a lean bundle of their own: their code and bin/lite-oclif.js in
+ * place of @oclif/core, a fifth of the main bundle. bin/start.js runs one when the command
+ * line names it and lite-oclif reads that line as oclif would; else the main bundle runs.
+ * Read-only commands a user scripts, and `volume create`: a command here that asks
+ * @oclif/core for more than lite-oclif has fails the build.
+ */
+const LEAN = [
+  'version',
+  'volume:status',
+  'volume:create',
+  'node:status',
+  'namespace:list',
+  'namespace:status',
+  'job:status',
+  'alloc:status',
+  'plugin:list',
+];
+const LITE_OCLIF = join(ROOT, 'bin', 'lite-oclif.js');
+/**
+ * Node's own modules that cost a lean command milliseconds to load (Node compiles them when
+ * first required) and that most runs never use: `spawn` for a plugin, `randomUUID` for a
+ * new ID. In a lean bundle each is required on first use (lazyBuiltins).
+ */
+const LAZY_BUILTINS =
+  /^var (import_\w+) = require\("(node:(?:crypto|child_process|net|async_hooks|timers\/promises|fs\/promises|stream|readline|worker_threads|zlib|http|https|tls|dns|v8|perf_hooks))"\);$/gm;
+const LAZY_BANNER =
+  'const __dhvLazy = (id) => { let loaded; return new Proxy({}, { get: (_, key) => (loaded ??= require(id))[key] }); };';
+
+/**
+ * esbuild writes a named import of Node's module as `var import_x = require("node:x");`
+ * and each use as `import_x.name`: the require moves into the first use, one line for one.
+ */
+function lazyBuiltins(source) {
+  return source.replace(LAZY_BUILTINS, (_, name, id) => `var ${name} = __dhvLazy(${JSON.stringify(id)});`);
+}
+const NOMAD_SPELLING = './commands/volume/nomad-flags.js';
+
+/** A lean command's bundle, in the bundle's folder. */
+export function leanModule(id) {
+  return `lean/${id.split(':').join('-')}.cjs`;
+}
+
 /** The bundle's one file (bin/load-bundle.js loads it). */
 export const BUNDLE_FILE = 'cli.cjs';
 
@@ -150,8 +193,24 @@ async function bundle(commands, hooks) {
     `{\n${Object.entries(files)
       .map(([key, file]) => `  ${JSON.stringify(key)}: () => require(${JSON.stringify(`./${file}.js`)}).default,`)
       .join('\n')}\n}`;
+  const common = {
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    // tsc's maps are read in, so the bundle's map to src/ (for --enable-source-maps).
+    sourcemap: 'linked',
+    sourcesContent: false,
+    external: EXTERNAL,
+    // createRequire(import.meta.url) resolves packages from the bundle's place.
+    define: { 'import.meta.url': '__dhvBundleUrl' },
+    banner: { js: BANNER },
+    supported: { 'dynamic-import': false },
+    logLevel: 'error',
+  };
   try {
     await build({
+      ...common,
       stdin: {
         contents: `export { execute } from './cli.js';\nexport const commands = ${lazy(commands)};\nexport const hooks = ${lazy(hooks)};\n`,
         resolveDir: DIST,
@@ -159,22 +218,32 @@ async function bundle(commands, hooks) {
         loader: 'js',
       },
       outfile: join(temp, BUNDLE_FILE),
-      bundle: true,
-      format: 'cjs',
-      platform: 'node',
-      target: 'node20',
-      // tsc's maps are read in, so the bundle's map to src/ (for --enable-source-maps).
-      sourcemap: 'linked',
-      sourcesContent: false,
-      external: EXTERNAL,
-      // createRequire(import.meta.url) resolves packages from the bundle's place.
-      define: { 'import.meta.url': '__dhvBundleUrl' },
-      banner: { js: BANNER },
-      supported: { 'dynamic-import': false },
       plugins: [withoutSemver, importsFromOutside],
-      logLevel: 'error',
     });
     assertNoImportCall((await readFile(join(temp, BUNDLE_FILE), 'utf8')).slice(BANNER.length), BUNDLE_FILE);
+    for (const commandId of LEAN) {
+      const file = commands[commandId];
+      if (file === undefined) throw new Error(`lean command ${commandId}: no such command`);
+      await build({
+        ...common,
+        stdin: {
+          contents:
+            `export { default as command } from './${file}.js';\n` +
+            `export { nomadSpelling } from '${NOMAD_SPELLING}';\n` +
+            `export { runLean } from ${JSON.stringify(LITE_OCLIF)};\n`,
+          resolveDir: DIST,
+          sourcefile: `dhv-${commandId.split(':').join('-')}.js`,
+          loader: 'js',
+        },
+        outfile: join(temp, leanModule(commandId)),
+        alias: { '@oclif/core': LITE_OCLIF },
+        banner: { js: BANNER + LAZY_BANNER },
+        plugins: [],
+      });
+      const lean = await readFile(join(temp, leanModule(commandId)), 'utf8');
+      assertNoImportCall(lean.slice(BANNER.length), leanModule(commandId));
+      await writeFile(join(temp, leanModule(commandId)), lazyBuiltins(lean));
+    }
     const stub = async (path, kind, key, exported) => {
       const own = relativePath(dirname(join(temp, path)), join(temp, BUNDLE_FILE)).replace(/^(?!\.)/, './');
       await mkdir(dirname(join(temp, path)), { recursive: true });
@@ -216,7 +285,13 @@ export async function buildCli() {
     command.relativePath = [...cli.split('/'), ...moduleInBundle(commandFiles[id]).split('/')];
     command.isESM = false;
   }
-  const manifest = { commands, version, dhvBuild, dhvCli: cli };
+  const manifest = {
+    commands,
+    version,
+    dhvBuild,
+    dhvCli: cli,
+    dhvLean: Object.fromEntries(LEAN.map((id) => [id, leanModule(id)])),
+  };
   const temp = `${MANIFEST}.${process.pid}.tmp`;
   await writeFile(temp, `${JSON.stringify(manifest, null, 2)}\n`);
   await rename(temp, MANIFEST);

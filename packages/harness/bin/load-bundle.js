@@ -13,7 +13,7 @@ import { LOADED_BUNDLE } from './build-cli.js';
  * flags or for other source, and that run writes it again. It lives only beside the
  * bundle, so whoever can change it can change the bundle itself.
  */
-export function loadBundle(file) {
+export function loadBundle(file, { shared = true } = {}) {
   const cacheFile = `${file}.v8-cache`;
   let cachedData;
   try {
@@ -30,8 +30,9 @@ export function loadBundle(file) {
   script
     .runInThisContext()
     .call(module.exports, module.exports, createRequire(file), module, file, dirname(file), importFromOutside);
-  // Each command's and hook's module takes its own from here (bin/build-cli.js).
-  globalThis[Symbol.for(LOADED_BUNDLE)] = module.exports;
+  // Each command's and hook's module takes its own from here (bin/build-cli.js); a lean
+  // command's bundle (`shared: false`) has no such modules.
+  if (shared) globalThis[Symbol.for(LOADED_BUNDLE)] = module.exports;
   if (cachedData === undefined || script.cachedDataRejected) process.once('exit', () => writeCache(script, cacheFile));
   return module.exports;
 }

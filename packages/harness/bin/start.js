@@ -1,7 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BUNDLE_FILE, ROOT, buildCli, buildStamp, distEntry, moduleInBundle, readManifest } from './build-cli.js';
+import { liteConfig, maybeWsl } from './lite-oclif.js';
 import { loadBundle } from './load-bundle.js';
+
+const VERSION_FLAGS = new Set(['--version', '-v']);
 
 /**
  * dhv runs from its bundle (dist/cli/<id>/, made by the build with the manifest that points
@@ -11,11 +14,43 @@ import { loadBundle } from './load-bundle.js';
  */
 export async function start() {
   const pjson = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
-  const cli = await currentBundle();
-  if (cli === undefined) {
+  const manifest = await currentBundle();
+  if (manifest === undefined) {
     const { execute } = await import('@oclif/core');
     return execute({ loadOptions: { root: ROOT, pjson } });
   }
+  const argv = process.argv.slice(2);
+  // oclif's answer to `dhv --version` alone, without oclif.
+  if (argv.length === 1 && VERSION_FLAGS.has(argv[0]) && !maybeWsl())
+    return void process.stdout.write(`${liteConfig(pjson).userAgent}\n`);
+  const lean = leanCommand(manifest, argv);
+  if (lean === undefined) return runBundle(manifest.dhvCli, pjson);
+  const { command, nomadSpelling, runLean } = loadBundle(join(ROOT, manifest.dhvCli, lean.module), { shared: false });
+  return runLean({
+    command,
+    id: lean.id,
+    argv: argv.slice(lean.id.split(':').length),
+    pjson,
+    nomadSpelling,
+    fallBack: () => runBundle(manifest.dhvCli, pjson),
+  });
+}
+
+/**
+ * The lean bundle (bin/build-cli.js, LEAN) of the command `argv` names, if it has one: its
+ * id, topics joined by `:` as oclif joins them, and its module in the bundle's folder.
+ */
+function leanCommand(manifest, argv) {
+  for (let words = Math.min(argv.length, 3); words > 0; words--) {
+    const id = argv.slice(0, words).join(':');
+    const module = manifest.dhvLean?.[id];
+    if (module !== undefined && Object.hasOwn(manifest.dhvLean, id) && manifest.commands[id] !== undefined)
+      return { id, module };
+  }
+  return undefined;
+}
+
+async function runBundle(cli, pjson) {
   const { execute } = loadBundle(join(ROOT, cli, BUNDLE_FILE));
   const inBundle = (path) => `./${cli}/${moduleInBundle(distEntry(path))}`;
   const hooks = Object.fromEntries(
@@ -26,7 +61,7 @@ export async function start() {
 }
 
 /**
- * The bundle the manifest points at, when it is there and was made from the compiled
+ * The manifest, when the bundle it points at is there and was made from the compiled
  * packages as they are now; else made again now (a `tsc -b` since the last build). An
  * installed package has no build info and trusts the bundle it was packed with.
  */
@@ -34,10 +69,7 @@ async function currentBundle() {
   const stamp = await buildStamp();
   const manifest = await readManifest();
   const made = manifest?.dhvCli && existsSync(join(ROOT, manifest.dhvCli, BUNDLE_FILE));
-  if (made && (stamp === undefined || manifest.dhvBuild === stamp)) return manifest.dhvCli;
+  if (made && (stamp === undefined || manifest.dhvBuild === stamp)) return manifest;
   if (stamp === undefined) return undefined;
-  return buildCli().then(
-    (made) => made.dhvCli,
-    () => undefined,
-  );
+  return buildCli().catch(() => undefined);
 }
