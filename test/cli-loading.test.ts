@@ -4,6 +4,7 @@ import { execa } from 'execa';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DHV_BIN, REPO_ROOT, runDhv, tempDir, removeTempDir } from './support/kit.js';
+import { tempAgent, volumeHcl, type TempAgent } from './support/dhv-agent.js';
 
 /**
  * dhv starts from its bundle by loading only the command that runs (every test spawns many
@@ -90,15 +91,36 @@ async function commandModules(modules: string[]): Promise<string[]> {
 
 describe('dhv start-up', () => {
   it('imports the module of the command that runs and no other command', async () => {
-    const status = await modulesImportedBy(['volume', 'status']);
-    expect(status.exitCode).toBe(0);
-    expect(await commandModules(status.modules)).toEqual(['volume/status']);
+    // A command without a lean bundle of its own: oclif runs it from the bundle.
+    const claims = await modulesImportedBy(['volume', 'claim', 'list']);
+    expect(claims.exitCode).toBe(0);
+    expect(await commandModules(claims.modules)).toEqual(['volume/claim/list']);
     // From the bundle alone: no compiled module of the harness is loaded as it is.
     const { dhvCli } = JSON.parse(await readFile(MANIFEST, 'utf8')) as { dhvCli: string };
-    const dist = status.modules.filter((m) => m.startsWith(join(HARNESS, 'dist/')));
+    const dist = claims.modules.filter((m) => m.startsWith(join(HARNESS, 'dist/')));
     expect(dist.length).toBeGreaterThan(0);
     expect(dist.filter((m) => !m.startsWith(join(HARNESS, dhvCli, '/')))).toEqual([]);
-    expect(status.modules.some((m) => /\/node_modules\/(fast-check|esbuild)\//.test(m))).toBe(false);
+    expect(claims.modules.some((m) => /\/node_modules\/(fast-check|esbuild)\//.test(m))).toBe(false);
+  });
+
+  it('runs a read-only command from its lean bundle, without oclif, and gives oclif what it must answer', async () => {
+    const status = await modulesImportedBy(['volume', 'status']);
+    expect(status.exitCode).toBe(0);
+    // Neither oclif's command module nor any module of the harness: the lean bundle is all.
+    expect(await commandModules(status.modules)).toEqual([]);
+    expect(status.modules.filter((m) => m.startsWith(join(HARNESS, 'dist/')))).toEqual([]);
+    const { dhvCli, dhvLean } = JSON.parse(await readFile(MANIFEST, 'utf8')) as {
+      dhvCli: string;
+      dhvLean: Record<string, string>;
+    };
+    expect(dhvLean['volume:status']).toBeDefined();
+    await stat(join(HARNESS, dhvCli, dhvLean['volume:status']!));
+    // A line the lean parser does not read as oclif would (a flag it does not know, help) goes to oclif.
+    const unknown = await modulesImportedBy(['volume', 'status', '--no-such-flag']);
+    expect(unknown.exitCode).toBe(2);
+    expect(await commandModules(unknown.modules)).toEqual(['volume/status']);
+    const words = await runDhv(['volume', 'status', '--no-such-flag'], { env: { DHV_DATA_DIR: join(dir, 'data') } });
+    expect(words.stderr).toContain('Nonexistent flag: --no-such-flag');
   });
 
   it('imports no command module for --version, nor for the help of a command', async () => {
@@ -142,7 +164,7 @@ describe('dhv start-up', () => {
         [
           '--input-type=module',
           '-e',
-          `const { loadBundle } = await import(${JSON.stringify(join(HARNESS, 'bin/load-bundle.js'))});\n` +
+          `const { loadBundle } = await import(${JSON.stringify(join(HARNESS, 'bin/load-bundle.cjs'))});\n` +
             `if (typeof loadBundle(${JSON.stringify(bundle)}).execute !== 'function') process.exit(3);`,
         ],
         { reject: false },
@@ -168,3 +190,64 @@ describe('dhv start-up', () => {
     expect(await readFile(cache)).toEqual(written);
   });
 });
+
+describe('the lean start-up of read-only commands', () => {
+  let agent: TempAgent;
+  beforeEach(async () => {
+    agent = await tempAgent();
+  });
+  afterEach(async () => {
+    await agent.cleanup();
+  });
+
+  it('prints, and exits with, exactly what oclif running the same command does', async () => {
+    const hostPath = join(agent.dir, 'registered');
+    await mkdir(hostPath);
+    const spec = await agent.file('reg.hcl', volumeHcl({ name: 'registered', host_path: hostPath }));
+    const registered = await agent.dhv('volume', 'register', spec);
+    expect(registered.exitCode, registered.stderr).toBe(0);
+    const [{ ID: id }] = await agent.json<Array<{ ID: string }>>('volume', 'status');
+    const lines = [
+      ['volume', 'status'],
+      ['volume', 'status', '-json'],
+      ['volume', 'status', '--json', '-verbose'],
+      ['volume', 'status', id!.slice(0, 4)],
+      ['volume', 'status', id!, '-json'],
+      ['volume', 'status', '-short', id!],
+      ['volume', 'status', '-t', '{{range .}}{{.Name}} {{.State}}{{end}}'],
+      ['volume', 'status', '-namespace', '*'],
+      ['volume', 'status', 'nope'],
+      ['volume', 'status', 'nope', '-json'],
+      ['volume', 'status', '-type', 'csi'],
+      ['volume', 'status', id!, '-node', 'x'],
+      ['node', 'status'],
+      ['node', 'status', '-self', '-json'],
+      ['namespace', 'list'],
+      ['namespace', 'list', '-json'],
+      ['namespace', 'status', 'default'],
+      ['namespace', 'status', 'nope'],
+      ['job', 'status'],
+      ['alloc', 'status', 'nope', '-json'],
+      ['plugin', 'list', '--json'],
+      ['version'],
+      ['version', '--json'],
+    ];
+    for (const line of lines) {
+      const [lean, oclif] = [await agent.dhv(...line), await runDhvThroughOclif(agent, line)];
+      expect({ line, exitCode: lean.exitCode, stdout: lean.stdout, stderr: lean.stderr }).toEqual({
+        line,
+        exitCode: oclif.exitCode,
+        stdout: oclif.stdout,
+        stderr: oclif.stderr,
+      });
+    }
+  });
+});
+
+/** `agent.dhv(...line)` with the lean start-up turned off (DHV_LEAN=0): what oclif does. */
+function runDhvThroughOclif(agent: TempAgent, line: string[]) {
+  return runDhv([...line, '--data-dir', agent.dataDir], {
+    cwd: agent.dir,
+    env: { DHV_DATA_DIR: undefined, DHV_LEAN: '0' },
+  });
+}

@@ -5,23 +5,27 @@
 // every command and hook, each command's code run only when it is asked for. Beside it,
 // commands/<topic>/<name>.cjs and hooks/<name>.cjs, one line each, are what oclif loads:
 // each asks the bundle for its own command or hook. One file, not ~400 modules, and one
-// that V8 can keep compiled (bin/load-bundle.js). The manifest carries every command's
+// that V8 can keep compiled (bin/load-bundle.cjs). The manifest carries every command's
 // flags, args and help, so `dhv <command>` runs only that command's code and `dhv help` none.
 //
 // Written by the build (`npm run build`, after tsc). bin/run.js writes both again when the
 // compiled packages are newer than the manifest (a `tsc -b` without the rest of the build),
 // so what runs is never stale.
-import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative as relativePath } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import {
+  BUNDLE_FILE,
+  LOADED_BUNDLE,
+  MANIFEST,
+  ROOT,
+  buildStamp,
+  distEntry,
+  leanModule,
+  moduleInBundle,
+  readManifest,
+} from './cli-files.cjs';
 
-export const ROOT = fileURLToPath(new URL('..', import.meta.url));
-export const MANIFEST = join(ROOT, 'oclif.manifest.json');
-/**
- * tsc -b rewrites a package's build info whenever it compiles it: the manifest remembers
- * which compiles of the harness and of the SDK it bundles (in the workspace, beside it).
- */
-const BUILD_INFO = [join(ROOT, 'tsconfig.tsbuildinfo'), join(ROOT, '..', 'sdk', 'tsconfig.tsbuildinfo')];
 const DIST = join(ROOT, 'dist');
 const COMMANDS_DIR = ['dist', 'commands'];
 const BUNDLES = ['dist', 'cli'];
@@ -46,12 +50,12 @@ const withoutSemver = {
 };
 
 /**
- * The bundle runs from V8's code cache (bin/load-bundle.js), where Node 20 cannot take an
+ * The bundle runs from V8's code cache (bin/load-bundle.cjs), where Node 20 cannot take an
  * `import()` (it fails, "A dynamic import callback was not specified"). So the bundle has
  * none: esbuild writes each `import()` of its own code as a `require()` (`supported`
  * below), and oclif's, which load ES modules from other packages (an ES module plugin such
  * as @oclif/plugin-autocomplete, tsx for a TypeScript project), call `__dhvImport`, a real
- * `import()` that bin/load-bundle.js passes in from outside the cached code (BANNER).
+ * `import()` that bin/load-bundle.cjs passes in from outside the cached code (BANNER).
  */
 const IMPORT_CALL = /\bimport\((?!\))/g;
 const importsFromOutside = {
@@ -66,7 +70,7 @@ const importsFromOutside = {
 
 /**
  * The bundle's first line: what createRequire(import.meta.url) resolves from (the bundle's
- * place), and `__dhvImport`: bin/load-bundle.js's, or, when the bundle is required as it is
+ * place), and `__dhvImport`: bin/load-bundle.cjs's, or, when the bundle is required as it is
  * (a command module of a newer bundle than the one this dhv loaded, a rebuild having
  * rewritten the manifest meanwhile), Node's own, which works outside the code cache.
  */
@@ -80,21 +84,6 @@ function assertNoImportCall(source, file) {
   if (at === -1) return;
   const line = source.slice(0, at).split('\n').length;
   throw new Error(`${file}:${line}: the bundle has an import() call, which fails when run from V8's code cache`);
-}
-
-/** What identifies one compile of the packages, or undefined outside a source tree (an installed package). */
-export async function buildStamp() {
-  const [harness, sdk] = await Promise.all(BUILD_INFO.map((path) => stat(path).catch(() => undefined)));
-  if (!harness) return undefined;
-  return [harness, sdk].map((info) => (info ? `${info.mtimeMs}:${info.size}` : '-')).join(' ');
-}
-
-/** The package's own file for an oclif path in package.json (`./dist/hooks/x.js`), relative to dist/, without `.js`. */
-export function distEntry(path) {
-  const relative = path.replace(/^\.\//, '');
-  if (!relative.startsWith('dist/') || !relative.endsWith('.js'))
-    throw new Error(`${path}: an oclif module of dhv must be a compiled file under dist/`);
-  return relative.slice('dist/'.length, -'.js'.length);
 }
 
 /**
@@ -157,25 +146,6 @@ function lazyBuiltins(source) {
   return source.replace(LAZY_BUILTINS, (_, name, id) => `var ${name} = __dhvLazy(${JSON.stringify(id)});`);
 }
 const NOMAD_SPELLING = './commands/volume/nomad-flags.js';
-
-/** A lean command's bundle, in the bundle's folder. */
-export function leanModule(id) {
-  return `lean/${id.split(':').join('-')}.cjs`;
-}
-
-/** The bundle's one file (bin/load-bundle.js loads it). */
-export const BUNDLE_FILE = 'cli.cjs';
-
-/** The module oclif loads for the compiled `dist/<file>.js`, as a path in the bundle's folder. */
-export function moduleInBundle(file) {
-  return `${file}.cjs`;
-}
-/**
- * Where bin/load-bundle.js leaves the bundle it loaded (a global symbol), for the command
- * and hook modules: oclif reads the manifest again, and a dhv building meanwhile may have
- * pointed it at a newer bundle, whose own copy of oclif would not know this one's errors.
- */
-export const LOADED_BUNDLE = 'dhv.loadedBundle';
 
 /**
  * Bundles oclif's `execute`, the commands (`commands`: id → file under dist/) and the hooks
@@ -272,7 +242,7 @@ async function bundle(commands, hooks) {
  */
 export async function buildCli() {
   const pjson = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8'));
-  const dhvBuild = await buildStamp();
+  const dhvBuild = buildStamp();
   const { commands, version } = await makeManifest(pjson);
   const commandFiles = Object.fromEntries(
     Object.entries(commands).map(([id, command]) => [id, distEntry(command.relativePath.join('/'))]),
@@ -298,11 +268,6 @@ export async function buildCli() {
   return manifest;
 }
 
-/** The manifest as it is, or null without one. */
-export async function readManifest() {
-  return readFile(MANIFEST, 'utf8').then(JSON.parse, () => null);
-}
-
 /**
  * Removes every bundle under dist/cli/ but those the manifest pointed at before and after
  * this build: a dhv started from the one before may still be loading its lazy chunks.
@@ -315,7 +280,7 @@ async function removeOldBundles(...manifests) {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
-  const before = await readManifest();
+  const before = readManifest();
   const manifest = await buildCli();
   await removeOldBundles(before, manifest);
   process.stdout.write(

@@ -5,8 +5,8 @@
 // does: flags it knows, each once, values that do not start with a dash, no more arguments
 // than it takes. Anything else (help, a usage mistake oclif words, a flag this parser does not
 // model) goes to oclif through `fallBack`, before the command has run any of its own code.
-import { release } from 'node:os';
 import { format, inspect } from 'node:util';
+import { maybeWsl, userAgent } from './cli-files.cjs';
 
 /** Any of these anywhere on the command line: oclif answers (help, version), not the lean path. */
 const OCLIF_ONLY = new Set(['--help', '-h', '-help', '--version', '-v']);
@@ -238,22 +238,15 @@ export async function runLean({ command, id, argv, pjson, nomadSpelling, fallBac
   }
 }
 
-/** oclif names Linux under WSL `wsl` (its own test, is-wsl, is left to it). */
-export function maybeWsl() {
-  return process.platform === 'linux' && /microsoft/i.test(release());
-}
-
 /** The part of oclif's Config a dhv command reads. */
-export function liteConfig(pjson) {
-  const arch = process.arch === 'ia32' ? 'x86' : process.arch;
-  const platform = process.platform;
+function liteConfig(pjson) {
   return {
     name: pjson.name,
     version: pjson.version,
     bin: pjson.oclif.bin,
     pjson,
-    platform,
-    arch,
-    userAgent: `${pjson.name}/${pjson.version} ${platform}-${arch} node-${process.version}`,
+    platform: process.platform,
+    arch: process.arch === 'ia32' ? 'x86' : process.arch,
+    userAgent: userAgent(pjson),
   };
 }

@@ -1,16 +1,30 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { BUNDLE_FILE, ROOT, buildCli, buildStamp, distEntry, moduleInBundle, readManifest } from './build-cli.js';
-import { liteConfig, maybeWsl } from './lite-oclif.js';
-import { loadBundle } from './load-bundle.js';
+import { createRequire } from 'node:module';
+
+// CommonJS from here: Node's own modules without their ES module facades (bin/cli-files.cjs).
+const require = createRequire(import.meta.url);
+const { existsSync, readFileSync } = require('node:fs');
+const { join } = require('node:path');
+const {
+  BUNDLE_FILE,
+  ROOT,
+  buildStamp,
+  distEntry,
+  maybeWsl,
+  moduleInBundle,
+  readManifest,
+  userAgent,
+} = require('./cli-files.cjs');
+const { loadBundle } = require('./load-bundle.cjs');
 
 const VERSION_FLAGS = new Set(['--version', '-v']);
 
 /**
  * dhv runs from its bundle (dist/cli/<id>/, made by the build with the manifest that points
  * at it): oclif loads only the module of the command that runs, and the manifest carries
- * every command's help. Without a usable bundle it runs the compiled files as they are,
- * from the explicit list in package.json (dist/commands/index.js, which imports them all).
+ * every command's help. A command with a lean bundle of its own (bin/build-cli.js, LEAN)
+ * runs from it, without oclif, when bin/lite-oclif.js reads its command line as oclif
+ * would. Without a usable bundle dhv runs the compiled files as they are, from the explicit
+ * list in package.json (dist/commands/index.js, which imports them all).
  */
 export async function start() {
   const pjson = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
@@ -22,8 +36,9 @@ export async function start() {
   const argv = process.argv.slice(2);
   // oclif's answer to `dhv --version` alone, without oclif.
   if (argv.length === 1 && VERSION_FLAGS.has(argv[0]) && !maybeWsl())
-    return void process.stdout.write(`${liteConfig(pjson).userAgent}\n`);
-  const lean = leanCommand(manifest, argv);
+    return void process.stdout.write(`${userAgent(pjson)}\n`);
+  // DHV_LEAN=0: every command through oclif (to tell the lean start-up's doing from a command's).
+  const lean = process.env.DHV_LEAN === '0' ? undefined : leanCommand(manifest, argv);
   if (lean === undefined) return runBundle(manifest.dhvCli, pjson);
   const { command, nomadSpelling, runLean } = loadBundle(join(ROOT, manifest.dhvCli, lean.module), { shared: false });
   return runLean({
@@ -37,19 +52,19 @@ export async function start() {
 }
 
 /**
- * The lean bundle (bin/build-cli.js, LEAN) of the command `argv` names, if it has one: its
- * id, topics joined by `:` as oclif joins them, and its module in the bundle's folder.
+ * The lean bundle of the command `argv` names, if it has one: its id, topics joined by `:`
+ * as oclif joins them, and its module in the bundle's folder.
  */
 function leanCommand(manifest, argv) {
+  const lean = manifest.dhvLean ?? {};
   for (let words = Math.min(argv.length, 3); words > 0; words--) {
     const id = argv.slice(0, words).join(':');
-    const module = manifest.dhvLean?.[id];
-    if (module !== undefined && Object.hasOwn(manifest.dhvLean, id) && manifest.commands[id] !== undefined)
-      return { id, module };
+    if (Object.hasOwn(lean, id) && manifest.commands[id] !== undefined) return { id, module: lean[id] };
   }
   return undefined;
 }
 
+/** oclif, from the bundle, given the manifest with the bundle's commands and hooks. */
 async function runBundle(cli, pjson) {
   const { execute } = loadBundle(join(ROOT, cli, BUNDLE_FILE));
   const inBundle = (path) => `./${cli}/${moduleInBundle(distEntry(path))}`;
@@ -66,10 +81,11 @@ async function runBundle(cli, pjson) {
  * installed package has no build info and trusts the bundle it was packed with.
  */
 async function currentBundle() {
-  const stamp = await buildStamp();
-  const manifest = await readManifest();
+  const stamp = buildStamp();
+  const manifest = readManifest();
   const made = manifest?.dhvCli && existsSync(join(ROOT, manifest.dhvCli, BUNDLE_FILE));
   if (made && (stamp === undefined || manifest.dhvBuild === stamp)) return manifest;
   if (stamp === undefined) return undefined;
+  const { buildCli } = await import('./build-cli.js');
   return buildCli().catch(() => undefined);
 }

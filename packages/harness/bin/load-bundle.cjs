@@ -1,8 +1,9 @@
-import { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
-import Module, { createRequire } from 'node:module';
-import { dirname } from 'node:path';
-import vm from 'node:vm';
-import { LOADED_BUNDLE } from './build-cli.js';
+'use strict';
+const { closeSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } = require('node:fs');
+const Module = require('node:module');
+const { dirname } = require('node:path');
+const vm = require('node:vm');
+const { LOADED_BUNDLE } = require('./cli-files.cjs');
 
 /**
  * Loads dhv's bundle (one CommonJS file) as `require` would, with V8's code cache: the
@@ -13,7 +14,7 @@ import { LOADED_BUNDLE } from './build-cli.js';
  * flags or for other source, and that run writes it again. It lives only beside the
  * bundle, so whoever can change it can change the bundle itself.
  */
-export function loadBundle(file, { shared = true } = {}) {
+function loadBundle(file, { shared = true } = {}) {
   const cacheFile = `${file}.v8-cache`;
   let cachedData;
   try {
@@ -29,7 +30,7 @@ export function loadBundle(file, { shared = true } = {}) {
   module.paths = Module._nodeModulePaths(dirname(file));
   script
     .runInThisContext()
-    .call(module.exports, module.exports, createRequire(file), module, file, dirname(file), importFromOutside);
+    .call(module.exports, module.exports, Module.createRequire(file), module, file, dirname(file), importFromOutside);
   // Each command's and hook's module takes its own from here (bin/build-cli.js); a lean
   // command's bundle (`shared: false`) has no such modules.
   if (shared) globalThis[Symbol.for(LOADED_BUNDLE)] = module.exports;
@@ -61,3 +62,5 @@ function writeCache(script, cacheFile) {
     }
   }
 }
+
+module.exports = { loadBundle };
