@@ -73,6 +73,13 @@ export default tseslint.config(
     },
   },
   {
+    // CommonJS on purpose: dhv's start requires Node's modules without an ES module's
+    // facades (packages/harness/bin/cli-files.cjs).
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs' },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+  {
     // Tests read the CLI's parsed JSON output, whose shape they assert rather than declare.
     files: ['test/**', '**/*.test.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
