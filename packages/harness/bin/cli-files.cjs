@@ -1,7 +1,7 @@
 // Where dhv's built CLI lives and what bin/start.js reads before it loads any bundle: the
 // manifest, the build stamp, oclif's user agent. CommonJS, so that a start imports Node's
 // own modules without their ES module facades (the one of node:fs alone loads Node's
-// streams); bin/build-cli.js, which writes these files, takes its names from here.
+// streams); bin/build-cli.mjs, which writes these files, takes its names from here.
 'use strict';
 const { readFileSync, statSync } = require('node:fs');
 const { release } = require('node:os');
@@ -53,7 +53,7 @@ function moduleInBundle(file) {
   return `${file}.cjs`;
 }
 
-/** A lean command's bundle (bin/build-cli.js, LEAN), as a path in the bundle's folder. */
+/** A lean command's bundle (bin/build-cli.mjs, LEAN), as a path in the bundle's folder. */
 function leanModule(id) {
   return `lean/${id.split(':').join('-')}.cjs`;
 }

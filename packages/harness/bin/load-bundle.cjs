@@ -22,7 +22,7 @@ function loadBundle(file, { shared = true } = {}) {
   } catch {
     // No cache yet: this run compiles the bundle and writes one.
   }
-  // Module.wrap's function, with one more argument: the bundle's import() (bin/build-cli.js).
+  // Module.wrap's function, with one more argument: the bundle's import() (bin/build-cli.mjs).
   const wrapped = `(function (exports, require, module, __filename, __dirname, __dhvImportOutside) { ${readFileSync(file, 'utf8')}\n});`;
   const script = new vm.Script(wrapped, { filename: file, cachedData });
   const module = new Module(file);
@@ -31,7 +31,7 @@ function loadBundle(file, { shared = true } = {}) {
   script
     .runInThisContext()
     .call(module.exports, module.exports, Module.createRequire(file), module, file, dirname(file), importFromOutside);
-  // Each command's and hook's module takes its own from here (bin/build-cli.js); a lean
+  // Each command's and hook's module takes its own from here (bin/build-cli.mjs); a lean
   // command's bundle (`shared: false`) has no such modules.
   if (shared) globalThis[Symbol.for(LOADED_BUNDLE)] = module.exports;
   if (cachedData === undefined || script.cachedDataRejected) process.once('exit', () => writeCache(script, cacheFile));

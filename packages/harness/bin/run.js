@@ -1,9 +1,11 @@
 #!/usr/bin/env node
-import { start } from './start.js';
+// CommonJS (bin/package.json), as all of dhv's start before a bundle is: Node runs a
+// CommonJS main module without setting up its ES module loader.
+const { start } = require('./start.js');
 
-await start();
-// Ended here rather than by an empty event loop: a natural exit first puts back the default
-// action of every signal, so a Ctrl-C in its last milliseconds would kill dhv by SIGINT
-// after it had finished (or cleaned up), hiding its exit status. process.exit leaves dhv's
-// handlers in place, and a signal that comes now changes nothing.
-process.exit();
+// Ended by process.exit rather than by an empty event loop: a natural exit first puts back
+// the default action of every signal, so a Ctrl-C in its last milliseconds would kill dhv by
+// SIGINT after it had finished (or cleaned up), hiding its exit status. process.exit leaves
+// dhv's handlers in place, and a signal that comes now changes nothing. A failed start is
+// left unhandled: Node prints it and exits 1.
+start().then(() => process.exit());

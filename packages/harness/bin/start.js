@@ -1,7 +1,4 @@
-import { createRequire } from 'node:module';
-
-// CommonJS from here: Node's own modules without their ES module facades (bin/cli-files.cjs).
-const require = createRequire(import.meta.url);
+// CommonJS (bin/package.json): Node's own modules without an ES module's facades (bin/cli-files.cjs).
 const { existsSync, readFileSync } = require('node:fs');
 const { join } = require('node:path');
 const {
@@ -21,12 +18,12 @@ const VERSION_FLAGS = new Set(['--version', '-v']);
 /**
  * dhv runs from its bundle (dist/cli/<id>/, made by the build with the manifest that points
  * at it): oclif loads only the module of the command that runs, and the manifest carries
- * every command's help. A command with a lean bundle of its own (bin/build-cli.js, LEAN)
- * runs from it, without oclif, when bin/lite-oclif.js reads its command line as oclif
+ * every command's help. A command with a lean bundle of its own (bin/build-cli.mjs, LEAN)
+ * runs from it, without oclif, when bin/lite-oclif.mjs reads its command line as oclif
  * would. Without a usable bundle dhv runs the compiled files as they are, from the explicit
  * list in package.json (dist/commands/index.js, which imports them all).
  */
-export async function start() {
+async function start() {
   const pjson = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
   const manifest = await currentBundle();
   if (manifest === undefined) {
@@ -86,6 +83,8 @@ async function currentBundle() {
   const made = manifest?.dhvCli && existsSync(join(ROOT, manifest.dhvCli, BUNDLE_FILE));
   if (made && (stamp === undefined || manifest.dhvBuild === stamp)) return manifest;
   if (stamp === undefined) return undefined;
-  const { buildCli } = await import('./build-cli.js');
+  const { buildCli } = await import('./build-cli.mjs');
   return buildCli().catch(() => undefined);
 }
+
+module.exports = { start };

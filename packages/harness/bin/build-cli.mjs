@@ -110,7 +110,7 @@ async function makeManifest(pjson) {
 }
 
 /**
- * Commands that also get a lean bundle of their own: their code and bin/lite-oclif.js in
+ * Commands that also get a lean bundle of their own: their code and bin/lite-oclif.mjs in
  * place of @oclif/core, a fifth of the main bundle. bin/start.js runs one when the command
  * line names it and lite-oclif reads that line as oclif would; else the main bundle runs.
  * Read-only commands a user scripts, and `volume create`: a command here that asks
@@ -127,7 +127,7 @@ const LEAN = [
   'alloc:status',
   'plugin:list',
 ];
-const LITE_OCLIF = join(ROOT, 'bin', 'lite-oclif.js');
+const LITE_OCLIF = join(ROOT, 'bin', 'lite-oclif.mjs');
 /**
  * Node's own modules that cost a lean command milliseconds to load (Node compiles them when
  * first required) and that most runs never use: `spawn` for a plugin, `randomUUID` for a

@@ -1,4 +1,4 @@
-// What a read-only dhv command needs of @oclif/core, for its lean bundle (bin/build-cli.js):
+// What a read-only dhv command needs of @oclif/core, for its lean bundle (bin/build-cli.mjs):
 // the Command base class, Flags and Args, and a runner. oclif itself (its config, plugins,
 // help, parser and their packages) is most of what `dhv volume status` used to load; here a
 // command runs without it when its command line is one this parser reads exactly as oclif's
