@@ -3,9 +3,15 @@
 // CommonJS main module without setting up its ES module loader.
 const { start } = require('./start.js');
 
-// Ended by process.exit rather than by an empty event loop: a natural exit first puts back
-// the default action of every signal, so a Ctrl-C in its last milliseconds would kill dhv by
-// SIGINT after it had finished (or cleaned up), hiding its exit status. process.exit leaves
-// dhv's handlers in place, and a signal that comes now changes nothing. A failed start is
-// left unhandled: Node prints it and exits 1.
-start().then(() => process.exit());
+start()
+  // Output still queued for a pipe (a reader slower than dhv) is written before the exit below,
+  // which would otherwise cut it off at the pipe's buffer.
+  .then(() =>
+    Promise.all([process.stdout, process.stderr].map((stream) => new Promise((flushed) => stream.write('', flushed)))),
+  )
+  // Ended by process.exit rather than by an empty event loop: a natural exit first puts back
+  // the default action of every signal, so a Ctrl-C in its last milliseconds would kill dhv by
+  // SIGINT after it had finished (or cleaned up), hiding its exit status. process.exit leaves
+  // dhv's handlers in place, and a signal that comes now changes nothing. A failed start is
+  // left unhandled: Node prints it and exits 1.
+  .then(() => process.exit());
