@@ -206,20 +206,20 @@ describe('the lean start-up of read-only commands', () => {
     const spec = await agent.file('reg.hcl', volumeHcl({ name: 'registered', host_path: hostPath }));
     const registered = await agent.dhv('volume', 'register', spec);
     expect(registered.exitCode, registered.stderr).toBe(0);
-    const [{ ID: id }] = await agent.json<Array<{ ID: string }>>('volume', 'status');
+    const id = (await agent.json<Array<{ ID: string }>>('volume', 'status'))[0]!.ID;
     const lines = [
       ['volume', 'status'],
       ['volume', 'status', '-json'],
       ['volume', 'status', '--json', '-verbose'],
-      ['volume', 'status', id!.slice(0, 4)],
-      ['volume', 'status', id!, '-json'],
-      ['volume', 'status', '-short', id!],
+      ['volume', 'status', id.slice(0, 4)],
+      ['volume', 'status', id, '-json'],
+      ['volume', 'status', '-short', id],
       ['volume', 'status', '-t', '{{range .}}{{.Name}} {{.State}}{{end}}'],
       ['volume', 'status', '-namespace', '*'],
       ['volume', 'status', 'nope'],
       ['volume', 'status', 'nope', '-json'],
       ['volume', 'status', '-type', 'csi'],
-      ['volume', 'status', id!, '-node', 'x'],
+      ['volume', 'status', id, '-node', 'x'],
       ['node', 'status'],
       ['node', 'status', '-self', '-json'],
       ['namespace', 'list'],
