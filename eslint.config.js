@@ -74,8 +74,8 @@ export default tseslint.config(
   },
   {
     // CommonJS on purpose: dhv's start requires Node's modules without an ES module's
-    // facades (packages/harness/bin/cli-files.cjs).
-    files: ['**/*.cjs'],
+    // facades (packages/harness/bin/cli-files.cjs; bin/package.json makes bin/*.js CommonJS).
+    files: ['**/*.cjs', 'packages/harness/bin/*.js'],
     languageOptions: { sourceType: 'commonjs' },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
