@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { rm, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { discoverPlugins, execPlugin, PluginError } from '@dhv/sdk/client';
+import { discoverPlugins, execPlugin, PluginError, valueOf } from '@dhv/sdk/client';
 import { builtinMkdirRunner } from '../packages/harness/src/agent/builtin-mkdir-runner.js';
-import { valueOf } from '../packages/harness/src/runner/plugin-runner.js';
 import { root, skipUnless } from './support/kit.js';
 import {
   applyLayout,

@@ -1,12 +1,15 @@
 import type { CreateRequest, DeleteRequest, Operation } from '@dhv/sdk';
-import { BUILTIN_MKDIR_ID, PluginError, buildEnvironment, type RequestInput } from '@dhv/sdk/client';
 import {
+  BUILTIN_MKDIR_ID,
+  PluginError,
+  buildEnvironment,
   noProcessOutput,
   type DecodedValue,
   type OperationResult,
   type PluginCall,
   type PluginRunner,
-} from '../runner/plugin-runner.js';
+  type RequestInput,
+} from '@dhv/sdk/client';
 import { BUILTIN_EXECUTABLE, BUILTIN_MKDIR_VERSION, builtinMkdirCreate, builtinMkdirDelete } from './builtin-mkdir.js';
 
 /**

@@ -1,15 +1,17 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CreateRequest, DeleteRequest, Operation } from '@dhv/sdk';
-import { PluginError, goQuote, type Discovery } from '@dhv/sdk/client';
 import {
+  PluginError,
+  goQuote,
   noProcessOutput,
   type DecodedValue,
+  type Discovery,
   type OperationResult,
   type PluginCall,
   type PluginRunner,
   type RunDetails,
-} from './plugin-runner.js';
+} from '@dhv/sdk/client';
 
 /** One call the fake answered, as the caller made it. */
 export interface FakeRun<Op extends Operation = Operation> {
