@@ -17,8 +17,8 @@ export type { PluginCall, PluginRef } from './client/plugin-call.js';
 export { ProcessRunner, type ProcessRunnerOptions } from './client/process-runner.js';
 export {
   judgeRun,
-  noProcessOutput,
   runDetails,
+  runInProcess,
   valueOf,
   valueWithRun,
   type OperationResult,

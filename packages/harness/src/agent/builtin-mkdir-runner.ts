@@ -1,9 +1,8 @@
 import type { CreateRequest, DeleteRequest, Operation } from '@dhv/sdk';
 import {
   BUILTIN_MKDIR_ID,
-  PluginError,
   buildEnvironment,
-  noProcessOutput,
+  runInProcess,
   type DecodedValue,
   type OperationResult,
   type PluginCall,
@@ -18,10 +17,9 @@ import { BUILTIN_EXECUTABLE, BUILTIN_MKDIR_VERSION, builtinMkdirCreate, builtinM
  * finds it.
  */
 export const builtinMkdirRunner: PluginRunner = {
-  async run<Op extends Operation>(operation: Op, call: PluginCall<Op>): Promise<OperationResult<Op>> {
+  run<Op extends Operation>(operation: Op, call: PluginCall<Op>): Promise<OperationResult<Op>> {
     const pluginDir = typeof call.plugin === 'string' ? '' : call.plugin.pluginDir;
-    const started = performance.now();
-    const details = {
+    const answered = {
       pluginId: BUILTIN_MKDIR_ID,
       executable: BUILTIN_EXECUTABLE,
       builtin: true,
@@ -30,23 +28,8 @@ export const builtinMkdirRunner: PluginRunner = {
       get environment() {
         return buildEnvironment(operation, call.request, `${pluginDir}/${BUILTIN_MKDIR_ID}`);
       },
-      ...noProcessOutput(),
     };
-    try {
-      const value = await builtinValue(operation, call.request);
-      return Object.assign(details, {
-        durationMs: performance.now() - started,
-        ok: true,
-        value,
-      }) as OperationResult<Op>;
-    } catch (err) {
-      if (!(err instanceof PluginError)) throw err;
-      return Object.assign(details, {
-        durationMs: performance.now() - started,
-        ok: false,
-        error: err,
-      }) as OperationResult<Op>;
-    }
+    return runInProcess(answered, () => builtinValue(operation, call.request));
   },
   lookup: () => Promise.resolve(BUILTIN_EXECUTABLE),
   discover: () =>

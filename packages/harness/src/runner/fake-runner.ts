@@ -4,13 +4,12 @@ import type { CreateRequest, DeleteRequest, Operation } from '@dhv/sdk';
 import {
   PluginError,
   goQuote,
-  noProcessOutput,
+  runInProcess,
   type DecodedValue,
   type Discovery,
   type OperationResult,
   type PluginCall,
   type PluginRunner,
-  type RunDetails,
 } from '@dhv/sdk/client';
 
 /** One call the fake answered, as the caller made it. */
@@ -76,23 +75,20 @@ export class FakePluginRunner implements PluginRunner {
       signal: call.signal,
     } as unknown as FakeRun<Op>;
     this.calls.push(run as FakeRun);
-    const details: RunDetails = {
+    const answered = {
       pluginId,
       executable: typeof call.plugin === 'string' ? call.plugin : join(pluginDir, pluginId),
       builtin: false,
       operation,
       environment: {},
-      ...noProcessOutput(),
-      exitCode: 0,
     };
-    try {
+    const result = await runInProcess(answered, async () => {
       if (typeof call.plugin !== 'string') await this.lookup(pluginDir, pluginId);
-      const value = await this.answer(run);
-      return { ...details, ok: true, value } as OperationResult<Op>;
-    } catch (err) {
-      if (!(err instanceof PluginError)) throw err;
-      return { ...details, exitCode: err.exitCode ?? null, ok: false, error: err } as OperationResult<Op>;
-    }
+      return this.answer(run);
+    });
+    // As a process's run: exit 0 when it answered, the failure's exit status when it failed.
+    result.exitCode = result.ok ? 0 : (result.error.exitCode ?? null);
+    return result;
   }
 
   async lookup(pluginDir: string, pluginId: string): Promise<string> {

@@ -84,6 +84,29 @@ export function runDetails(
   };
 }
 
+/** Who answered a call run in process, and what it was given. */
+export type InProcessCall = Pick<RunDetails, 'pluginId' | 'executable' | 'builtin' | 'operation' | 'environment'>;
+
+/**
+ * A call answered in process (the built-in mkdir, a fake): no output and no exit, the
+ * answer's value, or the PluginError it threw. `call` becomes the result, so a getter on
+ * it (an environment built only when read) stays one.
+ */
+export async function runInProcess<Value>(
+  call: InProcessCall,
+  answer: () => Promise<Value>,
+): Promise<PluginRunResult<Value>> {
+  const started = performance.now();
+  const details: RunDetails = Object.assign(call, noProcessOutput());
+  try {
+    const value = await answer();
+    return Object.assign(details, { durationMs: performance.now() - started, ok: true as const, value });
+  } catch (err) {
+    if (!(err instanceof PluginError)) throw err;
+    return Object.assign(details, { durationMs: performance.now() - started, ok: false as const, error: err });
+  }
+}
+
 /** A call that failed before anything ran (the plugin was not found or cannot run). */
 export function notRun<Op extends Operation>(operation: Op, error: PluginError): OperationResult<Op> {
   return {
