@@ -1,18 +1,15 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { execPlugin } from './exec-plugin.js';
 import { PluginError } from './errors.js';
 import { ProcessRunner } from './process-runner.js';
 import { valueWithRun } from './run-result.js';
-import { PluginDir } from '../__fixtures__/plugins.js';
+import { usePluginDirs, type PluginDir } from '../__fixtures__/plugins.js';
 
 const request = { volumesDir: '/srv/volumes', volumeName: 'data', volumeId: 'v-1', nodeId: 'node-1' };
 
 let dir: PluginDir;
-beforeEach(async () => {
-  dir = await PluginDir.create();
-});
-afterEach(async () => {
-  await dir.cleanup();
+usePluginDirs((d) => {
+  dir = d;
 });
 
 describe('ProcessRunner, the one plugin call', () => {
