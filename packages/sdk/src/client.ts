@@ -37,6 +37,7 @@ export {
   type AgentLogLine,
 } from './client/discover-plugins.js';
 export {
+  decodeResponse,
   decodeCreateOutput,
   decodeFingerprintOutput,
   decodeErrorOutput,
@@ -45,12 +46,13 @@ export {
   type DecodedFingerprint,
 } from './protocol/decode.js';
 export {
-  fingerprintResponseSchema,
-  createResponseSchema,
-  deleteResponseSchema,
-  errorResponseSchema,
+  responseValue,
+  pickResponseValue,
+  type DecodedResponse,
+  type ResponseValue,
   type ResponseByOperation,
 } from './protocol/response.js';
+export { RESPONSE_FIELDS, ERROR_FIELD, type GoKind, type ResponseField } from './protocol/response-fields.js';
 export {
   parseGoJson,
   goMarshalStringMap,

@@ -1,12 +1,16 @@
 import type { Operation } from '@dhv/sdk';
-import type { Discovery, LeftRunning, OutputHolder, PluginError, PluginRef, RequestInput } from '@dhv/sdk/client';
+import type {
+  Discovery,
+  LeftRunning,
+  OutputHolder,
+  PluginError,
+  PluginRef,
+  RequestInput,
+  ResponseValue,
+} from '@dhv/sdk/client';
 
-/** What each operation decodes to: the version, the volume's path and size, nothing. */
-export interface DecodedValue {
-  fingerprint: { version: string; rawVersion: string };
-  create: { path: string; bytes: bigint };
-  delete: Record<string, never>;
-}
+/** What each operation decodes to (the SDK's response table says): the version, the volume's path and size, nothing. */
+export type DecodedValue = ResponseValue;
 
 /** One plugin call: which plugin, the request, and how the agent runs it. */
 export interface PluginCall<Op extends Operation> {

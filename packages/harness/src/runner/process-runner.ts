@@ -9,6 +9,7 @@ import {
   interpretRun,
   openPlugin,
   outputText,
+  pickResponseValue,
   resolvePlugin,
   runWarnings,
   spawnPlugin,
@@ -163,13 +164,5 @@ export function notRun(operation: string, error: PluginError): OperationResult<O
 
 /** Only what the operation decodes to, without the run's bookkeeping the SDK's result carries. */
 function decodedValue<Op extends Operation>(operation: Op, decoded: object): DecodedValue[Op] {
-  const r = decoded as { version?: string; rawVersion?: string; path?: string; bytes?: bigint };
-  switch (operation) {
-    case 'fingerprint':
-      return { version: r.version!, rawVersion: r.rawVersion! } as DecodedValue[Op];
-    case 'create':
-      return { path: r.path!, bytes: r.bytes! } as DecodedValue[Op];
-    default:
-      return {} as DecodedValue[Op];
-  }
+  return pickResponseValue(operation, decoded);
 }

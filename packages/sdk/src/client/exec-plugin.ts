@@ -1,6 +1,7 @@
 import { basename } from 'node:path';
 import { AGENT_TIMEOUT_MS, type Operation } from '../protocol/operations.js';
 import { decodeCreateOutput, decodeErrorOutput, decodeFingerprintOutput } from '../protocol/decode.js';
+import { responseValue, type ResponseValue } from '../protocol/response.js';
 import { buildEnvironment, type RequestInput } from './environment.js';
 import { spawnPlugin } from './spawn-plugin.js';
 import { outputText, type PluginRun } from './plugin-run.js';
@@ -33,17 +34,9 @@ interface RunInfo {
   warnings: string[];
 }
 
-export interface FingerprintResult extends RunInfo {
-  /** The version as the agent stores it (`1` becomes `1.0.0`). */
-  version: string;
-  /** The version as the plugin wrote it. */
-  rawVersion: string;
-}
-
-export interface CreateResult extends RunInfo {
-  path: string;
-  bytes: bigint;
-}
+/** The version as the agent stores it (`1` becomes `1.0.0`) and as the plugin wrote it (`rawVersion`). */
+export type FingerprintResult = RunInfo & ResponseValue['fingerprint'];
+export type CreateResult = RunInfo & ResponseValue['create'];
 
 export type DeleteResult = RunInfo;
 
@@ -265,7 +258,7 @@ export function interpretRun(
           { nomadPanic: NIL_VERSION_PANIC },
         );
       }
-      return { ...info, version: version.normalized, rawVersion: version.original };
+      return { ...info, ...responseValue('fingerprint', decoded.value) };
     }
     case 'create': {
       const decoded = decodeCreateOutput(run.stdout);
@@ -281,7 +274,7 @@ export function interpretRun(
           ],
         );
       }
-      return { ...info, ...decoded.value };
+      return { ...info, ...responseValue('create', decoded.value) };
     }
     default:
       return info;
