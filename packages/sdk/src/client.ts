@@ -48,7 +48,9 @@ export {
 export {
   responseValue,
   pickResponseValue,
+  answeredValue,
   type DecodedResponse,
+  type ResponseAnswer,
   type ResponseValue,
   type ResponseByOperation,
 } from './protocol/response.js';

@@ -2,7 +2,7 @@ import { accessSync, constants, readdirSync, realpathSync, statSync } from 'node
 import { chmod, chown, rm } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import type { CreateRequest, DeleteRequest } from '@dhv/sdk';
-import { PluginError, type ResponseValue } from '@dhv/sdk/client';
+import { PluginError, type ResponseAnswer } from '@dhv/sdk/client';
 import { readMountTable } from '@dhv/sdk/host';
 import { GoPathError, goClean, goJoin, goMkdirAll, goRemoveAll, goSyscallMode } from '../go/os.js';
 import { goQuote } from '@dhv/sdk/client';
@@ -27,7 +27,7 @@ const KEEP_OWNER = 0xffffffff;
  */
 export async function builtinMkdirCreate(
   request: Pick<CreateRequest, 'volumesDir' | 'volumeId' | 'parameters'>,
-): Promise<ResponseValue['create']> {
+): Promise<ResponseAnswer['create']> {
   const fail = (reason: string) => failure('create', request.volumeId, reason);
   const path = goJoin(request.volumesDir, request.volumeId);
   const found = existing(path);

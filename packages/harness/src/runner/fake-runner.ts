@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CreateRequest, DeleteRequest, Operation } from '@dhv/sdk';
-import { PluginError, goQuote, type Discovery } from '@dhv/sdk/client';
+import { PluginError, answeredValue, goQuote, type Discovery, type ResponseAnswer } from '@dhv/sdk/client';
 import {
   noProcessOutput,
   type DecodedValue,
@@ -34,12 +34,12 @@ export class FakePluginRunner implements PluginRunner {
   version = '1.0.0';
   /** Make the folder create answered, as a plugin would have. */
   makePaths = true;
-  onCreate: (run: FakeRun<'create'>) => Promise<DecodedValue['create']> = async (run) => ({
+  onCreate: (run: FakeRun<'create'>) => Promise<ResponseAnswer['create']> = async (run) => ({
     path: `${run.request.volumesDir}/${run.request.volumeId}`,
     bytes: run.request.capacityMinBytes,
   });
   onDelete: (run: FakeRun<'delete'>) => Promise<void> = async () => {};
-  onFingerprint: (run: FakeRun<'fingerprint'>) => Promise<DecodedValue['fingerprint']> = async () => ({
+  onFingerprint: (run: FakeRun<'fingerprint'>) => Promise<ResponseAnswer['fingerprint']> = async () => ({
     version: this.version,
     rawVersion: this.version,
   });
@@ -127,13 +127,16 @@ export class FakePluginRunner implements PluginRunner {
       case 'create': {
         const value = await this.onCreate(run as FakeRun<'create'>);
         if (this.makePaths) await mkdir(value.path, { recursive: true });
-        return value as DecodedValue[Op];
+        return answeredValue('create', value) as DecodedValue[Op];
       }
       case 'delete':
         await this.onDelete(run as FakeRun<'delete'>);
         return {} as DecodedValue[Op];
       default:
-        return (await this.onFingerprint(run as FakeRun<'fingerprint'>)) as DecodedValue[Op];
+        return answeredValue(
+          'fingerprint',
+          await this.onFingerprint(run as FakeRun<'fingerprint'>),
+        ) as DecodedValue[Op];
     }
   }
 }

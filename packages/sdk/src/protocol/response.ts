@@ -8,7 +8,7 @@ import { RESPONSE_FIELDS, type ERROR_FIELD, type ResponseField } from './respons
  */
 
 type Fields = Readonly<Record<string, ResponseField>>;
-type Flat<T> = { [K in keyof T]: T[K] } & {};
+type Flat<T> = { -readonly [K in keyof T]: T[K] } & {};
 type RequiredKeys<Fs extends Fields> = { [K in keyof Fs]: Fs[K]['required'] extends true ? K : never }[keyof Fs];
 
 /** What a handler may give for each kind: bytes may be a number below 2^53. */
@@ -37,6 +37,11 @@ export type ResponseValueOf<Fs extends Fields> = Flat<
   }
 >;
 type RawKey<K extends string> = `raw${Capitalize<K>}`;
+/** A value in which the fields a plugin may leave out may be left out. */
+export type ResponseAnswerOf<Fs extends Fields> = Flat<
+  Omit<ResponseValueOf<Fs>, Exclude<keyof Fs, RequiredKeys<Fs>>> &
+    Partial<Pick<ResponseValueOf<Fs>, Exclude<keyof Fs, RequiredKeys<Fs>> & keyof ResponseValueOf<Fs>>>
+>;
 
 type FieldsOf<Op extends Operation> = (typeof RESPONSE_FIELDS)[Op]['fields'];
 
@@ -57,6 +62,9 @@ export type DecodedResponse = { [Op in Operation]: DecodedResponseOf<FieldsOf<Op
 
 /** What each operation decodes to: the version, the volume's path and size, nothing. */
 export type ResponseValue = { [Op in Operation]: ResponseValueOf<FieldsOf<Op>> };
+
+/** What an in-process answer gives (the built-in mkdir, a test's fake): optional fields may be left out. */
+export type ResponseAnswer = { [Op in Operation]: ResponseAnswerOf<FieldsOf<Op>> };
 
 function rawKey(key: string): string {
   return `raw${key[0]!.toUpperCase()}${key.slice(1)}`;
@@ -79,6 +87,20 @@ export function responseValue<Op extends Operation>(operation: Op, decoded: Deco
     if (version === null) throw new TypeError(`${operation} decoded a nil ${key}; refuse it before taking the value`);
     value[key] = version.normalized;
     value[rawKey(key)] = version.original;
+  }
+  return value as ResponseValue[Op];
+}
+
+/** Go's zero value of each kind, as a value holds it. */
+const ZERO: Record<ResponseField['kind'], unknown> = { string: '', int64: 0n, version: '' };
+
+/** An in-process answer as a value: exactly the table's fields, the ones left out as Go's zero value. */
+export function answeredValue<Op extends Operation>(operation: Op, answer: ResponseAnswer[Op]): ResponseValue[Op] {
+  const from = answer as Record<string, unknown>;
+  const value: Record<string, unknown> = {};
+  for (const [key, field] of fieldsOf(operation)) {
+    value[key] = from[key] ?? ZERO[field.kind];
+    if (field.kind === 'version') value[rawKey(key)] = from[rawKey(key)] ?? ZERO[field.kind];
   }
   return value as ResponseValue[Op];
 }
