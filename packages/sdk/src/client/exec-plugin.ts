@@ -212,7 +212,7 @@ export function interpretRun(
         : []),
       ...(run.aborted ? ['cancelled: dhv was stopped while the plugin ran, and killed it'] : []),
     ];
-    const message = decodeErrorOutput(run.stdout);
+    const message = decodeErrorOutput(run.stdout, operation);
     switch (operation) {
       case 'fingerprint':
         // On a failed fingerprint the agent does not read stdout; dhv shows the plugin's {"error"} on its own line.

@@ -1,6 +1,6 @@
 import { GoJsonSyntaxError, goInt64, goKeyMatches, parseGoJson, type GoJsonValue } from '../go/json.js';
 import { parseGoVersion, type GoVersion } from '../go/version.js';
-import type { Operation } from './operations.js';
+import { isOperation, type Operation } from './operations.js';
 import { ERROR_FIELD, GO_PACKAGE, RESPONSE_FIELDS, type GoKind, type ResponseStruct } from './response-fields.js';
 import type { DecodedResponse } from './response.js';
 
@@ -135,15 +135,18 @@ export function decodeCreateOutput(stdout: string | Uint8Array): Decoded<Decoded
   return decodeResponse('create', stdout);
 }
 
-/** Where a failed plugin's message is read from (delete's struct holds only `error`). */
+/** Where a failed plugin's message is read from when its operation's struct has no `error` (delete's holds only that). */
 const ERROR_STRUCT = goStruct(RESPONSE_FIELDS.delete);
 
 /**
  * The `error` a failed plugin wrote to stdout: the message (`''` when the document decoded
  * but held none: the agent still appends ": "), or undefined when stdout did not decode
- * into `{"error": string}` (the agent then appends nothing).
+ * into the operation's struct (the agent then appends nothing). The agent decodes a failed
+ * create into the whole create response, so `{"error": "x", "bytes": "5"}` gives no
+ * message. A fingerprint's stdout is not read on failure; it is read here as delete's.
  */
-export function decodeErrorOutput(stdout: string | Uint8Array): string | undefined {
-  const result = decodeStruct(stdout, ERROR_STRUCT);
+export function decodeErrorOutput(stdout: string | Uint8Array, operation?: string): string | undefined {
+  const table: ResponseStruct | undefined = isOperation(operation) ? RESPONSE_FIELDS[operation] : undefined;
+  const result = decodeStruct(stdout, table?.hasError ? goStruct(table) : ERROR_STRUCT);
   return result.ok ? ((result.value[ERROR_FIELD.key] as string | undefined) ?? '') : undefined;
 }
