@@ -1,8 +1,8 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
-import { ENV, definePlugin } from '@dhv/sdk';
-import { decodeCreateOutput, type RESPONSE_FIELDS as TABLE } from '@dhv/sdk/client';
+import { definePlugin } from '@dhv/sdk';
+import { buildEnvironment, decodeCreateOutput, type RESPONSE_FIELDS as TABLE } from '@dhv/sdk/client';
 import type { HandlerResponseOf, ResponseValueOf } from '../packages/sdk/src/protocol/response.js';
 import { readResponse } from '../packages/harness/src/conformance/inspect.js';
 import { runPluginOnce } from '../packages/harness/src/agent/run-plugin-once.js';
@@ -42,20 +42,12 @@ vi.mock('../packages/sdk/dist/protocol/response-fields.js', async (importOrigina
   };
 });
 
-const VOLUME_ID = '6b2f0a9e-3c1d-4e5f-8a7b-9c0d1e2f3a4b';
-const createEnv = {
-  [ENV.operation]: 'create',
-  [ENV.volumesDir]: '/srv/volumes',
-  [ENV.pluginDir]: '/opt/plugins',
-  [ENV.namespace]: 'default',
-  [ENV.volumeName]: 'v',
-  [ENV.volumeId]: VOLUME_ID,
-  [ENV.nodeId]: 'node',
-  [ENV.nodePool]: 'default',
-  [ENV.capacityMinBytes]: '0',
-  [ENV.capacityMaxBytes]: '0',
-  [ENV.parameters]: 'null',
-};
+/** What the agent sends a create, built as it builds it. */
+const createEnv = buildEnvironment(
+  'create',
+  { volumesDir: '/srv/volumes', volumeName: 'v', volumeId: '6b2f0a9e-3c1d-4e5f-8a7b-9c0d1e2f3a4b', nodeId: 'node' },
+  '/opt/plugins/noted',
+);
 
 const withNote = (create: () => unknown) =>
   definePlugin({ name: 'noted', version: '1.0.0', create: create as never, delete: () => {} });
