@@ -10,6 +10,7 @@ export {
   InvalidSettingsError,
   DEFAULT_REPEAT,
   DEFAULT_EXPLORE_RUNS,
+  FEATURES,
   MAX_EXPLORE_RUNS,
   type SettingsInput,
 } from './settings.js';

@@ -25,7 +25,13 @@ export interface SettingsInput {
   runs?: number;
   /** Replay one recipe instead of exploring, like `create db; delete db`. */
   replay?: string;
+  /** What the plugin declares it does (`--supports`): a refusal of a declared feature fails, not skips. */
+  supports?: readonly string[];
 }
+
+/** The features a plugin may declare, so that dhv check fails a refusal of them instead of calling it a clean no. */
+export const FEATURES = ['expansion'] as const;
+export type Feature = (typeof FEATURES)[number];
 
 /**
  * The random sequences plain `dhv check` runs: a count, so that a seed runs the same calls on
@@ -94,7 +100,25 @@ export function resolveSettings(input: SettingsInput = {}): SuiteSettings {
       );
   }
   const parameters = input.parameters && Object.keys(input.parameters).length > 0 ? { ...input.parameters } : null;
-  return { repeat, parameters, capacityMin, capacityMax, expansionSize, explore: exploreSettings(input) };
+  return {
+    repeat,
+    parameters,
+    capacityMin,
+    capacityMax,
+    expansionSize,
+    supports: features(input.supports),
+    explore: exploreSettings(input),
+  };
+}
+
+function features(given: readonly string[] | undefined): Feature[] {
+  const unknown = (given ?? []).filter((f) => !(FEATURES as readonly string[]).includes(f));
+  if (unknown.length > 0)
+    throw new InvalidSettingsError(
+      `supports: ${unknown.map((f) => JSON.stringify(f)).join(', ')} is not a feature dhv check knows; known: ${FEATURES.join(', ')}`,
+      'supports',
+    );
+  return FEATURES.filter((f) => given?.includes(f));
 }
 
 function exploreSettings(input: SettingsInput): SuiteSettings['explore'] {

@@ -1,3 +1,4 @@
+import type { Feature } from './settings.js';
 import type { TeardownScope } from '@dhv/sdk/host';
 import type { CreateResult, DeleteResult, PluginRun, RequestInput } from '@dhv/sdk/client';
 import type { Step } from './explore/recipe.js';
@@ -68,6 +69,8 @@ export interface SuiteSettings {
   capacityMax: bigint;
   /** The capacity_min of the larger create in create.larger-capacity and create.expands; 0n: twice the first (or 16 MiB more). */
   expansionSize: bigint;
+  /** The features the plugin declares (`--supports`): refusing one of them fails. */
+  supports: Feature[];
   /** The explorer's random sequences (the explore area); `enabled: false` leaves the area out. */
   explore: ExploreSettings & { enabled: boolean };
 }
@@ -166,6 +169,7 @@ export interface ConformanceReport {
     capacityMin: string;
     capacityMax: string;
     expansionSize: string;
+    supports: Feature[];
   };
   results: CheckResult[];
   summary: Record<Status, number> & { requiredFailed: number; requiredSkipped: number; recommendedFailed: number };

@@ -347,6 +347,12 @@ export const createChecks: Check[] = [
             `the larger create was refused, but stdout is not an {"error": ...} document: ${JSON.stringify(clip(outputText(run.stdout)))}`,
           );
         }
+        const lost = await markerProblem(first.path, marker);
+        if (lost) ctx.fail(`after the larger create, ${lost}`);
+        if (ctx.settings.supports.includes('expansion'))
+          ctx.fail(
+            `the plugin declares expansion (--supports expansion) but refused a larger capacity_min (${formatSize(largerMin)}): ${message ?? describeRun(run)}; an update that grows one of its volumes fails the same way`,
+          );
         ctx.note(`refused: ${message ?? describeRun(run)}`);
       }
       const lost = await markerProblem(first.path, marker);
@@ -386,7 +392,13 @@ export const createChecks: Check[] = [
       try {
         again = await ctx.create(larger);
       } catch (err) {
-        ctx.skip(`the plugin refuses a larger capacity_min (it does not claim expansion): ${(err as Error).message}`);
+        if (ctx.settings.supports.includes('expansion'))
+          ctx.fail(
+            `the plugin declares expansion (--supports expansion) but refused a larger capacity_min (${formatSize(wanted)}): ${(err as Error).message}`,
+          );
+        ctx.skip(
+          `the plugin refuses a larger capacity_min (it does not claim expansion; --supports expansion says it does): ${(err as Error).message}`,
+        );
       }
       if (again.bytes < wanted) {
         ctx.fail(
