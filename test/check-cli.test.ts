@@ -69,6 +69,7 @@ describe('dhv check, the command', () => {
       capacityMin: '1048576',
       capacityMax: '2000000',
       expansionSize: '0',
+      supports: [],
     });
   });
 

@@ -24,6 +24,11 @@ export interface BundleOptions {
    */
   launcher?: 'search' | 'fixed';
   minify?: boolean;
+  /**
+   * Keep a source map inside the file and start node with --enable-source-maps, so a
+   * plugin's stack traces name its own source files and lines (a larger file).
+   */
+  sourcemap?: boolean;
 }
 
 export interface BundleResult {
@@ -57,12 +62,17 @@ export async function bundlePlugin(options: BundleOptions): Promise<BundleResult
   const launcher = options.launcher ?? 'search';
   const esbuild = await loadEsbuild();
   const fixedFingerprint = launcher === 'search' ? await readFixedFingerprint(esbuild, entry) : undefined;
-  const banner = launcher === 'search' ? launcherHeader(interpreter, fixedFingerprint) : `#!${interpreter}`;
+  const nodeFlags = options.sourcemap ? ['--enable-source-maps'] : [];
+  const banner =
+    launcher === 'search'
+      ? launcherHeader(interpreter, fixedFingerprint, nodeFlags)
+      : `#!${[interpreter, ...nodeFlags].join(' ')}`;
   await mkdir(dirname(outfile), { recursive: true });
   await esbuild.build({
     ...bundleOptions(esbuild, entry, bundleMain(entry)),
     outfile,
     minify: options.minify ?? true,
+    ...(options.sourcemap ? { sourcemap: 'inline' as const } : {}),
     banner: { js: banner },
   });
   await chmod(outfile, 0o755);
