@@ -10,7 +10,6 @@ export {
   InvalidSettingsError,
   DEFAULT_REPEAT,
   DEFAULT_EXPLORE_RUNS,
-  FEATURES,
   MAX_EXPLORE_RUNS,
   type SettingsInput,
 } from './settings.js';
@@ -22,6 +21,7 @@ export { formatJson } from './report/json.js';
 export { forceRemove } from './scratch-dirs.js';
 export {
   AREAS,
+  FEATURES,
   type Area,
   type Check,
   type CheckContext,

@@ -3,7 +3,7 @@ import { DhvError } from '../errors/dhv-error.js';
 import { EXIT_CODES } from '../errors/exit-codes.js';
 import { parseRecipe, RecipeError } from './explore/recipe.js';
 import { DEFAULT_CAPACITY_BOUND, capacityBound, sizeWords } from './space-budget.js';
-import type { SuiteSettings } from './types.js';
+import { FEATURES, type Feature, type SuiteSettings } from './types.js';
 
 export const DEFAULT_REPEAT = 5;
 
@@ -28,10 +28,6 @@ export interface SettingsInput {
   /** What the plugin declares it does (`--supports`): a refusal of a declared feature fails, not skips. */
   supports?: readonly string[];
 }
-
-/** The features a plugin may declare, so that dhv check fails a refusal of them instead of calling it a clean no. */
-export const FEATURES = ['expansion'] as const;
-export type Feature = (typeof FEATURES)[number];
 
 /**
  * The random sequences plain `dhv check` runs: a count, so that a seed runs the same calls on

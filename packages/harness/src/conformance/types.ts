@@ -1,4 +1,3 @@
-import type { Feature } from './settings.js';
 import type { TeardownScope } from '@dhv/sdk/host';
 import type { CreateResult, DeleteResult, PluginRun, RequestInput } from '@dhv/sdk/client';
 import type { Step } from './explore/recipe.js';
@@ -58,6 +57,10 @@ export interface Check {
   alone?: boolean;
   run(ctx: CheckContext): Promise<void>;
 }
+
+/** The features a plugin may declare, so that dhv check fails a refusal of them instead of calling it a clean no. */
+export const FEATURES = ['expansion'] as const;
+export type Feature = (typeof FEATURES)[number];
 
 /** What the user tells the suite about the plugin. */
 export interface SuiteSettings {
