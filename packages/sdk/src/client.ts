@@ -53,6 +53,7 @@ export {
   type AgentLogLine,
 } from './client/discover-plugins.js';
 export {
+  decodeResponse,
   decodeCreateOutput,
   decodeFingerprintOutput,
   decodeErrorOutput,
@@ -61,12 +62,15 @@ export {
   type DecodedFingerprint,
 } from './protocol/decode.js';
 export {
-  fingerprintResponseSchema,
-  createResponseSchema,
-  deleteResponseSchema,
-  errorResponseSchema,
+  responseValue,
+  pickResponseValue,
+  answeredValue,
+  type DecodedResponse,
+  type ResponseAnswer,
+  type ResponseValue,
   type ResponseByOperation,
 } from './protocol/response.js';
+export { RESPONSE_FIELDS, ERROR_FIELD, type GoKind, type ResponseField } from './protocol/response-fields.js';
 export {
   parseGoJson,
   goMarshalStringMap,

@@ -1,6 +1,7 @@
 import type { CreateRequest, DeleteRequest, Operation } from '@dhv/sdk';
 import {
   BUILTIN_MKDIR_ID,
+  answeredValue,
   buildEnvironment,
   runInProcess,
   type DecodedValue,
@@ -52,9 +53,12 @@ export const builtinMkdirRunner: PluginRunner = {
 async function builtinValue<Op extends Operation>(operation: Op, request: RequestInput<Op>): Promise<DecodedValue[Op]> {
   switch (operation) {
     case 'fingerprint':
-      return { version: BUILTIN_MKDIR_VERSION, rawVersion: BUILTIN_MKDIR_VERSION } as DecodedValue[Op];
+      return answeredValue('fingerprint', {
+        version: BUILTIN_MKDIR_VERSION,
+        rawVersion: BUILTIN_MKDIR_VERSION,
+      }) as DecodedValue[Op];
     case 'create':
-      return (await builtinMkdirCreate(request as unknown as CreateRequest)) as DecodedValue[Op];
+      return answeredValue('create', await builtinMkdirCreate(request as unknown as CreateRequest)) as DecodedValue[Op];
     default:
       await builtinMkdirDelete(request as unknown as DeleteRequest);
       return {} as DecodedValue[Op];

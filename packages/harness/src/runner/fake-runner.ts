@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { CreateRequest, DeleteRequest, Operation } from '@dhv/sdk';
 import {
   PluginError,
+  answeredValue,
   goQuote,
   runInProcess,
   type DecodedValue,
@@ -10,6 +11,7 @@ import {
   type OperationResult,
   type PluginCall,
   type PluginRunner,
+  type ResponseAnswer,
 } from '@dhv/sdk/client';
 
 /** One call the fake answered, as the caller made it. */
@@ -35,12 +37,12 @@ export class FakePluginRunner implements PluginRunner {
   version = '1.0.0';
   /** Make the folder create answered, as a plugin would have. */
   makePaths = true;
-  onCreate: (run: FakeRun<'create'>) => Promise<DecodedValue['create']> = async (run) => ({
+  onCreate: (run: FakeRun<'create'>) => Promise<ResponseAnswer['create']> = async (run) => ({
     path: `${run.request.volumesDir}/${run.request.volumeId}`,
     bytes: run.request.capacityMinBytes,
   });
   onDelete: (run: FakeRun<'delete'>) => Promise<void> = async () => {};
-  onFingerprint: (run: FakeRun<'fingerprint'>) => Promise<DecodedValue['fingerprint']> = async () => ({
+  onFingerprint: (run: FakeRun<'fingerprint'>) => Promise<ResponseAnswer['fingerprint']> = async () => ({
     version: this.version,
     rawVersion: this.version,
   });
@@ -125,13 +127,16 @@ export class FakePluginRunner implements PluginRunner {
       case 'create': {
         const value = await this.onCreate(run as FakeRun<'create'>);
         if (this.makePaths) await mkdir(value.path, { recursive: true });
-        return value as DecodedValue[Op];
+        return answeredValue('create', value) as DecodedValue[Op];
       }
       case 'delete':
         await this.onDelete(run as FakeRun<'delete'>);
         return {} as DecodedValue[Op];
       default:
-        return (await this.onFingerprint(run as FakeRun<'fingerprint'>)) as DecodedValue[Op];
+        return answeredValue(
+          'fingerprint',
+          await this.onFingerprint(run as FakeRun<'fingerprint'>),
+        ) as DecodedValue[Op];
     }
   }
 }

@@ -2,7 +2,8 @@ import { decodeCreateOutput, decodeErrorOutput, decodeFingerprintOutput } from '
 import type { Operation } from '../protocol/operations.js';
 import { goErrnoText } from '../go/errno.js';
 import { goQuote } from '../go/strconv.js';
-import { decodedValue, type DecodedValue } from './decoded-value.js';
+import type { DecodedValue } from './decoded-value.js';
+import { responseValue } from '../protocol/response.js';
 import { PluginError, describeExit, type PluginErrorCode, type PluginRunDetails } from './errors.js';
 import { loadedMachineHint } from './machine-load.js';
 import { outputText, type PluginRun } from './plugin-run.js';
@@ -135,7 +136,7 @@ export function interpretRun<Op extends Operation>(
         : []),
       ...(run.aborted ? ['cancelled: dhv was stopped while the plugin ran, and killed it'] : []),
     ];
-    const message = decodeErrorOutput(run.stdout);
+    const message = decodeErrorOutput(run.stdout, operation);
     switch (operation) {
       case 'fingerprint':
         // On a failed fingerprint the agent does not read stdout; dhv shows the plugin's {"error"} on its own line.
@@ -180,7 +181,7 @@ export function interpretRun<Op extends Operation>(
           { nomadPanic: NIL_VERSION_PANIC },
         );
       }
-      return decodedValue(operation, { version: version.normalized, rawVersion: version.original });
+      return responseValue('fingerprint', decoded.value) as DecodedValue[Op];
     }
     case 'create': {
       const decoded = decodeCreateOutput(run.stdout);
@@ -196,10 +197,10 @@ export function interpretRun<Op extends Operation>(
           ],
         );
       }
-      return decodedValue(operation, decoded.value);
+      return responseValue('create', decoded.value) as DecodedValue[Op];
     }
     default:
-      return decodedValue(operation, {});
+      return responseValue('delete', {}) as DecodedValue[Op];
   }
 }
 
