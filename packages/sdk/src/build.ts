@@ -203,11 +203,11 @@ const SDK_DIST = join(dirname(createRequire(import.meta.url).resolve('@dhv/sdk/p
 const DEFERRED = 'dhv-deferred';
 
 /**
- * Keeps what the SDK loads lazily (zod and the request schemas, behind the runtime's
- * `await import()`) out of the code node parses at start-up. esbuild turns a dynamic
- * import into a lazily *evaluated* wrapper, but node still has to parse the whole file
- * before running a line of it, and for zod that parse alone costs more than the rest of
- * a fingerprint. So each such module is bundled on its own and embedded as a string
+ * Keeps what the SDK loads lazily (behind the runtime's `await import()`) out of the
+ * code node parses at start-up. esbuild turns a dynamic import into a lazily *evaluated*
+ * wrapper, but node still has to parse the whole file before running a line of it, and
+ * for a large module (a schema library, once) that parse alone costs more than the rest
+ * of a fingerprint. So each such module is bundled on its own and embedded as a string
  * (which node only scans), compiled the first time create or delete imports it. The
  * result is still one self-contained file.
  */

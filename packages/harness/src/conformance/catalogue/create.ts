@@ -340,7 +340,7 @@ export const createChecks: Check[] = [
         );
       } else {
         if (run.timedOut || run.spawnError) ctx.fail(`the larger create did not finish: ${describeRun(run)}`);
-        const message = decodeErrorOutput(run.stdout);
+        const message = decodeErrorOutput(run.stdout, 'create');
         // Only the refusal's message is lost: the agent falls back to the exit status.
         if (outputText(run.stdout).trim() !== '' && message === undefined) {
           ctx.warn(
