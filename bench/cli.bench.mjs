@@ -15,7 +15,7 @@ const NOMAD_CREATES_MS = 10_800;
 
 /** The same bench on the code before the lean start-up, for the record. */
 const BEFORE =
-  " For the record: before the lean start-up (the commit before it, e4aa030), the same bench in a run beside this one (load average about 20) measured `dhv --version` 2.47×, `volume status` 2.91×, `volume status <id>` 2.96×, `volume status -json` 2.59×, `node status` 2.69×, `namespace list` 2.81×, `job status` 2.91× node -e 0, and the 100 creates 260.2 s: a create's time is not dhv's start-up (each runs the flock(1) of the volume lock four times, a /bin/sh that makes the plugin's pipes, and the plugin).";
+  " For the record: before the lean start-up (the commit before it, e4aa030), the same bench, run at a load average of about 20 beside a run of this code (which measured 1.07–1.52× there), measured `dhv --version` 2.47×, `volume status` 2.91×, `volume status <id>` 2.96×, `volume status -json` 2.59×, `node status` 2.69×, `namespace list` 2.81×, `job status` 2.91× node -e 0, and the 100 creates 260.2 s: a create's time is not dhv's start-up (each runs the flock(1) of the volume lock four times, a /bin/sh that makes the plugin's pipes, and the plugin).";
 
 const spec = (name) => `name = "${name}"\ntype = "host"\nplugin_id = "dhv-mkdir"\n`;
 
