@@ -16,7 +16,7 @@ afterEach(async () => {
 
 describe('the tasks checks without root', () => {
   test('are skipped, never passed, the first saying why and what to do; a skipped required check fails --strict', async () => {
-    vi.spyOn(process, 'getuid').mockReturnValue(1000);
+    vi.spyOn(process as { getuid: () => number }, 'getuid').mockReturnValue(1000);
     const report = await runConformance(GOOD, { volumesDir: scratch, only: ['tasks'], strict: true });
     expect(report.results.map((r) => r.status)).toEqual(report.results.map(() => 'skip'));
     const [first, ...rest] = report.results;
