@@ -83,7 +83,13 @@ export class TaskClient {
         .catch(() => {});
       await agent.shutdown();
     });
-    await agent.start();
+    const { fingerprint } = await agent.start();
+    if (!fingerprint.plugins.some((p) => p.id === pluginId)) {
+      const skipped = fingerprint.skipped.find((p) => p.id === pluginId);
+      ctx.skip(
+        `cannot judge: the client's discovery did not publish the plugin (${skipped?.reason ?? 'not found in its plugin dir'}); the discovery checks judge its fingerprint`,
+      );
+    }
     return client;
   }
 

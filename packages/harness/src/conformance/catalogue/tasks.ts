@@ -8,6 +8,17 @@ import type { HostVolume } from '../../agent/agent.js';
 import { NEEDS_WORKING_CREATE } from './create.js';
 
 const REF = 'PROTOCOL.md § What the agent does with volumes';
+/**
+ * A job's volume is made by the agent, which publishes only a plugin whose fingerprint
+ * passes and then runs its create: without those every task check repeats their failure.
+ */
+const NEEDS_PUBLISHED_PLUGIN = [
+  'discovery.fingerprint-succeeds',
+  'discovery.fingerprint-fast',
+  'discovery.version-present',
+  'discovery.version-valid',
+  ...NEEDS_WORKING_CREATE,
+];
 const ASKS =
   '1 volume at the capacities given, mounted into a task that runs as nobody on a simulated client of its own';
 /** The file a task writes into its volume. */
@@ -100,7 +111,7 @@ export const taskChecks: readonly Check[] = [
     gradeReason:
       'a volume is made for jobs to write: one that a task cannot write on a Nomad client as shipped is of no use to any job',
     asks: ASKS,
-    needs: NEEDS_WORKING_CREATE,
+    needs: NEEDS_PUBLISHED_PLUGIN,
     async run(ctx: CheckContext) {
       const client = await TaskClient.start(ctx);
       const volume = await client.createVolume();
