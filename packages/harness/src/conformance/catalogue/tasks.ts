@@ -21,6 +21,11 @@ const NEEDS_PUBLISHED_PLUGIN = [
 ];
 const ASKS =
   '1 volume at the capacities given, mounted into a task that runs as nobody on a simulated client of its own';
+/**
+ * How long a task that holds its volume runs: the check stops it long before, and a task a
+ * killed `dhv check` (kill -9) could not stop ends by itself.
+ */
+const TASK_LIFETIME_S = 300;
 /** The file a task writes into its volume. */
 const WRITTEN = 'dhv-check-task-file';
 
@@ -89,7 +94,7 @@ function writeFailure(run: Awaited<ReturnType<typeof tryWrite>>): string {
 /** A long-running task that writes a token once, and on every later start says whether it finds it. */
 function keeperScript(token: string): string {
   const file = `${TASK_MOUNT}/${WRITTEN}`;
-  return `if [ -e ${file} ]; then echo "found $(cat ${file})"; else echo ${token} > ${file} && echo wrote; fi; exec sleep 3600`;
+  return `if [ -e ${file} ]; then echo "found $(cat ${file})"; else echo ${token} > ${file} && echo wrote; fi; exec sleep ${TASK_LIFETIME_S}`;
 }
 
 /** Starts the keeper on a fresh volume and waits until it wrote its token. */
@@ -257,7 +262,7 @@ export const taskChecks: readonly Check[] = [
     async run(ctx: CheckContext) {
       const client = await TaskClient.start(ctx);
       const volume = await client.createVolume();
-      const script = `mkdir -p ${TASK_MOUNT}/dir && echo task > ${TASK_MOUNT}/dir/${WRITTEN} && chmod 0500 ${TASK_MOUNT}/dir && echo wrote; exec sleep 3600`;
+      const script = `mkdir -p ${TASK_MOUNT}/dir && echo task > ${TASK_MOUNT}/dir/${WRITTEN} && chmod 0500 ${TASK_MOUNT}/dir && echo wrote; exec sleep ${TASK_LIFETIME_S}`;
       const { alloc, jobId } = await client.runTask(volume, script, { type: 'service' });
       await client.waitForLine(alloc, (t) => t.includes('wrote'), 'write into its volume');
       const refused = await client.agent.deleteVolume(volume.ID).then(
