@@ -81,14 +81,15 @@ module.exports = {
       to: { path: `${H}agent/state/(layout|durable-file)\\.ts$` },
     },
     {
-      name: 'runner-only-spawns',
+      name: 'sdk-client-only-spawns',
       comment:
-        'Every plugin call goes through the one door, runner/ (docs/architecture.md): only it imports the ' +
-        "SDK's spawning code. eslint.config.js refuses the same names imported from @dhv/sdk/client.",
+        "Every plugin call goes through the one door, @dhv/sdk/client's PluginRunner (docs/architecture.md): " +
+        "only the SDK's client/ imports its spawning code; the harness runs plugins through its processRunner. " +
+        'eslint.config.js refuses the same names imported from @dhv/sdk/client.',
       severity: 'error',
-      from: { path: H, pathNot: [`${H}runner/`, '\\.test\\.ts$'] },
+      from: { path: '^packages/', pathNot: [`${SDK}src/client/`, `${SDK}src/client\\.ts$`, '\\.test\\.ts$'] },
       to: {
-        path: `${SDK}(src|dist)/client/(exec-plugin|spawn-plugin|plugin-run-watch|plugin-output|discover-plugins)\\.`,
+        path: `${SDK}(src|dist)/client/(exec-plugin|spawn-plugin|plugin-run-watch|plugin-output|discover-plugins|plugin-call|process-runner)\\.`,
       },
     },
     {

@@ -85,6 +85,46 @@ describe.concurrent('dhv build', () => {
     expect(created.path).toBe(join(work, 'volumes/0b8a3b5e-3f1c-4c47-9d3e-6a3c4c1e2f10'));
   });
 
+  it("with --sourcemap, a plugin's stack trace names its source file and line, on its stderr and in dhv check's report", async ({
+    work,
+  }) => {
+    await writeFile(
+      join(work, 'crash.ts'),
+      [
+        "import { definePlugin } from '@dhv/sdk/plugin';",
+        'function readState(): { size: number } {',
+        '  const state = undefined as unknown as { size: number } | undefined;',
+        '  return { size: state!.size };',
+        '}',
+        'export default definePlugin({',
+        "  name: 'crash',",
+        "  version: '1',",
+        '  create: () => ({ path: String(readState().size), bytes: 0 }),',
+        '  delete: () => {},',
+        '});',
+        '',
+      ].join('\n'),
+    );
+    for (const [args, frame] of [
+      [['--sourcemap'], /at readState \(\S*crash\.ts:4:\d+\)/],
+      [[], /the plugin is minified: `dhv build --sourcemap`/],
+    ] as const) {
+      const built = await dhvBuild(['crash.ts', '-o', 'dist/crash', ...args], work);
+      expect(built.exitCode, built.stderr).toBe(0);
+      const check = await run(process.execPath, [
+        dhv,
+        'check',
+        join(work, 'dist/crash'),
+        '--only',
+        'create.path',
+        '--json',
+      ]);
+      const result = JSON.parse(check.stdout).results.find((r: { id: string }) => r.id === 'create.path');
+      expect(result.reason).toContain("the plugin's stack trace: TypeError: Cannot read properties of undefined");
+      expect(result.reason).toMatch(frame);
+    }
+  });
+
   it('writes a plain #! line for the node chosen with --node --fixed-node', async ({ work }) => {
     const result = await dhvBuild(
       ['plugin.ts', '-o', 'dist/tiny', '--node', process.execPath, '--fixed-node', '--json'],

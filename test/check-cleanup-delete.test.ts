@@ -4,7 +4,8 @@ import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { execPlugin, type RequestInput } from '@dhv/sdk/client';
+import { type RequestInput } from '@dhv/sdk/client';
+import { runAsDhv } from './support/run-as-dhv.js';
 import { forceRemove } from '../packages/harness/src/conformance/scratch-dirs.js';
 import { snapshotTree, treeChanges } from '../packages/harness/src/conformance/catalogue/volume-files.js';
 import { builtPlugin, skipRootTests, tempDir } from './support/kit.js';
@@ -47,7 +48,7 @@ for (const plugin of PLUGINS) {
       afterEach(async () => {
         // Cleanup runs whatever the test did: ordinary deletes first, then whatever is left on the host.
         await Promise.allSettled(
-          made.map((r) => execPlugin(executable, 'delete', { ...r, createdPath: join(volumesDir, r.volumeId) })),
+          made.map((r) => runAsDhv(executable, 'delete', { ...r, createdPath: join(volumesDir, r.volumeId) })),
         );
         expect(await forceRemove(scratch)).toEqual([]);
       });
@@ -64,7 +65,7 @@ for (const plugin of PLUGINS) {
           capacityMaxBytes: plugin.capacity,
         };
         made.push(request);
-        const { path } = await execPlugin(executable, 'create', request);
+        const { path } = await runAsDhv(executable, 'create', request);
         await writeFile(join(path, 'data.txt'), `the data of ${volumeId}\n`);
         return { request, path };
       };
@@ -77,7 +78,7 @@ for (const plugin of PLUGINS) {
         expect(before.get(`${kept.request.volumeId}/data.txt`)).toMatch(/^file /);
 
         const { capacityMinBytes: _min, capacityMaxBytes: _max, ...rest } = doomed.request;
-        await execPlugin(executable, 'delete', { ...rest, volumeName: '', namespace: '', createdPath: volumesDir });
+        await runAsDhv(executable, 'delete', { ...rest, volumeName: '', namespace: '', createdPath: volumesDir });
 
         expect(existsSync(doomed.path)).toBe(false);
         expect(treeChanges(before, await snapshotTree(volumesDir))).toEqual([]);
@@ -88,7 +89,7 @@ for (const plugin of PLUGINS) {
         const kept = await create();
         const before = await snapshotTree(volumesDir, (rel) => rel.includes(doomed.request.volumeId));
         const { capacityMinBytes: _min, capacityMaxBytes: _max, ...rest } = doomed.request;
-        await execPlugin(executable, 'delete', {
+        await runAsDhv(executable, 'delete', {
           ...rest,
           volumeName: '',
           namespace: '',
@@ -102,7 +103,7 @@ for (const plugin of PLUGINS) {
       test('of a volume that was never created, succeeds and changes nothing', async () => {
         await create();
         const before = await snapshotTree(volumesDir);
-        await execPlugin(executable, 'delete', {
+        await runAsDhv(executable, 'delete', {
           volumesDir,
           volumeId: randomUUID(),
           volumeName: '',

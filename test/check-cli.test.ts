@@ -69,6 +69,7 @@ describe('dhv check, the command', () => {
       capacityMin: '1048576',
       capacityMax: '2000000',
       expansionSize: '0',
+      supports: [],
     });
   });
 
@@ -122,6 +123,7 @@ describe('dhv check, the command', () => {
         'capacity_max = "4MiB"',
         'expansion_size = "2MiB"',
         'repeat = 2',
+        'supports = ["expansion"]',
         'setup = ["echo up > setup.log"]',
         'teardown = ["echo down >> setup.log"]',
       ].join('\n'),
@@ -144,6 +146,7 @@ describe('dhv check, the command', () => {
       capacityMin: '1048576',
       capacityMax: '2097152',
       expansionSize: '2097152',
+      supports: ['expansion'],
     });
     expect(await readFile(join(scratch, 'setup.log'), 'utf8')).toBe('up\ndown\n');
     // good-plugin reports 0 bytes, so create.bytes-within-capacity cannot judge it: a recommended skip, not a failure.
@@ -156,6 +159,10 @@ describe('dhv check, the command', () => {
     expect((await dhv([join(FIXTURES, 'good-plugin'), '--config', unknown])).stderr).toContain(
       'unknown setting "capacity"',
     );
+    await writeFile(unknown, 'supports = ["shrinking"]\n');
+    const feature = await dhv([join(FIXTURES, 'good-plugin'), '--config', unknown]);
+    expect(feature.code).toBe(2);
+    expect(feature.stderr).toContain('supports: "shrinking" is not a feature dhv check knows; known: expansion');
   });
 
   test('a required check that skips is shown as such, and --strict turns it into a failed run', async () => {

@@ -31,6 +31,8 @@ interface Verdict {
   needsPipes?: boolean;
   needsPython?: boolean;
   needsRoot?: boolean;
+  /** What the fixture is checked with besides the defaults (what its author would declare). */
+  args?: string[];
 }
 
 const DEFECTS: Record<string, Verdict> = {
@@ -65,6 +67,8 @@ const DEFECTS: Record<string, Verdict> = {
     recommended: ['delete.leaves-nothing'],
     needsRoot: true,
   },
+  // A refusal is a clean "no" unless the plugin declares the feature (issue 38).
+  'growth-always-fails': { required: ['create.larger-capacity'], args: ['--supports', 'expansion'] },
   // Recommended defects: a real agent works with them; they only warn.
   'log-on-stdout': { required: [], warns: ['errors.stdout-only-json'] },
   'unknown-op-exits-0': { required: [], recommended: ['errors.unknown-operation'] },
@@ -91,6 +95,8 @@ const CALIBRATION: Record<string, Verdict> = {
   'logs-to-dev-stderr': { required: [], needsPipes: true },
   // Its volumes are at least 300 MiB, as xfs's: dhv check's default sizes cannot judge it.
   'refuses-small-capacity': { required: [], skips: ['create.bytes-within-capacity', 'create.expands'] },
+  // It does not say it can grow a volume: its refusal to is a clean "no".
+  'growth-always-fails': { required: [], skips: ['create.expands'] },
 };
 
 const failed = (report: ConformanceReport, severity: string) =>
@@ -138,13 +144,16 @@ function judge(fixture: string, verdict: Verdict, explore: boolean): void {
   }
   const skip = pending || skipUnless(`the ${fixture} fixture`, ...requirements(verdict));
   test.skipIf(skip)(
-    verdict.required.length > 0
-      ? `${fixture} fails exactly ${verdict.required.join(' and ')} of the required checks, leaving nothing behind`
-      : `${fixture} passes every required check, leaving nothing behind`,
+    `${verdict.args ? `${fixture} ${verdict.args.join(' ')}` : fixture} ${
+      verdict.required.length > 0
+        ? `fails exactly ${verdict.required.join(' and ')} of the required checks`
+        : 'passes every required check'
+    }, leaving nothing behind`,
     async () => {
       // The tasks checks run real jobs, seconds each: test/check-tasks.test.ts judges them on the fixtures made for them.
       const { exitCode, report, leftovers, leftoverMounts } = await dhvCheck(join(FIXTURES, fixture), [
         ...(explore ? [] : ['--no-explore']),
+        ...(verdict.args ?? []),
         '--skip',
         'tasks',
       ]);

@@ -1,7 +1,10 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { seedVolumes } from '@dhv/harness/testing';
 import { COMMANDS } from '../packages/harness/src/commands/index.js';
 import { DHV_BIN, runDhv, runDhvInOneProcess, tempDir, removeTempDir } from './support/kit.js';
 
@@ -94,6 +97,27 @@ describe('dhv version', () => {
       architecture: expect.stringMatching(/^linux-/),
       nodeVersion: process.version,
     });
+  });
+});
+
+describe('a long output', () => {
+  it('reaches a reader slower than dhv whole, before dhv exits', async () => {
+    const volumes = Array.from({ length: 1_500 }, (_, i) => ({ id: randomUUID(), name: `v${i}`, pluginId: 'mkdir' }));
+    await seedVolumes(dataDir, volumes);
+    const child = spawn(process.execPath, [DHV_BIN, 'volume', 'status', '-json'], {
+      env: { ...process.env, DHV_DATA_DIR: dataDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((done) => child.once('close', done));
+    let stderr = '';
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    // Nothing is read for a while: the pipe fills, and dhv has to wait for its reader.
+    await sleep(1_000);
+    const chunks: Buffer[] = [];
+    for await (const chunk of child.stdout) chunks.push(chunk as Buffer);
+    expect(await exited, stderr).toBe(0);
+    const listed = JSON.parse(Buffer.concat(chunks).toString()) as Array<{ ID: string }>;
+    expect(listed.map((v) => v.ID).sort()).toEqual(volumes.map((v) => v.id).sort());
   });
 });
 

@@ -45,8 +45,9 @@ beforeEach(async () => {
       "import { AgentError } from '../errors/agent-error.js';\nexport const c = AgentError;\n",
     'packages/harness/src/agent/agent.ts': "import { c } from '../config/agent-config.js';\nexport const a = c;\n",
     'packages/harness/src/presenters/format-volume.ts': "import { a } from '../agent/agent.js';\nexport const f = a;\n",
+    'packages/sdk/src/client.ts': "export { exec } from './client/exec-plugin.js';\n",
     'packages/harness/src/runner/process-runner.ts':
-      "import { exec } from '../../../sdk/src/client/exec-plugin.js';\nexport const runner = exec;\n",
+      "import { exec } from '../../../sdk/src/client.js';\nexport const runner = exec;\n",
     'packages/harness/src/commands/status.ts':
       "import { f } from '../presenters/format-volume.js';\nimport { runner } from '../runner/process-runner.js';\nexport const s = [f, runner];\n",
   });
@@ -161,12 +162,20 @@ describe('the dependency rules (npm run lint:deps)', () => {
     expect(await violations()).toEqual(expect.arrayContaining(['agent-knows-no-cli-framework']));
   });
 
-  it("fail a module outside the runner importing the SDK's spawning code", async () => {
+  it("fail any module outside the SDK's client/ importing its spawning code, the harness's runner included", async () => {
     await writeFiles({
       'packages/harness/src/agent/volume-manager.ts':
         "import { exec } from '../../../sdk/src/client/exec-plugin.js';\nexport const m = exec;\n",
+      'packages/harness/src/runner/raw-runner.ts':
+        "import { exec } from '../../../sdk/src/client/exec-plugin.js';\nexport const r = exec;\n",
+      'packages/sdk/src/helpers/spawn.ts': "import { exec } from '../client/exec-plugin.js';\nexport const h = exec;\n",
+      'packages/sdk/src/client/process-runner.ts': "import { exec } from './exec-plugin.js';\nexport const p = exec;\n",
     });
-    expect(await violations()).toEqual(['runner-only-spawns']);
+    expect(await violatingImports()).toEqual([
+      'sdk-client-only-spawns: packages/harness/src/agent/volume-manager.ts → packages/sdk/src/client/exec-plugin.ts',
+      'sdk-client-only-spawns: packages/harness/src/runner/raw-runner.ts → packages/sdk/src/client/exec-plugin.ts',
+      'sdk-client-only-spawns: packages/sdk/src/helpers/spawn.ts → packages/sdk/src/client/exec-plugin.ts',
+    ]);
   });
 
   it('fail package code importing the test kit', async () => {
@@ -235,15 +244,23 @@ describe("the runner's door in ESLint (npm run lint:eslint)", () => {
     return result!.messages.map((m) => m.ruleId ?? m.message);
   }
 
-  it('fails a module outside the runner importing execPlugin from @dhv/sdk/client, and lets the runner and other names through', async () => {
+  it('fails any harness module importing execPlugin from @dhv/sdk/client, and lets other names through', async () => {
     expect(await restricted('packages/harness/src/agent/orphans.ts', spawning)).toEqual(['no-restricted-imports']);
-    expect(await restricted('packages/harness/src/runner/process-runner.ts', spawning)).toEqual([]);
+    expect(await restricted('packages/harness/src/runner/process-runner.ts', spawning)).toEqual([
+      'no-restricted-imports',
+    ]);
     expect(
       await restricted(
         'packages/harness/src/agent/orphans.ts',
         "import { PluginError } from '@dhv/sdk/client';\nexport const e = PluginError;\n",
       ),
     ).toEqual([]);
+  });
+
+  it("lets only the harness's process runner make a ProcessRunner, so every plugin group reaches the cleanup journal", async () => {
+    const making = "import { ProcessRunner } from '@dhv/sdk/client';\nexport const r = new ProcessRunner();\n";
+    expect(await restricted('packages/harness/src/conformance/session.ts', making)).toEqual(['no-restricted-imports']);
+    expect(await restricted('packages/harness/src/runner/process-runner.ts', making)).toEqual([]);
   });
 });
 

@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { copyFile, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildEnvironment, execPlugin, type RequestInput } from '@dhv/sdk/client';
+import { buildEnvironment, type RequestInput } from '@dhv/sdk/client';
+import { runAsDhv } from './support/run-as-dhv.js';
 import { bundlePlugin } from '@dhv/sdk/build';
 import {
   skipRootTests,
@@ -85,7 +86,7 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
         const plugin = await failingAfter(step);
         const id = randomUUID();
         const err = await failure(
-          execPlugin(
+          runAsDhv(
             plugin,
             'create',
             request(id, { capacityMinBytes: fs === 'xfs' ? 320n * MIB : 64n * MIB, parameters: { fs, ...parameters } }),
@@ -95,7 +96,7 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
         expect(await inventory(volumesDir)).toEqual(NOTHING);
 
         // Nothing half-made gets in the way of the next create.
-        const ok = await execPlugin(
+        const ok = await runAsDhv(
           builtPlugin('dhv-loopback'),
           'create',
           request(id, { capacityMinBytes: fs === 'xfs' ? 320n * MIB : 64n * MIB, parameters: { fs } }),
@@ -136,10 +137,10 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
 
   it('puts the image back when growing a volume fails after the image grew, and keeps the volume mounted with its data', async () => {
     const id = randomUUID();
-    const { path } = await execPlugin(builtPlugin('dhv-loopback'), 'create', request(id));
+    const { path } = await runAsDhv(builtPlugin('dhv-loopback'), 'create', request(id));
     await writeFile(join(path, 'keep'), 'kept');
     const err = await failure(
-      execPlugin(await failingAfter('grow-image'), 'create', request(id, { capacityMinBytes: 512n * MIB })),
+      runAsDhv(await failingAfter('grow-image'), 'create', request(id, { capacityMinBytes: 512n * MIB })),
     );
     expect(err.pluginMessage).toBe('injected failure after step grow-image');
     expect((await stat(join(volumesDir, '.dhv-loopback', `${id}.img`))).size).toBe(Number(256n * MIB));
@@ -149,7 +150,7 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
 
   it.skipIf(noXfs)('undoes the image when mkfs fails for real (xfs smaller than mkfs.xfs allows)', async () => {
     const err = await failure(
-      execPlugin(
+      runAsDhv(
         builtPlugin('dhv-loopback'),
         'create',
         request(randomUUID(), { capacityMinBytes: 64n * MIB, parameters: { fs: 'xfs' } }),
@@ -162,7 +163,7 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
   it('refuses an image larger than the free space, with both sizes in human units', async () => {
     execFileSync('/usr/bin/mount', ['-t', 'tmpfs', '-o', 'size=64m', 'dhv-loopback-test', volumesDir]);
     const err = await failure(
-      execPlugin(builtPlugin('dhv-loopback'), 'create', request(randomUUID(), { capacityMinBytes: GIB })),
+      runAsDhv(builtPlugin('dhv-loopback'), 'create', request(randomUUID(), { capacityMinBytes: GIB })),
     );
     expect(err.pluginMessage).toMatch(/needs 1\.0 GiB but only 6\d(\.\d)? MiB is free/);
     expect(loopDevicesBackedBelowSync(volumesDir)).toEqual([]);
@@ -173,7 +174,7 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
   it('refuses to create on a mount point that is a file or a symlink; delete removes the link itself, never its target', async () => {
     const file = randomUUID();
     await writeFile(join(volumesDir, file), 'not a directory');
-    expect((await failure(execPlugin(builtPlugin('dhv-loopback'), 'create', request(file)))).pluginMessage).toMatch(
+    expect((await failure(runAsDhv(builtPlugin('dhv-loopback'), 'create', request(file)))).pluginMessage).toMatch(
       /refusing to use .* as the mount point/,
     );
 
@@ -182,15 +183,15 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
     try {
       await writeFile(join(target, 'precious'), 'untouched');
       await symlink(target, join(volumesDir, link));
-      expect((await failure(execPlugin(builtPlugin('dhv-loopback'), 'create', request(link)))).pluginMessage).toMatch(
+      expect((await failure(runAsDhv(builtPlugin('dhv-loopback'), 'create', request(link)))).pluginMessage).toMatch(
         /symlink/,
       );
       expect(mountsAtOrBelowSync(target)).toEqual([]);
       expect((await inventory(volumesDir)).files).toEqual([file, link].sort());
       expect(loopDevicesBackedBelowSync(volumesDir)).toEqual([]);
 
-      await execPlugin(builtPlugin('dhv-loopback'), 'delete', { ...request(link), createdPath: '' });
-      await execPlugin(builtPlugin('dhv-loopback'), 'delete', { ...request(file), createdPath: '' });
+      await runAsDhv(builtPlugin('dhv-loopback'), 'delete', { ...request(link), createdPath: '' });
+      await runAsDhv(builtPlugin('dhv-loopback'), 'delete', { ...request(file), createdPath: '' });
       expect(await inventory(volumesDir)).toEqual(NOTHING);
       expect(await readFile(join(target, 'precious'), 'utf8')).toBe('untouched');
     } finally {
@@ -200,7 +201,7 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
 
   it('refuses a volumes dir whose parent is missing (a mistyped host_volumes_dir) and makes no directory tree', async () => {
     const err = await failure(
-      execPlugin(
+      runAsDhv(
         builtPlugin('dhv-loopback'),
         'create',
         request(randomUUID(), { volumesDir: join(volumesDir, 'typo', 'volumes') }),
@@ -213,7 +214,7 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
   it('refuses an image path blocked by a directory, and never reformats or removes it', async () => {
     const id = randomUUID();
     await mkdir(join(volumesDir, '.dhv-loopback', `${id}.img`), { recursive: true });
-    expect((await failure(execPlugin(builtPlugin('dhv-loopback'), 'create', request(id)))).pluginMessage).toMatch(
+    expect((await failure(runAsDhv(builtPlugin('dhv-loopback'), 'create', request(id)))).pluginMessage).toMatch(
       /not a regular file/,
     );
     expect((await stat(join(volumesDir, '.dhv-loopback', `${id}.img`))).isDirectory()).toBe(true);
@@ -225,11 +226,11 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
     const id = randomUUID();
     await mkdir(join(volumesDir, id));
     execFileSync('/usr/bin/mount', ['-t', 'tmpfs', '-o', 'size=1m', 'someone-else', join(volumesDir, id)]);
-    expect((await failure(execPlugin(builtPlugin('dhv-loopback'), 'create', request(id)))).pluginMessage).toMatch(
+    expect((await failure(runAsDhv(builtPlugin('dhv-loopback'), 'create', request(id)))).pluginMessage).toMatch(
       /already has someone-else mounted/,
     );
     expect(
-      (await failure(execPlugin(builtPlugin('dhv-loopback'), 'delete', { ...request(id), createdPath: '' })))
+      (await failure(runAsDhv(builtPlugin('dhv-loopback'), 'delete', { ...request(id), createdPath: '' })))
         .pluginMessage,
     ).toMatch(/not this volume's image/);
     expect(mountsAtOrBelowSync(volumesDir).map((m) => m.source)).toEqual(['someone-else']);
@@ -274,7 +275,7 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
     const id = randomUUID();
     await mkdir(join(volumesDir, '.dhv-loopback'), { recursive: true });
     await writeFile(join(volumesDir, '.dhv-loopback', `${id}.img`), Buffer.alloc(1024 * 1024, 7));
-    expect((await failure(execPlugin(builtPlugin('dhv-loopback'), 'create', request(id)))).pluginMessage).toMatch(
+    expect((await failure(runAsDhv(builtPlugin('dhv-loopback'), 'create', request(id)))).pluginMessage).toMatch(
       /holds no ext4 or xfs filesystem/,
     );
     expect((await readFile(join(volumesDir, '.dhv-loopback', `${id}.img`)))[0]).toBe(7);

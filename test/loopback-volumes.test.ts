@@ -4,7 +4,8 @@ import { mkdir, readFile, stat, statfs, symlink, truncate, writeFile } from 'nod
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
-import { execPlugin, type RequestInput } from '@dhv/sdk/client';
+import { type RequestInput } from '@dhv/sdk/client';
+import { runAsDhv } from './support/run-as-dhv.js';
 import {
   skipRootTests,
   skipUnless,
@@ -51,9 +52,9 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
     ...over,
   });
   const create = (id: string, over: Partial<RequestInput<'create'>> = {}) =>
-    execPlugin(plugin(), 'create', createRequest(id, over));
+    runAsDhv(plugin(), 'create', createRequest(id, over));
   const remove = (id: string) =>
-    execPlugin(plugin(), 'delete', {
+    runAsDhv(plugin(), 'delete', {
       volumesDir,
       volumeId: id,
       volumeName: `vol-${id.slice(0, 8)}`,
@@ -127,7 +128,7 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
 
     await create(id, request); // already mounted: no second mount on top
     expect(mountsAtOrBelowSync(volumesDir)).toHaveLength(1);
-    await execPlugin(plugin(), 'delete', {
+    await runAsDhv(plugin(), 'delete', {
       volumesDir: linked,
       volumeId: id,
       volumeName: 'v',

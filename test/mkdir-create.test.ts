@@ -1,7 +1,8 @@
 import { lstat, mkdir, readFile, stat, symlink, writeFile, chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildEnvironment, execPlugin, PluginError } from '@dhv/sdk/client';
+import { buildEnvironment, PluginError } from '@dhv/sdk/client';
+import { runAsDhv } from './support/run-as-dhv.js';
 import {
   create,
   createRequest,
@@ -290,7 +291,7 @@ describe('dhv-mkdir create: safety', () => {
 });
 
 describe('dhv-mkdir create: the agent environment', () => {
-  it('works with no PATH and no HOME (execPlugin passes only DHV_* variables), finding df for the free space', async () => {
+  it('works with no PATH and no HOME (the agent passes only DHV_* variables), finding df for the free space', async () => {
     await setup();
     const request = createRequest(volumesDir, newVolumeId());
     const env = buildEnvironment('create', request, plugin.executable);
@@ -323,7 +324,7 @@ describe('dhv-mkdir create: the agent environment', () => {
     const { version } = JSON.parse(await readFile(join(MKDIR_PACKAGE_DIR, 'package.json'), 'utf8')) as {
       version: string;
     };
-    const result = await execPlugin(plugin.executable, 'fingerprint', {}, { pluginId: 'dhv-mkdir' });
+    const result = await runAsDhv(plugin.executable, 'fingerprint', {}, { pluginId: 'dhv-mkdir' });
     expect(result.rawVersion).toBe(version);
   });
 });

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { rm, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { discoverPlugins, execPlugin, PluginError } from '@dhv/sdk/client';
+import { processRunner } from '@dhv/harness';
+import { discoverPlugins, PluginError, valueOf, valueWithRun } from '@dhv/sdk/client';
 import { builtinMkdirRunner } from '../packages/harness/src/agent/builtin-mkdir-runner.js';
-import { valueOf } from '../packages/harness/src/runner/plugin-runner.js';
 import { root, skipUnless } from './support/kit.js';
 import {
   applyLayout,
@@ -17,7 +17,7 @@ import {
 
 /**
  * Every case of vectors/nomad-agent/plugin-exec.json, run through the code users run:
- * execPlugin with the plugin ID (the agent's lookup, then its runner), the built-in for
+ * dhv's process runner with the plugin ID (the agent's lookup, then the run), the built-in for
  * `mkdir`, and discovery for what a fingerprint publishes. Compared: outcome, the exact
  * error, the response, and every call the plugin process saw (argv, the environment in
  * order, stdio kinds, cwd, umask).
@@ -113,15 +113,14 @@ async function run(
         await builtinMkdirRunner.run(c.op, { plugin: { pluginDir, pluginId: 'mkdir' }, request: request as never }),
       );
     } else {
-      result = (await execPlugin(
-        { pluginDir: request.pluginDir as string, pluginId: c.plugin.id },
-        c.op,
-        request as never,
-        {
+      result = valueWithRun(
+        await processRunner.run(c.op, {
+          plugin: { pluginDir: request.pluginDir as string, pluginId: c.plugin.id },
+          request: request as never,
           timeoutMs: c.timeoutMs,
           cwd,
-        },
-      )) as unknown as Record<string, unknown>;
+        }),
+      ) as unknown as Record<string, unknown>;
     }
     return { result, elapsedMs: performance.now() - started };
   } catch (err) {

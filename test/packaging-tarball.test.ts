@@ -22,7 +22,7 @@ import { REPO_ROOT, tempDir, removeTempDir } from './support/kit.js';
  * that file alone, into an empty prefix with an empty npm cache and the registry unreachable,
  * gives a working `dhv`, whose `dhv init` makes a project that installs, builds and passes
  * `dhv check` outside any checkout. That project installs no @dhv/* package from the
- * registry: its own dev tools (typescript, vitest, @types/node) and the SDK's zod do come
+ * registry: its own dev tools (typescript, vitest, @types/node) and the harness's zod do come
  * from the npm cache or registry, as they would for any TypeScript project.
  *
  * The section runs once, and every test below judges what it made.

@@ -3,7 +3,8 @@ import { existsSync } from 'node:fs';
 import { chmod, chown, lstat, mkdir, readlink, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { PluginError, execPlugin, resolvePlugin } from '@dhv/sdk/client';
+import { PluginError, resolvePlugin } from '@dhv/sdk/client';
+import { runAsDhv } from './support/run-as-dhv.js';
 import { builtPlugin, type ReferencePlugin, tempDir, removeTempDir, skipRootTests } from './support/kit.js';
 import { snapshotTree } from './support/tree-snapshot.js';
 import { expectPluginError } from './support/plugin-error.js';
@@ -77,7 +78,7 @@ for (const plugin of ['dhv-mkdir', 'dhv-loopback'] as const) {
       await symlink(victim, link);
       const before = await snapshotTree(victim);
 
-      const err = await failure(execPlugin(executable(), 'create', createRequest()));
+      const err = await failure(runAsDhv(executable(), 'create', createRequest()));
 
       expect(err.code).toBe('PLUGIN_FAILED');
       expect(err.message).toMatch(/link/i);
@@ -91,7 +92,7 @@ for (const plugin of ['dhv-mkdir', 'dhv-loopback'] as const) {
       await symlink(victim, link);
       const before = await snapshotTree(victim);
 
-      await execPlugin(executable(), 'delete', deleteRequest());
+      await runAsDhv(executable(), 'delete', deleteRequest());
 
       expect(
         existsSync(link) ||
@@ -112,7 +113,7 @@ describeFor('dhv-loopback', (executable) => {
     await symlink(victim, stateDir());
     const before = await snapshotTree(victim);
 
-    const err = await failure(execPlugin(executable(), 'create', createRequest()));
+    const err = await failure(runAsDhv(executable(), 'create', createRequest()));
 
     expect(err.message).toMatch(/symlink|link/i);
     expect(await snapshotTree(victim)).toEqual(before);
@@ -126,7 +127,7 @@ describeFor('dhv-loopback', (executable) => {
       await symlink(join(victim, 'disk.img'), planted);
       const before = await snapshotTree(victim);
 
-      const outcome = await execPlugin(executable(), 'create', createRequest()).then(
+      const outcome = await runAsDhv(executable(), 'create', createRequest()).then(
         (result) => ({ ok: true as const, result }),
         (error: unknown) => ({ ok: false as const, error }),
       );
@@ -137,7 +138,7 @@ describeFor('dhv-loopback', (executable) => {
         expect(outcome.ok).toBe(false);
         expect(String((outcome as { error: unknown }).error)).toMatch(/link|not a regular file/i);
       }
-      if (outcome.ok) await execPlugin(executable(), 'delete', deleteRequest());
+      if (outcome.ok) await runAsDhv(executable(), 'delete', deleteRequest());
       expect(await snapshotTree(victim)).toEqual(before);
     });
   }
@@ -147,7 +148,7 @@ describeFor('dhv-loopback', (executable) => {
     await symlink(join(victim, 'disk.img'), join(stateDir(), `${VOLUME_ID}.img`));
     const before = await snapshotTree(victim);
 
-    await execPlugin(executable(), 'delete', deleteRequest()).catch(() => undefined);
+    await runAsDhv(executable(), 'delete', deleteRequest()).catch(() => undefined);
 
     expect(await snapshotTree(victim)).toEqual(before);
   });
@@ -216,7 +217,7 @@ describe.skipIf(skipRoot)('a volumes dir on a nearly full filesystem', () => {
       const executable = builtPlugin(plugin);
       const before = await snapshotTree(small);
 
-      const err = await failure(execPlugin(executable, 'create', createRequest(16 * MiB)));
+      const err = await failure(runAsDhv(executable, 'create', createRequest(16 * MiB)));
 
       expect(err.code).toBe('PLUGIN_FAILED');
       // The request (16 MiB) and what is free (about 1 MiB), as a person reads sizes.

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { copyFile, lstat, mkdir, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { execPlugin } from '@dhv/sdk/client';
+import { runAsDhv } from './support/run-as-dhv.js';
 import { Agent, loadAgentConfig } from '@dhv/harness';
 import {
   skipRootTests,
@@ -197,7 +197,7 @@ describe.concurrent('dhv agent gc', () => {
     await mkdir(volumesDir, { recursive: true });
     // The agent claimed the name, the plugin ran, then the agent died before writing state.
     await claimName('cut', ORPHAN_ID);
-    await execPlugin(join(pluginDir, 'dhv-mkdir'), 'create', {
+    await runAsDhv(join(pluginDir, 'dhv-mkdir'), 'create', {
       volumesDir,
       volumeName: 'cut',
       volumeId: ORPHAN_ID,
@@ -291,7 +291,7 @@ describe.skipIf(skipRootTests('dhv agent gc on mounted orphans'))(
       await copyFile(builtPlugin('dhv-loopback'), join(pluginDir, 'dhv-loopback'));
       await mkdir(volumesDir, { recursive: true });
       await claimName('cut', ORPHAN_ID);
-      await execPlugin(join(pluginDir, 'dhv-loopback'), 'create', {
+      await runAsDhv(join(pluginDir, 'dhv-loopback'), 'create', {
         volumesDir,
         volumeName: 'cut',
         volumeId: ORPHAN_ID,

@@ -4,7 +4,8 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { execPlugin, type RequestInput } from '@dhv/sdk/client';
+import { type RequestInput } from '@dhv/sdk/client';
+import { runAsDhv } from './support/run-as-dhv.js';
 import { attachedLoopDevicesSync, readMountTableSync } from '@dhv/sdk/host';
 import { builtPlugin, skipRootTests, tempDir, removeTempDir } from './support/kit.js';
 import { loopDiskAttached, mountLoopDisk, releaseLoopDisk } from './support/loop-disk.js';
@@ -45,9 +46,9 @@ const request = (plugin: string, id: string, dir = volumesDir): RequestInput<'cr
   ...(plugin === 'dhv-loopback' ? { capacityMinBytes: 16n * BigInt(MiB), capacityMaxBytes: 16n * BigInt(MiB) } : {}),
 });
 const create = (plugin: string, id: string, dir = volumesDir) =>
-  execPlugin(builtPlugin(plugin as (typeof PLUGINS)[number]), 'create', request(plugin, id, dir), { pluginId: plugin });
+  runAsDhv(builtPlugin(plugin as (typeof PLUGINS)[number]), 'create', request(plugin, id, dir), { pluginId: plugin });
 const remove = (plugin: string, id: string, createdPath: string) =>
-  execPlugin(
+  runAsDhv(
     builtPlugin(plugin as (typeof PLUGINS)[number]),
     'delete',
     { volumesDir, volumeId: id, volumeName: `v-${id.slice(0, 8)}`, nodeId: NODE_ID, createdPath },

@@ -1,7 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execPlugin } from '@dhv/sdk/client';
+import { runAsDhv } from '../support/run-as-dhv.js';
 import {
   loopDevices,
   skipUnless,
@@ -62,13 +62,13 @@ describe.skipIf(
       // ext4 and xfs in turn; xfs will not make a filesystem under 300 MB (sparse, so cheap).
       const xfs = i % 2 === 1;
       try {
-        const created = await execPlugin(executable, 'create', {
+        const created = await runAsDhv(executable, 'create', {
           ...request,
           capacityMinBytes: (xfs ? 320 : 16 + (i % 4) * 8) * MiB,
           parameters: xfs ? { fs: 'xfs' } : null,
         });
         if (created.path !== join(volumesDir, volumeId)) failures.push(`cycle ${i}: create returned ${created.path}`);
-        await execPlugin(executable, 'delete', { ...request, createdPath: created.path });
+        await runAsDhv(executable, 'delete', { ...request, createdPath: created.path });
       } catch (err) {
         failures.push(`cycle ${i}: ${(err as Error).message}`);
       }

@@ -10,7 +10,8 @@
  *   registryCa (for what runs npm install)             registry-env.ts
  *
  * Helpers for one kind of test build on it: dhv-agent.ts (a temporary simulated agent),
- * check-cli.ts (`dhv check`), gates.ts (race tests), mkdir-plugin.ts, loopback-volumes.ts.
+ * check-cli.ts (`dhv check`), gates.ts (race tests), mkdir-plugin.ts, loopback-volumes.ts,
+ * run-as-dhv.ts (a plugin call through the runner dhv uses, with execPlugin's arguments).
  */
 export * from './checkout-paths.js';
 export * from './requirements.js';

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { chmod, lstat, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { bundlePlugin } from '@dhv/sdk/build';
-import { execPlugin, type ExecOptions, type RequestInput } from '@dhv/sdk/client';
+import { type ExecOptions, type RequestInput } from '@dhv/sdk/client';
+import { runAsDhv } from './run-as-dhv.js';
 import { afterAll, beforeAll } from 'vitest';
 import { REPO_ROOT } from './checkout-paths.js';
 import { tempDir } from './temp-dir.js';
@@ -10,7 +11,7 @@ import { tempDir } from './temp-dir.js';
 /**
  * Test support for dhv-mkdir: the plugin built from source into a temporary directory
  * (so tests need no `npm run build` of this package), run as a separate process through
- * the SDK's execPlugin, exactly as an agent runs it.
+ * the runner dhv itself uses (runAsDhv), exactly as an agent runs it.
  */
 export const MKDIR_PACKAGE_DIR = join(REPO_ROOT, 'packages/plugin-mkdir');
 const PLUGIN_ENTRY = join(MKDIR_PACKAGE_DIR, 'src/plugin.ts');
@@ -87,11 +88,11 @@ export function deleteRequest(
 const NODE_ID = '9d1f3c6e-0000-4000-8000-00000000a001';
 
 export function create(executable: string, request: RequestInput<'create'>, options: ExecOptions = {}) {
-  return execPlugin(executable, 'create', request, { pluginId: 'dhv-mkdir', ...options });
+  return runAsDhv(executable, 'create', request, { pluginId: 'dhv-mkdir', ...options });
 }
 
 export function remove(executable: string, request: RequestInput<'delete'>, options: ExecOptions = {}) {
-  return execPlugin(executable, 'delete', request, { pluginId: 'dhv-mkdir', ...options });
+  return runAsDhv(executable, 'delete', request, { pluginId: 'dhv-mkdir', ...options });
 }
 
 /** mode, owner and group of a path (not followed), and its entries when it is a directory. */

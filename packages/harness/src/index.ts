@@ -35,15 +35,6 @@ export type { RebootReport, RebootScope } from './agent/reboot.js';
 export { builtinFirst, fingerprintPlugins, isBuiltinPlugin, type Fingerprint } from './agent/plugins.js';
 export { builtinMkdirRunner } from './agent/builtin-mkdir-runner.js';
 export { processRunner } from './runner/process-runner.js';
-export {
-  valueOf,
-  type PluginRunner,
-  type PluginCall,
-  type PluginRunResult,
-  type OperationResult,
-  type RunDetails,
-  type DecodedValue,
-} from './runner/plugin-runner.js';
 export { runPluginOnce, type PluginRunInput, type PluginRunOnce, type RawExit } from './agent/run-plugin-once.js';
 export { OrphanCollector, OrphanError, type Orphan, type OrphanKind, type GcReport } from './agent/orphans.js';
 export type { HostVolume, VolumeState } from './agent/volume-view.js';

@@ -11,11 +11,3 @@ export type { CheckResult, ConformanceReport, SuiteSettings } from './conformanc
 export { FakePluginRunner, type FakeRun } from './runner/fake-runner.js';
 /** A data dir holding the records of many volumes, as their creates would have left it: to time or test a restore at scale (the restart bench). */
 export { seedVolumes, type SeedVolume } from './test-seams/seed-volumes.js';
-export type {
-  PluginRunner,
-  PluginCall,
-  PluginRunResult,
-  OperationResult,
-  RunDetails,
-  DecodedValue,
-} from './runner/plugin-runner.js';

@@ -26,7 +26,11 @@ export const NODE_SEARCH_PATHS: readonly string[] = [
  * fingerprint answer, it writes that itself once a node is found (so a host without
  * node still fails fingerprint), for the call exactly as the agent makes it.
  */
-export function launcherHeader(builtWith: string, fixedFingerprint?: string): string {
+export function launcherHeader(
+  builtWith: string,
+  fixedFingerprint?: string,
+  nodeFlags: readonly string[] = [],
+): string {
   const candidates = [builtWith, ...NODE_SEARCH_PATHS.filter((path) => path !== builtWith)];
   for (const path of candidates) {
     if (!path.startsWith('/') || /[\n\r\0]/.test(path)) {
@@ -42,9 +46,10 @@ export function launcherHeader(builtWith: string, fixedFingerprint?: string): st
     fixedFingerprint === undefined
       ? ''
       : `[ "$1" = fingerprint ] && [ "$DHV_OPERATION" = fingerprint ] && { printf '%s\\n' ${shellQuote(fixedFingerprint)}; exit 0; }; `;
+  const flags = nodeFlags.map((f) => `${shellQuote(f)} `).join('');
   return [
     '#!/bin/sh',
-    `':' //; for n in ${words}; do [ -f "$n" ] && [ -x "$n" ] && { ${answer}exec "$n" "$0" "$@"; }; done; printf '%s\\n' ${shellQuote(error)}; exit 127`,
+    `':' //; for n in ${words}; do [ -f "$n" ] && [ -x "$n" ] && { ${answer}exec "$n" ${flags}"$0" "$@"; }; done; printf '%s\\n' ${shellQuote(error)}; exit 127`,
   ].join('\n');
 }
 

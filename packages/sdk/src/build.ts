@@ -24,6 +24,11 @@ export interface BundleOptions {
    */
   launcher?: 'search' | 'fixed';
   minify?: boolean;
+  /**
+   * Keep a source map inside the file and start node with --enable-source-maps, so a
+   * plugin's stack traces name its own source files and lines (a larger file).
+   */
+  sourcemap?: boolean;
 }
 
 export interface BundleResult {
@@ -57,12 +62,17 @@ export async function bundlePlugin(options: BundleOptions): Promise<BundleResult
   const launcher = options.launcher ?? 'search';
   const esbuild = await loadEsbuild();
   const fixedFingerprint = launcher === 'search' ? await readFixedFingerprint(esbuild, entry) : undefined;
-  const banner = launcher === 'search' ? launcherHeader(interpreter, fixedFingerprint) : `#!${interpreter}`;
+  const nodeFlags = options.sourcemap ? ['--enable-source-maps'] : [];
+  const banner =
+    launcher === 'search'
+      ? launcherHeader(interpreter, fixedFingerprint, nodeFlags)
+      : `#!${[interpreter, ...nodeFlags].join(' ')}`;
   await mkdir(dirname(outfile), { recursive: true });
   await esbuild.build({
     ...bundleOptions(esbuild, entry, bundleMain(entry)),
     outfile,
     minify: options.minify ?? true,
+    ...(options.sourcemap ? { sourcemap: 'inline' as const } : {}),
     banner: { js: banner },
   });
   await chmod(outfile, 0o755);
@@ -193,11 +203,11 @@ const SDK_DIST = join(dirname(createRequire(import.meta.url).resolve('@dhv/sdk/p
 const DEFERRED = 'dhv-deferred';
 
 /**
- * Keeps what the SDK loads lazily (zod and the request schemas, behind the runtime's
- * `await import()`) out of the code node parses at start-up. esbuild turns a dynamic
- * import into a lazily *evaluated* wrapper, but node still has to parse the whole file
- * before running a line of it, and for zod that parse alone costs more than the rest of
- * a fingerprint. So each such module is bundled on its own and embedded as a string
+ * Keeps what the SDK loads lazily (behind the runtime's `await import()`) out of the
+ * code node parses at start-up. esbuild turns a dynamic import into a lazily *evaluated*
+ * wrapper, but node still has to parse the whole file before running a line of it, and
+ * for a large module (a schema library, once) that parse alone costs more than the rest
+ * of a fingerprint. So each such module is bundled on its own and embedded as a string
  * (which node only scans), compiled the first time create or delete imports it. The
  * result is still one self-contained file.
  */

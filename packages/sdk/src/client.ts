@@ -3,22 +3,38 @@
  * does, and decode what it prints. The protocol's names and types are in `@dhv/sdk`.
  */
 export { pluginTrustWarnings, writableByOthers } from './client/plugin-trust.js';
+export { execPlugin } from './client/exec-plugin.js';
+export type {
+  ExecOptions,
+  ExecResult,
+  FingerprintResult,
+  CreateResult,
+  DeleteResult,
+  ResultByOperation,
+} from './client/exec-plugin.js';
+export type { PluginRunner } from './client/plugin-runner.js';
+export type { PluginCall, PluginRef } from './client/plugin-call.js';
+export { ProcessRunner, type ProcessRunnerOptions } from './client/process-runner.js';
 export {
-  execPlugin,
+  judgeRun,
+  runDetails,
+  runInProcess,
+  valueOf,
+  valueWithRun,
+  type OperationResult,
+  type PluginRunResult,
+  type RunDetails,
+  type RunWithValue,
+} from './client/run-result.js';
+export type { DecodedValue } from './client/decoded-value.js';
+export {
   interpretRun,
   goRunError,
   leftRunningWarning,
   runWarnings,
   NIL_VERSION_PANIC,
-} from './client/exec-plugin.js';
-export type {
-  ExecOptions,
-  FingerprintResult,
-  CreateResult,
-  DeleteResult,
-  ResultByOperation,
-  PluginRef,
-} from './client/exec-plugin.js';
+  type RunContext,
+} from './client/interpret-run.js';
 export { spawnPlugin, DEFAULT_MAX_OUTPUT_BYTES, type SpawnOptions } from './client/spawn-plugin.js';
 export { pluginRunOf, outputText, type PluginRun, type LeftRunning, type OutputHolder } from './client/plugin-run.js';
 export { buildEnvironment, type RequestInput } from './client/environment.js';
@@ -37,6 +53,7 @@ export {
   type AgentLogLine,
 } from './client/discover-plugins.js';
 export {
+  decodeResponse,
   decodeCreateOutput,
   decodeFingerprintOutput,
   decodeErrorOutput,
@@ -45,12 +62,15 @@ export {
   type DecodedFingerprint,
 } from './protocol/decode.js';
 export {
-  fingerprintResponseSchema,
-  createResponseSchema,
-  deleteResponseSchema,
-  errorResponseSchema,
+  responseValue,
+  pickResponseValue,
+  answeredValue,
+  type DecodedResponse,
+  type ResponseAnswer,
+  type ResponseValue,
   type ResponseByOperation,
 } from './protocol/response.js';
+export { RESPONSE_FIELDS, ERROR_FIELD, type GoKind, type ResponseField } from './protocol/response-fields.js';
 export {
   parseGoJson,
   goMarshalStringMap,

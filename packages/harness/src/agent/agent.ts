@@ -27,7 +27,7 @@ import {
 import { deleteRequestFor, type ClientDeleteRequest, type ClientRegisterRequest } from './client/plugin-requests.js';
 import { builtinFirst, fingerprintPlugins, type Fingerprint } from './plugins.js';
 import { OrphanCollector } from './orphans.js';
-import type { PluginRunner } from '../runner/plugin-runner.js';
+import type { PluginRunner } from '@dhv/sdk/client';
 import { simulateReboot, type RebootReport } from './reboot.js';
 import { DEFAULT_RESTORE_DEADLINE_MS, restoreWarnings } from './restore.js';
 import type { VolumeFailure } from './state/volume-health.js';

@@ -1,12 +1,15 @@
 import type { CreateRequest, DeleteRequest, Operation } from '@dhv/sdk';
-import { BUILTIN_MKDIR_ID, PluginError, buildEnvironment, type RequestInput } from '@dhv/sdk/client';
 import {
-  noProcessOutput,
+  BUILTIN_MKDIR_ID,
+  answeredValue,
+  buildEnvironment,
+  runInProcess,
   type DecodedValue,
   type OperationResult,
   type PluginCall,
   type PluginRunner,
-} from '../runner/plugin-runner.js';
+  type RequestInput,
+} from '@dhv/sdk/client';
 import { BUILTIN_EXECUTABLE, BUILTIN_MKDIR_VERSION, builtinMkdirCreate, builtinMkdirDelete } from './builtin-mkdir.js';
 
 /**
@@ -15,10 +18,9 @@ import { BUILTIN_EXECUTABLE, BUILTIN_MKDIR_VERSION, builtinMkdirCreate, builtinM
  * finds it.
  */
 export const builtinMkdirRunner: PluginRunner = {
-  async run<Op extends Operation>(operation: Op, call: PluginCall<Op>): Promise<OperationResult<Op>> {
+  run<Op extends Operation>(operation: Op, call: PluginCall<Op>): Promise<OperationResult<Op>> {
     const pluginDir = typeof call.plugin === 'string' ? '' : call.plugin.pluginDir;
-    const started = performance.now();
-    const details = {
+    const answered = {
       pluginId: BUILTIN_MKDIR_ID,
       executable: BUILTIN_EXECUTABLE,
       builtin: true,
@@ -27,23 +29,8 @@ export const builtinMkdirRunner: PluginRunner = {
       get environment() {
         return buildEnvironment(operation, call.request, `${pluginDir}/${BUILTIN_MKDIR_ID}`);
       },
-      ...noProcessOutput(),
     };
-    try {
-      const value = await builtinValue(operation, call.request);
-      return Object.assign(details, {
-        durationMs: performance.now() - started,
-        ok: true,
-        value,
-      }) as OperationResult<Op>;
-    } catch (err) {
-      if (!(err instanceof PluginError)) throw err;
-      return Object.assign(details, {
-        durationMs: performance.now() - started,
-        ok: false,
-        error: err,
-      }) as OperationResult<Op>;
-    }
+    return runInProcess(answered, () => builtinValue(operation, call.request));
   },
   lookup: () => Promise.resolve(BUILTIN_EXECUTABLE),
   discover: () =>
@@ -66,9 +53,12 @@ export const builtinMkdirRunner: PluginRunner = {
 async function builtinValue<Op extends Operation>(operation: Op, request: RequestInput<Op>): Promise<DecodedValue[Op]> {
   switch (operation) {
     case 'fingerprint':
-      return { version: BUILTIN_MKDIR_VERSION, rawVersion: BUILTIN_MKDIR_VERSION } as DecodedValue[Op];
+      return answeredValue('fingerprint', {
+        version: BUILTIN_MKDIR_VERSION,
+        rawVersion: BUILTIN_MKDIR_VERSION,
+      }) as DecodedValue[Op];
     case 'create':
-      return (await builtinMkdirCreate(request as unknown as CreateRequest)) as DecodedValue[Op];
+      return answeredValue('create', await builtinMkdirCreate(request as unknown as CreateRequest)) as DecodedValue[Op];
     default:
       await builtinMkdirDelete(request as unknown as DeleteRequest);
       return {} as DecodedValue[Op];

@@ -2,7 +2,7 @@ import { accessSync, constants, readdirSync, realpathSync, statSync } from 'node
 import { chmod, chown, rm } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import type { CreateRequest, DeleteRequest } from '@dhv/sdk';
-import { PluginError } from '@dhv/sdk/client';
+import { PluginError, type ResponseAnswer } from '@dhv/sdk/client';
 import { readMountTable } from '@dhv/sdk/host';
 import { GoPathError, goClean, goJoin, goMkdirAll, goRemoveAll, goSyscallMode } from '../go/os.js';
 import { goQuote } from '@dhv/sdk/client';
@@ -11,11 +11,6 @@ import { goAtoi, goParseUint } from '../go/strconv.js';
 /** The version Nomad's built-in mkdir plugin reports. */
 export const BUILTIN_MKDIR_VERSION = '0.0.1';
 export const BUILTIN_EXECUTABLE = '(built-in)';
-
-export interface MkdirResult {
-  path: string;
-  bytes: bigint;
-}
 
 /** Nomad's default for a volume without `mode`. */
 const DEFAULT_MODE = 0o700;
@@ -32,7 +27,7 @@ const KEEP_OWNER = 0xffffffff;
  */
 export async function builtinMkdirCreate(
   request: Pick<CreateRequest, 'volumesDir' | 'volumeId' | 'parameters'>,
-): Promise<MkdirResult> {
+): Promise<ResponseAnswer['create']> {
   const fail = (reason: string) => failure('create', request.volumeId, reason);
   const path = goJoin(request.volumesDir, request.volumeId);
   const found = existing(path);

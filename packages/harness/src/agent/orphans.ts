@@ -1,9 +1,8 @@
 import { lstat, readdir, realpath, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { isFreeLock, isUuid, removeFreeLock } from '@dhv/sdk';
-import { BUILTIN_MKDIR_ID, PluginError } from '@dhv/sdk/client';
+import { BUILTIN_MKDIR_ID, PluginError, valueOf, type PluginRunner } from '@dhv/sdk/client';
 import type { AgentConfig } from '../config/agent-config.js';
-import { valueOf, type PluginRunner } from '../runner/plugin-runner.js';
 import type { AgentStore } from './state/store.js';
 import { attachedLoopDevices, canonicalFolder, mountsBelow, type LoopDevice } from '@dhv/sdk/host';
 import { DhvError } from '../errors/dhv-error.js';

@@ -1,5 +1,4 @@
-import { BUILTIN_MKDIR_ID, type Discovery, type SkippedPlugin } from '@dhv/sdk/client';
-import type { PluginRunner } from '../runner/plugin-runner.js';
+import { BUILTIN_MKDIR_ID, type Discovery, type PluginRunner, type SkippedPlugin } from '@dhv/sdk/client';
 import { processRunner } from '../runner/process-runner.js';
 import { builtinMkdirRunner } from './builtin-mkdir-runner.js';
 

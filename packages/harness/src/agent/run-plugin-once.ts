@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { isAbsolute, resolve } from 'node:path';
 import { AGENT_TIMEOUT_MS, ENV, isOperation, type Operation } from '@dhv/sdk';
-import type { OperationResult, PluginRunResult, PluginRunner } from '../runner/plugin-runner.js';
-import { runDetails, runPluginRaw } from '../runner/process-runner.js';
+import { runDetails, type OperationResult, type PluginRunResult, type PluginRunner } from '@dhv/sdk/client';
+import { processRunner } from '../runner/process-runner.js';
 import { builtinFirst, isBuiltinPlugin } from './plugins.js';
 
 export interface PluginRunInput {
@@ -79,7 +79,7 @@ export async function runPluginOnce(input: PluginRunInput): Promise<PluginRunOnc
 
 async function runRaw(input: PluginRunInput, executable: string, pluginId: string): Promise<PluginRunResult<RawExit>> {
   const timeoutMs = input.timeoutMs ?? AGENT_TIMEOUT_MS.create;
-  const run = await runPluginRaw(
+  const run = await processRunner.runRaw(
     executable,
     [input.operation],
     { [ENV.operation]: input.operation },

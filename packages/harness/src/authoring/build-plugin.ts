@@ -3,9 +3,8 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import { bundlePlugin } from '@dhv/sdk/build';
 import fs from 'fs-extra';
-import { PluginError } from '@dhv/sdk/client';
+import { PluginError, valueOf } from '@dhv/sdk/client';
 import { CleanupJournal } from '@dhv/sdk/host';
-import { valueOf } from '../runner/plugin-runner.js';
 import { processRunner } from '../runner/process-runner.js';
 import { AuthoringError } from './errors.js';
 import { makeSingleExecutable } from './single-executable.js';
@@ -22,6 +21,8 @@ export interface BuildOptions {
   fixedNode?: boolean;
   /** Build a Node single executable application instead of a script. */
   sea?: boolean;
+  /** Keep a source map in the file, and readable names: stack traces point at the plugin's source. */
+  sourcemap?: boolean;
 }
 
 export interface BuildResult {
@@ -93,13 +94,13 @@ export async function buildPlugin(options: BuildOptions): Promise<BuildResult> {
     const { path: work } = await journal.makeFolder(tmpdir(), 'dhv-build-');
     try {
       const script = join(work, 'plugin.cjs');
-      await bundle(entry, script, node, true);
+      await bundle(entry, script, node, true, false);
       await makeSingleExecutable({ script, outfile, nodePath: node });
     } finally {
       await journal.removeFolder(work);
     }
   } else {
-    searchPath = await bundle(entry, outfile, node, options.fixedNode ?? false);
+    searchPath = await bundle(entry, outfile, node, options.fixedNode ?? false, options.sourcemap ?? false);
   }
 
   // The launcher falls back to another node, so only a fixed #! line to a missing node cannot be tried here.
@@ -119,9 +120,21 @@ export async function buildPlugin(options: BuildOptions): Promise<BuildResult> {
   return { outfile, kind: options.sea ? 'sea' : 'script', bytes: size, node, searchPath, version, warnings };
 }
 
-async function bundle(entry: string, outfile: string, nodePath: string, fixedNode: boolean): Promise<string[]> {
+async function bundle(
+  entry: string,
+  outfile: string,
+  nodePath: string,
+  fixedNode: boolean,
+  sourcemap: boolean,
+): Promise<string[]> {
   try {
-    const { searchPath } = await bundlePlugin({ entry, outfile, nodePath, launcher: fixedNode ? 'fixed' : 'search' });
+    const { searchPath } = await bundlePlugin({
+      entry,
+      outfile,
+      nodePath,
+      launcher: fixedNode ? 'fixed' : 'search',
+      ...(sourcemap ? { sourcemap: true, minify: false } : {}),
+    });
     return searchPath;
   } catch (err) {
     await remove(outfile);

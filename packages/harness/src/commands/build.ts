@@ -9,6 +9,8 @@ export default class Build extends DhvCommand {
   static override summary = 'Bundle a plugin into one executable file.';
   static override description = `Bundles the entry (whose default export is definePlugin({...})) and everything it imports into one minified CommonJS file. A Nomad agent runs plugins without PATH, so the file starts with a two-line /bin/sh launcher that runs the first node it finds: the one given with --node (default: the node running this build), then /usr/local/bin, /usr/bin, /opt/... and other usual places; with none, it prints one {"error": ...} line naming where it looked. The file is made executable, then run once as an agent would (fingerprint, empty environment); a file that does not answer is removed and the build fails.
 
+--sourcemap keeps the file readable (not minified, a source map inside, node started with --enable-source-maps): a plugin's stack trace, on its stderr and in dhv check's report, names the source file and line.
+
 --fixed-node writes a plain #!<node> line instead: about a millisecond faster to start, but the plugin runs only where node is at exactly that path.
 
 With --sea the plugin is built into a Node single executable application instead: a copy of node with the plugin inside (about 100 MB), for clients without Node.`;
@@ -19,6 +21,7 @@ With --sea the plugin is built into a Node single executable application instead
     '<%= config.bin %> build src/plugin.ts -o dist/my-plugin --node /usr/bin/node',
     '<%= config.bin %> build src/plugin.ts -o dist/my-plugin --node /usr/bin/node --fixed-node',
     '<%= config.bin %> build src/plugin.ts -o dist/my-plugin --sea',
+    '<%= config.bin %> build src/plugin.ts --sourcemap           # stack traces name src/plugin.ts and its lines',
   ];
 
   static override args = {
@@ -42,6 +45,11 @@ With --sea the plugin is built into a Node single executable application instead
     sea: Flags.boolean({
       description: 'build a Node single executable application (node and the plugin in one binary)',
     }),
+    sourcemap: Flags.boolean({
+      description:
+        "keep the plugin readable: not minified, with a source map inside, run with node's --enable-source-maps, so a stack trace names your source files and lines",
+      exclusive: ['sea'],
+    }),
   };
 
   async run(): Promise<object> {
@@ -58,6 +66,7 @@ With --sea the plugin is built into a Node single executable application instead
         nodePath: flags.node,
         sea: flags.sea,
         fixedNode: flags['fixed-node'],
+        sourcemap: flags.sourcemap,
       });
     } catch (err) {
       if (showProgress) ux.action.stop('failed');

@@ -6,6 +6,7 @@ import {
   CATALOGUE,
   DEFAULT_JOBS,
   DEFAULT_EXPLORE_RUNS,
+  FEATURES,
   MAX_EXPLORE_RUNS,
   DEFAULT_REPEAT,
   formatJUnit,
@@ -92,10 +93,18 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
     }),
     config: Flags.string({
       description:
-        'an HCL or JSON file: parameters, capacity_min, capacity_max, expansion_size, repeat, setup and teardown commands; flags override it',
+        'an HCL or JSON file: parameters, capacity_min, capacity_max, expansion_size, repeat, supports, setup and teardown commands; flags override it',
     }),
     'expansion-size': Flags.string({
       description: 'capacity_min of the larger create in create.larger-capacity, a human size like 64MiB',
+    }),
+    supports: Flags.string({
+      description:
+        'a feature the plugin declares (repeatable): with expansion, refusing a larger capacity_min fails create.larger-capacity instead of passing as a clean refusal',
+      options: [...FEATURES],
+      multiple: true,
+      multipleNonGreedy: true,
+      default: [],
     }),
     explore: Flags.boolean({
       description: "explore random sequences of the agent's calls (the explore checks); --no-explore leaves them out",
@@ -155,6 +164,7 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
         capacityMin: flags['capacity-min'] ?? config?.capacityMin,
         capacityMax: flags['capacity-max'] ?? config?.capacityMax,
         expansionSize: flags['expansion-size'] ?? config?.expansionSize,
+        supports: flags.supports.length > 0 ? flags.supports : config?.supports,
         explore: flags.explore,
         seed: flags.seed,
         runs: exploreRuns(flags.runs, flags['explore-budget']),

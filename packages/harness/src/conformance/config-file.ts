@@ -13,6 +13,7 @@ import { InvalidSettingsError, type SettingsInput } from './settings.js';
  *     capacity_max   = "128MiB"
  *     expansion_size = "256MiB"             # capacity_min of the larger create
  *     repeat         = 3
+ *     supports       = ["expansion"]       # what the plugin declares it does
  *     setup    = ["truncate -s 1G /var/tmp/dhvtest.img", "zpool create dhvtest /var/tmp/dhvtest.img"]
  *     teardown = ["zpool destroy dhvtest", "rm -f /var/tmp/dhvtest.img"]
  *
@@ -25,7 +26,16 @@ export interface CheckConfig extends SettingsInput {
   cwd: string;
 }
 
-const KEYS = ['parameters', 'capacity_min', 'capacity_max', 'expansion_size', 'repeat', 'setup', 'teardown'];
+const KEYS = [
+  'parameters',
+  'capacity_min',
+  'capacity_max',
+  'expansion_size',
+  'repeat',
+  'supports',
+  'setup',
+  'teardown',
+];
 
 function invalid(file: string, message: string): never {
   throw new InvalidSettingsError(`${file}: ${message}`, 'config');
@@ -61,12 +71,16 @@ export async function readCheckConfig(file: string): Promise<CheckConfig> {
   const parameters =
     params === undefined ? undefined : Object.fromEntries(Object.entries(params).map(([k, v]) => [k, String(v)]));
   if (doc.repeat !== undefined && typeof doc.repeat !== 'number') invalid(file, 'repeat must be a number');
+  const supports = doc.supports;
+  if (supports !== undefined && (!Array.isArray(supports) || !supports.every((f) => typeof f === 'string')))
+    invalid(file, 'supports must be a list of features, like ["expansion"]');
   return {
     ...(parameters ? { parameters } : {}),
     capacityMin: sizeOf(file, 'capacity_min', doc.capacity_min),
     capacityMax: sizeOf(file, 'capacity_max', doc.capacity_max),
     expansionSize: sizeOf(file, 'expansion_size', doc.expansion_size),
     ...(typeof doc.repeat === 'number' ? { repeat: doc.repeat } : {}),
+    ...(supports === undefined ? {} : { supports: supports as string[] }),
     setup: commands(file, 'setup', doc.setup),
     teardown: commands(file, 'teardown', doc.teardown),
     cwd: file === '-' ? process.cwd() : dirname(resolve(file)),

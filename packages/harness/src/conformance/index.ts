@@ -21,6 +21,7 @@ export { formatJson } from './report/json.js';
 export { forceRemove } from './scratch-dirs.js';
 export {
   AREAS,
+  FEATURES,
   type Area,
   type Check,
   type CheckContext,

@@ -1,3 +1,5 @@
+import { PluginError } from '@dhv/sdk/client';
+import { lastLines, stackTraceIn } from './raw-run.js';
 import type { Status } from './types.js';
 
 /** Thrown by ctx.fail and ctx.skip to end a check; anything else thrown is a failure of the check. */
@@ -13,6 +15,15 @@ export class CheckOutcome extends Error {
 
 /** The reason to show for an error a check did not expect, which is a failure of the plugin or of the check. */
 export function describeUnexpected(err: unknown): string {
+  if (err instanceof PluginError) return `${err.message}${pluginSaid(err)}`;
   if (err instanceof Error) return err.message;
   return String(err);
+}
+
+/** What a failed plugin wrote to stderr that Nomad's words leave out: its stack trace, else its last lines. */
+function pluginSaid(err: PluginError): string {
+  const stack = stackTraceIn(err.stderr);
+  if (stack) return stack;
+  const said = lastLines(err.stderr);
+  return said === '' || err.message.includes(said) ? '' : `\nthe plugin's stderr ended: ${said}`;
 }

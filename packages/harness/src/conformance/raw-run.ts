@@ -11,8 +11,34 @@ export function describeRun(run: PluginRun): string {
     return `could not start: ${run.spawnError.message}${run.spawnProblem ? `: ${run.spawnProblem}` : ''}`;
   if (run.timedOut) return `timed out after ${Math.round(run.durationMs)} ms and was killed`;
   const how = run.signal ? `signal: ${run.signal}` : `exit status ${run.exitCode}`;
-  const said = outputText(run.stdout).trim() || outputText(run.stderr).trim();
-  return said ? `${how}: ${clip(said)}` : how;
+  const stdout = outputText(run.stdout).trim();
+  const stderr = outputText(run.stderr);
+  if (stdout) return `${how}: ${clip(stdout)}${stackTraceIn(stderr)}`;
+  const stack = stackTraceIn(stderr);
+  if (stack) return `${how}${stack}`;
+  return stderr.trim() ? `${how}: ${clip(stderr)}` : how;
+}
+
+/** How many frames of a plugin's stack trace a report shows. */
+const FRAMES_SHOWN = 4;
+
+/**
+ * The exception and the first frames of a stack trace a plugin wrote to stderr, on lines of
+ * their own after a line break (the agent only logs it, and its words leave it out), with
+ * the way to make a minified plugin's frames readable; '' when stderr holds none.
+ */
+export function stackTraceIn(stderr: string): string {
+  const lines = stderr.split('\n');
+  const isFrame = (line: string) => /^\s+at /.test(line);
+  const first = lines.findIndex(isFrame);
+  if (first < 1) return '';
+  const frames = lines.slice(first).filter(isFrame);
+  const shown = frames.slice(0, FRAMES_SHOWN).map((l) => `  ${l.trim()}`);
+  if (frames.length > FRAMES_SHOWN) shown.push(`  … (${frames.length - FRAMES_SHOWN} more frames)`);
+  // A column in the hundreds is a minified line, which a source map would turn into the source's.
+  if (frames.some((l) => /:\d+:\d{3,}\)?$/.test(l.trim())))
+    shown.push('(the plugin is minified: `dhv build --sourcemap` makes these frames name its source files and lines)');
+  return `\nthe plugin's stack trace: ${lines[first - 1]!.trim()}\n${shown.join('\n')}`;
 }
 
 /**

@@ -213,6 +213,7 @@ export function buildReport(
       capacityMin: settings.capacityMin.toString(),
       capacityMax: settings.capacityMax.toString(),
       expansionSize: settings.expansionSize.toString(),
+      supports: settings.supports,
     },
     results,
     summary,

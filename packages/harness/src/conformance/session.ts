@@ -5,13 +5,13 @@ import type { TeardownScope } from '@dhv/sdk/host';
 import {
   PluginError,
   buildEnvironment,
+  valueWithRun,
+  type ExecResult,
   type PluginRun,
   type RequestInput,
-  type ResultByOperation,
 } from '@dhv/sdk/client';
 import { AGENT_TIMEOUT_MS, ENV } from '@dhv/sdk/plugin';
-import { valueOf } from '../runner/plugin-runner.js';
-import { processRunner, runPluginRaw } from '../runner/process-runner.js';
+import { processRunner } from '../runner/process-runner.js';
 import { heldOutputFault, type HeldOutputFault } from './held-output.js';
 import { LeftoverLooks, summariseLeftovers, type CallEnd, type Leftover } from './host-leftovers.js';
 import { readCreatedPath } from './inspect.js';
@@ -211,7 +211,7 @@ export class ConformanceSession {
     cleaning: boolean,
     space: SandboxSpace,
     looks: LeftoverLooks,
-  ): Promise<ResultByOperation[Op]> {
+  ): Promise<ExecResult<Op>> {
     const env = buildEnvironment(operation, request, this.plugin);
     const result = await space.watch(operation, env, (tooBig) =>
       processRunner.run(operation, {
@@ -225,9 +225,7 @@ export class ConformanceSession {
     );
     this.notice(operation, result, scope);
     looks.leftRunning(operation, (request as Partial<DeleteInput>).volumeId, result.leftRunning);
-    const { stdout, stderr, truncated, durationMs, warnings } = result;
-    // What the checks read: the SDK's result, the decoded value with the run's output beside it.
-    return { stdout, stderr, truncated, durationMs, warnings, ...valueOf(result) } as unknown as ResultByOperation[Op];
+    return valueWithRun(result);
   }
 
   /** The first run whose output was held open becomes the run's fault, and stops every other running check. */
@@ -343,7 +341,7 @@ export class ConformanceSession {
       async runRaw(argv, env, options = {}): Promise<PluginRun> {
         if (argv[0] === 'create') looks.started(env[ENV.volumeId] ?? '');
         const run = await space.watch(argv[0] ?? '(no operation)', env, (tooBig) =>
-          runPluginRaw(options.executable ?? session.plugin, argv, env, {
+          processRunner.runRaw(options.executable ?? session.plugin, argv, env, {
             cwd: options.cwd ?? session.workDir,
             timeoutMs: options.timeoutMs ?? AGENT_TIMEOUT_MS.create,
             outputGraceMs: options.outputGraceMs ?? HELD_OUTPUT_GRACE_MS,

@@ -41,6 +41,14 @@ describe('suite settings', () => {
     expect(resolveSettings({ capacityMin: '2GiB', capacityMax: '4GiB' }).capacityMin).toBe(2n ** 31n);
   });
 
+  test('declared features are known ones, in one order, and none unless given', () => {
+    expect(resolveSettings({}).supports).toEqual([]);
+    expect(resolveSettings({ supports: ['expansion', 'expansion'] }).supports).toEqual(['expansion']);
+    expect(() => resolveSettings({ supports: ['expansion', 'shrinking'] })).toThrow(
+      /supports: "shrinking" is not a feature dhv check knows; known: expansion/,
+    );
+  });
+
   test('--param pairs split at the first "=", and a pair without one is refused', () => {
     expect(parseParameterPairs(['mode=0750', 'opts=a=b'])).toEqual({ mode: '0750', opts: 'a=b' });
     expect(parseParameterPairs([])).toBeNull();

@@ -3,7 +3,7 @@ import { DhvError } from '../errors/dhv-error.js';
 import { EXIT_CODES } from '../errors/exit-codes.js';
 import { parseRecipe, RecipeError } from './explore/recipe.js';
 import { DEFAULT_CAPACITY_BOUND, capacityBound, sizeWords } from './space-budget.js';
-import type { SuiteSettings } from './types.js';
+import { FEATURES, type Feature, type SuiteSettings } from './types.js';
 
 export const DEFAULT_REPEAT = 5;
 
@@ -25,6 +25,8 @@ export interface SettingsInput {
   runs?: number;
   /** Replay one recipe instead of exploring, like `create db; delete db`. */
   replay?: string;
+  /** What the plugin declares it does (`--supports`): a refusal of a declared feature fails, not skips. */
+  supports?: readonly string[];
 }
 
 /**
@@ -94,7 +96,25 @@ export function resolveSettings(input: SettingsInput = {}): SuiteSettings {
       );
   }
   const parameters = input.parameters && Object.keys(input.parameters).length > 0 ? { ...input.parameters } : null;
-  return { repeat, parameters, capacityMin, capacityMax, expansionSize, explore: exploreSettings(input) };
+  return {
+    repeat,
+    parameters,
+    capacityMin,
+    capacityMax,
+    expansionSize,
+    supports: features(input.supports),
+    explore: exploreSettings(input),
+  };
+}
+
+function features(given: readonly string[] | undefined): Feature[] {
+  const unknown = (given ?? []).filter((f) => !(FEATURES as readonly string[]).includes(f));
+  if (unknown.length > 0)
+    throw new InvalidSettingsError(
+      `supports: ${unknown.map((f) => JSON.stringify(f)).join(', ')} is not a feature dhv check knows; known: ${FEATURES.join(', ')}`,
+      'supports',
+    );
+  return FEATURES.filter((f) => given?.includes(f));
 }
 
 function exploreSettings(input: SettingsInput): SuiteSettings['explore'] {

@@ -59,6 +59,10 @@ export interface Check {
   run(ctx: CheckContext): Promise<void>;
 }
 
+/** The features a plugin may declare, so that dhv check fails a refusal of them instead of calling it a clean no. */
+export const FEATURES = ['expansion'] as const;
+export type Feature = (typeof FEATURES)[number];
+
 /** What the user tells the suite about the plugin. */
 export interface SuiteSettings {
   /** How often create.idempotent repeats the same create. */
@@ -69,6 +73,8 @@ export interface SuiteSettings {
   capacityMax: bigint;
   /** The capacity_min of the larger create in create.larger-capacity and create.expands; 0n: twice the first (or 16 MiB more). */
   expansionSize: bigint;
+  /** The features the plugin declares (`--supports`): refusing one of them fails. */
+  supports: Feature[];
   /** The explorer's random sequences (the explore area); `enabled: false` leaves the area out. */
   explore: ExploreSettings & { enabled: boolean };
 }
@@ -167,6 +173,7 @@ export interface ConformanceReport {
     capacityMin: string;
     capacityMax: string;
     expansionSize: string;
+    supports: Feature[];
   };
   results: CheckResult[];
   summary: Record<Status, number> & { requiredFailed: number; requiredSkipped: number; recommendedFailed: number };

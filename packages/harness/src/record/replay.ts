@@ -3,9 +3,9 @@ import { access, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { AGENT_TIMEOUT_MS, ENV, OPERATIONS, type Operation } from '@dhv/sdk';
-import { pluginRunOf, type PluginRun } from '@dhv/sdk/client';
+import { judgeRun, pluginRunOf, type PluginRun } from '@dhv/sdk/client';
 import { UsageError } from '../errors/dhv-error.js';
-import { journalProcessGroups, judgeRun, runPluginRaw } from '../runner/process-runner.js';
+import { journalProcessGroups, processRunner } from '../runner/process-runner.js';
 import { pathMapFor, type PathMap } from './path-map.js';
 import { readTrace, recordedBytes, type RecordedCall, type TraceCall } from './recorded-call.js';
 
@@ -162,7 +162,7 @@ async function replayOne(
   const timeoutMs = AGENT_TIMEOUT_MS[protocol ?? 'create'];
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(call.env)) env[name] = map.forward(value);
-  const run = await runPluginRaw(executable, call.argv, env, { timeoutMs, signal: options.signal });
+  const run = await processRunner.runRaw(executable, call.argv, env, { timeoutMs, signal: options.signal });
   const volumeId = call.env[ENV.volumeId];
   const differences: CallDifference[] = [];
   const replayedExit = exitOf(run);

@@ -1,15 +1,18 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CreateRequest, DeleteRequest, Operation } from '@dhv/sdk';
-import { PluginError, goQuote, type Discovery } from '@dhv/sdk/client';
 import {
-  noProcessOutput,
+  PluginError,
+  answeredValue,
+  goQuote,
+  runInProcess,
   type DecodedValue,
+  type Discovery,
   type OperationResult,
   type PluginCall,
   type PluginRunner,
-  type RunDetails,
-} from './plugin-runner.js';
+  type ResponseAnswer,
+} from '@dhv/sdk/client';
 
 /** One call the fake answered, as the caller made it. */
 export interface FakeRun<Op extends Operation = Operation> {
@@ -34,12 +37,12 @@ export class FakePluginRunner implements PluginRunner {
   version = '1.0.0';
   /** Make the folder create answered, as a plugin would have. */
   makePaths = true;
-  onCreate: (run: FakeRun<'create'>) => Promise<DecodedValue['create']> = async (run) => ({
+  onCreate: (run: FakeRun<'create'>) => Promise<ResponseAnswer['create']> = async (run) => ({
     path: `${run.request.volumesDir}/${run.request.volumeId}`,
     bytes: run.request.capacityMinBytes,
   });
   onDelete: (run: FakeRun<'delete'>) => Promise<void> = async () => {};
-  onFingerprint: (run: FakeRun<'fingerprint'>) => Promise<DecodedValue['fingerprint']> = async () => ({
+  onFingerprint: (run: FakeRun<'fingerprint'>) => Promise<ResponseAnswer['fingerprint']> = async () => ({
     version: this.version,
     rawVersion: this.version,
   });
@@ -74,23 +77,20 @@ export class FakePluginRunner implements PluginRunner {
       signal: call.signal,
     } as unknown as FakeRun<Op>;
     this.calls.push(run as FakeRun);
-    const details: RunDetails = {
+    const answered = {
       pluginId,
       executable: typeof call.plugin === 'string' ? call.plugin : join(pluginDir, pluginId),
       builtin: false,
       operation,
       environment: {},
-      ...noProcessOutput(),
-      exitCode: 0,
     };
-    try {
+    const result = await runInProcess(answered, async () => {
       if (typeof call.plugin !== 'string') await this.lookup(pluginDir, pluginId);
-      const value = await this.answer(run);
-      return { ...details, ok: true, value } as OperationResult<Op>;
-    } catch (err) {
-      if (!(err instanceof PluginError)) throw err;
-      return { ...details, exitCode: err.exitCode ?? null, ok: false, error: err } as OperationResult<Op>;
-    }
+      return this.answer(run);
+    });
+    // As a process's run: exit 0 when it answered, the failure's exit status when it failed.
+    result.exitCode = result.ok ? 0 : (result.error.exitCode ?? null);
+    return result;
   }
 
   async lookup(pluginDir: string, pluginId: string): Promise<string> {
@@ -127,13 +127,16 @@ export class FakePluginRunner implements PluginRunner {
       case 'create': {
         const value = await this.onCreate(run as FakeRun<'create'>);
         if (this.makePaths) await mkdir(value.path, { recursive: true });
-        return value as DecodedValue[Op];
+        return answeredValue('create', value) as DecodedValue[Op];
       }
       case 'delete':
         await this.onDelete(run as FakeRun<'delete'>);
         return {} as DecodedValue[Op];
       default:
-        return (await this.onFingerprint(run as FakeRun<'fingerprint'>)) as DecodedValue[Op];
+        return answeredValue(
+          'fingerprint',
+          await this.onFingerprint(run as FakeRun<'fingerprint'>),
+        ) as DecodedValue[Op];
     }
   }
 }

@@ -3,7 +3,8 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { AGENT_TIMEOUT_MS } from '../protocol/operations.js';
 import { goErrnoText } from '../go/errno.js';
-import { execPlugin } from './exec-plugin.js';
+import { callPlugin } from './plugin-call.js';
+import { valueWithRun } from './run-result.js';
 import { PluginError } from './errors.js';
 import { manyStartedAtOnceHint } from './machine-load.js';
 import { writableByOthers } from './plugin-trust.js';
@@ -123,15 +124,14 @@ async function fingerprintEntry(
 ): Promise<DiscoveredPlugin | SkippedPlugin> {
   const executable = join(pluginDir, id);
   try {
-    const result = await execPlugin(
-      { pluginDir, pluginId: id },
-      'fingerprint',
-      {},
-      {
+    const result = valueWithRun(
+      await callPlugin('fingerprint', {
+        plugin: { pluginDir, pluginId: id },
+        request: {},
         timeoutMs: options.timeoutMs ?? AGENT_TIMEOUT_MS.fingerprint,
-        ...(options.signal ? { signal: options.signal } : {}),
-        ...(options.cwd ? { cwd: options.cwd } : {}),
-      },
+        signal: options.signal,
+        cwd: options.cwd,
+      }),
     );
     if (id === BUILTIN_MKDIR_ID) return shadowed(executable);
     return {

@@ -1,15 +1,9 @@
-import { basename } from 'node:path';
-import { AGENT_TIMEOUT_MS, type Operation } from '../protocol/operations.js';
-import { decodeCreateOutput, decodeErrorOutput, decodeFingerprintOutput } from '../protocol/decode.js';
-import { buildEnvironment, type RequestInput } from './environment.js';
-import { spawnPlugin } from './spawn-plugin.js';
-import { outputText, type PluginRun } from './plugin-run.js';
-import { PluginError, describeExit, type PluginErrorCode, type PluginRunDetails } from './errors.js';
-import { closePluginHandle, openPlugin } from './resolve-plugin.js';
-import { spawnHints } from './spawn-hints.js';
-import { goErrnoText } from '../go/errno.js';
-import { goQuote } from '../go/strconv.js';
-import { loadedMachineHint } from './machine-load.js';
+import type { Operation } from '../protocol/operations.js';
+import type { DecodedValue } from './decoded-value.js';
+import type { RequestInput } from './environment.js';
+import type { PluginRef } from './plugin-call.js';
+import { ProcessRunner } from './process-runner.js';
+import { valueWithRun, type RunWithValue } from './run-result.js';
 
 export interface ExecOptions {
   /** Defaults to the agent's: 1 s for fingerprint, 60 s for create and delete. */
@@ -23,287 +17,28 @@ export interface ExecOptions {
   pluginId?: string;
 }
 
-interface RunInfo {
-  stdout: string;
-  stderr: string;
-  /** stderr was longer than maxOutputBytes and was cut (a long stdout fails the run instead). */
-  truncated: boolean;
-  durationMs: number;
-  /** What dhv noticed that a real agent would not say (for example a child killed at the deadline). */
-  warnings: string[];
-}
+/** A good run of an operation: the run's details (output, exit, warnings) and what it decoded to. */
+export type ExecResult<Op extends Operation> = RunWithValue<DecodedValue[Op]>;
+/** `version` as the agent stores it (`1` becomes `1.0.0`), `rawVersion` as the plugin wrote it. */
+export type FingerprintResult = ExecResult<'fingerprint'>;
+export type CreateResult = ExecResult<'create'>;
+export type DeleteResult = ExecResult<'delete'>;
+export type ResultByOperation = { [Op in Operation]: ExecResult<Op> };
 
-export interface FingerprintResult extends RunInfo {
-  /** The version as the agent stores it (`1` becomes `1.0.0`). */
-  version: string;
-  /** The version as the plugin wrote it. */
-  rawVersion: string;
-}
-
-export interface CreateResult extends RunInfo {
-  path: string;
-  bytes: bigint;
-}
-
-export type DeleteResult = RunInfo;
-
-export interface ResultByOperation {
-  fingerprint: FingerprintResult;
-  create: CreateResult;
-  delete: DeleteResult;
-}
-
-/** A plugin as the agent names it: an ID looked up in the plugin dir (never outside it). */
-export interface PluginRef {
-  pluginDir: string;
-  pluginId: string;
-}
-
-/** What a real agent does when a fingerprint prints no version. */
-export const NIL_VERSION_PANIC = 'runtime error: invalid memory address or nil pointer dereference';
+const runner = new ProcessRunner();
 
 /**
  * Runs one operation of any plugin, in any language, exactly as a Nomad agent does, and
- * returns its decoded response. Given `{pluginDir, pluginId}` it first looks the plugin
- * up as the agent does and runs the very file it checked. Throws a PluginError for every
- * kind of failure, its message Nomad's own words first.
+ * returns its decoded response: a `ProcessRunner`'s run, its error thrown. Given
+ * `{pluginDir, pluginId}` it first looks the plugin up as the agent does and runs the very
+ * file it checked. Throws a PluginError for every kind of failure, its message Nomad's
+ * own words first.
  */
 export async function execPlugin<Op extends Operation>(
   plugin: string | PluginRef,
   operation: Op,
   request: RequestInput<Op>,
   options: ExecOptions = {},
-): Promise<ResultByOperation[Op]> {
-  const ref = typeof plugin === 'string' ? undefined : plugin;
-  const handle = ref ? openPlugin(ref.pluginDir, ref.pluginId) : undefined;
-  try {
-    const executable = handle ? handle.executable : (plugin as string);
-    const pluginId = ref?.pluginId ?? options.pluginId ?? basename(executable);
-    const withDir =
-      ref && (request as { pluginDir?: string }).pluginDir === undefined
-        ? { ...request, pluginDir: ref.pluginDir }
-        : request;
-    const env = buildEnvironment(operation, withDir as RequestInput<Op>, executable);
-    const timeoutMs = options.timeoutMs ?? AGENT_TIMEOUT_MS[operation];
-    const run = await spawnPlugin(executable, [operation], env, {
-      timeoutMs,
-      signal: options.signal,
-      maxOutputBytes: options.maxOutputBytes,
-      cwd: options.cwd,
-      fd: handle?.fd,
-    });
-    const volumeId = (request as { volumeId?: string }).volumeId;
-    return interpretRun(operation, run, { pluginId, executable, volumeId, timeoutMs }) as ResultByOperation[Op];
-  } finally {
-    if (handle) closePluginHandle(handle);
-  }
-}
-
-interface RunContext {
-  pluginId: string;
-  executable: string;
-  volumeId: string | undefined;
-  timeoutMs: number;
-}
-
-/** The error Go's cmd.Output() returned, as its Error() reads. */
-export function goRunError(run: PluginRun, executable: string): string | undefined {
-  if (run.spawnError) {
-    const code = run.spawnError.code ?? 'EIO';
-    return `fork/exec ${executable}: ${goErrnoText(code)}`;
-  }
-  if (run.timedOut || run.aborted) return 'signal: killed';
-  if (run.signal || run.exitCode !== 0) return describeExit(run.exitCode, run.signal);
-  return undefined;
-}
-
-/** What dhv noticed about a run that a real agent would not say: sockets instead of pipes, a leftover killed at the deadline. */
-export function runWarnings(run: PluginRun, timeoutMs: number): string[] {
-  const warnings: string[] = [];
-  if (run.stdio === 'socket')
-    warnings.push(
-      "dhv could not make pipes here, so the plugin's stdout and stderr were sockets (a real agent gives pipes)",
-    );
-  if (run.outputHeldOpen) {
-    warnings.push(
-      `the plugin exited, but a process it started still held its stdout or stderr at the ${formatMs(timeoutMs)} deadline: dhv killed it; ` +
-        'a real agent waits for that process as long as it lives (start helpers with >/dev/null 2>&1)' +
-        killedHolders(run.outputHolders),
-    );
-  }
-  if (run.leftRunning !== undefined && run.leftRunning.length > 0) warnings.push(leftRunningWarning(run.leftRunning));
-  return warnings;
-}
-
-/** What a plugin that exited left running in its process group, which a real agent leaves running. */
-export function leftRunningWarning(left: NonNullable<PluginRun['leftRunning']>): string {
-  const named = left.map((p) => `process ${p.pid} (${p.command})`).join(', ');
-  return (
-    `the plugin exited, but left ${named} of its process group running: dhv killed ${left.length === 1 ? 'it' : 'them'}; ` +
-    'a real agent leaves them running, one more on the node after every call like this (wait for what the plugin starts, or stop it before exiting)'
-  );
-}
-
-/** `; killed process 4711 (/usr/bin/sleep), which held stdout and stderr`, one clause per process. */
-function killedHolders(holders: PluginRun['outputHolders']): string {
-  const byPid = new Map<number, { command: string; holds: string[] }>();
-  for (const h of holders) {
-    const seen = byPid.get(h.pid) ?? { command: h.command, holds: [] };
-    seen.holds.push(h.holds);
-    byPid.set(h.pid, seen);
-  }
-  return [...byPid]
-    .map(([pid, h]) => `; killed process ${pid} (${h.command}), which held ${h.holds.join(' and ')}`)
-    .join('');
-}
-
-/** Turns a finished run into a typed result or a typed error, worded as the agent words it. */
-export function interpretRun(
-  operation: string,
-  run: PluginRun,
-  { pluginId, executable, volumeId, timeoutMs }: RunContext,
-): FingerprintResult | CreateResult | DeleteResult {
-  const stdout = outputText(run.stdout);
-  const stderr = outputText(run.stderr);
-  const details: PluginRunDetails = {
-    pluginId,
-    executable,
-    operation,
-    volumeId,
-    exitCode: run.exitCode,
-    signal: run.signal,
-    stdout,
-    stderr,
-    truncated: run.stdoutTruncated || run.stderrTruncated,
-    durationMs: run.durationMs,
-  };
-  const warnings = runWarnings(run, timeoutMs);
-  const fail = (code: PluginErrorCode, nomadMessage: string, hints: string[], extra: Partial<PluginRunDetails> = {}) =>
-    new PluginError(code, nomadMessage, {
-      ...details,
-      ...(run.spawnProblem ? { spawnProblem: run.spawnProblem } : {}),
-      ...extra,
-      nomadMessage,
-      hints: [...hints, ...warnings],
-    });
-
-  const ids = `volume ${goQuote(volumeId ?? '')} with plugin ${goQuote(pluginId)}`;
-  if (run.stdoutTruncated) {
-    const what =
-      operation === 'fingerprint'
-        ? `fingerprinting plugin ${goQuote(pluginId)}`
-        : `${operation === 'delete' ? 'deleting' : 'creating'} ${ids}`;
-    throw fail(
-      'PLUGIN_BAD_OUTPUT',
-      `error ${what}: dhv stopped reading stdout at ${formatBytes(run.stdout.length)} and killed the plugin`,
-      ['a real agent reads any amount; a response is one small JSON document (dhv caps stdout to protect itself)'],
-    );
-  }
-
-  const runError = goRunError(run, executable);
-  if (runError !== undefined) {
-    const code: PluginErrorCode = run.spawnError
-      ? spawnCode(run.spawnError.code)
-      : run.timedOut
-        ? 'PLUGIN_TIMED_OUT'
-        : run.aborted
-          ? 'PLUGIN_ABORTED'
-          : 'PLUGIN_FAILED';
-    const hints = [
-      ...(run.spawnError ? spawnHints(run, executable) : []),
-      ...(run.timedOut
-        ? [
-            `the plugin ran past its ${formatMs(timeoutMs)} deadline and was killed with its whole process group (a real agent kills only the plugin, then waits for any child still holding its output)`,
-            ...loadedMachineHint(),
-          ]
-        : []),
-      ...(run.aborted ? ['cancelled: dhv was stopped while the plugin ran, and killed it'] : []),
-    ];
-    const message = decodeErrorOutput(run.stdout);
-    switch (operation) {
-      case 'fingerprint':
-        // On a failed fingerprint the agent does not read stdout; dhv shows the plugin's {"error"} on its own line.
-        throw fail(
-          code,
-          `error fingerprinting plugin ${goQuote(pluginId)}: ${runError}`,
-          [
-            ...hints,
-            ...(message ? [`the plugin said: ${message} (a real agent ignores a failed fingerprint's stdout)`] : []),
-          ],
-          { pluginMessage: message, runError },
-        );
-      case 'delete':
-        throw fail(
-          code,
-          message === undefined
-            ? `error reading plugin response when deleting ${ids}: original error: ${runError}`
-            : `error deleting ${ids}: ${runError}: ${message}`,
-          hints,
-          { pluginMessage: message, runError },
-        );
-      default:
-        throw fail(code, `error creating ${ids}: ${runError}${message === undefined ? '' : `: ${message}`}`, hints, {
-          pluginMessage: message,
-          runError,
-        });
-    }
-  }
-
-  const info: RunInfo = { stdout, stderr, truncated: run.stderrTruncated, durationMs: run.durationMs, warnings };
-  const shownStdout = `plugin ${pluginId}'s stdout was ${JSON.stringify(stdout.length > 200 ? `${stdout.slice(0, 200)}…` : stdout)}`;
-  switch (operation) {
-    case 'fingerprint': {
-      const decoded = decodeFingerprintOutput(run.stdout);
-      if (!decoded.ok)
-        throw fail('PLUGIN_BAD_OUTPUT', `error parsing fingerprint output as json: ${decoded.error}`, [shownStdout]);
-      const version = decoded.value.version;
-      if (!version) {
-        throw fail(
-          'PLUGIN_BAD_OUTPUT',
-          `plugin ${goQuote(pluginId)} fingerprinted without a version: a real Nomad agent crashes here (panic: ${NIL_VERSION_PANIC})`,
-          ['dhv skips the plugin instead; print {"version": "0.0.1"} (any version go-version parses)', shownStdout],
-          { nomadPanic: NIL_VERSION_PANIC },
-        );
-      }
-      return { ...info, version: version.normalized, rawVersion: version.original };
-    }
-    case 'create': {
-      const decoded = decodeCreateOutput(run.stdout);
-      if (!decoded.ok)
-        throw fail('PLUGIN_BAD_OUTPUT', decoded.error, [`(decoding the create response of ${ids})`, shownStdout]);
-      if (decoded.value.path === '') {
-        throw fail(
-          'PLUGIN_BAD_OUTPUT',
-          `plugin ${goQuote(pluginId)} created ${`volume ${goQuote(volumeId ?? '')}`} without a "path"`,
-          [
-            'a real Nomad agent accepts this and publishes a volume with an empty path, which no workload can mount; print {"path": "/abs/dir", "bytes": N}',
-            shownStdout,
-          ],
-        );
-      }
-      return { ...info, ...decoded.value };
-    }
-    default:
-      return info;
-  }
-}
-
-function spawnCode(errno: string | undefined): PluginErrorCode {
-  switch (errno) {
-    case 'ENOENT':
-      return 'PLUGIN_NOT_FOUND';
-    case 'EACCES':
-    case 'ENOEXEC':
-      return 'PLUGIN_NOT_EXECUTABLE';
-    default:
-      return 'PLUGIN_SPAWN_FAILED';
-  }
-}
-
-function formatMs(ms: number): string {
-  return ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
-}
-
-function formatBytes(n: number): string {
-  return n >= 1024 * 1024 && n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)} MiB` : `${n} bytes`;
+): Promise<ExecResult<Op>> {
+  return valueWithRun(await runner.run(operation, { plugin, request, ...options }));
 }

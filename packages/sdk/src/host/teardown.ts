@@ -47,11 +47,18 @@ const DETACH_SETTLE_MS = 3_000;
 
 /** Detaches a loop device, and returns once it has let go of its image (or after DETACH_SETTLE_MS). */
 export async function detachLoopDevice(device: string, options: TeardownOptions = {}): Promise<void> {
-  await runTool('losetup', ['--detach', device], {
-    debianPackage: 'mount',
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
   const backing = `/sys/block/${basename(device)}/loop/backing_file`;
+  try {
+    await runTool('losetup', ['--detach', device], {
+      debianPackage: 'mount',
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  } catch (err) {
+    // A loop device detached by someone else since it was listed (an operator, a clear at last close): done.
+    const isFreeLoopDevice = existsSync(`/sys/block/${basename(device)}`) && !existsSync(backing);
+    if (!options.signal?.aborted && isFreeLoopDevice) return;
+    throw err;
+  }
   for (let waited = 0; waited < DETACH_SETTLE_MS && existsSync(backing); waited += 20) await sleep(20);
 }
 

@@ -89,4 +89,17 @@ describe('decodeErrorOutput finds the message of a failed plugin', () => {
   ])('%j gives %j', (stdout, expected) => {
     expect(decodeErrorOutput(stdout)).toBe(expected);
   });
+
+  // Go 1.26's encoding/json into Nomad's HostVolumePluginCreateResponse: a mismatch anywhere
+  // fails the Unmarshal, and the agent then appends no message (host_volume_plugin.go, Create).
+  it.each([
+    ['{"error":"x","bytes":"5"}', undefined],
+    ['{"error":"x","path":5}', undefined],
+    ['{"bytes":1.5,"error":"x"}', undefined],
+    ['{"error":"x","bytes":9223372036854775808}', undefined],
+    ['{"error":"x","path":"/v","bytes":5}', 'x'],
+  ])('a failed create: %j gives %j, as the agent decodes it into the whole create response', (stdout, expected) => {
+    expect(decodeErrorOutput(stdout, 'create')).toBe(expected);
+    expect(decodeErrorOutput(stdout, 'delete')).toBe('x');
+  });
 });

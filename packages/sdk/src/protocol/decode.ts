@@ -1,5 +1,8 @@
 import { GoJsonSyntaxError, goInt64, goKeyMatches, parseGoJson, type GoJsonValue } from '../go/json.js';
 import { parseGoVersion, type GoVersion } from '../go/version.js';
+import { isOperation, type Operation } from './operations.js';
+import { ERROR_FIELD, GO_PACKAGE, RESPONSE_FIELDS, type GoKind, type ResponseStruct } from './response-fields.js';
+import type { DecodedResponse } from './response.js';
 
 /**
  * A plugin's stdout decoded the way the agent decodes it (encoding/json into Nomad's
@@ -9,7 +12,7 @@ import { parseGoVersion, type GoVersion } from '../go/version.js';
 
 export type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
 
-type FieldKind = 'string' | 'int64' | 'version';
+type FieldKind = GoKind;
 type FieldValue = { string: string; int64: bigint; version: GoVersion | null };
 
 /** A Go struct as encoding/json names it in errors. */
@@ -91,48 +94,59 @@ function decodeField(
   }
 }
 
-const FINGERPRINT = {
-  name: 'PluginFingerprint',
-  type: 'hostvolumemanager.PluginFingerprint',
-  fields: { version: 'version' },
-} as const;
-const CREATE = {
-  name: 'HostVolumePluginCreateResponse',
-  type: 'hostvolumemanager.HostVolumePluginCreateResponse',
-  fields: { path: 'string', bytes: 'int64', error: 'string' },
-} as const;
-const ERROR = { name: '', type: 'struct { Error string "json:\\"error\\"" }', fields: { error: 'string' } } as const;
-
-export interface DecodedFingerprint {
-  /** null where Go decodes a nil version (`{}`, `null`, `{"version": null}`): a real agent then crashes. */
-  version: GoVersion | null;
+/** Nomad's struct for an operation's response, from the table: its fields, and `error` where it has one. */
+function goStruct(table: ResponseStruct): GoStruct<Record<string, FieldKind>> {
+  const fields: Record<string, FieldKind> = {};
+  for (const [key, field] of Object.entries(table.fields)) fields[key] = field.kind;
+  if (table.hasError) fields[ERROR_FIELD.key] = ERROR_FIELD.kind;
+  return { name: table.goStruct, type: `${GO_PACKAGE}.${table.goStruct}`, fields };
 }
+
+/** Go's zero value of each kind: what a missing or null field leaves in the struct. */
+const ZERO: FieldValue = { string: '', int64: 0n, version: null };
+
+/**
+ * An operation's stdout as the agent decodes it into its struct: every field of the
+ * table, a missing one as Go's zero value (an empty path, 0 bytes, a nil version: the
+ * caller refuses what a real agent would crash on or publish unusable).
+ */
+export function decodeResponse<Op extends Operation>(
+  operation: Op,
+  stdout: string | Uint8Array,
+): Decoded<DecodedResponse[Op]> {
+  const table: ResponseStruct = RESPONSE_FIELDS[operation];
+  const result = decodeStruct(stdout, goStruct(table));
+  if (!result.ok) return result;
+  const value: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(table.fields)) value[key] = result.value[key] ?? ZERO[field.kind];
+  return { ok: true, value: value as DecodedResponse[Op] };
+}
+
+export type DecodedFingerprint = DecodedResponse['fingerprint'];
+export type DecodedCreate = DecodedResponse['create'];
 
 /** Fingerprint stdout, as Go decodes it; a nil version is the caller's to refuse. */
 export function decodeFingerprintOutput(stdout: string | Uint8Array): Decoded<DecodedFingerprint> {
-  const result = decodeStruct(stdout, FINGERPRINT);
-  if (!result.ok) return result;
-  return { ok: true, value: { version: result.value.version ?? null } };
+  return decodeResponse('fingerprint', stdout);
 }
 
-export interface DecodedCreate {
-  /** Empty when the plugin gave none: the agent accepts that, but nobody can mount such a volume. */
-  path: string;
-  bytes: bigint;
-}
-
+/** Create stdout, as Go decodes it; an empty path (the agent accepts it, nobody can mount it) is the caller's to refuse. */
 export function decodeCreateOutput(stdout: string | Uint8Array): Decoded<DecodedCreate> {
-  const result = decodeStruct(stdout, CREATE);
-  if (!result.ok) return result;
-  return { ok: true, value: { path: result.value.path ?? '', bytes: result.value.bytes ?? 0n } };
+  return decodeResponse('create', stdout);
 }
+
+/** Where a failed plugin's message is read from when its operation's struct has no `error` (delete's holds only that). */
+const ERROR_STRUCT = goStruct(RESPONSE_FIELDS.delete);
 
 /**
  * The `error` a failed plugin wrote to stdout: the message (`''` when the document decoded
  * but held none: the agent still appends ": "), or undefined when stdout did not decode
- * into `{"error": string}` (the agent then appends nothing).
+ * into the operation's struct (the agent then appends nothing). The agent decodes a failed
+ * create into the whole create response, so `{"error": "x", "bytes": "5"}` gives no
+ * message. A fingerprint's stdout is not read on failure; it is read here as delete's.
  */
-export function decodeErrorOutput(stdout: string | Uint8Array): string | undefined {
-  const result = decodeStruct(stdout, ERROR);
-  return result.ok ? (result.value.error ?? '') : undefined;
+export function decodeErrorOutput(stdout: string | Uint8Array, operation?: string): string | undefined {
+  const table: ResponseStruct | undefined = isOperation(operation) ? RESPONSE_FIELDS[operation] : undefined;
+  const result = decodeStruct(stdout, table?.hasError ? goStruct(table) : ERROR_STRUCT);
+  return result.ok ? ((result.value[ERROR_FIELD.key] as string | undefined) ?? '') : undefined;
 }

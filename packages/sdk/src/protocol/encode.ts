@@ -1,5 +1,6 @@
 /** The one place that turns a response into the JSON document a plugin writes to stdout. */
 import { encodeJson } from './bigint-json.js';
+import { ERROR_FIELD } from './response-fields.js';
 
 /** The response as one JSON line, bigints as plain integers, since create's `bytes` may exceed 2^53. */
 export function encodeResponse(value: unknown): string {
@@ -8,5 +9,5 @@ export function encodeResponse(value: unknown): string {
 }
 
 export function encodeError(message: string): string {
-  return JSON.stringify({ error: message });
+  return JSON.stringify({ [ERROR_FIELD.key]: message });
 }

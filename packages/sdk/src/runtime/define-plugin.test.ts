@@ -64,7 +64,7 @@ describe('fingerprint', () => {
     const result = await bad.invoke({ argv: ['fingerprint'], env: { [ENV.operation]: 'fingerprint' } });
     expect(result.exitCode).toBe(EXIT_FAILURE);
     expect(onlyDocument(result.stdout)).toEqual({
-      error: 'fingerprint returned version "one", which is not a valid go-version',
+      error: 'fingerprint returned an invalid response: version "one" is not a valid go-version (like "1.0.0")',
     });
   });
 });

@@ -6,7 +6,7 @@ import type { CreateResponse, FingerprintResponse } from '../protocol/response.j
 import { encodeError, encodeResponse } from '../protocol/encode.js';
 import { isGoVersion } from '../go/version.js';
 import { realStderrWrite, realStdoutWrite, withOutputTo } from './output-redirect.js';
-import { checkCreateResponse, InvalidRequestError, readRequest } from './validation.js';
+import { checkResponse, InvalidRequestError, readRequest } from './validation.js';
 
 export interface HandlerContext {
   operation: Operation;
@@ -188,12 +188,7 @@ async function handle(
 ): Promise<string> {
   if (op === 'fingerprint') {
     const response = definition.fingerprint ? await definition.fingerprint(ctx) : { version: definition.version };
-    if (typeof response?.version !== 'string' || !isGoVersion(response.version)) {
-      throw new Error(
-        `fingerprint returned version ${JSON.stringify(response?.version)}, which is not a valid go-version`,
-      );
-    }
-    return encodeResponse(response);
+    return encodeResponse(checked('fingerprint', response));
   }
   let request;
   try {
@@ -203,13 +198,17 @@ async function handle(
     throw err;
   }
   if (op === 'create') {
-    const response = await definition.create(request as CreateRequest, ctx);
-    const checked = checkCreateResponse(response);
-    if (!checked.ok) throw new Error(`create returned an invalid response: ${checked.problems.join('; ')}`);
-    return encodeResponse(checked.value);
+    return encodeResponse(checked('create', await definition.create(request as CreateRequest, ctx)));
   }
   await definition.delete(deleteHandlerRequest(request as DeleteRequest, ctx), ctx);
-  return encodeResponse(undefined);
+  return encodeResponse(checked('delete', undefined));
+}
+
+/** A handler's answer as the response table allows it, or the error naming every problem. */
+function checked(op: Operation, response: unknown): Record<string, unknown> {
+  const result = checkResponse(op, response);
+  if (!result.ok) throw new Error(`${op} returned an invalid response: ${result.problems.join('; ')}`);
+  return result.value;
 }
 
 /** Marks the cleanup delete: a DHV_CREATED_PATH that names the volumes dir itself. */

@@ -1,36 +1,76 @@
 import { INT64_MAX } from '../go/humanize.js';
-import type { CreateResponse } from '../protocol/response.js';
+import { isGoVersion } from '../go/version.js';
+import type { Operation } from '../protocol/operations.js';
+import { RESPONSE_FIELDS, type GoKind, type ResponseField } from '../protocol/response-fields.js';
 
-/** How the runtime reads a request and checks a create response; both are plain code, cheap to load. */
+/** How the runtime reads a request and checks a response; both are plain code, cheap to load. */
 export { readRequest, InvalidRequestError } from '../protocol/request.js';
 
+/** A handler's value of each kind, made ready to write, or a problem (the message goes after the field's name). */
+const KINDS: Record<GoKind, (value: unknown) => { ok: unknown } | { problem: string }> = {
+  string: (value) => (typeof value === 'string' ? { ok: value } : { problem: `must be a string, got ${typeof value}` }),
+  int64: (value) => {
+    if (typeof value !== 'bigint' && typeof value !== 'number')
+      return { problem: `must be a number or a bigint, got ${typeof value}` };
+    if (typeof value === 'number' && !Number.isSafeInteger(value))
+      return { problem: `must be a whole number (a bigint above 2^53), got ${value}` };
+    return { ok: value };
+  },
+  version: (value) =>
+    typeof value === 'string' && isGoVersion(value)
+      ? { ok: value }
+      : { problem: `${JSON.stringify(value)} is not a valid go-version (like "1.0.0")` },
+};
+
+/** Go's zero value of each kind, written for an optional field the handler left out. */
+const ZERO: Record<GoKind, unknown> = { string: '', int64: 0, version: undefined };
+
 /**
- * Checks what a create handler returned before it is written: an absolute path and a
- * byte count that fits Go's int64 (missing means 0). Returns every problem, or the
- * response with its bytes filled in.
+ * Checks what a handler returned before it is written, field by field from the response
+ * table: every required field present, each of its kind and passing its check, optional
+ * ones filled with Go's zero value. Returns every problem, or the response holding exactly
+ * the table's fields.
  */
-export function checkCreateResponse(
+export function checkResponse(
+  operation: Operation,
   response: unknown,
-): { ok: true; value: { path: string; bytes: bigint | number } } | { ok: false; problems: string[] } {
+): { ok: true; value: Record<string, unknown> } | { ok: false; problems: string[] } {
+  const fields = Object.entries(RESPONSE_FIELDS[operation].fields as Record<string, ResponseField>);
+  if (fields.length === 0) return { ok: true, value: {} };
   if (typeof response !== 'object' || response === null || Array.isArray(response)) {
+    const example = Object.fromEntries(fields.map(([key, field]) => [key, field.kind === 'int64' ? 0 : '…']));
     return {
       ok: false,
       problems: [
-        `expected an object like {"path": "/abs/path", "bytes": 0}, got ${response === null ? 'null' : Array.isArray(response) ? 'an array' : typeof response}`,
+        `expected an object like ${JSON.stringify(example)}, got ${response === null ? 'null' : Array.isArray(response) ? 'an array' : typeof response}`,
       ],
     };
   }
-  const { path, bytes = 0 } = response as Partial<Record<keyof CreateResponse, unknown>>;
+  const given = response as Record<string, unknown>;
+  const value: Record<string, unknown> = {};
   const problems: string[] = [];
-  if (typeof path !== 'string') problems.push(`path must be a string, got ${typeof path}`);
-  else if (!path.startsWith('/')) problems.push(`path must be absolute, got ${JSON.stringify(path)}`);
-  if (typeof bytes !== 'bigint' && typeof bytes !== 'number') {
-    problems.push(`bytes must be a number or a bigint, got ${typeof bytes}`);
-  } else if (typeof bytes === 'number' && !Number.isSafeInteger(bytes)) {
-    problems.push(`bytes must be a whole number (a bigint above 2^53), got ${bytes}`);
-  } else if (BigInt(bytes) < 0n || BigInt(bytes) > INT64_MAX) {
-    problems.push(`bytes must be between 0 and 2^63-1, got ${bytes}`);
+  for (const [key, field] of fields) {
+    if (given[key] === undefined && !field.required) {
+      value[key] = ZERO[field.kind];
+      continue;
+    }
+    const read = KINDS[field.kind](given[key]);
+    if ('problem' in read) {
+      problems.push(`${key} ${read.problem}`);
+      continue;
+    }
+    // A field's check is given an int64 as a bigint, whichever the handler used.
+    const checked = field.kind === 'int64' ? BigInt(read.ok as bigint | number) : read.ok;
+    const problem = (field.check as ((v: unknown) => string | undefined) | undefined)?.(checked) ?? beyondGo(checked);
+    if (problem === undefined) value[key] = read.ok;
+    else problems.push(`${key} ${problem}`);
   }
-  if (problems.length > 0) return { ok: false, problems };
-  return { ok: true, value: { path: path as string, bytes: bytes as bigint | number } };
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, value };
+}
+
+/** An int64 Go could not decode: the agent would refuse the whole response. */
+function beyondGo(value: unknown): string | undefined {
+  return typeof value === 'bigint' && (value < -INT64_MAX - 1n || value > INT64_MAX)
+    ? `must fit Go's int64 (-2^63 to 2^63-1), got ${value}`
+    : undefined;
 }

@@ -14,11 +14,10 @@ import {
   type ClientDeleteRequest,
   type ClientRegisterRequest,
 } from './plugin-requests.js';
-import { valueOf, type PluginRunner } from '../../runner/plugin-runner.js';
 import { joinErrors } from '../../go/multierror.js';
 import { restorableWithVolumesDir, type VolumeHealth } from '../state/volume-health.js';
 import type { RestoreDisks, VolumeDisks } from '../state/volume-disks.js';
-import { BUILTIN_MKDIR_ID } from '@dhv/sdk/client';
+import { BUILTIN_MKDIR_ID, valueOf, type PluginRunner } from '@dhv/sdk/client';
 import { existingVolumePaths } from '../builtin-mkdir.js';
 import { canonicalPath, readMountTable, type MountIdentity } from '@dhv/sdk/host';
 import { mountsNow, mountsAfterRestore, mountsMadeSince, type VolumeMounts } from '../state/volume-mounts.js';

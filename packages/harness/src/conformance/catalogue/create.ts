@@ -340,13 +340,19 @@ export const createChecks: Check[] = [
         );
       } else {
         if (run.timedOut || run.spawnError) ctx.fail(`the larger create did not finish: ${describeRun(run)}`);
-        const message = decodeErrorOutput(run.stdout);
+        const message = decodeErrorOutput(run.stdout, 'create');
         // Only the refusal's message is lost: the agent falls back to the exit status.
         if (outputText(run.stdout).trim() !== '' && message === undefined) {
           ctx.warn(
             `the larger create was refused, but stdout is not an {"error": ...} document: ${JSON.stringify(clip(outputText(run.stdout)))}`,
           );
         }
+        const lost = await markerProblem(first.path, marker);
+        if (lost) ctx.fail(`after the larger create, ${lost}`);
+        if (ctx.settings.supports.includes('expansion'))
+          ctx.fail(
+            `the plugin declares expansion (--supports expansion) but refused a larger capacity_min (${formatSize(largerMin)}): ${message ?? describeRun(run)}; an update that grows one of its volumes fails the same way`,
+          );
         ctx.note(`refused: ${message ?? describeRun(run)}`);
       }
       const lost = await markerProblem(first.path, marker);
@@ -386,7 +392,13 @@ export const createChecks: Check[] = [
       try {
         again = await ctx.create(larger);
       } catch (err) {
-        ctx.skip(`the plugin refuses a larger capacity_min (it does not claim expansion): ${(err as Error).message}`);
+        if (ctx.settings.supports.includes('expansion'))
+          ctx.fail(
+            `the plugin declares expansion (--supports expansion) but refused a larger capacity_min (${formatSize(wanted)}): ${(err as Error).message}`,
+          );
+        ctx.skip(
+          `the plugin refuses a larger capacity_min (it does not claim expansion; --supports expansion says it does): ${(err as Error).message}`,
+        );
       }
       if (again.bytes < wanted) {
         ctx.fail(

@@ -44,7 +44,7 @@ export const errorChecks: Check[] = [
       );
       if (failed.length === 0) ctx.skip('no run failed, so there was no failure output to judge');
       const bad = failed.filter(
-        (r) => outputText(r.run.stdout).trim() !== '' && decodeErrorOutput(r.run.stdout) === undefined,
+        (r) => outputText(r.run.stdout).trim() !== '' && decodeErrorOutput(r.run.stdout, r.run.argv[0]) === undefined,
       );
       if (bad.length > 0) {
         ctx.fail(bad.map((r) => `${r.label}: stdout was ${JSON.stringify(clip(outputText(r.run.stdout)))}`).join('; '));
@@ -66,7 +66,7 @@ export const errorChecks: Check[] = [
         (r) => !succeeded(r.run) && !r.run.spawnError && !r.run.timedOut,
       );
       if (failed.length === 0) ctx.skip('no run failed, so there was no failure output to judge');
-      const silent = failed.filter((r) => decodeErrorOutput(r.run.stdout) === undefined);
+      const silent = failed.filter((r) => decodeErrorOutput(r.run.stdout, r.run.argv[0]) === undefined);
       if (silent.length > 0)
         ctx.fail(
           `no {"error": ...} on stdout for: ${silent.map((r) => `${r.label} (${describeRun(r.run)})`).join('; ')}`,

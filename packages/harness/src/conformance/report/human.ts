@@ -121,6 +121,14 @@ export function formatMs(ms: number): string {
 }
 
 function wrap(text: string, indent: string, width = 100): string[] {
+  // Each line of the text is its own paragraph (Nomad's words, then dhv's), its indent kept.
+  return text.split('\n').flatMap((paragraph) => {
+    const own = /^\s*/.exec(paragraph)![0];
+    return wrapParagraph(paragraph.trim(), indent + own, width - own.length);
+  });
+}
+
+function wrapParagraph(text: string, indent: string, width: number): string[] {
   const out: string[] = [];
   let line = '';
   for (const word of text.split(/\s+/)) {
