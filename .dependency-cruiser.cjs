@@ -111,10 +111,24 @@ module.exports = {
     },
     {
       name: 'conformance-not-agent',
-      comment: 'The conformance catalogue judges plugins without the simulated agent.',
+      comment:
+        'The conformance catalogue judges plugins without the simulated agent, except the tasks checks, ' +
+        'which run jobs on a client of their own through task-client.ts.',
       severity: 'error',
-      from: { path: `${H}conformance/` },
+      from: {
+        path: `${H}conformance/`,
+        pathNot: [`${H}conformance/task-client\\.ts$`, `${H}conformance/catalogue/tasks\\.ts$`],
+      },
       to: { path: `${H}agent/` },
+    },
+    {
+      name: 'tasks-checks-through-the-agent',
+      comment:
+        'The tasks checks run jobs as `dhv job run` does: through the Agent facade (agent/agent.ts), never its ' +
+        'allocations, task runner or store, so there is one task runner.',
+      severity: 'error',
+      from: { path: [`${H}conformance/task-client\\.ts$`, `${H}conformance/catalogue/tasks\\.ts$`] },
+      to: { path: `${H}agent/`, pathNot: `${H}agent/agent\\.ts$` },
     },
     {
       name: 'go-is-a-leaf',

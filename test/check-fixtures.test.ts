@@ -150,9 +150,12 @@ function judge(fixture: string, verdict: Verdict, explore: boolean): void {
         : 'passes every required check'
     }, leaving nothing behind`,
     async () => {
+      // The tasks checks run real jobs, seconds each: test/check-tasks.test.ts judges them on the fixtures made for them.
       const { exitCode, report, leftovers, leftoverMounts } = await dhvCheck(join(FIXTURES, fixture), [
         ...(explore ? [] : ['--no-explore']),
         ...(verdict.args ?? []),
+        '--skip',
+        'tasks',
       ]);
       expect(failedRequired(report).sort()).toEqual([...verdict.required].sort());
       expect(failed(report, 'recommended')).toEqual(expect.arrayContaining(verdict.recommended ?? []));

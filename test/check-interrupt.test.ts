@@ -287,7 +287,7 @@ describe.skipIf(skipUnless('interrupting dhv demo with dhv-loopback', loopDevice
 );
 
 /** The catalogue's areas as `dhv check` runs them, each a phase a Ctrl-C may come in. */
-const CHECK_AREAS = ['discovery', 'environment', 'create', 'delete', 'errors', 'budgets', 'safety', 'explore'];
+const CHECK_AREAS = ['discovery', 'environment', 'create', 'delete', 'errors', 'budgets', 'safety', 'tasks', 'explore'];
 
 /**
  * Runs `dhv check` of dhv-loopback on the `area` of the catalogue, sends `signals` once it is

@@ -283,6 +283,42 @@ describe
     });
   });
 
+/** A client whose exec driver allows every default capability but dac_override, as operators harden it. */
+const HARDENED_CONFIG =
+  'plugin "exec" {\n  config {\n    allow_caps = ["chown", "fowner", "fsetid", "kill", "setgid", "setuid", "setpcap", "net_bind_service", "sys_chroot", "mknod", "audit_write", "setfcap"]\n  }\n}\n';
+const onHardenedClient = testWithAgent({ config: () => HARDENED_CONFIG }).extend<{ jobs: TempAgent }>({
+  jobs: async ({ agent }, use) => {
+    await copyFile(builtPlugin('dhv-mkdir'), join(agent.pluginDir, 'dhv-mkdir'));
+    try {
+      await use(agent);
+    } finally {
+      await killTasks(agent.dataDir);
+    }
+  },
+});
+
+describe.skipIf(
+  skipUnless('jobs on a hardened client', root(), tool('unshare', 'util-linux'), tool('setpriv', 'util-linux')),
+)('dhv job run on a hardened client (--config: the exec driver without dac_override)', () => {
+  onHardenedClient(
+    "a task as nobody cannot write the 0750 root-owned volume it writes on a default client: the folder's mode decides",
+    async ({ jobs }) => {
+      await jobs.json('volume', 'create', await jobs.file('mk1.hcl', seedFlow.files['mk1.hcl']!));
+      expect(
+        (await jobs.dhv('job', 'run', await jobs.file('job.nomad.hcl', seedFlow.files['job.nomad.hcl']!))).exitCode,
+      ).toBe(0);
+      // The task prints its mount after its write: by then the write's error is in its stderr.
+      await expectEventually(
+        async () => (await jobs.dhv('alloc', 'logs', '-job', 'writer')).stdout === '/srv/data rw\n',
+      );
+      expect((await jobs.dhv('alloc', 'logs', '-stderr', '-job', 'writer')).stdout).toMatch(
+        /cannot create \/srv\/data\/hello\.txt: Permission denied/,
+      );
+      expect((await jobs.dhv('job', 'stop', '-purge', 'writer')).exitCode).toBe(0);
+    },
+  );
+});
+
 async function expectEventually(check: () => Promise<boolean>): Promise<void> {
   for (let i = 0; i < 400; i++) {
     if (await check()) return;

@@ -40,6 +40,7 @@ import {
 } from './client/host-volume-manager.js';
 import { toHostVolume, type HostVolume } from './volume-view.js';
 import { Jobs, type Allocation } from './allocations/jobs.js';
+import { execTaskCaps } from './allocations/task-launch.js';
 import { Namespaces } from './namespaces.js';
 import { multierrorText } from '../go/multierror.js';
 
@@ -62,6 +63,8 @@ function newShutdownController(): AbortController {
 }
 
 export type { NodeStatus, NodeView } from './node-status.js';
+export type { Allocation, HostVolume };
+export { EXEC_DEFAULT_CAPS } from './allocations/task-launch.js';
 
 export interface StartReport {
   nodeId: string;
@@ -430,6 +433,7 @@ export class Agent {
       hostVolumes: async () => ((await this.store.nodeFacts()) ?? this.emptyFacts()).hostVolumes,
       ensureStarted: async () => void (await this.facts()),
       volumes: () => this.volumes(),
+      execCaps: execTaskCaps(this.config.execAllowCaps),
     });
   }
 

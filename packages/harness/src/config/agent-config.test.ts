@@ -60,6 +60,19 @@ describe('agent configuration', () => {
     });
   });
 
+  it("reads the exec driver's allow_caps (a hardened client), and refuses one that is not a list of names", async () => {
+    dir = await tempDir('config');
+    const file = join(dir, 'agent.hcl');
+    const caps = ['chown', 'fowner', 'kill', 'setgid', 'setuid'];
+    await writeFile(file, `plugin "exec" {\n  config {\n    allow_caps = ${JSON.stringify(caps)}\n  }\n}\n`);
+    expect((await loadAgentConfig({ config: file, cwd: dir, env: {} })).execAllowCaps).toEqual(caps);
+    expect((await loadAgentConfig({ cwd: dir, env: {} })).execAllowCaps).toBeUndefined();
+    await writeFile(file, 'plugin "exec" {\n  config {\n    allow_caps = "chown"\n  }\n}\n');
+    await expect(loadAgentConfig({ config: file, cwd: dir, env: {} })).rejects.toThrow(
+      'plugin "exec".config.allow_caps must be a list of strings, got the string "chown"',
+    );
+  });
+
   it('reads the same config as JSON, and reports every bad setting at once', async () => {
     dir = await tempDir('config');
     const good = join(dir, 'agent.json');

@@ -30,6 +30,11 @@ export interface AgentConfig {
   node?: NodeSettings | undefined;
   /** Keys of the config file Nomad would not know, each with the nearest known one. */
   warnings?: string[] | undefined;
+  /**
+   * The `exec` driver's `allow_caps` (`plugin "exec" { config { allow_caps = [...] } }`): a
+   * hardened client leaves `dac_override` out. Absent: Nomad's default, every default capability.
+   */
+  execAllowCaps?: string[] | undefined;
 }
 
 export interface AgentConfigInput {
@@ -90,6 +95,7 @@ export async function loadAgentConfig(input: AgentConfigInput = {}): Promise<Age
     configFile: input.config ? abs(input.config) : undefined,
     node: file.node ?? { meta: {} },
     warnings: file.warnings ?? [],
+    ...(file.execAllowCaps ? { execAllowCaps: file.execAllowCaps } : {}),
   };
 }
 
@@ -123,6 +129,7 @@ interface FileConfig {
   hostVolumes?: StaticHostVolume[];
   node?: NodeSettings;
   warnings?: string[];
+  execAllowCaps?: string[];
 }
 
 async function readConfigFile(path: string): Promise<FileConfig> {
@@ -162,6 +169,8 @@ export function parseClientConfig(doc: Record<string, unknown>, file = '<config>
     if (path) hostVolumes.push({ name, path, readOnly: readOnly === true });
   }
   if (hostVolumes.length > 0) out.hostVolumes = hostVolumes;
+  const allowCaps = execAllowCaps(doc.plugin, problems);
+  if (allowCaps) out.execAllowCaps = allowCaps;
   const node = readNodeSettings(doc, problems);
   out.node = node.settings;
   out.warnings = node.warnings;
@@ -169,6 +178,22 @@ export function parseClientConfig(doc: Record<string, unknown>, file = '<config>
     throw new AgentError('CONFIG_INVALID', `invalid agent config ${file}: ${problems.join('; ')}`, { file, problems });
   }
   return out;
+}
+
+/** `plugin "exec" { config { allow_caps = [...] } }`: the one driver setting dhv models (which capabilities a task may get). */
+function execAllowCaps(value: unknown, problems: string[]): string[] | undefined {
+  let found: string[] | undefined;
+  for (const group of blocks(value)) {
+    if (!isBody(group)) continue;
+    const exec = singleBlock((group as Record<string, unknown>).exec);
+    const config = exec && singleBlock(exec.config);
+    if (!config || config.allow_caps === undefined) continue;
+    const caps = config.allow_caps;
+    if (!Array.isArray(caps) || caps.some((c) => typeof c !== 'string'))
+      problems.push(`plugin "exec".config.allow_caps must be a list of strings, got ${describeValue(caps)}`);
+    else found = caps as string[];
+  }
+  return found;
 }
 
 /**

@@ -13,6 +13,7 @@ export const AREAS = [
   'errors',
   'budgets',
   'safety',
+  'tasks',
   'explore',
   'custom',
 ] as const;

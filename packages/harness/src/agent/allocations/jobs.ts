@@ -40,6 +40,8 @@ export interface JobsContext {
   ensureStarted: () => Promise<void>;
   /** The servers' dynamic volumes on the node. */
   volumes: () => Promise<ServerHostVolume[]>;
+  /** The capabilities an `exec` task gets on this client (the driver's defaults that its `allow_caps` allows). */
+  execCaps: readonly string[];
 }
 
 const TERMINAL: readonly ClientStatus[] = ['complete', 'failed', 'lost'];
@@ -344,7 +346,7 @@ export class Jobs {
         Object.assign(state, { State: 'dead', Failed: true, FinishedAt: new Date().toISOString() });
         continue;
       }
-      startTask(this.records, req, mounts);
+      startTask(this.records, req, mounts, this.ctx.execCaps);
     }
     await this.records.putAlloc(record);
     await this.waitStarted(record, tg);

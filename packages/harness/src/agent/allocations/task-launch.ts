@@ -18,6 +18,17 @@ export const EXEC_DEFAULT_CAPS = [
   'setfcap',
 ] as const;
 
+/**
+ * The capabilities an `exec` task gets on a client whose `exec` plugin allows `allowCaps`
+ * (`plugin "exec" { config { allow_caps = [...] } }`): the defaults it allows. Without the
+ * setting, every default, as on a client no operator hardened.
+ */
+export function execTaskCaps(allowCaps: readonly string[] | undefined): string[] {
+  if (allowCaps === undefined) return [...EXEC_DEFAULT_CAPS];
+  const allowed = new Set(allowCaps.map((c) => c.toLowerCase().replace(/^cap_/, '')));
+  return EXEC_DEFAULT_CAPS.filter((c) => allowed.has(c));
+}
+
 /** A host path bind-mounted into the task at `destination`. */
 export interface TaskMount {
   hostPath: string;

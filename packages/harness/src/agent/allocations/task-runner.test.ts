@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { defaultVolumeRequest, type Job, type Task, type TaskGroup } from '../../jobs/job-spec.js';
 import { prestart, type TaskStartRequest } from './task-runner.js';
+import { EXEC_DEFAULT_CAPS, execTaskCaps } from './task-launch.js';
 
 const task = (over: Partial<Task> = {}): Task => ({
   Name: 't',
@@ -81,5 +82,14 @@ describe("the client's prestart, in Nomad's task event words", () => {
       /^volumes: dhv runs as uid 1000, not root: mounting a host volume into a task needs root/,
     );
     expect(prestart(request(task({ VolumeMounts: [] })))).toEqual([]);
+  });
+});
+
+describe("the exec driver's capabilities", () => {
+  it('are the thirteen defaults on a default client, and those allow_caps allows on a hardened one', () => {
+    expect(execTaskCaps(undefined)).toEqual([...EXEC_DEFAULT_CAPS]);
+    expect(execTaskCaps(EXEC_DEFAULT_CAPS.filter((c) => c !== 'dac_override'))).not.toContain('dac_override');
+    // Nomad's names are accepted with or without cap_, in any case; a capability beyond the defaults is never given.
+    expect(execTaskCaps(['CAP_CHOWN', 'kill', 'sys_admin'])).toEqual(['chown', 'kill']);
   });
 });

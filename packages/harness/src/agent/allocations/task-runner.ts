@@ -5,7 +5,7 @@ import type { Job, Task, TaskGroup } from '../../jobs/job-spec.js';
 import { requestedSource } from '../../jobs/job-spec.js';
 import type { HostVolumeMap } from '../host-volumes.js';
 import type { JobRecords, TaskEvent, TaskRun } from '../state/job-records.js';
-import { EXEC_DEFAULT_CAPS, execArgv, hostArgv, lookupAccount, type TaskMount } from './task-launch.js';
+import { execArgv, hostArgv, lookupAccount, type TaskMount } from './task-launch.js';
 import { isRunningProcess, signalProcess, signalRecordedGroup } from '@dhv/sdk/host';
 import { multierrorText } from '../../go/multierror.js';
 
@@ -104,14 +104,22 @@ function taskEnv(req: TaskStartRequest): Record<string, string> {
   };
 }
 
-/** Starts the task's detached supervisor; it outlives this process. Returns the supervisor's PID. */
-export function startTask(records: JobRecords, req: TaskStartRequest, mounts: readonly TaskMount[]): number {
+/**
+ * Starts the task's detached supervisor; it outlives this process. Returns the supervisor's PID.
+ * `execCaps`: the capabilities an `exec` task gets on this client (execTaskCaps).
+ */
+export function startTask(
+  records: JobRecords,
+  req: TaskStartRequest,
+  mounts: readonly TaskMount[],
+  execCaps: readonly string[],
+): number {
   const files = records.taskFiles(req.allocId, req.task.Name);
   const root = isRoot();
   let argv: string[];
   if (req.task.Driver === 'exec' && root) {
     const account = lookupAccount(req.task.User || 'nobody')!;
-    argv = execArgv(req.task, files.root, mounts, account, EXEC_DEFAULT_CAPS);
+    argv = execArgv(req.task, files.root, mounts, account, execCaps);
   } else {
     const account = root && req.task.User ? lookupAccount(req.task.User) : undefined;
     argv = hostArgv(req.task, account);

@@ -9,6 +9,7 @@ import { errorChecks } from './errors.js';
 import { exploreChecks } from '../explore/checks.js';
 import { safetyChecks } from './safety.js';
 import { stdioChecks } from './stdio.js';
+import { taskChecks } from './tasks.js';
 
 /** Every check, in the order they run: a check only needs checks listed before it. */
 export const CATALOGUE: readonly Check[] = [
@@ -21,5 +22,6 @@ export const CATALOGUE: readonly Check[] = [
   ...stdioChecks,
   ...budgetChecks,
   ...safetyChecks,
+  ...taskChecks,
   ...exploreChecks(NEEDS_WORKING_CREATE),
 ];
