@@ -121,7 +121,7 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
         capacityMaxBytes: 0n,
         parameters: null,
       },
-      { operation: 'create', signal: deadline.signal, log: () => {} },
+      { operation: 'create', signal: deadline.signal, log: () => {}, undo: () => {}, step: async (_, run) => run() },
       {
         afterStep: (step) =>
           void (step === 'loop-device' && deadline.abort(new Error("the agent's 60s deadline is near"))),

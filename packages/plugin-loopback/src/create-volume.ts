@@ -1,6 +1,7 @@
 import { chmod, chown, mkdir, rmdir, stat } from 'node:fs/promises';
 import {
   PluginFailure,
+  UndoStack,
   formatSize,
   withVolumeLock,
   type CreateRequest,
@@ -19,7 +20,6 @@ import {
   type VolumeLayout,
 } from './layout.js';
 import { checkHost, toolsFor } from './preflight.js';
-import { UndoStack } from './undo-stack.js';
 import { checkRoom, createSparseImage, imageSize, preallocate, publishImage, removeFile } from './image.js';
 import { checkFilesystem, detectFilesystem, makeFilesystem } from './filesystem.js';
 import { attachLoopDevice, detachLoopDevice, loopDeviceNumbered, loopDevicesFor } from './loop-device.js';

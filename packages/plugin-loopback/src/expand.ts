@@ -1,7 +1,6 @@
 import { access, writeFile } from 'node:fs/promises';
-import { PluginFailure, formatSize } from '@dhv/sdk/plugin';
+import { PluginFailure, formatSize, type UndoStack } from '@dhv/sdk/plugin';
 import type { FilesystemType, MountOption } from './parameters.js';
-import type { UndoStack } from './undo-stack.js';
 import { checkRoom, growImage, preallocate, removeFile } from './image.js';
 import { refreshLoopCapacity } from './loop-device.js';
 import { growFilesystemOffline, growFilesystemOnline } from './filesystem.js';

@@ -1,5 +1,6 @@
 import { accessSync, constants } from 'node:fs';
 import { PluginFailure } from './errors.js';
+import { checkToolFault } from './fault-injection.js';
 
 /**
  * Plugins run with no PATH, so system tools are looked up in the directories a Debian
@@ -62,6 +63,7 @@ export async function runTool(
   args: readonly string[],
   options: RunToolOptions = {},
 ): Promise<ToolResult> {
+  checkToolFault(name);
   const file = findTool(name, options.debianPackage);
   const { execFile } = await loadChildProcess();
   return new Promise((resolve, reject) => {

@@ -7,6 +7,8 @@ import { encodeError, encodeResponse } from '../protocol/encode.js';
 import { isGoVersion } from '../go/version.js';
 import { realStderrWrite, realStdoutWrite, withOutputTo } from './output-redirect.js';
 import { checkResponse, InvalidRequestError, readRequest } from './validation.js';
+import { UndoStack } from './undo-stack.js';
+import { FaultPlan, withFaultPlan, type FaultPoint } from '../helpers/fault-injection.js';
 
 export interface HandlerContext {
   operation: Operation;
@@ -14,6 +16,19 @@ export interface HandlerContext {
   signal: AbortSignal;
   /** Writes a line to stderr, which the agent keeps in its debug log. Never log secrets. */
   log: (message: string) => void;
+  /**
+   * Registers the action that reverses what the handler just did. If the handler then
+   * throws (the deadline's abort included), the runtime runs every registered action,
+   * newest first, before answering with the handler's own error; when it succeeds they are
+   * dropped. An action that fails is logged and the others still run. It runs after the
+   * signal may have fired: do not pass `ctx.signal` to it.
+   */
+  undo: (what: string, action: () => void | Promise<void>) => void;
+  /**
+   * Runs one step of the work and, when it succeeds, registers `undo` for its result (as
+   * `ctx.undo` does). `invoke({ failAt: { step } })` makes a chosen step fail before it runs.
+   */
+  step: <T>(what: string, run: () => T | Promise<T>, undo?: (result: T) => void | Promise<void>) => Promise<T>;
 }
 
 export interface PluginDefinition {
@@ -56,6 +71,12 @@ export interface Invocation {
    * took to start (long on a loaded machine) is not taken from the handler's margin.
    */
   startedAt?: number;
+  /**
+   * Makes the handler fail part way, for testing its undo paths: at the n-th `ctx.step`
+   * (from 1) or the step of that name, or at the n-th `runTool` call or the first call of
+   * that tool, with a PluginFailure whose code is EINJECTED. In-process only.
+   */
+  failAt?: FaultPoint;
 }
 
 export interface InvocationResult {
@@ -104,7 +125,7 @@ export function definePlugin(definition: PluginDefinition): Plugin {
 
 async function runOperation(
   definition: PluginDefinition,
-  { argv, env, signal: outerSignal, abortAfterMs, startedAt }: Invocation,
+  { argv, env, signal: outerSignal, abortAfterMs, startedAt, failAt }: Invocation,
   liveStderr: ((text: string) => void) | undefined,
 ): Promise<InvocationResult> {
   let stderr = '';
@@ -143,14 +164,37 @@ async function runOperation(
       abortAfterMs !== undefined
         ? now() + abortAfterMs
         : (liveStderr ? 0 : (startedAt ?? now())) + AGENT_TIMEOUT_MS[op] - ABORT_MARGIN_MS[op];
+    const undo = new UndoStack();
+    const faults = new FaultPlan(failAt);
     const ctx: HandlerContext = {
       operation: op,
       get signal() {
         return signalOf(op, deadline);
       },
       log: (m) => log(`${m}\n`),
+      undo: (what, action) => undo.push(what, action),
+      step: async (what, run, reverse) => {
+        faults.check('step', what);
+        const result = await run();
+        if (reverse) undo.push(what, () => reverse(result));
+        return result;
+      },
     };
-    const response = await withOutputTo(log, () => handle(definition, op, env, ctx), liveStderr !== undefined);
+    const run = async () => {
+      try {
+        const response = await handle(definition, op, env, ctx);
+        undo.commit();
+        return response;
+      } catch (err) {
+        await undo.unwind(ctx.log);
+        throw err;
+      }
+    };
+    const response = await withOutputTo(
+      log,
+      failAt === undefined ? run : () => withFaultPlan(faults, run),
+      liveStderr !== undefined,
+    );
     return { exitCode: 0, stdout: response, stderr };
   } catch (err) {
     const message = errorMessage(err);

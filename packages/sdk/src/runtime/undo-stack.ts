@@ -1,12 +1,13 @@
 /**
  * Steps taken so far, each with the action that reverses it. A failed create unwinds
  * the stack so nothing it made is left behind (the agent never calls delete after a
- * failed create).
+ * failed create). The runtime keeps one per handler run behind `ctx.undo`; a plugin that
+ * must undo earlier (inside a lock, say) keeps its own.
  */
 export class UndoStack {
-  private readonly steps: { what: string; undo: () => Promise<void> }[] = [];
+  private readonly steps: { what: string; undo: () => void | Promise<void> }[] = [];
 
-  push(what: string, undo: () => Promise<void>): void {
+  push(what: string, undo: () => void | Promise<void>): void {
     this.steps.push({ what, undo });
   }
 
