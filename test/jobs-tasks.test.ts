@@ -15,16 +15,21 @@ const vectors = (name: string) =>
 const seedFlow = vectors('01-seed-flow-mkdir.json');
 const claims = vectors('03-claims.json');
 
-const it = testWithAgent().extend<{ jobs: TempAgent }>({
-  jobs: async ({ agent }, use) => {
-    await copyFile(builtPlugin('dhv-mkdir'), join(agent.pluginDir, 'dhv-mkdir'));
-    try {
-      await use(agent);
-    } finally {
-      await killTasks(agent.dataDir);
-    }
-  },
-});
+/** A test with an agent of its own whose plugin dir holds dhv-mkdir, its tasks killed after it. */
+function withJobs(config?: (dir: string) => string) {
+  return testWithAgent(config ? { config } : {}).extend<{ jobs: TempAgent }>({
+    jobs: async ({ agent }, use) => {
+      await copyFile(builtPlugin('dhv-mkdir'), join(agent.pluginDir, 'dhv-mkdir'));
+      try {
+        await use(agent);
+      } finally {
+        await killTasks(agent.dataDir);
+      }
+    },
+  });
+}
+
+const it = withJobs();
 
 /** The IDs of the processes whose command line or root shows they belong to this agent's allocations. */
 function supervisorsOf(agent: TempAgent): number[] {
@@ -286,16 +291,7 @@ describe
 /** A client whose exec driver allows every default capability but dac_override, as operators harden it. */
 const HARDENED_CONFIG =
   'plugin "exec" {\n  config {\n    allow_caps = ["chown", "fowner", "fsetid", "kill", "setgid", "setuid", "setpcap", "net_bind_service", "sys_chroot", "mknod", "audit_write", "setfcap"]\n  }\n}\n';
-const onHardenedClient = testWithAgent({ config: () => HARDENED_CONFIG }).extend<{ jobs: TempAgent }>({
-  jobs: async ({ agent }, use) => {
-    await copyFile(builtPlugin('dhv-mkdir'), join(agent.pluginDir, 'dhv-mkdir'));
-    try {
-      await use(agent);
-    } finally {
-      await killTasks(agent.dataDir);
-    }
-  },
-});
+const onHardenedClient = withJobs(() => HARDENED_CONFIG);
 
 describe.skipIf(
   skipUnless('jobs on a hardened client', root(), tool('unshare', 'util-linux'), tool('setpriv', 'util-linux')),
