@@ -27,6 +27,21 @@ const HOMES: readonly OneHome[] = [
       /\bE[A-Z0-9]+\s*:\s*['"`][a-z]|['"`](no such file or directory|permission denied|exec format error|operation not permitted|file exists|text file busy)['"`]/,
   },
   {
+    rule: "Go's strconv parsers (ParseUint, Atoi, ParseInt, ParseFloat, ParseBool)",
+    home: 'packages/sdk/src/go/strconv-parsers.ts',
+    marker: /\bfunction\s+go(ParseUint|Atoi|ParseInt|ParseFloat|ParseBool)\b|['"`]strconv\.(ParseUint|Atoi|ParseInt)\b/,
+  },
+  {
+    rule: "Go's os.FileMode to a Unix mode (setuid/setgid/sticky from Go's bits)",
+    home: 'packages/sdk/src/go/file-mode.ts',
+    marker: /\bfunction\s+goSyscallMode\b|\b1\s*<<\s*2[23]\b/,
+  },
+  {
+    rule: "Nomad's built-in mkdir's reading of mode, uid and gid",
+    home: 'packages/sdk/src/helpers/ownership.ts',
+    marker: /\bfunction\s+readMkdirParameter\b|\bgoParseUint\([^,]+,\s*8\s*,\s*32\s*\)/,
+  },
+  {
     rule: "go-multierror's `N errors occurred:`",
     home: 'packages/harness/src/go/multierror.ts',
     marker: /occurred:/,
@@ -62,6 +77,9 @@ describe("Go's rules, one home each", () => {
     ['export function goQuote(s: string): string {', 'packages/harness/src/agent/quote.ts'],
     ["const TEXT = { EEXIST: 'file exists' };", 'packages/harness/src/agent/fs-errors.ts'],
     ['return `${n} ${n === 1 ? "error" : "errors"} occurred:\\n`;', 'packages/harness/src/jobs/join.ts'],
+    ['const mode = goParseUint(value, 8, 32);', 'packages/harness/src/agent/builtin-mkdir.ts'],
+    ['const GO_MODE_SETGID = 1 << 22;', 'packages/plugin-mkdir/src/mode.ts'],
+    ['export function goAtoi(s: string): GoParsed<bigint> {', 'packages/harness/src/go/strconv.ts'],
   ])('catch a planted second definition: %s', async (planted, where) => {
     const sources = await packageSources();
     sources.set(where, `// a comment\n${planted}\n`);

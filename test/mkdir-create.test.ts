@@ -57,8 +57,10 @@ describe('dhv-mkdir create: the directory', () => {
     ['077', '0755', 0o755],
     ['000', '0750', 0o750],
     ['000', '0700', 0o700],
-    ['022', '2770', 0o2770],
-    ['077', '1777', 0o1777],
+    // As Nomad's built-in mkdir: Unix setuid/setgid/sticky are dropped, Go's own mode bits set them.
+    ['022', '2770', 0o770],
+    ['077', '1777', 0o777],
+    ['022', '20000775', 0o2775],
     ['027', '0', 0],
   ])('under umask %s, mode %s is applied exactly', async (umask, mode, expected) => {
     await setup();
@@ -127,12 +129,12 @@ describe('dhv-mkdir create: parameters', () => {
   it.each([
     ['mode', '0800'],
     ['mode', 'rwxr-x---'],
-    ['mode', '17777'],
+    ['mode', '0o755'],
+    ['mode', '40000000000'],
     ['mode', ''],
     ['uid', 'alice'],
-    ['uid', '-5'],
     ['uid', '1.5'],
-    ['gid', '4294967295'],
+    ['gid', '99999999999999999999'],
     ['gid', ' 10'],
   ])('names the parameter and the value of a bad %s %j, and creates nothing', async (name, value) => {
     await setup();
@@ -141,7 +143,7 @@ describe('dhv-mkdir create: parameters', () => {
       createRequest(volumesDir, newVolumeId(), { parameters: { [name]: value } }),
     ).catch((e) => e);
     expect(err).toMatchObject({ code: 'PLUGIN_FAILED' });
-    expect(err.pluginMessage).toContain(`parameter "${name}"`);
+    expect(err.pluginMessage).toContain(`invalid value for "${name}": strconv.`);
     expect(err.pluginMessage).toContain(JSON.stringify(value));
     expect(await listTree(volumesDir)).toEqual([]);
   });

@@ -28,7 +28,7 @@ describe('loopback parameters', () => {
     expect(
       parseParameters({
         fs: 'xfs',
-        mode: '1777',
+        mode: '20000775',
         uid: '1000',
         gid: '-1',
         mount_options: 'noexec, nodev,noexec',
@@ -36,7 +36,7 @@ describe('loopback parameters', () => {
       }),
     ).toEqual({
       fs: 'xfs',
-      mode: 0o1777,
+      mode: 0o2775,
       uid: 1000,
       gid: undefined,
       mountOptions: ['noexec', 'nodev'],
@@ -56,8 +56,8 @@ describe('loopback parameters', () => {
     expect(problems).toEqual([
       expect.stringMatching(/unknown parameter "size"/),
       expect.stringMatching(/fs must be one of ext4, xfs, got "btrfs"/),
-      expect.stringMatching(/parameter "mode" must be an octal/),
-      expect.stringMatching(/parameter "uid" must be a numeric user ID/),
+      expect.stringMatching(/^invalid value for "mode": strconv\.ParseUint: parsing "0999": invalid syntax/),
+      expect.stringMatching(/^invalid value for "uid": strconv\.Atoi: parsing "root": invalid syntax/),
       expect.stringMatching(/mount_options: "suid" is not allowed/),
       expect.stringMatching(/mount_options: "exec" is not allowed/),
       expect.stringMatching(/preallocate must be "true" or "false"/),

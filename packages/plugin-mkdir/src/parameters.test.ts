@@ -19,41 +19,53 @@ describe('mkdir parameters', () => {
     expect(parseMkdirParameters({})).toEqual({ mode: 0o700, uid: undefined, gid: undefined });
   });
 
+  // As Nomad's built-in mkdir reads them (vectors/nomad-agent/builtin-mkdir.json).
   it.each([
     ['0700', 0o700],
     ['700', 0o700],
     ['0', 0],
-    ['0o755', 0o755],
-    ['2775', 0o2775],
-    ['07777', 0o7777],
     ['000750', 0o750],
+    ['2775', 0o775], // Unix setuid, setgid and sticky are dropped
+    ['07777', 0o777],
+    ['20000775', 0o2775], // Go's own setgid bit sets it
   ])('reads mode %j as octal %o', (mode, expected) => {
     expect(parseMkdirParameters({ mode }).mode).toBe(expected);
   });
 
-  it.each(['0800', '9', 'rwx', '', '0x1ff', '10000', '-700', '7 00', '0o'])(
-    'refuses mode %j, naming parameter and value',
-    (mode) => {
-      expect(problemsOf({ mode })).toEqual([
-        `parameter "mode" must be an octal permission such as "0750" (at most 7777), got ${JSON.stringify(mode)}`,
-      ]);
+  it.each([
+    ['0o755', 'invalid syntax'],
+    ['0800', 'invalid syntax'],
+    ['rwx', 'invalid syntax'],
+    ['', 'invalid syntax'],
+    ['0x1ff', 'invalid syntax'],
+    ['-700', 'invalid syntax'],
+    ['7 00', 'invalid syntax'],
+    ['40000000000', 'value out of range'],
+  ])("refuses mode %j in Nomad's words", (mode, why) => {
+    expect(problemsOf({ mode })).toEqual([
+      `invalid value for "mode": strconv.ParseUint: parsing ${JSON.stringify(mode)}: ${why} (mode is octal digits, such as "0750")`,
+    ]);
+  });
+
+  it('reads uid and gid as Nomad does: Atoi, then the 32 bits of uid_t ("-1" leaves as is)', () => {
+    expect(parseMkdirParameters({ uid: '0', gid: '4294967294' })).toMatchObject({ uid: 0, gid: 4294967294 });
+    expect(parseMkdirParameters({ uid: '-1', gid: '4294967295' })).toMatchObject({ uid: undefined, gid: undefined });
+    expect(parseMkdirParameters({ uid: '+1000', gid: '-5' })).toMatchObject({ uid: 1000, gid: 4294967291 });
+    expect(parseMkdirParameters({ uid: '4294967296' })).toMatchObject({ uid: 0 });
+  });
+
+  it.each(['root', '', '1e3', ' 5', '0x10', '99999999999999999999'])(
+    "refuses uid and gid %j in Nomad's words",
+    (value) => {
+      expect(problemsOf({ uid: value })[0]).toMatch(/^invalid value for "uid": strconv\.Atoi: parsing /);
+      expect(problemsOf({ gid: value })[0]).toContain(`(gid is a numeric group ID, such as "1000")`);
+      expect(problemsOf({ uid: value })[0]).toContain(`parsing ${JSON.stringify(value)}`);
     },
   );
 
-  it('reads uid and gid as numbers, "-1" as leave as is', () => {
-    expect(parseMkdirParameters({ uid: '0', gid: '4294967294' })).toMatchObject({ uid: 0, gid: 4294967294 });
-    expect(parseMkdirParameters({ uid: '-1', gid: '-1' })).toMatchObject({ uid: undefined, gid: undefined });
-  });
-
-  it.each(['root', '', '-2', '4294967295', '1e3', '+5', ' 5', '0x10'])('refuses uid and gid %j', (value) => {
-    expect(problemsOf({ uid: value })[0]).toContain(`parameter "uid" must be a numeric user ID`);
-    expect(problemsOf({ gid: value })[0]).toContain(`parameter "gid" must be a numeric group ID`);
-    expect(problemsOf({ uid: value })[0]).toContain(`got ${JSON.stringify(value)}`);
-  });
-
   it('names every unknown parameter and every bad value in one error', () => {
     expect(() => parseMkdirParameters({ size: '1G', mode: 'x', owner: 'me' })).toThrow(
-      /^invalid parameters: parameter "mode".*; unknown parameter "owner" \(dhv-mkdir accepts mode, uid, gid\); unknown parameter "size"/,
+      /^invalid parameters: invalid value for "mode".*; unknown parameter "owner" \(dhv-mkdir accepts mode, uid, gid\); unknown parameter "size"/,
     );
   });
 

@@ -9,7 +9,7 @@ import {
 
 /** What a volume spec's `parameters` block may ask of dhv-mkdir. */
 export interface MkdirParameters {
-  /** Permission bits applied exactly (umask ignored), including setuid, setgid and sticky. */
+  /** Permission bits applied exactly (umask ignored), as Nomad's built-in mkdir reads `mode` (Unix setuid/setgid/sticky dropped). */
   mode: number;
   /** Owner to set; undefined leaves the owner the process creates it with (the agent's user). */
   uid: number | undefined;

@@ -81,5 +81,7 @@ export {
   type GoJsonValue,
 } from './go/json.js';
 export { goQuote } from './go/strconv.js';
+export { goParseUint, goAtoi, goParseInt, goParseFloat, goParseBool, type GoParsed } from './go/strconv-parsers.js';
+export { goSyscallMode } from './go/file-mode.js';
 export { goErrnoText } from './go/errno.js';
 export { decodeJson } from './protocol/bigint-json-decode.js';

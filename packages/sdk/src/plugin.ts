@@ -46,8 +46,8 @@ export {
 export {
   parseModeParameter,
   parseOwnerParameter,
+  readMkdirParameter,
   DEFAULT_VOLUME_MODE,
-  MAX_OWNER_ID,
   type ParsedParameter,
 } from './helpers/ownership.js';
 export { parseSize, parseByteSize, goParseBytes, formatSize, SizeError, INT64_MAX } from './go/humanize.js';

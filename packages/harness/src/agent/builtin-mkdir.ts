@@ -4,16 +4,14 @@ import { isAbsolute } from 'node:path';
 import type { CreateRequest, DeleteRequest } from '@dhv/sdk';
 import { PluginError, type ResponseAnswer } from '@dhv/sdk/client';
 import { readMountTable } from '@dhv/sdk/host';
-import { GoPathError, goClean, goJoin, goMkdirAll, goRemoveAll, goSyscallMode } from '../go/os.js';
-import { goQuote } from '@dhv/sdk/client';
-import { goAtoi, goParseUint } from '../go/strconv.js';
+import { GoPathError, goClean, goJoin, goMkdirAll, goRemoveAll } from '../go/os.js';
+import { goQuote, goSyscallMode } from '@dhv/sdk/client';
+import { DEFAULT_VOLUME_MODE, readMkdirParameter } from '@dhv/sdk/plugin';
 
 /** The version Nomad's built-in mkdir plugin reports. */
 export const BUILTIN_MKDIR_VERSION = '0.0.1';
 export const BUILTIN_EXECUTABLE = '(built-in)';
 
-/** Nomad's default for a volume without `mode`. */
-const DEFAULT_MODE = 0o700;
 /** (uid_t)-1: chown leaves the owner as it is. */
 const KEEP_OWNER = 0xffffffff;
 
@@ -129,23 +127,16 @@ interface MkdirParameters {
   gid: number;
 }
 
-/** Nomad's parameter decoding: `mode` base 8 in 32 bits, `uid`/`gid` as Atoi, anything else refused; the first bad one met is the error. */
+/** Nomad's parameter decoding: `mode`, `uid` and `gid` as the SDK reads them, anything else refused; the first bad one met is the error. */
 function parseParameters(parameters: Record<string, string> | null): MkdirParameters | string {
-  const out: MkdirParameters = { mode: DEFAULT_MODE, uid: KEEP_OWNER, gid: KEEP_OWNER };
+  const out: MkdirParameters = { mode: DEFAULT_VOLUME_MODE, uid: KEEP_OWNER, gid: KEEP_OWNER };
   for (const [key, value] of Object.entries(parameters ?? {})) {
-    const invalid = (why: string) => `invalid value for ${goQuote(key)}: ${why}`;
-    if (key === 'mode') {
-      const mode = goParseUint(value, 8, 32);
-      if (!mode.ok) return invalid(mode.error);
-      out.mode = Number(mode.value);
-    } else if (key === 'uid' || key === 'gid') {
-      const id = goAtoi(value);
-      if (!id.ok) return invalid(id.error);
-      // Go hands the int to chown(2), whose uid_t keeps the low 32 bits: -5 is 4294967291, 2^32 is root.
-      out[key] = Number(BigInt.asUintN(32, id.value));
-    } else {
-      return invalid(`unknown mkdir parameter: ${goQuote(key)}`);
+    if (key !== 'mode' && key !== 'uid' && key !== 'gid') {
+      return `invalid value for ${goQuote(key)}: unknown mkdir parameter: ${goQuote(key)}`;
     }
+    const read = readMkdirParameter(key, value);
+    if (!read.ok) return read.error;
+    out[key] = read.value;
   }
   return out;
 }

@@ -1,6 +1,6 @@
 import { lstat, mkdir, rm, stat } from 'node:fs/promises';
 import { posix } from 'node:path';
-import { goErrnoText } from '@dhv/sdk/client';
+import { goErrnoText, goSyscallMode } from '@dhv/sdk/client';
 
 /**
  * The parts of Go's `os` and `path/filepath` that Nomad's built-in mkdir runs, with the
@@ -37,22 +37,6 @@ export function goClean(path: string): string {
   if (path === '') return '.';
   const normal = posix.normalize(path);
   return normal.length > 1 && normal.endsWith('/') ? normal.slice(0, -1) : normal;
-}
-
-const GO_MODE_SETUID = 1 << 23;
-const GO_MODE_SETGID = 1 << 22;
-const GO_MODE_STICKY = 1 << 20;
-
-/**
- * Go's `os.FileMode` to the mode given to the kernel: the permission bits, and setuid,
- * setgid and sticky only from Go's own bits (so Unix octal `2775` loses its setgid).
- */
-export function goSyscallMode(goMode: number): number {
-  let mode = goMode & 0o777;
-  if (goMode & GO_MODE_SETUID) mode |= 0o4000;
-  if (goMode & GO_MODE_SETGID) mode |= 0o2000;
-  if (goMode & GO_MODE_STICKY) mode |= 0o1000;
-  return mode;
 }
 
 function hasNul(path: string): boolean {

@@ -1,7 +1,7 @@
 import { goParseBytes } from '@dhv/sdk';
 import * as hcl1 from '../go/hcl1/index.js';
 import { multierrorText } from '../go/multierror.js';
-import { goParseBool } from '../go/strconv.js';
+import { goParseBool } from '@dhv/sdk/client';
 
 type GoValue = hcl1.GoValue;
 type GoMap = hcl1.GoMap;

@@ -1,6 +1,6 @@
 import { goParseBytes } from '@dhv/sdk';
 import * as hcl1 from '../go/hcl1/index.js';
-import { goParseInt } from '../go/strconv.js';
+import { goParseInt } from '@dhv/sdk/client';
 
 /** The keys Nomad's CLI reads at the top of a host volume spec; any other key it ignores. */
 export const SPEC_KEYS = [

@@ -1,8 +1,7 @@
 import { isGoVersion, isUuid } from '@dhv/sdk';
 import type { ApiConstraint, ApiHostVolume } from './decode-host-volume.js';
-import { goQuote } from '@dhv/sdk/client';
+import { goParseUint, goQuote } from '@dhv/sdk/client';
 import { multierrorText } from '../go/multierror.js';
-import { goParseUint } from '../go/strconv.js';
 
 export const ACCESS_MODES = [
   'single-node-reader-only',

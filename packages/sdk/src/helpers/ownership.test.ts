@@ -1,33 +1,73 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_VOLUME_MODE, MAX_OWNER_ID, parseModeParameter, parseOwnerParameter } from './ownership.js';
+import { DEFAULT_VOLUME_MODE, parseModeParameter, parseOwnerParameter, readMkdirParameter } from './ownership.js';
 
-describe('mode, uid and gid parameters (Nomad mkdir semantics)', () => {
-  it('reads octal modes, with or without 0o, setuid/setgid/sticky included', () => {
-    expect(parseModeParameter('0755')).toEqual({ ok: true, value: 0o755 });
-    expect(parseModeParameter('750')).toEqual({ ok: true, value: 0o750 });
-    expect(parseModeParameter('0o1777')).toEqual({ ok: true, value: 0o1777 });
+// Each case is one of vectors/nomad-agent/builtin-mkdir.json (Nomad's built-in mkdir on a real agent).
+describe("mode, uid and gid parameters, read exactly as Nomad's built-in mkdir reads them", () => {
+  it.each([
+    ['0755', 0o755],
+    ['755', 0o755],
+    ['0', 0],
+    ['777777', 0o777], // bits above 0777 that are not Go mode bits
+    ['7777', 0o777], // Unix setuid, setgid and sticky are dropped
+    ['2775', 0o775],
+    ['1777', 0o777],
+    ['4755', 0o755],
+    ['20000775', 0o2775], // Go's own setgid bit (1<<22)
+    ['44000755', 0o5755], // Go's setuid (1<<23) and sticky (1<<20)
+    ['37777777777', 0o7777],
+  ])('mode %j is %o for chmod', (value, mode) => {
+    expect(parseModeParameter(value)).toEqual({ ok: true, value: mode });
+  });
+
+  it('gives no mode a default of 0700', () => {
     expect(DEFAULT_VOLUME_MODE).toBe(0o700);
   });
 
-  it('refuses modes that are not octal or go beyond 7777, quoting the value', () => {
-    for (const bad of ['0999', 'rwxr-xr-x', '', '17777', '-1']) {
-      const parsed = parseModeParameter(bad);
-      expect(parsed.ok).toBe(false);
-      if (!parsed.ok) expect(parsed.problem).toContain(JSON.stringify(bad));
-    }
+  it.each([
+    ['0o755', 'invalid syntax'],
+    ['0x1ed', 'invalid syntax'],
+    ['493', 'invalid syntax'],
+    ['8', 'invalid syntax'],
+    ['', 'invalid syntax'],
+    ['-1', 'invalid syntax'],
+    ['+755', 'invalid syntax'],
+    [' 755', 'invalid syntax'],
+    ['7_55', 'invalid syntax'],
+    ['40000000000', 'value out of range'],
+  ])("refuses mode %j in Nomad's words (%s)", (value, why) => {
+    const nomad = `invalid value for "mode": strconv.ParseUint: parsing ${JSON.stringify(value)}: ${why}`;
+    expect(readMkdirParameter('mode', value)).toEqual({ ok: false, error: nomad });
+    const parsed = parseModeParameter(value);
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) expect(parsed.problem.startsWith(nomad)).toBe(true);
   });
 
-  it('reads numeric IDs; -1 leaves the owner as is', () => {
-    expect(parseOwnerParameter('uid', '0')).toEqual({ ok: true, value: 0 });
-    expect(parseOwnerParameter('gid', String(MAX_OWNER_ID))).toEqual({ ok: true, value: MAX_OWNER_ID });
-    expect(parseOwnerParameter('uid', '-1')).toEqual({ ok: true, value: undefined });
+  it.each([
+    ['1000', 1000],
+    ['+1000', 1000],
+    ['0', 0],
+    ['-1', undefined],
+    ['4294967295', undefined],
+    // Exactly Nomad: Atoi, then the 32 bits chown's uid_t keeps.
+    ['-5', 4294967291],
+    ['4294967296', 0],
+  ])('uid/gid %j is %s', (value, id) => {
+    expect(parseOwnerParameter('uid', value)).toEqual({ ok: true, value: id });
+    expect(parseOwnerParameter('gid', value)).toEqual({ ok: true, value: id });
   });
 
-  it('refuses names, negative IDs and IDs past the largest, naming the parameter', () => {
-    for (const bad of ['root', '-2', String(MAX_OWNER_ID + 1), '1.5', '']) {
-      const parsed = parseOwnerParameter('gid', bad);
-      expect(parsed.ok).toBe(false);
-      if (!parsed.ok) expect(parsed.problem).toMatch(/parameter "gid" must be a numeric group ID/);
-    }
+  it.each([
+    ['alice', 'invalid syntax'],
+    ['0x10', 'invalid syntax'],
+    [' 1000', 'invalid syntax'],
+    ['1.5', 'invalid syntax'],
+    ['', 'invalid syntax'],
+    ['99999999999999999999', 'value out of range'],
+  ])("refuses uid/gid %j in Nomad's words (%s)", (value, why) => {
+    const nomad = `invalid value for "gid": strconv.Atoi: parsing ${JSON.stringify(value)}: ${why}`;
+    expect(readMkdirParameter('gid', value)).toEqual({ ok: false, error: nomad });
+    const parsed = parseOwnerParameter('gid', value);
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) expect(parsed.problem).toBe(`${nomad} (gid is a numeric group ID, such as "1000")`);
   });
 });

@@ -1,6 +1,6 @@
 import { goNodeType, nodePos, type Node, type ObjectList } from './ast.js';
 import { heredocValue, unquoteGo, unquoteHcl } from './unquote.js';
-import { goParseFloat, goParseInt, type GoParsed } from '../strconv.js';
+import { goParseFloat, goParseInt, type GoParsed } from '@dhv/sdk/client';
 
 /**
  * A Go value as HCL 1's DecodeObject leaves it in a `map[string]interface{}`: integers

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { goAtoi, goParseBool, goParseUint } from './strconv.js';
+import { goAtoi, goParseBool, goParseUint } from './strconv-parsers.js';
 
 // Expected texts are Go's strconv on the same input (run once by hand, kept here as text).
 const fail = (error: string) => ({ ok: false, error });

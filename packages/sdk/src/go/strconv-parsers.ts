@@ -1,10 +1,10 @@
-import { goQuote } from '@dhv/sdk/client';
+import { goQuote } from './strconv.js';
 
 /**
  * The parsers of Go's `strconv` whose results and error texts reach users: the built-in
- * mkdir's ParseUint and Atoi, the spec reader's ParseBool and ParseUint, HCL 1's ParseInt
- * and ParseFloat. Quote, which every strconv error uses to show its input, is the SDK's:
- * both sides need it.
+ * mkdir's ParseUint and Atoi (which the SDK's `mode`/`uid`/`gid` helpers share), the spec
+ * reader's ParseBool and ParseUint, HCL 1's ParseInt and ParseFloat. One home, here, for
+ * them and for their `strconv.X: parsing "...": invalid syntax` / `value out of range` texts.
  */
 
 export type GoParsed<T> = { ok: true; value: T } | { ok: false; error: string };
