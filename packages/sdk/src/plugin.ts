@@ -24,7 +24,7 @@ export type {
 export type { CreateResponse, FingerprintResponse, DeleteResponse, ErrorResponse } from './protocol/response.js';
 export { PluginFailure } from './helpers/errors.js';
 export { UndoStack } from './runtime/undo-stack.js';
-export { InjectedFault, type FaultPoint } from './helpers/fault-injection.js';
+export { InjectedFault, INJECTED_FAILURE, FAIL_AT_VARIABLE, type FaultPoint } from './helpers/fault-injection.js';
 export { volumePath, expectCreatedPath, isStrictlyInside } from './helpers/paths.js';
 export {
   findTool,

@@ -8,7 +8,13 @@ import { isGoVersion } from '../go/version.js';
 import { realStderrWrite, realStdoutWrite, withOutputTo } from './output-redirect.js';
 import { checkResponse, InvalidRequestError, readRequest } from './validation.js';
 import { UndoStack } from './undo-stack.js';
-import { FaultPlan, withFaultPlan, type FaultPoint } from '../helpers/fault-injection.js';
+import {
+  FAIL_AT_VARIABLE,
+  FaultPlan,
+  parseFaultPoint,
+  withFaultPlan,
+  type FaultPoint,
+} from '../helpers/fault-injection.js';
 
 export interface HandlerContext {
   operation: Operation;
@@ -74,7 +80,8 @@ export interface Invocation {
   /**
    * Makes the handler fail part way, for testing its undo paths: at the n-th `ctx.step`
    * (from 1) or the step of that name, or at the n-th `runTool` call or the first call of
-   * that tool, with a PluginFailure whose code is EINJECTED. In-process only.
+   * that tool, with a PluginFailure whose code is EINJECTED. A plugin process (`main()`)
+   * takes it from the DHVSDK_FAIL_AT variable instead, which `dhv check` sets.
    */
   failAt?: FaultPoint;
 }
@@ -308,7 +315,16 @@ async function runMain(definition: PluginDefinition): Promise<never> {
     realStderrWrite(`${definition.name}: ${message}\n`);
     finish(EXIT_FAILURE, encodeError(message));
   });
-  const result = await runOperation(definition, { argv: process.argv.slice(2), env: process.env }, (text) =>
+  let failAt: FaultPoint | undefined;
+  const asked = process.env[FAIL_AT_VARIABLE];
+  try {
+    failAt = asked === undefined || asked === '' ? undefined : parseFaultPoint(asked);
+  } catch (err) {
+    realStderrWrite(`${definition.name}: ${errorMessage(err)}\n`);
+    finish(EXIT_USAGE, encodeError(errorMessage(err)));
+    return new Promise<never>(() => {});
+  }
+  const result = await runOperation(definition, { argv: process.argv.slice(2), env: process.env, failAt }, (text) =>
     realStderrWrite(text),
   );
   finish(result.exitCode, result.stdout);

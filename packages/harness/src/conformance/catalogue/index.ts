@@ -6,6 +6,7 @@ import { deleteChecks } from './delete.js';
 import { discoveryChecks } from './discovery.js';
 import { environmentChecks } from './environment.js';
 import { errorChecks } from './errors.js';
+import { injectedFaultChecks } from './injected-faults.js';
 import { exploreChecks } from '../explore/checks.js';
 import { safetyChecks } from './safety.js';
 import { stdioChecks } from './stdio.js';
@@ -19,6 +20,7 @@ export const CATALOGUE: readonly Check[] = [
   ...agentGoneChecks,
   ...deleteChecks,
   ...errorChecks,
+  ...injectedFaultChecks,
   ...stdioChecks,
   ...budgetChecks,
   ...safetyChecks,
