@@ -32,11 +32,20 @@ export async function openInsideSandbox(
   name: string,
   append = false,
 ): Promise<FileHandle> {
-  const real = await realpath(volumePath).catch(() => volumePath);
-  if (!isStrictlyInside(scope.canonical, real)) throw new OutsideSandboxError(volumePath, scope.dir);
+  const real = await insideSandbox(scope, volumePath);
   const flags =
     constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | (append ? constants.O_APPEND : constants.O_TRUNC);
   return open(join(real, name), flags, 0o644);
+}
+
+/**
+ * The volume as the kernel names it now, when that lies inside the sandbox as it was made;
+ * else an OutsideSandboxError. Whatever writes into a volume (a marker, a task) asks first.
+ */
+export async function insideSandbox(scope: TeardownScope, volumePath: string): Promise<string> {
+  const real = await realpath(volumePath).catch(() => volumePath);
+  if (!isStrictlyInside(scope.canonical, real)) throw new OutsideSandboxError(volumePath, scope.dir);
+  return real;
 }
 
 /** Writes `content` into `name` in a volume inside the sandbox (openInsideSandbox). */

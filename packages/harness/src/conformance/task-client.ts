@@ -6,6 +6,7 @@ import { BUILTIN_MKDIR_ID } from '@dhv/sdk/client';
 import { Agent, EXEC_DEFAULT_CAPS, type Allocation, type HostVolume } from '../agent/agent.js';
 import { DEFAULT_KILL_SIGNAL, DEFAULT_KILL_TIMEOUT_NS, defaultVolumeRequest, type Job } from '../jobs/job-spec.js';
 import type { CheckContext } from './types.js';
+import { OutsideSandboxError, insideSandbox } from './sandbox-writes.js';
 
 /** Where a task sees its volume. */
 export const TASK_MOUNT = '/data';
@@ -114,6 +115,13 @@ export class TaskClient {
       constraints: [],
     });
     this.ctx.cleanup(() => this.agent.deleteVolume(volume.ID).catch(() => {}));
+    // A task writes into its volume: never into one the plugin put outside the sandbox.
+    try {
+      await insideSandbox(this.ctx.sandboxScope, volume.HostPath);
+    } catch (err) {
+      if (err instanceof OutsideSandboxError) this.ctx.skip(`${err.message}, so no task of this check runs on it`);
+      throw err;
+    }
     return volume;
   }
 
