@@ -1,23 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError, readRequest } from './request.js';
 import { ENV, REQUEST_FIELDS } from './variables.js';
+import { SAMPLE_NODE_ID, SAMPLE_VOLUME_ID, sampleCreateEnv } from '../__fixtures__/agent-environment.js';
 
-const VOLUME_ID = '5b8a2a5e-8f0a-4c8e-9a4f-0c7d3f2b1a99';
-
-const createEnv = (over: Record<string, string | undefined> = {}) => ({
-  [ENV.operation]: 'create',
-  [ENV.volumesDir]: '/srv/volumes',
-  [ENV.pluginDir]: '/opt/plugins',
-  [ENV.namespace]: 'default',
-  [ENV.volumeName]: 'data',
-  [ENV.volumeId]: VOLUME_ID,
-  [ENV.nodeId]: '0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0',
-  [ENV.nodePool]: 'default',
-  [ENV.capacityMinBytes]: '0',
-  [ENV.capacityMaxBytes]: '0',
-  [ENV.parameters]: 'null',
-  ...over,
-});
+const VOLUME_ID = SAMPLE_VOLUME_ID;
+const createEnv = sampleCreateEnv;
 
 function problemsOf(fn: () => unknown): string[] {
   try {
@@ -37,7 +24,7 @@ describe('readRequest', () => {
       namespace: 'default',
       volumeName: 'data',
       volumeId: VOLUME_ID,
-      nodeId: '0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0',
+      nodeId: SAMPLE_NODE_ID,
       nodePool: 'default',
       capacityMinBytes: 0n,
       capacityMaxBytes: 0n,

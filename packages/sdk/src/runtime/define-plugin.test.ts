@@ -1,21 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { definePlugin, EXIT_FAILURE, EXIT_USAGE, type PluginDefinition } from './define-plugin.js';
 import { ENV } from '../protocol/variables.js';
+import {
+  SAMPLE_COMMON_ENV,
+  SAMPLE_NODE_ID,
+  SAMPLE_VOLUME_ID,
+  sampleCreateEnv,
+} from '../__fixtures__/agent-environment.js';
 import { PluginFailure } from '../helpers/errors.js';
 
-const VOLUME_ID = '5b8a2a5e-8f0a-4c8e-9a4f-0c7d3f2b1a99';
-
-const common = {
-  [ENV.volumesDir]: '/srv/volumes',
-  [ENV.pluginDir]: '/opt/plugins',
-  [ENV.namespace]: 'default',
-  [ENV.volumeName]: 'data',
-  [ENV.volumeId]: VOLUME_ID,
-  [ENV.nodeId]: 'node-1',
-  [ENV.nodePool]: 'default',
-  [ENV.parameters]: 'null',
-};
-const createEnv = { ...common, [ENV.operation]: 'create', [ENV.capacityMinBytes]: '0', [ENV.capacityMaxBytes]: '0' };
+const VOLUME_ID = SAMPLE_VOLUME_ID;
+const common = SAMPLE_COMMON_ENV;
+const createEnv = sampleCreateEnv();
 const deleteEnv = { ...common, [ENV.operation]: 'delete', [ENV.createdPath]: `/srv/volumes/${VOLUME_ID}` };
 
 function plugin(over: Partial<PluginDefinition> = {}) {
@@ -132,7 +128,7 @@ describe("the agent's cleanup delete", () => {
       namespace: '',
       volumeName: '',
       volumeId: VOLUME_ID,
-      nodeId: 'node-1',
+      nodeId: SAMPLE_NODE_ID,
       nodePool: 'default',
       parameters: null,
       createdPath: '',

@@ -1,22 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { definePlugin, type HandlerContext, type Invocation } from './define-plugin.js';
-import { ENV } from '../protocol/variables.js';
+import { sampleCreateEnv } from '../__fixtures__/agent-environment.js';
 import { runTool } from '../helpers/system-tools.js';
 
-const VOLUME_ID = '5b8a2a5e-8f0a-4c8e-9a4f-0c7d3f2b1a99';
-const createEnv = {
-  [ENV.operation]: 'create',
-  [ENV.volumesDir]: '/srv/volumes',
-  [ENV.pluginDir]: '/opt/plugins',
-  [ENV.namespace]: 'default',
-  [ENV.volumeName]: 'data',
-  [ENV.volumeId]: VOLUME_ID,
-  [ENV.nodeId]: 'node-1',
-  [ENV.nodePool]: 'default',
-  [ENV.parameters]: 'null',
-  [ENV.capacityMinBytes]: '0',
-  [ENV.capacityMaxBytes]: '0',
-};
+const createEnv = sampleCreateEnv();
 
 /** A create of three steps, each undone by dropping its name from `made`. */
 function threeSteps(made: string[], end: (ctx: HandlerContext) => void | Promise<void> = () => {}) {
