@@ -39,7 +39,7 @@ describe('dhv-mkdir under concurrency', () => {
     const volumesDir = join(dir, 'volumes');
     await mkdir(volumesDir);
     const id = newVolumeId();
-    const request = createRequest(volumesDir, id, { parameters: { mode: '2770' } });
+    const request = createRequest(volumesDir, id, { parameters: { mode: '20000770' } }); // setgid as Nomad's mkdir spells it (Go's bit)
     const results = await Promise.all(Array.from({ length: 8 }, () => create(plugin.executable, request)));
     for (const result of results) expect(result.path).toBe(join(volumesDir, id));
     expect(await modeOf(join(volumesDir, id))).toBe(0o2770);

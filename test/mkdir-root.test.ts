@@ -54,7 +54,7 @@ describe.skipIf(skipRootTests('dhv-mkdir as root'))('dhv-mkdir as root', () => {
       const volumesDir = join(dir, 'volumes');
       const result = await create(
         plugin.executable,
-        createRequest(volumesDir, newVolumeId(), { parameters: { uid: '4321', gid: '8765', mode: '2750' } }),
+        createRequest(volumesDir, newVolumeId(), { parameters: { uid: '4321', gid: '8765', mode: '20000750' } }), // Go's setgid bit, as Nomad's mkdir reads it
       );
       const stats = await stat(result.path);
       expect([stats.uid, stats.gid]).toEqual([4321, 8765]);
