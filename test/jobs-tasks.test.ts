@@ -1,11 +1,13 @@
-import { copyFile, readdir, readFile, stat } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { copyFile, mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { mountsAtOrBelow } from '@dhv/sdk/host';
 import { killTasks } from './support/job-tasks.js';
 import { testWithAgent, type TempAgent } from './support/dhv-agent.js';
 import { builtPlugin, root, skipUnless, tool } from './support/kit.js';
+import { mountLoopDisk, releaseLoopDisk } from './support/loop-disk.js';
 
 interface Scenario {
   files: Record<string, string>;
@@ -104,6 +106,40 @@ describe
       expect(deleted.stdout).toBe(`Successfully deleted volume "${id}"!\n`);
       expect((await jobs.dhv('job', 'stop', '-purge', 'writer')).exitCode).toBe(0);
       expect(await readdir(join(jobs.dataDir, 'alloc'))).toEqual([]);
+    });
+
+    it("a task's mount namespace holds only its own mounts: the host's others (a loop volume unmounted elsewhere) are not pinned", async ({
+      jobs,
+    }) => {
+      // A loop-mounted disk of the host's, unmounted and detached while the task runs: the task's
+      // namespace must not keep its filesystem, so the kernel lets the device go.
+      const foreign = join(jobs.dir, 'foreign-mount');
+      await mkdir(foreign);
+      const disk = mountLoopDisk(join(jobs.dir, 'foreign.img'), foreign, 16 * 1024 * 1024);
+      try {
+        const job = [
+          'job "looker" {',
+          '  type = "service"',
+          '  group "g" {',
+          '    task "t" {',
+          '      driver = "exec"',
+          `      config {\n        command = "/bin/sh"\n        args = ["-c", "echo started; exec sleep 300"]\n      }`,
+          '    }',
+          '  }',
+          '}',
+          '',
+        ].join('\n');
+        expect((await jobs.dhv('job', 'run', await jobs.file('looker.hcl', job))).exitCode).toBe(0);
+        await expectEventually(async () => (await jobs.dhv('alloc', 'logs', '-job', 'looker')).stdout === 'started\n');
+        execFileSync('/usr/bin/umount', [foreign]);
+        execFileSync('/usr/sbin/losetup', ['--detach', disk.device]);
+        const backing = `/sys/block/${basename(disk.device)}/loop/backing_file`;
+        await expectEventually(async () => !existsSync(backing));
+        expect((await jobs.dhv('job', 'stop', '-purge', 'looker')).exitCode).toBe(0);
+      } finally {
+        await jobs.dhv('job', 'stop', '-purge', 'looker');
+        releaseLoopDisk(disk);
+      }
     });
 
     it('a read_only mount is read-only in the kernel: the task sees ro and its write fails', async ({ jobs }) => {

@@ -63,7 +63,9 @@ export function lookupAccount(name: string): Account | undefined {
  * task's last process does): a tmpfs at the task root, the host's `/usr` and `/etc`
  * read-only and the top-level links into them, `/dev`, `/proc`, a fresh `/tmp`, then each
  * volume bind-mounted at its destination (read-only remounted when asked, so the kernel
- * enforces it), then chroot and the task's user with the driver's capabilities.
+ * enforces it); then the root is pivoted there and the host's mounts are detached, so the
+ * task holds no other mount (an unmounted loop volume elsewhere is freed while it runs, as
+ * under Nomad's exec driver); then the task's user with the driver's capabilities.
  */
 const EXEC_SETUP = `set -e
 root=$1; n=$2; shift 2
@@ -82,11 +84,13 @@ while [ "$n" -gt 0 ]; do
   shift 3; n=$((n-1))
 done
 uid=$1; gid=$2; user=$3; caps=$4; shift 4
-cd "$root"
-exec chroot "$root" /usr/bin/setpriv --reuid="$uid" --regid="$gid" --init-groups --inh-caps="$caps" --ambient-caps="$caps" --bounding-set="$caps" -- "$@"
+mkdir "$root/.host"; cd "$root"
+pivot_root . .host
+umount -l /.host; rmdir /.host
+exec /usr/bin/setpriv --reuid="$uid" --regid="$gid" --init-groups --inh-caps="$caps" --ambient-caps="$caps" --bounding-set="$caps" -- "$@"
 `;
 
-/** The command line of an `exec` task run as root: private mounts, chroot, the task's user and capabilities. */
+/** The command line of an `exec` task run as root: private mounts, its own root, the task's user and capabilities. */
 export function execArgv(
   task: Task,
   root: string,
