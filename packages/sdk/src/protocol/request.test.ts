@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidRequestError, readRequest } from './request.js';
 import { ENV, REQUEST_FIELDS } from './variables.js';
-import { SAMPLE_NODE_ID, SAMPLE_VOLUME_ID, sampleCreateEnv } from '../__fixtures__/agent-environment.js';
+import { SAMPLE_NODE_ID, SAMPLE_VOLUME_ID, sampleCreateEnv } from './__fixtures__/agent-environment.js';
 
 const VOLUME_ID = SAMPLE_VOLUME_ID;
 const createEnv = sampleCreateEnv;

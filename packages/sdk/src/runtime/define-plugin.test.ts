@@ -6,7 +6,7 @@ import {
   SAMPLE_NODE_ID,
   SAMPLE_VOLUME_ID,
   sampleCreateEnv,
-} from '../__fixtures__/agent-environment.js';
+} from '../protocol/__fixtures__/agent-environment.js';
 import { PluginFailure } from '../helpers/errors.js';
 
 const VOLUME_ID = SAMPLE_VOLUME_ID;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { definePlugin, type HandlerContext, type Invocation } from './define-plugin.js';
-import { sampleCreateEnv } from '../__fixtures__/agent-environment.js';
+import { sampleCreateEnv } from '../protocol/__fixtures__/agent-environment.js';
 import { runTool } from '../helpers/system-tools.js';
 
 const createEnv = sampleCreateEnv();

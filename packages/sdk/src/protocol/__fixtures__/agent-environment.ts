@@ -1,4 +1,4 @@
-import { ENV } from '../protocol/variables.js';
+import { ENV } from '../variables.js';
 
 /** The volume the sample requests name. */
 export const SAMPLE_VOLUME_ID = '5b8a2a5e-8f0a-4c8e-9a4f-0c7d3f2b1a99';
