@@ -1,5 +1,5 @@
 import { PluginError } from '@dhv/sdk/client';
-import { lastLines, stackTraceIn } from './raw-run.js';
+import { stackTraceIn, stderrBeyond } from './raw-run.js';
 import type { Status } from './types.js';
 
 /** Thrown by ctx.fail and ctx.skip to end a check; anything else thrown is a failure of the check. */
@@ -24,6 +24,6 @@ export function describeUnexpected(err: unknown): string {
 function pluginSaid(err: PluginError): string {
   const stack = stackTraceIn(err.stderr);
   if (stack) return stack;
-  const said = lastLines(err.stderr);
-  return said === '' || err.message.includes(said) ? '' : `\nthe plugin's stderr ended: ${said}`;
+  const said = stderrBeyond(err.stderr, err.message);
+  return said ? `\nthe plugin's stderr ended: ${said}` : '';
 }

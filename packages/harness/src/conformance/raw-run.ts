@@ -19,6 +19,12 @@ export function describeRun(run: PluginRun): string {
   return stderr.trim() ? `${how}: ${clip(stderr)}` : how;
 }
 
+/** The last lines of a plugin's stderr (lastLines) when `message` does not already hold them; '' when it does or there are none. */
+export function stderrBeyond(stderr: string, message: string): string {
+  const said = lastLines(stderr);
+  return message.includes(said) ? '' : said;
+}
+
 /** How many frames of a plugin's stack trace a report shows. */
 const FRAMES_SHOWN = 4;
 

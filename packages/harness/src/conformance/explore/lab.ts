@@ -4,7 +4,7 @@ import { isStrictlyInside } from '@dhv/sdk';
 import { buildEnvironment, PluginError } from '@dhv/sdk/client';
 import { AGENT_TIMEOUT_MS } from '@dhv/sdk/plugin';
 import { readCreatedPath } from '../inspect.js';
-import { describeRun, lastLines, succeeded } from '../raw-run.js';
+import { describeRun, stderrBeyond, succeeded } from '../raw-run.js';
 import { forceRemove } from '../scratch-dirs.js';
 import { capacityBound } from '../space-budget.js';
 import { OutsideSandboxError, writeInsideSandbox } from '../sandbox-writes.js';
@@ -443,8 +443,8 @@ export class VolumeLab {
 
 /** A call that failed, in Nomad's words, then what the plugin itself said last on stderr. */
 function callFailed(what: string, err: PluginError): Violation {
-  const said = lastLines(err.stderr);
-  const stderr = said === '' || err.nomadMessage.includes(said) ? '' : ` (the plugin's stderr ended: ${said})`;
+  const said = stderrBeyond(err.stderr, err.nomadMessage);
+  const stderr = said ? ` (the plugin's stderr ended: ${said})` : '';
   return new Violation('explore.calls-succeed', `the ${what} failed: ${err.nomadMessage}${stderr}`);
 }
 
