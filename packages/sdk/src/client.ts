@@ -63,7 +63,6 @@ export {
 } from './protocol/decode.js';
 export {
   responseValue,
-  pickResponseValue,
   answeredValue,
   type DecodedResponse,
   type ResponseAnswer,

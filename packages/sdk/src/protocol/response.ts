@@ -104,14 +104,3 @@ export function answeredValue<Op extends Operation>(operation: Op, answer: Respo
   }
   return value as ResponseValue[Op];
 }
-
-/** Only the value's fields of a result that also carries other things (the run's details). */
-export function pickResponseValue<Op extends Operation>(operation: Op, result: object): ResponseValue[Op] {
-  const from = result as Record<string, unknown>;
-  const value: Record<string, unknown> = {};
-  for (const [key, field] of fieldsOf(operation)) {
-    value[key] = from[key];
-    if (field.kind === 'version') value[rawKey(key)] = from[rawKey(key)];
-  }
-  return value as ResponseValue[Op];
-}
