@@ -284,6 +284,22 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
     expect((await stat(imageOf(id))).isFile()).toBe(true);
   });
 
+  it('deletes a volume whose copy another mount namespace drops a moment later, as a container set-up does', async () => {
+    const id = randomUUID();
+    const { path } = await create(id, { capacityMinBytes: 32n * MIB });
+    // A runtime's new namespace holds a copy of every mount until its set-up drops the ones it does not keep.
+    const setUp = spawn(
+      ...inPrivateMountNamespace('echo ready; /bin/sleep 0.4; /usr/bin/umount -l "$0"; exec /bin/sleep 600', [path], [path]),
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    children.push(setUp);
+    await once(setUp.stdout!, 'data');
+    expect(await readFile(`/proc/${setUp.pid}/mountinfo`, 'utf8')).toContain(` ${path} `);
+
+    await remove(id);
+    expect(await inventory(volumesDir)).toEqual(NOTHING);
+  });
+
   it('can delete a volume while another test holds a private mount namespace that does not keep it', async () => {
     // Two copies of the suite side by side: the other copy's namespace must not pin our volume.
     const [mine, theirs] = [randomUUID(), randomUUID()];

@@ -17,7 +17,7 @@ import {
 } from './layout.js';
 import { checkHost, toolsFor } from './preflight.js';
 import { deviceNumberOf, detachLoopDevice, loopDevicesFor, loopDevicesOfDeletedImage } from './loop-device.js';
-import { mount, mountsAt, mountsBelow, mountsElsewhere, mountsInOtherNamespaces, unmount } from './mounts.js';
+import { mount, mountsAt, mountsBelow, mountsElsewhere, lastingMountsInOtherNamespaces, unmount } from './mounts.js';
 import { MOUNT_OPTIONS } from './parameters.js';
 import { removeFile } from './image.js';
 import { growthMarker } from './expand.js';
@@ -84,7 +84,7 @@ async function removeVolume(layout: VolumeLayout, ctx: HandlerContext): Promise<
   // The first unmount is the one that finds out whether the volume is in use; it removes nothing.
   for (let i = 0; i < mounted.length; i++) await unmount(layout.mountPath, signal);
   // Copies in other mount namespaces that propagation did not take down with ours still hold it.
-  const held = await mountsInOtherNamespaces(ours);
+  const held = await lastingMountsInOtherNamespaces(ours, signal);
   if (held.length > 0) {
     const [first] = mounted;
     if (first)

@@ -1,4 +1,5 @@
 import { readdir, readFile, readlink } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { PluginFailure } from '@dhv/sdk/plugin';
 import { canonicalPath, parseMountinfo, readMountTable, unmount as hostUnmount, type MountEntry } from '@dhv/sdk/host';
 import { tool } from './tools.js';
@@ -48,7 +49,7 @@ export interface ForeignMount extends MountEntry {
  * through its own copy of the mount; unless mount propagation removed that copy with
  * ours, it keeps the filesystem alive after we unmount it.
  */
-export async function mountsInOtherNamespaces(devices: ReadonlySet<string>): Promise<ForeignMount[]> {
+async function mountsInOtherNamespaces(devices: ReadonlySet<string>): Promise<ForeignMount[]> {
   const found: ForeignMount[] = [];
   const seen = new Set([await readlink('/proc/self/ns/mnt').catch(() => '')]);
   for (const entry of await readdir('/proc')) {
@@ -60,4 +61,27 @@ export async function mountsInOtherNamespaces(devices: ReadonlySet<string>): Pro
     for (const m of parseMountinfo(text)) if (devices.has(m.device)) found.push({ ...m, pid: Number(entry) });
   }
   return found;
+}
+
+/**
+ * How long a copy in another mount namespace may take to go before it counts as holding
+ * the volume. Whoever makes a mount namespace (a container runtime, an `exec` task's
+ * set-up, `unshare -m`) starts with a copy of every mount on the machine and drops the
+ * ones it does not keep a moment later; a delete in that moment must not be refused.
+ */
+export const NAMESPACE_SETUP_GRACE_MS = 2_000;
+const RECHECK_MS = 25;
+
+/** The copies of `devices` in other mount namespaces that are still there after the grace (see above). */
+export async function lastingMountsInOtherNamespaces(
+  devices: ReadonlySet<string>,
+  signal?: AbortSignal,
+): Promise<ForeignMount[]> {
+  const deadline = Date.now() + NAMESPACE_SETUP_GRACE_MS;
+  let held = await mountsInOtherNamespaces(devices);
+  while (held.length > 0 && Date.now() < deadline) {
+    await sleep(RECHECK_MS, undefined, signal ? { signal } : {});
+    held = await mountsInOtherNamespaces(devices);
+  }
+  return held;
 }
