@@ -207,6 +207,10 @@ describe('the packed packages, installed together outside the repo', () => {
         run: 'not-here',
         why: "a fragment of the Agent example above (its config and Agent); the fake runner's own tests are packages/harness/src/agent/agent-rules.test.ts",
       },
+      "packages/sdk/README.md: import { definePlugin, param, parameterSchema, pickCapacity } from '@dhv/sdk/plugin';": {
+        run: 'module',
+        as: 'declared-parameters.mjs',
+      },
       'packages/sdk/README.md: async delete(req, ctx) {': {
         run: 'not-here',
         why: 'the delete handler of the plugin above, shown alone; the whole plugin runs as the first SDK example',
