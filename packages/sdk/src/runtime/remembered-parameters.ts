@@ -5,12 +5,16 @@ import type { Parameters } from '../protocol/request.js';
 /**
  * The parameters of each volume's last successful create, kept for a plugin that declares
  * a parameter schema, so an update can be compared with what the volume was made with.
- * They live beside the volumes, in `<volumes dir>/.<plugin>/parameters/<volume ID>.json`
- * (they move with the disk), and go with a successful delete.
+ * They live beside the volumes, in `<volumes dir>/.<plugin>/<volume ID>.parameters.json`
+ * (they move with the disk; a file named by its volume's ID in the plugin's hidden folder
+ * is where the agent's gc looks for what a plugin keeps of a volume), and go with a
+ * successful delete.
  */
 function folderOf(pluginName: string, volumesDir: string): string {
-  return join(volumesDir, `.${pluginName}`, 'parameters');
+  return join(volumesDir, `.${pluginName}`);
 }
+
+const fileName = (volumeId: string) => `${volumeId}.parameters.json`;
 
 export async function recallParameters(
   pluginName: string,
@@ -19,7 +23,7 @@ export async function recallParameters(
 ): Promise<Parameters | null | undefined> {
   let text: string;
   try {
-    text = await readFile(join(folderOf(pluginName, volumesDir), `${volumeId}.json`), 'utf8');
+    text = await readFile(join(folderOf(pluginName, volumesDir), fileName(volumeId)), 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
@@ -40,7 +44,7 @@ export async function rememberParameters(
 ): Promise<void> {
   const folder = folderOf(pluginName, volumesDir);
   await mkdir(folder, { recursive: true, mode: 0o700 });
-  const path = join(folder, `${volumeId}.json`);
+  const path = join(folder, fileName(volumeId));
   const partial = `${path}.${process.pid}.partial`;
   await writeFile(partial, `${JSON.stringify({ parameters })}\n`, { mode: 0o600 });
   await rename(partial, path);
@@ -48,18 +52,10 @@ export async function rememberParameters(
 
 export async function forgetParameters(pluginName: string, volumesDir: string, volumeId: string): Promise<void> {
   const folder = folderOf(pluginName, volumesDir);
-  await unlink(join(folder, `${volumeId}.json`)).catch((err: NodeJS.ErrnoException) => {
+  await unlink(join(folder, fileName(volumeId))).catch((err: NodeJS.ErrnoException) => {
     if (err.code !== 'ENOENT') throw err;
   });
-  // Tidy only: another volume's record keeps the folders.
-  for (const empty of [folder, join(volumesDir, `.${pluginName}`)])
-    if (
-      !(await rmdir(empty).then(
-        () => true,
-        () => false,
-      ))
-    )
-      break;
+  await rmdir(folder).catch(() => {}); // tidy only: another volume's record, or the plugin's own files, keep it
 }
 
 function isParameters(value: unknown): value is Parameters | null {
