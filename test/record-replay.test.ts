@@ -236,6 +236,35 @@ describe.concurrent('dhv record', () => {
     expect(alive(pluginPid)).toBe(false);
   });
 
+  it('forwards a signal that comes before it could take a step after starting the plugin', async () => {
+    // A loaded machine can run the plugin, and a user's kill can come, before the recorder's
+    // next step: a preload holds the recorder 1.5 s right after it starts the plugin.
+    const { agentDir, plugins } = await pluginDir();
+    const plugin = join(plugins, 'odd');
+    await writePlugin(plugin, BASH_PLUGIN('1.0.0', 3));
+    expect((await runDhv(['record', plugin])).exitCode).toBe(0);
+    const volumes = join(agentDir, 'volumes');
+    makeGate(join(volumes, 'gate'));
+    const preload = join(agentDir, 'hold-after-spawn.cjs');
+    await writeFile(
+      preload,
+      `const cp = require('node:child_process');\nconst spawn = cp.spawn;\ncp.spawn = function (...args) {\n  const child = spawn.apply(this, args);\n  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1500);\n  return child;\n};\n`,
+    );
+    let recorderPid = 0;
+    const answer = runAsAgent(
+      plugin,
+      'wait',
+      { DHV_VOLUMES_DIR: volumes, NODE_OPTIONS: `--require ${preload}` },
+      (pid) => (recorderPid = pid),
+    );
+    const pluginPid = Number(await waitForFile(join(volumes, 'pid')));
+    signalProcess(recorderPid, 'SIGTERM');
+    const result = await answer;
+    expect(result).toMatchObject({ exit: 7, signal: null });
+    expect(readFileSync(join(volumes, 'signals'), 'utf8')).toBe('got TERM\n');
+    expect(alive(pluginPid)).toBe(false);
+  });
+
   it.skipIf(skipUnless('a recorder killed alone', tool('setpriv', 'util-linux')))(
     'takes the plugin with it when it is killed alone (Nomad kills only the process it started)',
     async () => {
