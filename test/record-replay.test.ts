@@ -213,7 +213,8 @@ describe.concurrent('dhv record', () => {
   });
 
   /** A recorded plugin called as the agent does, waiting at its gate: the recorder's and the plugin's pids. */
-  async function recordedCallWaiting() {
+  /** A recorded plugin's `wait` call under way; `env` given to the recorder beside the volumes dir. */
+  async function recordedCallWaiting(env: (agentDir: string) => Promise<Record<string, string>> = async () => ({})) {
     const { agentDir, plugins } = await pluginDir();
     const plugin = join(plugins, 'odd');
     await writePlugin(plugin, BASH_PLUGIN('1.0.0', 3));
@@ -221,7 +222,12 @@ describe.concurrent('dhv record', () => {
     const volumes = join(agentDir, 'volumes');
     makeGate(join(volumes, 'gate'));
     let recorderPid = 0;
-    const answer = runAsAgent(plugin, 'wait', { DHV_VOLUMES_DIR: volumes }, (pid) => (recorderPid = pid));
+    const answer = runAsAgent(
+      plugin,
+      'wait',
+      { DHV_VOLUMES_DIR: volumes, ...(await env(agentDir)) },
+      (pid) => (recorderPid = pid),
+    );
     const pluginPid = Number(await waitForFile(join(volumes, 'pid')));
     return { volumes, answer, recorderPid, pluginPid };
   }
@@ -239,25 +245,14 @@ describe.concurrent('dhv record', () => {
   it('forwards a signal that comes before it could take a step after starting the plugin', async () => {
     // A loaded machine can run the plugin, and a user's kill can come, before the recorder's
     // next step: a preload holds the recorder 1.5 s right after it starts the plugin.
-    const { agentDir, plugins } = await pluginDir();
-    const plugin = join(plugins, 'odd');
-    await writePlugin(plugin, BASH_PLUGIN('1.0.0', 3));
-    expect((await runDhv(['record', plugin])).exitCode).toBe(0);
-    const volumes = join(agentDir, 'volumes');
-    makeGate(join(volumes, 'gate'));
-    const preload = join(agentDir, 'hold-after-spawn.cjs');
-    await writeFile(
-      preload,
-      `const cp = require('node:child_process');\nconst spawn = cp.spawn;\ncp.spawn = function (...args) {\n  const child = spawn.apply(this, args);\n  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1500);\n  return child;\n};\n`,
-    );
-    let recorderPid = 0;
-    const answer = runAsAgent(
-      plugin,
-      'wait',
-      { DHV_VOLUMES_DIR: volumes, NODE_OPTIONS: `--require ${preload}` },
-      (pid) => (recorderPid = pid),
-    );
-    const pluginPid = Number(await waitForFile(join(volumes, 'pid')));
+    const { volumes, answer, recorderPid, pluginPid } = await recordedCallWaiting(async (agentDir) => {
+      const preload = join(agentDir, 'hold-after-spawn.cjs');
+      await writeFile(
+        preload,
+        `const cp = require('node:child_process');\nconst spawn = cp.spawn;\ncp.spawn = function (...args) {\n  const child = spawn.apply(this, args);\n  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1500);\n  return child;\n};\n`,
+      );
+      return { NODE_OPTIONS: `--require ${preload}` };
+    });
     signalProcess(recorderPid, 'SIGTERM');
     const result = await answer;
     expect(result).toMatchObject({ exit: 7, signal: null });
