@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { pickCapacity } from './capacity.js';
-import { pluginFailureOf } from '../__fixtures__/plugin-failure.js';
+import { pluginFailureOf } from './__fixtures__/plugin-failure.js';
 
 const MIB = 1024n * 1024n;
 const LOOP = { granularity: 512n, preferred: [MIB, 4096n] };

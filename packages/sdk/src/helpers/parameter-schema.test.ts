@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parameterSchema } from './parameter-schema.js';
 import { choice, flag, listOf, mkdirMode, mkdirOwner, size, text } from './parameter-fields.js';
-import { pluginFailureOf } from '../__fixtures__/plugin-failure.js';
+import { pluginFailureOf } from './__fixtures__/plugin-failure.js';
 
 const schema = parameterSchema({
   fs: choice(['ext4', 'xfs'], { default: 'ext4', fixed: true }),

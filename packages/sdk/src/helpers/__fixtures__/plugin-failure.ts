@@ -1,4 +1,4 @@
-import { PluginFailure } from '../helpers/errors.js';
+import { PluginFailure } from '../errors.js';
 
 /** The PluginFailure `run` throws; anything else it throws, or no throw at all, fails the test. */
 export function pluginFailureOf(run: () => unknown): PluginFailure {
