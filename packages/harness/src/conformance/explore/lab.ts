@@ -1,14 +1,21 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { isStrictlyInside } from '@dhv/sdk';
-import { buildEnvironment, PluginError } from '@dhv/sdk/client';
+import {
+  buildEnvironment,
+  cleanupDeleteRequest,
+  deleteRequest,
+  fingerprintRequest,
+  PluginError,
+  restoreRequest,
+} from '@dhv/sdk/client';
 import { AGENT_TIMEOUT_MS } from '@dhv/sdk/plugin';
 import { readCreatedPath } from '../inspect.js';
 import { describeRun, stderrBeyond, succeeded } from '../raw-run.js';
 import { forceRemove } from '../scratch-dirs.js';
 import { capacityBound } from '../space-budget.js';
 import { OutsideSandboxError, writeInsideSandbox } from '../sandbox-writes.js';
-import type { CheckContext, CreateInput } from '../types.js';
+import type { CheckContext, CreateInput, DeleteInput } from '../types.js';
 import { LONG_STEM, MAX_FILL } from './pool.js';
 import { formatStep, formatVolume, type Pick, type Step, type VolumeCall, type VolumeKey } from './recipe.js';
 import { RECOMMENDED_EXPLORE_CHECK, type ExploreCheckId } from './verdicts.js';
@@ -228,7 +235,7 @@ export class VolumeLab {
   /** Best effort, after a run however it ended: deletes the volumes the agent still knows, then removes the volumes dir. */
   async discard(): Promise<string[]> {
     for (const volume of this.volumes.values()) {
-      await this.ctx.delete(this.ctx.deleteRequest(volume.request, volume.path ?? '')).catch(() => undefined);
+      await this.ctx.delete(deleteRequest(volume.request, volume.path ?? '')).catch(() => undefined);
     }
     return forceRemove(this.volumesDir);
   }
@@ -278,7 +285,10 @@ export class VolumeLab {
       }
       case 'restore': {
         const volume = this.volumes.get(key)!;
-        const path = await this.create(volume.request, `restore of ${label} (its saved create request again)`);
+        const path = await this.create(
+          restoreRequest(volume.request),
+          `restore of ${label} (its saved create request again)`,
+        );
         if (path !== volume.path)
           throw new Violation(
             'explore.volumes-survive',
@@ -290,7 +300,7 @@ export class VolumeLab {
         const volume = this.volumes.get(key)!;
         // Before it is answered: a create beside it may be answered first.
         this.deleted.add(volume.request.volumeId);
-        await this.delete(volume, volume.path ?? '', `delete of ${label}`);
+        await this.delete(deleteRequest(volume.request, volume.path ?? ''), `delete of ${label}`);
         this.volumes.delete(key);
         this.judgeReleased(volume, `delete of ${label}`);
         if (volume.path === undefined || !(await isDirectory(volume.path))) return;
@@ -301,7 +311,10 @@ export class VolumeLab {
       }
       case 'cleanup-delete': {
         const volume = this.volumes.get(key)!;
-        await this.delete(volume, this.volumesDir, `cleanup delete of ${label} (empty name and namespace)`, true);
+        await this.delete(
+          cleanupDeleteRequest(volume.request),
+          `cleanup delete of ${label} (empty name and namespace)`,
+        );
         this.volumes.delete(key);
         this.judgeReleased(volume, `cleanup delete of ${label}`);
         return;
@@ -381,10 +394,9 @@ export class VolumeLab {
     }
   }
 
-  private async delete(volume: Volume, createdPath: string, what: string, cleanup = false): Promise<void> {
-    const request = this.ctx.deleteRequest(volume.request, createdPath);
+  private async delete(request: DeleteInput, what: string): Promise<void> {
     try {
-      await this.ctx.delete(cleanup ? { ...request, volumeName: '', namespace: '' } : request);
+      await this.ctx.delete(request);
     } catch (err) {
       if (err instanceof PluginError) throw callFailed(what, err);
       throw err;
@@ -393,7 +405,7 @@ export class VolumeLab {
 
   private async fingerprint(): Promise<void> {
     this.calls++;
-    const env = buildEnvironment('fingerprint', {}, this.ctx.plugin);
+    const env = buildEnvironment('fingerprint', fingerprintRequest(), this.ctx.plugin);
     const seen: string[] = [];
     for (let i = 0; i < FINGERPRINT_TRIES; i++) {
       const run = await this.ctx.runRaw(['fingerprint'], env, { timeoutMs: AGENT_TIMEOUT_MS.fingerprint });
