@@ -3,8 +3,8 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-// Go's rules each have one home (docs/architecture.md): a second definition of one of
-// them in any package's code fails here, naming both files.
+// Go's rules each have one home (docs/architecture.md), and so does what the agent sends a
+// plugin: a second definition of one of them in any package's code fails here, naming both files.
 const repo = fileURLToPath(new URL('..', import.meta.url));
 
 interface OneHome {
@@ -46,6 +46,11 @@ const HOMES: readonly OneHome[] = [
     home: 'packages/harness/src/go/multierror.ts',
     marker: /occurred:/,
   },
+  {
+    rule: "the agent's cleanup delete (no name, no namespace) and a delete made from a create (no capacities)",
+    home: 'packages/sdk/src/client/agent-requests.ts',
+    marker: /\bnamespace:\s*''|\bcapacityMinBytes:\s*_/,
+  },
 ];
 
 async function packageSources(): Promise<Map<string, string>> {
@@ -80,6 +85,10 @@ describe("Go's rules, one home each", () => {
     ['const mode = goParseUint(value, 8, 32);', 'packages/harness/src/agent/builtin-mkdir.ts'],
     ['const GO_MODE_SETGID = 1 << 22;', 'packages/plugin-mkdir/src/mode.ts'],
     ['export function goAtoi(s: string): GoParsed<bigint> {', 'packages/harness/src/go/strconv.ts'],
+    [
+      "await ctx.delete({ ...request, volumeName: '', namespace: '' });",
+      'packages/harness/src/conformance/explore/lab.ts',
+    ],
   ])('catch a planted second definition: %s', async (planted, where) => {
     const sources = await packageSources();
     sources.set(where, `// a comment\n${planted}\n`);

@@ -5,6 +5,7 @@ import { dirname, join, resolve, sep } from 'node:path';
 import type { Plugin as EsbuildPlugin } from 'esbuild';
 import { launcherHeader, NODE_SEARCH_PATHS } from './build-launcher.js';
 import { buildEnvironment } from './client/environment.js';
+import { fingerprintRequest } from './client/agent-requests.js';
 import { keepCommonJsScope } from './build-module-scope.js';
 
 /**
@@ -121,7 +122,7 @@ async function readFixedFingerprint(esbuild: Esbuild, entry: string): Promise<st
   });
   const run = spawnSync(process.execPath, ['-'], {
     input: probe.outputFiles[0]!.text,
-    env: buildEnvironment('fingerprint', {}, entry),
+    env: buildEnvironment('fingerprint', fingerprintRequest(), entry),
     encoding: 'utf8',
     timeout: PROBE_TIMEOUT_MS,
     stdio: ['pipe', 'pipe', 'ignore'],

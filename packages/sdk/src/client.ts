@@ -38,6 +38,17 @@ export {
 export { spawnPlugin, DEFAULT_MAX_OUTPUT_BYTES, type SpawnOptions } from './client/spawn-plugin.js';
 export { pluginRunOf, outputText, type PluginRun, type LeftRunning, type OutputHolder } from './client/plugin-run.js';
 export { buildEnvironment, type RequestInput } from './client/environment.js';
+export {
+  fingerprintRequest,
+  createRequest,
+  restoreRequest,
+  deleteRequest,
+  cleanupDeleteRequest,
+  type AgentFields,
+  type VolumeFields,
+  type CapacityFields,
+  type DeleteFor,
+} from './client/agent-requests.js';
 export { loadedMachineHint } from './client/machine-load.js';
 export { execKind, describeFileType, O_PATH, type ExecKind } from './client/exec-format.js';
 export { diagnoseExecutable, type SpawnDiagnosis } from './client/spawn-diagnosis.js';

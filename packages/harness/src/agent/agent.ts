@@ -416,7 +416,8 @@ export class Agent {
    * is not there claimed no volume, so gc only lists what it finds).
    */
   static orphansOf(config: AgentConfig, options: AgentOptions = {}): OrphanCollector {
-    return new OrphanCollector(config, new AgentStore(config.dataDir), builtinFirst(options.runner));
+    // '': gc never asks the agent for its node ID; it reads it from the store only to delete an orphan its claims name.
+    return new Agent(config, '', new AgentStore(config.dataDir), options).orphans();
   }
 
   /** The namespaces volumes and jobs live in (`default` always). */

@@ -80,6 +80,29 @@ describe('gc (agent.orphans())', () => {
   });
 });
 
+describe('gc without opening the agent (Agent.orphansOf, dhv agent gc)', () => {
+  it("takes the same path as agent.orphans(): the runner it is given runs the orphan's delete", async () => {
+    await new AgentStore(config.dataDir).claims.claim('cut-short', ORPHAN_ID);
+    await mkdir(join(config.volumesDir, '.p'));
+    await writeFile(join(config.volumesDir, '.p', `${ORPHAN_ID}.img`), '');
+    runner.onDelete = async (run) => rm(join(run.request.volumesDir, '.p', `${run.request.volumeId}.img`));
+
+    const report = await Agent.orphansOf(config, { runner }).collect({ remove: true });
+    expect(report).toMatchObject({ removed: [ORPHAN_ID], failed: [] });
+    expect(runner.calls.filter((c) => c.operation === 'delete')).toMatchObject([
+      { pluginId: 'p', request: { volumeId: ORPHAN_ID, nodeId: agent.nodeId } },
+    ]);
+  });
+
+  it('makes no data dir where there is none, and lists what it finds', async () => {
+    const elsewhere = { ...config, dataDir: join(dir, 'no-data-dir') };
+    await mkdir(join(config.volumesDir, ORPHAN_ID));
+    const report = await Agent.orphansOf(elsewhere, { runner }).collect();
+    expect(report.orphans).toMatchObject([{ id: ORPHAN_ID, kind: 'directory' }]);
+    expect(existsSync(elsewhere.dataDir)).toBe(false);
+  });
+});
+
 describe('reboot (agent.restart({ reboot: true }))', () => {
   it("takes the volumes down in the agent's store and restores each with the agent's runner", async () => {
     const { volume } = await agent.createVolume(volumeSpec({ name: 'data', pluginId: 'p' }));

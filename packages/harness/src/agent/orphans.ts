@@ -1,7 +1,7 @@
 import { lstat, readdir, realpath, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { isFreeLock, isUuid, removeFreeLock } from '@dhv/sdk';
-import { BUILTIN_MKDIR_ID, PluginError, valueOf, type PluginRunner } from '@dhv/sdk/client';
+import { BUILTIN_MKDIR_ID, PluginError, deleteRequest, valueOf, type PluginRunner } from '@dhv/sdk/client';
 import type { AgentConfig } from '../config/agent-config.js';
 import type { AgentStore } from './state/store.js';
 import { attachedLoopDevices, canonicalFolder, mountsBelow, type LoopDevice } from '@dhv/sdk/host';
@@ -330,16 +330,18 @@ async function deleteWithPlugin(
   valueOf(
     await runner.run('delete', {
       plugin: { pluginDir: config.pluginDir, pluginId: orphan.plugin },
-      request: {
-        volumesDir: config.volumesDir,
-        pluginDir: config.pluginDir,
-        volumeName: orphan.name ?? orphan.id,
-        volumeId: orphan.id,
-        nodeId: await store.nodeId(),
-        nodePool: config.nodePool,
+      request: deleteRequest(
+        {
+          volumesDir: config.volumesDir,
+          pluginDir: config.pluginDir,
+          nodePool: config.nodePool,
+          volumeName: orphan.name ?? orphan.id,
+          volumeId: orphan.id,
+          nodeId: await store.nodeId(),
+        },
         // Empty: the plugin derives the path as its create did, which is what it must remove.
-        createdPath: '',
-      },
+        '',
+      ),
       signal,
     }),
   );

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
-import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import type { TeardownScope } from '@dhv/sdk/host';
 import {
   PluginError,
   buildEnvironment,
+  createRequest,
+  deleteRequest,
   valueWithRun,
   type ExecResult,
   type PluginRun,
@@ -15,6 +17,7 @@ import { processRunner } from '../runner/process-runner.js';
 import { heldOutputFault, type HeldOutputFault } from './held-output.js';
 import { LeftoverLooks, summariseLeftovers, type CallEnd, type Leftover } from './host-leftovers.js';
 import { readCreatedPath } from './inspect.js';
+import { outsideVolumesDirWarning } from './outside-volumes-dir.js';
 import { succeeded } from './raw-run.js';
 import { CheckOutcome, describeUnexpected } from './outcome.js';
 import { forceRemove, makeRunRoot, removeRunRoot } from './scratch-dirs.js';
@@ -279,23 +282,21 @@ export class ConformanceSession {
       signal: scope.signal,
       newVolume(overrides = {}) {
         const volumeId = randomUUID();
+        const agent = { volumesDir, pluginDir: dirname(session.plugin), nodePool: 'default' };
         return {
-          volumesDir,
-          volumeName: `dhv-check-${volumeId.slice(0, 8)}`,
-          volumeId,
-          nodeId: session.nodeId,
-          namespace: 'default',
-          nodePool: 'default',
-          capacityMinBytes: session.settings.capacityMin,
-          capacityMaxBytes: session.settings.capacityMax,
-          parameters: session.settings.parameters,
+          ...createRequest(agent, {
+            volumeName: `dhv-check-${volumeId.slice(0, 8)}`,
+            volumeId,
+            nodeId: session.nodeId,
+            namespace: 'default',
+            capacityMinBytes: session.settings.capacityMin,
+            capacityMaxBytes: session.settings.capacityMax,
+            parameters: session.settings.parameters ?? null,
+          }),
           ...overrides,
         };
       },
-      deleteRequest(request, createdPath): DeleteInput {
-        const { capacityMinBytes: _min, capacityMaxBytes: _max, ...rest } = request;
-        return { ...rest, createdPath };
-      },
+      deleteRequest: (request, createdPath) => deleteRequest(request, createdPath),
       async provision(request) {
         let createdPath = '';
         ctx.cleanup(async () => {
@@ -397,17 +398,9 @@ interface Scope {
   signal: AbortSignal;
 }
 
-/**
- * A volume path outside the volumes dir is the plugin's to answer (Nomad takes it), but
- * it is worth a word, and the suite's cleanup never unmounts anything there.
- */
 function warnWhenOutside(path: string, volumesDir: string, ctx: CheckContext): void {
-  const rel = relative(volumesDir, path);
-  if (rel !== '' && rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel)) return;
-  ctx.warn(
-    `create answered the path ${path}, which is ${rel === '' ? 'the volumes dir itself' : 'outside the volumes dir'} ${volumesDir}: ` +
-      `a volume belongs at <volumes dir>/<volume id>; dhv check's cleanup never unmounts or removes anything outside its scratch dir`,
-  );
+  const warning = outsideVolumesDirWarning(path, volumesDir);
+  if (warning !== undefined) ctx.warn(warning);
 }
 
 /**

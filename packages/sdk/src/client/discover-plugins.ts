@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { AGENT_TIMEOUT_MS } from '../protocol/operations.js';
 import { goErrnoText } from '../go/errno.js';
 import { callPlugin } from './plugin-call.js';
+import { fingerprintRequest } from './agent-requests.js';
 import { valueWithRun } from './run-result.js';
 import { PluginError } from './errors.js';
 import { manyStartedAtOnceHint } from './machine-load.js';
@@ -127,7 +128,7 @@ async function fingerprintEntry(
     const result = valueWithRun(
       await callPlugin('fingerprint', {
         plugin: { pluginDir, pluginId: id },
-        request: {},
+        request: fingerprintRequest(),
         timeoutMs: options.timeoutMs ?? AGENT_TIMEOUT_MS.fingerprint,
         signal: options.signal,
         cwd: options.cwd,

@@ -8,7 +8,6 @@ import type { HostVolumeConfig, HostVolumeUpdate } from '../host-volumes.js';
 import type { AgentLock } from '../state/agent-lock.js';
 import { nameTaken, type NameClaims } from '../state/name-claims.js';
 import {
-  cleanupDeleteRequest,
   pluginCreateRequest,
   pluginDeleteRequest,
   type ClientDeleteRequest,
@@ -17,7 +16,7 @@ import {
 import { joinErrors } from '../../go/multierror.js';
 import { restorableWithVolumesDir, type VolumeHealth } from '../state/volume-health.js';
 import type { RestoreDisks, VolumeDisks } from '../state/volume-disks.js';
-import { BUILTIN_MKDIR_ID, valueOf, type PluginRunner } from '@dhv/sdk/client';
+import { BUILTIN_MKDIR_ID, cleanupDeleteRequest, restoreRequest, valueOf, type PluginRunner } from '@dhv/sdk/client';
 import { existingVolumePaths } from '../builtin-mkdir.js';
 import { canonicalPath, readMountTable, type MountIdentity } from '@dhv/sdk/host';
 import { mountsNow, mountsAfterRestore, mountsMadeSince, type VolumeMounts } from '../state/volume-mounts.js';
@@ -156,7 +155,7 @@ export class VolumeManager {
             valueOf(
               await runner.run('delete', {
                 plugin: { pluginDir: config.pluginDir, pluginId: req.PluginID },
-                request: cleanupDeleteRequest(req, config),
+                request: cleanupDeleteRequest(pluginCreateRequest(req, config)),
                 signal,
               }),
             );
@@ -511,7 +510,7 @@ export class VolumeManager {
       const result = valueOf(
         await runner.run('create', {
           plugin: { pluginDir: config.pluginDir, pluginId: req.PluginID },
-          request: pluginCreateRequest(req, config),
+          request: restoreRequest(pluginCreateRequest(req, config)),
           signal,
           timeoutMs: remainingMs(),
         }),

@@ -1,4 +1,5 @@
 import type { CreateRequest, DeleteRequest } from '@dhv/sdk';
+import { createRequest, deleteRequest, type AgentFields, type VolumeFields } from '@dhv/sdk/client';
 import type { AgentConfig } from '../../config/agent-config.js';
 import type { ClientCreateRequest, VolumeRecord } from '../state/client-state.js';
 
@@ -25,44 +26,35 @@ export interface ClientDeleteRequest {
 
 type AgentSettings = Pick<AgentConfig, 'volumesDir' | 'pluginDir' | 'nodePool'>;
 
-/** The plugin's create request for a client create request (a create, an update, or restore's saved one). */
-export function pluginCreateRequest(req: ClientCreateRequest, config: AgentSettings): CreateRequest {
+/** The volume as Nomad's client request names it, in the protocol's fields. */
+function volumeFields(req: ClientCreateRequest | ClientDeleteRequest): VolumeFields {
   return {
-    volumesDir: config.volumesDir,
-    pluginDir: config.pluginDir,
-    nodePool: config.nodePool,
     namespace: req.Namespace,
     volumeName: req.Name,
     volumeId: req.ID,
     nodeId: req.NodeID,
-    capacityMinBytes: req.RequestedCapacityMinBytes,
-    capacityMaxBytes: req.RequestedCapacityMaxBytes,
     parameters: req.Parameters,
   };
+}
+
+const agentFields = ({ volumesDir, pluginDir, nodePool }: AgentSettings): AgentFields => ({
+  volumesDir,
+  pluginDir,
+  nodePool,
+});
+
+/** The plugin's create request for a client create request (a create, an update, or restore's saved one). */
+export function pluginCreateRequest(req: ClientCreateRequest, config: AgentSettings): CreateRequest {
+  return createRequest(agentFields(config), {
+    ...volumeFields(req),
+    capacityMinBytes: req.RequestedCapacityMinBytes,
+    capacityMaxBytes: req.RequestedCapacityMaxBytes,
+  });
 }
 
 /** The plugin's delete request: `DHV_CREATED_PATH` is the path the servers recorded (the first create's). */
 export function pluginDeleteRequest(req: ClientDeleteRequest, config: AgentSettings): DeleteRequest {
-  return {
-    volumesDir: config.volumesDir,
-    pluginDir: config.pluginDir,
-    nodePool: config.nodePool,
-    createdPath: req.HostPath,
-    namespace: req.Namespace,
-    volumeName: req.Name,
-    volumeId: req.ID,
-    nodeId: req.NodeID,
-    parameters: req.Parameters,
-  };
-}
-
-/**
- * The cleanup delete after an initial create whose state write failed, exactly as Nomad
- * sends it (PROTOCOL.md, "The cleanup delete"): `DHV_CREATED_PATH` is the volumes dir
- * itself, name and namespace are empty.
- */
-export function cleanupDeleteRequest(req: ClientCreateRequest, config: AgentSettings): DeleteRequest {
-  return pluginDeleteRequest({ ...req, Name: '', Namespace: '', HostPath: config.volumesDir }, config);
+  return deleteRequest({ ...agentFields(config), ...volumeFields(req) }, req.HostPath);
 }
 
 /** What the servers send to delete a volume they have: the record's request and its first path. */

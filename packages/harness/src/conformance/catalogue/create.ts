@@ -1,10 +1,18 @@
 import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join } from 'node:path';
-import { formatSize, isStrictlyInside } from '@dhv/sdk';
+import { formatSize } from '@dhv/sdk';
 import { ENV } from '@dhv/sdk/plugin';
-import { PluginError, decodeErrorOutput, outputText, type CreateResult, type PluginRun } from '@dhv/sdk/client';
+import {
+  PluginError,
+  decodeErrorOutput,
+  outputText,
+  restoreRequest,
+  type CreateResult,
+  type PluginRun,
+} from '@dhv/sdk/client';
 import { readCreatedBytes, readCreatedPath } from '../inspect.js';
+import { outsideVolumesDirWarning } from '../outside-volumes-dir.js';
 import { clip, describeRun, succeeded } from '../raw-run.js';
 import { simulateReboot } from '@dhv/sdk/host';
 import type { Check, CheckContext, CreateInput } from '../types.js';
@@ -145,11 +153,8 @@ export const createChecks: Check[] = [
       if (!isAbsolute(path.value)) ctx.fail(`"path" is ${JSON.stringify(path.value)}, which is not absolute`);
       if (!(await isDirectory(path.value)))
         ctx.fail(`"path" is ${JSON.stringify(path.value)}, which is not an existing directory`);
-      if (!isStrictlyInside(ctx.volumesDir, path.value))
-        ctx.warn(
-          `create answered the path ${path.value}, which is outside the volumes dir ${ctx.volumesDir} (${ENV.volumesDir}): ` +
-            `a volume belongs at <volumes dir>/<volume id>; dhv check's cleanup never unmounts or removes anything outside its scratch dir`,
-        );
+      const outside = outsideVolumesDirWarning(path.value, ctx.volumesDir);
+      if (outside !== undefined) ctx.warn(outside);
     },
   },
   {
@@ -305,7 +310,7 @@ export const createChecks: Check[] = [
       } catch (err) {
         ctx.skip(`could not simulate the reboot: ${(err as Error).message}`);
       }
-      const restored = await ctx.create(request);
+      const restored = await ctx.create(restoreRequest(request));
       samePathOrFail(ctx, first.path, restored, 'the restore');
       const lost = await markerProblem(restored.path, marker);
       if (lost) ctx.fail(`after the restore, ${lost}`);
@@ -450,7 +455,7 @@ export const createChecks: Check[] = [
       const mounted = await isMountPoint(first.path);
       let again: CreateResult;
       try {
-        again = await ctx.create(request);
+        again = await ctx.create(restoreRequest(request));
       } catch (err) {
         ctx.fail(`create of a volume in use${mounted ? ' (mounted and busy)' : ''} failed: ${(err as Error).message}`);
       }

@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { decodeErrorOutput } from '@dhv/sdk/client';
+import { cleanupDeleteRequest, decodeErrorOutput } from '@dhv/sdk/client';
 import { ENV } from '@dhv/sdk/plugin';
 import { describeRun, succeeded } from '../raw-run.js';
 import type { Check, CheckContext } from '../types.js';
@@ -186,11 +186,7 @@ export const deleteChecks: Check[] = [
         kept.map((k) => k.path),
         { volumeId: doomed!.request.volumeId, path: doomed!.path },
       );
-      const run = await ctx.runAsAgent('delete', {
-        ...ctx.deleteRequest(doomed!.request, ctx.volumesDir),
-        volumeName: '',
-        namespace: '',
-      });
+      const run = await ctx.runAsAgent('delete', cleanupDeleteRequest(doomed!.request));
       const { broken, changed } = await survivors.compare();
       if (broken.length > 0)
         ctx.fail(

@@ -1,6 +1,6 @@
 import { lstat, stat } from 'node:fs/promises';
 import { AGENT_TIMEOUT_MS, ENV } from '@dhv/sdk/plugin';
-import { buildEnvironment, loadedMachineHint, outputText } from '@dhv/sdk/client';
+import { buildEnvironment, fingerprintRequest, loadedMachineHint, outputText } from '@dhv/sdk/client';
 import { parseGoVersion } from '@dhv/sdk';
 import { VERSION_FIELD, field, parsePluginStdout } from '../inspect.js';
 import { clip, describeRun, succeeded } from '../raw-run.js';
@@ -57,7 +57,7 @@ export const discoveryChecks: Check[] = [
     needs: ['discovery.fingerprint-succeeds'],
     alone: true,
     async run(ctx: CheckContext) {
-      const env = buildEnvironment('fingerprint', {}, ctx.plugin);
+      const env = buildEnvironment('fingerprint', fingerprintRequest(), ctx.plugin);
       const times: number[] = [];
       let over = 0;
       for (let i = 0; i < SPEED_SAMPLES && over < 2; i++) {

@@ -1,4 +1,4 @@
-import { buildEnvironment, type PluginRun } from '@dhv/sdk/client';
+import { buildEnvironment, fingerprintRequest, type PluginRun } from '@dhv/sdk/client';
 import type { CheckContext } from '../types.js';
 
 /**
@@ -10,6 +10,8 @@ const PATIENT_TIMEOUT_MS = 10_000;
 /** One fingerprint run with exactly the agent's environment, shared by the discovery checks. */
 export function fingerprintRun(ctx: CheckContext): Promise<PluginRun> {
   return ctx.shared('fingerprint', (c) =>
-    c.runRaw(['fingerprint'], buildEnvironment('fingerprint', {}, c.plugin), { timeoutMs: PATIENT_TIMEOUT_MS }),
+    c.runRaw(['fingerprint'], buildEnvironment('fingerprint', fingerprintRequest(), c.plugin), {
+      timeoutMs: PATIENT_TIMEOUT_MS,
+    }),
   );
 }

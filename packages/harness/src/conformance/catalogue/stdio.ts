@@ -1,4 +1,4 @@
-import type { PluginRun, RequestInput } from '@dhv/sdk/client';
+import { fingerprintRequest, type PluginRun, type RequestInput } from '@dhv/sdk/client';
 import { readCreatedPath } from '../inspect.js';
 import type { Check, CheckContext } from '../types.js';
 
@@ -37,7 +37,7 @@ export const stdioChecks: Check[] = [
         runs.push([operation, result]);
         return result;
       };
-      await run('fingerprint', {});
+      await run('fingerprint', fingerprintRequest());
       const created = readCreatedPath((await run('create', request)).stdout);
       if (created.ok) createdPath = created.value;
       await run('delete', ctx.deleteRequest(request, createdPath));

@@ -1,6 +1,9 @@
 import type { Check, CheckContext } from '../types.js';
 import { explore, type ExploreOutcome } from './explorer.js';
-import { KILL_AFTER_MS, MARKER_FILE, MAX_LIVE, StepNotPossible } from './lab.js';
+import { KILL_AFTER_MS } from './agent-calls.js';
+import { StepNotPossible } from './violation.js';
+import { MARKER_FILE } from './volume-disk.js';
+import { MAX_LIVE } from './volume-book.js';
 import { formatRecipe, formatStep } from './recipe.js';
 import { EXPLORE_CHECK_IDS, RECOMMENDED_EXPLORE_CHECK, type ExploreCheckId } from './verdicts.js';
 

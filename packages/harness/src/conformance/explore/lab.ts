@@ -1,55 +1,20 @@
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import { isStrictlyInside } from '@dhv/sdk';
-import { buildEnvironment, PluginError } from '@dhv/sdk/client';
-import { AGENT_TIMEOUT_MS } from '@dhv/sdk/plugin';
+import { cleanupDeleteRequest, deleteRequest, restoreRequest } from '@dhv/sdk/client';
 import { readCreatedPath } from '../inspect.js';
-import { describeRun, stderrBeyond, succeeded } from '../raw-run.js';
+import { succeeded } from '../raw-run.js';
 import { forceRemove } from '../scratch-dirs.js';
 import { capacityBound } from '../space-budget.js';
 import { OutsideSandboxError, writeInsideSandbox } from '../sandbox-writes.js';
-import type { CheckContext, CreateInput } from '../types.js';
-import { LONG_STEM, MAX_FILL } from './pool.js';
+import type { CheckContext } from '../types.js';
+import { AgentCalls } from './agent-calls.js';
+import { LONG_STEM } from './pool.js';
 import { formatStep, formatVolume, type Pick, type Step, type VolumeCall, type VolumeKey } from './recipe.js';
-import { RECOMMENDED_EXPLORE_CHECK, type ExploreCheckId } from './verdicts.js';
+import { RECOMMENDED_EXPLORE_CHECK } from './verdicts.js';
+import { AT_THE_END, StepNotPossible, Violation } from './violation.js';
+import { existing, isDirectory, MARKER_FILE, markerIn, namedBelow } from './volume-disk.js';
+import { VolumeBook, whyNot, type Volume } from './volume-book.js';
 
-/** A create is killed this long after it starts: "at its deadline", without waiting the agent's 60 s. */
-export const KILL_AFTER_MS = 300;
-/** A slow fingerprint is measured this often before it counts: one slow run on a busy host proves nothing. */
-const FINGERPRINT_TRIES = 3;
-/** The file written into every volume after its create; it must survive everything but the volume's own delete. */
-export const MARKER_FILE = '.dhv-explore-marker';
 const MiB = 1024n * 1024n;
-/** More live volumes than this make every step slow and say nothing new. */
-export const MAX_LIVE = MAX_FILL + 2;
-
-/** Said of a break found in the steps every run ends with. */
-export const AT_THE_END = '(in the steps every run ends with: a fingerprint, two restarts, the delete of every volume)';
-
-/** A break of the model of what Nomad needs, found at a step. */
-export class Violation extends Error {
-  constructor(
-    readonly checkId: ExploreCheckId,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** A step the recipe asks for that the volumes' state does not allow (restore of a volume never created). */
-export class StepNotPossible extends Error {}
-
-type VolumeState = 'live' | 'uncertain';
-
-interface Volume {
-  key: VolumeKey;
-  request: CreateInput;
-  state: VolumeState;
-  /** Where its create put it; undefined while no create has answered. */
-  path?: string;
-  /** Its path lies outside the sandbox, so no marker was written into it (dhv check writes only inside). */
-  unmarked?: boolean;
-}
 
 /**
  * One exploration run: a fresh volumes dir, the volumes the agent believes exist, and
@@ -62,10 +27,8 @@ export class VolumeLab {
   /** The first cosmetic break seen; the run carried on past it. */
   cosmetic: { violation: Violation; steps: Step[] } | undefined;
   calls = 0;
-  private readonly volumes = new Map<string, Volume>();
-  private readonly everMade: Volume[] = [];
-  /** The volume IDs whose delete was made (a failed one ends the run). */
-  private readonly deleted = new Set<string>();
+  private readonly book = new VolumeBook();
+  private readonly agent: AgentCalls;
   private volumeCount = 0;
   /** In the steps every run ends with, which the history leaves out. */
   private ending = false;
@@ -77,69 +40,13 @@ export class VolumeLab {
     private readonly runNumber: number,
     /** Whether a cosmetic break ends the run (when it is the one being shrunk). */
     private readonly stopAtCosmetic = false,
-  ) {}
+  ) {
+    this.agent = new AgentCalls(ctx);
+  }
 
-  /**
-   * The step with its picks turned into names, or undefined when it cannot run now: a
-   * pick aims at the volumes the call makes sense on (a delete at those the agent knows,
-   * a restore at live ones, a create at the retry of a killed one or the reuse of a deleted
-   * name), and the calls of one
-   * step at different volumes.
-   */
+  /** The step with its picks turned into names, or undefined when it cannot run now (VolumeBook.resolve). */
   resolve(step: Step<VolumeKey | Pick>): Step | undefined {
-    if (step.kind === 'together') {
-      const calls: VolumeCall[] = [];
-      for (const call of step.calls) {
-        const taken = new Set(calls.map((c) => keyOf(c.volume)));
-        const resolved = this.resolveCall(call, taken);
-        if (resolved === undefined) return undefined;
-        calls.push(resolved);
-      }
-      return { kind: 'together', calls };
-    }
-    if (step.kind === 'restart' || step.kind === 'fill' || step.kind === 'fingerprint')
-      return this.canRun(step) ? step : undefined;
-    return this.resolveCall(step, new Set());
-  }
-
-  private resolveCall(call: VolumeCall<VolumeKey | Pick>, taken: Set<string>): VolumeCall | undefined {
-    let volume: VolumeKey | undefined;
-    if ('pick' in call.volume) {
-      const known = [...this.volumes.values()];
-      const candidates = (
-        call.kind === 'create'
-          ? [...known.filter((v) => v.state === 'uncertain').map((v) => v.key), ...this.deletedNames()]
-          : known.filter((v) => call.kind === 'delete' || v.state === 'live').map((v) => v.key)
-      ).filter((key) => !taken.has(keyOf(key)));
-      if (candidates.length === 0) return undefined;
-      volume = candidates[call.volume.pick % candidates.length]!;
-    } else volume = call.volume;
-    if (taken.has(keyOf(volume))) return undefined;
-    const resolved = { ...call, volume } as VolumeCall;
-    return this.canRun(resolved) ? resolved : undefined;
-  }
-
-  /** Whether the step makes sense now: the agent never restores a volume it does not know. */
-  canRun(step: Step): boolean {
-    switch (step.kind) {
-      case 'together':
-        return step.calls.every((c) => this.canRun(c));
-      case 'restart':
-        return this.live().length > 0;
-      case 'fill':
-        return this.live().length + step.count <= MAX_LIVE;
-      case 'fingerprint':
-        return true;
-      case 'create':
-        return this.volumes.get(keyOf(step.volume))?.state !== 'live';
-      case 'kill-create':
-        return !this.volumes.has(keyOf(step.volume));
-      case 'delete':
-        return this.volumes.has(keyOf(step.volume));
-      case 'restore':
-      case 'cleanup-delete':
-        return this.volumes.get(keyOf(step.volume))?.state === 'live';
-    }
+    return this.book.resolve(step);
   }
 
   /**
@@ -148,16 +55,14 @@ export class VolumeLab {
    * a later step at a volume that no longer exists.
    */
   async runWherePossible(step: Step): Promise<void> {
-    if (step.kind !== 'together') return this.canRun(step) ? this.run(step) : undefined;
-    const calls: VolumeCall[] = [];
-    for (const call of step.calls)
-      if (this.canRun(call) && !calls.some((c) => keyOf(c.volume) === keyOf(call.volume))) calls.push(call);
+    if (step.kind !== 'together') return this.book.canRun(step) ? this.run(step) : undefined;
+    const calls = this.book.possibleCalls(step.calls);
     if (calls.length > 1) return this.run({ kind: 'together', calls });
     if (calls.length === 1) return this.run(calls[0]!);
   }
 
   async run(step: Step): Promise<void> {
-    if (!this.canRun(step)) throw new StepNotPossible(`"${formatStep(step)}" cannot run: ${whyNot(step)}`);
+    if (!this.book.canRun(step)) throw new StepNotPossible(`"${formatStep(step)}" cannot run: ${whyNot(step)}`);
     if (!this.ending) this.history.push(step);
     switch (step.kind) {
       case 'together': {
@@ -168,12 +73,12 @@ export class VolumeLab {
         // Only now, with every call of the step answered: a create beside the delete may
         // rightly have been given the path the delete had just freed.
         for (const volume of deleted)
-          if ((await isDirectory(volume.path!)) && !this.claimedByOther(volume)) this.reportLeft(volume);
+          if ((await isDirectory(volume.path!)) && !this.book.claimedByOther(volume)) this.reportLeft(volume);
         break;
       }
       case 'restart': {
         const restored = await Promise.allSettled(
-          this.live().map((v) => this.call({ kind: 'restore', volume: v.key })),
+          this.book.live().map((v) => this.call({ kind: 'restore', volume: v.key })),
         );
         const failure = restored.find((s) => s.status === 'rejected');
         if (failure) throw failure.reason;
@@ -188,7 +93,8 @@ export class VolumeLab {
           });
         break;
       case 'fingerprint':
-        await this.fingerprint();
+        this.calls++;
+        await this.agent.fingerprint(this.book.live().length);
         break;
       default:
         await this.call(step);
@@ -204,16 +110,17 @@ export class VolumeLab {
     // deleted. A replay ends the same way, so these steps are not part of the recipe.
     this.ending = true;
     try {
-      if (this.live().length > 0) await this.run({ kind: 'fingerprint' });
-      for (let i = 0; i < 2 && this.live().length > 0; i++) await this.run({ kind: 'restart' });
-      for (const volume of [...this.volumes.values()]) await this.run({ kind: 'delete', volume: volume.key });
+      if (this.book.live().length > 0) await this.run({ kind: 'fingerprint' });
+      for (let i = 0; i < 2 && this.book.live().length > 0; i++) await this.run({ kind: 'restart' });
+      for (const volume of [...this.book.volumes.values()]) await this.run({ kind: 'delete', volume: volume.key });
     } catch (err) {
       if (err instanceof Violation) err.message += ` ${AT_THE_END}`;
       throw err;
     }
-    const names = new Set(this.everMade.flatMap((v) => [v.request.volumeId, v.request.volumeName]));
+    const { everMade } = this.book;
+    const names = new Set(everMade.flatMap((v) => [v.request.volumeId, v.request.volumeName]));
     const left = [
-      ...(await existing(this.everMade.flatMap((v) => (v.path === undefined ? [] : [v.path])))),
+      ...(await existing(everMade.flatMap((v) => (v.path === undefined ? [] : [v.path])))),
       ...(await namedBelow(this.volumesDir, names)),
     ];
     if (left.length > 0)
@@ -227,20 +134,10 @@ export class VolumeLab {
 
   /** Best effort, after a run however it ended: deletes the volumes the agent still knows, then removes the volumes dir. */
   async discard(): Promise<string[]> {
-    for (const volume of this.volumes.values()) {
-      await this.ctx.delete(this.ctx.deleteRequest(volume.request, volume.path ?? '')).catch(() => undefined);
+    for (const volume of this.book.volumes.values()) {
+      await this.ctx.delete(deleteRequest(volume.request, volume.path ?? '')).catch(() => undefined);
     }
     return forceRemove(this.volumesDir);
-  }
-
-  /** Names whose volumes were deleted and that no volume holds now: ready to be used again. */
-  private deletedNames(): VolumeKey[] {
-    const seen = new Map(this.everMade.map((v) => [keyOf(v.key), v.key]));
-    return [...seen].filter(([key]) => !this.volumes.has(key)).map(([, key]) => key);
-  }
-
-  private live(): Volume[] {
-    return [...this.volumes.values()].filter((v) => v.state === 'live');
   }
 
   /**
@@ -250,35 +147,34 @@ export class VolumeLab {
    */
   private async call(call: VolumeCall, beside?: Volume[]): Promise<void> {
     this.calls++;
-    const key = keyOf(call.volume);
     const label = formatVolume(call.volume);
     switch (call.kind) {
       case 'create': {
-        const known = this.volumes.get(key);
         // A create after a killed one is the agent's retry of the same volume.
-        const volume = known ?? this.newVolume(call.volume, call.large);
-        const path = await this.create(volume.request, `create of ${label}`);
+        const volume = this.book.get(call.volume) ?? this.newVolume(call.volume, call.large);
+        const path = await this.agent.create(volume.request, `create of ${label}`);
         await this.becomeLive(volume, path, label);
         return;
       }
       case 'kill-create': {
         const volume = this.newVolume(call.volume, false);
         volume.state = 'uncertain';
-        const run = await this.ctx.runRaw(['create'], buildEnvironment('create', volume.request, this.ctx.plugin), {
-          timeoutMs: KILL_AFTER_MS,
-        });
+        const run = await this.agent.killedCreate(volume.request);
         const path = readCreatedPath(run.stdout);
         if (!run.timedOut && succeeded(run) && path.ok) return this.becomeLive(volume, path.value, label);
         // The agent's next create of the volume, with the same request: it must not be blocked.
         return this.becomeLive(
           volume,
-          await this.create(volume.request, `create of ${label} after one was killed`),
+          await this.agent.create(volume.request, `create of ${label} after one was killed`),
           label,
         );
       }
       case 'restore': {
-        const volume = this.volumes.get(key)!;
-        const path = await this.create(volume.request, `restore of ${label} (its saved create request again)`);
+        const volume = this.book.get(call.volume)!;
+        const path = await this.agent.create(
+          restoreRequest(volume.request),
+          `restore of ${label} (its saved create request again)`,
+        );
         if (path !== volume.path)
           throw new Violation(
             'explore.volumes-survive',
@@ -287,22 +183,25 @@ export class VolumeLab {
         return;
       }
       case 'delete': {
-        const volume = this.volumes.get(key)!;
+        const volume = this.book.get(call.volume)!;
         // Before it is answered: a create beside it may be answered first.
-        this.deleted.add(volume.request.volumeId);
-        await this.delete(volume, volume.path ?? '', `delete of ${label}`);
-        this.volumes.delete(key);
+        this.book.deleted.add(volume.request.volumeId);
+        await this.agent.delete(deleteRequest(volume.request, volume.path ?? ''), `delete of ${label}`);
+        this.book.forget(volume);
         this.judgeReleased(volume, `delete of ${label}`);
         if (volume.path === undefined || !(await isDirectory(volume.path))) return;
         // Its own data still there is left behind whatever runs beside it.
         if (beside !== undefined && (await markerIn(volume.path)) !== volume.request.volumeId) beside.push(volume);
-        else if (!this.claimedByOther(volume)) this.reportLeft(volume);
+        else if (!this.book.claimedByOther(volume)) this.reportLeft(volume);
         return;
       }
       case 'cleanup-delete': {
-        const volume = this.volumes.get(key)!;
-        await this.delete(volume, this.volumesDir, `cleanup delete of ${label} (empty name and namespace)`, true);
-        this.volumes.delete(key);
+        const volume = this.book.get(call.volume)!;
+        await this.agent.delete(
+          cleanupDeleteRequest(volume.request),
+          `cleanup delete of ${label} (empty name and namespace)`,
+        );
+        this.book.forget(volume);
         this.judgeReleased(volume, `cleanup delete of ${label}`);
         return;
       }
@@ -327,8 +226,7 @@ export class VolumeLab {
         : {}),
     });
     const volume: Volume = { key, request, state: 'uncertain' };
-    this.volumes.set(keyOf(key), volume);
-    this.everMade.push(volume);
+    this.book.add(volume);
     return volume;
   }
 
@@ -340,8 +238,8 @@ export class VolumeLab {
     // A deleted volume's data in a new volume's folder: its delete left it, whichever of the
     // two calls (run at once) was answered first. A live one's is judged by checkVolumes.
     const found = await markerIn(path);
-    const owner = found === undefined ? undefined : this.everMade.find((v) => v.request.volumeId === found);
-    if (owner !== undefined && owner !== volume && this.deleted.has(found!)) this.reportLeft(owner, label);
+    const owner = found === undefined ? undefined : this.book.everMade.find((v) => v.request.volumeId === found);
+    if (owner !== undefined && owner !== volume && this.book.deleted.has(found!)) this.reportLeft(owner, label);
     try {
       await writeInsideSandbox(this.ctx.sandboxScope, path, MARKER_FILE, volume.request.volumeId);
       volume.unmarked = false;
@@ -372,47 +270,9 @@ export class VolumeLab {
     );
   }
 
-  private async create(request: CreateInput, what: string): Promise<string> {
-    try {
-      return (await this.ctx.create(request)).path;
-    } catch (err) {
-      if (err instanceof PluginError) throw callFailed(what, err);
-      throw err;
-    }
-  }
-
-  private async delete(volume: Volume, createdPath: string, what: string, cleanup = false): Promise<void> {
-    const request = this.ctx.deleteRequest(volume.request, createdPath);
-    try {
-      await this.ctx.delete(cleanup ? { ...request, volumeName: '', namespace: '' } : request);
-    } catch (err) {
-      if (err instanceof PluginError) throw callFailed(what, err);
-      throw err;
-    }
-  }
-
-  private async fingerprint(): Promise<void> {
-    this.calls++;
-    const env = buildEnvironment('fingerprint', {}, this.ctx.plugin);
-    const seen: string[] = [];
-    for (let i = 0; i < FINGERPRINT_TRIES; i++) {
-      const run = await this.ctx.runRaw(['fingerprint'], env, { timeoutMs: AGENT_TIMEOUT_MS.fingerprint });
-      if (succeeded(run) && run.durationMs <= AGENT_TIMEOUT_MS.fingerprint) return;
-      seen.push(run.timedOut ? `killed at ${AGENT_TIMEOUT_MS.fingerprint} ms` : describeRun(run));
-    }
-    throw new Violation(
-      'explore.fingerprint-fast',
-      `with ${this.live().length} volumes, fingerprint did not answer within the agent's ${AGENT_TIMEOUT_MS.fingerprint} ms (${seen.join('; ')}): the agent skips the plugin`,
-    );
-  }
-
-  private claimedByOther(volume: Volume): boolean {
-    return this.live().some((v) => v !== volume && v.path === volume.path);
-  }
-
   /** The model: every live volume's path is a directory of its own, and holds what was written into it. */
   private async checkVolumes(): Promise<void> {
-    const live = this.live();
+    const live = this.book.live();
     for (const [i, a] of live.entries()) {
       for (const b of live.slice(i + 1)) {
         if (a.path === b.path || isStrictlyInside(a.path!, b.path!) || isStrictlyInside(b.path!, a.path!))
@@ -441,55 +301,8 @@ export class VolumeLab {
   }
 }
 
-/** A call that failed, in Nomad's words, then what the plugin itself said last on stderr. */
-function callFailed(what: string, err: PluginError): Violation {
-  const said = stderrBeyond(err.stderr, err.nomadMessage);
-  const stderr = said ? ` (the plugin's stderr ended: ${said})` : '';
-  return new Violation('explore.calls-succeed', `the ${what} failed: ${err.nomadMessage}${stderr}`);
-}
-
-function whyNot(step: Step): string {
-  if (step.kind === 'restart') return 'no volume is live';
-  if (step.kind === 'together') return 'one of its calls cannot';
-  if (step.kind === 'create' || step.kind === 'kill-create') return 'the volume already exists';
-  return 'no such volume';
-}
-
-function keyOf(key: VolumeKey): string {
-  return `${key.namespace}/${key.name}`;
-}
-
 /** Volume IDs are UUIDs, as the agent's are; made from counters so that a replay sends the same ones. */
 function volumeUuid(run: number, volume: number): string {
   const hex = (n: number, width: number) => n.toString(16).padStart(width, '0');
   return `${hex(run, 8)}-d4c0-4000-8000-${hex(volume, 12)}`;
-}
-
-async function isDirectory(path: string): Promise<boolean> {
-  return stat(path).then(
-    (s) => s.isDirectory(),
-    () => false,
-  );
-}
-
-/** What the marker file in `dir` says (the ID of the volume it was written into), if there is one. */
-async function markerIn(dir: string): Promise<string | undefined> {
-  return readFile(join(dir, MARKER_FILE), 'utf8').catch(() => undefined);
-}
-
-async function existing(paths: string[]): Promise<string[]> {
-  const found = await Promise.all(paths.map(async (p) => ((await isDirectory(p)) ? [p] : [])));
-  return found.flat();
-}
-
-/** Entries at most three levels below `dir` named exactly like one of `names` (a volume's ID or name). */
-async function namedBelow(dir: string, names: Set<string>, depth = 3): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
-  const found: string[] = [];
-  for (const entry of entries) {
-    const path = join(dir, entry.name);
-    if (names.has(entry.name)) found.push(path);
-    else if (entry.isDirectory() && depth > 1) found.push(...(await namedBelow(path, names, depth - 1)));
-  }
-  return found;
 }

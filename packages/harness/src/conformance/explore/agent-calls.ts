@@ -1,0 +1,66 @@
+import { buildEnvironment, fingerprintRequest, PluginError, type PluginRun } from '@dhv/sdk/client';
+import { AGENT_TIMEOUT_MS } from '@dhv/sdk/plugin';
+import { describeRun, stderrBeyond, succeeded } from '../raw-run.js';
+import type { CheckContext, CreateInput, DeleteInput } from '../types.js';
+import { Violation } from './violation.js';
+
+/** A create is killed this long after it starts: "at its deadline", without waiting the agent's 60 s. */
+export const KILL_AFTER_MS = 300;
+/** A slow fingerprint is measured this often before it counts: one slow run on a busy host proves nothing. */
+const FINGERPRINT_TRIES = 3;
+
+/**
+ * The agent's calls as the explorer makes them, through the check's context: a plugin's
+ * failure becomes the Violation `explore.calls-succeed`, in Nomad's words, with what the
+ * plugin said last on stderr. `what` names the call in that verdict.
+ */
+export class AgentCalls {
+  constructor(private readonly ctx: CheckContext) {}
+
+  async create(request: CreateInput, what: string): Promise<string> {
+    try {
+      return (await this.ctx.create(request)).path;
+    } catch (err) {
+      if (err instanceof PluginError) throw callFailed(what, err);
+      throw err;
+    }
+  }
+
+  async delete(request: DeleteInput, what: string): Promise<void> {
+    try {
+      await this.ctx.delete(request);
+    } catch (err) {
+      if (err instanceof PluginError) throw callFailed(what, err);
+      throw err;
+    }
+  }
+
+  /** A create killed KILL_AFTER_MS after it started, left unjudged: the agent gave up on it. */
+  killedCreate(request: CreateInput): Promise<PluginRun> {
+    return this.ctx.runRaw(['create'], buildEnvironment('create', request, this.ctx.plugin), {
+      timeoutMs: KILL_AFTER_MS,
+    });
+  }
+
+  /** The fingerprint within the agent's deadline, tried FINGERPRINT_TRIES times; `live`: the volumes it is made with. */
+  async fingerprint(live: number): Promise<void> {
+    const env = buildEnvironment('fingerprint', fingerprintRequest(), this.ctx.plugin);
+    const seen: string[] = [];
+    for (let i = 0; i < FINGERPRINT_TRIES; i++) {
+      const run = await this.ctx.runRaw(['fingerprint'], env, { timeoutMs: AGENT_TIMEOUT_MS.fingerprint });
+      if (succeeded(run) && run.durationMs <= AGENT_TIMEOUT_MS.fingerprint) return;
+      seen.push(run.timedOut ? `killed at ${AGENT_TIMEOUT_MS.fingerprint} ms` : describeRun(run));
+    }
+    throw new Violation(
+      'explore.fingerprint-fast',
+      `with ${live} volumes, fingerprint did not answer within the agent's ${AGENT_TIMEOUT_MS.fingerprint} ms (${seen.join('; ')}): the agent skips the plugin`,
+    );
+  }
+}
+
+/** A call that failed, in Nomad's words, then what the plugin itself said last on stderr. */
+function callFailed(what: string, err: PluginError): Violation {
+  const said = stderrBeyond(err.stderr, err.nomadMessage);
+  const stderr = said ? ` (the plugin's stderr ended: ${said})` : '';
+  return new Violation('explore.calls-succeed', `the ${what} failed: ${err.nomadMessage}${stderr}`);
+}
