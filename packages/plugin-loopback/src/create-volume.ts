@@ -1,4 +1,4 @@
-import { chmod, chown, mkdir, rmdir, stat } from 'node:fs/promises';
+import { chmod, chown, mkdir, rename, rmdir, stat } from 'node:fs/promises';
 import {
   PluginFailure,
   UndoStack,
@@ -8,7 +8,26 @@ import {
   type CreateResponse,
   type HandlerContext,
 } from '@dhv/sdk/plugin';
-import { expectVolumesDisk, keepVolumesDisk } from '@dhv/sdk/host';
+import {
+  attachLoopDevice,
+  checkFilesystem,
+  checkRoom,
+  createSparseImage,
+  detachLoopDevice,
+  detectFilesystem,
+  expectVolumesDisk,
+  imageSize,
+  keepVolumesDisk,
+  loopDeviceNumbered,
+  loopDevicesBackedBy,
+  makeFilesystem,
+  mount,
+  mountsAt,
+  preallocate,
+  remount,
+  removeFile,
+  unmount,
+} from '@dhv/sdk/host';
 import { parseParameters, type LoopbackParameters } from './parameters.js';
 import { provisionedSize } from './size.js';
 import {
@@ -19,11 +38,7 @@ import {
   volumeLayout,
   type VolumeLayout,
 } from './layout.js';
-import { checkHost, toolsFor } from './preflight.js';
-import { checkRoom, createSparseImage, imageSize, preallocate, publishImage, removeFile } from './image.js';
-import { checkFilesystem, detectFilesystem, makeFilesystem } from './filesystem.js';
-import { attachLoopDevice, detachLoopDevice, loopDeviceNumbered, loopDevicesFor } from './loop-device.js';
-import { mount, mountsAt, unmount } from './mounts.js';
+import { checkHostFor } from './preflight.js';
 import { expandVolume, finishInterruptedGrowth } from './expand.js';
 import { noHook, type StepHook } from './steps.js';
 import { PLUGIN_NAME } from './version.js';
@@ -56,7 +71,7 @@ export async function createVolume(
   const layout = volumeLayout(request.volumesDir, request.volumeId);
   const params = parseParameters(request.parameters);
   const size = provisionedSize(request.capacityMinBytes, request.capacityMaxBytes);
-  checkHost(toolsFor(params.fs, params.preallocate));
+  checkHostFor(params.fs, params.preallocate);
   // Before the volumes dir or the image folder is made: on a disk that is not mounted, a
   // new image would be made (and mkfs'd) on the filesystem below.
   const disk = await expectVolumesDisk(PLUGIN_NAME, layout.volumesDir, request.volumeId);
@@ -133,14 +148,14 @@ async function createNew(job: Job): Promise<CreateResponse> {
   });
   await afterStep('image');
   if (params.preallocate) {
-    await preallocate(layout.partialImagePath, 0n, size, signal);
+    await preallocate(layout.partialImagePath, 0n, size, { signal });
     await afterStep('preallocate');
   }
-  await makeFilesystem(params.fs, layout.partialImagePath, signal);
-  await publishImage(layout.partialImagePath, layout.imagePath);
+  await makeFilesystem(params.fs, layout.partialImagePath, { signal });
+  await rename(layout.partialImagePath, layout.imagePath);
   await afterStep('filesystem');
 
-  const device = await attachLoopDevice(layout.imagePath, signal);
+  const device = await attachLoopDevice(layout.imagePath, { signal });
   undo.push(`attach ${device}`, () => detachLoopDevice(device));
   await afterStep('loop-device');
 
@@ -155,8 +170,7 @@ async function createNew(job: Job): Promise<CreateResponse> {
   await chmod(layout.mountPath, params.mode);
   if (params.uid !== undefined || params.gid !== undefined)
     await chown(layout.mountPath, params.uid ?? -1, params.gid ?? -1);
-  if (params.mountOptions.includes('ro'))
-    await mount('none', layout.mountPath, params.fs, ['remount', ...params.mountOptions], signal);
+  if (params.mountOptions.includes('ro')) await remount(layout.mountPath, params.fs, params.mountOptions, { signal });
   await afterStep('root-directory');
   ctx.log(`created ${params.fs} volume ${layout.mountPath} (${formatSize(size)}) on ${device}`);
   return { path: layout.mountPath, bytes: size };
@@ -194,15 +208,15 @@ async function restore(job: Job, current: bigint): Promise<CreateResponse> {
       );
     }
   } else {
-    const attached = await loopDevicesFor(layout.imagePath);
+    const attached = await loopDevicesBackedBy(layout.imagePath);
     if (attached.length > 0) {
-      device = attached[0]!;
+      device = attached[0]!.device;
     } else {
-      const fresh = await attachLoopDevice(layout.imagePath, signal);
+      const fresh = await attachLoopDevice(layout.imagePath, { signal });
       undo.push(`attach ${fresh}`, () => detachLoopDevice(fresh));
       device = fresh;
     }
-    await checkFilesystem(fs, device, signal);
+    await checkFilesystem(fs, device, { signal });
     await makeMountPoint(job);
     await mountVolume({ ...job, params: { ...params, fs } }, device, params.mountOptions);
     ctx.log(`mounted ${layout.imagePath} again at ${layout.mountPath} on ${device}`);
@@ -243,7 +257,7 @@ async function mountVolume(
   device: string,
   options: string[],
 ): Promise<void> {
-  await mount(device, layout.mountPath, params.fs, options, ctx.signal);
+  await mount(device, layout.mountPath, params.fs, options, { signal: ctx.signal });
   undo.push(`mount ${device} at ${layout.mountPath}`, () => unmount(layout.mountPath));
   await afterStep('mount');
 }
