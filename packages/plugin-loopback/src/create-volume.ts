@@ -1,9 +1,8 @@
 import { chmod, chown, mkdir, rename, rmdir, stat } from 'node:fs/promises';
 import {
   PluginFailure,
-  UndoStack,
+  acquireVolumeLock,
   formatSize,
-  withVolumeLock,
   type CreateRequest,
   type CreateResponse,
   type HandlerContext,
@@ -53,7 +52,7 @@ interface Job {
   params: LoopbackParameters;
   fsGiven: boolean;
   size: bigint;
-  undo: UndoStack;
+  undo: HandlerContext['undo'];
   afterStep: StepHook;
   ctx: HandlerContext;
 }
@@ -76,38 +75,29 @@ export async function createVolume(
   // new image would be made (and mkfs'd) on the filesystem below.
   const disk = await expectVolumesDisk(PLUGIN_NAME, layout.volumesDir, request.volumeId);
   const made = await ensureStateDir(layout);
-  return withVolumeLock(
-    layout.lockPath,
-    async () => {
-      const job: Job = {
-        layout,
-        params,
-        fsGiven: request.parameters?.fs !== undefined,
-        size,
-        undo: new UndoStack(),
-        afterStep: options.afterStep ?? noHook,
-        ctx,
-      };
-      try {
-        const response = await provision(job);
-        job.undo.commit();
-        await keepVolumesDisk(disk, ctx.log);
-        return response;
-      } catch (err) {
-        const leftovers = await job.undo.unwind(ctx.log);
-        const failure = ctx.signal.aborted ? stopped(ctx.signal, err) : err;
-        if (leftovers.length > 0 && failure instanceof Error) {
-          failure.message += `; cleaning up also failed, so something may be left behind: ${leftovers.join('; ')}`;
-        }
-        throw failure;
-      }
-    },
-    { signal: ctx.signal, folderMode: 0o700 },
-  ).catch(async (err: unknown) => {
-    // After the lock is released, so an empty hidden folder really is empty.
-    await removeEmptyFolders(layout, made).catch(() => {});
-    throw err;
-  });
+  // A failed create is undone by the runtime, newest first, once this handler has thrown:
+  // the lock is released after every other undo, and the empty folders go after that.
+  ctx.undo('remove the image folder if empty', () => removeEmptyFolders(layout, made).catch(() => {}));
+  const release = await acquireVolumeLock(layout.lockPath, { signal: ctx.signal, folderMode: 0o700 });
+  ctx.undo('release the volume lock', release);
+  const job: Job = {
+    layout,
+    params,
+    fsGiven: request.parameters?.fs !== undefined,
+    size,
+    undo: ctx.undo,
+    afterStep: options.afterStep ?? noHook,
+    ctx,
+  };
+  let response: CreateResponse;
+  try {
+    response = await provision(job);
+  } catch (err) {
+    throw ctx.signal.aborted ? stopped(ctx.signal, err) : err;
+  }
+  await release();
+  await keepVolumesDisk(disk, ctx.log);
+  return response;
 }
 
 /** A create cut short by the deadline (or SIGTERM) says so, rather than "The operation was aborted". */
@@ -142,7 +132,7 @@ async function createNew(job: Job): Promise<CreateResponse> {
   await checkRoom(layout.stateDir, size, `the ${formatSize(size)} image of volume ${layout.mountPath}`);
 
   await createSparseImage(layout.partialImagePath, size);
-  undo.push('make the image', async () => {
+  undo('make the image', async () => {
     await removeFile(layout.partialImagePath);
     await removeFile(layout.imagePath);
   });
@@ -156,7 +146,7 @@ async function createNew(job: Job): Promise<CreateResponse> {
   await afterStep('filesystem');
 
   const device = await attachLoopDevice(layout.imagePath, { signal });
-  undo.push(`attach ${device}`, () => detachLoopDevice(device));
+  undo(`attach ${device}`, () => detachLoopDevice(device));
   await afterStep('loop-device');
 
   await makeMountPoint(job);
@@ -213,7 +203,7 @@ async function restore(job: Job, current: bigint): Promise<CreateResponse> {
       device = attached[0]!.device;
     } else {
       const fresh = await attachLoopDevice(layout.imagePath, { signal });
-      undo.push(`attach ${fresh}`, () => detachLoopDevice(fresh));
+      undo(`attach ${fresh}`, () => detachLoopDevice(fresh));
       device = fresh;
     }
     await checkFilesystem(fs, device, { signal });
@@ -245,7 +235,7 @@ async function restore(job: Job, current: bigint): Promise<CreateResponse> {
 async function makeMountPoint({ layout, undo, afterStep }: Job): Promise<void> {
   if ((await entryKind(layout.mountPath)) === 'missing') {
     await mkdir(layout.mountPath, { mode: 0o700 });
-    undo.push(`make ${layout.mountPath}`, () => rmdir(layout.mountPath));
+    undo(`make ${layout.mountPath}`, () => rmdir(layout.mountPath));
   } else if (!(await stat(layout.mountPath)).isDirectory()) {
     throw new PluginFailure('EUNSAFEPATH', `${layout.mountPath} is not a directory`, { path: layout.mountPath });
   }
@@ -258,6 +248,6 @@ async function mountVolume(
   options: string[],
 ): Promise<void> {
   await mount(device, layout.mountPath, params.fs, options, { signal: ctx.signal });
-  undo.push(`mount ${device} at ${layout.mountPath}`, () => unmount(layout.mountPath));
+  undo(`mount ${device} at ${layout.mountPath}`, () => unmount(layout.mountPath));
   await afterStep('mount');
 }

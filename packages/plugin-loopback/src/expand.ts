@@ -1,5 +1,5 @@
 import { access, writeFile } from 'node:fs/promises';
-import { formatSize, type UndoStack } from '@dhv/sdk/plugin';
+import { formatSize, type HandlerContext } from '@dhv/sdk/plugin';
 import {
   checkRoom,
   growFilesystem,
@@ -34,7 +34,7 @@ export const growthMarker = (imagePath: string) => `${imagePath}.growing`;
  */
 export async function expandVolume(
   e: Expansion,
-  undo: UndoStack,
+  undo: HandlerContext['undo'],
   afterStep: StepHook,
   signal?: AbortSignal,
 ): Promise<void> {
@@ -43,7 +43,7 @@ export async function expandVolume(
   let filesystemGrown = false;
   await writeFile(marker, `${e.from} ${e.to}\n`, { mode: 0o600 });
   await resizeImage(e.imagePath, e.to);
-  undo.push(`grow the image to ${formatSize(e.to)}`, async () => {
+  undo(`grow the image to ${formatSize(e.to)}`, async () => {
     if (filesystemGrown) return;
     await resizeImage(e.imagePath, e.from);
     await refreshLoopCapacity(e.device);
