@@ -92,11 +92,11 @@ export async function createVolume(
   let response: CreateResponse;
   try {
     response = await provision(job);
+    await keepVolumesDisk(disk, ctx.log);
   } catch (err) {
     throw ctx.signal.aborted ? stopped(ctx.signal, err) : err;
   }
   await release();
-  await keepVolumesDisk(disk, ctx.log);
   return response;
 }
 
