@@ -1,19 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { pickCapacity } from './capacity.js';
-import { PluginFailure } from './errors.js';
+import { pluginFailureOf } from '../__fixtures__/plugin-failure.js';
 
 const MIB = 1024n * 1024n;
 const LOOP = { granularity: 512n, preferred: [MIB, 4096n] };
 
-function failure(run: () => unknown): PluginFailure {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof PluginFailure) return err;
-    throw err;
-  }
-  throw new Error('expected a PluginFailure');
-}
+const failure = pluginFailureOf;
 
 describe('pickCapacity', () => {
   it('makes capacity_min, else capacity_max, else the fallback', () => {

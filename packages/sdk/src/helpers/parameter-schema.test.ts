@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parameterSchema } from './parameter-schema.js';
 import { choice, flag, listOf, mkdirMode, mkdirOwner, size, text } from './parameter-fields.js';
-import { PluginFailure } from './errors.js';
+import { pluginFailureOf } from '../__fixtures__/plugin-failure.js';
 
 const schema = parameterSchema({
   fs: choice(['ext4', 'xfs'], { default: 'ext4', fixed: true }),
@@ -13,15 +13,7 @@ const schema = parameterSchema({
   label: text({ pattern: /^[a-z]{1,8}$/, describe: 'up to 8 lowercase letters' }),
 });
 
-function failure(run: () => unknown): PluginFailure {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof PluginFailure) return err;
-    throw err;
-  }
-  throw new Error('expected a PluginFailure');
-}
+const failure = pluginFailureOf;
 
 describe('parameterSchema', () => {
   it('fills in the defaults when the spec has no parameters', () => {
