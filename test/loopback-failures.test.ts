@@ -4,6 +4,7 @@ import { copyFile, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildEnvironment, type RequestInput } from '@dhv/sdk/client';
+import { UndoStack } from '@dhv/sdk/plugin';
 import { runAsDhv } from './support/run-as-dhv.js';
 import { bundlePlugin } from '@dhv/sdk/build';
 import {
@@ -110,6 +111,8 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
     const { createVolume } = await import('../packages/plugin-loopback/src/create-volume.js');
     const deadline = new AbortController();
     const id = randomUUID();
+    // What the runtime does with ctx.undo: the steps, undone newest first once create threw.
+    const undo = new UndoStack();
     const err = await createVolume(
       {
         ...request(id),
@@ -121,7 +124,13 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
         capacityMaxBytes: 0n,
         parameters: null,
       },
-      { operation: 'create', signal: deadline.signal, log: () => {}, undo: () => {}, step: async (_, run) => run() },
+      {
+        operation: 'create',
+        signal: deadline.signal,
+        log: () => {},
+        undo: (what, action) => undo.push(what, action),
+        step: async (_, run) => run(),
+      },
       {
         afterStep: (step) =>
           void (step === 'loop-device' && deadline.abort(new Error("the agent's 60s deadline is near"))),
@@ -130,6 +139,7 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
       () => undefined,
       (e: unknown) => e as Error & { code?: string },
     );
+    expect(await undo.unwind(() => {})).toEqual([]);
     expect(err?.code).toBe('ESTOPPED');
     expect(err?.message).toMatch(/create stopped \(the agent's 60s deadline is near\) and undid what it had made/);
     expect(await inventory(volumesDir)).toEqual(NOTHING);

@@ -326,6 +326,11 @@ describe('the packed packages, installed together outside the repo', () => {
         run: 'module',
         as: 'declared-parameters.mjs',
       },
+      'packages/sdk/README.md: const release = await acquireVolumeLock(`${path}.lock`, { signal: ctx.signal, folderMode: 0o711 });':
+        {
+          run: 'not-here',
+          why: 'a fragment of a create handler; the loopback template is the whole of it, built, type-checked and passed through dhv check by test/authoring-init.test.ts',
+        },
       'packages/sdk/README.md: async delete(req, ctx) {': {
         run: 'not-here',
         why: 'the delete handler of the plugin above, shown alone; the whole plugin runs as the first SDK example',

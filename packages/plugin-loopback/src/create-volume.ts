@@ -1,14 +1,32 @@
-import { chmod, chown, mkdir, rmdir, stat } from 'node:fs/promises';
+import { chmod, chown, mkdir, rename, rmdir, stat } from 'node:fs/promises';
 import {
   PluginFailure,
-  UndoStack,
+  acquireVolumeLock,
   formatSize,
-  withVolumeLock,
   type CreateRequest,
   type CreateResponse,
   type HandlerContext,
 } from '@dhv/sdk/plugin';
-import { expectVolumesDisk, keepVolumesDisk } from '@dhv/sdk/host';
+import {
+  attachLoopDevice,
+  checkFilesystem,
+  checkRoom,
+  createSparseImage,
+  detachLoopDevice,
+  detectFilesystem,
+  expectVolumesDisk,
+  imageSize,
+  keepVolumesDisk,
+  loopDeviceNumbered,
+  loopDevicesBackedBy,
+  makeFilesystem,
+  mount,
+  mountsAt,
+  preallocate,
+  remount,
+  removeFile,
+  unmount,
+} from '@dhv/sdk/host';
 import { parseParameters, type LoopbackParameters } from './parameters.js';
 import { provisionedSize } from './size.js';
 import {
@@ -19,11 +37,7 @@ import {
   volumeLayout,
   type VolumeLayout,
 } from './layout.js';
-import { checkHost, toolsFor } from './preflight.js';
-import { checkRoom, createSparseImage, imageSize, preallocate, publishImage, removeFile } from './image.js';
-import { checkFilesystem, detectFilesystem, makeFilesystem } from './filesystem.js';
-import { attachLoopDevice, detachLoopDevice, loopDeviceNumbered, loopDevicesFor } from './loop-device.js';
-import { mount, mountsAt, unmount } from './mounts.js';
+import { checkHostFor } from './preflight.js';
 import { expandVolume, finishInterruptedGrowth } from './expand.js';
 import { noHook, type StepHook } from './steps.js';
 import { PLUGIN_NAME } from './version.js';
@@ -38,7 +52,7 @@ interface Job {
   params: LoopbackParameters;
   fsGiven: boolean;
   size: bigint;
-  undo: UndoStack;
+  undo: HandlerContext['undo'];
   afterStep: StepHook;
   ctx: HandlerContext;
 }
@@ -56,43 +70,34 @@ export async function createVolume(
   const layout = volumeLayout(request.volumesDir, request.volumeId);
   const params = parseParameters(request.parameters);
   const size = provisionedSize(request.capacityMinBytes, request.capacityMaxBytes);
-  checkHost(toolsFor(params.fs, params.preallocate));
+  checkHostFor(params.fs, params.preallocate);
   // Before the volumes dir or the image folder is made: on a disk that is not mounted, a
   // new image would be made (and mkfs'd) on the filesystem below.
   const disk = await expectVolumesDisk(PLUGIN_NAME, layout.volumesDir, request.volumeId);
   const made = await ensureStateDir(layout);
-  return withVolumeLock(
-    layout.lockPath,
-    async () => {
-      const job: Job = {
-        layout,
-        params,
-        fsGiven: request.parameters?.fs !== undefined,
-        size,
-        undo: new UndoStack(),
-        afterStep: options.afterStep ?? noHook,
-        ctx,
-      };
-      try {
-        const response = await provision(job);
-        job.undo.commit();
-        await keepVolumesDisk(disk, ctx.log);
-        return response;
-      } catch (err) {
-        const leftovers = await job.undo.unwind(ctx.log);
-        const failure = ctx.signal.aborted ? stopped(ctx.signal, err) : err;
-        if (leftovers.length > 0 && failure instanceof Error) {
-          failure.message += `; cleaning up also failed, so something may be left behind: ${leftovers.join('; ')}`;
-        }
-        throw failure;
-      }
-    },
-    { signal: ctx.signal, folderMode: 0o700 },
-  ).catch(async (err: unknown) => {
-    // After the lock is released, so an empty hidden folder really is empty.
-    await removeEmptyFolders(layout, made).catch(() => {});
-    throw err;
-  });
+  // A failed create is undone by the runtime, newest first, once this handler has thrown:
+  // the lock is released after every other undo, and the empty folders go after that.
+  ctx.undo('remove the image folder if empty', () => removeEmptyFolders(layout, made).catch(() => {}));
+  const release = await acquireVolumeLock(layout.lockPath, { signal: ctx.signal, folderMode: 0o700 });
+  ctx.undo('release the volume lock', release);
+  const job: Job = {
+    layout,
+    params,
+    fsGiven: request.parameters?.fs !== undefined,
+    size,
+    undo: ctx.undo,
+    afterStep: options.afterStep ?? noHook,
+    ctx,
+  };
+  let response: CreateResponse;
+  try {
+    response = await provision(job);
+    await keepVolumesDisk(disk, ctx.log);
+  } catch (err) {
+    throw ctx.signal.aborted ? stopped(ctx.signal, err) : err;
+  }
+  await release();
+  return response;
 }
 
 /** A create cut short by the deadline (or SIGTERM) says so, rather than "The operation was aborted". */
@@ -127,21 +132,21 @@ async function createNew(job: Job): Promise<CreateResponse> {
   await checkRoom(layout.stateDir, size, `the ${formatSize(size)} image of volume ${layout.mountPath}`);
 
   await createSparseImage(layout.partialImagePath, size);
-  undo.push('make the image', async () => {
+  undo('make the image', async () => {
     await removeFile(layout.partialImagePath);
     await removeFile(layout.imagePath);
   });
   await afterStep('image');
   if (params.preallocate) {
-    await preallocate(layout.partialImagePath, 0n, size, signal);
+    await preallocate(layout.partialImagePath, 0n, size, { signal });
     await afterStep('preallocate');
   }
-  await makeFilesystem(params.fs, layout.partialImagePath, signal);
-  await publishImage(layout.partialImagePath, layout.imagePath);
+  await makeFilesystem(params.fs, layout.partialImagePath, { signal });
+  await rename(layout.partialImagePath, layout.imagePath);
   await afterStep('filesystem');
 
-  const device = await attachLoopDevice(layout.imagePath, signal);
-  undo.push(`attach ${device}`, () => detachLoopDevice(device));
+  const device = await attachLoopDevice(layout.imagePath, { signal });
+  undo(`attach ${device}`, () => detachLoopDevice(device));
   await afterStep('loop-device');
 
   await makeMountPoint(job);
@@ -155,8 +160,7 @@ async function createNew(job: Job): Promise<CreateResponse> {
   await chmod(layout.mountPath, params.mode);
   if (params.uid !== undefined || params.gid !== undefined)
     await chown(layout.mountPath, params.uid ?? -1, params.gid ?? -1);
-  if (params.mountOptions.includes('ro'))
-    await mount('none', layout.mountPath, params.fs, ['remount', ...params.mountOptions], signal);
+  if (params.mountOptions.includes('ro')) await remount(layout.mountPath, params.fs, params.mountOptions, { signal });
   await afterStep('root-directory');
   ctx.log(`created ${params.fs} volume ${layout.mountPath} (${formatSize(size)}) on ${device}`);
   return { path: layout.mountPath, bytes: size };
@@ -194,15 +198,15 @@ async function restore(job: Job, current: bigint): Promise<CreateResponse> {
       );
     }
   } else {
-    const attached = await loopDevicesFor(layout.imagePath);
+    const attached = await loopDevicesBackedBy(layout.imagePath);
     if (attached.length > 0) {
-      device = attached[0]!;
+      device = attached[0]!.device;
     } else {
-      const fresh = await attachLoopDevice(layout.imagePath, signal);
-      undo.push(`attach ${fresh}`, () => detachLoopDevice(fresh));
+      const fresh = await attachLoopDevice(layout.imagePath, { signal });
+      undo(`attach ${fresh}`, () => detachLoopDevice(fresh));
       device = fresh;
     }
-    await checkFilesystem(fs, device, signal);
+    await checkFilesystem(fs, device, { signal });
     await makeMountPoint(job);
     await mountVolume({ ...job, params: { ...params, fs } }, device, params.mountOptions);
     ctx.log(`mounted ${layout.imagePath} again at ${layout.mountPath} on ${device}`);
@@ -231,7 +235,7 @@ async function restore(job: Job, current: bigint): Promise<CreateResponse> {
 async function makeMountPoint({ layout, undo, afterStep }: Job): Promise<void> {
   if ((await entryKind(layout.mountPath)) === 'missing') {
     await mkdir(layout.mountPath, { mode: 0o700 });
-    undo.push(`make ${layout.mountPath}`, () => rmdir(layout.mountPath));
+    undo(`make ${layout.mountPath}`, () => rmdir(layout.mountPath));
   } else if (!(await stat(layout.mountPath)).isDirectory()) {
     throw new PluginFailure('EUNSAFEPATH', `${layout.mountPath} is not a directory`, { path: layout.mountPath });
   }
@@ -243,7 +247,7 @@ async function mountVolume(
   device: string,
   options: string[],
 ): Promise<void> {
-  await mount(device, layout.mountPath, params.fs, options, ctx.signal);
-  undo.push(`mount ${device} at ${layout.mountPath}`, () => unmount(layout.mountPath));
+  await mount(device, layout.mountPath, params.fs, options, { signal: ctx.signal });
+  undo(`mount ${device} at ${layout.mountPath}`, () => unmount(layout.mountPath));
   await afterStep('mount');
 }

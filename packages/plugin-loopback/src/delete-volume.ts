@@ -6,7 +6,19 @@ import {
   type DeleteHandlerRequest,
   type HandlerContext,
 } from '@dhv/sdk/plugin';
-import { forgetVolumesDisk } from '@dhv/sdk/host';
+import {
+  deviceNumberOf,
+  detachLoopDevice,
+  forgetVolumesDisk,
+  lastingMountsInOtherNamespaces,
+  loopDevicesOfImage,
+  mount,
+  mountsAt,
+  mountsBelow,
+  mountsElsewhere,
+  removeFile,
+  unmount,
+} from '@dhv/sdk/host';
 import {
   ensureStateDir,
   entryKind,
@@ -15,11 +27,8 @@ import {
   volumeLayout,
   type VolumeLayout,
 } from './layout.js';
-import { checkHost, toolsFor } from './preflight.js';
-import { deviceNumberOf, detachLoopDevice, loopDevicesFor, loopDevicesOfDeletedImage } from './loop-device.js';
-import { mount, mountsAt, mountsBelow, mountsElsewhere, lastingMountsInOtherNamespaces, unmount } from './mounts.js';
+import { checkHostFor, checkRoot } from './preflight.js';
 import { MOUNT_OPTIONS } from './parameters.js';
-import { removeFile } from './image.js';
 import { growthMarker } from './expand.js';
 import { PLUGIN_NAME } from './version.js';
 
@@ -49,10 +58,10 @@ async function deleteFromDisk(layout: VolumeLayout, ctx: HandlerContext): Promis
     // Nothing to do needs no root: deleting what was never created succeeds anywhere.
     if (await alreadyGone(layout)) return;
   } catch (err) {
-    checkHost([]); // a permission error as another user says "needs root", not EACCES
+    checkRoot(); // a permission error as another user says "needs root", not EACCES
     throw err;
   }
-  checkHost(toolsFor(undefined));
+  checkHostFor(undefined);
   const made = await ensureStateDir(layout);
   await withVolumeLock(layout.lockPath, () => removeVolume(layout, ctx), { signal: ctx.signal, folderMode: 0o700 });
   await removeEmptyFolders(layout, made).catch(() => {}); // tidiness only: the volume is gone either way
@@ -67,7 +76,7 @@ async function alreadyGone(layout: VolumeLayout): Promise<boolean> {
 
 async function removeVolume(layout: VolumeLayout, ctx: HandlerContext): Promise<void> {
   const signal = ctx.signal;
-  const devices = [...(await loopDevicesFor(layout.imagePath)), ...(await loopDevicesOfDeletedImage(layout.imagePath))];
+  const devices = await loopDevicesOfImage(layout.imagePath);
   const ours = new Set(await Promise.all(devices.map(deviceNumberOf)));
   const mounted = await mountsAt(layout.mountPath);
   const foreign = mounted.find((m) => !ours.has(m.device));
@@ -82,9 +91,9 @@ async function removeVolume(layout: VolumeLayout, ctx: HandlerContext): Promise<
   const elsewhere = await mountsElsewhere(ours, layout.mountPath);
   if (elsewhere.length > 0) throw inUse(elsewhere.map((m) => m.mountPoint));
   // The first unmount is the one that finds out whether the volume is in use; it removes nothing.
-  for (let i = 0; i < mounted.length; i++) await unmount(layout.mountPath, signal);
+  for (let i = 0; i < mounted.length; i++) await unmount(layout.mountPath, { signal });
   // Copies in other mount namespaces that propagation did not take down with ours still hold it.
-  const held = await lastingMountsInOtherNamespaces(ours, signal);
+  const held = await lastingMountsInOtherNamespaces(ours, { signal });
   if (held.length > 0) {
     const [first] = mounted;
     if (first)
@@ -96,7 +105,7 @@ async function removeVolume(layout: VolumeLayout, ctx: HandlerContext): Promise<
       );
     throw inUse(held.map((m) => `${m.mountPoint} (in the mount namespace of process ${m.pid})`));
   }
-  for (const device of devices) await detachLoopDevice(device, signal);
+  for (const device of devices) await detachLoopDevice(device, { signal });
   await removeFile(layout.imagePath);
   await removeFile(layout.partialImagePath);
   await removeFile(growthMarker(layout.imagePath));

@@ -5,9 +5,7 @@ import {
   parseOwnerParameter,
   type Parameters,
 } from '@dhv/sdk/plugin';
-
-export const FILESYSTEMS = ['ext4', 'xfs'] as const;
-export type FilesystemType = (typeof FILESYSTEMS)[number];
+import { FILESYSTEMS, type FilesystemType } from '@dhv/sdk/host';
 
 /** Mount options a volume spec may ask for; anything else could weaken the host (`suid`, `dev`) or break the plugin. */
 export const MOUNT_OPTIONS = ['noexec', 'nosuid', 'nodev', 'noatime', 'ro'] as const;

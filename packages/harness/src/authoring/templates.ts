@@ -15,7 +15,7 @@ export const TEMPLATES = {
   },
   loopback: {
     summary:
-      "Each volume is an ext4 filesystem in a sparse image file, loop-mounted under the volumes dir, so workloads cannot write more than its capacity. It runs `mkfs.ext4`, `mount` and `umount` without `PATH`, through the SDK's `runTool`.",
+      'Each volume is an ext4 filesystem in a sparse image file, loop-mounted under the volumes dir, so workloads cannot write more than its capacity; a create asking for more grows it, and a failed create is undone through `ctx.undo`. Built on the host toolkit, `@dhv/sdk/host`.',
     needsRoot: true,
   },
 } as const satisfies Record<string, { summary: string; needsRoot: boolean }>;

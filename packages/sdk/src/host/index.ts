@@ -52,7 +52,6 @@ export {
   detachLoopDevice,
   releaseEverythingBelow,
   simulateReboot,
-  unmount,
   type RebootReport,
   type RebootTargets,
   type TeardownOptions,
@@ -63,8 +62,45 @@ export {
   keepVolumesDisk,
   forgetVolumesDisk,
   pluginStateDir,
+  STATE_DIR_VARIABLE,
   volumesDiskFolder,
   volumesDiskFoldersBelow,
   type VolumesDisk,
   type VolumesDiskCheck,
 } from './volumes-disk.js';
+export {
+  checkHost,
+  hasLoopSupport,
+  HOST_TOOL_PACKAGES,
+  type HostCallOptions,
+  type HostNeeds,
+  type HostTool,
+} from './host-tools.js';
+export {
+  attachLoopDevice,
+  detachLoopDevicesOfImage,
+  loopDeviceNumbered,
+  loopDevicesOfDeletedImage,
+  loopDevicesOfImage,
+  refreshLoopCapacity,
+} from './loop-setup.js';
+export {
+  NAMESPACE_SETUP_GRACE_MS,
+  VolumeBusyError,
+  lastingMountsInOtherNamespaces,
+  mount,
+  mountsElsewhere,
+  remount,
+  unmount,
+  type ForeignMount,
+} from './mounts.js';
+export {
+  FILESYSTEMS,
+  checkFilesystem,
+  detectFilesystem,
+  growFilesystem,
+  makeFilesystem,
+  type FilesystemType,
+  type MountedFilesystem,
+} from './filesystems.js';
+export { checkRoom, createSparseImage, imageSize, preallocate, removeFile, resizeImage } from './images.js';

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { basename } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { runTool } from '../helpers/system-tools.js';
+import { unmount } from './mounts.js';
 import { attachedLoopDevices, type LoopDevice } from './loop-devices.js';
 import {
   canonicalFolder,
@@ -29,13 +30,6 @@ export class HostError extends Error {
 
 export interface TeardownOptions {
   signal?: AbortSignal;
-}
-
-export async function unmount(path: string, options: TeardownOptions & { lazy?: boolean } = {}): Promise<void> {
-  await runTool('umount', [...(options.lazy ? ['-l'] : []), path], {
-    debianPackage: 'mount',
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   forgetVolumesDisk,
   keepVolumesDisk,
   pluginStateDir,
+  STATE_DIR_VARIABLE,
   volumesDiskFolder,
   volumesDiskFoldersBelow,
   type VolumesDisk,
@@ -49,6 +50,15 @@ describe('the volumes dir disk record', () => {
     uid.mockReturnValue(1000);
     expect(pluginStateDir('p')).toBe(join(homedir(), '.local/state/p'));
     uid.mockRestore();
+  });
+
+  it('moves under DHVSDK_STATE_DIR when that holds an absolute path, so tests never write to /var/lib', () => {
+    vi.stubEnv(STATE_DIR_VARIABLE, '/tmp/state');
+    expect(pluginStateDir('p')).toBe('/tmp/state/p');
+    expect(volumesDiskFolder('p', '/srv/volumes')).toMatch(/^\/tmp\/state\/p\/volumes-dirs\/[0-9a-f]{64}$/);
+    vi.stubEnv(STATE_DIR_VARIABLE, 'relative');
+    expect(pluginStateDir('p')).not.toContain('relative');
+    vi.unstubAllEnvs();
   });
 
   it('records the volumes dir at create, accepts it again, and is gone with the last delete', async () => {

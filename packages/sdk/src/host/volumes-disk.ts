@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, isAbsolute, join } from 'node:path';
 import { ENV } from '../protocol/variables.js';
 import { readMountTable, type MountEntry } from './mount-table.js';
 import { formatDeviceNumber } from '../helpers/device-number.js';
@@ -52,11 +52,20 @@ export interface VolumesDiskCheck {
 }
 
 /**
+ * The variable that moves every plugin's state dir (`<it>/<plugin>`), for an author's tests
+ * (in-process `invoke` reads this process's environment) and for `dhv check`. Outside the
+ * DHV_ prefix: a Nomad agent sends only DHV_* variables, so in production it is never set.
+ */
+export const STATE_DIR_VARIABLE = 'DHVSDK_STATE_DIR';
+
+/**
  * Where a plugin keeps what must outlive its volumes dir: `/var/lib/<plugin>` as root,
- * else `~/.local/state/<plugin>` (the agent replaces a plugin's environment, so no
- * variable can move it; the home dir comes from the user database when HOME is unset).
+ * else `~/.local/state/<plugin>` (the home dir comes from the user database when HOME is
+ * unset), or `<DHVSDK_STATE_DIR>/<plugin>` when that variable holds an absolute path.
  */
 export function pluginStateDir(pluginName: string): string {
+  const moved = process.env[STATE_DIR_VARIABLE];
+  if (moved !== undefined && isAbsolute(moved)) return join(moved, pluginName);
   return process.getuid?.() === 0 ? join('/var/lib', pluginName) : join(homedir(), '.local/state', pluginName);
 }
 

@@ -1,33 +1,61 @@
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { PluginFailure } from '@dhv/sdk/plugin';
-import { canonicalPath, parseMountinfo, readMountTable, unmount as hostUnmount, type MountEntry } from '@dhv/sdk/host';
-import { tool } from './tools.js';
+import { PluginFailure } from '../helpers/errors.js';
+import { hostTool, type HostCallOptions } from './host-tools.js';
+import { canonicalPath, parseMountinfo, readMountTable, type MountEntry } from './mount-table.js';
 
-export type { MountEntry };
-export { mountsAt, mountsBelow } from '@dhv/sdk/host';
-
+/** Mounts `source` (a device, or an image with the `loop` option) at `path`: `mount -t <fsType> [-o <options>]`. */
 export async function mount(
-  device: string,
+  source: string,
+  path: string,
+  fsType: string,
+  options: readonly string[] = [],
+  callOptions: HostCallOptions = {},
+): Promise<void> {
+  await hostTool(
+    'mount',
+    ['-t', fsType, ...(options.length > 0 ? ['-o', options.join(',')] : []), source, path],
+    callOptions,
+  );
+}
+
+/**
+ * Remounts what is mounted at `path` with exactly `options` (`ro`, `noexec`, ...): the
+ * options it has now and you do not name are dropped, where a bare `mount -o remount`
+ * would keep them.
+ */
+export async function remount(
   path: string,
   fsType: string,
   options: readonly string[],
-  signal?: AbortSignal,
+  callOptions: HostCallOptions = {},
 ): Promise<void> {
-  await tool('mount', ['-t', fsType, ...(options.length > 0 ? ['-o', options.join(',')] : []), device, path], signal);
+  const flags = ['ro', 'noexec', 'nosuid', 'nodev', 'noatime'];
+  const explicit = [...options, ...flags.filter((f) => !options.includes(f)).map(opposite)];
+  await mount('none', path, fsType, ['remount', ...explicit], callOptions);
 }
 
-/** Unmounts `path`; a busy filesystem gives an error that says the volume is in use. */
-export async function unmount(path: string, signal?: AbortSignal): Promise<void> {
+const opposite = (flag: string) => (flag === 'ro' ? 'rw' : flag === 'noatime' ? 'relatime' : flag.slice(2));
+
+/** The filesystem at `path` cannot be unmounted: a process has files open or its working directory there. */
+export class VolumeBusyError extends PluginFailure {
+  constructor(readonly path: string) {
+    super(
+      'EVOLUMEBUSY',
+      `the volume at ${path} is in use (a process has files open or its working directory there), so it cannot be unmounted; stop the workloads using it and try again`,
+      { path },
+    );
+    this.name = 'VolumeBusyError';
+  }
+}
+
+/** Unmounts `path` (`lazy`: `umount -l`); a busy filesystem throws VolumeBusyError. */
+export async function unmount(path: string, options: HostCallOptions & { lazy?: boolean } = {}): Promise<void> {
   try {
-    await hostUnmount(path, signal ? { signal } : {});
+    await hostTool('umount', [...(options.lazy ? ['-l'] : []), path], options);
   } catch (err) {
     if (err instanceof PluginFailure && /busy/i.test(String(err.details.stderr ?? err.message))) {
-      throw new PluginFailure(
-        'EVOLUMEBUSY',
-        `the volume at ${path} is in use (a process has files open or its working directory there), so it cannot be unmounted; stop the workloads using it and try again`,
-        { path },
-      );
+      throw new VolumeBusyError(path);
     }
     throw err;
   }
@@ -75,12 +103,12 @@ const RECHECK_MS = 25;
 /** The copies of `devices` in other mount namespaces that are still there after the grace (see above). */
 export async function lastingMountsInOtherNamespaces(
   devices: ReadonlySet<string>,
-  signal?: AbortSignal,
+  options: HostCallOptions = {},
 ): Promise<ForeignMount[]> {
   const deadline = Date.now() + NAMESPACE_SETUP_GRACE_MS;
   let held = await mountsInOtherNamespaces(devices);
   while (held.length > 0 && Date.now() < deadline) {
-    await sleep(RECHECK_MS, undefined, signal ? { signal } : {});
+    await sleep(RECHECK_MS, undefined, options.signal ? { signal: options.signal } : {});
     held = await mountsInOtherNamespaces(devices);
   }
   return held;

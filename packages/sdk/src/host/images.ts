@@ -1,12 +1,12 @@
 import { constants } from 'node:fs';
-import { lstat, open, rename, statfs, truncate, unlink } from 'node:fs/promises';
-import { PluginFailure, formatSize } from '@dhv/sdk/plugin';
-import { tool } from './tools.js';
+import { lstat, open, statfs, truncate, unlink } from 'node:fs/promises';
+import { PluginFailure } from '../helpers/errors.js';
+import { formatSize } from '../go/humanize.js';
+import { hostTool, type HostCallOptions } from './host-tools.js';
 
 /**
- * Refuses to make or grow an image when the filesystem holding it has less room than it
- * needs. Free space is what `df` calls available, read with statfs(2) in-process: the
- * SDK's diskSpace runs `df`, which costs a process spawn out of create's time budget.
+ * Refuses (ENOSPACE) when the filesystem holding `dir` has less room than `needed` for
+ * `what`. Free space is what `df` calls available, read with statfs(2) in-process.
  */
 export async function checkRoom(dir: string, needed: bigint, what: string): Promise<void> {
   const stats = await statfs(dir, { bigint: true });
@@ -22,7 +22,7 @@ export async function checkRoom(dir: string, needed: bigint, what: string): Prom
 
 /**
  * Makes a sparse image of `size` bytes: nothing is written, so it takes no time and no
- * disk until the filesystem uses it. O_EXCL and O_NOFOLLOW refuse anything already there.
+ * disk until a filesystem uses it. O_EXCL and O_NOFOLLOW refuse anything already there.
  */
 export async function createSparseImage(path: string, size: bigint): Promise<void> {
   const handle = await open(
@@ -37,12 +37,26 @@ export async function createSparseImage(path: string, size: bigint): Promise<voi
   }
 }
 
-/** Reserves the blocks of `[offset, size)` so the volume can never run into a full host disk. */
-export async function preallocate(path: string, offset: bigint, size: bigint, signal?: AbortSignal): Promise<void> {
-  await tool('fallocate', ['--keep-size', '--offset', String(offset), '--length', String(size - offset), path], signal);
+/** Grows (or shrinks back) an image to `size` bytes, sparsely; a loop device on it needs `refreshLoopCapacity`. */
+export async function resizeImage(path: string, size: bigint): Promise<void> {
+  await truncate(path, Number(size));
 }
 
-/** The size of an existing image; a symlink or anything but a regular file is refused. */
+/** Reserves the blocks of `[offset, size)` (`fallocate --keep-size`) so the volume never runs into a full host disk. */
+export async function preallocate(
+  path: string,
+  offset: bigint,
+  size: bigint,
+  options: HostCallOptions = {},
+): Promise<void> {
+  await hostTool(
+    'fallocate',
+    ['--keep-size', '--offset', String(offset), '--length', String(size - offset), path],
+    options,
+  );
+}
+
+/** The size of an existing image, undefined when there is none; a symlink or anything but a regular file is EUNSAFEPATH. */
 export async function imageSize(path: string): Promise<bigint | undefined> {
   let stats;
   try {
@@ -61,14 +75,7 @@ export async function imageSize(path: string): Promise<bigint | undefined> {
   return stats.size;
 }
 
-export async function growImage(path: string, size: bigint): Promise<void> {
-  await truncate(path, Number(size));
-}
-
-export async function publishImage(partialPath: string, path: string): Promise<void> {
-  await rename(partialPath, path);
-}
-
+/** Removes a file; one already gone is fine. */
 export async function removeFile(path: string): Promise<void> {
   await unlink(path).catch((err: NodeJS.ErrnoException) => {
     if (err.code !== 'ENOENT') throw err;
