@@ -39,7 +39,8 @@ import {
   type ServerVolume,
 } from './client/host-volume-manager.js';
 import { toHostVolume, type HostVolume } from './volume-view.js';
-import { Jobs, type Allocation } from './allocations/jobs.js';
+import { Jobs } from './allocations/jobs.js';
+import type { Allocation } from './allocations/alloc-status.js';
 import { execTaskCaps } from './allocations/task-launch.js';
 import { Namespaces } from './namespaces.js';
 import { multierrorText } from '../go/multierror.js';
