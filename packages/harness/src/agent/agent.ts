@@ -31,13 +31,8 @@ import type { PluginRunner } from '@dhv/sdk/client';
 import { simulateReboot, type RebootReport } from './reboot.js';
 import { DEFAULT_RESTORE_DEADLINE_MS, restoreWarnings } from './restore.js';
 import type { VolumeFailure } from './state/volume-health.js';
-import {
-  VolumeManager,
-  type AgentLogLine,
-  type ClientCreateResponse,
-  type ClientStateStore,
-  type ServerVolume,
-} from './client/host-volume-manager.js';
+import { VolumeManager, type ClientCreateResponse, type ServerVolume } from './client/host-volume-manager.js';
+import type { AgentLogLine, ClientStateStore } from './client/volume-manager-context.js';
 import { toHostVolume, type HostVolume } from './volume-view.js';
 import { Jobs } from './allocations/jobs.js';
 import type { Allocation } from './allocations/alloc-status.js';
