@@ -11,7 +11,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Agent } from '../packages/harness/src/agent/agent.js';
 import type { ClientState, VolumeRecord } from '../packages/harness/src/agent/state/client-state.js';
-import type { ClientStateStore } from '../packages/harness/src/agent/client/host-volume-manager.js';
+import type { ClientStateStore } from '../packages/harness/src/agent/client/volume-manager-context.js';
 import type { AgentConfig } from '../packages/harness/src/config/agent-config.js';
 import { removeTempDir, tempDir } from './support/kit.js';
 

@@ -256,6 +256,15 @@ describe("the runner's door in ESLint (npm run lint:eslint)", () => {
       ),
     ).toEqual([]);
   });
+  it('fails a source file past 400 lines and a function past 80, but not a test file', async () => {
+    const longFunction = `export function f(): number {\n  let n = 0;\n${'  n += 1;\n'.repeat(85)}  return n;\n}\n`;
+    const longFile = `${'export const c = 1;\n'.repeat(401)}`;
+    expect(await restricted('packages/harness/src/agent/planted.ts', longFunction)).toEqual(['max-lines-per-function']);
+    expect(await restricted('packages/sdk/src/go/planted.ts', longFile)).toContain('max-lines');
+    expect(await restricted('packages/harness/src/agent/planted.test.ts', longFunction + longFile)).not.toContain(
+      'max-lines',
+    );
+  });
 
   it("lets only the harness's process runner make a ProcessRunner, so every plugin group reaches the cleanup journal", async () => {
     const making = "import { ProcessRunner } from '@dhv/sdk/client';\nexport const r = new ProcessRunner();\n";

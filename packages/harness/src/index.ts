@@ -30,7 +30,9 @@ export {
   type HostVolumeMap,
 } from './agent/host-volumes.js';
 export { DEFAULT_RESTORE_DEADLINE_MS } from './agent/restore.js';
-export { VolumeManager, type RestoreOutcome, type AgentLogLine } from './agent/client/host-volume-manager.js';
+export { VolumeManager } from './agent/client/host-volume-manager.js';
+export type { RestoreOutcome } from './agent/client/volume-restore.js';
+export type { AgentLogLine } from './agent/client/volume-manager-context.js';
 export type { RebootReport, RebootScope } from './agent/reboot.js';
 export { builtinFirst, fingerprintPlugins, isBuiltinPlugin, type Fingerprint } from './agent/plugins.js';
 export { builtinMkdirRunner } from './agent/builtin-mkdir-runner.js';

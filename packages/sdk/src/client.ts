@@ -81,15 +81,9 @@ export {
   type ResponseByOperation,
 } from './protocol/response.js';
 export { RESPONSE_FIELDS, ERROR_FIELD, type GoKind, type ResponseField } from './protocol/response-fields.js';
-export {
-  parseGoJson,
-  goMarshalStringMap,
-  goMarshalString,
-  goKeyMatches,
-  goInt64,
-  GoJsonSyntaxError,
-  type GoJsonValue,
-} from './go/json.js';
+export { parseGoJson, GoJsonSyntaxError, type GoJsonValue } from './go/json.js';
+export { goMarshalStringMap, goMarshalString } from './go/json-marshal.js';
+export { goKeyMatches, goInt64 } from './go/json-unmarshal.js';
 export { goQuote } from './go/strconv.js';
 export { goParseUint, goAtoi, goParseInt, goParseFloat, goParseBool, type GoParsed } from './go/strconv-parsers.js';
 export { goSyscallMode } from './go/file-mode.js';

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { randomUUID } from 'node:crypto';
-import type { AgentConfig, StaticHostVolume } from '../config/agent-config.js';
+import type { AgentConfig } from '../config/agent-config.js';
 import type { VolumeSpec } from '../volume-specs/volume-spec.js';
 import type { ClientState, ClientCreateRequest, VolumeRecord } from './state/client-state.js';
 import { AgentError } from '../errors/agent-error.js';
@@ -28,21 +28,16 @@ import { deleteRequestFor, type ClientDeleteRequest, type ClientRegisterRequest 
 import { builtinFirst, fingerprintPlugins, type Fingerprint } from './plugins.js';
 import { OrphanCollector } from './orphans.js';
 import type { PluginRunner } from '@dhv/sdk/client';
-import { simulateReboot, type RebootReport } from './reboot.js';
-import { DEFAULT_RESTORE_DEADLINE_MS, restoreWarnings } from './restore.js';
-import type { VolumeFailure } from './state/volume-health.js';
-import {
-  VolumeManager,
-  type AgentLogLine,
-  type ClientCreateResponse,
-  type ClientStateStore,
-  type ServerVolume,
-} from './client/host-volume-manager.js';
+import { simulateReboot } from './reboot.js';
+import { VolumeManager, type ClientCreateResponse, type ServerVolume } from './client/host-volume-manager.js';
+import type { AgentLogLine, ClientStateStore } from './client/volume-manager-context.js';
 import { toHostVolume, type HostVolume } from './volume-view.js';
-import { Jobs, type Allocation } from './allocations/jobs.js';
+import { Jobs } from './allocations/jobs.js';
+import type { Allocation } from './allocations/alloc-status.js';
 import { execTaskCaps } from './allocations/task-launch.js';
 import { Namespaces } from './namespaces.js';
 import { multierrorText } from '../go/multierror.js';
+import { serverKey, startHeld, type StartOptions, type StartReport } from './agent-start.js';
 
 export interface AgentOptions {
   /** Where warnings go as they happen (a CLI prints them to stderr). */
@@ -65,28 +60,7 @@ function newShutdownController(): AbortController {
 export type { NodeStatus, NodeView } from './node-status.js';
 export type { Allocation, HostVolume };
 export { EXEC_DEFAULT_CAPS } from './allocations/task-launch.js';
-
-export interface StartReport {
-  nodeId: string;
-  fingerprint: Fingerprint;
-  restored: HostVolume[];
-  /** What must be said on a restored volume's line, by volume ID (a folder made again on another filesystem). */
-  restoreNotes: Record<string, string>;
-  failed: Array<{ volume: HostVolume; error: { code: string; message: string } }>;
-  /** Volumes whose client state file does not load: each left out alone, its error naming the file and the fix. */
-  unreadable: Array<{ id: string; file: string; error: { code: string; message: string } }>;
-  /** Restore failed as a whole (a plugin missing, state unreadable): the node reports no dynamic volume. */
-  restoreError?: { code: string; message: string };
-  warnings: string[];
-  reboot?: RebootReport;
-}
-
-export interface StartOptions {
-  /** This start's restore deadline (default: the agent's). */
-  restoreDeadlineMs?: number;
-  /** Static host volumes for this start (default: the agent config's). */
-  staticVolumes?: readonly StaticHostVolume[];
-}
+export type { StartReport, StartOptions } from './agent-start.js';
 
 /**
  * The simulated Nomad node, servers and client in one: each call runs the servers' rules
@@ -168,69 +142,21 @@ export class Agent {
     );
   }
 
-  private async startHeld(options: StartOptions): Promise<StartReport> {
-    await this.store.sweep();
-    const fingerprint = await fingerprintPlugins(this.runner, this.config.pluginDir, this.controller.signal);
-    for (const w of fingerprint.warnings ?? []) this.warn(w);
-    const outcome = await this.manager().restore(
-      options.restoreDeadlineMs ?? this.options.restoreDeadlineMs ?? DEFAULT_RESTORE_DEADLINE_MS,
+  /** The start itself, with the agent held exclusive (agent-start.ts). */
+  private startHeld(options: StartOptions): Promise<StartReport> {
+    return startHeld(
+      {
+        config: this.config,
+        nodeId: this.nodeId,
+        store: this.store,
+        runner: this.runner,
+        signal: this.controller.signal,
+        restore: (deadlineMs) => this.manager().restore(deadlineMs),
+        restoreDeadlineMs: this.options.restoreDeadlineMs,
+        warn: (message) => this.warn(message),
+      },
+      options,
     );
-    await this.store.saveIndex();
-    if (this.controller.signal.aborted) {
-      throw new AgentError(
-        'AGENT_SHUT_DOWN',
-        'the agent shut down while restoring volumes; start it again to restore them',
-      );
-    }
-    const updates: HostVolumeUpdate[] = outcome.error ? [] : outcome.updates;
-    const { hostVolumes, warnings: overrides } = applyHostVolumeUpdates(
-      staticHostVolumes(options.staticVolumes ?? this.config.hostVolumes),
-      updates,
-    );
-    const warnings = [...restoreWarnings(outcome), ...overrides];
-    const at = new Date().toISOString();
-    const failures = new Map<string, VolumeFailure>();
-    for (const f of outcome.failed)
-      failures.set(f.record.ID, { error: f.error.message, code: f.error.code ?? 'UNKNOWN', at });
-    const records = outcome.error
-      ? await this.state.list().catch(() => [] as VolumeRecord[])
-      : outcome.restored.map((r) => r.record).concat(outcome.failed.map((f) => f.record));
-    await this.store.health.replaceAll(failures);
-    const facts = await this.store.updateNodeFacts((previous) => ({
-      fingerprint,
-      fingerprintedAt: at,
-      restoredAt: at,
-      restoreWarnings: warnings,
-      hostVolumes,
-      volumeStates: statesAfterNodeUpdate(previous?.volumeStates ?? new Map(), records.map(serverKey), hostVolumes),
-    }));
-    for (const w of warnings) this.warn(w);
-    // A state file that does not load stops dhv loudly, after doing what Nomad does (no dynamic volume published).
-    if (
-      outcome.error instanceof AgentError &&
-      (outcome.error.code === 'STATE_CORRUPT' || outcome.error.code === 'STATE_UNREADABLE')
-    )
-      throw outcome.error;
-    const stateOf = (id: string) => facts.volumeStates.get(id) ?? 'pending';
-    return {
-      nodeId: this.nodeId,
-      fingerprint,
-      restored: outcome.restored.map((r) => toHostVolume({ ...r.record, HostPath: r.path }, stateOf(r.record.ID))),
-      restoreNotes: Object.fromEntries(outcome.restored.flatMap((r) => (r.note ? [[r.record.ID, r.note]] : []))),
-      failed: outcome.failed.map((f) => ({
-        volume: toHostVolume(f.record, stateOf(f.record.ID), failures.get(f.record.ID)),
-        error: { code: f.error.code ?? 'UNKNOWN', message: f.error.message },
-      })),
-      unreadable: outcome.damaged.map((d) => ({
-        id: d.id,
-        file: d.file,
-        error: { code: d.error.code, message: d.error.message },
-      })),
-      ...(outcome.error
-        ? { restoreError: { code: outcome.error.code ?? 'UNKNOWN', message: outcome.error.message } }
-        : {}),
-      warnings,
-    };
   }
 
   /**
@@ -623,8 +549,4 @@ export class Agent {
       this.inflight.delete(run);
     }
   }
-}
-
-function serverKey(record: VolumeRecord): { ID: string; Name: string } {
-  return { ID: record.ID, Name: record.CreateReq.Name };
 }

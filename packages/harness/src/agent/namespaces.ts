@@ -1,6 +1,7 @@
 import type { AgentStore } from './state/store.js';
 import type { NamespaceRecord } from './state/namespace-records.js';
-import { isTerminal, jobStatusOf, type Jobs } from './allocations/jobs.js';
+import { isTerminal, jobStatusOf } from './allocations/alloc-status.js';
+import type { Jobs } from './allocations/jobs.js';
 import {
   noSuchNamespaceForVolume,
   refuseInvalidNamespace,

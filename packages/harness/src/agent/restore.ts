@@ -1,4 +1,4 @@
-import type { RestoreOutcome } from './client/host-volume-manager.js';
+import type { RestoreOutcome } from './client/volume-restore.js';
 
 /** Nomad's: restore shares one deadline, counted from its start, 50 s (the first fingerprint's). */
 export const DEFAULT_RESTORE_DEADLINE_MS = 50_000;

@@ -4,6 +4,15 @@ import { stdioChecks } from './catalogue/stdio.js';
 import type { CheckResult } from './types.js';
 
 /**
+ * How long a plugin's stdout and stderr may stay open after it exits before whoever holds
+ * them is killed. A correct plugin's last helpers close them within milliseconds at rest,
+ * but seconds on a loaded machine (2 s failed correct plugins at load 25); a helper left
+ * running holds them far longer, and the run stops at the first one, so a long grace
+ * costs only a faulty plugin, once.
+ */
+export const HELD_OUTPUT_GRACE_MS = 10_000;
+
+/**
  * A plugin run that exited while a process it started still held its stdout or stderr.
  * A real agent reads until every writer closes them, so it waits for that process as
  * long as it lives, past every deadline: each further operation of the run would wait

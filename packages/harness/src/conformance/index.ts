@@ -16,7 +16,7 @@ export {
 export { formatHuman, formatProgressLine, formatResult, formatSummary, type TextStyle } from './report/human.js';
 export { formatJUnit, formatJUnitError } from './report/junit.js';
 export { PluginMissingError, PluginNotRunnableError } from './missing-plugin.js';
-export { HELD_OUTPUT_GRACE_MS } from './session.js';
+export { HELD_OUTPUT_GRACE_MS } from './held-output.js';
 export { formatJson } from './report/json.js';
 export { forceRemove } from './scratch-dirs.js';
 export {

@@ -1,27 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import type { TeardownScope } from '@dhv/sdk/host';
 import {
   PluginError,
   buildEnvironment,
-  createRequest,
-  deleteRequest,
   valueWithRun,
   type ExecResult,
   type PluginRun,
   type RequestInput,
 } from '@dhv/sdk/client';
-import { AGENT_TIMEOUT_MS, ENV } from '@dhv/sdk/plugin';
 import { processRunner } from '../runner/process-runner.js';
-import { heldOutputFault, type HeldOutputFault } from './held-output.js';
-import { LeftoverLooks, summariseLeftovers, type CallEnd, type Leftover } from './host-leftovers.js';
-import { readCreatedPath } from './inspect.js';
-import { outsideVolumesDirWarning } from './outside-volumes-dir.js';
-import { succeeded } from './raw-run.js';
+import { checkContext, type CheckState, type Scope } from './check-context.js';
+import { HELD_OUTPUT_GRACE_MS, heldOutputFault, type HeldOutputFault } from './held-output.js';
+import { summariseLeftovers, type Leftover, type LeftoverLooks } from './host-leftovers.js';
 import { CheckOutcome, describeUnexpected } from './outcome.js';
 import { forceRemove, makeRunRoot, removeRunRoot } from './scratch-dirs.js';
-import { SandboxSpace, capacityBound, describeSpaceFault, type SpaceFault } from './space-budget.js';
+import { describeSpaceFault, type SandboxSpace, type SpaceFault } from './space-budget.js';
 import type { Check, CheckContext, CheckResult, DeleteInput, Status, SuiteSettings } from './types.js';
 
 /**
@@ -92,20 +87,10 @@ export class ConformanceSession {
       severity: check.severity,
       gradeReason: check.gradeReason,
     };
-    const blocker = (check.needs ?? []).find((id) => {
-      const status = this.results.get(id);
-      return status === 'fail' || status === 'skip';
-    });
+    const blocker = this.blocker(check);
     if (blocker !== undefined) {
-      const result: CheckResult = {
-        ...base,
-        status: 'skip',
-        reason: `needs ${blocker}, which ${this.results.get(blocker) === 'fail' ? 'failed' : 'was skipped'}`,
-        notes: [],
-        durationMs: 0,
-      };
-      this.results.set(check.id, result.status);
-      return result;
+      this.results.set(check.id, 'skip');
+      return { ...base, status: 'skip', reason: blocker, notes: [], durationMs: 0 };
     }
 
     const cleanups: Array<() => unknown> = [];
@@ -120,7 +105,7 @@ export class ConformanceSession {
     let reason: string | undefined;
     try {
       await mkdir(join(sandbox, 'volumes'), { recursive: true });
-      await check.run(this.context(sandbox, cleanups, notes, warnings, phase, scope, leftovers));
+      await check.run(this.context({ sandbox, cleanups, notes, warnings, phase, scope, leftovers }));
     } catch (err) {
       if (err instanceof CheckOutcome) {
         status = err.status;
@@ -163,6 +148,16 @@ export class ConformanceSession {
       notes,
       durationMs: performance.now() - started,
     };
+  }
+
+  /** Why a check cannot run: a check it needs failed or was skipped. */
+  private blocker(check: Check): string | undefined {
+    const blocker = (check.needs ?? []).find((id) => {
+      const status = this.results.get(id);
+      return status === 'fail' || status === 'skip';
+    });
+    if (blocker === undefined) return undefined;
+    return `needs ${blocker}, which ${this.results.get(blocker) === 'fail' ? 'failed' : 'was skipped'}`;
   }
 
   /** The first plugin run whose output a leftover process held open, once one was seen: the run stops there. */
@@ -244,127 +239,23 @@ export class ConformanceSession {
     return { dir: sandbox, canonical: join(this.canonicalRoot, basename(sandbox)) };
   }
 
-  private context(
-    sandbox: string,
-    cleanups: Array<() => unknown>,
-    notes: string[],
-    warnings: string[],
-    phase: { cleaning: boolean },
-    scope: Scope,
-    leftovers: Leftover[],
-  ): CheckContext {
-    const session = this;
-    const volumesDir = join(sandbox, 'volumes');
-    const sandboxScope = session.scopeOf(sandbox);
-    const looks = new LeftoverLooks(sandboxScope, leftovers);
-    const space = new SandboxSpace(sandbox, capacityBound(this.settings), scope.checkId, (fault) =>
-      session.noticeSpace(fault),
+  /** The context one check runs with, in its sandbox. */
+  private context(state: CheckState): CheckContext {
+    return checkContext(
+      {
+        plugin: this.plugin,
+        settings: this.settings,
+        nodeId: this.nodeId,
+        workDir: this.workDir,
+        hurry: this.hurry,
+        scopeOf: this.scopeOf.bind(this),
+        exec: this.exec.bind(this),
+        notice: this.notice.bind(this),
+        noticeSpace: this.noticeSpace.bind(this),
+        shared: this.shared.bind(this),
+      },
+      state,
     );
-    const exec = <Op extends 'fingerprint' | 'create' | 'delete'>(operation: Op, request: RequestInput<Op>) => {
-      if (operation === 'create') looks.started((request as Partial<DeleteInput>).volumeId);
-      return looks.around(
-        operation,
-        request as Partial<DeleteInput>,
-        () => session.exec(operation, request, scope, phase.cleaning, space, looks),
-        (outcome) => ('value' in outcome ? 'succeeded' : endOfError(outcome.error)),
-      );
-    };
-    // Volumes the check itself deleted successfully: their cleanup would only repeat that delete.
-    const deleted = new Set<string>();
-    const ctx: CheckContext = {
-      plugin: this.plugin,
-      settings: this.settings,
-      volumesDir,
-      sandbox,
-      sandboxScope,
-      leftovers,
-      workDir: this.workDir,
-      signal: scope.signal,
-      newVolume(overrides = {}) {
-        const volumeId = randomUUID();
-        const agent = { volumesDir, pluginDir: dirname(session.plugin), nodePool: 'default' };
-        return {
-          ...createRequest(agent, {
-            volumeName: `dhv-check-${volumeId.slice(0, 8)}`,
-            volumeId,
-            nodeId: session.nodeId,
-            namespace: 'default',
-            capacityMinBytes: session.settings.capacityMin,
-            capacityMaxBytes: session.settings.capacityMax,
-            parameters: session.settings.parameters ?? null,
-          }),
-          ...overrides,
-        };
-      },
-      deleteRequest: (request, createdPath) => deleteRequest(request, createdPath),
-      async provision(request) {
-        let createdPath = '';
-        ctx.cleanup(async () => {
-          if (!deleted.has(request.volumeId)) await exec('delete', ctx.deleteRequest(request, createdPath));
-        });
-        const result = await exec('create', request);
-        createdPath = result.path;
-        looks.created(request.volumeId, result.path);
-        warnWhenOutside(result.path, request.volumesDir ?? volumesDir, ctx);
-        return result;
-      },
-      async create(request) {
-        const result = await exec('create', request);
-        looks.created(request.volumeId, result.path);
-        warnWhenOutside(result.path, request.volumesDir ?? volumesDir, ctx);
-        return result;
-      },
-      async delete(request) {
-        const result = await exec('delete', request);
-        deleted.add(request.volumeId);
-        return result;
-      },
-      runAsAgent<Op extends 'fingerprint' | 'create' | 'delete'>(
-        operation: Op,
-        request: RequestInput<Op>,
-        options: { outputGraceMs?: number } = {},
-      ) {
-        return looks.around(
-          operation,
-          request as Partial<DeleteInput>,
-          async () => {
-            const run = await ctx.runRaw([operation], buildEnvironment(operation, request, session.plugin), {
-              ...options,
-              timeoutMs: AGENT_TIMEOUT_MS[operation],
-            });
-            const path = operation === 'create' && succeeded(run) ? readCreatedPath(run.stdout) : undefined;
-            if (path?.ok) looks.created((request as Partial<DeleteInput>).volumeId, path.value);
-            return run;
-          },
-          (outcome) => ('value' in outcome ? endOfRun(outcome.value) : 'not-judged'),
-        );
-      },
-      async runRaw(argv, env, options = {}): Promise<PluginRun> {
-        if (argv[0] === 'create') looks.started(env[ENV.volumeId] ?? '');
-        const run = await space.watch(argv[0] ?? '(no operation)', env, (tooBig) =>
-          processRunner.runRaw(options.executable ?? session.plugin, argv, env, {
-            cwd: options.cwd ?? session.workDir,
-            timeoutMs: options.timeoutMs ?? AGENT_TIMEOUT_MS.create,
-            outputGraceMs: options.outputGraceMs ?? HELD_OUTPUT_GRACE_MS,
-            signal: AbortSignal.any([phase.cleaning ? session.hurry : scope.signal, tooBig]),
-          }),
-        );
-        session.notice(argv[0] ?? '(no operation)', run, scope);
-        looks.leftRunning(argv[0] ?? '(no operation)', env[ENV.volumeId], run.leftRunning ?? []);
-        return run;
-      },
-      cleanup: (fn) => void cleanups.push(fn),
-      fail(reason): never {
-        throw new CheckOutcome('fail', reason);
-      },
-      skip(reason): never {
-        throw new CheckOutcome('skip', reason);
-      },
-      warn: (reason) => void warnings.push(reason),
-      note: (text) => void notes.push(text),
-      shared: (key, compute) => session.shared(key, compute, scope),
-    };
-    return ctx;
   }
 
   private shared<T>(key: string, compute: (ctx: CheckContext) => Promise<T>, scope: Scope): Promise<T> {
@@ -375,47 +266,22 @@ export class ConformanceSession {
         await mkdir(join(sandbox, 'volumes'), { recursive: true });
         const teardown = this.scopeOf(sandbox);
         this.sharedCleanups.push(() => forceRemove(teardown.dir, teardown.canonical).then(throwProblems));
-        return compute(this.context(sandbox, this.sharedCleanups, [], [], this.sharedPhase, scope, []));
+        return compute(
+          this.context({
+            sandbox,
+            cleanups: this.sharedCleanups,
+            notes: [],
+            warnings: [],
+            phase: this.sharedPhase,
+            scope,
+            leftovers: [],
+          }),
+        );
       })();
       this.sharedValues.set(key, value);
     }
     return value;
   }
-}
-
-/**
- * How long a plugin's stdout and stderr may stay open after it exits before whoever holds
- * them is killed. A correct plugin's last helpers close them within milliseconds at rest,
- * but seconds on a loaded machine (2 s failed correct plugins at load 25); a helper left
- * running holds them far longer, and the run stops at the first one, so a long grace
- * costs only a faulty plugin, once.
- */
-export const HELD_OUTPUT_GRACE_MS = 10_000;
-
-/** The check a context belongs to, and the signal that stops its plugin runs. */
-interface Scope {
-  checkId: string;
-  signal: AbortSignal;
-}
-
-function warnWhenOutside(path: string, volumesDir: string, ctx: CheckContext): void {
-  const warning = outsideVolumesDirWarning(path, volumesDir);
-  if (warning !== undefined) ctx.warn(warning);
-}
-
-/**
- * A call that threw: the plugin's own failure (it exited non-zero) is a failed call; an
- * answer the agent cannot read is not the plugin's failure, and an interruption or a
- * killed run says nothing of what it left.
- */
-function endOfError(err: unknown): CallEnd {
-  return err instanceof PluginError && err.code === 'PLUGIN_FAILED' ? 'failed' : 'not-judged';
-}
-
-/** A run killed at its deadline or by dhv check, or never started, left what a retry is for, as under an agent. */
-function endOfRun(run: PluginRun): CallEnd {
-  if (succeeded(run)) return 'succeeded';
-  return run.timedOut || run.aborted || run.spawnError !== undefined ? 'not-judged' : 'failed';
 }
 
 /** Runs cleanups newest first, then forcibly removes the scope's folder; collects what went wrong instead of throwing. */

@@ -86,6 +86,12 @@ export function allocName(job: Pick<Job, 'ID'>, group: string, index: number): s
   return `${job.ID}.${group}[${index}]`;
 }
 
+/** The index an allocation's name ends with (`web.app[2]` is 2). */
+export function allocIndex(name: string): number {
+  const m = /\[(\d+)\]$/.exec(name);
+  return m ? Number(m[1]) : 0;
+}
+
 /** The node volume a request names for one allocation: `source`, or `source[N]` with per_alloc. */
 export function requestedSource(req: VolumeRequest, alloc: string): string {
   return req.PerAlloc ? `${req.Source}${allocSuffix(alloc)}` : req.Source;

@@ -1,4 +1,5 @@
-import { jobStatusOf, type Allocation, type JobRunReport, type PlacementFailure } from '../agent/allocations/jobs.js';
+import { jobStatusOf, type Allocation } from '../agent/allocations/alloc-status.js';
+import type { JobRunReport, PlacementFailure } from '../agent/allocations/jobs.js';
 import type { JobRecord } from '../agent/state/job-records.js';
 import { columns, keyValues } from './columns.js';
 

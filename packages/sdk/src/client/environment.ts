@@ -2,7 +2,7 @@ import { dirname } from 'node:path';
 import { ENV, NULL_PARAMETERS, type RequestField } from '../protocol/variables.js';
 import type { Operation } from '../protocol/operations.js';
 import type { RequestByOperation } from '../protocol/request.js';
-import { goMarshalStringMap } from '../go/json.js';
+import { goMarshalStringMap } from '../go/json-marshal.js';
 
 type Widen<T> = { [K in keyof T]: T[K] extends bigint ? bigint | number : T[K] };
 type Required = 'volumesDir' | 'volumeName' | 'volumeId' | 'nodeId';

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { goInt64, goKeyMatches, goMarshalStringMap, parseGoJson, GoJsonSyntaxError } from './json.js';
+import { parseGoJson, GoJsonSyntaxError } from './json.js';
+import { goMarshalStringMap } from './json-marshal.js';
+import { goInt64, goKeyMatches } from './json-unmarshal.js';
 import { loadVectors } from '../__fixtures__/vectors.js';
 
 interface MarshalCase {

@@ -1,7 +1,7 @@
 /**
- * JSON the way Go's encoding/json reads and writes it, for the two places where the
- * protocol depends on Go's exact behaviour: how the agent decodes a plugin's stdout
- * into Nomad's structs, and how it marshals DHV_PARAMETERS.
+ * JSON the way Go's encoding/json reads it, for where the protocol depends on Go's exact
+ * behaviour: how the agent decodes a plugin's stdout into Nomad's structs. Matching keys to
+ * fields is `json-unmarshal.ts`; writing DHV_PARAMETERS, `json-marshal.ts`.
  */
 
 import { goQuote } from './strconv.js';
@@ -357,64 +357,4 @@ export function goJsonToPlain(
     }
   };
   return convert(value);
-}
-
-/**
- * Whether an object key matches a struct field's JSON name the way encoding/json
- * matches them: an exact match, or equal under Unicode simple case folding
- * (which also folds U+017F LONG S to "s" and U+212A KELVIN SIGN to "k").
- */
-export function goKeyMatches(key: string, fieldName: string): boolean {
-  if (key === fieldName) return true;
-  const fold = (s: string) =>
-    Array.from(s, (c) =>
-      c === '\u017f' ? 's' : c === '\u212a' ? 'k' : c.length === 1 && c < '\u0080' ? c.toLowerCase() : c,
-    ).join('');
-  return fold(key) === fold(fieldName);
-}
-
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
-
-/** strconv.ParseInt(raw, 10, 64) on a JSON number literal; undefined when Go would refuse it. */
-export function goInt64(raw: string): bigint | undefined {
-  if (!/^-?(0|[1-9][0-9]*)$/.test(raw)) return undefined;
-  const n = BigInt(raw);
-  return n < INT64_MIN || n > INT64_MAX ? undefined : n;
-}
-
-const GO_ESCAPES: Record<string, string> = {
-  '"': '\\"',
-  '\\': '\\\\',
-  '\b': '\\b',
-  '\f': '\\f',
-  '\n': '\\n',
-  '\r': '\\r',
-  '\t': '\\t',
-  '<': '\\u003c',
-  '>': '\\u003e',
-  '&': '\\u0026',
-  '\u2028': '\\u2028',
-  '\u2029': '\\u2029',
-};
-
-/** A string as encoding/json.Marshal writes it (HTML-safe, Go 1.22+ escapes). */
-export function goMarshalString(value: string): string {
-  let out = '"';
-  for (const ch of value) {
-    const escaped = GO_ESCAPES[ch];
-    if (escaped !== undefined) out += escaped;
-    else if (ch < ' ') out += '\\u00' + ch.charCodeAt(0).toString(16).padStart(2, '0');
-    else if (ch.length === 1 && ch >= '\ud800' && ch <= '\udfff')
-      out += '\\ufffd'; // lone surrogate: not valid UTF-8
-    else out += ch;
-  }
-  return out + '"';
-}
-
-/** json.Marshal of a map[string]string: keys sorted by their UTF-8 bytes; a nil map is `null`. */
-export function goMarshalStringMap(map: Readonly<Record<string, string>> | null | undefined): string {
-  if (map === null || map === undefined) return 'null';
-  const keys = Object.keys(map).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
-  return '{' + keys.map((k) => `${goMarshalString(k)}:${goMarshalString(map[k]!)}`).join(',') + '}';
 }

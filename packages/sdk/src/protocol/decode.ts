@@ -1,4 +1,5 @@
-import { GoJsonSyntaxError, goInt64, goKeyMatches, parseGoJson, type GoJsonValue } from '../go/json.js';
+import { GoJsonSyntaxError, parseGoJson, type GoJsonValue } from '../go/json.js';
+import { goInt64, goKeyMatches } from '../go/json-unmarshal.js';
 import { parseGoVersion, type GoVersion } from '../go/version.js';
 import { isOperation, type Operation } from './operations.js';
 import { ERROR_FIELD, GO_PACKAGE, RESPONSE_FIELDS, type GoKind, type ResponseStruct } from './response-fields.js';

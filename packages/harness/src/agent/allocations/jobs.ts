@@ -1,20 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
-import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isRunningProcess, signalProcess } from '@dhv/sdk/host';
 import { AgentError } from '../../errors/agent-error.js';
-import { allocName, requestedSource, type Job, type TaskGroup } from '../../jobs/job-spec.js';
+import { allocIndex, allocName, requestedSource, type Job, type TaskGroup } from '../../jobs/job-spec.js';
 import { registerableJob } from '../../jobs/validate-job.js';
 import { noSuchNamespaceForJob } from '../servers/namespace-endpoint.js';
 import { infeasibility, type NodeView, type ServerHostVolume } from '../../jobs/host-volume-checker.js';
 import type { HostVolumeMap } from '../host-volumes.js';
 import type { AgentStore } from '../state/store.js';
-import type { AllocRecord, ClientStatus, JobRecord, StickyClaim, TaskRun, TaskState } from '../state/job-records.js';
-import { event, killTaskRun, prestart, startTask } from './task-runner.js';
-
-/** An allocation with its client status as of now: the supervisors' notes read, dead ones found out. */
-export type Allocation = AllocRecord;
+import type { AllocRecord, JobRecord, StickyClaim } from '../state/job-records.js';
+import { event, killTaskRun } from './task-runner.js';
+import { DESCRIPTIONS, isTerminal, supervised, withClientStatus, type Allocation } from './alloc-status.js';
+import { claimStickyVolumes, deleteStickyClaim, stickyClaims } from './sticky-claims.js';
+import { newAllocation, nodeViewOf } from './placement.js';
+import { runAllocation } from './alloc-runner.js';
 
 export interface PlacementFailure {
   group: string;
@@ -42,15 +42,6 @@ export interface JobsContext {
   volumes: () => Promise<ServerHostVolume[]>;
   /** The capabilities an `exec` task gets on this client (the driver's defaults that its `allow_caps` allows). */
   execCaps: readonly string[];
-}
-
-const TERMINAL: readonly ClientStatus[] = ['complete', 'failed', 'lost'];
-export const isTerminal = (a: Pick<AllocRecord, 'ClientStatus'>) => TERMINAL.includes(a.ClientStatus);
-
-/** Nomad's job status from its allocations (`allocs`: the job's): running while one runs or waits, pending while blocked, else dead. */
-export function jobStatusOf(record: JobRecord, allocs: readonly Allocation[]): 'running' | 'pending' | 'dead' {
-  if (allocs.some((a) => a.ClientStatus === 'running' || a.ClientStatus === 'pending')) return 'running';
-  return !record.Job.Stop && Object.keys(record.FailedTGAllocs).length > 0 ? 'pending' : 'dead';
 }
 
 /**
@@ -95,7 +86,7 @@ export class Jobs {
     const keep = new Set<string>();
     for (const a of live) {
       const tg = registered.TaskGroups.find((g) => g.Name === a.TaskGroup);
-      const index = indexOf(a.Name);
+      const index = allocIndex(a.Name);
       if (!destructive && tg && index < tg.Count && a.DesiredStatus === 'run') keep.add(a.Name);
     }
     for (const a of live)
@@ -184,39 +175,9 @@ export class Jobs {
       const view = await this.nodeView(job);
       const problem = infeasibility(job, tg, name, view);
       if (problem) return problem;
-      const now = Date.now() * 1e6;
-      const alloc: AllocRecord = {
-        ID: randomUUID(),
-        EvalID: evalId,
-        Name: name,
-        Namespace: job.Namespace,
-        NodeID: this.ctx.nodeId,
-        NodeName: hostname(),
-        JobID: job.ID,
-        JobType: job.Type,
-        JobVersion: job.Version,
-        TaskGroup: tg.Name,
-        DesiredStatus: 'run',
-        DesiredDescription: '',
-        ClientStatus: 'pending',
-        ClientDescription: 'No tasks have started',
-        TaskStates: Object.fromEntries(
-          tg.Tasks.map((t): [string, TaskState] => [
-            t.Name,
-            {
-              State: 'pending',
-              Failed: false,
-              StartedAt: null,
-              FinishedAt: null,
-              Events: [event('Received', 'Task received by client')],
-            },
-          ]),
-        ),
-        CreateTime: now,
-        ModifyTime: now,
-      };
+      const alloc = newAllocation(job, tg, name, evalId, this.ctx.nodeId);
       await this.records.putAlloc(alloc);
-      await this.claimStickyVolumes(job, tg, alloc, view);
+      await claimStickyVolumes(this.records, job, tg, alloc, view);
       return alloc;
     };
     return sources.length === 1
@@ -231,138 +192,17 @@ export class Jobs {
       this.allocs(),
       this.records.jobs(),
     ]);
-    const byId = new Map(jobs.map((j) => [`${j.Job.Namespace}\0${j.Job.ID}`, j.Job]));
-    const proposed = allocs.filter((a) => !isTerminal(a));
-    // Nomad's unmet sticky claims: the job's claims whose allocation and volume still exist, met by no live allocation of its group.
-    const record = job && jobs.find((j) => j.Job.Namespace === job.Namespace && j.Job.ID === job.ID);
-    const known = new Set(allocs.map((a) => a.ID));
-    const unmetClaims = new Set(
-      (record?.StickyClaims ?? [])
-        .filter((c) => known.has(c.AllocID) && volumes.some((v) => v.ID === c.VolumeID && v.Namespace === c.Namespace))
-        .filter(
-          (c) =>
-            !proposed.some(
-              (a) => a.Namespace === c.Namespace && a.JobID === c.JobID && a.TaskGroup === c.TaskGroupName,
-            ),
-        )
-        .map((c) => c.VolumeID),
-    );
-    return {
-      hostVolumes,
-      volumes: new Map(volumes.map((v) => [v.ID, v])),
-      proposed,
-      jobOf: (ns, id) => byId.get(`${ns}\0${id}`),
-      unmetClaims,
-    };
+    return nodeViewOf({ hostVolumes, volumes, allocs, jobs }, job);
   }
 
-  /**
-   * Nomad writes a sticky claim when a new allocation with a sticky request is placed: one
-   * row per namespace, job, group and volume ID; a row whose allocation is terminal is taken
-   * over with its ID, one whose allocation still lives gets a new ID.
-   */
-  private async claimStickyVolumes(job: Job, tg: TaskGroup, alloc: AllocRecord, view: NodeView): Promise<void> {
-    const sticky = Object.values(tg.Volumes).filter((v) => v.Type === 'host' && v.Sticky);
-    if (sticky.length === 0) return;
-    const record = await this.records.job(job.Namespace, job.ID);
-    if (!record) return;
-    const claims = [...(record.StickyClaims ?? [])];
-    const index = claims.reduce((n, c) => Math.max(n, c.ModifyIndex), 0) + 1;
-    for (const req of sticky) {
-      const volumeId = view.hostVolumes.get(req.Source)?.ID;
-      if (!volumeId) continue;
-      const at = claims.findIndex((c) => c.TaskGroupName === tg.Name && c.VolumeID === volumeId);
-      const previous = at >= 0 ? claims[at]! : undefined;
-      const previousAlloc = previous && (await this.records.alloc(previous.AllocID));
-      const takeOver = previousAlloc && (isTerminal(previousAlloc) || previousAlloc.DesiredStatus === 'stop');
-      const claim = {
-        ID: previous && takeOver ? previous.ID : randomUUID(),
-        Namespace: job.Namespace,
-        JobID: job.ID,
-        TaskGroupName: tg.Name,
-        AllocID: alloc.ID,
-        VolumeID: volumeId,
-        VolumeName: req.Source,
-        CreateIndex: previous?.CreateIndex ?? index,
-        ModifyIndex: index,
-      };
-      if (at >= 0) claims[at] = claim;
-      else claims.push(claim);
-    }
-    await this.records.putJob({ ...record, StickyClaims: claims });
-  }
-
-  /** `volume claim list`: every job's sticky claims (the namespace `*` for all). */
-  async stickyClaims(namespace: string): Promise<StickyClaim[]> {
-    return (await this.records.jobs())
-      .flatMap((r) => r.StickyClaims ?? [])
-      .filter((c) => namespace === '*' || c.Namespace === namespace)
-      .sort((a, b) => (a.ID < b.ID ? -1 : 1));
-  }
-
-  /** `volume claim delete`: the claim with this full ID in the namespace, or Nomad's error. */
-  async deleteStickyClaim(namespace: string, id: string): Promise<void> {
-    for (const record of await this.records.jobs()) {
-      const claims = record.StickyClaims ?? [];
-      const found = claims.find((c) => c.ID === id && c.Namespace === namespace);
-      if (!found) continue;
-      await this.records.putJob({ ...record, StickyClaims: claims.filter((c) => c !== found) });
-      return;
-    }
-    throw new AgentError('SPEC_INVALID', 'task group volume claim does not exist', { claim: id, namespace });
-  }
-
-  /** The client runs the allocation: each task's prestart, then its supervisor; waits until each runs or ended. */
+  /** The client runs the allocation (alloc-runner.ts), then reads it back with its client status. */
   private async startAlloc(job: Job, alloc: AllocRecord, { setup = true } = {}): Promise<Allocation> {
-    const tg = job.TaskGroups.find((g) => g.Name === alloc.TaskGroup)!;
-    const hostVolumes = await this.ctx.hostVolumes();
-    await this.records.prepareAllocDir(alloc.ID);
-    const record: AllocRecord = structuredClone(alloc);
-    for (const task of tg.Tasks) {
-      const state = record.TaskStates[task.Name]!;
-      if (state.State !== 'pending') continue;
-      if (setup)
-        state.Events.push(
-          event('Task Setup', 'Building Task Directory', { Details: { message: 'Building Task Directory' } }),
-        );
-      const req = {
-        job,
-        group: tg,
-        task,
-        allocId: alloc.ID,
-        allocName: alloc.Name,
-        allocIndex: indexOf(alloc.Name),
-        hostVolumes,
-      };
-      const mounts = prestart(req);
-      if (!Array.isArray(mounts)) {
-        state.Events.push(event(mounts.type, mounts.message, { FailsTask: true }));
-        state.Events.push(
-          event('Not Restarting', 'Error was unrecoverable', {
-            RestartReason: 'Error was unrecoverable',
-            FailsTask: true,
-          }),
-        );
-        Object.assign(state, { State: 'dead', Failed: true, FinishedAt: new Date().toISOString() });
-        continue;
-      }
-      startTask(this.records, req, mounts, this.ctx.execCaps);
-    }
-    await this.records.putAlloc(record);
-    await this.waitStarted(record, tg);
+    await runAllocation(this.records, job, alloc, {
+      hostVolumes: await this.ctx.hostVolumes(),
+      execCaps: this.ctx.execCaps,
+      setup,
+    });
     return (await this.alloc(alloc.ID))!;
-  }
-
-  private async waitStarted(alloc: AllocRecord, tg: TaskGroup): Promise<void> {
-    const deadline = Date.now() + 10_000;
-    for (const task of tg.Tasks) {
-      if (alloc.TaskStates[task.Name]!.State === 'dead') continue;
-      while (!(await this.records.taskRun(alloc.ID, task.Name))?.pid) {
-        if ((await this.records.taskRun(alloc.ID, task.Name))?.exit) break;
-        if (Date.now() > deadline) break;
-        await sleep(5);
-      }
-    }
   }
 
   /**
@@ -379,7 +219,7 @@ export class Jobs {
         const run = await this.records.taskRun(a.ID, task);
         if (!run) continue;
         killTaskRun(run);
-        while (this.supervised(run)) await sleep(5);
+        while (supervised(run)) await sleep(5);
       }
     }
     return killed;
@@ -409,12 +249,12 @@ export class Jobs {
   /** Every allocation on the node, each with its client status as of now. */
   async allocs(): Promise<Allocation[]> {
     const records = await this.records.allocs();
-    return Promise.all(records.map((r) => this.withClientStatus(r)));
+    return Promise.all(records.map((r) => withClientStatus(this.records, r)));
   }
 
   async alloc(id: string): Promise<Allocation | undefined> {
     const record = await this.records.alloc(id);
-    return record && this.withClientStatus(record);
+    return record && withClientStatus(this.records, record);
   }
 
   /** An allocation by its ID or a unique prefix of it. */
@@ -429,80 +269,14 @@ export class Jobs {
     throw new AgentError('SPEC_INVALID', `No allocation(s) with prefix or id "${ref}" found`, { ref });
   }
 
-  /** The client's view merged in: what each task's supervisor noted, and a supervisor that died unseen. */
-  private async withClientStatus(record: AllocRecord): Promise<Allocation> {
-    if (isTerminal(record)) return record;
-    const alloc = structuredClone(record);
-    let changed = false;
-    for (const [name, state] of Object.entries(alloc.TaskStates)) {
-      if (state.State === 'dead') continue;
-      let run = await this.records.taskRun(alloc.ID, name);
-      // The task gone and its supervisor too, yet no exit noted: read once more (the note may have just been written).
-      if (run && !run.exit && !this.supervised(run)) run = await this.records.taskRun(alloc.ID, name);
-      if (!run || run.pid === 0) {
-        if (run?.exit) {
-          state.Events.push(event('Driver Failure', run.exit.error ?? 'failed to start task', { FailsTask: true }));
-          Object.assign(state, { State: 'dead', Failed: true, FinishedAt: run.exit.finishedAt });
-          changed = true;
-        }
-        continue;
-      }
-      if (state.State === 'pending') {
-        state.Events.push(event('Started', 'Task started by client'));
-        Object.assign(state, { State: 'running', StartedAt: run.startedAt });
-        changed = true;
-      }
-      if (run.exit) {
-        const code = run.exit.code ?? 0;
-        const signal = run.exit.signal ?? '';
-        const stopped = alloc.DesiredStatus === 'stop';
-        state.Events.push(
-          stopped
-            ? event('Killed', 'Task successfully killed')
-            : event('Terminated', `Exit Code: ${code}${signal ? `, Signal: ${signal}` : ''}`, { ExitCode: code }),
-        );
-        Object.assign(state, {
-          State: 'dead',
-          Failed: !stopped && (code !== 0 || signal !== ''),
-          FinishedAt: run.exit.finishedAt,
-        });
-        changed = true;
-      } else if (!this.supervised(run)) {
-        state.Events.push(
-          event('Driver Failure', 'the task and its supervisor are gone (killed, or the host rebooted)', {
-            FailsTask: true,
-          }),
-        );
-        Object.assign(state, { State: 'dead', Failed: true, FinishedAt: new Date().toISOString() });
-        changed = true;
-      }
-    }
-    const states = Object.values(alloc.TaskStates);
-    const status: ClientStatus = states.every((s) => s.State === 'dead')
-      ? states.some((s) => s.Failed)
-        ? 'failed'
-        : 'complete'
-      : states.some((s) => s.State === 'running')
-        ? 'running'
-        : 'pending';
-    if (status !== alloc.ClientStatus) {
-      alloc.ClientStatus = status;
-      alloc.ClientDescription = DESCRIPTIONS[status];
-      changed = true;
-    }
-    if (changed) {
-      alloc.ModifyTime = Date.now() * 1e6;
-      // What the client reported is kept, so a terminal allocation no longer needs its supervisor's notes.
-      if (isTerminal(alloc)) await this.records.putAlloc(alloc).catch(() => {});
-    }
-    return alloc;
+  /** `volume claim list`: every job's sticky claims (the namespace `*` for all). */
+  stickyClaims(namespace: string): Promise<StickyClaim[]> {
+    return stickyClaims(this.records, namespace);
   }
 
-  /** Whether a task that noted no exit still runs, or its supervisor is about to note it. */
-  private supervised(run: TaskRun): boolean {
-    return (
-      isRunningProcess(run.pid, run.startTicks) || isRunningProcess(run.supervisorPid, run.supervisorStartTicks ?? 0)
-    );
+  /** `volume claim delete`: the claim with this full ID in the namespace, or Nomad's error. */
+  deleteStickyClaim(namespace: string, id: string): Promise<void> {
+    return deleteStickyClaim(this.records, namespace, id);
   }
 
   /** `job stop`: desired stop, the tasks killed (kill signal, then SIGKILL), waits until each is terminal; `purge` forgets the job. */
@@ -580,19 +354,6 @@ export class Jobs {
   async logs(alloc: Allocation, task: string, stream: 'stdout' | 'stderr'): Promise<string> {
     return readFile(this.records.taskFiles(alloc.ID, task)[stream], 'utf8').catch(() => '');
   }
-}
-
-const DESCRIPTIONS: Record<ClientStatus, string> = {
-  pending: 'No tasks have started',
-  running: 'Tasks are running',
-  complete: 'All tasks have completed',
-  failed: 'Failed tasks',
-  lost: 'alloc is lost since its node is down',
-};
-
-function indexOf(name: string): number {
-  const m = /\[(\d+)\]$/.exec(name);
-  return m ? Number(m[1]) : 0;
 }
 
 function sameSpec(a: Job, b: Job, { ignoreCounts = false } = {}): boolean {

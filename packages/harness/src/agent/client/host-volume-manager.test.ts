@@ -6,7 +6,7 @@ import type { AgentConfig } from '../../config/agent-config.js';
 import { Agent } from '../agent.js';
 import type { ClientCreateRequest, ClientState } from '../state/client-state.js';
 import { FakePluginRunner } from '../../runner/fake-runner.js';
-import type { ClientStateStore } from './host-volume-manager.js';
+import type { ClientStateStore } from './volume-manager-context.js';
 import { removeTempDir, tempDir } from '../../../../../test/support/kit.js';
 
 /**

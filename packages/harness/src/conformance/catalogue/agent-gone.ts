@@ -4,7 +4,7 @@ import { buildEnvironment } from '@dhv/sdk/client';
 import { readCreatedPath } from '../inspect.js';
 import { describeRun, succeeded } from '../raw-run.js';
 import type { Check, CheckContext } from '../types.js';
-import { NEEDS_WORKING_CREATE } from './create.js';
+import { NEEDS_WORKING_CREATE } from './needs-working-create.js';
 import { added, listTree } from './volume-files.js';
 
 /** How long the stopped agent still reads the create's output: the stop lands while the plugin works. */

@@ -4,7 +4,7 @@ import { cleanupDeleteRequest, decodeErrorOutput } from '@dhv/sdk/client';
 import { ENV } from '@dhv/sdk/plugin';
 import { describeRun, succeeded } from '../raw-run.js';
 import type { Check, CheckContext } from '../types.js';
-import { NEEDS_WORKING_CREATE } from './create.js';
+import { NEEDS_WORKING_CREATE } from './needs-working-create.js';
 import { added, exists, listTree, watchSurvivors, writeMarker } from './volume-files.js';
 import type { CreateInput } from '../types.js';
 

@@ -1,7 +1,8 @@
 import type { Check } from '../types.js';
 import { agentGoneChecks } from './agent-gone.js';
 import { budgetChecks } from './budgets.js';
-import { createChecks, NEEDS_WORKING_CREATE } from './create.js';
+import { createChecks } from './create.js';
+import { NEEDS_WORKING_CREATE } from './needs-working-create.js';
 import { deleteChecks } from './delete.js';
 import { discoveryChecks } from './discovery.js';
 import { environmentChecks } from './environment.js';

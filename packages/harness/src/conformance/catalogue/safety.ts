@@ -5,7 +5,7 @@ import { ENV } from '@dhv/sdk/plugin';
 import { readCreatedPath } from '../inspect.js';
 import { succeeded } from '../raw-run.js';
 import type { Check, CheckContext } from '../types.js';
-import { NEEDS_WORKING_CREATE } from './create.js';
+import { NEEDS_WORKING_CREATE } from './needs-working-create.js';
 import { added, listTree } from './volume-files.js';
 import { SPACE_SLACK_BYTES, SPACE_WITHIN_BOUND, capacityBound, sizeWords, spaceTaken } from '../space-budget.js';
 

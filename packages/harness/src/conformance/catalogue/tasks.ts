@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Check, CheckContext } from '../types.js';
 import { describeTask, TASK_MOUNT, TaskClient } from '../task-client.js';
 import type { HostVolume } from '../../agent/agent.js';
-import { NEEDS_WORKING_CREATE } from './create.js';
+import { NEEDS_WORKING_CREATE } from './needs-working-create.js';
 
 const REF = 'PROTOCOL.md § What the agent does with volumes';
 /**
