@@ -204,7 +204,7 @@ export class ClientState {
     const stamp = stampOf(this.dir);
     const names = await this.entries();
     const records: VolumeRecord[] = [];
-    const files: string[] = [];
+    const files: number[] = [];
     const damaged: DamagedRecord[] = [];
     // Thousands of small files read synchronously beat the same reads queued on libuv's
     // four threads several times over; batches keep the event loop turning in between.
@@ -217,7 +217,7 @@ export class ClientState {
           const record = this.parseRecord(file, id, this.readTextSync(file));
           if (record) {
             records.push(record);
-            files.push(fileStamp);
+            files.push(...fileStamp);
           }
         } catch (err) {
           if (!(err instanceof AgentError)) throw err;
@@ -241,10 +241,7 @@ export class ClientState {
     if (!items) return undefined;
     if (this.revived?.items === items) return this.revived.records;
     const revived = reviveRecords(items);
-    const unchanged = revived?.files.every(
-      (stamp, i) => stamp === fileStampOf(`${this.dir}/${revived.records[i]!.ID}.json`),
-    );
-    if (!revived || !unchanged) {
+    if (!revived || !filesUnchanged(`${this.dir}/`, revived.records, revived.files)) {
       this.index?.forget('records');
       return undefined;
     }
@@ -329,17 +326,36 @@ export class ClientState {
 
 /**
  * A record file's identity and state, as the index keeps it beside what the file held:
- * inode, size and ctime (which nothing sets back), so any write, truncation or
- * replacement since shows; absent when there is no file.
+ * inode, size and ctime in milliseconds (which nothing sets back; the nanoseconds a double
+ * holds are enough to tell two writes apart), so any write, truncation or replacement since
+ * shows. A file that is not there, or cannot be looked at, gets a stamp no file has.
  */
-function fileStampOf(file: string): string {
+function fileStampOf(file: string): [number, number, number] {
   try {
     const s = lstatSync(file, { throwIfNoEntry: false });
-    // ctimeMs keeps the nanoseconds a double holds: enough to tell two writes apart.
-    return s ? `${s.ino}:${s.size}:${s.ctimeMs}` : 'absent';
+    if (s) return [s.ino, s.size, s.ctimeMs];
   } catch {
-    return 'unknown';
+    // Told apart from any file below.
   }
+  return [-1, -1, -1];
+}
+
+/**
+ * Whether each record's file (`<dir><id>.json`) still has the stamp the index noted
+ * (`stamps`: three numbers per record, as `fileStampOf` gives them). One `lstat` per record,
+ * compared field by field: no string is made per file.
+ */
+function filesUnchanged(dir: string, records: readonly { ID: string }[], stamps: readonly number[]): boolean {
+  try {
+    for (let i = 0; i < records.length; i++) {
+      const s = lstatSync(`${dir}${records[i]!.ID}.json`, { throwIfNoEntry: false });
+      if (!s || s.ino !== stamps[3 * i] || s.size !== stamps[3 * i + 1] || s.ctimeMs !== stamps[3 * i + 2])
+        return false;
+    }
+  } catch {
+    return false;
+  }
+  return true;
 }
 
 /** A record removed since it was listed is simply gone; any other read error is that record's. */

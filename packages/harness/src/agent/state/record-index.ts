@@ -39,6 +39,9 @@ const FIELDS: readonly { part: 'CreateReq' | 'Volume'; key: string; kind: FieldK
   { part: 'Volume', key: 'CreateTime', kind: 'text' },
   { part: 'Volume', key: 'ModifyTime', kind: 'text' },
 ];
+const FIELD_KINDS = FIELDS.map((f) => f.kind);
+const FIELD_KEYS = FIELDS.map((f) => f.key);
+const FIELD_IN_REQUEST = FIELDS.map((f) => f.part === 'CreateReq');
 /** The row's items before the fields': the ID, the name, the path. */
 const LEAD = 3;
 const ROW_LENGTH = LEAD + FIELDS.length;
@@ -75,10 +78,10 @@ function withByteCounts<R extends Record<string, unknown>>(record: R, convert: (
  * their path but for the ID), a fifth of the bytes to parse of the records spelled out.
  * Byte counts are decimal text, so one JSON.parse reads them exactly. A record with any
  * other field set (a schema grown since) is kept whole, as an object. The table also keeps
- * each record file's stamp (`Files`, in the records' order), so a file changed in place is
- * read again.
+ * each record file's stamp (`Files`: inode, size and ctime of each, in the records' order,
+ * three numbers per record), so a file changed in place is read again.
  */
-export function indexedRecords(records: readonly IndexedRecord[], files: readonly string[]): unknown[] {
+export function indexedRecords(records: readonly IndexedRecord[], files: readonly number[]): unknown[] {
   const values: unknown[] = [];
   const places = new Map<unknown, number>();
   const byText = new Map<string, number>();
@@ -144,22 +147,24 @@ class ValueTable {
   /** A record revived from its row, or undefined where the row is not one `indexedRecords` wrote. */
   record(row: unknown[]): IndexedRecord | undefined {
     if (row.length !== ROW_LENGTH) return undefined;
-    const [id, name, path] = row;
+    const id = row[0];
+    const name = row[1];
+    const path = row[2];
     if (typeof id !== 'string' || typeof name !== 'string' || typeof path !== 'number') return undefined;
-    const parts: Record<'CreateReq' | 'Volume', Record<string, unknown>> = {
-      CreateReq: { ID: id, Name: name },
-      Volume: {},
-    };
-    for (const [i, { part, key, kind }] of FIELDS.entries()) {
+    const request: Record<string, unknown> = { ID: id, Name: name };
+    const volume: Record<string, unknown> = {};
+    // A plain loop over the table's columns: 10,000 records revive 130,000 fields.
+    for (let i = 0; i < FIELDS.length; i++) {
+      const kind = FIELD_KINDS[i]!;
       const value = this.field(kind, row[LEAD + i]);
       if (kind === 'list' && !Array.isArray(value)) return undefined;
-      if (kind !== 'optional' || value !== null) parts[part][key] = value;
+      if (kind !== 'optional' || value !== null) (FIELD_IN_REQUEST[i] ? request : volume)[FIELD_KEYS[i]!] = value;
     }
     return {
       ID: id,
       HostPath: path >= 0 ? `${this.text(path)}${id}` : this.text(-1 - path),
-      CreateReq: parts.CreateReq,
-      Volume: parts.Volume,
+      CreateReq: request,
+      Volume: volume,
     };
   }
 
@@ -189,17 +194,18 @@ function wholeRecord(item: unknown): IndexedRecord | undefined {
  * share the table's arrays and objects (capabilities, constraints, parameters), which
  * nothing changes in place.
  */
-export function reviveRecords(items: unknown[]): { records: IndexedRecord[]; files: string[] } | undefined {
+export function reviveRecords(items: unknown[]): { records: IndexedRecord[]; files: number[] } | undefined {
   const table = items[0];
   if (!isObject(table) || !Array.isArray(table.Values)) return undefined;
   // The stamp of each record's file when it was read (an index without them vouches for nothing).
   const files: unknown = table.Files;
-  if (!Array.isArray(files) || files.length !== items.length - 1 || !files.every((f) => typeof f === 'string'))
+  if (!Array.isArray(files) || files.length !== 3 * (items.length - 1) || !files.every((f) => typeof f === 'number'))
     return undefined;
   const values = new ValueTable(table.Values as unknown[]);
   const records: IndexedRecord[] = [];
   try {
-    for (const item of items.slice(1)) {
+    for (let i = 1; i < items.length; i++) {
+      const item = items[i];
       const record = Array.isArray(item) ? values.record(item as unknown[]) : wholeRecord(item);
       if (!record) return undefined;
       records.push(record);
@@ -207,5 +213,5 @@ export function reviveRecords(items: unknown[]): { records: IndexedRecord[]; fil
   } catch {
     return undefined;
   }
-  return { records, files: files as string[] };
+  return { records, files: files as number[] };
 }

@@ -145,6 +145,6 @@ describe('the state index', () => {
     expect(next.index.section('records', next.layout.volumeRecords)).toBeUndefined();
     expect((await next.records.list()).map((r) => r.ID)).toEqual([IDS[0]]);
     await restartWith(dataDir);
-    expect(JSON.parse(await readFile(store.layout.stateIndex, 'utf8'))).toMatchObject({ Version: 2 });
+    expect(JSON.parse(await readFile(store.layout.stateIndex, 'utf8'))).toMatchObject({ Version: 3 });
   });
 });

@@ -38,8 +38,8 @@ interface IndexFile {
   Sections: Partial<Record<SectionName, Section>>;
 }
 
-/** 2: records share a table of values, claims carry the tag of the winners they were written for. */
-const VERSION = 2;
+/** 2: records share a table of values, claims carry the tag of the winners they were written for; 3: record files' stamps as numbers. */
+const VERSION = 3;
 
 /**
  * Sections kept as JSON text inside the index, parsed only when asked for: a restart whose
