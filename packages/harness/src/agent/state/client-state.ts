@@ -1,4 +1,3 @@
-import { lstatSync } from 'node:fs';
 import { lstat, mkdir, readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import * as z from 'zod/mini';
@@ -22,6 +21,7 @@ import { ACCESS_MODES, ATTACHMENT_MODES } from '../../volume-specs/volume-spec.j
 import { stateLayout } from './layout.js';
 import { stampOf, type StateIndex } from './state-index.js';
 import { BYTE_COUNT_FIELDS, indexedRecords, reviveRecords } from './record-index.js';
+import { fileStampOf, filesUnchanged } from './record-stamps.js';
 
 /**
  * The client state of the host volume manager. Nomad keeps it in its state DB, bucket
@@ -322,40 +322,6 @@ export class ClientState {
       throw corrupt(`it holds volume ${parsed.data.ID}, not ${expectedId}`);
     return parsed.data;
   }
-}
-
-/**
- * A record file's identity and state, as the index keeps it beside what the file held:
- * inode, size and ctime in milliseconds (which nothing sets back; the nanoseconds a double
- * holds are enough to tell two writes apart), so any write, truncation or replacement since
- * shows. A file that is not there, or cannot be looked at, gets a stamp no file has.
- */
-function fileStampOf(file: string): [number, number, number] {
-  try {
-    const s = lstatSync(file, { throwIfNoEntry: false });
-    if (s) return [s.ino, s.size, s.ctimeMs];
-  } catch {
-    // Told apart from any file below.
-  }
-  return [-1, -1, -1];
-}
-
-/**
- * Whether each record's file (`<dir><id>.json`) still has the stamp the index noted
- * (`stamps`: three numbers per record, as `fileStampOf` gives them). One `lstat` per record,
- * compared field by field: no string is made per file.
- */
-function filesUnchanged(dir: string, records: readonly { ID: string }[], stamps: readonly number[]): boolean {
-  try {
-    for (let i = 0; i < records.length; i++) {
-      const s = lstatSync(`${dir}${records[i]!.ID}.json`, { throwIfNoEntry: false });
-      if (!s || s.ino !== stamps[3 * i] || s.size !== stamps[3 * i + 1] || s.ctimeMs !== stamps[3 * i + 2])
-        return false;
-    }
-  } catch {
-    return false;
-  }
-  return true;
 }
 
 /** A record removed since it was listed is simply gone; any other read error is that record's. */
