@@ -34,6 +34,8 @@ describe('provisioned size', () => {
 
   it('says a capacity is required when both are zero, and when no sector fits in the range', () => {
     expect(() => provisionedSize(0n, 0n)).toThrow(/a capacity is required/);
-    expect(() => provisionedSize(MIB + 1n, MIB + 100n)).toThrow(/no whole number of 512-byte sectors/);
+    expect(() => provisionedSize(MIB + 1n, MIB + 100n)).toThrow(
+      /no size in whole units of 512 B lies between capacity_min/,
+    );
   });
 });
