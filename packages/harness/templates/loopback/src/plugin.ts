@@ -1,5 +1,5 @@
 import { mkdir, rename, rm, rmdir, stat } from 'node:fs/promises';
-import { acquireVolumeLock, definePlugin, expectCreatedPath, formatSize, PluginFailure, volumePath, withVolumeLock } from '@dhv/sdk/plugin';
+import { acquireVolumeLock, definePlugin, expectCreatedPath, pickCapacity, volumePath, withVolumeLock } from '@dhv/sdk/plugin';
 import * as host from '@dhv/sdk/host';
 
 // {{pluginId}}: each volume is an ext4 filesystem in a sparse image, loop-mounted at `<volumes dir>/<id>`, as root. A create
@@ -13,9 +13,8 @@ export default definePlugin({
   async create(request, ctx) {
     host.checkHost({ plugin: '{{pluginId}}', loopDevices: true, tools: TOOLS });
     const [path, signal] = [volumePath(request.volumesDir, request.volumeId), ctx.signal];
-    const { capacityMinBytes: min, capacityMaxBytes: max } = request;
-    const size = min > MIN_SIZE ? ((min + 4095n) / 4096n) * 4096n : MIN_SIZE; // whole 4 KiB blocks
-    if (max > 0n && size > max) throw new PluginFailure('ECAPACITY', `a volume needs ${formatSize(size)}, above capacity_max`);
+    const { capacityMinBytes: min, capacityMaxBytes: max } = request; // whole 4 KiB blocks, at least MIN_SIZE, within the spec's range
+    const size = pickCapacity(min, max, { minimum: MIN_SIZE, granularity: 4096n, fallback: MIN_SIZE });
     const [image, partial] = [`${path}.img`, `${path}.img.partial`];
     // When the handler throws, the runtime runs the ctx.undo actions, newest first: the lock is released last.
     const release = await acquireVolumeLock(`${path}.lock`, { signal, folderMode: 0o711 });
