@@ -24,9 +24,11 @@ describe('a plugin that exited is struck off the journal without a write of its 
       import { CleanupJournal } from '@dhv/sdk/host';
       const journal = CleanupJournal.forThisProcess();
       const { path } = await journal.makeFolder(${JSON.stringify(dir)}, 'made-');
-      const done = spawn('/bin/true', [], { detached: true, stdio: 'ignore' });
+      const done = spawn('/bin/sleep', ['600'], { detached: true, stdio: 'ignore' });
       journal.recordProcessGroup(done.pid);
-      await new Promise((resolve) => done.on('exit', resolve));
+      const exited = new Promise((resolve) => done.on('exit', resolve));
+      done.kill('SIGKILL');
+      await exited;
       journal.forgetProcessGroup(done.pid);
       console.log(JSON.stringify({ path, done: done.pid }));
       process.kill(process.pid, 'SIGKILL');
