@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { isStrictlyInside } from '@dhv/sdk';
 import { buildEnvironment, PluginError } from '@dhv/sdk/client';
 import { AGENT_TIMEOUT_MS } from '@dhv/sdk/plugin';
-import { readCreatedPath } from '../inspect.js';
 import { describeRun, stderrBeyond, succeeded } from '../raw-run.js';
 import { forceRemove } from '../scratch-dirs.js';
 import { capacityBound } from '../space-budget.js';
@@ -267,14 +266,11 @@ export class VolumeLab {
         const run = await this.ctx.runRaw(['create'], buildEnvironment('create', volume.request, this.ctx.plugin), {
           timeoutMs: KILL_AFTER_MS,
         });
-        const path = readCreatedPath(run.stdout);
-        if (!run.timedOut && succeeded(run) && path.ok) return this.becomeLive(volume, path.value, label);
         // The agent's next create of the volume, with the same request: it must not be blocked.
-        return this.becomeLive(
-          volume,
-          await this.create(volume.request, `create of ${label} after one was killed`),
-          label,
-        );
+        // Made whether or not the first answered in time (then it is a restore's create), so
+        // that a seed makes the same calls however loaded the machine is.
+        const first = run.timedOut ? 'one was killed' : succeeded(run) ? 'one that answered' : 'one that failed';
+        return this.becomeLive(volume, await this.create(volume.request, `create of ${label} after ${first}`), label);
       }
       case 'restore': {
         const volume = this.volumes.get(key)!;
