@@ -197,7 +197,7 @@ describe('dhv init with no flags, npm install, build, check: every template, off
         expect(await fs.readdir(volumesDir)).toEqual([]);
         expect(await mountsUnder(volumesDir)).toEqual([]);
       },
-      180_000,
+      600_000, // a whole dhv check: minutes at load 30
     );
   }
 

@@ -289,7 +289,11 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
     const { path } = await create(id, { capacityMinBytes: 32n * MIB });
     // A runtime's new namespace holds a copy of every mount until its set-up drops the ones it does not keep.
     const setUp = spawn(
-      ...inPrivateMountNamespace('echo ready; /bin/sleep 0.4; /usr/bin/umount -l "$0"; exec /bin/sleep 600', [path], [path]),
+      ...inPrivateMountNamespace(
+        'echo ready; /bin/sleep 0.4; /usr/bin/umount -l "$0"; exec /bin/sleep 600',
+        [path],
+        [path],
+      ),
       { stdio: ['ignore', 'pipe', 'ignore'] },
     );
     children.push(setUp);

@@ -68,6 +68,94 @@ function examplesIn(readme: string, text: string): Example[] {
 /** An example is named by its README and its first line, which the table below keys on. */
 const keyOf = (e: Example) => `${e.readme}: ${e.text.split('\n')[0]}`;
 
+/** An author's directory plugin on the installed SDK (JavaScript: node runs its tests as written). */
+const AUTHOR_PLUGIN = `import { chmod, mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { mountsAt } from '@dhv/sdk/host';
+import {
+  definePlugin, expectCreatedPath, param, parameterSchema, pickCapacity, PluginFailure, volumePath,
+} from '@dhv/sdk/plugin';
+
+export const PARAMETERS = parameterSchema({
+  mode: param.mkdirMode(),
+  tier: param.choice(['fast', 'slow'], { default: 'slow', fixed: true }),
+});
+
+export default definePlugin({
+  name: 'author-dir',
+  version: '1.2.0',
+  parameters: PARAMETERS,
+  async create(request, ctx) {
+    const { mode, tier } = PARAMETERS.read(request.parameters);
+    const bytes = pickCapacity(request.capacityMinBytes, request.capacityMaxBytes, {
+      fallback: 64n << 20n,
+      granularity: 4096n,
+    });
+    const path = volumePath(request.volumesDir, request.volumeId);
+    const mounted = await mountsAt(path);
+    if (mounted.length > 0) throw new PluginFailure('EMOUNTED', \`\${path} has \${mounted[0].source} mounted on it\`);
+    await mkdir(request.volumesDir, { recursive: true });
+    await ctx.step(
+      'directory',
+      () => mkdir(path).then(() => true, (err) => { if (err.code === 'EEXIST') return false; throw err; }),
+      (made) => (made ? rm(path, { recursive: true, force: true }) : undefined),
+    );
+    const changed = ctx.changedParameters;
+    if (changed === undefined || changed.includes('mode')) await ctx.step('mode', () => chmod(path, mode));
+    await ctx.step('label', () => writeFile(join(path, '.tier'), tier));
+    return { path, bytes };
+  },
+  async delete(request) {
+    const path = volumePath(request.volumesDir, request.volumeId);
+    expectCreatedPath(request.createdPath, path);
+    await rm(path, { recursive: true, force: true });
+  },
+});
+`;
+
+/** The author's own tests of the undo paths: the fault seam fails each step in turn, in process. */
+const AUTHOR_UNDO_TEST = `import assert from 'node:assert/strict';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import plugin from '../src/plugin.mjs';
+
+const ID = '3c2f1a7e-8b4d-4e6f-9a0b-1c2d3e4f5a6b';
+const env = (volumesDir, parameters) => ({
+  DHV_OPERATION: 'create', DHV_VOLUMES_DIR: volumesDir, DHV_PLUGIN_DIR: '/opt/plugins', DHV_NAMESPACE: 'default',
+  DHV_VOLUME_NAME: 'data', DHV_VOLUME_ID: ID, DHV_NODE_ID: '7d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f2a',
+  DHV_NODE_POOL: 'default', DHV_CAPACITY_MIN_BYTES: '0', DHV_CAPACITY_MAX_BYTES: '0',
+  DHV_PARAMETERS: JSON.stringify(parameters),
+});
+
+for (const step of ['directory', 'mode', 'label']) {
+  test(\`a create failed at its \${step} step leaves nothing\`, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'author-'));
+    try {
+      const run = await plugin.invoke({ argv: ['create'], env: env(dir, { mode: '0750' }), failAt: { step } });
+      assert.equal(run.exitCode, 1);
+      assert.match(JSON.parse(run.stdout).error, /injected failure/);
+      assert.deepEqual(await readdir(dir), []);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+}
+
+test('an update may change the mode but not the tier', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'author-'));
+  try {
+    assert.equal((await plugin.invoke({ argv: ['create'], env: env(dir, { tier: 'fast' }) })).exitCode, 0);
+    assert.equal((await plugin.invoke({ argv: ['create'], env: env(dir, { tier: 'fast', mode: '0755' }) })).exitCode, 0);
+    const refused = await plugin.invoke({ argv: ['create'], env: env(dir, { tier: 'slow' }) });
+    assert.match(JSON.parse(refused.stdout).error, /^parameter tier cannot change on update/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+`;
+
 describe('the packed packages, installed together outside the repo', () => {
   let work: string;
   let project: string;
@@ -171,6 +259,33 @@ describe('the packed packages, installed together outside the repo', () => {
     expect(load.stdout, load.stderr).toBe('function');
   });
 
+  it('carries a real plugin an author writes on it: declared parameters, a capacity rule, the host toolkit, undo steps tested without root through the fault seam, and dhv check passes', async () => {
+    const author = join(project, 'author-dir');
+    await fs.outputFile(join(author, 'src/plugin.mjs'), AUTHOR_PLUGIN);
+    await fs.outputFile(join(author, 'test/undo.test.mjs'), AUTHOR_UNDO_TEST);
+    // Nothing in the undo tests needs root: the fault seam fails each step in process.
+    const tests = await execa(process.execPath, ['--test', 'test/undo.test.mjs'], {
+      cwd: author,
+      env: childEnv,
+      extendEnv: false,
+      reject: false,
+    });
+    expect(tests.exitCode, `${tests.stdout}\n${tests.stderr}`).toBe(0);
+    expect(tests.stdout).toMatch(/# pass 4\n/);
+
+    const build = await dhv(['build', 'src/plugin.mjs', '-o', 'dist/author-dir'], author);
+    expect(build.exitCode, build.stderr).toBe(0);
+    const check = await dhv(['check', 'dist/author-dir', '--skip', 'tasks', '--json'], author);
+    const report = JSON.parse(check.stdout) as { results: { id: string; status: string; severity: string }[] };
+    expect(
+      report.results.filter((r) => r.status === 'fail').map((r) => r.id),
+      check.stderr,
+    ).toEqual([]);
+    expect(check.exitCode).toBe(0);
+    // The fault seam reached it for real: dhv check made its create fail part way and found nothing left.
+    expect(report.results.find((r) => r.id === 'errors.injected-failures-leave-nothing')?.status).toBe('pass');
+  }, 900_000);
+
   describe('the README examples whose reader has the packages installed', async () => {
     const all: Example[] = [];
     for (const readme of READMES) all.push(...examplesIn(readme, await fs.readFile(join(repo, readme), 'utf8')));
@@ -206,6 +321,10 @@ describe('the packed packages, installed together outside the repo', () => {
       "packages/harness/README.md: import { FakePluginRunner } from '@dhv/harness/testing';": {
         run: 'not-here',
         why: "a fragment of the Agent example above (its config and Agent); the fake runner's own tests are packages/harness/src/agent/agent-rules.test.ts",
+      },
+      "packages/sdk/README.md: import { definePlugin, param, parameterSchema, pickCapacity } from '@dhv/sdk/plugin';": {
+        run: 'module',
+        as: 'declared-parameters.mjs',
       },
       'packages/sdk/README.md: async delete(req, ctx) {': {
         run: 'not-here',

@@ -213,7 +213,8 @@ describe.concurrent('dhv record', () => {
   });
 
   /** A recorded plugin called as the agent does, waiting at its gate: the recorder's and the plugin's pids. */
-  async function recordedCallWaiting() {
+  /** A recorded plugin's `wait` call under way; `env` given to the recorder beside the volumes dir. */
+  async function recordedCallWaiting(env: (agentDir: string) => Promise<Record<string, string>> = async () => ({})) {
     const { agentDir, plugins } = await pluginDir();
     const plugin = join(plugins, 'odd');
     await writePlugin(plugin, BASH_PLUGIN('1.0.0', 3));
@@ -221,7 +222,12 @@ describe.concurrent('dhv record', () => {
     const volumes = join(agentDir, 'volumes');
     makeGate(join(volumes, 'gate'));
     let recorderPid = 0;
-    const answer = runAsAgent(plugin, 'wait', { DHV_VOLUMES_DIR: volumes }, (pid) => (recorderPid = pid));
+    const answer = runAsAgent(
+      plugin,
+      'wait',
+      { DHV_VOLUMES_DIR: volumes, ...(await env(agentDir)) },
+      (pid) => (recorderPid = pid),
+    );
     const pluginPid = Number(await waitForFile(join(volumes, 'pid')));
     return { volumes, answer, recorderPid, pluginPid };
   }
@@ -232,6 +238,24 @@ describe.concurrent('dhv record', () => {
     signalProcess(recorderPid, 'SIGTERM'); // the recorder alone, as a user's kill would
     const result = await answer;
     expect(result.exit).toBe(7);
+    expect(readFileSync(join(volumes, 'signals'), 'utf8')).toBe('got TERM\n');
+    expect(alive(pluginPid)).toBe(false);
+  });
+
+  it('forwards a signal that comes before it could take a step after starting the plugin', async () => {
+    // A loaded machine can run the plugin, and a user's kill can come, before the recorder's
+    // next step: a preload holds the recorder 1.5 s right after it starts the plugin.
+    const { volumes, answer, recorderPid, pluginPid } = await recordedCallWaiting(async (agentDir) => {
+      const preload = join(agentDir, 'hold-after-spawn.cjs');
+      await writeFile(
+        preload,
+        `const cp = require('node:child_process');\nconst spawn = cp.spawn;\ncp.spawn = function (...args) {\n  const child = spawn.apply(this, args);\n  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1500);\n  return child;\n};\n`,
+      );
+      return { NODE_OPTIONS: `--require ${preload}` };
+    });
+    signalProcess(recorderPid, 'SIGTERM');
+    const result = await answer;
+    expect(result).toMatchObject({ exit: 7, signal: null });
     expect(readFileSync(join(volumes, 'signals'), 'utf8')).toBe('got TERM\n');
     expect(alive(pluginPid)).toBe(false);
   });

@@ -50,5 +50,15 @@ export {
   DEFAULT_VOLUME_MODE,
   type ParsedParameter,
 } from './helpers/ownership.js';
+export {
+  parameterSchema,
+  type ParameterSchema,
+  type ParameterField,
+  type ParameterFields,
+  type ParameterValues,
+} from './helpers/parameter-schema.js';
+/** The kinds of parameter a schema declares: `param.choice`, `param.flag`, `param.mkdirMode`, … */
+export * as param from './helpers/parameter-fields.js';
+export { pickCapacity, type CapacityRules } from './helpers/capacity.js';
 export { parseSize, parseByteSize, goParseBytes, formatSize, SizeError, INT64_MAX } from './go/humanize.js';
 export { parseGoVersion, isGoVersion, type GoVersion, type GoVersionResult } from './go/version.js';

@@ -92,20 +92,24 @@ export function recorderMain(settings: RecorderSettings, modules: RecorderModule
   const [file, args] = settings.setpriv
     ? [settings.setpriv, ['--pdeathsig', 'KILL', '--', settings.original, ...argv]]
     : [settings.original, argv];
-  const child = childProcess.spawn(file, args, {
+  // Listening before the plugin starts: a signal sent once the plugin runs (a loaded machine
+  // can run it before this process takes its next step) must reach it, not kill the recorder.
+  const plugin: { child?: ReturnType<typeof childProcess.spawn> } = {};
+  const early: NodeJS.Signals[] = [];
+  const forward = (name: NodeJS.Signals) => {
+    try {
+      plugin.child!.kill(name);
+    } catch {
+      // already gone
+    }
+  };
+  for (const name of forwarded) process.on(name, () => (plugin.child ? forward(name) : early.push(name)));
+  const child = (plugin.child = childProcess.spawn(file, args, {
     env,
     argv0: settings.setpriv ? settings.setpriv : settings.pluginPath,
     stdio: ['inherit', 'pipe', 'pipe'],
-  });
-  for (const name of forwarded) {
-    process.on(name, () => {
-      try {
-        child.kill(name);
-      } catch {
-        // already gone
-      }
-    });
-  }
+  }));
+  for (const name of early) forward(name);
   child.stdout!.on('data', (chunk: Buffer) => {
     stdout.push(chunk);
     writeAll(1, chunk);

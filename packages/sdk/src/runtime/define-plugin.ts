@@ -8,6 +8,8 @@ import { isGoVersion } from '../go/version.js';
 import { realStderrWrite, realStdoutWrite, withOutputTo } from './output-redirect.js';
 import { checkResponse, InvalidRequestError, readRequest } from './validation.js';
 import { UndoStack } from './undo-stack.js';
+import { forgetParameters, recallParameters, rememberParameters } from './remembered-parameters.js';
+import type { ParameterSchema } from '../helpers/parameter-schema.js';
 import {
   FAIL_AT_VARIABLE,
   FaultPlan,
@@ -35,6 +37,12 @@ export interface HandlerContext {
    * `ctx.undo` does). `invoke({ failAt: { step } })` makes a chosen step fail before it runs.
    */
   step: <T>(what: string, run: () => T | Promise<T>, undo?: (result: T) => void | Promise<void>) => Promise<T>;
+  /**
+   * On a create of a plugin that declares `parameters`: the keys whose values differ from
+   * the volume's last successful create (an update, or a restore after one), `[]` when
+   * none do, undefined on the volume's first create (or when nothing was remembered).
+   */
+  changedParameters?: readonly string[];
 }
 
 export interface PluginDefinition {
@@ -42,6 +50,14 @@ export interface PluginDefinition {
   name: string;
   /** A go-version string, reported by fingerprint unless `fingerprint` is given. */
   version: string;
+  /**
+   * The volume parameters the plugin reads (`parameterSchema({...})`). With it, a create
+   * whose parameters the schema refuses fails before the handler runs, an update that
+   * changes a `fixed` parameter is refused, and `ctx.changedParameters` says what an update
+   * changed (the runtime remembers each volume's parameters beside its volumes; see
+   * remembered-parameters.ts).
+   */
+  parameters?: ParameterSchema;
   fingerprint?: (ctx: HandlerContext) => FingerprintResponse | Promise<FingerprintResponse>;
   create: (request: CreateRequest, ctx: HandlerContext) => CreateResponse | Promise<CreateResponse>;
   delete: (request: DeleteHandlerRequest, ctx: HandlerContext) => void | Promise<void>;
@@ -248,11 +264,30 @@ async function handle(
     if (err instanceof InvalidRequestError) throw new UsageError(err.message);
     throw err;
   }
-  if (op === 'create') {
-    return encodeResponse(checked('create', await definition.create(request as CreateRequest, ctx)));
-  }
-  await definition.delete(deleteHandlerRequest(request as DeleteRequest, ctx), ctx);
+  if (op === 'create')
+    return encodeResponse(checked('create', await create(definition, request as CreateRequest, ctx)));
+  const deleteRequest = deleteHandlerRequest(request as DeleteRequest, ctx);
+  await definition.delete(deleteRequest, ctx);
+  if (definition.parameters) await forgetParameters(definition.name, deleteRequest.volumesDir, deleteRequest.volumeId);
   return encodeResponse(checked('delete', undefined));
+}
+
+/** A create, with the declared parameters read and compared with the volume's last ones first. */
+async function create(definition: PluginDefinition, request: CreateRequest, ctx: HandlerContext): Promise<unknown> {
+  const schema = definition.parameters;
+  if (!schema) return definition.create(request, ctx);
+  schema.read(request.parameters);
+  const before = await recallParameters(definition.name, request.volumesDir, request.volumeId);
+  ctx.changedParameters = before === undefined ? undefined : schema.changes(before, request.parameters);
+  const response = await definition.create(request, ctx);
+  try {
+    await rememberParameters(definition.name, request.volumesDir, request.volumeId, request.parameters);
+  } catch (err) {
+    ctx.log(
+      `could not remember the volume's parameters (${errorMessage(err)}); its next update will not be compared with them`,
+    );
+  }
+  return response;
 }
 
 /** A handler's answer as the response table allows it, or the error naming every problem. */

@@ -1,5 +1,14 @@
 import { chmod, lstat, mkdir, rm } from 'node:fs/promises';
-import { definePlugin, diskSpace, expectCreatedPath, formatSize, PluginFailure, volumePath, type Parameters } from '@dhv/sdk/plugin';
+import {
+  definePlugin,
+  diskSpace,
+  expectCreatedPath,
+  formatSize,
+  param,
+  parameterSchema,
+  PluginFailure,
+  volumePath,
+} from '@dhv/sdk/plugin';
 
 /**
  * {{pluginId}}: each volume is a directory, `<volumes dir>/<volume id>`, with the mode
@@ -9,21 +18,11 @@ import { definePlugin, diskSpace, expectCreatedPath, formatSize, PluginFailure, 
  * variables in its environment (no PATH, no HOME). console.log goes to stderr.
  */
 
-const DEFAULT_MODE = 0o700;
-
-/** The spec's `parameters { mode = "0750" }`; anything else is refused by name. */
-function readMode(parameters: Parameters | null): number {
-  const { mode, ...unknown } = parameters ?? {};
-  const extra = Object.keys(unknown);
-  if (extra.length > 0) {
-    throw new PluginFailure('EBADPARAM', `unknown parameter${extra.length > 1 ? 's' : ''} ${extra.map((k) => JSON.stringify(k)).join(', ')}; {{pluginId}} takes only "mode"`);
-  }
-  if (mode === undefined) return DEFAULT_MODE;
-  if (!/^0?[0-7]{3,4}$/.test(mode)) {
-    throw new PluginFailure('EBADPARAM', `parameter "mode" must be an octal mode such as "0750", got ${JSON.stringify(mode)}`);
-  }
-  return parseInt(mode, 8);
-}
+/**
+ * The spec's `parameters { mode = "0750" }`, read as Nomad's own mkdir reads it (default
+ * 0700); the runtime refuses any other key, or a mode that is not octal, before create runs.
+ */
+const PARAMETERS = parameterSchema({ mode: param.mkdirMode() });
 
 const GiB = 1024n ** 3n;
 
@@ -43,10 +42,12 @@ export default definePlugin({
   name: '{{pluginId}}',
   version: '0.1.0',
 
+  parameters: PARAMETERS,
+
   // Also the restore call after every agent restart: an existing volume is success,
-  // left as it is.
-  async create(request) {
-    const mode = readMode(request.parameters);
+  // left as it is (but an update that changed the mode applies it).
+  async create(request, ctx) {
+    const { mode } = PARAMETERS.read(request.parameters);
     const path = volumePath(request.volumesDir, request.volumeId);
 
     const existing = await lstat(path).catch(() => undefined);
@@ -79,6 +80,8 @@ export default definePlugin({
       );
       // mkdir's mode is filtered by the umask; chmod applies it exactly.
       if (made) await chmod(path, mode);
+    } else if (ctx.changedParameters?.includes('mode')) {
+      await chmod(path, mode);
     }
     return { path, bytes: reportedCapacity(free, request.capacityMinBytes, request.capacityMaxBytes) };
   },

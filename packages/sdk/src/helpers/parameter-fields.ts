@@ -1,0 +1,1 @@
+export { choice, flag, text, listOf, size, mkdirMode, mkdirOwner } from './parameter-schema.js';
