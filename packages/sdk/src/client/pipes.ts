@@ -24,8 +24,12 @@ export interface PipeEnds {
   id: string;
 }
 
-/** Pipes kept ready beyond those asked for: enough for two more runs without a wait. */
-const SPARE = 4;
+/**
+ * Pipes kept ready beyond those asked for: enough for eight more runs without a wait. Each
+ * batch is a spawn of /bin/sh from this process, a fork of all of its memory, which costs
+ * more than the batch's stages: `dhv check` runs hundreds of plugins one after another.
+ */
+const SPARE = 16;
 /** A factory that did not produce its pipes within this long has failed (a process limit, a hung /proc). */
 const FACTORY_TIMEOUT_MS = 5_000;
 

@@ -119,9 +119,17 @@ export class CleanupJournal {
     this.add({ kind: 'process-group', pgid, startTime });
   }
 
+  /**
+   * Strikes the group off in memory only, unless nothing else is listed: the next write
+   * carries it. A group listed after it is gone is harmless (a release checks its start
+   * time before it signals), and a `dhv check` runs hundreds of plugins, each of whose
+   * exits would otherwise be a write and a rename on disk.
+   */
   forgetProcessGroup(pgid: number): void {
-    const entry = this.entries.find((e) => e.kind === 'process-group' && e.pgid === pgid);
-    if (entry !== undefined) this.strike(entry);
+    const at = this.entries.findIndex((e) => e.kind === 'process-group' && e.pgid === pgid);
+    if (at === -1) return;
+    this.entries.splice(at, 1);
+    if (this.entries.length === 0) this.save();
   }
 
   /** The journal of this process if one was made, to release on a way out nothing else cleaned up. */
@@ -174,7 +182,8 @@ export class CleanupJournal {
       command: this.command,
       entries: this.entries,
     };
-    const temp = `${this.file}.${randomBytes(4).toString('hex')}.tmp`;
+    // Its own name, one per process: saves are synchronous, so no two of this process's overlap.
+    const temp = `${this.file}.tmp`;
     const write = () => writeFileSync(temp, JSON.stringify(doc), { mode: 0o600 });
     try {
       if (!this.dirMade) mkdirSync(this.dir, { recursive: true, mode: 0o700 });
@@ -215,11 +224,13 @@ export function releaseJournalOnCrash(say: (line: string) => void): void {
 }
 
 /** Kills a process group only while it is the one recorded; a journal entry naming no group (damaged) is passed over. */
-function killGroup(pgid: number, startTime: string): void {
+/** Whether the group was there to kill. */
+function killGroup(pgid: number, startTime: string): boolean {
   try {
-    signalRecordedGroup(pgid, Number(startTime), 'SIGKILL');
+    return signalRecordedGroup(pgid, Number(startTime), 'SIGKILL');
   } catch (err) {
     if (!(err instanceof NotAProcessError)) throw err;
+    return false;
   }
 }
 
@@ -260,8 +271,8 @@ export async function finishOrphanedJournals(): Promise<string[]> {
     const problems: string[] = [];
     for (const entry of doc.entries) {
       if (entry.kind !== 'process-group') continue;
-      killGroup(entry.pgid, entry.startTime);
-      done.push(`killed process group ${entry.pgid}`);
+      // A group struck off in memory only (forgetProcessGroup) may be listed long gone: not said.
+      if (killGroup(entry.pgid, entry.startTime)) done.push(`killed process group ${entry.pgid}`);
     }
     for (const entry of doc.entries) {
       if (entry.kind !== 'folder') continue;
