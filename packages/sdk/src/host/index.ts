@@ -104,3 +104,4 @@ export {
   type MountedFilesystem,
 } from './filesystems.js';
 export { checkRoom, createSparseImage, imageSize, preallocate, removeFile, resizeImage } from './images.js';
+export { readStateFile, updateStateFile, type StateFileOptions } from './state-file.js';
