@@ -23,6 +23,8 @@ import type { ConformanceReport } from '../packages/harness/src/conformance/inde
  */
 interface Verdict {
   required: string[];
+  /** Required checks the same defect also fails when their own creates happen to overlap. */
+  mayAlsoFail?: string[];
   recommended?: string[];
   warns?: string[];
   /** Checks that cannot judge the plugin (skipped, not failed). */
@@ -47,7 +49,8 @@ const DEFECTS: Record<string, Verdict> = {
   'path-not-exist': { required: ['create.path'] },
   'bytes-as-string': { required: ['create.bytes'] },
   'name-traversal': { required: ['safety.name-traversal'] },
-  'concurrency-unsafe': { required: ['create.concurrent-volumes'] },
+  // Its shared .pending file also mixes up name-traversal's creates when they overlap (seen once, at load 9).
+  'concurrency-unsafe': { required: ['create.concurrent-volumes'], mayAlsoFail: ['safety.name-traversal'] },
   'docs-literal-delete': { required: ['delete.cleanup-call'] },
   // Its delete of one volume is also a cleanup delete that wipes the rest.
   'delete-removes-all': {
@@ -157,7 +160,11 @@ function judge(fixture: string, verdict: Verdict, explore: boolean): void {
         '--skip',
         'tasks',
       ]);
-      expect(failedRequired(report).sort()).toEqual([...verdict.required].sort());
+      expect(
+        failedRequired(report)
+          .filter((id) => !verdict.mayAlsoFail?.includes(id))
+          .sort(),
+      ).toEqual([...verdict.required].sort());
       expect(failed(report, 'recommended')).toEqual(expect.arrayContaining(verdict.recommended ?? []));
       expect(warned(report)).toEqual(expect.arrayContaining(verdict.warns ?? []));
       expect(skipped(report)).toEqual(expect.arrayContaining(verdict.skips ?? []));
