@@ -226,6 +226,15 @@ export class VolumeRestore {
       outcome.failed.push({ record, error });
       return undefined;
     };
+    /** A plugin's restore that failed, logged as Nomad's client logs it. */
+    const pluginFailed = (error: Error & { code?: string }) => {
+      this.ctx.log({
+        level: 'error',
+        message: 'failed to restore',
+        fields: { plugin_id: req.PluginID, volume_id: record.ID, error: messageOf(error) },
+      });
+      return left(error);
+    };
     if (claimed === null) return null;
     if (!claimed) return NAME_TAKEN;
     const registered = req.PluginID === '';
@@ -247,14 +256,7 @@ export class VolumeRestore {
       }
     }
     const error = volumesDirMissing.get(record.ID);
-    if (error) {
-      this.ctx.log({
-        level: 'error',
-        message: 'failed to restore',
-        fields: { plugin_id: req.PluginID, volume_id: record.ID, error: error.message },
-      });
-      return left(error);
-    }
+    if (error) return pluginFailed(error);
     // Every plugin runs, as under Nomad: a plugin that keeps its disk's record (both
     // reference plugins do) refuses a volumes dir on another disk itself.
     const builtin = req.PluginID === BUILTIN_MKDIR_ID;
@@ -270,22 +272,10 @@ export class VolumeRestore {
       );
       disks?.restored(record.ID, result.path);
       const replaced = mounts ? await this.checkRecordedMounts(mounts, record, result.path) : undefined;
-      if (replaced) {
-        this.ctx.log({
-          level: 'error',
-          message: 'failed to restore',
-          fields: { plugin_id: req.PluginID, volume_id: record.ID, error: replaced.message },
-        });
-        return left(replaced);
-      }
+      if (replaced) return pluginFailed(replaced);
       return note ? { path: result.path, note } : result.path;
     } catch (err) {
-      this.ctx.log({
-        level: 'error',
-        message: 'failed to restore',
-        fields: { plugin_id: req.PluginID, volume_id: record.ID, error: messageOf(err) },
-      });
-      return left(err as Error);
+      return pluginFailed(err as Error);
     }
   }
 
