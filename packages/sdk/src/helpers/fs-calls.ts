@@ -6,6 +6,7 @@ import {
   fchmod as fchmodCallback,
   fchown as fchownCallback,
   fstat as fstatCallback,
+  fsync as fsyncCallback,
   link as linkCallback,
   lstat as lstatCallback,
   mkdir as mkdirCallback,
@@ -43,6 +44,7 @@ export const close = onFirstCall(() => promisify(closeCallback));
 export const fchmod = onFirstCall(() => promisify(fchmodCallback));
 export const fchown = onFirstCall(() => promisify(fchownCallback));
 export const fstat = onFirstCall(() => promisify(fstatCallback));
+export const fsync = onFirstCall(() => promisify(fsyncCallback));
 export const link = onFirstCall(() => promisify(linkCallback));
 export const lstat = onFirstCall(() => promisify(lstatCallback));
 export const mkdir = onFirstCall(() => promisify(mkdirCallback));

@@ -1,5 +1,5 @@
-import { open, readFile, rename, unlink } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { readFile } from '../helpers/fs-calls.js';
+import { replaceFile } from '../helpers/replace-file.js';
 import { PluginFailure } from '../helpers/errors.js';
 import { withVolumeLock } from '../helpers/volume-lock.js';
 
@@ -49,30 +49,9 @@ export async function updateStateFile<T>(
     `${path}.lock`,
     async () => {
       const next = await change(await readStateFile<T>(path));
-      await writeWhole(path, `${JSON.stringify(next, null, 2)}\n`, options.mode ?? 0o600);
+      await replaceFile(path, `${JSON.stringify(next, null, 2)}\n`, { mode: options.mode ?? 0o600, durable: true });
       return next;
     },
     options.signal ? { signal: options.signal } : {},
   );
-}
-
-async function writeWhole(path: string, text: string, mode: number): Promise<void> {
-  const partial = join(dirname(path), `.${basename(path)}.${process.pid}.partial`);
-  const file = await open(partial, 'w', mode);
-  try {
-    await file.writeFile(text);
-    await file.sync();
-  } catch (err) {
-    await file.close();
-    await unlink(partial).catch(() => {});
-    throw err;
-  }
-  await file.close();
-  await rename(partial, path);
-  const folder = await open(dirname(path), 'r');
-  try {
-    await folder.sync();
-  } finally {
-    await folder.close();
-  }
 }

@@ -1,4 +1,5 @@
-import { mkdir, readFile, rename, rmdir, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rmdir, unlink } from '../helpers/fs-calls.js';
+import { replaceFile } from '../helpers/replace-file.js';
 import { join } from 'node:path';
 import type { Parameters } from '../protocol/request.js';
 
@@ -45,9 +46,7 @@ export async function rememberParameters(
   const folder = folderOf(pluginName, volumesDir);
   await mkdir(folder, { recursive: true, mode: 0o700 });
   const path = join(folder, fileName(volumeId));
-  const partial = `${path}.${process.pid}.partial`;
-  await writeFile(partial, `${JSON.stringify({ parameters })}\n`, { mode: 0o600 });
-  await rename(partial, path);
+  await replaceFile(path, `${JSON.stringify({ parameters })}\n`);
 }
 
 export async function forgetParameters(pluginName: string, volumesDir: string, volumeId: string): Promise<void> {
