@@ -231,3 +231,97 @@ test('the harness README lists every fixture with its verdict', async () => {
     for (const check of checks) expect(row).toContain(`\`${check}\``);
   }
 });
+
+/**
+ * What a plugin declares (issue 38): a refusal of what it declares fails, while a refusal of
+ * sizes dhv check chose alone is "cannot judge" with the flags to pass. Only the create area
+ * runs: the other checks' verdicts on these fixtures are the tables' above.
+ */
+describe.concurrent('dhv check holds a plugin to what it declares, and no more', () => {
+  const byId = (report: ConformanceReport, id: string) => report.results.find((r) => r.id === id);
+  const createArea = (fixture: string, args: string[]) =>
+    dhvCheck(join(FIXTURES, fixture), ['--no-explore', '--only', 'create', ...args]);
+
+  test(
+    'refuses-declared-parameter --param mode=0750 fails create.path, naming the parameters it declares',
+    async () => {
+      const { report, exitCode, leftovers } = await createArea('refuses-declared-parameter', ['--param', 'mode=0750']);
+      expect(failedRequired(report)).toEqual(['create.path']);
+      expect(byId(report, 'create.path')?.reason).toMatch(
+        /^create failed with the parameters the plugin declares \(--param mode=0750\): .*invalid mode/,
+      );
+      expect(exitCode).toBe(1);
+      expect(leftovers).toEqual([]);
+    },
+    SUITE_TIMEOUT_MS,
+  );
+
+  test(
+    'refuses-declared-parameter passes when it is given no parameters, or a mode its check takes',
+    async () => {
+      for (const args of [[], ['--param', 'mode=750']]) {
+        const { report, exitCode } = await createArea('refuses-declared-parameter', args);
+        expect(failedRequired(report), args.join(' ')).toEqual([]);
+        expect(exitCode).toBe(0);
+      }
+    },
+    SUITE_TIMEOUT_MS,
+  );
+
+  test(
+    'refuses-small-capacity --capacity-floor 300MiB is judged at its own sizes: the checks that could not judge it pass',
+    async () => {
+      const { report, exitCode, leftovers } = await createArea('refuses-small-capacity', [
+        '--capacity-floor',
+        '300MiB',
+      ]);
+      expect(byId(report, 'create.bytes-within-capacity')).toMatchObject({
+        status: 'pass',
+        notes: ['asked for [300 MiB, 600 MiB], got 300 MiB'],
+      });
+      expect(byId(report, 'create.expands')).toMatchObject({ status: 'pass', notes: ['300 MiB → 600 MiB'] });
+      expect(exitCode).toBe(0);
+      expect(leftovers).toEqual([]);
+    },
+    SUITE_TIMEOUT_MS,
+  );
+
+  test(
+    'refuses-small-capacity --capacity-floor 100MiB, a floor below what it makes, fails the checks whose sizes it refuses',
+    async () => {
+      const { report } = await createArea('refuses-small-capacity', ['--capacity-floor', '100MiB']);
+      for (const id of ['create.bytes-within-capacity', 'create.expands']) {
+        expect(byId(report, id)?.status, id).toBe('fail');
+        expect(byId(report, id)?.reason).toMatch(
+          /though it declares it makes volumes from 100 MiB \(--capacity-floor\)/,
+        );
+      }
+      expect(failedRequired(report)).toEqual([]);
+    },
+    SUITE_TIMEOUT_MS,
+  );
+
+  test(
+    "refuses-small-capacity with no floor cannot be judged at dhv check's own sizes, and is told the flags to pass",
+    async () => {
+      const { report } = await createArea('refuses-small-capacity', []);
+      for (const id of ['create.bytes-within-capacity', 'create.expands']) {
+        expect(byId(report, id)?.status, id).toBe('skip');
+        expect(byId(report, id)?.reason).toMatch(
+          /^cannot judge: .*--capacity-floor SIZE .*--capacity-min SIZE --capacity-max SIZE/,
+        );
+      }
+    },
+    SUITE_TIMEOUT_MS,
+  );
+
+  test('the harness README gives refuses-declared-parameter its verdict', async () => {
+    const readme = await readFile(join(ROOT, 'packages/harness/README.md'), 'utf8');
+    const row = readme.split('\n').find((line) => line.startsWith('| `refuses-declared-parameter` |'));
+    expect(row).toContain('`--param mode=0750`');
+    expect(row).toContain('`create.path`');
+    expect(readme.split('\n').find((line) => line.startsWith('| `refuses-small-capacity` |'))).toContain(
+      '`--capacity-floor 300MiB`',
+    );
+  });
+});

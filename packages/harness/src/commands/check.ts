@@ -85,6 +85,10 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
     }),
     'capacity-min': Flags.string({ description: 'capacity_min for every create, a human size like 10MiB' }),
     'capacity-max': Flags.string({ description: 'capacity_max for every create, a human size like 20MiB' }),
+    'capacity-floor': Flags.string({
+      description:
+        "the smallest volume the plugin makes, like 300MiB for xfs: the sizes dhv check chooses start there, and a refusal of them fails instead of 'cannot judge'",
+    }),
     junit: Flags.string({ description: 'also write the report as JUnit XML to this file' }),
     list: Flags.boolean({ description: 'list the checks and exit', default: false }),
     strict: Flags.boolean({
@@ -93,7 +97,7 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
     }),
     config: Flags.string({
       description:
-        'an HCL or JSON file: parameters, capacity_min, capacity_max, expansion_size, repeat, supports, setup and teardown commands; flags override it',
+        'an HCL or JSON file: parameters, capacity_min, capacity_max, capacity_floor, expansion_size, repeat, supports, setup and teardown commands; flags override it',
     }),
     'expansion-size': Flags.string({
       description: 'capacity_min of the larger create in create.larger-capacity, a human size like 64MiB',
@@ -163,6 +167,7 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
         parameters: params ?? config?.parameters,
         capacityMin: flags['capacity-min'] ?? config?.capacityMin,
         capacityMax: flags['capacity-max'] ?? config?.capacityMax,
+        capacityFloor: flags['capacity-floor'] ?? config?.capacityFloor,
         expansionSize: flags['expansion-size'] ?? config?.expansionSize,
         supports: flags.supports.length > 0 ? flags.supports : config?.supports,
         explore: flags.explore,

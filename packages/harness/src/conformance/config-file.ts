@@ -11,6 +11,7 @@ import { InvalidSettingsError, type SettingsInput } from './settings.js';
  *     parameters { pool = "dhvtest" }        # or parameters = { ... }
  *     capacity_min   = "64MiB"
  *     capacity_max   = "128MiB"
+ *     capacity_floor = "300MiB"             # the smallest volume the plugin makes
  *     expansion_size = "256MiB"             # capacity_min of the larger create
  *     repeat         = 3
  *     supports       = ["expansion"]       # what the plugin declares it does
@@ -30,6 +31,7 @@ const KEYS = [
   'parameters',
   'capacity_min',
   'capacity_max',
+  'capacity_floor',
   'expansion_size',
   'repeat',
   'supports',
@@ -78,6 +80,7 @@ export async function readCheckConfig(file: string): Promise<CheckConfig> {
     ...(parameters ? { parameters } : {}),
     capacityMin: sizeOf(file, 'capacity_min', doc.capacity_min),
     capacityMax: sizeOf(file, 'capacity_max', doc.capacity_max),
+    capacityFloor: sizeOf(file, 'capacity_floor', doc.capacity_floor),
     expansionSize: sizeOf(file, 'expansion_size', doc.expansion_size),
     ...(typeof doc.repeat === 'number' ? { repeat: doc.repeat } : {}),
     ...(supports === undefined ? {} : { supports: supports as string[] }),

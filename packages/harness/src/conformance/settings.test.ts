@@ -15,7 +15,18 @@ describe('suite settings', () => {
       capacityMin: 10485760n,
       capacityMax: 1000000000n,
       expansionSize: 0n,
+      capacityFloor: 0n,
     });
+  });
+
+  test('a declared floor is read as a size, and a capacity-max below it or a floor past the bound is refused', () => {
+    expect(resolveSettings({ capacityFloor: '300MiB' }).capacityFloor).toBe(300n * 1024n * 1024n);
+    expect(() => resolveSettings({ capacityFloor: '300MiB', capacityMax: '200MiB' })).toThrow(
+      /capacity-max \(200 MiB .*\) is below capacity-floor \(300 MiB .*\): the plugin declares it makes no volume that small/,
+    );
+    expect(() => resolveSettings({ capacityFloor: '2GiB' })).toThrow(
+      /capacity-floor .* is larger than dhv check's default bound/,
+    );
   });
 
   test('an expansion size must be larger than capacity_min', () => {

@@ -13,6 +13,11 @@ export interface SettingsInput {
   parameters?: Record<string, string> | null;
   capacityMin?: bigint | number | string;
   capacityMax?: bigint | number | string;
+  /**
+   * The smallest volume the plugin makes (`--capacity-floor`; xfs needs 300 MiB): the sizes dhv
+   * check chooses itself start there, and a refusal of them fails instead of "cannot judge".
+   */
+  capacityFloor?: bigint | number | string;
   /** capacity_min of the larger create that create.larger-capacity asks for. */
   expansionSize?: bigint | number | string;
   /** Whether the explore area runs (default true; `dhv check --no-explore`). */
@@ -77,6 +82,12 @@ export function resolveSettings(input: SettingsInput = {}): SuiteSettings {
       'capacity-max',
     );
   }
+  const capacityFloor = size(input.capacityFloor, 'capacity-floor');
+  if (capacityMax > 0n && capacityMax < capacityFloor)
+    throw new InvalidSettingsError(
+      `capacity-max (${sizeWords(capacityMax)}) is below capacity-floor (${sizeWords(capacityFloor)}): the plugin declares it makes no volume that small`,
+      'capacity-max',
+    );
   const expansionSize = size(input.expansionSize, 'expansion-size');
   if (expansionSize > 0n && expansionSize <= capacityMin) {
     throw new InvalidSettingsError(
@@ -88,6 +99,7 @@ export function resolveSettings(input: SettingsInput = {}): SuiteSettings {
   const bound = capacityBound({ capacityMax });
   for (const [setting, value] of [
     ['capacity-min', capacityMin],
+    ['capacity-floor', capacityFloor],
     ['expansion-size', expansionSize],
   ] as const) {
     if (value > bound)
@@ -104,6 +116,7 @@ export function resolveSettings(input: SettingsInput = {}): SuiteSettings {
     parameters,
     capacityMin,
     capacityMax,
+    capacityFloor,
     expansionSize,
     supports: features(input.supports),
     explore: exploreSettings(input),

@@ -71,6 +71,8 @@ export interface SuiteSettings {
   parameters: Record<string, string> | null;
   capacityMin: bigint;
   capacityMax: bigint;
+  /** The smallest volume the plugin declares it makes (`--capacity-floor`); 0n: none declared. */
+  capacityFloor: bigint;
   /** The capacity_min of the larger create in create.larger-capacity and create.expands; 0n: twice the first (or 16 MiB more). */
   expansionSize: bigint;
   /** The features the plugin declares (`--supports`): refusing one of them fails. */

@@ -10,11 +10,23 @@ import { DEFAULT_CAPACITY_BOUND, capacityBound } from '../space-budget.js';
 import { NEEDS_WORKING_CREATE } from './needs-working-create.js';
 
 const REF = 'PROTOCOL.md § create';
-/** Used by create.bytes-within-capacity when the user gave no capacities. */
-const DEFAULT_RANGE = { min: 16n * 1024n * 1024n, max: 64n * 1024n * 1024n };
 const MiB = 1024n * 1024n;
-/** create.expands without configured sizes: a 16 MiB volume asked to grow to 32 MiB. */
-const EXPANDS_FROM = 16n * MiB;
+/** The sizes dhv check asks for when the user gave none: [16 MiB, 64 MiB] for create.bytes-within-capacity, 16 then 32 MiB for create.expands. */
+const DEFAULT_RANGE = { min: 16n * MiB, max: 64n * MiB };
+
+/**
+ * The sizes dhv check chooses itself, above the plugin's declared floor (`--capacity-floor`):
+ * [floor, twice it] and a growth from the floor to twice it, never past the capacity bound.
+ */
+function ownSizes(ctx: CheckContext): { min: bigint; max: bigint; growTo: bigint } {
+  const floor = ctx.settings.capacityFloor;
+  const bound = capacityBound(ctx.settings);
+  const min = floor > DEFAULT_RANGE.min ? floor : DEFAULT_RANGE.min;
+  const wantedMax = floor > 0n && 2n * floor > DEFAULT_RANGE.max ? 2n * floor : DEFAULT_RANGE.max;
+  const max = wantedMax < bound ? wantedMax : bound;
+  const growTo = 2n * min < bound ? 2n * min : bound;
+  return { min, max: max < min ? min : max, growTo };
+}
 
 /**
  * The same volume asked for again with a larger capacity_min (the configured expansion
@@ -40,21 +52,58 @@ function largerRequest(ctx: CheckContext, request: CreateInput, bytes: bigint): 
   };
 }
 
+/** Why the plugin should have made the sizes asked for, from what the user declared; undefined when dhv check chose them alone. */
+function declaredSizes(ctx: CheckContext, chosenByDhv: boolean): string | undefined {
+  const { capacityMin, capacityMax, capacityFloor } = ctx.settings;
+  if (!chosenByDhv)
+    return `they are the capacities given (--capacity-min ${formatSize(capacityMin)}, --capacity-max ${capacityMax > 0n ? formatSize(capacityMax) : 'unset'})`;
+  if (capacityFloor > 0n) return `it declares it makes volumes from ${formatSize(capacityFloor)} (--capacity-floor)`;
+  return undefined;
+}
+
+/** The declared parameters as the flags that gave them: `--param fs=xfs --param mode=0750`. */
+export function declaredParameters(ctx: CheckContext): string | undefined {
+  const given = Object.entries(ctx.settings.parameters ?? {});
+  return given.length === 0 ? undefined : given.map(([k, v]) => `--param ${k}=${v}`).join(' ');
+}
+
 /**
- * Creates a volume at sizes dhv check chose; a refusal (the plugin exited non-zero, as it
- * should for sizes it cannot make: xfs needs 300 MiB) is not the plugin's fault, so the
- * check cannot judge it and says which flags ask for sizes it makes.
+ * Creates a volume at `sizes`. A refusal of what the user declared (capacities, a floor, the
+ * parameters) fails. A refusal of sizes dhv check chose alone is not the plugin's fault (xfs
+ * needs 300 MiB): when a create at the declared capacities and parameters succeeds, the check
+ * cannot judge it and says which flags to pass; when that fails too, the declaration is what
+ * the plugin refuses, and the check fails.
  */
-async function provisionOrCannotJudge(ctx: CheckContext, request: CreateInput, sizes: string): Promise<CreateResult> {
+async function provisionOrCannotJudge(
+  ctx: CheckContext,
+  request: CreateInput,
+  sizes: string,
+  chosenByDhv: boolean,
+): Promise<CreateResult> {
+  const refusal = (err: unknown) => {
+    if (!(err instanceof PluginError) || err.code !== 'PLUGIN_FAILED') throw err;
+    return err.nomadMessage;
+  };
+  let refused: string;
   try {
     return await ctx.provision(request);
   } catch (err) {
-    if (!(err instanceof PluginError) || err.code !== 'PLUGIN_FAILED') throw err;
-    ctx.skip(
-      `cannot judge: the plugin refused ${sizes} (${err.nomadMessage}); ` +
-        'if it needs other sizes, give dhv check capacities it makes: --capacity-min SIZE --capacity-max SIZE',
+    refused = refusal(err);
+  }
+  const declared = declaredSizes(ctx, chosenByDhv);
+  if (declared !== undefined) ctx.fail(`the plugin refused ${sizes}, though ${declared}: ${refused}`);
+  try {
+    await ctx.provision(ctx.newVolume());
+  } catch (err) {
+    const params = declaredParameters(ctx);
+    ctx.fail(
+      `the plugin refused ${sizes} (${refused}), and a create at the capacities given${params ? ` with the parameters it declares (${params})` : ''} too: ${refusal(err)}`,
     );
   }
+  ctx.skip(
+    `cannot judge: the plugin refused ${sizes} (${refused}); ` +
+      'if it makes no volume that small, declare its smallest: --capacity-floor SIZE (or ask for sizes it makes: --capacity-min SIZE --capacity-max SIZE)',
+  );
 }
 
 export const bytesWithinCapacity: Check = {
@@ -65,17 +114,19 @@ export const bytesWithinCapacity: Check = {
   severity: 'recommended',
   gradeReason:
     'the agent records whatever "bytes" says and checks nothing against the capacities; a wrong figure misleads users but breaks nothing',
-  asks: '1 volume at the capacities given, else capacity_min 16 MiB and capacity_max 64 MiB',
+  asks: '1 volume at the capacities given, else capacity_min 16 MiB and capacity_max 64 MiB (with --capacity-floor F: capacity_min F, capacity_max twice F)',
   needs: NEEDS_WORKING_CREATE,
   async run(ctx: CheckContext) {
     const given = ctx.settings.capacityMin > 0n || ctx.settings.capacityMax > 0n;
-    const min = given ? ctx.settings.capacityMin : DEFAULT_RANGE.min;
-    const max = given ? ctx.settings.capacityMax : DEFAULT_RANGE.max;
+    const own = ownSizes(ctx);
+    const min = given ? ctx.settings.capacityMin : own.min;
+    const max = given ? ctx.settings.capacityMax : own.max;
     const range = `[${min > 0n ? formatSize(min) : 'unset'}, ${max > 0n ? formatSize(max) : 'unset'}]`;
     const result = await provisionOrCannotJudge(
       ctx,
       ctx.newVolume({ capacityMinBytes: min, capacityMaxBytes: max }),
-      `the capacities ${range}${given ? '' : ", dhv check's default range"}`,
+      given ? `the capacities ${range}` : `the capacities ${range}, dhv check's own range`,
+      !given,
     );
     if (result.bytes === 0n) ctx.skip('the plugin reports 0 bytes: it does not claim to enforce capacity');
     if (min > 0n && result.bytes < min)
@@ -143,7 +194,7 @@ export const expands: Check = {
   severity: 'recommended',
   gradeReason:
     'the agent records the reported bytes without checking them against capacity_min; a short figure misleads users but breaks nothing',
-  asks: '1 volume at the capacities given, then again with a larger capacity_min (as create.larger-capacity)',
+  asks: '1 volume at the capacities given, then again with a larger capacity_min (as create.larger-capacity); with no sizes given, 16 MiB (or --capacity-floor) then twice that, capacity_max equal to capacity_min',
   needs: [...NEEDS_WORKING_CREATE, 'create.larger-capacity'],
   async run(ctx: CheckContext) {
     // Unless sizes are given, both creates are bounded (capacity_max = capacity_min): a plugin
@@ -151,16 +202,19 @@ export const expands: Check = {
     // other processes move between the two creates.
     const { capacityMin, capacityMax, expansionSize } = ctx.settings;
     const bounded = capacityMin === 0n && capacityMax === 0n && expansionSize === 0n;
-    const request = bounded
-      ? ctx.newVolume({ capacityMinBytes: EXPANDS_FROM, capacityMaxBytes: EXPANDS_FROM })
-      : ctx.newVolume();
+    const own = ownSizes(ctx);
+    const request = bounded ? ctx.newVolume({ capacityMinBytes: own.min, capacityMaxBytes: own.min }) : ctx.newVolume();
     const first = bounded
-      ? await provisionOrCannotJudge(ctx, request, `dhv check's default ${formatSize(EXPANDS_FROM)} volume`)
+      ? await provisionOrCannotJudge(ctx, request, `dhv check's own ${formatSize(own.min)} volume`, true)
       : await ctx.provision(request);
     if (first.bytes === 0n)
       ctx.skip('the plugin reports 0 bytes: it does not claim capacity, so there is nothing to expand');
+    if (bounded && own.growTo <= own.min)
+      ctx.skip(
+        `no larger capacity_min fits within dhv check's capacity bound of ${formatSize(capacityBound(ctx.settings))}: raise --capacity-max above ${formatSize(own.min)}`,
+      );
     const larger = bounded
-      ? { ...request, capacityMinBytes: 2n * EXPANDS_FROM, capacityMaxBytes: 2n * EXPANDS_FROM }
+      ? { ...request, capacityMinBytes: own.growTo, capacityMaxBytes: own.growTo }
       : largerRequest(ctx, request, first.bytes);
     const wanted = BigInt(larger.capacityMinBytes ?? 0);
     let again: CreateResult;

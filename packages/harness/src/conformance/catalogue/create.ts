@@ -12,7 +12,7 @@ import type { Check, CheckContext, CreateInput } from '../types.js';
 import { markerProblem, writeMarker } from './volume-files.js';
 import { OutsideSandboxError, openInsideSandbox, outsideSandboxSkip } from '../sandbox-writes.js';
 import { NEEDS_WORKING_CREATE } from './needs-working-create.js';
-import { bytesWithinCapacity, expands, largerCapacity } from './create-capacity.js';
+import { bytesWithinCapacity, declaredParameters, expands, largerCapacity } from './create-capacity.js';
 
 const REF = 'PROTOCOL.md § create';
 const CONCURRENT_VOLUMES = 8;
@@ -93,7 +93,12 @@ export const createChecks: Check[] = [
     needs: ['environment.dhv-only'],
     async run(ctx: CheckContext) {
       const run = await rawCreate(ctx, ctx.newVolume());
-      if (!succeeded(run)) ctx.fail(`create failed: ${describeRun(run)}`);
+      if (!succeeded(run)) {
+        const params = declaredParameters(ctx);
+        ctx.fail(
+          `create failed${params ? ` with the parameters the plugin declares (${params})` : ''}: ${describeRun(run)}`,
+        );
+      }
       const path = readCreatedPath(run.stdout);
       if (!path.ok) ctx.fail(path.problem);
       if (!isAbsolute(path.value)) ctx.fail(`"path" is ${JSON.stringify(path.value)}, which is not absolute`);
