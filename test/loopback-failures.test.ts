@@ -1,12 +1,11 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { copyFile, mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildEnvironment, type RequestInput } from '@dhv/sdk/client';
-import { UndoStack } from '@dhv/sdk/plugin';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildEnvironment, decodeErrorOutput, spawnPlugin, type RequestInput } from '@dhv/sdk/client';
+import { AGENT_TIMEOUT_MS, FAIL_AT_VARIABLE, UndoStack } from '@dhv/sdk/plugin';
 import { runAsDhv } from './support/run-as-dhv.js';
-import { bundlePlugin } from '@dhv/sdk/build';
 import {
   skipRootTests,
   skipUnless,
@@ -14,9 +13,7 @@ import {
   loopDevicesBackedBelowSync,
   mountsAtOrBelowSync,
   removeTempDir,
-  tempDir,
   builtPlugin,
-  LOOPBACK_PACKAGE_DIR,
 } from './support/kit.js';
 import { inPrivateMountNamespace } from './support/private-mount-namespace.js';
 import { expectPluginError } from './support/plugin-error.js';
@@ -25,26 +22,12 @@ import { GIB, inventory, MIB, NOTHING, tempVolumesDir } from './support/loopback
 /**
  * A create that fails part way leaves nothing behind: no image, no loop device, no
  * mount, no directory. Failures are real where the host can make them fail (mkfs
- * refusing a size, a full disk, a path in the way); elsewhere the plugin is built with
- * a hook that fails right after a chosen step (src/testing/fault-injecting-plugin.ts).
+ * refusing a size, a full disk, a path in the way); elsewhere the shipped plugin is made to
+ * fail before a chosen `ctx.step` by the SDK's fault seam (DHVSDK_FAIL_AT=step:<name>).
  */
 describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loopback undoes a failed create', () => {
   const noXfs = skipUnless('dhv-loopback failures on xfs', tool('mkfs.xfs', 'xfsprogs'));
   let volumesDir: string;
-  let faultyDir: string;
-  let faultyBundle: string;
-
-  beforeAll(async () => {
-    faultyDir = await tempDir('loopback-faulty', '/var/tmp');
-    faultyBundle = join(faultyDir, 'bundle');
-    await bundlePlugin({
-      entry: join(LOOPBACK_PACKAGE_DIR, 'src/testing/fault-injecting-plugin.ts'),
-      outfile: faultyBundle,
-    });
-  });
-  afterAll(async () => {
-    if (faultyDir) await removeTempDir(faultyDir);
-  });
 
   beforeEach(async () => {
     volumesDir = await tempVolumesDir();
@@ -62,18 +45,25 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
     ...over,
   });
   const failure = (promise: Promise<unknown>) => expectPluginError(promise);
-  /** The fault-injecting plugin reads the step to fail after from its own file name. */
-  const failingAfter = async (step: string) => {
-    const file = join(faultyDir, `dhv-loopback-fail-after-${step}`);
-    await copyFile(faultyBundle, file);
-    execFileSync('/bin/chmod', ['755', file]);
-    return file;
+  /** The shipped plugin's create, made to fail before `step` by the SDK runtime's fault seam; its error message. */
+  const createFailingAt = async (step: string, asked: RequestInput<'create'>) => {
+    const plugin = builtPlugin('dhv-loopback');
+    const env = { ...buildEnvironment('create', asked, plugin), [FAIL_AT_VARIABLE]: `step:${step}` };
+    const run = await spawnPlugin(plugin, ['create'], env, {
+      timeoutMs: AGENT_TIMEOUT_MS.create,
+      maxOutputBytes: 1 << 20,
+      cwd: '/',
+    });
+    expect(run.exitCode).toBe(1);
+    return decodeErrorOutput(run.stdout, 'create');
   };
 
+  // Each fails before its step runs, with every step before it made.
   const cases: { step: string; fs: 'ext4' | 'xfs'; parameters?: Record<string, string> }[] = [
     { step: 'image', fs: 'ext4' },
     { step: 'preallocate', fs: 'ext4', parameters: { preallocate: 'true' } },
     { step: 'filesystem', fs: 'ext4' },
+    { step: 'filesystem', fs: 'ext4', parameters: { preallocate: 'true' } },
     { step: 'loop-device', fs: 'ext4' },
     { step: 'mount-point', fs: 'ext4' },
     { step: 'mount', fs: 'ext4' },
@@ -82,25 +72,22 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
   ];
   for (const { step, fs, parameters } of cases) {
     it.skipIf(fs === 'xfs' && noXfs)(
-      `leaves nothing behind when a new ${fs} volume fails right after step "${step}"`,
+      `leaves nothing behind when a new ${fs} volume${parameters ? ` (${JSON.stringify(parameters)})` : ''} fails at step "${step}"`,
       async () => {
-        const plugin = await failingAfter(step);
         const id = randomUUID();
-        const err = await failure(
-          runAsDhv(
-            plugin,
-            'create',
-            request(id, { capacityMinBytes: fs === 'xfs' ? 320n * MIB : 64n * MIB, parameters: { fs, ...parameters } }),
-          ),
+        const capacityMinBytes = fs === 'xfs' ? 320n * MIB : 64n * MIB;
+        const message = await createFailingAt(
+          step,
+          request(id, { capacityMinBytes, parameters: { fs, ...parameters } }),
         );
-        expect(err.pluginMessage).toBe(`injected failure after step ${step}`);
+        expect(message).toMatch(new RegExp(`^injected failure at step \\d+ \\(${step}\\)$`));
         expect(await inventory(volumesDir)).toEqual(NOTHING);
 
         // Nothing half-made gets in the way of the next create.
         const ok = await runAsDhv(
           builtPlugin('dhv-loopback'),
           'create',
-          request(id, { capacityMinBytes: fs === 'xfs' ? 320n * MIB : 64n * MIB, parameters: { fs } }),
+          request(id, { capacityMinBytes, parameters: { fs } }),
         );
         expect(ok.path).toBe(join(volumesDir, id));
       },
@@ -111,7 +98,7 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
     const { createVolume } = await import('../packages/plugin-loopback/src/create-volume.js');
     const deadline = new AbortController();
     const id = randomUUID();
-    // What the runtime does with ctx.undo: the steps, undone newest first once create threw.
+    // What the runtime does with ctx.step and ctx.undo: the steps, undone newest first once create threw.
     const undo = new UndoStack();
     const err = await createVolume(
       {
@@ -129,11 +116,13 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
         signal: deadline.signal,
         log: () => {},
         undo: (what, action) => undo.push(what, action),
-        step: async (_, run) => run(),
-      },
-      {
-        afterStep: (step) =>
-          void (step === 'loop-device' && deadline.abort(new Error("the agent's 60s deadline is near"))),
+        step: async (what, run, reverse) => {
+          // The deadline fires once the loop device is attached.
+          if (what === 'mount-point') deadline.abort(new Error("the agent's 60s deadline is near"));
+          const result = await run();
+          if (reverse) undo.push(what, () => reverse(result));
+          return result;
+        },
       },
     ).then(
       () => undefined,
@@ -145,14 +134,13 @@ describe.skipIf(skipRootTests('dhv-loopback undoing a failed create'))('dhv-loop
     expect(await inventory(volumesDir)).toEqual(NOTHING);
   });
 
-  it('puts the image back when growing a volume fails after the image grew, and keeps the volume mounted with its data', async () => {
+  it('puts the image back when growing a volume fails after the image grew (at grow-filesystem), and keeps the volume mounted with its data', async () => {
     const id = randomUUID();
     const { path } = await runAsDhv(builtPlugin('dhv-loopback'), 'create', request(id));
     await writeFile(join(path, 'keep'), 'kept');
-    const err = await failure(
-      runAsDhv(await failingAfter('grow-image'), 'create', request(id, { capacityMinBytes: 512n * MIB })),
-    );
-    expect(err.pluginMessage).toBe('injected failure after step grow-image');
+    // At grow-filesystem, the image has grown and the filesystem has not.
+    const message = await createFailingAt('grow-filesystem', request(id, { capacityMinBytes: 512n * MIB }));
+    expect(message).toMatch(/^injected failure at step \d+ \(grow-filesystem\)$/);
     expect((await stat(join(volumesDir, '.dhv-loopback', `${id}.img`))).size).toBe(Number(256n * MIB));
     expect(mountsAtOrBelowSync(volumesDir).map((m) => m.mountPoint)).toEqual([path]);
     expect(await readFile(join(path, 'keep'), 'utf8')).toBe('kept');

@@ -39,34 +39,25 @@ import {
 } from './layout.js';
 import { checkHostFor } from './preflight.js';
 import { expandVolume, finishInterruptedGrowth } from './expand.js';
-import { noHook, type StepHook } from './steps.js';
 import { PLUGIN_NAME } from './version.js';
-
-export interface CreateOptions {
-  /** Runs after each step; tests use it to fail a create part way. */
-  afterStep?: StepHook;
-}
 
 interface Job {
   layout: VolumeLayout;
   params: LoopbackParameters;
   fsGiven: boolean;
   size: bigint;
-  undo: HandlerContext['undo'];
-  afterStep: StepHook;
+  step: HandlerContext['step'];
   ctx: HandlerContext;
 }
 
 /**
  * Creates, restores or expands a volume: an image in the hidden folder, attached to a
- * loop device and mounted at `<volumes dir>/<id>`. Whatever this call made is undone
- * when it fails.
+ * loop device and mounted at `<volumes dir>/<id>`. Each part is a `ctx.step` with its undo:
+ * whatever this call made is undone when it fails, and `invoke({ failAt: { step } })` (or
+ * DHVSDK_FAIL_AT=step:<name>) makes it fail before a named step: image, preallocate,
+ * filesystem, loop-device, mount-point, mount, root-directory, grow-image, grow-filesystem.
  */
-export async function createVolume(
-  request: CreateRequest,
-  ctx: HandlerContext,
-  options: CreateOptions = {},
-): Promise<CreateResponse> {
+export async function createVolume(request: CreateRequest, ctx: HandlerContext): Promise<CreateResponse> {
   const layout = volumeLayout(request.volumesDir, request.volumeId);
   const params = parseParameters(request.parameters);
   const size = provisionedSize(request.capacityMinBytes, request.capacityMaxBytes);
@@ -85,8 +76,7 @@ export async function createVolume(
     params,
     fsGiven: request.parameters?.fs !== undefined,
     size,
-    undo: ctx.undo,
-    afterStep: options.afterStep ?? noHook,
+    step: ctx.step,
     ctx,
   };
   let response: CreateResponse;
@@ -117,7 +107,7 @@ async function provision(job: Job): Promise<CreateResponse> {
 }
 
 async function createNew(job: Job): Promise<CreateResponse> {
-  const { layout, params, size, undo, afterStep, ctx } = job;
+  const { layout, params, size, step, ctx } = job;
   const signal = ctx.signal;
   const foreign = await mountsAt(layout.mountPath);
   if (foreign.length > 0) {
@@ -131,23 +121,24 @@ async function createNew(job: Job): Promise<CreateResponse> {
   await removeFile(layout.partialImagePath);
   await checkRoom(layout.stateDir, size, `the ${formatSize(size)} image of volume ${layout.mountPath}`);
 
-  await createSparseImage(layout.partialImagePath, size);
-  undo('make the image', async () => {
-    await removeFile(layout.partialImagePath);
-    await removeFile(layout.imagePath);
+  await step(
+    'image',
+    () => createSparseImage(layout.partialImagePath, size),
+    async () => {
+      await removeFile(layout.partialImagePath);
+      await removeFile(layout.imagePath);
+    },
+  );
+  if (params.preallocate) await step('preallocate', () => preallocate(layout.partialImagePath, 0n, size, { signal }));
+  await step('filesystem', async () => {
+    await makeFilesystem(params.fs, layout.partialImagePath, { signal });
+    await rename(layout.partialImagePath, layout.imagePath);
   });
-  await afterStep('image');
-  if (params.preallocate) {
-    await preallocate(layout.partialImagePath, 0n, size, { signal });
-    await afterStep('preallocate');
-  }
-  await makeFilesystem(params.fs, layout.partialImagePath, { signal });
-  await rename(layout.partialImagePath, layout.imagePath);
-  await afterStep('filesystem');
-
-  const device = await attachLoopDevice(layout.imagePath, { signal });
-  undo(`attach ${device}`, () => detachLoopDevice(device));
-  await afterStep('loop-device');
+  const device = await step(
+    'loop-device',
+    () => attachLoopDevice(layout.imagePath, { signal }),
+    (attached) => detachLoopDevice(attached),
+  );
 
   await makeMountPoint(job);
   await mountVolume(
@@ -157,18 +148,19 @@ async function createNew(job: Job): Promise<CreateResponse> {
   );
 
   // Mounted writable even when `ro` is asked for, so the root directory can be set; then remounted.
-  await chmod(layout.mountPath, params.mode);
-  if (params.uid !== undefined || params.gid !== undefined)
-    await chown(layout.mountPath, params.uid ?? -1, params.gid ?? -1);
-  if (params.mountOptions.includes('ro')) await remount(layout.mountPath, params.fs, params.mountOptions, { signal });
-  await afterStep('root-directory');
+  await step('root-directory', async () => {
+    await chmod(layout.mountPath, params.mode);
+    if (params.uid !== undefined || params.gid !== undefined)
+      await chown(layout.mountPath, params.uid ?? -1, params.gid ?? -1);
+    if (params.mountOptions.includes('ro')) await remount(layout.mountPath, params.fs, params.mountOptions, { signal });
+  });
   ctx.log(`created ${params.fs} volume ${layout.mountPath} (${formatSize(size)}) on ${device}`);
   return { path: layout.mountPath, bytes: size };
 }
 
 /** The image exists: the volume is mounted already, or is mounted again (after a reboot), then grown if asked. */
 async function restore(job: Job, current: bigint): Promise<CreateResponse> {
-  const { layout, params, size, undo, ctx } = job;
+  const { layout, params, size, step, ctx } = job;
   const signal = ctx.signal;
   const fs = await detectFilesystem(layout.imagePath);
   if (fs === undefined) {
@@ -202,9 +194,11 @@ async function restore(job: Job, current: bigint): Promise<CreateResponse> {
     if (attached.length > 0) {
       device = attached[0]!.device;
     } else {
-      const fresh = await attachLoopDevice(layout.imagePath, { signal });
-      undo(`attach ${fresh}`, () => detachLoopDevice(fresh));
-      device = fresh;
+      device = await step(
+        'loop-device',
+        () => attachLoopDevice(layout.imagePath, { signal }),
+        (attached) => detachLoopDevice(attached),
+      );
     }
     await checkFilesystem(fs, device, { signal });
     await makeMountPoint(job);
@@ -224,30 +218,33 @@ async function restore(job: Job, current: bigint): Promise<CreateResponse> {
   if (size <= current) return { path: layout.mountPath, bytes: current };
   await expandVolume(
     { ...volume, stateDir: layout.stateDir, from: current, to: size, preallocate: params.preallocate },
-    undo,
-    job.afterStep,
+    step,
     signal,
   );
   ctx.log(`grew ${layout.mountPath} from ${formatSize(current)} to ${formatSize(size)}`);
   return { path: layout.mountPath, bytes: size };
 }
 
-async function makeMountPoint({ layout, undo, afterStep }: Job): Promise<void> {
-  if ((await entryKind(layout.mountPath)) === 'missing') {
-    await mkdir(layout.mountPath, { mode: 0o700 });
-    undo(`make ${layout.mountPath}`, () => rmdir(layout.mountPath));
-  } else if (!(await stat(layout.mountPath)).isDirectory()) {
-    throw new PluginFailure('EUNSAFEPATH', `${layout.mountPath} is not a directory`, { path: layout.mountPath });
-  }
-  await afterStep('mount-point');
+async function makeMountPoint({ layout, step }: Job): Promise<void> {
+  await step(
+    'mount-point',
+    async () => {
+      if ((await entryKind(layout.mountPath)) === 'missing') {
+        await mkdir(layout.mountPath, { mode: 0o700 });
+        return true;
+      }
+      if (!(await stat(layout.mountPath)).isDirectory())
+        throw new PluginFailure('EUNSAFEPATH', `${layout.mountPath} is not a directory`, { path: layout.mountPath });
+      return false;
+    },
+    (made) => (made ? rmdir(layout.mountPath) : undefined),
+  );
 }
 
-async function mountVolume(
-  { layout, params, undo, afterStep, ctx }: Job,
-  device: string,
-  options: string[],
-): Promise<void> {
-  await mount(device, layout.mountPath, params.fs, options, { signal: ctx.signal });
-  undo(`mount ${device} at ${layout.mountPath}`, () => unmount(layout.mountPath));
-  await afterStep('mount');
+async function mountVolume({ layout, params, step, ctx }: Job, device: string, options: string[]): Promise<void> {
+  await step(
+    'mount',
+    () => mount(device, layout.mountPath, params.fs, options, { signal: ctx.signal }),
+    () => unmount(layout.mountPath),
+  );
 }

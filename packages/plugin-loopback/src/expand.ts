@@ -9,7 +9,6 @@ import {
   resizeImage,
   type MountedFilesystem,
 } from '@dhv/sdk/host';
-import type { StepHook } from './steps.js';
 
 export interface MountedVolume extends MountedFilesystem {
   imagePath: string;
@@ -32,31 +31,31 @@ export const growthMarker = (imagePath: string) => `${imagePath}.growing`;
  * Grows a mounted volume's image, then its filesystem, keeping the data. Never shrinks.
  * Until the filesystem has grown, a failure puts the image back to its old size.
  */
-export async function expandVolume(
-  e: Expansion,
-  undo: HandlerContext['undo'],
-  afterStep: StepHook,
-  signal?: AbortSignal,
-): Promise<void> {
+export async function expandVolume(e: Expansion, step: HandlerContext['step'], signal?: AbortSignal): Promise<void> {
   await checkRoom(e.stateDir, e.to - e.from, `growing the volume from ${formatSize(e.from)} to ${formatSize(e.to)}`);
   const marker = growthMarker(e.imagePath);
   let filesystemGrown = false;
-  await writeFile(marker, `${e.from} ${e.to}\n`, { mode: 0o600 });
-  await resizeImage(e.imagePath, e.to);
-  undo(`grow the image to ${formatSize(e.to)}`, async () => {
-    if (filesystemGrown) return;
-    await resizeImage(e.imagePath, e.from);
-    await refreshLoopCapacity(e.device);
-    await removeFile(marker);
-  });
+  await step(
+    'grow-image',
+    async () => {
+      await writeFile(marker, `${e.from} ${e.to}\n`, { mode: 0o600 });
+      await resizeImage(e.imagePath, e.to);
+    },
+    async () => {
+      if (filesystemGrown) return;
+      await resizeImage(e.imagePath, e.from);
+      await refreshLoopCapacity(e.device);
+      await removeFile(marker);
+    },
+  );
   if (e.preallocate) await preallocate(e.imagePath, e.from, e.to, { signal });
   await refreshLoopCapacity(e.device, { signal });
-  await afterStep('grow-image');
 
-  await growFilesystem(e, { signal, what: `grow ${e.mountPath} from ${formatSize(e.from)} to ${formatSize(e.to)}` });
-  filesystemGrown = true;
-  await removeFile(marker);
-  await afterStep('grow-filesystem');
+  await step('grow-filesystem', async () => {
+    await growFilesystem(e, { signal, what: `grow ${e.mountPath} from ${formatSize(e.from)} to ${formatSize(e.to)}` });
+    filesystemGrown = true;
+    await removeFile(marker);
+  });
 }
 
 /** Finishes a growth a killed create left half done (the image grew, the filesystem may not have). */
