@@ -41,6 +41,7 @@ Exit status: 0 when no required check failed (and, with --strict, none was skipp
     '<%= config.bin %> check ./dist/my-plugin --junit report.xml',
     '<%= config.bin %> check ./dist/my-plugin --strict            # for CI: a skipped required check fails too',
     '<%= config.bin %> check ./dist/my-plugin --config check.hcl  # parameters, capacities, setup and teardown',
+    '<%= config.bin %> check ./dist/my-plugin --param fs=xfs --capacity-floor 300MiB --supports expansion  # what it declares',
     "<%= config.bin %> check ./dist/my-plugin --replay 'create db-backup; create db; delete db'",
     '<%= config.bin %> check ./dist/my-plugin --seed 1234 --runs 100    # a longer search, the same calls on any machine',
     '<%= config.bin %> check --list',
