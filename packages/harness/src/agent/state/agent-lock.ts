@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { readFileSync } from 'node:fs';
-import { mkdir, readdir, rename, unlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { acquireVolumeLock } from '@dhv/sdk';
@@ -161,7 +161,7 @@ export class AgentLock {
     // Noted before waiting: whoever waits behind this process can name it, waiting or holding.
     let note = await this.writeNote(mode, work, true);
     try {
-      const leaveDoor = await this.passDoor(work, signal);
+      const leaveDoor = await this.passDoor(mode, work, signal);
       let release: () => Promise<void>;
       try {
         release = await this.acquire(join(this.layout.locks, EVERY_NAME_LOCK), mode === 'shared', signal, work);
@@ -191,8 +191,23 @@ export class AgentLock {
    * of creates starves it). A keeper that is stopped (Ctrl-Z, SIGSTOP) keeps no one out: a
    * waiter looks at it every half second and passes by; a killed one lets go with its death.
    */
-  private async passDoor(work: Work, signal: AbortSignal | undefined): Promise<() => Promise<void>> {
+  private async passDoor(
+    mode: 'shared' | 'exclusive',
+    work: Work,
+    signal: AbortSignal | undefined,
+  ): Promise<() => Promise<void>> {
     const door = join(this.layout.locks, DOOR_LOCK);
+    // A keeper holds the file the door's path names, and the last one to leave removed it:
+    // with no file, a shared entrant passes as if it had taken the door a moment ago and
+    // left it, without a flock(1). The agent's own lock, taken next, still decides.
+    if (
+      mode === 'shared' &&
+      !(await lstat(door).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return async () => {};
     const deadline = performance.now() + this.waitMs;
     for (;;) {
       const look = AbortSignal.timeout(Math.ceil(Math.max(1, Math.min(DOOR_LOOK_MS, deadline - performance.now()))));
