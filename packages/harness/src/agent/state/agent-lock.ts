@@ -1,5 +1,4 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { readFileSync } from 'node:fs';
 import { lstat, mkdir, readdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
@@ -8,7 +7,7 @@ import { processExists } from '@dhv/sdk/host';
 import { AgentError } from '../../errors/agent-error.js';
 import { MAX_TIMER_MS, wholeNumberFromEnv } from '../../config/environment.js';
 import type { StateLayout } from './layout.js';
-import { readSmallRegularFileSync } from './durable-file.js';
+import { commandOf, lockHolder, processState } from './holder-processes.js';
 
 /**
  * The lock every name's lock also takes, shared; its holders never unlink it, so the file
@@ -369,43 +368,12 @@ function shutDown(work: Work): AgentError {
   return new AgentError('AGENT_SHUT_DOWN', `stopped ${work.doing} while it waited for the agent: nothing was changed`);
 }
 
-/** The PID a lock's exclusive holder wrote into the lock file, or undefined. */
-function lockHolder(path: string): number | undefined {
-  try {
-    const pid = Number(readSmallRegularFileSync(path).trim());
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 function lockWaitFromEnv(): number {
   return wholeNumberFromEnv('DHV_LOCK_WAIT_MS', DEFAULT_LOCK_WAIT_MS, {
     unit: 'milliseconds',
     min: 1,
     max: MAX_TIMER_MS,
   });
-}
-
-/** A process's command line as `dhv <args>` (its node and script paths left out). */
-function commandOf(pid: number): string {
-  try {
-    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-    return ['dhv', ...argv.slice(2)].join(' ').slice(0, 300);
-  } catch {
-    return 'dhv';
-  }
-}
-
-/** The one-letter state of a process from /proc (T: stopped), or undefined. */
-function processState(pid: number | undefined): string | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-  } catch {
-    return undefined;
-  }
 }
 
 /** Names are user controlled: hash them into safe file names. */
