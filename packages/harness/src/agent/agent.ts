@@ -480,6 +480,10 @@ export class Agent {
   /** The servers write the volume after the client answered: `pending`, or `ready` when the node already reports its name. */
   private async afterUpsert(id: string): Promise<HostVolume> {
     const record = (await this.state.get(id))!;
+    // The node's update during the client's create usually wrote this very state: no second write.
+    const now = await this.store.nodeFacts();
+    const known = now?.volumeStates.get(id);
+    if (now && known === stateAfterUpsert(record.CreateReq.Name, now.hostVolumes)) return toHostVolume(record, known);
     const facts = await this.store.updateNodeFacts((f) => {
       const facts = f ?? this.emptyFacts();
       return {

@@ -25,9 +25,11 @@ export interface PipeEnds {
 }
 
 /**
- * Pipes kept ready beyond those asked for: enough for eight more runs without a wait. Each
- * batch is a spawn of /bin/sh from this process, a fork of all of its memory, which costs
- * more than the batch's stages: `dhv check` runs hundreds of plugins one after another.
+ * Pipes kept ready beyond those asked for, at most: each batch is a spawn of /bin/sh from
+ * this process, a fork of all of its memory, which costs more than the batch's stages, and
+ * `dhv check` runs hundreds of plugins one after another. A process asks for no spare in
+ * its first batch (a `dhv volume create` runs one plugin: a batch of 17 pipes was 16 forks
+ * of the shell it never used), then for as many as it has taken, up to this.
  */
 const SPARE = 16;
 /** A factory that did not produce its pipes within this long has failed (a process limit, a hung /proc). */
@@ -36,20 +38,25 @@ const FACTORY_TIMEOUT_MS = 5_000;
 const pool: PipeEnds[] = [];
 let refill: Promise<void> | undefined;
 let unavailable: Error | undefined;
-/** Callers waiting for a pipe: a batch is made big enough for all of them (a discovery of 100 plugins wants 200). */
+/** Pipes callers wait for: a batch is made big enough for all of them (a discovery of 100 plugins wants 200). */
 let waiting = 0;
+/** Pipes this process has taken: how many spares its next batch makes (SPARE). */
+let taken = 0;
 const MAX_BATCH = 256;
 
-/** One fresh pipe, or an error saying why anonymous pipes cannot be made here. */
-export async function takePipe(): Promise<PipeEnds> {
+/** `count` fresh pipes, or an error saying why anonymous pipes cannot be made here. */
+export async function takePipes(count: number): Promise<PipeEnds[]> {
   if (unavailable) throw unavailable;
-  waiting++;
+  waiting += count;
+  const got: PipeEnds[] = [];
   try {
-    for (;;) {
+    while (got.length < count) {
       const pipe = pool.pop();
       if (pipe) {
-        if (pool.length < 2 && !refill) startRefill();
-        return pipe;
+        got.push(pipe);
+        waiting--;
+        taken++;
+        continue;
       }
       if (!refill) startRefill();
       try {
@@ -59,9 +66,33 @@ export async function takePipe(): Promise<PipeEnds> {
         throw unavailable;
       }
     }
+    // Made ahead only for a process that has run a plugin before: one run alone (a create) waits for none.
+    if (pool.length < 2 && !refill && taken > count) startRefill();
+    return got;
+  } catch (err) {
+    for (const p of got) {
+      closePipeEnd(p.read);
+      closePipeEnd(p.write);
+    }
+    throw err;
   } finally {
-    waiting--;
+    waiting -= count - got.length;
   }
+}
+
+/** One fresh pipe, or an error saying why anonymous pipes cannot be made here. */
+export async function takePipe(): Promise<PipeEnds> {
+  return (await takePipes(1))[0]!;
+}
+
+/**
+ * Starts making `count` pipes now, unless as many are ready or a batch is under way: a
+ * run that is about to start then finds them made (the batch's processes run while the
+ * caller does the rest of its work, e.g. takes its locks).
+ */
+export function preparePipes(count: number): void {
+  if (unavailable || refill || pool.length >= count) return;
+  startRefill(count);
 }
 
 export function closePipeEnd(fd: number): void {
@@ -72,10 +103,11 @@ export function closePipeEnd(fd: number): void {
   }
 }
 
-function startRefill(): void {
+/** A batch for every pipe callers wait for, `ahead` more for a run about to start, and the spares. */
+function startRefill(ahead = 0): void {
   // One turn of the event loop first, so runs started together are counted into one batch.
   refill = new Promise<void>((resolve) => setImmediate(resolve))
-    .then(() => makePipes(Math.min(MAX_BATCH, waiting + SPARE)))
+    .then(() => makePipes(Math.max(1, Math.min(MAX_BATCH, waiting + ahead + Math.min(SPARE, taken)))))
     .then(
       (made) => {
         pool.push(...made);

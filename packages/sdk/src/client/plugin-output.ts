@@ -9,7 +9,7 @@ import {
   type OutputEnd,
   type OutputHolder,
 } from './output-holders.js';
-import { closePipeEnd, takePipe, type PipeEnds } from './pipes.js';
+import { closePipeEnd, preparePipes, takePipes, type PipeEnds } from './pipes.js';
 
 /**
  * A plugin's stdout and stderr: a pair of anonymous pipes as under a real agent, or, where
@@ -20,17 +20,16 @@ export type OutputPipes = [PipeEnds, PipeEnds] | undefined;
 /** Two fresh pipes, or `undefined` where anonymous pipes cannot be made (the run falls back to sockets). */
 export async function openOutputPipes(): Promise<OutputPipes> {
   try {
-    const out = await takePipe();
-    try {
-      return [out, await takePipe()];
-    } catch (err) {
-      closePipeEnd(out.read);
-      closePipeEnd(out.write);
-      throw err;
-    }
+    const [out, err] = await takePipes(2);
+    return [out!, err!];
   } catch {
     return undefined; // no anonymous pipes here: fall back to Node's sockets
   }
+}
+
+/** Starts making a run's two pipes now, for a run about to start (preparePipes). */
+export function prepareOutputPipes(): void {
+  preparePipes(2);
 }
 
 /** Closes our copies of the pipes' ends: `read`, `write`, or both. */

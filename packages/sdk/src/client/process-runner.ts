@@ -3,6 +3,7 @@ import { discoverPlugins, type Discovery } from './discover-plugins.js';
 import { callPlugin, type PluginCall } from './plugin-call.js';
 import type { PluginRun } from './plugin-run.js';
 import type { PluginRunner } from './plugin-runner.js';
+import { prepareOutputPipes } from './plugin-output.js';
 import { resolvePlugin } from './resolve-plugin.js';
 import type { OperationResult } from './run-result.js';
 import { spawnPlugin, type SpawnOptions } from './spawn-plugin.js';
@@ -33,8 +34,11 @@ export class ProcessRunner implements PluginRunner {
     return callPlugin(operation, call, this.onProcessGroup);
   }
 
-  lookup(pluginDir: string, pluginId: string): Promise<string> {
-    return resolvePlugin(pluginDir, pluginId);
+  async lookup(pluginDir: string, pluginId: string): Promise<string> {
+    const executable = await resolvePlugin(pluginDir, pluginId);
+    // A plugin looked up is run next, after the caller's locks: its pipes are made meanwhile.
+    prepareOutputPipes();
+    return executable;
   }
 
   discover(pluginDir: string, options: { signal?: AbortSignal | undefined } = {}): Promise<Discovery> {

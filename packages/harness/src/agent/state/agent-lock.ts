@@ -1,6 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { readFileSync } from 'node:fs';
-import { mkdir, readdir, rename, unlink, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readdir, rename, unlink, writeFile } from 'node:fs/promises';
 import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { acquireVolumeLock } from '@dhv/sdk';
@@ -8,7 +7,7 @@ import { processExists } from '@dhv/sdk/host';
 import { AgentError } from '../../errors/agent-error.js';
 import { MAX_TIMER_MS, wholeNumberFromEnv } from '../../config/environment.js';
 import type { StateLayout } from './layout.js';
-import { readSmallRegularFileSync } from './durable-file.js';
+import { commandOf, lockHolder, processState } from './holder-processes.js';
 
 /**
  * The lock every name's lock also takes, shared; its holders never unlink it, so the file
@@ -161,7 +160,7 @@ export class AgentLock {
     // Noted before waiting: whoever waits behind this process can name it, waiting or holding.
     let note = await this.writeNote(mode, work, true);
     try {
-      const leaveDoor = await this.passDoor(work, signal);
+      const leaveDoor = await this.passDoor(mode, work, signal);
       let release: () => Promise<void>;
       try {
         release = await this.acquire(join(this.layout.locks, EVERY_NAME_LOCK), mode === 'shared', signal, work);
@@ -191,8 +190,23 @@ export class AgentLock {
    * of creates starves it). A keeper that is stopped (Ctrl-Z, SIGSTOP) keeps no one out: a
    * waiter looks at it every half second and passes by; a killed one lets go with its death.
    */
-  private async passDoor(work: Work, signal: AbortSignal | undefined): Promise<() => Promise<void>> {
+  private async passDoor(
+    mode: 'shared' | 'exclusive',
+    work: Work,
+    signal: AbortSignal | undefined,
+  ): Promise<() => Promise<void>> {
     const door = join(this.layout.locks, DOOR_LOCK);
+    // A keeper holds the file the door's path names, and the last one to leave removed it:
+    // with no file, a shared entrant passes as if it had taken the door a moment ago and
+    // left it, without a flock(1). The agent's own lock, taken next, still decides.
+    if (
+      mode === 'shared' &&
+      !(await lstat(door).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return async () => {};
     const deadline = performance.now() + this.waitMs;
     for (;;) {
       const look = AbortSignal.timeout(Math.ceil(Math.max(1, Math.min(DOOR_LOOK_MS, deadline - performance.now()))));
@@ -354,43 +368,12 @@ function shutDown(work: Work): AgentError {
   return new AgentError('AGENT_SHUT_DOWN', `stopped ${work.doing} while it waited for the agent: nothing was changed`);
 }
 
-/** The PID a lock's exclusive holder wrote into the lock file, or undefined. */
-function lockHolder(path: string): number | undefined {
-  try {
-    const pid = Number(readSmallRegularFileSync(path).trim());
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 function lockWaitFromEnv(): number {
   return wholeNumberFromEnv('DHV_LOCK_WAIT_MS', DEFAULT_LOCK_WAIT_MS, {
     unit: 'milliseconds',
     min: 1,
     max: MAX_TIMER_MS,
   });
-}
-
-/** A process's command line as `dhv <args>` (its node and script paths left out). */
-function commandOf(pid: number): string {
-  try {
-    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
-    return ['dhv', ...argv.slice(2)].join(' ').slice(0, 300);
-  } catch {
-    return 'dhv';
-  }
-}
-
-/** The one-letter state of a process from /proc (T: stopped), or undefined. */
-function processState(pid: number | undefined): string | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-  } catch {
-    return undefined;
-  }
 }
 
 /** Names are user controlled: hash them into safe file names. */
