@@ -41,6 +41,7 @@ export {
   acquireVolumeLock,
   removeFreeLock,
   isFreeLock,
+  lockHolderPid,
   type LockOptions,
 } from './helpers/volume-lock.js';
 export {

@@ -281,9 +281,15 @@ async function lockOpenFile(
   }
 }
 
+/** The PID in a lock file's note (`dhv-lock <pid>`), or undefined when it names none. */
+export function lockHolderPid(note: string): number | undefined {
+  const holder = note.startsWith(LOCK_MARK) ? note.slice(LOCK_MARK.length).trim() : '';
+  return /^[1-9][0-9]*$/.test(holder) ? Number(holder) : undefined;
+}
+
 async function gaveUp(lockPath: string): Promise<PluginFailure> {
-  const holder = (await readHolder(lockPath)).replace(LOCK_MARK, '').trim();
-  const by = /^[0-9]+$/.test(holder) ? `, held by process ${holder}` : '';
+  const holder = lockHolderPid(await readHolder(lockPath));
+  const by = holder !== undefined ? `, held by process ${holder}` : '';
   return new PluginFailure('ELOCKED', `gave up waiting for the lock ${lockPath}${by}`, { path: lockPath });
 }
 

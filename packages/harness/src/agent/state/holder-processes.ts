@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { lockHolderPid } from '@dhv/sdk';
 import { readSmallRegularFileSync } from './durable-file.js';
 
 // What a waiter for the agent learns of the processes ahead of it, for its message and to pass a stopped one.
@@ -6,8 +7,7 @@ import { readSmallRegularFileSync } from './durable-file.js';
 /** The PID a lock's exclusive holder wrote into the lock file, or undefined. */
 export function lockHolder(path: string): number | undefined {
   try {
-    const pid = Number(readSmallRegularFileSync(path).trim());
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+    return lockHolderPid(readSmallRegularFileSync(path));
   } catch {
     return undefined;
   }
