@@ -1,0 +1,81 @@
+import { formatSize } from '@dhv/sdk';
+import { AGENT_TIMEOUT_MS } from '@dhv/sdk/plugin';
+import { AGENT_DEADLINES, RESTORE_DEADLINE_MS } from '../agent-deadlines.js';
+
+/** One create of a new volume that succeeded: the capacity it made and how long it took. */
+export interface CreateTime {
+  capacityBytes: bigint;
+  durationMs: number;
+}
+
+const GiB = 1024 ** 3;
+/** The slower capacity's median must be this much above the faster's to count as a time per byte, not noise. */
+const LEAST_GROWTH = 1.2;
+
+export type CreateSpeed =
+  { measured: true; msPerGiB: number; reachedFrom: (deadlineMs: number) => bigint } | { measured: false; why: string };
+
+/**
+ * How a plugin's create time grows with the capacity it makes: a straight line through the
+ * median time at each capacity it was asked for. Measured only when the largest capacity's
+ * creates were all slower than the smallest's, and clearly so; otherwise the times say
+ * nothing of bytes (a plugin whose create takes milliseconds whatever the size, or a busy host).
+ */
+export function createSpeed(times: readonly CreateTime[]): CreateSpeed {
+  const groups = new Map<bigint, number[]>();
+  for (const t of times) groups.set(t.capacityBytes, [...(groups.get(t.capacityBytes) ?? []), t.durationMs]);
+  const points = [...groups.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([capacity, ms]) => ({ capacity, ms, median: median(ms) }));
+  const seen = points.map((p) => `${Math.round(p.median)} ms at ${formatSize(p.capacity)}`).join(', ');
+  if (points.length < 2)
+    return {
+      measured: false,
+      why: `all of its ${times.length} creates in this run had one capacity${points[0] ? ` (${seen})` : ''}, so no time per byte shows`,
+    };
+  const small = points[0]!;
+  const large = points[points.length - 1]!;
+  const { slope, intercept } = line(points.map((p) => ({ x: Number(p.capacity), y: p.median })));
+  if (Math.min(...large.ms) <= Math.max(...small.ms) || large.median < small.median * LEAST_GROWTH || !(slope > 0))
+    return {
+      measured: false,
+      why: `its creates in this run took about as long whatever their capacity (${seen}), so no time per byte shows`,
+    };
+  return {
+    measured: true,
+    msPerGiB: slope * GiB,
+    reachedFrom: (deadlineMs) => BigInt(Math.max(0, Math.round((deadlineMs - intercept) / slope))),
+  };
+}
+
+/**
+ * When the agent meets a defect a killed create exposes: its deadlines, and from the
+ * plugin's own creates in this run, which volumes reach them.
+ */
+export function deadlineWords(times: readonly CreateTime[]): string {
+  const speed = createSpeed(times);
+  const deadlines = `the agent kills creates at their deadline: ${AGENT_DEADLINES}`;
+  if (!speed.measured)
+    return `${deadlines}. How long this plugin's create takes per byte cannot be measured: ${speed.why}; the agent meets this whenever a create outlasts its deadline (a larger volume than these, a slow or busy disk)`;
+  const perGiB = speed.msPerGiB / 1000;
+  const seconds = perGiB >= 10 ? Math.round(perGiB).toString() : perGiB.toPrecision(2);
+  const over = (ms: number) => formatSize(speed.reachedFrom(ms));
+  return `${deadlines}. This create takes about ${seconds} s per GiB (measured on its ${times.length} creates in this run), so volumes over about ${over(AGENT_TIMEOUT_MS.create)} meet this at any create, and over about ${over(RESTORE_DEADLINE_MS)} at a restore`;
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** The least-squares line through the points. */
+function line(points: readonly { x: number; y: number }[]): { slope: number; intercept: number } {
+  const n = points.length;
+  const mx = points.reduce((s, p) => s + p.x, 0) / n;
+  const my = points.reduce((s, p) => s + p.y, 0) / n;
+  const sxy = points.reduce((s, p) => s + (p.x - mx) * (p.y - my), 0);
+  const sxx = points.reduce((s, p) => s + (p.x - mx) ** 2, 0);
+  const slope = sxy / sxx;
+  return { slope, intercept: my - slope * mx };
+}
