@@ -60,10 +60,15 @@ function callFailed(steps: readonly Step[], at: BrokenAt | undefined): DefectCla
   if (call.kind === 'restore') return 'restore-fails';
   if (call.kind !== 'create') return 'call-fails';
   if (at?.step?.kind === 'fill') return 'many-volumes';
-  const names = steps.flatMap(callsOf).filter((c) => c !== call && c.volume.namespace === call.volume.namespace);
-  const related = names.some(
-    (c) => c.volume.name.startsWith(call.volume.name) || call.volume.name.startsWith(c.volume.name),
-  );
+  // Its name deleted before, or a name it is a prefix of (or that is one of it) in its namespace.
+  const related = steps
+    .flatMap(callsOf)
+    .some((c) =>
+      sameVolume(c, call)
+        ? c.kind === 'delete' || c.kind === 'cleanup-delete'
+        : c.volume.namespace === call.volume.namespace &&
+          (c.volume.name.startsWith(call.volume.name) || call.volume.name.startsWith(c.volume.name)),
+    );
   return related ? 'name-not-reusable' : 'call-fails';
 }
 

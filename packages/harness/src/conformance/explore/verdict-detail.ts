@@ -33,10 +33,11 @@ export interface Verdict {
 type Replay = (recipe: readonly Step[]) => Promise<Broken | undefined>;
 
 /**
- * After shrinking: tightens the recipe until every step is needed, replays it
- * TIMES_REPLAYED times and, when it does not break every time, tightens again with each
- * shorter recipe tried several times (a step kept because one replay happened to pass is
- * not needed), then counts again. At most `replays` replays to tighten, whatever they take.
+ * After shrinking: replays the recipe TIMES_REPLAYED times to see whether it breaks every
+ * time; tightens it until every step is needed, trying each shorter recipe once when it did,
+ * several times when it did not (a step kept because one replay happened to pass is not
+ * needed); then counts again on the recipe it ends with. At most `replays` replays to
+ * tighten, whatever they take.
  */
 export async function settle(
   found: Broken,
@@ -44,25 +45,26 @@ export async function settle(
   { replays, createTimes }: { replays: number; createTimes: readonly CreateTime[] },
 ): Promise<{ found: Broken; verdict: Verdict }> {
   let left = replays;
-  const counted: Replay = (recipe) => (left--, replay(recipe));
-  let best = await tightenFully(found, counted, () => left);
-  let count = await countBreaks(best, replay);
-  if (count.broke < count.of && left > 0) {
-    const tries = Math.min(MOST_TRIES, Math.ceil(Math.log(0.1) / Math.log(1 - Math.max(count.broke, 1) / count.of)));
-    const persistent: Replay = async (recipe) => {
-      for (let i = 0; i < tries && left > 0; i++) {
-        const again = await counted(recipe);
-        if (again?.violation.checkId === found.violation.checkId) return again;
-      }
-      return undefined;
-    };
-    const shorter = await tightenFully(best, persistent, () => Math.floor(left / tries));
-    if (shorter.steps.length < best.steps.length) {
-      best = shorter;
-      count = await countBreaks(best, replay);
+  const before = await countBreaks(found, replay);
+  const tries = triesFor(before);
+  const persistent: Replay = async (recipe) => {
+    for (let i = 0; i < tries && left > 0; i++) {
+      left--;
+      const again = await replay(recipe);
+      if (again?.violation.checkId === found.violation.checkId) return again;
     }
-  }
+    return undefined;
+  };
+  const best = await tightenFully(found, persistent, () => Math.floor(left / tries));
+  const count = best === found ? before : await countBreaks(best, replay);
   return { found: best, verdict: verdictOf(best, count, createTimes) };
+}
+
+/** How often to try a shorter recipe before keeping the step it drops: enough to miss a break that happens as often as counted one time in ten. */
+function triesFor({ broke, of }: Replays): number {
+  if (broke === of) return 1;
+  const rate = Math.max(broke, 1) / of;
+  return Math.min(MOST_TRIES, Math.ceil(Math.log(0.1) / Math.log(1 - rate)));
 }
 
 /** The class, the plugin's stderr and when the agent meets it, for a break as run; `replays` as counted. */

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { createSpeed, deadlineWords, type CreateTime } from './create-speed.js';
+
+const MiB = 1024n * 1024n;
+const at = (mib: bigint, ...ms: number[]): CreateTime[] => ms.map((durationMs) => ({ capacityBytes: mib * MiB, durationMs }));
+
+describe("a plugin's create speed, from its own creates", () => {
+  it('is the time per byte between the capacities it made, and says which volumes reach the deadlines', () => {
+    // 100 ms of fixed work, then 6 s per GiB (about 188 ms per 32 MiB).
+    const times = [...at(0n, 100, 101, 99), ...at(32n, 287, 288)];
+    const speed = createSpeed(times);
+    expect(speed.measured).toBe(true);
+    if (!speed.measured) return;
+    expect(speed.msPerGiB / 1000).toBeCloseTo(6, 0);
+    const words = deadlineWords(times);
+    expect(words).toContain('restore gives all volumes one 50 s deadline from its start');
+    expect(words).toContain('create and delete are killed at 60 s');
+    expect(words).toMatch(/This create takes about 6\.0 s per GiB \(measured on its 5 creates in this run\)/);
+    expect(words).toMatch(/volumes over about 10 GiB meet this at any create, and over about 8\.\d GiB at a restore/);
+  });
+
+  it('says plainly that it cannot be measured when the creates take as long whatever their capacity', () => {
+    const flat = [...at(0n, 5, 7, 6), ...at(32n, 6, 5)];
+    expect(createSpeed(flat).measured).toBe(false);
+    expect(deadlineWords(flat)).toContain(
+      "How long this plugin's create takes per byte cannot be measured: its creates in this run took about as long whatever their capacity (6 ms at 0 B, 6 ms at 32 MiB), so no time per byte shows",
+    );
+  });
+
+  it('cannot be measured from one capacity, nor from none', () => {
+    expect(deadlineWords(at(32n, 300, 310))).toContain(
+      'all of its 2 creates in this run had one capacity (305 ms at 32 MiB), so no time per byte shows',
+    );
+    expect(deadlineWords([])).toContain('all of its 0 creates in this run had one capacity, so no time per byte shows');
+  });
+
+  it('does not take noise for speed: the larger creates must all be slower than the smaller', () => {
+    expect(createSpeed([...at(0n, 10, 40), ...at(32n, 30, 35)]).measured).toBe(false);
+  });
+});
