@@ -32,12 +32,14 @@ describe('the defect classes', () => {
     expect(classOf('explore.calls-succeed', 'create db; delete db; create db', 'create db')).toBe('name-not-reusable');
     expect(classOf('explore.calls-succeed', 'create db-backup; create db', 'create db')).toBe('name-not-reusable');
     expect(classOf('explore.calls-succeed', 'fill 11', 'create long-11')).toBe('many-volumes');
+    expect(classOf('explore.calls-succeed', 'fill 10; create db', 'create db')).toBe('many-volumes');
     expect(classOf('explore.calls-succeed', 'create web; create db', 'create db')).toBe('call-fails');
     expect(classOf('explore.calls-succeed', 'fill 14; restart', 'restore long-3')).toBe('restore-fails');
   });
 
   it('name lost data by the step that lost it', () => {
     expect(classOf('explore.volumes-survive', 'create db; create db-10; delete db')).toBe('delete-takes-others');
+    expect(classOf('explore.volumes-survive', 'create db; cleanup-delete db; restart')).toBe('cleanup-delete-wipes');
     expect(classOf('explore.volumes-survive', 'create db; create web; cleanup-delete web')).toBe(
       'cleanup-delete-wipes',
     );

@@ -48,7 +48,7 @@ export function classify(checkId: ExploreCheckId, steps: readonly Step[], at: Br
     case 'explore.calls-succeed':
       return callFailed(steps, at);
     case 'explore.volumes-survive':
-      return dataLost(at);
+      return dataLost(steps, at);
   }
 }
 
@@ -59,7 +59,8 @@ function callFailed(steps: readonly Step[], at: BrokenAt | undefined): DefectCla
   if (call.kind === 'kill-create' || killed) return 'killed-create-blocks';
   if (call.kind === 'restore') return 'restore-fails';
   if (call.kind !== 'create') return 'call-fails';
-  if (at?.step?.kind === 'fill') return 'many-volumes';
+  // A recipe is tightened until every step is needed: a fill in it is why the create failed.
+  if (steps.some((step) => step.kind === 'fill')) return 'many-volumes';
   // Its name deleted before, or a name it is a prefix of (or that is one of it) in its namespace.
   const related = steps
     .flatMap(callsOf)
@@ -72,10 +73,13 @@ function callFailed(steps: readonly Step[], at: BrokenAt | undefined): DefectCla
   return related ? 'name-not-reusable' : 'call-fails';
 }
 
-function dataLost(at: BrokenAt | undefined): DefectClass {
+function dataLost(steps: readonly Step[], at: BrokenAt | undefined): DefectClass {
   const kinds = at?.step === undefined ? [] : callsOf(at.step).map((c) => c.kind);
-  if (at?.step?.kind === 'restart' || kinds.includes('restore')) return 'restore-empties';
-  if (kinds.includes('cleanup-delete')) return 'cleanup-delete-wipes';
+  const restored = at?.step?.kind === 'restart' || kinds.includes('restore');
+  // A loss that shows at a restore, after a cleanup delete the recipe needs, is the cleanup delete's.
+  const cleanup = steps.some((step) => callsOf(step).some((c) => c.kind === 'cleanup-delete'));
+  if (kinds.includes('cleanup-delete') || (restored && cleanup)) return 'cleanup-delete-wipes';
+  if (restored) return 'restore-empties';
   if (kinds.includes('delete')) return 'delete-takes-others';
   if (kinds.includes('kill-create')) return 'killed-create-blocks';
   return 'create-takes-others';
