@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { createSpeed, deadlineWords, type CreateTime } from './create-speed.js';
 
 const MiB = 1024n * 1024n;
-const at = (mib: bigint, ...ms: number[]): CreateTime[] => ms.map((durationMs) => ({ capacityBytes: mib * MiB, durationMs }));
+const at = (mib: bigint, ...ms: number[]): CreateTime[] =>
+  ms.map((durationMs) => ({ capacityBytes: mib * MiB, durationMs }));
 
 describe("a plugin's create speed, from its own creates", () => {
   it('is the time per byte between the capacities it made, and says which volumes reach the deadlines', () => {
