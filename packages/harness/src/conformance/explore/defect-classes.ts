@@ -17,7 +17,7 @@ export const DEFECT_CLASSES = {
   'restore-empties':
     'a restore (the saved create request again, alone or for every volume at once at an agent restart) empties the volume or returns another path: a capacity or parameter compared wrongly, a rebuild under a temporary name, records lost while every volume was restored at once',
   'restore-fails':
-    'a restore fails, every time or some of the time, and the volume is left off the node: a mount check that a large mount table fools',
+    'a restore fails, every time or some of the time, and the volume is left off the node: a name guard that a longer name trips, a mount check that a large mount table fools',
   'killed-create-blocks':
     "a create killed at the agent's deadline leaves what makes its retry fail: a lock an EXIT trap never released, a half-written image",
   'cleanup-delete-wipes': 'the cleanup delete (empty name and namespace) removes other volumes or their records',

@@ -46,7 +46,7 @@ function slotsPlugin(volumesDir: string, order: Order, removes: boolean): CheckC
       await mkdir(path, { recursive: true });
       race?.created();
       if (race !== undefined && order === 'delete answered first') await answer();
-      return { path, bytes: 0n };
+      return { path, bytes: 0n, stderr: '', durationMs: 20 };
     },
     async delete(request: DeleteInput) {
       let removed!: () => void;
@@ -63,7 +63,7 @@ function slotsPlugin(volumesDir: string, order: Order, removes: boolean): CheckC
       // Both folders are as the plugins left them before either answer reaches the lab.
       await created;
       if (order === 'create answered first') await answer();
-      return {};
+      return { stderr: '' };
     },
   };
   return ctx as unknown as CheckContext;
