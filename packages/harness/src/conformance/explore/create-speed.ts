@@ -9,8 +9,12 @@ export interface CreateTime {
 }
 
 const GiB = 1024 ** 3;
-/** The slower capacity's median must be this much above the faster's to count as a time per byte, not noise. */
+/**
+ * The largest capacity's median must be this much above the smallest's, and by this many
+ * ms, to count as a time per byte: below that a busy host's noise can make it up.
+ */
 const LEAST_GROWTH = 1.2;
+const LEAST_GROWTH_MS = 50;
 
 export type CreateSpeed =
   { measured: true; msPerGiB: number; reachedFrom: (deadlineMs: number) => bigint } | { measured: false; why: string };
@@ -18,8 +22,8 @@ export type CreateSpeed =
 /**
  * How a plugin's create time grows with the capacity it makes: a straight line through the
  * median time at each capacity it was asked for. Measured only when the largest capacity's
- * creates were all slower than the smallest's, and clearly so; otherwise the times say
- * nothing of bytes (a plugin whose create takes milliseconds whatever the size, or a busy host).
+ * median is clearly above the smallest's; otherwise the times say nothing of bytes (a plugin
+ * whose create takes milliseconds whatever the size).
  */
 export function createSpeed(times: readonly CreateTime[]): CreateSpeed {
   const groups = new Map<bigint, number[]>();
@@ -36,7 +40,8 @@ export function createSpeed(times: readonly CreateTime[]): CreateSpeed {
   const small = points[0]!;
   const large = points[points.length - 1]!;
   const { slope, intercept } = line(points.map((p) => ({ x: Number(p.capacity), y: p.median })));
-  if (Math.min(...large.ms) <= Math.max(...small.ms) || large.median < small.median * LEAST_GROWTH || !(slope > 0))
+  const grew = large.median - small.median;
+  if (grew < LEAST_GROWTH_MS || large.median < small.median * LEAST_GROWTH || !(slope > 0))
     return {
       measured: false,
       why: `its creates in this run took about as long whatever their capacity (${seen}), so no time per byte shows`,
