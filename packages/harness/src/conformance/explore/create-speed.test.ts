@@ -37,6 +37,9 @@ describe("a plugin's create speed, from its own creates", () => {
 
   it("does not take a busy host's noise for speed, nor miss a speed because of it", () => {
     expect(createSpeed([...at(0n, 10, 40), ...at(32n, 30, 35)]).measured).toBe(false);
+    expect(deadlineWords([...at(0n, 100), ...at(32n, 300)])).toContain(
+      'cannot be measured: it made too few volumes of the smallest and the largest capacity in this run (100 ms at 0 B, 300 ms at 32 MiB)',
+    );
     expect(createSpeed([...at(0n, 5, 4, 9), ...at(32n, 7, 6)]).measured).toBe(false);
     // Measured under load: some smaller creates slower than some larger, the medians far apart.
     expect(createSpeed([...at(128n, 640, 500, 3100), ...at(256n, 2600, 2400, 900)]).measured).toBe(true);

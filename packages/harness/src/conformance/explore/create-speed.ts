@@ -15,6 +15,8 @@ const GiB = 1024 ** 3;
  */
 const LEAST_GROWTH = 1.2;
 const LEAST_GROWTH_MS = 50;
+/** Creates at each of the smallest and largest capacity: one of each is a busy host's whim. */
+const LEAST_CREATES = 2;
 
 export type CreateSpeed =
   { measured: true; msPerGiB: number; reachedFrom: (deadlineMs: number) => bigint } | { measured: false; why: string };
@@ -39,6 +41,11 @@ export function createSpeed(times: readonly CreateTime[]): CreateSpeed {
     };
   const small = points[0]!;
   const large = points[points.length - 1]!;
+  if (small.ms.length < LEAST_CREATES || large.ms.length < LEAST_CREATES)
+    return {
+      measured: false,
+      why: `it made too few volumes of the smallest and the largest capacity in this run (${seen}) to tell a time per byte from a busy host's noise`,
+    };
   const { slope, intercept } = line(points.map((p) => ({ x: Number(p.capacity), y: p.median })));
   const grew = large.median - small.median;
   if (grew < LEAST_GROWTH_MS || large.median < small.median * LEAST_GROWTH || !(slope > 0))

@@ -100,6 +100,7 @@ describe("a finding's verdict", () => {
     violation.stderr = '';
     const times = [
       { capacityBytes: 0n, durationMs: 100 },
+      { capacityBytes: 0n, durationMs: 101 },
       { capacityBytes: 32n * MiB, durationMs: 288 },
       { capacityBytes: 32n * MiB, durationMs: 287 },
     ];
