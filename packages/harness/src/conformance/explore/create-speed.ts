@@ -34,10 +34,11 @@ export function createSpeed(times: readonly CreateTime[]): CreateSpeed {
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([capacity, ms]) => ({ capacity, ms, median: median(ms) }));
   const seen = points.map((p) => `${Math.round(p.median)} ms at ${formatSize(p.capacity)}`).join(', ');
+  if (points.length === 0) return { measured: false, why: 'no create of a new volume answered in this run' };
   if (points.length < 2)
     return {
       measured: false,
-      why: `all of its ${times.length} creates in this run had one capacity${points[0] ? ` (${seen})` : ''}, so no time per byte shows`,
+      why: `all of its ${times.length} creates in this run had one capacity (${seen}), so no time per byte shows`,
     };
   const small = points[0]!;
   const large = points[points.length - 1]!;
