@@ -24,13 +24,14 @@ describe("a plugin's create speed, from its own creates", () => {
     const flat = [...at(0n, 5, 7, 6), ...at(32n, 6, 5)];
     expect(createSpeed(flat).measured).toBe(false);
     expect(deadlineWords(flat)).toContain(
-      "How long this plugin's create takes per byte cannot be measured: its creates in this run took about as long whatever their capacity (6 ms at 0 B, 6 ms at 32 MiB), so no time per byte shows",
+      "How long this plugin's create takes per byte cannot be measured: its creates in this run took about as long whatever their capacity (6 ms at 0 B, 6 ms at 32 MiB), so no time per byte shows. At most it takes 0.18 s per GiB",
     );
   });
 
   it('cannot be measured from one capacity, nor from none', () => {
-    expect(deadlineWords(at(32n, 300, 310))).toContain(
-      'all of its 2 creates in this run had one capacity (305 ms at 32 MiB), so no time per byte shows',
+    // From one capacity, only a bound: were all of the time spent on bytes, 305 ms per 32 MiB.
+    expect(deadlineWords(at(512n, 2400, 2380))).toContain(
+      'cannot be measured: all of its 2 creates in this run had one capacity (2390 ms at 512 MiB), so no time per byte shows. At most it takes 4.8 s per GiB (were all of its time spent on bytes): only volumes over about 13 GiB meet this at any create, and over about 10 GiB at a restore, unless the disk is slower than in this run',
     );
     expect(deadlineWords([])).toContain('cannot be measured: no create of a new volume answered in this run;');
   });

@@ -19,7 +19,9 @@ const LEAST_GROWTH_MS = 50;
 const LEAST_CREATES = 2;
 
 export type CreateSpeed =
-  { measured: true; msPerGiB: number; reachedFrom: (deadlineMs: number) => bigint } | { measured: false; why: string };
+  | { measured: true; msPerGiB: number; reachedFrom: (deadlineMs: number) => bigint }
+  /** `slowest`: from one capacity, the time per byte were all of it spent on bytes: no volume smaller than it reaches gets there sooner. */
+  | { measured: false; why: string; slowest?: { msPerGiB: number; reachedFrom: (deadlineMs: number) => bigint } };
 
 /**
  * How a plugin's create time grows with the capacity it makes: a straight line through the
@@ -34,26 +36,37 @@ export function createSpeed(times: readonly CreateTime[]): CreateSpeed {
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([capacity, ms]) => ({ capacity, ms, median: median(ms) }));
   const seen = points.map((p) => `${Math.round(p.median)} ms at ${formatSize(p.capacity)}`).join(', ');
-  if (points.length === 0) return { measured: false, why: 'no create of a new volume answered in this run' };
+  const small = points[0];
+  const large = points[points.length - 1];
+  if (small === undefined || large === undefined)
+    return { measured: false, why: 'no create of a new volume answered in this run' };
+  // A bound, when nothing better: at the largest capacity, the time per byte were all of it spent on bytes.
+  const unmeasured = (why: string): CreateSpeed => {
+    if (large.capacity === 0n || large.median <= 0) return { measured: false, why };
+    const { capacity, median: ms } = large;
+    return {
+      measured: false,
+      why,
+      slowest: {
+        msPerGiB: (ms / Number(capacity)) * GiB,
+        reachedFrom: (deadlineMs) => BigInt(Math.round((Number(capacity) * deadlineMs) / ms)),
+      },
+    };
+  };
   if (points.length < 2)
-    return {
-      measured: false,
-      why: `all of its ${times.length} creates in this run had one capacity (${seen}), so no time per byte shows`,
-    };
-  const small = points[0]!;
-  const large = points[points.length - 1]!;
+    return unmeasured(
+      `all of its ${times.length} creates in this run had one capacity (${seen}), so no time per byte shows`,
+    );
   if (small.ms.length < LEAST_CREATES || large.ms.length < LEAST_CREATES)
-    return {
-      measured: false,
-      why: `it made too few volumes of the smallest and the largest capacity in this run (${seen}) to tell a time per byte from a busy host's noise`,
-    };
+    return unmeasured(
+      `it made too few volumes of the smallest and the largest capacity in this run (${seen}) to tell a time per byte from a busy host's noise`,
+    );
   const { slope, intercept } = line(points.map((p) => ({ x: Number(p.capacity), y: p.median })));
   const grew = large.median - small.median;
   if (grew < LEAST_GROWTH_MS || large.median < small.median * LEAST_GROWTH || !(slope > 0))
-    return {
-      measured: false,
-      why: `its creates in this run took about as long whatever their capacity (${seen}), so no time per byte shows`,
-    };
+    return unmeasured(
+      `its creates in this run took about as long whatever their capacity (${seen}), so no time per byte shows`,
+    );
   return {
     measured: true,
     msPerGiB: slope * GiB,
@@ -68,12 +81,16 @@ export function createSpeed(times: readonly CreateTime[]): CreateSpeed {
 export function deadlineWords(times: readonly CreateTime[]): string {
   const speed = createSpeed(times);
   const deadlines = `the agent kills creates at their deadline: ${AGENT_DEADLINES}`;
-  if (!speed.measured)
-    return `${deadlines}. How long this plugin's create takes per byte cannot be measured: ${speed.why}; the agent meets this whenever a create outlasts its deadline (a larger volume than these, a slow or busy disk)`;
-  const perGiB = speed.msPerGiB / 1000;
-  const seconds = perGiB >= 10 ? Math.round(perGiB).toString() : perGiB.toPrecision(2);
-  const over = (ms: number) => formatSize(speed.reachedFrom(ms));
-  return `${deadlines}. This create takes about ${seconds} s per GiB (measured on its ${times.length} creates in this run), so volumes over about ${over(AGENT_TIMEOUT_MS.create)} meet this at any create, and over about ${over(RESTORE_DEADLINE_MS)} at a restore`;
+  const seconds = (msPerGiB: number) =>
+    msPerGiB >= 10_000 ? Math.round(msPerGiB / 1000).toString() : (msPerGiB / 1000).toPrecision(2);
+  const over = (reachedFrom: (ms: number) => bigint) =>
+    `${formatSize(reachedFrom(AGENT_TIMEOUT_MS.create))} meet this at any create, and over about ${formatSize(reachedFrom(RESTORE_DEADLINE_MS))} at a restore`;
+  if (speed.measured)
+    return `${deadlines}. This create takes about ${seconds(speed.msPerGiB)} s per GiB (measured on its ${times.length} creates in this run), so volumes over about ${over(speed.reachedFrom)}`;
+  const plain = `${deadlines}. How long this plugin's create takes per byte cannot be measured: ${speed.why}`;
+  if (speed.slowest === undefined)
+    return `${plain}; the agent meets this whenever a create outlasts its deadline (a larger volume than these, a slow or busy disk)`;
+  return `${plain}. At most it takes ${seconds(speed.slowest.msPerGiB)} s per GiB (were all of its time spent on bytes): only volumes over about ${over(speed.slowest.reachedFrom)}, unless the disk is slower than in this run`;
 }
 
 function median(values: readonly number[]): number {
