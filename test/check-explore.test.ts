@@ -29,26 +29,46 @@ interface Defect {
   racy?: boolean;
   /** What the plugin writes on stderr when it fails, which the verdict must show beside Nomad's words. */
   stderr?: RegExp;
+  /** The defect class its verdict names (README, "Defect classes"). */
+  defectClass: string;
+  /** The defect breaks some of the time: the verdict says how often, and one replay may pass. */
+  sometimes?: boolean;
+  /** More the verdict must say. */
+  says?: RegExp[];
 }
 
 const DEFECTS: Record<string, Defect> = {
-  'slot-reuse': { check: 'explore.volumes-distinct' },
-  'slot-string-order': { check: 'explore.calls-succeed' },
-  'guard-leaks': { check: 'explore.calls-succeed' },
-  'guard-prefix': { check: 'explore.calls-succeed' },
-  'delete-prefix-sweep': { check: 'explore.volumes-survive' },
-  'restore-rebuilds': { check: 'explore.volumes-survive' },
-  'restart-lost-update': { check: 'explore.volumes-survive', racy: true },
+  'slot-reuse': { check: 'explore.volumes-distinct', defectClass: 'shared-storage' },
+  'slot-string-order': { check: 'explore.calls-succeed', defectClass: 'many-volumes' },
+  'guard-leaks': { check: 'explore.calls-succeed', defectClass: 'name-not-reusable' },
+  // Its guard refuses the restore of a name while a longer one exists: found so at this seed.
+  'guard-prefix': { check: 'explore.calls-succeed', defectClass: 'restore-fails' },
+  'delete-prefix-sweep': { check: 'explore.volumes-survive', defectClass: 'delete-takes-others' },
+  'restore-rebuilds': { check: 'explore.volumes-survive', defectClass: 'restore-empties' },
+  'restart-lost-update': { check: 'explore.volumes-survive', racy: true, defectClass: 'restore-empties' },
   'killed-create-lock': {
     check: 'explore.calls-succeed',
     racy: true,
     stderr: /\(the plugin's stderr ended: killed-create-lock: \S+\.creating-\S+ is held since [0-9:]+\)/,
+    defectClass: 'killed-create-blocks',
+    // Its creates sleep 0.6 s whatever the capacity: a busy host may still make one capacity
+    // look slower, so only the deadlines are asserted here (create-speed.test.ts judges the speed).
+    says: [
+      /\nthe agent kills creates at their deadline: restore gives all volumes one 50 s deadline from its start and kills plugins past it; create and delete are killed at 60 s\. (How long this plugin's create takes per byte cannot be measured: |This create takes about )/,
+    ],
   },
-  'cleanup-wipes-records': { check: 'explore.volumes-survive' },
+  'cleanup-wipes-records': { check: 'explore.volumes-survive', defectClass: 'cleanup-delete-wipes' },
   // Its verdict is a time against a node-wide index beside the plugin, which the catalogue's
   // volumes fill too: the recipe shrunk in a whole check may stay under the deadline alone.
-  'fingerprint-scans': { check: 'explore.fingerprint-fast', racy: true },
-  'name-truncation': { check: 'explore.volumes-distinct' },
+  'fingerprint-scans': { check: 'explore.fingerprint-fast', racy: true, defectClass: 'slow-fingerprint' },
+  'name-truncation': { check: 'explore.volumes-distinct', defectClass: 'shared-storage' },
+  'restore-flaky-crowded': {
+    check: 'explore.calls-succeed',
+    sometimes: true,
+    stderr: /\(the plugin's stderr ended: restore-flaky-crowded: \S+ is already made\)/,
+    defectClass: 'restore-fails',
+    says: [/ \(it broke in [1-4] of 5 replays of this recipe: it fails some of the time, not every time\)/],
+  },
 };
 const CORRECT = ['registry-ok', 'slots-ok', 'name-guard-ok'];
 const MAX_RECIPE_STEPS = 5;
@@ -124,7 +144,7 @@ describe.concurrent(`the correct stateful plugins pass the explorer with ${SEEDS
 describe.concurrent('dhv check finds every sequence-only defect, and nothing else, and shrinks it', () => {
   for (const [name, defect] of Object.entries(DEFECTS)) {
     test(
-      `${name}: passes every required catalogue check, fails ${defect.check} within the default ${DEFAULT_EXPLORE_RUNS} sequences, in at most ${MAX_RECIPE_STEPS} steps${defect.racy ? '' : ', replayable'}`,
+      `${name}: passes every required catalogue check, fails ${defect.check} within the default ${DEFAULT_EXPLORE_RUNS} sequences, in at most ${MAX_RECIPE_STEPS} steps${defect.racy || defect.sometimes ? '' : ', replayable'}, named ${defect.defectClass}`,
       // A racy defect breaks only when the timing repeats, so a search may miss it once: one
       // retry, of the same seed, for those alone. Every other one breaks at the same sequence
       // whatever the load: a miss is a defect of the explorer.
@@ -143,8 +163,12 @@ describe.concurrent('dhv check finds every sequence-only defect, and nothing els
         expect(found.reason).toContain(`dhv check ${plugin} --replay '`);
         expect(found.notes.join(' ')).toContain(`seed ${SEED}`);
         if (defect.stderr) expect(found.reason).toMatch(defect.stderr);
+        expect(found.reason).toContain(`\ndefect class ${defect.defectClass}: `);
+        for (const says of defect.says ?? []) expect(found.reason).toMatch(says);
+        expect(found.reason).not.toMatch(/for ever\b/);
 
-        if (!defect.racy) {
+        // One replay of a defect that breaks some of the time may pass.
+        if (!defect.racy && !defect.sometimes) {
           const replay = await runConformance(plugin, { only: ['explore'], replay: recipeOf(found), volumesDir });
           expect(failedRequired(replay)).toEqual([defect.check]);
         }

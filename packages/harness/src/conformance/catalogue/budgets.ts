@@ -1,13 +1,10 @@
 import { AGENT_TIMEOUT_MS } from '@dhv/sdk/plugin';
+import { AGENT_DEADLINES, RESTORE_DEADLINE_MS } from '../agent-deadlines.js';
 import type { Check, CheckContext } from '../types.js';
 import { lifecycleRuns } from './lifecycle.js';
 
-/**
- * The agent allows 60 s, but all restores share one deadline, 50 s from the start of
- * restore (PROTOCOL.md, "Restore on restart"): a create slower than that alone is never
- * restored. Above WARN_ABOVE_MS a restore of many volumes on a booting host is at risk.
- */
-const FAIL_ABOVE_MS = 50_000;
+/** A create slower than the restores' shared deadline alone is never restored. Above WARN_ABOVE_MS a restore of many volumes on a booting host is at risk. */
+const FAIL_ABOVE_MS = RESTORE_DEADLINE_MS;
 const WARN_ABOVE_MS = 10_000;
 
 export const budgetChecks: Check[] = [
@@ -17,8 +14,7 @@ export const budgetChecks: Check[] = [
     title: `create and delete finish well inside the agent's ${AGENT_TIMEOUT_MS.create / 1000} s budget.`,
     protocolRef: 'PROTOCOL.md § create, § delete (timeout: 60 seconds)',
     severity: 'required',
-    gradeReason:
-      'restore gives all volumes one 50 s deadline from its start and kills plugins past it; create and delete are killed at 60 s',
+    gradeReason: AGENT_DEADLINES,
     asks: 'the shared calls: 1 volume at the capacities given (created twice, deleted twice), a delete of a volume never created, an unknown operation, a create with an unknown parameter',
     needs: ['environment.dhv-only'],
     async run(ctx: CheckContext) {

@@ -1,7 +1,8 @@
 import { buildEnvironment, fingerprintRequest, PluginError, type PluginRun } from '@dhv/sdk/client';
 import { AGENT_TIMEOUT_MS } from '@dhv/sdk/plugin';
-import { describeRun, stderrBeyond, succeeded } from '../raw-run.js';
+import { describeRun, lastLines, stderrBeyond, succeeded } from '../raw-run.js';
 import type { CheckContext, CreateInput, DeleteInput } from '../types.js';
+import type { CreateTime } from './create-speed.js';
 import { Violation } from './violation.js';
 
 /** A create is killed this long after it starts: "at its deadline", without waiting the agent's 60 s. */
@@ -15,11 +16,23 @@ const FINGERPRINT_TRIES = 3;
  * plugin said last on stderr. `what` names the call in that verdict.
  */
 export class AgentCalls {
-  constructor(private readonly ctx: CheckContext) {}
+  /** The last lines each call wrote on stderr that answered, newest last: what a step's verdict shows when no call failed. */
+  readonly said: { what: string; stderr: string }[] = [];
 
-  async create(request: CreateInput, what: string): Promise<string> {
+  constructor(
+    private readonly ctx: CheckContext,
+    /** Where a create of a new volume that succeeded records its capacity and its time. */
+    private readonly createTimes: CreateTime[] = [],
+  ) {}
+
+  /** `timed`: a new volume's first create, whose time tells the plugin's speed. */
+  async create(request: CreateInput, what: string, { timed = false } = {}): Promise<string> {
     try {
-      return (await this.ctx.create(request)).path;
+      const result = await this.ctx.create(request);
+      this.heard(what, result.stderr);
+      const capacityBytes = result.bytes > 0n ? result.bytes : BigInt(request.capacityMinBytes ?? 0);
+      if (timed) this.createTimes.push({ capacityBytes, durationMs: result.durationMs });
+      return result.path;
     } catch (err) {
       if (err instanceof PluginError) throw callFailed(what, err);
       throw err;
@@ -28,11 +41,16 @@ export class AgentCalls {
 
   async delete(request: DeleteInput, what: string): Promise<void> {
     try {
-      await this.ctx.delete(request);
+      this.heard(what, (await this.ctx.delete(request)).stderr);
     } catch (err) {
       if (err instanceof PluginError) throw callFailed(what, err);
       throw err;
     }
+  }
+
+  private heard(what: string, stderr: string): void {
+    const said = lastLines(stderr);
+    if (said) this.said.push({ what, stderr: said });
   }
 
   /** A create killed KILL_AFTER_MS after it started, left unjudged: the agent gave up on it. */
@@ -62,5 +80,7 @@ export class AgentCalls {
 function callFailed(what: string, err: PluginError): Violation {
   const said = stderrBeyond(err.stderr, err.nomadMessage);
   const stderr = said ? ` (the plugin's stderr ended: ${said})` : '';
-  return new Violation('explore.calls-succeed', `the ${what} failed: ${err.nomadMessage}${stderr}`);
+  const violation = new Violation('explore.calls-succeed', `the ${what} failed: ${err.nomadMessage}${stderr}`);
+  violation.stderr = '';
+  return violation;
 }

@@ -5,6 +5,7 @@ import { StepNotPossible } from './violation.js';
 import { MARKER_FILE } from './volume-disk.js';
 import { MAX_LIVE } from './volume-book.js';
 import { formatRecipe, formatStep } from './recipe.js';
+import { replaysWords } from './verdict-detail.js';
 import { EXPLORE_CHECK_IDS, RECOMMENDED_EXPLORE_CHECK, type ExploreCheckId } from './verdicts.js';
 
 const REF = 'PROTOCOL.md § create, § delete, "Restore on restart"';
@@ -21,7 +22,8 @@ const REQUIREMENTS: Record<ExploreCheckId, { title: string; gradeReason: string 
   'explore.calls-succeed': {
     title:
       'Every call a normal agent makes in that sequence succeeds: a name can be used again after its delete, a killed create does not block the next one, the eleventh volume is created like the first.',
-    gradeReason: 'a create or delete that fails for ever blocks the volume (or every new one) on that node',
+    gradeReason:
+      'a failed create or delete leaves the volume (or every new one) blocked on that node until a later call succeeds, if one ever does',
   },
   'explore.fingerprint-fast': {
     title: 'fingerprint stays within its 1 s deadline however many volumes the node holds.',
@@ -71,8 +73,12 @@ export const exploreChecks = (needs: readonly string[]): Check[] =>
       const recipe = formatRecipe(finding.steps);
       const shrunk =
         outcome.replayed || finding.shrunkFrom === finding.steps.length ? '' : ` (shrunk from ${finding.shrunkFrom})`;
+      const { replays, details } = finding.verdict;
       ctx.fail(
-        `${finding.message}, after ${finding.steps.length === 1 ? 'this step' : `these ${finding.steps.length} steps`}${shrunk}; replay: dhv check ${ctx.plugin} --replay '${recipe}'`,
+        [
+          `${finding.message}${replaysWords(replays)}, after ${finding.steps.length === 1 ? 'this step' : `these ${finding.steps.length} steps`}${shrunk}; replay: dhv check ${ctx.plugin} --replay '${recipe}'`,
+          ...details,
+        ].join('\n'),
       );
     },
   }));

@@ -7,7 +7,8 @@ import { sequences } from './generate.js';
 import { VolumeLab } from './lab.js';
 import { Violation } from './violation.js';
 import type { Step } from './recipe.js';
-import { tighten } from './tighten.js';
+import type { CreateTime } from './create-speed.js';
+import { settle, verdictOf, type Verdict } from './verdict-detail.js';
 import { RECOMMENDED_EXPLORE_CHECK, type ExploreCheckId } from './verdicts.js';
 
 export interface Finding {
@@ -17,6 +18,7 @@ export interface Finding {
   steps: Step[];
   /** How many steps the first failing sequence had, before shrinking. */
   shrunkFrom: number;
+  verdict: Verdict;
 }
 
 export interface ExploreOutcome {
@@ -36,7 +38,7 @@ type RunFinding = { violation: Violation; steps: Step[] };
  * Shrinking is bounded by work, not time, so that a busy machine shrinks as far as an idle
  * one: this many of fast-check's tries (each a whole run, and a try that drops a step moves
  * the picks after it), then the tightening of the recipe as run, at most TIGHTEN_REPLAYS
- * replays.
+ * replays, and the replays that count how often the shrunk recipe breaks (verdict-detail.ts).
  */
 const FAST_CHECK_SHRINK_TRIES = 6;
 const TIGHTEN_REPLAYS = 40;
@@ -53,6 +55,7 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
   setMaxListeners(64, ctx.signal);
   let labs = 0;
   let calls = 0;
+  const createTimes: CreateTime[] = [];
   const runLab = async (
     steps: (lab: VolumeLab) => Promise<unknown>,
     stopAtCosmetic: boolean,
@@ -69,6 +72,7 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
       throw err;
     } finally {
       calls += lab.calls;
+      createTimes.push(...lab.createTimes);
       for (const problem of await lab.discard()) ctx.note(`cleanup: ${problem}`);
     }
   };
@@ -94,7 +98,7 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
   if (settings.replay !== undefined) {
     // A cosmetic break does not end a replay: the recipe may lead on to a worse one.
     const found = await replay(settings.replay, false);
-    return outcome(1, found && toFinding(found, found.steps.length));
+    return outcome(1, found && toFinding(found, found.steps.length, verdictOf(found, undefined, createTimes)));
   }
 
   // fast-check runs the property; what it cannot carry (our own errors, an interruption) waits here.
@@ -160,10 +164,11 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
   shrinking.target = first.violation.checkId;
   await fc.check(property, { seed: settings.seed, numRuns: settings.runs, path });
   throwIfStopped();
-  const tightened = await tighten(last, replayWherePossible, { replays: TIGHTEN_REPLAYS });
-  return outcome(runs, toFinding(tightened, first.steps.length));
+  const settled = await settle(last, replayWherePossible, { replays: TIGHTEN_REPLAYS, createTimes });
+  return outcome(runs, toFinding(settled.found, first.steps.length, settled.verdict));
 }
 
-function toFinding(found: RunFinding, shrunkFrom: number): Finding {
-  return { checkId: found.violation.checkId, message: found.violation.message, steps: found.steps, shrunkFrom };
+function toFinding(found: RunFinding, shrunkFrom: number, verdict: Verdict): Finding {
+  const { checkId, message } = found.violation;
+  return { checkId, message, steps: found.steps, shrunkFrom, verdict };
 }

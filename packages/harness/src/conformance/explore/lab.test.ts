@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { CheckContext, CreateInput, DeleteInput } from '../types.js';
 import { VolumeLab } from './lab.js';
 import { parseRecipe } from './recipe.js';
+import { Violation } from './violation.js';
 import { removeTempDir, tempDir } from '../../../../../test/support/kit.js';
 
 /**
@@ -46,7 +47,7 @@ function slotsPlugin(volumesDir: string, order: Order, removes: boolean): CheckC
       await mkdir(path, { recursive: true });
       race?.created();
       if (race !== undefined && order === 'delete answered first') await answer();
-      return { path, bytes: 0n };
+      return { path, bytes: 0n, stderr: '', durationMs: 20 };
     },
     async delete(request: DeleteInput) {
       let removed!: () => void;
@@ -63,7 +64,7 @@ function slotsPlugin(volumesDir: string, order: Order, removes: boolean): CheckC
       // Both folders are as the plugins left them before either answer reaches the lab.
       await created;
       if (order === 'create answered first') await answer();
-      return {};
+      return { stderr: '' };
     },
   };
   return ctx as unknown as CheckContext;
@@ -93,4 +94,42 @@ describe('a delete beside a create (calls made at once)', () => {
       expect(lab.cosmetic?.violation.message).toMatch(/^the delete of db succeeded but left \S+\/slot-1 in place/);
     });
   }
+});
+
+/** A plugin that rebuilds a volume on every create, emptying it, and says so on stderr. */
+function rebuildingPlugin(volumesDir: string): CheckContext {
+  const ctx = {
+    settings: { capacityMin: 0n, capacityMax: 0n },
+    sandboxScope: { dir: dirname(volumesDir), canonical: dirname(volumesDir) },
+    leftovers: [],
+    newVolume: (overrides: Partial<CreateInput>) => ({ nodeId: 'node', nodePool: 'default', ...overrides }),
+    async create(request: CreateInput) {
+      const path = join(volumesDir, request.volumeId);
+      await rm(path, { recursive: true, force: true });
+      await mkdir(path, { recursive: true });
+      return { path, bytes: 0n, stderr: `rebuilt ${path}\n`, durationMs: 7 };
+    },
+  };
+  return ctx as unknown as CheckContext;
+}
+
+describe('a break found after calls that succeeded', () => {
+  it("carries what the step's calls said on stderr, and the lab times each new volume's create", async () => {
+    const dir = await tempDir('lab-test');
+    dirs.push(dir);
+    const volumesDir = join(dir, 'volumes');
+    const lab = new VolumeLab(rebuildingPlugin(volumesDir), volumesDir, 1);
+    const [create, restore] = parseRecipe('create db; restore db');
+    await lab.run(create!);
+    const broke = await lab.run(restore!).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(broke).toBeInstanceOf(Violation);
+    const violation = broke as Violation;
+    expect(violation.checkId).toBe('explore.volumes-survive');
+    expect(violation.step).toEqual(restore);
+    expect(violation.stderr).toMatch(/^the restore of db \(its saved create request again\): rebuilt \S+$/);
+    expect(lab.createTimes).toEqual([{ capacityBytes: 0n, durationMs: 7 }]);
+  });
 });

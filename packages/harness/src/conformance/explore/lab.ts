@@ -6,6 +6,7 @@ import { capacityBound } from '../space-budget.js';
 import { OutsideSandboxError, writeInsideSandbox } from '../sandbox-writes.js';
 import type { CheckContext } from '../types.js';
 import { AgentCalls } from './agent-calls.js';
+import type { CreateTime } from './create-speed.js';
 import { LONG_STEM } from './pool.js';
 import { formatStep, formatVolume, type Pick, type Step, type VolumeCall, type VolumeKey } from './recipe.js';
 import { RECOMMENDED_EXPLORE_CHECK } from './verdicts.js';
@@ -26,6 +27,8 @@ export class VolumeLab {
   /** The first cosmetic break seen; the run carried on past it. */
   cosmetic: { violation: Violation; steps: Step[] } | undefined;
   calls = 0;
+  /** Each new volume's create that succeeded: its capacity and how long it took. */
+  readonly createTimes: CreateTime[] = [];
   private readonly book = new VolumeBook();
   private readonly agent: AgentCalls;
   private volumeCount = 0;
@@ -40,7 +43,7 @@ export class VolumeLab {
     /** Whether a cosmetic break ends the run (when it is the one being shrunk). */
     private readonly stopAtCosmetic = false,
   ) {
-    this.agent = new AgentCalls(ctx);
+    this.agent = new AgentCalls(ctx, this.createTimes);
   }
 
   /** The step with its picks turned into names, or undefined when it cannot run now (VolumeBook.resolve). */
@@ -63,6 +66,24 @@ export class VolumeLab {
   async run(step: Step): Promise<void> {
     if (!this.book.canRun(step)) throw new StepNotPossible(`"${formatStep(step)}" cannot run: ${whyNot(step)}`);
     if (!this.ending) this.history.push(step);
+    this.agent.said.length = 0;
+    try {
+      await this.runSteps(step);
+    } catch (err) {
+      if (err instanceof Violation) {
+        err.step ??= step;
+        // A failed call's message carries its own (stderr ''); else the calls of the step that broke the model.
+        err.stderr ??=
+          this.agent.said
+            .slice(-3)
+            .map((s) => `the ${s.what}: ${s.stderr}`)
+            .join('; ') || undefined;
+      }
+      throw err;
+    }
+  }
+
+  private async runSteps(step: Step): Promise<void> {
     switch (step.kind) {
       case 'together': {
         const deleted: Volume[] = [];
@@ -146,12 +167,22 @@ export class VolumeLab {
    */
   private async call(call: VolumeCall, beside?: Volume[]): Promise<void> {
     this.calls++;
+    try {
+      await this.callOnce(call, beside);
+    } catch (err) {
+      if (err instanceof Violation) err.call ??= call;
+      throw err;
+    }
+  }
+
+  private async callOnce(call: VolumeCall, beside?: Volume[]): Promise<void> {
     const label = formatVolume(call.volume);
     switch (call.kind) {
       case 'create': {
         // A create after a killed one is the agent's retry of the same volume.
-        const volume = this.book.get(call.volume) ?? this.newVolume(call.volume, call.large);
-        const path = await this.agent.create(volume.request, `create of ${label}`);
+        const known = this.book.get(call.volume);
+        const volume = known ?? this.newVolume(call.volume, call.large);
+        const path = await this.agent.create(volume.request, `create of ${label}`, { timed: known === undefined });
         await this.becomeLive(volume, path, label);
         return;
       }
