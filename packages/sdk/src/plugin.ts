@@ -11,7 +11,14 @@ export type {
   Plugin,
   PluginDefinition,
 } from './runtime/define-plugin.js';
-export { OPERATIONS, AGENT_TIMEOUT_MS, ABORT_MARGIN_MS, isOperation, type Operation } from './protocol/operations.js';
+export {
+  OPERATIONS,
+  AGENT_TIMEOUT_MS,
+  AGENT_RESTORE_DEADLINE_MS,
+  ABORT_MARGIN_MS,
+  isOperation,
+  type Operation,
+} from './protocol/operations.js';
 export { ENV, REQUEST_FIELDS, NULL_PARAMETERS, type RequestField, type EnvName } from './protocol/variables.js';
 export { isUuid, UUID_PATTERN } from './protocol/uuid.js';
 export type {

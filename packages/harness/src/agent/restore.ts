@@ -1,7 +1,8 @@
+import { AGENT_RESTORE_DEADLINE_MS } from '@dhv/sdk';
 import type { RestoreOutcome } from './client/volume-restore.js';
 
-/** Nomad's: restore shares one deadline, counted from its start, 50 s (the first fingerprint's). */
-export const DEFAULT_RESTORE_DEADLINE_MS = 50_000;
+/** Nomad's: restore shares one deadline, counted from its start (a test may shorten it). */
+export const DEFAULT_RESTORE_DEADLINE_MS = AGENT_RESTORE_DEADLINE_MS;
 
 /**
  * What a user must hear about a restore, beyond the log lines: a missing plugin (which

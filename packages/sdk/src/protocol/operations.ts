@@ -17,6 +17,12 @@ export const AGENT_TIMEOUT_MS: Readonly<Record<Operation, number>> = {
   delete: 60_000,
 };
 
+/**
+ * Restore after an agent restart shares one deadline, 50 s from its start (the first
+ * fingerprint's), for all volumes: a create slower than that alone is never restored.
+ */
+export const AGENT_RESTORE_DEADLINE_MS = 50_000;
+
 /** How long before the agent's deadline a plugin's AbortSignal fires, so it can undo its work. */
 export const ABORT_MARGIN_MS: Readonly<Record<Operation, number>> = {
   fingerprint: 200,

@@ -1,10 +1,10 @@
-import { AGENT_TIMEOUT_MS } from '@dhv/sdk/plugin';
-import { AGENT_DEADLINES, RESTORE_DEADLINE_MS } from '../agent-deadlines.js';
+import { AGENT_RESTORE_DEADLINE_MS, AGENT_TIMEOUT_MS } from '@dhv/sdk/plugin';
+import { AGENT_DEADLINES } from '../agent-deadlines.js';
 import type { Check, CheckContext } from '../types.js';
 import { lifecycleRuns } from './lifecycle.js';
 
 /** A create slower than the restores' shared deadline alone is never restored. Above WARN_ABOVE_MS a restore of many volumes on a booting host is at risk. */
-const FAIL_ABOVE_MS = RESTORE_DEADLINE_MS;
+const FAIL_ABOVE_MS = AGENT_RESTORE_DEADLINE_MS;
 const WARN_ABOVE_MS = 10_000;
 
 export const budgetChecks: Check[] = [

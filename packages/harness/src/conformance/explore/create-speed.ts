@@ -1,6 +1,6 @@
 import { formatSize } from '@dhv/sdk';
-import { AGENT_TIMEOUT_MS } from '@dhv/sdk/plugin';
-import { AGENT_DEADLINES, RESTORE_DEADLINE_MS } from '../agent-deadlines.js';
+import { AGENT_RESTORE_DEADLINE_MS, AGENT_TIMEOUT_MS } from '@dhv/sdk/plugin';
+import { AGENT_DEADLINES } from '../agent-deadlines.js';
 
 /** One create of a new volume that succeeded: the capacity it made and how long it took. */
 export interface CreateTime {
@@ -84,7 +84,7 @@ export function deadlineWords(times: readonly CreateTime[]): string {
   const seconds = (msPerGiB: number) =>
     msPerGiB >= 10_000 ? Math.round(msPerGiB / 1000).toString() : (msPerGiB / 1000).toPrecision(2);
   const over = (reachedFrom: (ms: number) => bigint) =>
-    `${formatSize(reachedFrom(AGENT_TIMEOUT_MS.create))} meet this at any create, and over about ${formatSize(reachedFrom(RESTORE_DEADLINE_MS))} at a restore`;
+    `${formatSize(reachedFrom(AGENT_TIMEOUT_MS.create))} meet this at any create, and over about ${formatSize(reachedFrom(AGENT_RESTORE_DEADLINE_MS))} at a restore`;
   if (speed.measured)
     return `${deadlines}. This create takes about ${seconds(speed.msPerGiB)} s per GiB (measured on its ${times.length} creates in this run), so volumes over about ${over(speed.reachedFrom)}`;
   const plain = `${deadlines}. How long this plugin's create takes per byte cannot be measured: ${speed.why}`;
