@@ -4,9 +4,10 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import type { CheckContext, ExploreSettings } from '../types.js';
 import { sequences } from './generate.js';
-import { VolumeLab } from './lab.js';
+import { VolumeLab, type Ending } from './lab.js';
 import { Violation } from './violation.js';
 import type { Step } from './recipe.js';
+import { systematicPhase, type SystematicOutcome } from './systematic.js';
 import { tighten } from './tighten.js';
 import { RECOMMENDED_EXPLORE_CHECK, type ExploreCheckId } from './verdicts.js';
 
@@ -28,6 +29,8 @@ export interface ExploreOutcome {
   durationMs: number;
   replayed: boolean;
   finding: Finding | undefined;
+  /** The systematic phase, run before the random sequences (not on a replay). */
+  systematic?: Omit<SystematicOutcome, 'found' | 'shrunkFrom'>;
 }
 
 type RunFinding = { violation: Violation; steps: Step[] };
@@ -56,10 +59,11 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
   const runLab = async (
     steps: (lab: VolumeLab) => Promise<unknown>,
     stopAtCosmetic: boolean,
+    ending: Ending = 'full',
   ): Promise<RunFinding | undefined> => {
     const dir = join(ctx.sandbox, `run-${++labs}`, 'volumes');
     await mkdir(dir, { recursive: true });
-    const lab = new VolumeLab(ctx, dir, labs, stopAtCosmetic);
+    const lab = new VolumeLab(ctx, dir, labs, stopAtCosmetic, ending);
     try {
       await steps(lab);
       await lab.finish();
@@ -72,6 +76,7 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
       for (const problem of await lab.discard()) ctx.note(`cleanup: ${problem}`);
     }
   };
+  let systematic: ExploreOutcome['systematic'];
   const outcome = (runs: number, finding: Finding | undefined): ExploreOutcome => ({
     seed: settings.seed,
     runs,
@@ -79,6 +84,7 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
     durationMs: performance.now() - started,
     replayed: settings.replay !== undefined,
     finding,
+    ...(systematic === undefined ? {} : { systematic }),
   });
 
   const replay = (recipe: readonly Step[], stopAtCosmetic: boolean) =>
@@ -96,6 +102,11 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
     const found = await replay(settings.replay, false);
     return outcome(1, found && toFinding(found, found.steps.length));
   }
+
+  // Every class of the README's list driven on purpose first; a break there ends the search.
+  const { found: planned, shrunkFrom, ...phase } = await systematicPhase(ctx, runLab, { replays: TIGHTEN_REPLAYS });
+  systematic = phase;
+  if (planned !== undefined) return outcome(0, toFinding(planned, shrunkFrom));
 
   // fast-check runs the property; what it cannot carry (our own errors, an interruption) waits here.
   let stop: { error: unknown } | undefined;
