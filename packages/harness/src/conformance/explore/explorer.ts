@@ -76,7 +76,7 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
       for (const problem of await lab.discard()) ctx.note(`cleanup: ${problem}`);
     }
   };
-  let systematic: ExploreOutcome['systematic'];
+  const before: { systematic?: ExploreOutcome['systematic'] } = {};
   const outcome = (runs: number, finding: Finding | undefined): ExploreOutcome => ({
     seed: settings.seed,
     runs,
@@ -84,7 +84,7 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
     durationMs: performance.now() - started,
     replayed: settings.replay !== undefined,
     finding,
-    ...(systematic === undefined ? {} : { systematic }),
+    ...(before.systematic === undefined ? {} : { systematic: before.systematic }),
   });
 
   const replay = (recipe: readonly Step[], stopAtCosmetic: boolean) =>
@@ -105,7 +105,7 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
 
   // Every class of the README's list driven on purpose first; a break there ends the search.
   const { found: planned, shrunkFrom, ...phase } = await systematicPhase(ctx, runLab, { replays: TIGHTEN_REPLAYS });
-  systematic = phase;
+  before.systematic = phase;
   if (planned !== undefined) return outcome(0, toFinding(planned, shrunkFrom));
 
   // fast-check runs the property; what it cannot carry (our own errors, an interruption) waits here.

@@ -33,6 +33,8 @@ export interface Scenario {
    * take): a failure there means the scenario does not apply, not a defect.
    */
   probe?: boolean;
+  /** It is aimed or judged by time (a kill point, a deadline): it runs with no other scenario beside it. */
+  alone?: boolean;
 }
 
 /** What the phase measured of the plugin before its scenarios: the times they are aimed by. */
@@ -73,8 +75,6 @@ const ms = (n: number) => Math.max(1, Math.round(n));
 export function scenarios(pace: PluginPace, parameterSets: Record<string, string>[]): Scenario[] {
   return [
     { classes: ['slot-reuse'], steps: [create('db'), create('web'), on('delete', 'db'), create('db-1')] },
-    // The eleventh volume, then a fingerprint with eleven.
-    { classes: ['string-order', 'fingerprint-scan'], steps: [{ kind: 'fill', count: 11 }, { kind: 'fingerprint' }] },
     { classes: ['guard-leak'], steps: [create('db'), on('delete', 'db'), create('db')] },
     {
       classes: ['guard-prefix', 'delete-prefix-sweep'],
@@ -93,21 +93,28 @@ export function scenarios(pace: PluginPace, parameterSets: Record<string, string
       ],
     },
     {
-      classes: ['killed-create-lock'],
-      steps: [{ kind: 'kill-create', volume: v('db') }, on('delete', 'db'), create('db')],
-    },
-    { classes: ['killed-create-part-way'], steps: killedPartWay(pace) },
-    {
       classes: ['cleanup-wipes-records'],
       steps: [create('db'), create('db', 'prod'), on('cleanup-delete', 'db'), { kind: 'restart' }],
     },
     { classes: ['name-truncation'], steps: [create(`${LONG_STEM}a`), create(`${LONG_STEM}b`)] },
-    { classes: ['delete-overlaps-create'], steps: deleteOverlapsCreate(pace) },
     ...parameterSets.map((parameters): Scenario => ({
       classes: ['restore-with-parameters'],
       steps: [{ kind: 'create', volume: v('db'), large: false, parameters }, on('write', 'db'), on('restore', 'db')],
       probe: true,
     })),
+    // The eleventh volume, then a fingerprint with eleven.
+    {
+      classes: ['string-order', 'fingerprint-scan'],
+      steps: [{ kind: 'fill', count: 11 }, { kind: 'fingerprint' }],
+      alone: true,
+    },
+    {
+      classes: ['killed-create-lock'],
+      steps: [{ kind: 'kill-create', volume: v('db') }, on('delete', 'db'), create('db')],
+      alone: true,
+    },
+    { classes: ['killed-create-part-way'], steps: killedPartWay(pace), alone: true },
+    { classes: ['delete-overlaps-create'], steps: deleteOverlapsCreate(pace), alone: true },
   ];
 }
 

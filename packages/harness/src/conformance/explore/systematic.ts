@@ -50,20 +50,20 @@ export async function systematicPhase(
   let cosmetic = measuring && isCosmetic(measuring) ? { found: measuring, classes: [] as DefectClass[] } : undefined;
   const all = first === undefined ? scenarios(pace, parameterSets(ctx)) : [];
   let ran = 0;
-  for (const scenario of all) {
+  for (const batch of batches(all)) {
     ctx.signal.throwIfAborted();
-    ran++;
-    const found = await runScenario(scenario, runLab);
-    if (found === undefined) continue;
-    if (scenario.probe && found.steps.length === 1 && found.violation.checkId === 'explore.calls-succeed') {
-      refused.push(`${describe(scenario)}: ${found.violation.message}`);
-      continue;
+    ran += batch.length;
+    const results = await Promise.all(batch.map((scenario) => runScenario(scenario, runLab)));
+    // In the scenarios' order, whichever answered first: the same plugin gets the same verdict.
+    for (const [i, found] of results.entries()) {
+      const scenario = batch[i]!;
+      if (found === undefined) continue;
+      if (scenario.probe && found.steps.length === 1 && found.violation.checkId === 'explore.calls-succeed')
+        refused.push(`${describe(scenario)}: ${found.violation.message}`);
+      else if (isCosmetic(found)) cosmetic ??= { found, classes: scenario.classes };
+      else first ??= { found, classes: scenario.classes };
     }
-    if (isCosmetic(found)) cosmetic ??= { found, classes: scenario.classes };
-    else {
-      first = { found, classes: scenario.classes };
-      break;
-    }
+    if (first !== undefined) break;
   }
   const chosen = first ?? cosmetic;
   if (chosen === undefined) return { found: undefined, shrunkFrom: 0, classes: [], scenarios: ran, refused };
@@ -78,6 +78,19 @@ export async function systematicPhase(
     );
   const found = await tighten(chosen.found, replay, { replays });
   return { found, shrunkFrom: chosen.found.steps.length, classes: chosen.classes, scenarios: ran, refused };
+}
+
+/** Scenarios run two at a time (a run is a fresh volumes dir), but those that judge by time alone. */
+const LANES = 2;
+
+function batches(all: readonly Scenario[]): Scenario[][] {
+  const out: Scenario[][] = [];
+  for (const scenario of all) {
+    const last = out.at(-1);
+    if (!scenario.alone && last !== undefined && last.length < LANES && !last[0]!.alone) last.push(scenario);
+    else out.push([scenario]);
+  }
+  return out;
 }
 
 function runScenario(scenario: Scenario, runLab: RunLab): Promise<LabFinding | undefined> {
