@@ -61,9 +61,11 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
     stopAtCosmetic: boolean,
     ending: Ending = 'full',
   ): Promise<RunFinding | undefined> => {
-    const dir = join(ctx.sandbox, `run-${++labs}`, 'volumes');
+    // Taken before any wait: runs made at once (the systematic phase's) each have their own number and volume IDs.
+    const number = ++labs;
+    const dir = join(ctx.sandbox, `run-${number}`, 'volumes');
     await mkdir(dir, { recursive: true });
-    const lab = new VolumeLab(ctx, dir, labs, stopAtCosmetic, ending);
+    const lab = new VolumeLab(ctx, dir, number, stopAtCosmetic, ending);
     try {
       await steps(lab);
       await lab.finish();
