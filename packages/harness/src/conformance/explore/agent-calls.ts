@@ -53,10 +53,10 @@ export class AgentCalls {
     if (said) this.said.push({ what, stderr: said });
   }
 
-  /** A create killed KILL_AFTER_MS after it started, left unjudged: the agent gave up on it. */
-  killedCreate(request: CreateInput): Promise<PluginRun> {
+  /** A create killed `killAtMs` (default KILL_AFTER_MS) after it started, left unjudged: the agent gave up on it. */
+  killedCreate(request: CreateInput, killAtMs = KILL_AFTER_MS): Promise<PluginRun> {
     return this.ctx.runRaw(['create'], buildEnvironment('create', request, this.ctx.plugin), {
-      timeoutMs: KILL_AFTER_MS,
+      timeoutMs: Math.max(1, killAtMs),
     });
   }
 

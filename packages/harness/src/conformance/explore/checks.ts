@@ -86,5 +86,12 @@ export const exploreChecks = (needs: readonly string[]): Check[] =>
 function describeSearch(outcome: ExploreOutcome): string {
   const seconds = (outcome.durationMs / 1000).toFixed(1);
   if (outcome.replayed) return `replayed one sequence (${outcome.calls} calls) in ${seconds} s`;
-  return `explored ${outcome.runs} random sequences (${outcome.calls} calls, creates killed after ${KILL_AFTER_MS} ms, a ${MARKER_FILE} file in every volume) in ${seconds} s; seed ${outcome.seed} (--seed ${outcome.seed} runs the same sequences, --runs N more of them)`;
+  const phase = outcome.systematic;
+  if (phase !== undefined && outcome.finding !== undefined && outcome.runs === 0)
+    return `found by the systematic phase's ${phase.classes.length > 0 ? `scenario for ${phase.classes.join(' and ')}` : 'measurement of the plugin'} (${phase.scenarios} scenarios, ${outcome.calls} calls in ${seconds} s, shrinking included), before any random sequence`;
+  const planned =
+    phase === undefined
+      ? ''
+      : `ran ${phase.scenarios} systematic scenarios, one per defect class${phase.refused.length > 0 ? ` (${phase.refused.length} did not apply: the plugin refused their parameters)` : ''}, then `;
+  return `${planned}explored ${outcome.runs} random sequences (${outcome.calls} calls, creates killed after ${KILL_AFTER_MS} ms, a ${MARKER_FILE} file in every volume) in ${seconds} s; seed ${outcome.seed} (--seed ${outcome.seed} runs the same sequences, --runs N more of them)`;
 }

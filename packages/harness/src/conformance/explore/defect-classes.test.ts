@@ -16,41 +16,55 @@ function classOf(check: ExploreCheckId, recipe: string, call?: string) {
 describe('the defect classes', () => {
   it("are the README's list, word for word", async () => {
     const readme = await readFile(README, 'utf8');
-    const list = readme.slice(readme.indexOf('Every failure names its **defect class**')).split('\n\n')[1]!;
+    const list = readme
+      .slice(readme.indexOf('The defect classes, each driven by the systematic phase'))
+      .split('\n\n')[1]!;
     const rows = [...list.matchAll(/^\| `([a-z-]+)` \| (.+) \|$/gm)];
     expect(Object.fromEntries(rows.map(([, id, words]) => [id, words]))).toEqual(DEFECT_CLASSES);
   });
 
-  it('name a failed retry after a killed create, wherever the retry came', () => {
-    expect(classOf('explore.calls-succeed', 'kill-create db', 'kill-create db')).toBe('killed-create-blocks');
+  it('name a failed retry after a killed create, wherever the retry came, by where the kill came', () => {
+    expect(classOf('explore.calls-succeed', 'kill-create db', 'kill-create db')).toBe('killed-create-lock');
     expect(classOf('explore.calls-succeed', 'kill-create db; create web; restore db', 'restore db')).toBe(
-      'killed-create-blocks',
+      'killed-create-lock',
+    );
+    expect(classOf('explore.calls-succeed', 'kill-create db at 40ms; create db', 'create db')).toBe(
+      'killed-create-part-way',
     );
   });
 
   it('name a failed create by what came before it', () => {
-    expect(classOf('explore.calls-succeed', 'create db; delete db; create db', 'create db')).toBe('name-not-reusable');
-    expect(classOf('explore.calls-succeed', 'create db-backup; create db', 'create db')).toBe('name-not-reusable');
-    expect(classOf('explore.calls-succeed', 'fill 11', 'create long-11')).toBe('many-volumes');
-    expect(classOf('explore.calls-succeed', 'fill 10; create db', 'create db')).toBe('many-volumes');
+    expect(classOf('explore.calls-succeed', 'create db; delete db; create db', 'create db')).toBe('guard-leak');
+    expect(classOf('explore.calls-succeed', 'create db-backup; create db', 'create db')).toBe('guard-prefix');
+    expect(classOf('explore.calls-succeed', 'fill 11', 'create long-11')).toBe('string-order');
+    expect(classOf('explore.calls-succeed', 'fill 10; create db', 'create db')).toBe('string-order');
     expect(classOf('explore.calls-succeed', 'create web; create db', 'create db')).toBe('call-fails');
     expect(classOf('explore.calls-succeed', 'fill 14; restart', 'restore long-3')).toBe('restore-fails');
   });
 
   it('name lost data by the step that lost it', () => {
-    expect(classOf('explore.volumes-survive', 'create db; create db-10; delete db')).toBe('delete-takes-others');
-    expect(classOf('explore.volumes-survive', 'create db; cleanup-delete db; restart')).toBe('cleanup-delete-wipes');
-    expect(classOf('explore.volumes-survive', 'create db; create web; cleanup-delete web')).toBe(
-      'cleanup-delete-wipes',
+    expect(classOf('explore.volumes-survive', 'create db; create db-10; delete db')).toBe('delete-prefix-sweep');
+    expect(classOf('explore.volumes-survive', 'create prod/db; delete prod/db + create prod/web after 40ms')).toBe(
+      'delete-overlaps-create',
     );
-    expect(classOf('explore.volumes-survive', 'create db large; restore db', 'restore db')).toBe('restore-empties');
-    expect(classOf('explore.volumes-survive', 'create db; create web; restart')).toBe('restore-empties');
-    expect(classOf('explore.volumes-survive', 'create db; create web')).toBe('create-takes-others');
+    expect(classOf('explore.volumes-survive', 'create db; cleanup-delete db; restart')).toBe('cleanup-wipes-records');
+    expect(classOf('explore.volumes-survive', 'create db; create web; cleanup-delete web')).toBe(
+      'cleanup-wipes-records',
+    );
+    expect(classOf('explore.volumes-survive', 'create db large; restore db', 'restore db')).toBe('restore-rebuilds');
+    expect(classOf('explore.volumes-survive', 'create db mode=0700; write db; restore db', 'restore db')).toBe(
+      'restore-with-parameters',
+    );
+    expect(classOf('explore.volumes-survive', 'create db; create web; restart')).toBe('restart-lost-update');
+    expect(classOf('explore.volumes-survive', 'create db; create web')).toBe('slot-reuse');
   });
 
   it('name the other checks by the check alone', () => {
-    expect(classOf('explore.volumes-distinct', 'create a; create b')).toBe('shared-storage');
-    expect(classOf('explore.fingerprint-fast', 'create a; fingerprint')).toBe('slow-fingerprint');
+    expect(classOf('explore.volumes-distinct', 'create a; create b')).toBe('slot-reuse');
+    expect(classOf('explore.volumes-distinct', `create ${'n'.repeat(70)}a; create ${'n'.repeat(70)}b`)).toBe(
+      'name-truncation',
+    );
+    expect(classOf('explore.fingerprint-fast', 'create a; fingerprint')).toBe('fingerprint-scan');
     expect(classOf('explore.releases-host-resources', 'create a; delete a', 'delete a')).toBe('host-resources-kept');
     expect(classOf('explore.nothing-left', 'create a; delete a', 'delete a')).toBe('leftovers');
   });

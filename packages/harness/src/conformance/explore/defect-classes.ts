@@ -2,31 +2,48 @@ import type { Step, VolumeCall } from './recipe.js';
 import type { ExploreCheckId } from './verdicts.js';
 
 /**
- * The defect classes of the harness README ("Defect classes the explorer names"), each as
- * the README words it: a finding names one, so a user reads what kind of defect it is.
+ * The defect classes of the harness README ("Defect classes", in the explore section), each
+ * as the README words it: a way a stateful plugin breaks under a sequence of the agent's
+ * calls. The systematic phase drives each on purpose (scenarios.ts: one scenario per class,
+ * but those every scenario judges), and every finding names the class it shows.
  */
 export const DEFECT_CLASSES = {
-  'shared-storage':
-    'two live volumes are given one path, or one inside the other: a freed slot handed out again while another volume holds it, long names cut to one',
-  'many-volumes': 'a create fails once the node holds many volumes: the eleventh, numbered in string order',
-  'name-not-reusable':
-    'a create of a name is refused: after that name was deleted, or while another name it is a prefix of exists',
-  'delete-takes-others':
-    'a delete removes or empties another live volume: a sweep by prefix, a namespace folder removed while it still holds a volume',
-  'create-takes-others': 'a create empties or removes another live volume',
-  'restore-empties':
-    'a restore (the saved create request again, alone or for every volume at once at an agent restart) empties the volume or returns another path: a capacity or parameter compared wrongly, a rebuild under a temporary name, records lost while every volume was restored at once',
+  'slot-reuse':
+    'a freed slot or number handed out while another volume still holds it, so a create is given, or empties, a live volume (`create db; create web; delete db; create db-1`)',
+  'string-order': 'the eleventh volume numbered after the last a glob lists in string order, and refused (`fill 11`)',
+  'guard-leak':
+    'a name guard never released, so a name cannot be used again after its delete (`create db; delete db; create db`)',
+  'guard-prefix':
+    'a name guard matching by prefix, so `db` is refused beside `db-backup` (`create db-backup; create db-1; create db-10; create db`)',
+  'delete-prefix-sweep':
+    'a delete that removes by prefix, so deleting `db` removes `db-1` and `db-10` (the same scenario, then `delete db`)',
+  'restore-rebuilds': 'a restore that rebuilds a volume created with a capacity, empty (`create db large; restore db`)',
+  'restart-lost-update':
+    'a record lost when every volume is restored at once, at an agent restart (four volumes, two restarts)',
+  'killed-create-lock':
+    "a create killed at the agent's deadline leaves a lock an EXIT trap never released, which blocks its retry (`kill-create db; delete db; create db`)",
+  'killed-create-part-way':
+    'a create killed early, half way or just before it answers leaves what blocks its retry (a half-written image): at each of the three kill points, the retry, a delete and a create of the same name',
+  'cleanup-wipes-records':
+    "the cleanup delete's empty name and namespace wiping other volumes or every record (`create db; create prod/db; cleanup-delete db; restart`)",
+  'fingerprint-scan': 'a fingerprint that grows with the volumes and misses its 1 s deadline (`fill 11; fingerprint`)',
+  'name-truncation': 'names cut to 64 characters, so two long names share a directory (two names of 72 characters)',
+  'delete-overlaps-create':
+    'a delete of a volume holding data overlapped with a create of another volume in its namespace, both ways round, removes the new one with the namespace folder (`create prod/db; write prod/db; delete prod/db + create prod/web after 40ms`)',
+  'restore-with-parameters':
+    "a restore of a volume created with non-default parameters, holding data, rebuilds it empty: each of the built-in mkdir's `mode=0700`, `uid`, `gid` (`nobody`'s as root), all three, and the user's own `--param`s (`create db mode=0700; write db; restore db`)",
   'restore-fails':
-    'a restore fails, every time or some of the time, and the volume is left off the node: a name guard that a longer name trips, a mount check that a large mount table fools',
-  'killed-create-blocks':
-    "a create killed at the agent's deadline leaves what makes its retry fail: a lock an EXIT trap never released, a half-written image",
-  'cleanup-delete-wipes': 'the cleanup delete (empty name and namespace) removes other volumes or their records',
-  'slow-fingerprint': 'fingerprint slows with the number of volumes until it misses its 1 s deadline',
-  'host-resources-kept': 'a delete succeeds but leaves a loop device or a mount of the volume on the host',
-  'call-fails': "another call of a normal agent's life fails",
-  leftovers: 'files of deleted volumes are left in the volumes dir (cosmetic: a leak of disk space)',
+    "a restore fails, every time or some of the time, and the volume is left off the node: a mount check that a large mount table fools (the restarts of restart-lost-update's scenario)",
+  'host-resources-kept':
+    'a delete succeeds but leaves a loop device or a mount of the volume on the host (every scenario ends with the delete of every volume)',
+  'call-fails': "another call of a normal agent's life fails (every scenario's calls)",
+  leftovers:
+    "files of deleted volumes are left in the volumes dir, cosmetic: a leak of disk space (every scenario's deletes)",
 } as const;
 export type DefectClass = keyof typeof DEFECT_CLASSES;
+
+/** The classes no scenario of their own drives: every scenario's calls and deletes judge them. */
+export const JUDGED_BY_EVERY_SCENARIO: readonly DefectClass[] = ['host-resources-kept', 'call-fails', 'leftovers'];
 
 /** Where a break was seen: the step of the recipe (or of the steps every run ends with), and the call that broke, when one did. */
 export interface BrokenAt {
@@ -38,9 +55,9 @@ export interface BrokenAt {
 export function classify(checkId: ExploreCheckId, steps: readonly Step[], at: BrokenAt | undefined): DefectClass {
   switch (checkId) {
     case 'explore.volumes-distinct':
-      return 'shared-storage';
+      return steps.flatMap(callsOf).some((c) => c.volume.name.length > 64) ? 'name-truncation' : 'slot-reuse';
     case 'explore.fingerprint-fast':
-      return 'slow-fingerprint';
+      return 'fingerprint-scan';
     case 'explore.releases-host-resources':
       return 'host-resources-kept';
     case 'explore.nothing-left':
@@ -55,39 +72,51 @@ export function classify(checkId: ExploreCheckId, steps: readonly Step[], at: Br
 function callFailed(steps: readonly Step[], at: BrokenAt | undefined): DefectClass {
   const call = at?.call;
   if (call === undefined) return 'call-fails';
-  const killed = steps.flatMap(callsOf).some((c) => c.kind === 'kill-create' && sameVolume(c, call));
-  if (call.kind === 'kill-create' || killed) return 'killed-create-blocks';
+  const kill = steps.flatMap(callsOf).find((c) => c.kind === 'kill-create' && sameVolume(c, call));
+  if (call.kind === 'kill-create' || kill !== undefined) {
+    const killAtMs =
+      kill?.kind === 'kill-create' ? kill.killAtMs : call.kind === 'kill-create' ? call.killAtMs : undefined;
+    return killAtMs === undefined ? 'killed-create-lock' : 'killed-create-part-way';
+  }
   if (call.kind === 'restore') return 'restore-fails';
   if (call.kind !== 'create') return 'call-fails';
   // A recipe is tightened until every step is needed: a fill in it is why the create failed.
-  if (steps.some((step) => step.kind === 'fill')) return 'many-volumes';
-  // Its name deleted before, or a name it is a prefix of (or that is one of it) in its namespace.
-  const related = steps
-    .flatMap(callsOf)
-    .some((c) =>
-      sameVolume(c, call)
-        ? c.kind === 'delete' || c.kind === 'cleanup-delete'
-        : c.volume.namespace === call.volume.namespace &&
-          (c.volume.name.startsWith(call.volume.name) || call.volume.name.startsWith(c.volume.name)),
-    );
-  return related ? 'name-not-reusable' : 'call-fails';
+  if (steps.some((step) => step.kind === 'fill')) return 'string-order';
+  const before = steps.flatMap(callsOf);
+  if (before.some((c) => sameVolume(c, call) && (c.kind === 'delete' || c.kind === 'cleanup-delete')))
+    return 'guard-leak';
+  // A name it is a prefix of (or that is one of it) in its namespace.
+  const prefixed = before.some(
+    (c) =>
+      !sameVolume(c, call) &&
+      c.volume.namespace === call.volume.namespace &&
+      (c.volume.name.startsWith(call.volume.name) || call.volume.name.startsWith(c.volume.name)),
+  );
+  return prefixed ? 'guard-prefix' : 'call-fails';
 }
 
 function dataLost(steps: readonly Step[], at: BrokenAt | undefined): DefectClass {
-  const kinds = at?.step === undefined ? [] : callsOf(at.step).map((c) => c.kind);
-  const restored = at?.step?.kind === 'restart' || kinds.includes('restore');
+  const calls = at?.step === undefined ? [] : callsOf(at.step);
+  const kinds = calls.map((c) => c.kind);
+  const restart = at?.step?.kind === 'restart';
   // A loss that shows at a restore, after a cleanup delete the recipe needs, is the cleanup delete's.
   const cleanup = steps.some((step) => callsOf(step).some((c) => c.kind === 'cleanup-delete'));
-  if (kinds.includes('cleanup-delete') || (restored && cleanup)) return 'cleanup-delete-wipes';
-  if (restored) return 'restore-empties';
-  if (kinds.includes('delete')) return 'delete-takes-others';
-  if (kinds.includes('kill-create')) return 'killed-create-blocks';
-  return 'create-takes-others';
+  if (kinds.includes('cleanup-delete') || ((restart || kinds.includes('restore')) && cleanup))
+    return 'cleanup-wipes-records';
+  if (restart) return 'restart-lost-update';
+  if (kinds.includes('restore')) {
+    const restored = calls.find((c) => c.kind === 'restore')!;
+    const made = steps.flatMap(callsOf).find((c) => c.kind === 'create' && sameVolume(c, restored));
+    return made?.kind === 'create' && made.parameters !== undefined ? 'restore-with-parameters' : 'restore-rebuilds';
+  }
+  if (kinds.includes('delete')) return kinds.includes('create') ? 'delete-overlaps-create' : 'delete-prefix-sweep';
+  if (kinds.includes('kill-create')) return 'killed-create-part-way';
+  return 'slot-reuse';
 }
 
 function callsOf(step: Step): VolumeCall[] {
   if (step.kind === 'together') return step.calls;
-  return 'volume' in step ? [step] : [];
+  return 'volume' in step && step.kind !== 'write' ? [step] : [];
 }
 
 const sameVolume = (a: VolumeCall, b: VolumeCall) =>

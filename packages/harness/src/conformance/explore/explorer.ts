@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import type { CheckContext, ExploreSettings } from '../types.js';
 import { sequences } from './generate.js';
-import { VolumeLab } from './lab.js';
+import { VolumeLab, type Ending } from './lab.js';
 import { Violation } from './violation.js';
 import type { Step } from './recipe.js';
 import type { CreateTime } from './create-speed.js';
+import { systematicPhase, type SystematicOutcome } from './systematic.js';
 import { settle, verdictOf, type Verdict } from './verdict-detail.js';
 import { RECOMMENDED_EXPLORE_CHECK, type ExploreCheckId } from './verdicts.js';
 
@@ -30,6 +31,8 @@ export interface ExploreOutcome {
   durationMs: number;
   replayed: boolean;
   finding: Finding | undefined;
+  /** The systematic phase, run before the random sequences (not on a replay). */
+  systematic?: Omit<SystematicOutcome, 'found' | 'shrunkFrom'>;
 }
 
 type RunFinding = { violation: Violation; steps: Step[] };
@@ -59,10 +62,13 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
   const runLab = async (
     steps: (lab: VolumeLab) => Promise<unknown>,
     stopAtCosmetic: boolean,
+    ending: Ending = 'full',
   ): Promise<RunFinding | undefined> => {
-    const dir = join(ctx.sandbox, `run-${++labs}`, 'volumes');
+    // Taken before any wait: runs made at once (the systematic phase's) each have their own number and volume IDs.
+    const number = ++labs;
+    const dir = join(ctx.sandbox, `run-${number}`, 'volumes');
     await mkdir(dir, { recursive: true });
-    const lab = new VolumeLab(ctx, dir, labs, stopAtCosmetic);
+    const lab = new VolumeLab(ctx, dir, number, stopAtCosmetic, ending);
     try {
       await steps(lab);
       await lab.finish();
@@ -76,6 +82,7 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
       for (const problem of await lab.discard()) ctx.note(`cleanup: ${problem}`);
     }
   };
+  const before: { systematic?: ExploreOutcome['systematic'] } = {};
   const outcome = (runs: number, finding: Finding | undefined): ExploreOutcome => ({
     seed: settings.seed,
     runs,
@@ -83,6 +90,7 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
     durationMs: performance.now() - started,
     replayed: settings.replay !== undefined,
     finding,
+    ...(before.systematic === undefined ? {} : { systematic: before.systematic }),
   });
 
   const replay = (recipe: readonly Step[], stopAtCosmetic: boolean) =>
@@ -100,6 +108,18 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
     const found = await replay(settings.replay, false);
     return outcome(1, found && toFinding(found, found.steps.length, verdictOf(found, undefined, createTimes)));
   }
+
+  // Every class of the README's list driven on purpose first; a break there ends the search.
+  const {
+    found: planned,
+    shrunkFrom,
+    ...phase
+  } = await systematicPhase(ctx, runLab, {
+    replays: TIGHTEN_REPLAYS,
+    createTimes,
+  });
+  before.systematic = phase;
+  if (planned !== undefined) return outcome(0, toFinding(planned.found, shrunkFrom, planned.verdict));
 
   // fast-check runs the property; what it cannot carry (our own errors, an interruption) waits here.
   let stop: { error: unknown } | undefined;

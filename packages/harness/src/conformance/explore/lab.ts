@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { isStrictlyInside } from '@dhv/sdk';
 import { cleanupDeleteRequest, deleteRequest, restoreRequest } from '@dhv/sdk/client';
 import { succeeded } from '../raw-run.js';
@@ -11,10 +12,18 @@ import { LONG_STEM } from './pool.js';
 import { formatStep, formatVolume, type Pick, type Step, type VolumeCall, type VolumeKey } from './recipe.js';
 import { RECOMMENDED_EXPLORE_CHECK } from './verdicts.js';
 import { AT_THE_END, StepNotPossible, Violation } from './violation.js';
-import { existing, isDirectory, MARKER_FILE, markerIn, namedBelow } from './volume-disk.js';
+import { existing, isDirectory, MARKER_FILE, markerIn, namedBelow, VOLUME_DATA } from './volume-disk.js';
 import { VolumeBook, whyNot, type Volume } from './volume-book.js';
 
 const MiB = 1024n * 1024n;
+
+/**
+ * How a run ends (finish): `full`, as a node's life goes on (a fingerprint, two restarts,
+ * every delete); `deletes`, every delete alone, for the systematic phase's scenarios, whose
+ * recipes hold the restarts they need.
+ */
+export type Ending = 'full' | 'deletes';
+const DELETES_AT_THE_END = '(in the deletes of every volume a scenario ends with)';
 
 /**
  * One exploration run: a fresh volumes dir, the volumes the agent believes exist, and
@@ -42,6 +51,7 @@ export class VolumeLab {
     private readonly runNumber: number,
     /** Whether a cosmetic break ends the run (when it is the one being shrunk). */
     private readonly stopAtCosmetic = false,
+    private readonly endWith: Ending = 'full',
   ) {
     this.agent = new AgentCalls(ctx, this.createTimes);
   }
@@ -87,7 +97,12 @@ export class VolumeLab {
     switch (step.kind) {
       case 'together': {
         const deleted: Volume[] = [];
-        const settled = await Promise.allSettled(step.calls.map((c) => this.call(c, deleted)));
+        const settled = await Promise.allSettled(
+          step.calls.map(async (c) => {
+            if (c.startAfterMs !== undefined) await delay(c.startAfterMs);
+            return this.call(c, deleted);
+          }),
+        );
         const failure = settled.find((s) => s.status === 'rejected');
         if (failure) throw failure.reason;
         // Only now, with every call of the step answered: a create beside the delete may
@@ -116,6 +131,9 @@ export class VolumeLab {
         this.calls++;
         await this.agent.fingerprint(this.book.live().length);
         break;
+      case 'write':
+        await this.writeData(this.book.get(step.volume)!);
+        break;
       default:
         await this.call(step);
     }
@@ -130,11 +148,12 @@ export class VolumeLab {
     // deleted. A replay ends the same way, so these steps are not part of the recipe.
     this.ending = true;
     try {
-      if (this.book.live().length > 0) await this.run({ kind: 'fingerprint' });
-      for (let i = 0; i < 2 && this.book.live().length > 0; i++) await this.run({ kind: 'restart' });
+      const restarts = this.endWith === 'full' ? 2 : 0;
+      if (restarts > 0 && this.book.live().length > 0) await this.run({ kind: 'fingerprint' });
+      for (let i = 0; i < restarts && this.book.live().length > 0; i++) await this.run({ kind: 'restart' });
       for (const volume of [...this.book.volumes.values()]) await this.run({ kind: 'delete', volume: volume.key });
     } catch (err) {
-      if (err instanceof Violation) err.message += ` ${AT_THE_END}`;
+      if (err instanceof Violation) err.message += ` ${this.endWith === 'full' ? AT_THE_END : DELETES_AT_THE_END}`;
       throw err;
     }
     const { everMade } = this.book;
@@ -181,25 +200,13 @@ export class VolumeLab {
       case 'create': {
         // A create after a killed one is the agent's retry of the same volume.
         const known = this.book.get(call.volume);
-        const volume = known ?? this.newVolume(call.volume, call.large);
+        const volume = known ?? this.newVolume(call.volume, call.large, call.parameters);
         const path = await this.agent.create(volume.request, `create of ${label}`, { timed: known === undefined });
         await this.becomeLive(volume, path, label);
         return;
       }
-      case 'kill-create': {
-        const volume = this.newVolume(call.volume, false);
-        volume.state = 'uncertain';
-        const run = await this.agent.killedCreate(volume.request);
-        // The agent's next create of the volume, with the same request: it must not be blocked.
-        // Made whether or not the first answered in time (then it is a restore's create), so
-        // that a seed makes the same calls however loaded the machine is.
-        const first = run.timedOut ? 'one was killed' : succeeded(run) ? 'one that answered' : 'one that failed';
-        return this.becomeLive(
-          volume,
-          await this.agent.create(volume.request, `create of ${label} after ${first}`),
-          label,
-        );
-      }
+      case 'kill-create':
+        return this.killedCreate(call.volume, call.killAtMs);
       case 'restore': {
         const volume = this.book.get(call.volume)!;
         const path = await this.agent.create(
@@ -239,7 +246,32 @@ export class VolumeLab {
     }
   }
 
-  private newVolume(key: VolumeKey, large: boolean): Volume {
+  /**
+   * A create killed `killAtMs` after it started (KILL_AFTER_MS when not given), then the
+   * agent's next create of the volume, with the same request: it must not be blocked. That
+   * one is made whether or not the first answered in time (then it is a restore's create),
+   * so that a seed makes the same calls however loaded the machine is.
+   */
+  private async killedCreate(key: VolumeKey, killAtMs: number | undefined): Promise<void> {
+    const label = formatVolume(key);
+    const volume = this.newVolume(key, false);
+    volume.state = 'uncertain';
+    const run = await this.agent.killedCreate(volume.request, killAtMs);
+    const killed = killAtMs === undefined ? 'was killed' : `was killed at ${killAtMs} ms`;
+    const first = run.timedOut ? `one ${killed}` : succeeded(run) ? 'one that answered' : 'one that failed';
+    this.calls++;
+    return this.becomeLive(volume, await this.agent.create(volume.request, `create of ${label} after ${first}`), label);
+  }
+
+  /** VOLUME_DATA's files, beside the marker; a volume outside the sandbox is left as it is. */
+  private async writeData(volume: Volume): Promise<void> {
+    if (volume.unmarked) return;
+    const content = 'x'.repeat(VOLUME_DATA.bytes);
+    for (let i = 0; i < VOLUME_DATA.files; i++)
+      await writeInsideSandbox(this.ctx.sandboxScope, volume.path!, `data-${i}`, content);
+  }
+
+  private newVolume(key: VolumeKey, large: boolean, parameters?: Record<string, string>): Volume {
     const { capacityMin, capacityMax } = this.ctx.settings;
     const bound = capacityBound(this.ctx.settings);
     const wanted = capacityMin > 0n ? capacityMin * 2n : 32n * MiB;
@@ -249,6 +281,7 @@ export class VolumeLab {
       volumeName: key.name,
       namespace: key.namespace,
       volumeId: volumeUuid(this.runNumber, ++this.volumeCount),
+      ...(parameters === undefined ? {} : { parameters: { ...this.ctx.settings.parameters, ...parameters } }),
       ...(large
         ? {
             capacityMinBytes: bigger,

@@ -9,6 +9,16 @@ describe('replay recipes', () => {
     expect(formatRecipe(parseRecipe(recipe))).toBe(recipe);
   });
 
+  it('carry kill points, parameters, data and calls started later', () => {
+    const recipe =
+      'kill-create db at 900ms; create web mode=0700 uid=65534; write web; ' +
+      'delete web + create prod/db after 40ms + kill-create dev/db at 12ms after 3ms; create db-1 large label=a%20b%3Bc';
+    const steps = parseRecipe(recipe);
+    expect(formatRecipe(steps)).toBe(recipe);
+    expect(steps[0]).toEqual({ kind: 'kill-create', volume: { namespace: 'default', name: 'db' }, killAtMs: 900 });
+    expect(steps[4]).toMatchObject({ large: true, parameters: { label: 'a b;c' } });
+  });
+
   it('name the namespace only when it is not default', () => {
     expect(parseRecipe('delete dev/db; delete db')).toEqual([
       { kind: 'delete', volume: { namespace: 'dev', name: 'db' } },
@@ -23,6 +33,9 @@ describe('replay recipes', () => {
     ['fill ten', /fill takes a number/],
     ['create db + delete db', /different volumes/],
     ['restart now', /takes nothing after it/],
+    ['create db after 40ms', /one of calls run at once/],
+    ['kill-create db at soon', /time in milliseconds/],
+    ['create db mode', /parameters, e.g./],
   ])('refuse %j, saying why', (recipe, why) => {
     expect(() => parseRecipe(recipe)).toThrow(RecipeError);
     expect(() => parseRecipe(recipe)).toThrow(why);

@@ -7,16 +7,21 @@
  */
 
 /**
- * A call on one volume. `large`: a create with more than the default capacity. Generated
- * steps may aim at "the n-th volume the agent knows" (a Pick) instead of a name, so that
- * deletes and restores mostly hit live volumes; a step is resolved to names before it runs.
+ * A call on one volume. `large`: a create with more than the default capacity;
+ * `parameters`: given to the create beside the user's (`create db mode=0700`); `killAtMs`:
+ * when a killed create is killed (`kill-create db at 900ms`; KILL_AFTER_MS when not given);
+ * `startAfterMs`: of calls run at once, how long after the others this one starts
+ * (`delete db + create web after 40ms`). Generated steps may aim at "the n-th volume the
+ * agent knows" (a Pick) instead of a name, so that deletes and restores mostly hit live
+ * volumes; a step is resolved to names before it runs.
  */
-export type VolumeCall<V = VolumeKey> =
-  | { kind: 'create'; volume: V; large: boolean }
+export type VolumeCall<V = VolumeKey> = (
+  | { kind: 'create'; volume: V; large: boolean; parameters?: Record<string, string> }
   | { kind: 'restore'; volume: V }
   | { kind: 'delete'; volume: V }
   | { kind: 'cleanup-delete'; volume: V }
-  | { kind: 'kill-create'; volume: V };
+  | { kind: 'kill-create'; volume: V; killAtMs?: number }
+) & { startAfterMs?: number };
 
 export type Step<V = VolumeKey> =
   | VolumeCall<V>
@@ -26,7 +31,9 @@ export type Step<V = VolumeKey> =
   | { kind: 'restart' }
   /** `count` new volumes, one after another, as a busy node has. */
   | { kind: 'fill'; count: number }
-  | { kind: 'fingerprint' };
+  | { kind: 'fingerprint' }
+  /** Files written into a live volume (VOLUME_DATA), as a workload fills it: a delete then has data to remove. */
+  | { kind: 'write'; volume: V };
 
 /** The `index`-th (modulo their number) of the volumes a call can aim at. */
 export interface Pick {
@@ -40,6 +47,7 @@ export interface VolumeKey {
 
 const DEFAULT_NAMESPACE = 'default';
 const CALL_KINDS = ['create', 'restore', 'delete', 'cleanup-delete', 'kill-create'] as const;
+const STEP_WORDS = [...CALL_KINDS, 'write', 'restart', 'fill N', 'fingerprint'];
 
 export class RecipeError extends Error {}
 
@@ -57,10 +65,23 @@ export function formatStep(step: Step): string {
     case 'fill':
       return `fill ${step.count}`;
     case 'create':
-      return `create ${formatVolume(step.volume)}${step.large ? ' large' : ''}`;
+      return `create ${formatVolume(step.volume)}${step.large ? ' large' : ''}${formatParameters(step.parameters)}${after(step)}`;
+    case 'kill-create':
+      return `kill-create ${formatVolume(step.volume)}${step.killAtMs === undefined ? '' : ` at ${step.killAtMs}ms`}${after(step)}`;
+    case 'write':
+      return `write ${formatVolume(step.volume)}`;
     default:
-      return `${step.kind} ${formatVolume(step.volume)}`;
+      return `${step.kind} ${formatVolume(step.volume)}${after(step)}`;
   }
+}
+
+const after = (call: VolumeCall) => (call.startAfterMs === undefined ? '' : ` after ${call.startAfterMs}ms`);
+
+/** Each `key=value`, both URI-encoded so that a value with a space or a `;` stays one word of the recipe. */
+function formatParameters(parameters: Record<string, string> | undefined): string {
+  return Object.entries(parameters ?? {})
+    .map(([k, v]) => ` ${encodeURIComponent(k)}=${encodeURIComponent(v)}`)
+    .join('');
 }
 
 export function formatRecipe(steps: readonly Step[]): string {
@@ -97,20 +118,61 @@ function parseStep(text: string): Step {
       throw new RecipeError(`"${text}": fill takes a number of volumes, e.g. "fill 10"`);
     return { kind: 'fill', count };
   }
-  return parseCall(text);
+  if (words[0] === 'write') {
+    if (words.length !== 2) throw new RecipeError(`"${text}": give one volume name, e.g. "write db"`);
+    return { kind: 'write', volume: parseVolume(words[1]!, text) };
+  }
+  const call = parseCall(text);
+  if (call.startAfterMs !== undefined)
+    throw new RecipeError(
+      `"${text}": "after" delays one of calls run at once, e.g. "delete db + create web after 40ms"`,
+    );
+  return call;
 }
 
 function parseCall(text: string): VolumeCall {
   const words = text.split(/\s+/);
   const kind = CALL_KINDS.find((k) => k === words[0]);
-  if (kind === undefined)
-    throw new RecipeError(
-      `"${text}": unknown step; steps are ${[...CALL_KINDS, 'restart', 'fill N', 'fingerprint'].join(', ')}`,
-    );
-  const large = kind === 'create' && words[2] === 'large';
-  if (words.length !== (large ? 3 : 2)) throw new RecipeError(`"${text}": give one volume name, e.g. "${kind} db"`);
-  const [namespace, name] = words[1]!.includes('/') ? words[1]!.split('/', 2) : [DEFAULT_NAMESPACE, words[1]!];
+  if (kind === undefined) throw new RecipeError(`"${text}": unknown step; steps are ${STEP_WORDS.join(', ')}`);
+  const startAfterMs = takeMs(words, 'after', text);
+  const killAtMs = kind === 'kill-create' ? takeMs(words, 'at', text) : undefined;
+  const timing = startAfterMs === undefined ? {} : { startAfterMs };
+  if (words.length < 2) throw new RecipeError(`"${text}": give one volume name, e.g. "${kind} db"`);
+  const volume = parseVolume(words[1]!, text);
+  if (kind === 'create') {
+    const large = words[2] === 'large';
+    const parameters = parseParameters(words.slice(large ? 3 : 2), text);
+    return { kind, volume, large, ...(parameters === undefined ? {} : { parameters }), ...timing };
+  }
+  if (words.length !== 2) throw new RecipeError(`"${text}": give one volume name, e.g. "${kind} db"`);
+  if (kind === 'kill-create') return { kind, volume, ...(killAtMs === undefined ? {} : { killAtMs }), ...timing };
+  return { kind, volume, ...timing };
+}
+
+function parseVolume(word: string, text: string): VolumeKey {
+  const [namespace, name] = word.includes('/') ? word.split('/', 2) : [DEFAULT_NAMESPACE, word];
   if (!namespace || !name) throw new RecipeError(`"${text}": a volume is NAME or NAMESPACE/NAME`);
-  const volume = { namespace, name };
-  return kind === 'create' ? { kind, volume, large } : { kind, volume };
+  return { namespace, name };
+}
+
+/** Removes a trailing `<word> <N>ms` from `words` and returns N. */
+function takeMs(words: string[], word: string, text: string): number | undefined {
+  const at = words.lastIndexOf(word);
+  if (at < 2) return undefined;
+  const ms = /^(\d+)ms$/.exec(words[at + 1] ?? '');
+  if (at !== words.length - 2 || ms === null)
+    throw new RecipeError(`"${text}": "${word}" takes a time in milliseconds at the end, e.g. "${word} 40ms"`);
+  words.splice(at, 2);
+  return Number(ms[1]);
+}
+
+function parseParameters(words: string[], text: string): Record<string, string> | undefined {
+  if (words.length === 0) return undefined;
+  const entries = words.map((word) => {
+    const eq = word.indexOf('=');
+    if (eq < 1)
+      throw new RecipeError(`"${text}": after the volume a create takes "large" and parameters, e.g. "mode=0700"`);
+    return [decodeURIComponent(word.slice(0, eq)), decodeURIComponent(word.slice(eq + 1))] as const;
+  });
+  return Object.fromEntries(entries);
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { DEFECT_CLASSES } from './defect-classes.js';
 import { formatRecipe, parseRecipe, type Step } from './recipe.js';
 import { replaysWords, settle, TIMES_REPLAYED, verdictOf, type Broken } from './verdict-detail.js';
 import { Violation } from './violation.js';
@@ -87,7 +88,7 @@ describe("a finding's verdict", () => {
     lost.stderr = 'the restore of db: rebuilding /v/db under /v/.db.tmp';
     const verdict = verdictOf({ violation: lost, steps: found.steps }, undefined, []);
     expect(verdict.details).toEqual([
-      'defect class restore-empties: a restore (the saved create request again, alone or for every volume at once at an agent restart) empties the volume or returns another path: a capacity or parameter compared wrongly, a rebuild under a temporary name, records lost while every volume was restored at once',
+      `defect class restore-rebuilds: ${DEFECT_CLASSES['restore-rebuilds']}`,
       "the plugin's stderr ended, in the restore of db: rebuilding /v/db under /v/.db.tmp",
     ]);
   });
@@ -105,8 +106,11 @@ describe("a finding's verdict", () => {
       { capacityBytes: 32n * MiB, durationMs: 287 },
     ];
     const verdict = verdictOf({ violation, steps }, undefined, times);
-    expect(verdict.defectClass).toBe('killed-create-blocks');
+    expect(verdict.defectClass).toBe('killed-create-lock');
     expect(verdict.details).toHaveLength(2);
+    expect(verdictOf({ violation, steps }, undefined, times, ['killed-create-part-way']).defectClass).toBe(
+      'killed-create-part-way',
+    );
     expect(verdict.details[1]).toMatch(
       /^the agent kills creates at their deadline: restore gives all volumes one 50 s deadline from its start and kills plugins past it; create and delete are killed at 60 s\. This create takes about 6\.0 s per GiB .* so volumes over about 10 GiB meet this at any create/,
     );

@@ -42,7 +42,16 @@ type Replay = (recipe: readonly Step[]) => Promise<Broken | undefined>;
 export async function settle(
   found: Broken,
   replay: Replay,
-  { replays, createTimes }: { replays: number; createTimes: readonly CreateTime[] },
+  {
+    replays,
+    createTimes,
+    classes,
+  }: {
+    replays: number;
+    createTimes: readonly CreateTime[];
+    /** The classes of the systematic phase's scenario that found it: its class is one of them. */
+    classes?: readonly DefectClass[];
+  },
 ): Promise<{ found: Broken; verdict: Verdict }> {
   let left = replays;
   const before = await countBreaks(found, replay);
@@ -57,7 +66,7 @@ export async function settle(
   };
   const best = await tightenFully(found, persistent, () => Math.floor(left / tries));
   const count = best === found ? before : await countBreaks(best, replay);
-  return { found: best, verdict: verdictOf(best, count, createTimes) };
+  return { found: best, verdict: verdictOf(best, count, createTimes, classes) };
 }
 
 /** How often to try a shorter recipe before keeping the step it drops: enough to miss a break that happens as often as counted one time in ten. */
@@ -67,13 +76,23 @@ function triesFor({ broke, of }: Replays): number {
   return Math.min(MOST_TRIES, Math.ceil(Math.log(0.1) / Math.log(1 - rate)));
 }
 
-/** The class, the plugin's stderr and when the agent meets it, for a break as run; `replays` as counted. */
-export function verdictOf(found: Broken, replays: Replays | undefined, createTimes: readonly CreateTime[]): Verdict {
+/**
+ * The class, the plugin's stderr and when the agent meets it, for a break as run; `replays`
+ * as counted. A scenario's classes, when given, are what its break may be.
+ */
+export function verdictOf(
+  found: Broken,
+  replays: Replays | undefined,
+  createTimes: readonly CreateTime[],
+  classes: readonly DefectClass[] = [],
+): Verdict {
   const { violation, steps } = found;
-  const defectClass = classify(violation.checkId, steps, violation);
+  const shown = classify(violation.checkId, steps, violation);
+  const defectClass = classes.length === 0 || classes.includes(shown) ? shown : classes[0]!;
   const details = [`defect class ${defectClass}: ${DEFECT_CLASSES[defectClass]}`];
   if (violation.stderr) details.push(`the plugin's stderr ended, in ${violation.stderr}`);
-  if (defectClass === 'killed-create-blocks') details.push(deadlineWords(createTimes));
+  if (defectClass === 'killed-create-lock' || defectClass === 'killed-create-part-way')
+    details.push(deadlineWords(createTimes));
   return { defectClass, replays, details };
 }
 

@@ -68,6 +68,10 @@ export class VolumeBook {
     }
     if (step.kind === 'restart' || step.kind === 'fill' || step.kind === 'fingerprint')
       return this.canRun(step) ? step : undefined;
+    if (step.kind === 'write') {
+      const { volume } = step;
+      return !('pick' in volume) && this.canRun({ kind: 'write', volume }) ? { kind: 'write', volume } : undefined;
+    }
     return this.resolveCall(step, new Set());
   }
 
@@ -90,6 +94,7 @@ export class VolumeBook {
         return this.volumes.has(keyOf(step.volume));
       case 'restore':
       case 'cleanup-delete':
+      case 'write':
         return this.get(step.volume)?.state === 'live';
     }
   }

@@ -11,6 +11,9 @@ export async function isDirectory(path: string): Promise<boolean> {
   );
 }
 
+/** The files `write NAME` puts in a volume: enough of them that removing them is work a delete is seen doing. */
+export const VOLUME_DATA = { files: 64, bytes: 4096 } as const;
+
 /** What the marker file in `dir` says (the ID of the volume it was written into), if there is one. */
 export async function markerIn(dir: string): Promise<string | undefined> {
   return readFile(join(dir, MARKER_FILE), 'utf8').catch(() => undefined);

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { DEFECT_CLASSES, JUDGED_BY_EVERY_SCENARIO } from './defect-classes.js';
+import { KILL_POINTS, mkdirParameterSets, scenarios } from './scenarios.js';
+import { formatRecipe, parseRecipe } from './recipe.js';
+
+const PACE = { createMs: 200, deleteWithDataMs: 90 };
+
+describe('the systematic phase', () => {
+  // The README's list is DEFECT_CLASSES word for word (defect-classes.test.ts).
+  it('has a scenario of its own for each defect class but those every scenario judges, and none for a class not listed', () => {
+    const all = scenarios(PACE, mkdirParameterSets(0, 0));
+    const covered = new Set(all.flatMap((s) => s.classes));
+    expect(JUDGED_BY_EVERY_SCENARIO.filter((c) => covered.has(c))).toEqual([]);
+    expect([...covered, ...JUDGED_BY_EVERY_SCENARIO].sort()).toEqual(Object.keys(DEFECT_CLASSES).sort());
+  });
+
+  it('kills creates at points of the plugin own create time, each followed by a retry, a delete and a create', () => {
+    const killed = scenarios(PACE, []).find((s) => s.classes.includes('killed-create-part-way'))!;
+    expect(formatRecipe(killed.steps)).toBe(
+      KILL_POINTS.map((p, i) => {
+        const name = ['db', 'web', 'db-1'][i];
+        return `kill-create ${name} at ${PACE.createMs * p}ms; delete ${name}; create ${name}`;
+      }).join('; '),
+    );
+  });
+
+  it('overlaps a delete holding data with a create in its namespace, both ways round', () => {
+    const overlap = scenarios(PACE, []).find((s) => s.classes.includes('delete-overlaps-create'))!;
+    expect(formatRecipe(overlap.steps)).toBe(
+      'create prod/db; write prod/db; delete prod/db + create prod/web after 30ms; ' +
+        'create dev/db; write dev/db; create dev/web + delete dev/db after 100ms',
+    );
+  });
+
+  it('restores volumes made with each of mkdir parameters, probing that the plugin takes them', () => {
+    const restores = scenarios(PACE, mkdirParameterSets(0, 0)).filter((s) =>
+      s.classes.includes('restore-with-parameters'),
+    );
+    expect(restores.map((s) => formatRecipe(s.steps))).toEqual([
+      'create db mode=0700; write db; restore db',
+      'create db uid=65534; write db; restore db',
+      'create db gid=65534; write db; restore db',
+      'create db mode=0700 uid=65534 gid=65534; write db; restore db',
+    ]);
+    expect(restores.every((s) => s.probe)).toBe(true);
+    expect(mkdirParameterSets(1000, 1000)[3]).toEqual({ mode: '0700', uid: '1000', gid: '1000' });
+  });
+
+  it('keeps every scenario short, and each one a recipe --replay reads back', () => {
+    for (const scenario of scenarios(PACE, mkdirParameterSets(0, 0))) {
+      const recipe = formatRecipe(scenario.steps);
+      expect(formatRecipe(parseRecipe(recipe))).toBe(recipe);
+      expect(scenario.steps.length, recipe).toBeLessThanOrEqual(9);
+    }
+  });
+});
