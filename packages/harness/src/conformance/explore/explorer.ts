@@ -46,29 +46,23 @@ type RunFinding = { violation: Violation; steps: Step[] };
 const FAST_CHECK_SHRINK_TRIES = 6;
 const TIGHTEN_REPLAYS = 40;
 
-/**
- * Runs `settings.runs` random sequences of the agent's calls against the plugin, or fewer
- * when one breaks the model, then shrinks the failure with fast-check to the smallest
- * sequence that breaks the same check. A cosmetic break does not stop the search for one
- * that loses data; it is shrunk only when nothing worse was found.
- */
-export async function explore(ctx: CheckContext, settings: ExploreSettings): Promise<ExploreOutcome> {
-  const started = performance.now();
-  // A restart of many volumes has a plugin call, each listening for the run's interruption, per volume.
-  setMaxListeners(64, ctx.signal);
-  let labs = 0;
-  let calls = 0;
-  const createTimes: CreateTime[] = [];
-  const runLab = async (
+/** Runs recipes in fresh labs, one volumes dir each, and counts what they cost. */
+class Labs {
+  private made = 0;
+  calls = 0;
+  readonly createTimes: CreateTime[] = [];
+  constructor(private readonly ctx: CheckContext) {}
+
+  readonly run = async (
     steps: (lab: VolumeLab) => Promise<unknown>,
     stopAtCosmetic: boolean,
     ending: Ending = 'full',
   ): Promise<RunFinding | undefined> => {
     // Taken before any wait: runs made at once (the systematic phase's) each have their own number and volume IDs.
-    const number = ++labs;
-    const dir = join(ctx.sandbox, `run-${number}`, 'volumes');
+    const number = ++this.made;
+    const dir = join(this.ctx.sandbox, `run-${number}`, 'volumes');
     await mkdir(dir, { recursive: true });
-    const lab = new VolumeLab(ctx, dir, number, stopAtCosmetic, ending);
+    const lab = new VolumeLab(this.ctx, dir, number, stopAtCosmetic, ending);
     try {
       await steps(lab);
       await lab.finish();
@@ -77,36 +71,46 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
       if (err instanceof Violation) return { violation: err, steps: [...lab.history] };
       throw err;
     } finally {
-      calls += lab.calls;
-      createTimes.push(...lab.createTimes);
-      for (const problem of await lab.discard()) ctx.note(`cleanup: ${problem}`);
+      this.calls += lab.calls;
+      this.createTimes.push(...lab.createTimes);
+      for (const problem of await lab.discard()) this.ctx.note(`cleanup: ${problem}`);
     }
   };
-  const before: { systematic?: ExploreOutcome['systematic'] } = {};
+
+  /** A recipe, run step by step; `wherePossible`: a step at a volume whose create was dropped is dropped too. */
+  replay(recipe: readonly Step[], stopAtCosmetic: boolean, wherePossible = false): Promise<RunFinding | undefined> {
+    return this.run(async (lab) => {
+      for (const step of recipe) await (wherePossible ? lab.runWherePossible(step) : lab.run(step));
+    }, stopAtCosmetic);
+  }
+}
+
+/**
+ * The systematic phase first (a scenario per defect class), then `settings.runs` random
+ * sequences of the agent's calls against the plugin, or fewer when one breaks the model;
+ * the failure is shrunk to the smallest sequence that breaks the same check and settled
+ * (counted, tightened, its verdict). A `--replay` runs its one recipe alone.
+ */
+export async function explore(ctx: CheckContext, settings: ExploreSettings): Promise<ExploreOutcome> {
+  const started = performance.now();
+  // A restart of many volumes has a plugin call, each listening for the run's interruption, per volume.
+  setMaxListeners(64, ctx.signal);
+  const labs = new Labs(ctx);
+  const before: Pick<ExploreOutcome, 'systematic'> = {};
   const outcome = (runs: number, finding: Finding | undefined): ExploreOutcome => ({
     seed: settings.seed,
     runs,
-    calls,
+    calls: labs.calls,
     durationMs: performance.now() - started,
     replayed: settings.replay !== undefined,
     finding,
     ...(before.systematic === undefined ? {} : { systematic: before.systematic }),
   });
 
-  const replay = (recipe: readonly Step[], stopAtCosmetic: boolean) =>
-    runLab(async (lab) => {
-      for (const step of recipe) await lab.run(step);
-    }, stopAtCosmetic);
-  /** A shortened recipe, run as far as it can: a step at a volume whose create was dropped is dropped too. */
-  const replayWherePossible = (recipe: readonly Step[]) =>
-    runLab(async (lab) => {
-      for (const step of recipe) await lab.runWherePossible(step);
-    }, shrinking.target === RECOMMENDED_EXPLORE_CHECK);
-
   if (settings.replay !== undefined) {
     // A cosmetic break does not end a replay: the recipe may lead on to a worse one.
-    const found = await replay(settings.replay, false);
-    return outcome(1, found && toFinding(found, found.steps.length, verdictOf(found, undefined, createTimes)));
+    const found = await labs.replay(settings.replay, false);
+    return outcome(1, found && toFinding(found, found.steps.length, verdictOf(found, undefined, labs.createTimes)));
   }
 
   // Every class of the README's list driven on purpose first; a break there ends the search.
@@ -114,13 +118,26 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
     found: planned,
     shrunkFrom,
     ...phase
-  } = await systematicPhase(ctx, runLab, {
+  } = await systematicPhase(ctx, labs.run, {
     replays: TIGHTEN_REPLAYS,
-    createTimes,
+    createTimes: labs.createTimes,
   });
   before.systematic = phase;
   if (planned !== undefined) return outcome(0, toFinding(planned.found, shrunkFrom, planned.verdict));
+  const { runs, finding } = await randomSearch(ctx, settings, labs);
+  return outcome(runs, finding);
+}
 
+/**
+ * fast-check's search: sequences until one breaks the model (a cosmetic break does not stop
+ * the search for one that loses data; it is shrunk only when nothing worse was found), then
+ * its shrinking of that failure, then the settling of the recipe as run.
+ */
+async function randomSearch(
+  ctx: CheckContext,
+  settings: ExploreSettings,
+  labs: Labs,
+): Promise<{ runs: number; finding: Finding | undefined }> {
   // fast-check runs the property; what it cannot carry (our own errors, an interruption) waits here.
   let stop: { error: unknown } | undefined;
   const throwIfStopped = () => {
@@ -148,7 +165,7 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
     }
     const index = generated++;
     try {
-      const found = await runLab(
+      const found = await labs.run(
         (lab) => fc.asyncModelRun(() => ({ model: lab, real: lab }), commands),
         shrinking.target === RECOMMENDED_EXPLORE_CHECK,
       );
@@ -178,14 +195,18 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
     last = cosmetic.found;
     path = cosmetic.path;
   }
-  if (last === undefined || path === undefined) return outcome(runs, undefined);
+  if (last === undefined || path === undefined) return { runs, finding: undefined };
 
   const first = last;
   shrinking.target = first.violation.checkId;
   await fc.check(property, { seed: settings.seed, numRuns: settings.runs, path });
   throwIfStopped();
-  const settled = await settle(last, replayWherePossible, { replays: TIGHTEN_REPLAYS, createTimes });
-  return outcome(runs, toFinding(settled.found, first.steps.length, settled.verdict));
+  const settled = await settle(
+    last,
+    (recipe) => labs.replay(recipe, shrinking.target === RECOMMENDED_EXPLORE_CHECK, true),
+    { replays: TIGHTEN_REPLAYS, createTimes: labs.createTimes },
+  );
+  return { runs, finding: toFinding(settled.found, first.steps.length, settled.verdict) };
 }
 
 function toFinding(found: RunFinding, shrunkFrom: number, verdict: Verdict): Finding {
