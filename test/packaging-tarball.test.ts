@@ -84,7 +84,7 @@ describe.concurrent('dhv-harness-<version>.tgz, as the README installs it, with 
     expect(await fs.readFile(installed)).toEqual(await fs.readFile(plugins[0]!.path));
     const check = await dhv(['check', installed, '--only', 'discovery']);
     expect(check.exitCode, check.stdout + check.stderr).toBe(0);
-  }, 120_000);
+  });
 
   it('is upgraded in place by npm install -g of a newer dhv-harness-<version>.tgz, as the README says', async () => {
     const prefix = join(work, 'upgrade-prefix');
@@ -114,7 +114,7 @@ describe.concurrent('dhv-harness-<version>.tgz, as the README installs it, with 
     const listed = await npm(['ls', '-g', '--depth=0']);
     expect(listed.stdout.match(/@dhv\/harness@/g)).toHaveLength(1);
     expect(listed.stdout).toContain('@dhv/harness@0.1.1');
-  }, 180_000);
+  });
 
   it('brings the SDK alone as dhv-sdk-<version>.tgz: a program that execs plugins installs it with an empty npm cache', async () => {
     const program = join(work, 'exec-only');
@@ -141,7 +141,7 @@ describe.concurrent('dhv-harness-<version>.tgz, as the README installs it, with 
     });
     expect(ran.exitCode, ran.stderr).toBe(0);
     expect(ran.stdout.trim()).toBe('0.1.0');
-  }, 180_000);
+  });
 
   it('runs dhv help volume create', async () => {
     const help = await dhv(['help', 'volume', 'create']);
@@ -153,7 +153,7 @@ describe.concurrent('dhv-harness-<version>.tgz, as the README installs it, with 
     const demo = await dhv(['demo', '--json']);
     expect(demo.exitCode, demo.stderr).toBe(0);
     expect(JSON.parse(demo.stdout)).toMatchObject({ ok: true, leftBehind: [] });
-  }, 180_000);
+  });
 
   it('makes with dhv init a project whose npm install took no @dhv/* from the registry', async () => {
     const project = join(work, 'host/my-plugin');
@@ -185,7 +185,7 @@ describe('dhv-harness-<version>.tgz, installed as the README says, once every te
     expect(removed.stdout).toMatch(/removed \d+ package/);
     expect(await fs.pathExists(join(prefix, 'bin/dhv'))).toBe(false);
     expect(await fs.pathExists(join(prefix, 'lib/node_modules/@dhv/harness'))).toBe(false);
-  }, 180_000);
+  });
 });
 
 describe.concurrent('the packages as they would be published', () => {
@@ -200,5 +200,5 @@ describe.concurrent('the packages as they would be published', () => {
     expect(result.exitCode, `${names.join(', ')}: ${result.stderr}`).toBe(0);
     for (const name of names) expect(result.stdout, name).toContain(`+ ${name}@0.1.0`);
     expect(result.stderr).not.toMatch(/auto-corrected|npm warn (?!publish This command requires you to be logged in)/);
-  }, 180_000);
+  });
 });
