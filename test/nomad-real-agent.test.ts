@@ -163,10 +163,13 @@ async function replaySpec(pool: SandboxPool, vector: SpecThroughAgent): Promise<
 /**
  * A plugin call as compared: its env's paths and IDs already put through placeholders. Asked for
  * no capacity, dhv-mkdir answers the free bytes of the volumes' filesystem: another machine,
- * another number, so that number is not compared.
+ * another number, so that number is not compared. Nor is the loop device's number dhv-loopback
+ * names (the first free one: /dev/loop0 on the recording agent, any other while another test
+ * holds that one).
  */
 function callText(calls: readonly PluginCall[], ph: Placeholders): string {
   const noCapacity = (c: PluginCall) => c.env.DHV_CAPACITY_MIN_BYTES === '0' && c.env.DHV_CAPACITY_MAX_BYTES === '0';
+  const anyLoop = (text: string) => text.replace(/\/dev\/loop\d+\b/g, '/dev/loop<N>');
   return JSON.stringify(
     orderedCalls(calls).map((c) =>
       ph.json({
@@ -175,7 +178,7 @@ function callText(calls: readonly PluginCall[], ph: Placeholders): string {
         env: sortedKeys(c.env),
         exit: c.exit,
         stdout: noCapacity(c) ? c.stdout.replace(/"bytes": ?\d+/, '"bytes":<FREE>') : c.stdout,
-        stderr: c.stderr,
+        stderr: anyLoop(c.stderr),
       }),
     ),
     null,
