@@ -34,56 +34,56 @@ export interface Upserted {
  */
 export async function createVolume(agent: AgentParts, spec: VolumeSpec): Promise<Upserted> {
   const facts = await agent.facts();
-  const id = spec.id || randomUUID();
-  return agent.store.lock.volume(
-    id,
-    { doing: `creating volume "${spec.name}" (${id})`, name: spec.name },
-    async () => {
-      const existing = await updateRules(agent, spec);
-      const problem = placementProblem(spec, {
-        nodeId: agent.nodeId,
-        nodePool: agent.config.nodePool,
-        description: describeNode(agent.config),
-        facts: await withoutDeleted(agent, facts, [spec.name]),
-        pluginDir: agent.config.pluginDir,
-        pluginInDir: await agent.runner.lookup(agent.config.pluginDir, spec.pluginId).then(
-          () => true,
-          () => false,
-        ),
-        updating: existing !== undefined,
+  return holdingVolumeOf(agent, spec, 'creating', async (id) => {
+    const existing = await updateRules(agent, spec);
+    const problem = placementProblem(spec, {
+      nodeId: agent.nodeId,
+      nodePool: agent.config.nodePool,
+      description: describeNode(agent.config),
+      facts: await withoutDeleted(agent, facts, [spec.name]),
+      pluginDir: agent.config.pluginDir,
+      pluginInDir: await agent.runner.lookup(agent.config.pluginDir, spec.pluginId).then(
+        () => true,
+        () => false,
+      ),
+      updating: existing !== undefined,
+    });
+    if (problem) throw problem;
+    await agent
+      .manager()
+      .create(clientCreateRequest(spec, id, agent.nodeId), serverVolume(spec, agent.config.nodePool, existing))
+      .catch((err: unknown) => {
+        throw asServersReturn('HostVolume.Create', err);
       });
-      if (problem) throw problem;
-      await agent
-        .manager()
-        .create(clientCreateRequest(spec, id, agent.nodeId), serverVolume(spec, agent.config.nodePool, existing))
-        .catch((err: unknown) => {
-          throw asServersReturn('HostVolume.Create', err);
-        });
-      return { volume: await stateAfterClientAnswered(agent, id), created: !existing };
-    },
-    agent.signal,
-  );
+    return { volume: await stateAfterClientAnswered(agent, id), created: !existing };
+  });
 }
 
 /** `volume register`: the servers' update rules, then the client's register (the path must exist; no plugin runs). */
 export async function registerVolume(agent: AgentParts, spec: VolumeSpec): Promise<Upserted> {
   await agent.facts();
+  return holdingVolumeOf(agent, spec, 'registering', async (id) => {
+    const existing = await updateRules(agent, spec);
+    await agent
+      .manager()
+      .register(
+        clientRegisterRequest(spec, id, agent.nodeId),
+        registeredServerVolume(spec, agent.config.nodePool, existing),
+      );
+    return { volume: await stateAfterClientAnswered(agent, id), created: !existing };
+  });
+}
+
+/** Runs `fn` with the spec's volume ID (a new one when it names none), holding that volume's lock (Nomad's serializeCall). */
+function holdingVolumeOf<T>(
+  agent: AgentParts,
+  spec: VolumeSpec,
+  doing: 'creating' | 'registering',
+  fn: (id: string) => Promise<T>,
+): Promise<T> {
   const id = spec.id || randomUUID();
-  return agent.store.lock.volume(
-    id,
-    { doing: `registering volume "${spec.name}" (${id})`, name: spec.name },
-    async () => {
-      const existing = await updateRules(agent, spec);
-      await agent
-        .manager()
-        .register(
-          clientRegisterRequest(spec, id, agent.nodeId),
-          registeredServerVolume(spec, agent.config.nodePool, existing),
-        );
-      return { volume: await stateAfterClientAnswered(agent, id), created: !existing };
-    },
-    agent.signal,
-  );
+  const what = { doing: `${doing} volume "${spec.name}" (${id})`, name: spec.name };
+  return agent.store.lock.volume(id, what, () => fn(id), agent.signal);
 }
 
 /** The servers' rules before either: the namespace exists, and the volume the spec updates (if any) may change. */
