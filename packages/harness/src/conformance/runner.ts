@@ -8,7 +8,7 @@ import { ConformanceSession } from './session.js';
 import { RunProgress, type ProgressEvent } from './run-progress.js';
 import { InvalidSettingsError, resolveSettings, type SettingsInput } from './settings.js';
 
-import type { Check, CheckResult, ConformanceReport, SuiteSettings } from './types.js';
+import type { Check, CheckDescription, CheckResult, ConformanceReport, SuiteSettings } from './types.js';
 
 export type { ProgressEvent } from './run-progress.js';
 
@@ -230,6 +230,6 @@ function spaceFailure(fault: SpaceFault): CheckResult {
   return { ...describeCheck(check), status: 'fail', reason: describeSpaceFault(fault), notes: [], durationMs: 0 };
 }
 
-function describeCheck({ id, area, title, protocolRef, severity, gradeReason }: Check) {
+function describeCheck({ id, area, title, protocolRef, severity, gradeReason }: Check): CheckDescription {
   return { id, area, title, protocolRef, severity, gradeReason };
 }
