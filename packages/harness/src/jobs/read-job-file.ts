@@ -168,19 +168,7 @@ function fromHcl(root: Body): ReadJob {
       Update: update ? { Canary: num(update.canary, 0) } : null,
     };
   });
-  return {
-    job: {
-      ID: id,
-      Name: id,
-      Namespace: str(body.namespace, 'default') || 'default',
-      Type: str(body.type, 'service') || 'service',
-      TaskGroups,
-      Version: 0,
-      Stop: false,
-      SubmitTime: 0,
-    },
-    unmodelled: unmodelled.found,
-  };
+  return canonicalJob(id, id, body.namespace, body.type, TaskGroups, unmodelled);
 }
 
 function hclTask(name: string, t: Body, where: string, unmodelled: Unmodelled): Task {
@@ -261,12 +249,24 @@ function apiJob(root: Body): ReadJob {
       Update: update ? { Canary: num(update.Canary, 0) } : null,
     };
   });
+  return canonicalJob(id, str(j.Name, id) || id, j.Namespace, j.Type, TaskGroups, unmodelled);
+}
+
+/** The job as Nomad's Canonicalize leaves it (namespace `default`, type `service`), not yet submitted. */
+function canonicalJob(
+  ID: string,
+  Name: string,
+  namespace: unknown,
+  type: unknown,
+  TaskGroups: TaskGroup[],
+  unmodelled: Unmodelled,
+): ReadJob {
   return {
     job: {
-      ID: id,
-      Name: str(j.Name, id) || id,
-      Namespace: str(j.Namespace, 'default') || 'default',
-      Type: str(j.Type, 'service') || 'service',
+      ID,
+      Name,
+      Namespace: str(namespace, 'default') || 'default',
+      Type: str(type, 'service') || 'service',
       TaskGroups,
       Version: 0,
       Stop: false,
