@@ -8,7 +8,7 @@ import { ConformanceSession } from './session.js';
 import { RunProgress, type ProgressEvent } from './run-progress.js';
 import { InvalidSettingsError, resolveSettings, type SettingsInput } from './settings.js';
 
-import type { Check, CheckDescription, CheckResult, ConformanceReport, SuiteSettings } from './types.js';
+import { describeCheck, type Check, type CheckResult, type ConformanceReport, type SuiteSettings } from './types.js';
 
 export type { ProgressEvent } from './run-progress.js';
 
@@ -228,8 +228,4 @@ export function withExtraChecks(catalogue: readonly Check[], extra: readonly Che
 function spaceFailure(fault: SpaceFault): CheckResult {
   const check = CATALOGUE.find((c) => c.id === SPACE_WITHIN_BOUND)!;
   return { ...describeCheck(check), status: 'fail', reason: describeSpaceFault(fault), notes: [], durationMs: 0 };
-}
-
-function describeCheck({ id, area, title, protocolRef, severity, gradeReason }: Check): CheckDescription {
-  return { id, area, title, protocolRef, severity, gradeReason };
 }

@@ -152,6 +152,10 @@ export interface CheckContext {
 /** What a result repeats of its check: the catalogue's words for it. */
 export type CheckDescription = Pick<Check, 'id' | 'area' | 'title' | 'protocolRef' | 'severity' | 'gradeReason'>;
 
+export function describeCheck({ id, area, title, protocolRef, severity, gradeReason }: Check): CheckDescription {
+  return { id, area, title, protocolRef, severity, gradeReason };
+}
+
 export interface CheckResult extends CheckDescription {
   status: Status;
   /** Why it did not pass, or the warning. */
