@@ -91,29 +91,6 @@ export default tseslint.config(
     },
   },
   {
-    // Left long on purpose, each for its reason:
-    // - recorderMain's text is the recorder program itself (recorder-program.ts): it runs with
-    //   nothing else in its file, so it cannot call helpers of this module;
-    // - the explorer (explore/explorer.ts, explore/lab.ts) is another change's to split in issue
-    //   33 (lab.ts is being reshaped there); until that lands they keep their size;
-    // - not split yet, each a whole step-by-step operation that wants its steps named with
-    //   care, not cut: agent.ts (551 lines: the volume operations share the Agent's lock,
-    //   shutdown tracking and node facts; they move out as the Agent's operations next),
-    //   interpretRun (sdk/client/interpret-run.ts, 124 lines: Nomad's order of checks on a
-    //   finished run), runConformance (conformance/runner.ts, 100), runSeedStory
-    //   (demo/seed-story.ts, 160: the demo's script, one step after another).
-    files: [
-      'packages/harness/src/record/recorder-program.ts',
-      'packages/harness/src/conformance/explore/explorer.ts',
-      'packages/harness/src/conformance/explore/lab.ts',
-      'packages/harness/src/agent/agent.ts',
-      'packages/sdk/src/client/interpret-run.ts',
-      'packages/harness/src/conformance/runner.ts',
-      'packages/harness/src/demo/seed-story.ts',
-    ],
-    rules: { 'max-lines': 'off', 'max-lines-per-function': 'off' },
-  },
-  {
     // CommonJS on purpose: dhv's start requires Node's modules without an ES module's
     // facades (packages/harness/bin/cli-files.cjs; bin/package.json makes bin/*.js CommonJS).
     files: ['**/*.cjs', 'packages/harness/bin/*.js'],

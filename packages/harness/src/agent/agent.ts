@@ -1,43 +1,30 @@
 import { setMaxListeners } from 'node:events';
-import { randomUUID } from 'node:crypto';
+import type { PluginRunner } from '@dhv/sdk/client';
 import type { AgentConfig } from '../config/agent-config.js';
 import type { VolumeSpec } from '../volume-specs/volume-spec.js';
-import type { ClientState, ClientCreateRequest, VolumeRecord } from './state/client-state.js';
 import { AgentError } from '../errors/agent-error.js';
-import {
-  applyHostVolumeUpdates,
-  staticHostVolumes,
-  type HostVolumeConfig,
-  type HostVolumeUpdate,
-} from './host-volumes.js';
-import type { NodeFacts, VolumeState } from './state/node-facts.js';
+import type { ClientState, ClientCreateRequest } from './state/client-state.js';
+import { staticHostVolumes } from './host-volumes.js';
+import type { NodeFacts } from './state/node-facts.js';
 import { AgentStore } from './state/store.js';
-import { describeNode } from './node-description.js';
-import { nodeStatus, unstartedNodeFacts, type NodeStatus } from './node-status.js';
-import { placementProblem } from './servers/placement.js';
-import { existingForUpdate } from './servers/update-rules.js';
-import { stateAfterUpsert, statesAfterNodeUpdate } from './servers/volume-states.js';
-import {
-  asServersReturn,
-  clientCreateRequest,
-  clientRegisterRequest,
-  registeredServerVolume,
-  serverVolume,
-} from './servers/host-volume-endpoint.js';
-import { deleteRequestFor, type ClientDeleteRequest, type ClientRegisterRequest } from './client/plugin-requests.js';
+import { unstartedNodeFacts, type NodeStatus } from './node-status.js';
+import type { ClientDeleteRequest, ClientRegisterRequest } from './client/plugin-requests.js';
 import { builtinFirst, fingerprintPlugins, type Fingerprint } from './plugins.js';
 import { OrphanCollector } from './orphans.js';
-import type { PluginRunner } from '@dhv/sdk/client';
 import { simulateReboot } from './reboot.js';
 import { VolumeManager, type ClientCreateResponse, type ServerVolume } from './client/host-volume-manager.js';
 import type { AgentLogLine, ClientStateStore } from './client/volume-manager-context.js';
-import { toHostVolume, type HostVolume } from './volume-view.js';
+import type { HostVolume } from './volume-view.js';
 import { Jobs } from './allocations/jobs.js';
 import type { Allocation } from './allocations/alloc-status.js';
 import { execTaskCaps } from './allocations/task-launch.js';
 import { Namespaces } from './namespaces.js';
-import { multierrorText } from '../go/multierror.js';
-import { serverKey, startHeld, type StartOptions, type StartReport } from './agent-start.js';
+import { startHeld, type StartOptions, type StartReport } from './agent-start.js';
+import type { AgentParts } from './agent-parts.js';
+import { publish } from './node-report.js';
+import { createVolume, registerVolume, type Upserted } from './volume-upsert.js';
+import { deleteVolume, refuseDeleteInUse } from './volume-delete.js';
+import { readNodeStatus, readVolume, readVolumes, unreadableVolume } from './volume-reads.js';
 
 export interface AgentOptions {
   /** Where warnings go as they happen (a CLI prints them to stderr). */
@@ -61,11 +48,15 @@ export type { NodeStatus, NodeView } from './node-status.js';
 export type { Allocation, HostVolume };
 export { EXEC_DEFAULT_CAPS } from './allocations/task-launch.js';
 export type { StartReport, StartOptions } from './agent-start.js';
+export type { Upserted } from './volume-upsert.js';
 
 /**
  * The simulated Nomad node, servers and client in one: each call runs the servers' rules
  * (servers/: placement, update rules, volume states), then the client's host volume
  * manager (client/), then records what the node reports (node facts, in the store).
+ * The class holds what the agent is (its lock and store, its runner, the shutdown of runs
+ * in flight); its volume operations live in modules of their own (volume-upsert.ts,
+ * volume-delete.ts, volume-reads.ts, node-report.ts), each handed the agent's parts.
  * Everything durable lives in the data dir (state/), so every `dhv` command (a separate
  * process) sees the same node; `start()` is what a real agent does when it starts.
  */
@@ -209,126 +200,27 @@ export class Agent {
     };
   }
 
-  /**
-   * `volume create` end to end: the servers' checks (update rules, placement on this
-   * node: the plugin must be fingerprinted and the constraints met), then the client's
-   * create, then the state the servers compute. All of it holds the volume's lock (Nomad's
-   * serializeCall), and the volume is read under it: an update that comes after a delete
-   * finds no volume, and one that comes before it finishes before the delete begins.
-   */
-  async createVolume(spec: VolumeSpec): Promise<{ volume: HostVolume; created: boolean }> {
+  /** `volume create` end to end (volume-upsert.ts); jobs waiting for a volume are evaluated again after it. */
+  async createVolume(spec: VolumeSpec): Promise<Upserted> {
     return this.track(async () => {
-      const facts = await this.facts();
-      const id = spec.id || randomUUID();
-      const created = await this.store.lock.volume(
-        id,
-        { doing: `creating volume "${spec.name}" (${id})`, name: spec.name },
-        async () => {
-          await this.namespaces().requireForVolume(spec.namespace);
-          const existing = existingForUpdate(spec, spec.id ? await this.state.get(spec.id) : undefined);
-          if (existing) await this.refuseUpdateInUse(existing);
-          const problem = placementProblem(spec, {
-            nodeId: this.nodeId,
-            nodePool: this.config.nodePool,
-            description: describeNode(this.config),
-            facts: await this.withoutDeleted(facts, [spec.name]),
-            pluginDir: this.config.pluginDir,
-            pluginInDir: await this.runner.lookup(this.config.pluginDir, spec.pluginId).then(
-              () => true,
-              () => false,
-            ),
-            updating: existing !== undefined,
-          });
-          if (problem) throw problem;
-          await this.manager()
-            .create(clientCreateRequest(spec, id, this.nodeId), serverVolume(spec, this.config.nodePool, existing))
-            .catch((err: unknown) => {
-              throw asServersReturn('HostVolume.Create', err);
-            });
-          return { volume: await this.afterUpsert(id), created: !existing };
-        },
-        this.controller.signal,
-      );
+      const created = await createVolume(this.parts(), spec);
       await this.retryBlockedJobs();
       return created;
     });
   }
 
-  /** `volume register`: the servers' update rules, then the client's register (the path must exist; no plugin runs). */
-  async registerVolume(spec: VolumeSpec): Promise<{ volume: HostVolume; created: boolean }> {
+  /** `volume register` (volume-upsert.ts): the path must exist; no plugin runs. */
+  async registerVolume(spec: VolumeSpec): Promise<Upserted> {
     return this.track(async () => {
-      await this.facts();
-      const id = spec.id || randomUUID();
-      const registered = await this.store.lock.volume(
-        id,
-        { doing: `registering volume "${spec.name}" (${id})`, name: spec.name },
-        async () => {
-          await this.namespaces().requireForVolume(spec.namespace);
-          const existing = existingForUpdate(spec, spec.id ? await this.state.get(spec.id) : undefined);
-          if (existing) await this.refuseUpdateInUse(existing);
-          await this.manager().register(
-            clientRegisterRequest(spec, id, this.nodeId),
-            registeredServerVolume(spec, this.config.nodePool, existing),
-          );
-          return { volume: await this.afterUpsert(id), created: !existing };
-        },
-        this.controller.signal,
-      );
+      const registered = await registerVolume(this.parts(), spec);
       await this.retryBlockedJobs();
       return registered;
     });
   }
 
-  /**
-   * Deletes the volume of ID `id`, with the request the servers would send. Like Nomad's API
-   * it takes a whole ID, never a prefix or a name: which volume a user named is the CLI's
-   * lookup (`commands/volume/find-volume.ts`), done once, before this.
-   */
+  /** Deletes the volume of ID `id` (volume-delete.ts): a whole ID, never a prefix or a name. */
   async deleteVolume(id: string, namespace?: string): Promise<HostVolume> {
-    return this.track(async () => {
-      const found = await this.state.get(id);
-      const elsewhere =
-        found !== undefined &&
-        namespace !== undefined &&
-        namespace !== '*' &&
-        (found.Volume.Namespace ?? found.CreateReq.Namespace) !== namespace;
-      if (!found || elsewhere) {
-        throw new AgentError(
-          'VOLUME_NOT_FOUND',
-          `no such volume: ${id}\nRun dhv volume status -namespace '*' to list the volumes.`,
-          { ref: id },
-        );
-      }
-      return this.store.lock.volume(
-        found.ID,
-        { doing: `deleting volume "${found.CreateReq.Name}" (${found.ID})`, name: found.CreateReq.Name },
-        async () => {
-          // Read again under the volume's lock: a delete that waited for another finds it gone.
-          const record = await this.state.get(found.ID);
-          if (!record) {
-            throw new AgentError(
-              'VOLUME_NOT_FOUND',
-              `no such volume: ${found.ID}\nIt was deleted while this command waited for it; run dhv volume status to list the volumes`,
-              { volumeId: found.ID },
-            );
-          }
-          const view = toHostVolume(record, await this.stateOf(record.ID));
-          await this.manager()
-            .delete(deleteRequestFor(record))
-            .catch((err: unknown) => {
-              throw asServersReturn('HostVolume.Delete', err);
-            });
-          await this.store.updateNodeFacts((f) => {
-            const facts = f ?? this.emptyFacts();
-            const volumeStates = new Map(facts.volumeStates);
-            volumeStates.delete(record.ID);
-            return { ...facts, volumeStates };
-          });
-          return view;
-        },
-        this.controller.signal,
-      );
-    });
+    return this.track(() => deleteVolume(this.parts(), id, namespace));
   }
 
   /** gc: the volumes on disk that client state does not know, found in this agent's store, removed with its runner. */
@@ -357,7 +249,7 @@ export class Agent {
       store: this.store,
       nodeId: this.nodeId,
       // Read, never started here: placement reads them under locks that a start would wait on.
-      hostVolumes: async () => ((await this.store.nodeFacts()) ?? this.emptyFacts()).hostVolumes,
+      hostVolumes: async () => ((await this.store.nodeFacts()) ?? unstartedNodeFacts(this.config)).hostVolumes,
       ensureStarted: async () => void (await this.facts()),
       volumes: () => this.volumes(),
       execCaps: execTaskCaps(this.config.execAllowCaps),
@@ -376,93 +268,24 @@ export class Agent {
     return this.jobs().volumeUsers(volume);
   }
 
-  /** The servers refuse to delete a volume that allocations use, `-force` or not (Nomad's HostVolume.Delete). */
-  private async refuseDeleteInUse(req: ClientDeleteRequest): Promise<void> {
-    const users = await this.volumeUsers({ Name: req.Name, NodeID: req.NodeID });
-    if (users.length > 0)
-      throw new AgentError(
-        'VOLUME_IN_USE',
-        `volume ${req.ID} in use by allocations: [${users.map((a) => a.ID).join(' ')}]\nStop the jobs that use it (dhv job stop <job>), then delete it again.`,
-        { volumeId: req.ID, allocations: users.map((a) => a.ID) },
-      );
-  }
-
-  /** Nomad's ValidateUpdate: no change at all while allocations use the volume. */
-  private async refuseUpdateInUse(record: VolumeRecord): Promise<void> {
-    const users = await this.volumeUsers({ Name: record.CreateReq.Name, NodeID: record.CreateReq.NodeID });
-    if (users.length > 0)
-      throw new AgentError(
-        'VOLUME_IN_USE',
-        `validating volume "${record.ID}" update failed: ${multierrorText([`cannot update a volume in use: claimed by allocs (${users.map((a) => a.ID).join(', ')})`])}`,
-        { volumeId: record.ID, allocations: users.map((a) => a.ID) },
-      );
-  }
-
   /** The volume of ID `id` (a whole ID, as Nomad's API reads it). */
-  async volume(id: string): Promise<HostVolume> {
-    const record = await this.state.get(id);
-    if (!record)
-      throw new AgentError('VOLUME_NOT_FOUND', `no such volume: ${id}\nRun dhv volume status to list the volumes.`, {
-        ref: id,
-      });
-    return toHostVolume(
-      record,
-      await this.stateOf(record.ID),
-      (await this.store.health.judge([record])).get(record.ID),
-    );
+  volume(id: string): Promise<HostVolume> {
+    return readVolume(this.parts(), id);
   }
 
   /** Every volume whose record loads; each one that does not is a warning naming its file and the fix. */
-  async volumes(): Promise<HostVolume[]> {
-    const [{ records, damaged }, facts] = await Promise.all([this.state.scan(), this.store.nodeFacts()]);
-    for (const d of damaged) this.warn(d.error.message);
-    const failures = await this.store.health.judge(records);
-    return records.map((r) => toHostVolume(r, facts?.volumeStates.get(r.ID) ?? 'pending', failures.get(r.ID)));
+  volumes(): Promise<HostVolume[]> {
+    return readVolumes(this.parts());
   }
 
   /** The error of the one volume whose ID starts with `ref` and whose record does not load, if there is one. */
-  async unreadableVolume(ref: string): Promise<AgentError | undefined> {
-    if (ref === '') return undefined;
-    const matches = (await this.state.scan()).damaged.filter((d) => d.id.startsWith(ref));
-    return matches.length === 1 ? matches[0]!.error : undefined;
+  unreadableVolume(ref: string): Promise<AgentError | undefined> {
+    return unreadableVolume(this.parts(), ref);
   }
 
   /** The node as the servers see it: attributes from the last fingerprint, `HostVolumes` as the node last reported them. */
-  async status(): Promise<NodeStatus> {
-    const facts = await this.facts();
-    const volumes = await this.volumes();
-    const recorded = new Set(volumes.map((v) => v.ID));
-    return nodeStatus(
-      this.config,
-      this.nodeId,
-      this.published(facts, (id) => recorded.has(id)),
-      volumes,
-    );
-  }
-
-  /**
-   * The node's facts without a dynamic volume whose record is gone. Every change of a
-   * volume commits with one rename or unlink of its record; a `dhv` killed between a
-   * delete's commit and its update of the node left the volume on the node, and what the
-   * node reports is read against client state, so the next command sees it deleted.
-   * `names` limits the look to the entries a caller reads.
-   */
-  private async withoutDeleted(facts: NodeFacts, names: readonly string[]): Promise<NodeFacts> {
-    const gone = new Set<string>();
-    for (const name of names) {
-      const id = facts.hostVolumes.get(name)?.ID;
-      if (id && !(await this.state.has(id))) gone.add(id);
-    }
-    return this.published(facts, (id) => !gone.has(id));
-  }
-
-  private published(facts: NodeFacts, recorded: (id: string) => boolean): NodeFacts {
-    let hostVolumes: Map<string, HostVolumeConfig> | undefined;
-    for (const [name, volume] of facts.hostVolumes) {
-      if (volume.ID === '' || recorded(volume.ID)) continue;
-      (hostVolumes ??= new Map(facts.hostVolumes)).delete(name);
-    }
-    return hostVolumes ? { ...facts, hostVolumes } : facts;
+  status(): Promise<NodeStatus> {
+    return readNodeStatus(this.parts());
   }
 
   /** What the node last reported; a data dir that never started gets a start now, as an agent's first start. */
@@ -470,49 +293,24 @@ export class Agent {
     const facts = await this.store.nodeFacts();
     if (facts) return facts;
     await this.start();
-    return (await this.store.nodeFacts()) ?? this.emptyFacts();
+    return (await this.store.nodeFacts()) ?? unstartedNodeFacts(this.config);
   }
 
-  private emptyFacts(): NodeFacts {
-    return unstartedNodeFacts(this.config);
-  }
-
-  /** The servers write the volume after the client answered: `pending`, or `ready` when the node already reports its name. */
-  private async afterUpsert(id: string): Promise<HostVolume> {
-    const record = (await this.state.get(id))!;
-    // The node's update during the client's create usually wrote this very state: no second write.
-    const now = await this.store.nodeFacts();
-    const known = now?.volumeStates.get(id);
-    if (now && known === stateAfterUpsert(record.CreateReq.Name, now.hostVolumes)) return toHostVolume(record, known);
-    const facts = await this.store.updateNodeFacts((f) => {
-      const facts = f ?? this.emptyFacts();
-      return {
-        ...facts,
-        volumeStates: new Map(facts.volumeStates).set(id, stateAfterUpsert(record.CreateReq.Name, facts.hostVolumes)),
-      };
-    });
-    return toHostVolume(record, facts.volumeStates.get(id) ?? 'pending');
-  }
-
-  private async stateOf(id: string): Promise<VolumeState> {
-    return (await this.store.nodeFacts())?.volumeStates.get(id) ?? 'pending';
-  }
-
-  /** The node tells the servers about changed volumes; they recompute every volume's state on this node. */
-  private async publish(updates: HostVolumeUpdate[]): Promise<void> {
-    const records = await this.state.list();
-    let warnings: string[] = [];
-    await this.store.updateNodeFacts((f) => {
-      const facts = f ?? this.emptyFacts();
-      const applied = applyHostVolumeUpdates(facts.hostVolumes, updates);
-      warnings = applied.warnings;
-      return {
-        ...facts,
-        hostVolumes: applied.hostVolumes,
-        volumeStates: statesAfterNodeUpdate(facts.volumeStates, records.map(serverKey), applied.hostVolumes),
-      };
-    });
-    for (const w of warnings) this.warn(w);
+  /** What the Agent's operations work with, for this call (agent-parts.ts). */
+  private parts(): AgentParts {
+    return {
+      config: this.config,
+      nodeId: this.nodeId,
+      store: this.store,
+      state: this.state,
+      runner: this.runner,
+      signal: this.controller.signal,
+      manager: () => this.manager(),
+      facts: () => this.facts(),
+      namespaces: () => this.namespaces(),
+      volumeUsers: (volume) => this.volumeUsers(volume),
+      warn: (message) => this.warn(message),
+    };
   }
 
   private manager(): VolumeManager {
@@ -522,12 +320,12 @@ export class Agent {
       state: this.records,
       names: this.store.claims,
       lock: this.store.lock,
-      publish: (updates) => this.publish(updates),
+      publish: (updates) => publish(this.parts(), updates),
       signal: this.controller.signal,
       health: this.store.health,
       disks: this.store.disks,
       mounts: this.store.mounts,
-      beforeDelete: (req) => this.refuseDeleteInUse(req),
+      beforeDelete: (req) => refuseDeleteInUse(this, req),
       log: (line) => {
         this.logs.push(line);
         if (line.level === 'warn' && !line.message.startsWith('error deleting volume')) this.warn(line.message);

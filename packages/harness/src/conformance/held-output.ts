@@ -1,7 +1,7 @@
 import type { OutputHolder, PluginRun } from '@dhv/sdk/client';
 import { AGENT_TIMEOUT_MS } from '@dhv/sdk/plugin';
 import { stdioChecks } from './catalogue/stdio.js';
-import type { CheckResult } from './types.js';
+import { describeCheck, type CheckResult } from './types.js';
 
 /**
  * How long a plugin's stdout and stderr may stay open after it exits before whoever holds
@@ -39,14 +39,8 @@ const STDIO_CHECK = stdioChecks.find((c) => c.id === STDIO_RELEASED)!;
 
 /** The required failure the fault is: errors.stdio-released, whichever check ran into it first. */
 export function heldOutputFailure(fault: HeldOutputFault): CheckResult {
-  const { id, area, title, protocolRef, severity, gradeReason } = STDIO_CHECK;
   return {
-    id,
-    area,
-    title,
-    protocolRef,
-    severity,
-    gradeReason,
+    ...describeCheck(STDIO_CHECK),
     status: 'fail',
     reason: `${describeFault(fault)}: a real agent waits for it as long as it lives, past the ${AGENT_TIMEOUT_MS.create / 1000}s deadline; start helpers with their output redirected (>/dev/null 2>&1), or wait for them`,
     notes: [],

@@ -5,11 +5,15 @@ import { assertPluginRunnable } from './missing-plugin.js';
 import { selectChecks } from './select.js';
 import { SPACE_WITHIN_BOUND, describeSpaceFault, type SpaceFault } from './space-budget.js';
 import { ConformanceSession } from './session.js';
+import { RunProgress, type ProgressEvent } from './run-progress.js';
 import { InvalidSettingsError, resolveSettings, type SettingsInput } from './settings.js';
+
+import { describeCheck, type Check, type CheckResult, type ConformanceReport, type SuiteSettings } from './types.js';
+
+export type { ProgressEvent } from './run-progress.js';
 
 /** Checks are independent (each has its own sandbox), and most of their time is spent waiting for plugin processes. */
 export const DEFAULT_JOBS = 4;
-import type { Check, CheckResult, ConformanceReport, SuiteSettings } from './types.js';
 
 export interface RunOptions extends SettingsInput {
   /** Check IDs or areas to run; all when empty. */
@@ -44,11 +48,6 @@ export interface RunOptions extends SettingsInput {
 const NOT_RUN = `not run: the run stopped (see ${STDIO_RELEASED})`;
 const NOT_RUN_SPACE = `not run: the run stopped (see ${SPACE_WITHIN_BOUND})`;
 
-/** `index` counts the checks finished before this event, so a display can show `[index + 1/total]`. */
-export type ProgressEvent =
-  | { kind: 'start'; check: Check; index: number; total: number }
-  | { kind: 'done'; result: CheckResult; index: number; total: number };
-
 /** Runs the selected checks against a plugin executable and removes everything it made. */
 export async function runConformance(plugin: string, options: RunOptions = {}): Promise<ConformanceReport> {
   const settings = resolveSettings(options);
@@ -56,103 +55,89 @@ export async function runConformance(plugin: string, options: RunOptions = {}): 
     selectChecks(withExtraChecks(options.catalogue ?? CATALOGUE, options.extraChecks), options.only, options.skip),
     settings,
   );
-  let faultShown = false;
+  const jobs = options.jobs ?? DEFAULT_JOBS;
+  if (!Number.isInteger(jobs) || jobs < 1)
+    throw new InvalidSettingsError(`jobs must be a whole number of at least 1, got ${jobs}`, 'jobs');
+  const progress = new RunProgress(checks.length, options.onProgress);
   const session = new ConformanceSession(
     plugin,
     settings,
     options.volumesDir,
     options.signal,
-    (fault) => {
-      // Shown the moment it is found; the check judging it says it itself.
-      if (fault.checkId === STDIO_RELEASED) return;
-      faultShown = true;
-      options.onProgress?.({ kind: 'done', result: heldOutputFailure(fault), index: finished, total: checks.length });
-    },
-    (fault) => {
-      if (fault.checkId === SPACE_WITHIN_BOUND) return;
-      spaceShown = true;
-      options.onProgress?.({ kind: 'done', result: spaceFailure(fault), index: finished, total: checks.length });
-    },
+    (fault) => progress.faultFound(heldOutputFailure(fault), fault.checkId),
+    (fault) => progress.faultFound(spaceFailure(fault), fault.checkId),
     options.hurry,
   );
-  let spaceShown = false;
   const startedAt = new Date();
   const started = performance.now();
-  const jobs = options.jobs ?? DEFAULT_JOBS;
-  if (!Number.isInteger(jobs) || jobs < 1)
-    throw new InvalidSettingsError(`jobs must be a whole number of at least 1, got ${jobs}`, 'jobs');
-  const results: CheckResult[] = new Array(checks.length);
-  let finished = 0;
-  const commandsCwd = options.commandsCwd ?? process.cwd();
-  try {
-    await runCommands('setup', options.setup ?? [], commandsCwd);
-    // Setup may be what makes the plugin: only after it can a missing plugin be told apart.
-    await assertPluginRunnable(session.plugin);
-  } catch (err) {
-    await runCommands('teardown', options.teardown ?? [], commandsCwd).catch(() => {});
-    throw err;
-  }
+  await setUp(session, options);
   options.onStart?.(session.plugin);
   try {
-    await schedule(checks, jobs, async (check, index) => {
-      if (options.signal?.aborted || session.fault || session.spaceFault) {
-        results[index] = {
-          ...describeCheck(check),
-          status: 'skip',
-          reason: options.signal?.aborted ? 'the run was interrupted' : session.fault ? NOT_RUN : NOT_RUN_SPACE,
-          notes: [],
-          durationMs: 0,
-        };
-        return;
-      }
-      options.onProgress?.({ kind: 'start', check, index: finished, total: checks.length });
-      const result = await session.runCheck(check);
-      results[index] = result;
-      options.onProgress?.({ kind: 'done', result, index: finished++, total: checks.length });
-    });
+    await schedule(checks, jobs, (check, index) => runOne(session, check, index, progress, options.signal));
   } finally {
-    const problems = await session.close();
-    await runCommands('teardown', options.teardown ?? [], commandsCwd).catch((err: Error) =>
-      problems.push(err.message),
-    );
-    if (problems.length > 0) {
-      const last = results.at(-1);
-      last?.notes.push(...problems.map((p) => `run cleanup: ${p}`));
-    }
+    await tearDown(session, options, progress.results);
   }
-  const fault = session.fault;
-  if (fault) {
-    // One required failure says it, whichever check ran into it first, unless that check was the one judging it.
-    const failure = heldOutputFailure(fault);
-    const at = results.findIndex((r) => r.id === failure.id);
-    if (at === -1) results.push(failure);
-    else if (results[at]!.status !== 'fail') results[at] = failure;
-    if (!faultShown && (at === -1 || results[at] === failure))
-      options.onProgress?.({ kind: 'done', result: failure, index: finished++, total: checks.length });
-  }
-  const spaceFault = session.spaceFault;
-  if (spaceFault) {
-    const failure = spaceFailure(spaceFault);
-    const at = results.findIndex((r) => r.id === failure.id);
-    if (at === -1) results.push(failure);
-    else if (results[at]!.status !== 'fail') results[at] = failure;
-    if (!spaceShown && (at === -1 || results[at] === failure))
-      options.onProgress?.({ kind: 'done', result: failure, index: finished++, total: checks.length });
-  }
+  if (session.fault) progress.recordFault(heldOutputFailure(session.fault));
+  if (session.spaceFault) progress.recordFault(spaceFailure(session.spaceFault));
   const report = buildReport(
     session.plugin,
     settings,
     startedAt,
     performance.now() - started,
-    results,
+    progress.results,
     options.strict ?? false,
   );
-  const notRun = results.filter((r) => r.reason === NOT_RUN || r.reason === NOT_RUN_SPACE).length;
-  if (fault && notRun > 0 && !options.signal?.aborted) report.stopped = heldOutputStop(fault, notRun);
-  else if (spaceFault && notRun > 0 && !options.signal?.aborted)
-    report.stopped = `${describeSpaceFault(spaceFault)} (${SPACE_WITHIN_BOUND}): every further call could do the same, so ${notRun} ${notRun === 1 ? 'check was' : 'checks were'} not run`;
   // An interrupted run proves nothing either way.
-  return options.signal?.aborted ? { ...report, ok: false, interrupted: true } : report;
+  if (options.signal?.aborted) return { ...report, ok: false, interrupted: true };
+  const stopped = stoppedBy(session, progress.results);
+  return stopped === undefined ? report : { ...report, stopped };
+}
+
+/** Runs setup, then finds the plugin: setup may be what makes it, so only after it can a missing plugin be told apart. */
+async function setUp(session: ConformanceSession, options: RunOptions): Promise<void> {
+  try {
+    await runCommands('setup', options.setup ?? [], options.commandsCwd ?? process.cwd());
+    await assertPluginRunnable(session.plugin);
+  } catch (err) {
+    await runCommands('teardown', options.teardown ?? [], options.commandsCwd ?? process.cwd()).catch(() => {});
+    throw err;
+  }
+}
+
+/** Removes what the checks left, then runs teardown; what went wrong is a note on the last result. */
+async function tearDown(session: ConformanceSession, options: RunOptions, results: CheckResult[]): Promise<void> {
+  const problems = await session.close();
+  await runCommands('teardown', options.teardown ?? [], options.commandsCwd ?? process.cwd()).catch((err: Error) =>
+    problems.push(err.message),
+  );
+  if (problems.length > 0) results.at(-1)?.notes.push(...problems.map((p) => `run cleanup: ${p}`));
+}
+
+/** One check, or its skip once the run was interrupted or stopped by a fault. */
+async function runOne(
+  session: ConformanceSession,
+  check: Check,
+  index: number,
+  progress: RunProgress,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  if (signal?.aborted || session.fault || session.spaceFault) {
+    const reason = signal?.aborted ? 'the run was interrupted' : session.fault ? NOT_RUN : NOT_RUN_SPACE;
+    progress.notStarted(index, { ...describeCheck(check), status: 'skip', reason, notes: [], durationMs: 0 });
+    return;
+  }
+  progress.started(check);
+  progress.done(index, await session.runCheck(check));
+}
+
+/** Why the run stopped before some checks, when a fault stopped it. */
+function stoppedBy(session: ConformanceSession, results: CheckResult[]): string | undefined {
+  const notRun = results.filter((r) => r.reason === NOT_RUN || r.reason === NOT_RUN_SPACE).length;
+  if (notRun === 0) return undefined;
+  if (session.fault) return heldOutputStop(session.fault, notRun);
+  if (session.spaceFault)
+    return `${describeSpaceFault(session.spaceFault)} (${SPACE_WITHIN_BOUND}): every further call could do the same, so ${notRun} ${notRun === 1 ? 'check was' : 'checks were'} not run`;
+  return undefined;
 }
 
 /**
@@ -243,8 +228,4 @@ export function withExtraChecks(catalogue: readonly Check[], extra: readonly Che
 function spaceFailure(fault: SpaceFault): CheckResult {
   const check = CATALOGUE.find((c) => c.id === SPACE_WITHIN_BOUND)!;
   return { ...describeCheck(check), status: 'fail', reason: describeSpaceFault(fault), notes: [], durationMs: 0 };
-}
-
-function describeCheck({ id, area, title, protocolRef, severity, gradeReason }: Check) {
-  return { id, area, title, protocolRef, severity, gradeReason };
 }

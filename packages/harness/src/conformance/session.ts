@@ -17,7 +17,15 @@ import { summariseLeftovers, type Leftover, type LeftoverLooks } from './host-le
 import { CheckOutcome, describeUnexpected } from './outcome.js';
 import { forceRemove, makeRunRoot, removeRunRoot } from './scratch-dirs.js';
 import { describeSpaceFault, type SandboxSpace, type SpaceFault } from './space-budget.js';
-import type { Check, CheckContext, CheckResult, DeleteInput, Status, SuiteSettings } from './types.js';
+import {
+  describeCheck,
+  type Check,
+  type CheckContext,
+  type CheckResult,
+  type DeleteInput,
+  type Status,
+  type SuiteSettings,
+} from './types.js';
 
 /**
  * One run of the suite against one plugin: the run-wide temporary root, the values
@@ -79,14 +87,7 @@ export class ConformanceSession {
     const started = performance.now();
     const sandbox = join(root, `${String(++this.counter).padStart(2, '0')}-${check.id}`);
     const teardown = this.scopeOf(sandbox);
-    const base = {
-      id: check.id,
-      area: check.area,
-      title: check.title,
-      protocolRef: check.protocolRef,
-      severity: check.severity,
-      gradeReason: check.gradeReason,
-    };
+    const base = describeCheck(check);
     const blocker = this.blocker(check);
     if (blocker !== undefined) {
       this.results.set(check.id, 'skip');

@@ -151,13 +151,14 @@ export interface CheckContext {
   shared<T>(key: string, compute: (ctx: CheckContext) => Promise<T>): Promise<T>;
 }
 
-export interface CheckResult {
-  id: string;
-  area: Area;
-  title: string;
-  protocolRef: string;
-  severity: Severity;
-  gradeReason: string;
+/** What a result repeats of its check: the catalogue's words for it. */
+export type CheckDescription = Pick<Check, 'id' | 'area' | 'title' | 'protocolRef' | 'severity' | 'gradeReason'>;
+
+export function describeCheck({ id, area, title, protocolRef, severity, gradeReason }: Check): CheckDescription {
+  return { id, area, title, protocolRef, severity, gradeReason };
+}
+
+export interface CheckResult extends CheckDescription {
   status: Status;
   /** Why it did not pass, or the warning. */
   reason?: string;

@@ -67,6 +67,24 @@ const SPECS = {
   },
 } as const;
 
+type VolumeName = keyof typeof SPECS;
+
+/** What every step of the story shares: where it runs, what it reports, and how it says and runs a step. */
+interface Story {
+  workDir: string;
+  dataDir: string;
+  volumesDir: string;
+  pluginDir: string;
+  /** The agent config file. */
+  config: string;
+  /** The flags each step's `dhv` command needs. */
+  flags: string;
+  report: DemoReport;
+  say: (line: string) => void;
+  /** Runs one step: says its title and command, and records whether it held. */
+  step: <T>(title: string, command: string, body: () => Promise<T>) => Promise<T>;
+}
+
 /**
  * The whole life of dynamic host volumes in a temporary agent, through the harness's
  * own library (the Agent the `dhv` commands use): fingerprint, create a dhv-mkdir
@@ -77,10 +95,38 @@ const SPECS = {
  * with the command the story names.
  */
 export async function runSeedStory(options: DemoOptions = {}): Promise<DemoReport> {
-  const say = options.onLine ?? (() => {});
   const journal = CleanupJournal.forThisProcess();
   // Recorded before it is made: a demo killed outright is cleaned up by the next dhv command.
   const { path: workDir } = await journal.makeFolder(tmpdir(), 'dhv-demo-');
+  const story = newStory(workDir, options);
+  let agent: Agent | undefined;
+  // Shutting the agent down kills the plugin in flight; the step it was in then fails.
+  const onAbort = () => void agent?.shutdown();
+  options.signal?.addEventListener('abort', onAbort);
+  try {
+    const names = await writeAgentFiles(story, options.loopback);
+    agent = await Agent.open(await loadAgentConfig({ config: story.config, dataDir: story.dataDir }), {
+      onWarning: (w) => story.say(`    warning: ${w}`),
+    });
+    await fingerprint(story, agent, names);
+    for (const name of names) await createVolume(story, agent, name);
+    await showHostVolumes(story, agent, names);
+    await writeFiles(story);
+    await restartAfterReboot(story, agent);
+    await findFilesAfterRestart(story, agent);
+    for (const v of story.report.volumes) await deleteVolume(story, agent, v);
+    story.report.ok = true;
+  } catch (err) {
+    story.report.error = err instanceof Error ? err.message : String(err);
+  } finally {
+    options.signal?.removeEventListener('abort', onAbort);
+    await leaveNothing(story, agent, journal, options.hurry);
+  }
+  return story.report;
+}
+
+function newStory(workDir: string, options: DemoOptions): Story {
+  const say = options.onLine ?? (() => {});
   const report: DemoReport = {
     ok: false,
     workDir,
@@ -91,10 +137,7 @@ export async function runSeedStory(options: DemoOptions = {}): Promise<DemoRepor
     leftBehind: [],
   };
   const dataDir = join(workDir, 'data');
-  const { pluginDir, volumesDir } = dataDirLayout(dataDir);
   const config = join(workDir, 'agent.hcl');
-  const flags = `--config ${config}`;
-
   const step = async <T>(title: string, command: string, body: () => Promise<T>): Promise<T> => {
     options.signal?.throwIfAborted();
     say(`\n==> ${title}\n    (by hand: ${command})`);
@@ -108,88 +151,92 @@ export async function runSeedStory(options: DemoOptions = {}): Promise<DemoRepor
       throw new Error(`${title}: ${error}`, { cause: err });
     }
   };
+  return { workDir, dataDir, ...dataDirLayout(dataDir), config, flags: `--config ${config}`, report, say, step };
+}
 
-  let agent: Agent | undefined;
-  // Shutting the agent down kills the plugin in flight; the step it was in then fails.
-  const onAbort = () => void agent?.shutdown();
-  options.signal?.addEventListener('abort', onAbort);
-  try {
-    const mkdirPlugin = await findReferencePlugin('dhv-mkdir');
-    if ('missing' in mkdirPlugin)
-      throw new Error(`the dhv-mkdir plugin is not there (${mkdirPlugin.missing}); ${mkdirPlugin.fix}`);
-    const loopbackSkip = await loopbackSkipReason(options.loopback);
-    const loopbackPlugin = loopbackSkip ? undefined : await findReferencePlugin('dhv-loopback');
-    if (loopbackPlugin && 'missing' in loopbackPlugin) {
-      throw new Error(`the dhv-loopback plugin is not there (${loopbackPlugin.missing}); ${loopbackPlugin.fix}`);
+/** The plugins copied into the agent's plugin dir, its config and the volume specs written: what a user would set up by hand. Returns the volumes the story makes. */
+async function writeAgentFiles(story: Story, loopback: boolean | undefined): Promise<VolumeName[]> {
+  const { workDir, pluginDir, say } = story;
+  const mkdirPlugin = await findReferencePlugin('dhv-mkdir');
+  if ('missing' in mkdirPlugin)
+    throw new Error(`the dhv-mkdir plugin is not there (${mkdirPlugin.missing}); ${mkdirPlugin.fix}`);
+  const loopbackSkip = await loopbackSkipReason(loopback);
+  const loopbackPlugin = loopbackSkip ? undefined : await findReferencePlugin('dhv-loopback');
+  if (loopbackPlugin && 'missing' in loopbackPlugin) {
+    throw new Error(`the dhv-loopback plugin is not there (${loopbackPlugin.missing}); ${loopbackPlugin.fix}`);
+  }
+  story.report.loopback = loopbackSkip ? { ran: false, skipped: loopbackSkip } : { ran: true };
+
+  say(`==> A temporary agent in ${workDir}`);
+  await fs.copy(mkdirPlugin.file, join(pluginDir, 'dhv-mkdir'));
+  if (loopbackPlugin) await fs.copy(loopbackPlugin.file, join(pluginDir, 'dhv-loopback'));
+  await fs.ensureDir(join(workDir, 'cloud-img'));
+  await fs.writeFile(
+    story.config,
+    `data_dir = "${story.dataDir}"\n\nclient {\n  host_volume "cloud-img" {\n    path      = "${join(workDir, 'cloud-img')}"\n    read_only = false\n  }\n}\n`,
+  );
+  const names: VolumeName[] = loopbackPlugin ? ['scratch', 'test'] : ['scratch'];
+  for (const name of names) await fs.writeFile(join(workDir, `${name}.volume.hcl`), SPECS[name].text);
+  say(
+    `    agent.hcl: a static host volume "cloud-img"; plugins dhv-mkdir${loopbackPlugin ? ' and dhv-loopback' : ''} in ${pluginDir}`,
+  );
+  if (loopbackSkip) say(`    skipping the dhv-loopback volume: ${loopbackSkip}`);
+  return names;
+}
+
+function fingerprint(story: Story, agent: Agent, names: readonly VolumeName[]): Promise<void> {
+  return story.step('Fingerprint the plugins', `dhv agent fingerprint ${story.flags}`, async () => {
+    const fingerprint = await agent.fingerprint();
+    for (const [attribute, value] of Object.entries(fingerprint.attributes)) story.say(`    ${attribute} = ${value}`);
+    for (const s of fingerprint.skipped) story.say(`    skipped ${s.id}: ${s.reason}`);
+    const missing = names.map((n) => SPECS[n].pluginId).filter((id) => !fingerprint.plugins.some((p) => p.id === id));
+    if (missing.length > 0) throw new Error(`the agent did not fingerprint ${missing.join(', ')}`);
+  });
+}
+
+function createVolume(story: Story, agent: Agent, name: VolumeName): Promise<void> {
+  const spec = join(story.workDir, `${name}.volume.hcl`);
+  const { pluginId } = SPECS[name];
+  return story.step(`Create volume ${name} with ${pluginId}`, `dhv volume create ${spec} ${story.flags}`, async () => {
+    const { volume } = await agent.createVolume(await readVolumeSpec(spec, 'create'));
+    story.report.volumes.push({
+      name,
+      pluginId,
+      id: volume.ID,
+      hostPath: volume.HostPath,
+      capacityBytes: volume.CapacityBytes,
+    });
+    story.say(`    ✓ ${volume.ID} ${volume.State} at ${volume.HostPath} (${formatSize(volume.CapacityBytes)})`);
+  });
+}
+
+function showHostVolumes(story: Story, agent: Agent, names: readonly VolumeName[]): Promise<void> {
+  return story.step("The node's HostVolumes", `dhv node status --json ${story.flags} | jq .HostVolumes`, async () => {
+    const { node } = await agent.status();
+    story.report.hostVolumes = node.HostVolumes;
+    story.say(JSON.stringify(node.HostVolumes, null, 2).replace(/^/gm, '    '));
+    const absent = ['cloud-img', ...names].filter((n) => !(n in node.HostVolumes));
+    if (absent.length > 0) throw new Error(`HostVolumes lacks ${absent.join(', ')}`);
+  });
+}
+
+function writeFiles(story: Story): Promise<void> {
+  return story.step('Write a file into each volume', 'echo "hello from <name>" > <host path>/hello.txt', async () => {
+    for (const v of story.report.volumes) {
+      await fs.writeFile(join(v.hostPath, 'hello.txt'), `hello from ${v.name}\n`);
+      story.say(`    ${join(v.hostPath, 'hello.txt')}`);
     }
-    report.loopback = loopbackSkip ? { ran: false, skipped: loopbackSkip } : { ran: true };
+  });
+}
 
-    say(`==> A temporary agent in ${workDir}`);
-    await fs.copy(mkdirPlugin.file, join(pluginDir, 'dhv-mkdir'));
-    if (loopbackPlugin) await fs.copy(loopbackPlugin.file, join(pluginDir, 'dhv-loopback'));
-    await fs.ensureDir(join(workDir, 'cloud-img'));
-    await fs.writeFile(
-      config,
-      `data_dir = "${dataDir}"\n\nclient {\n  host_volume "cloud-img" {\n    path      = "${join(workDir, 'cloud-img')}"\n    read_only = false\n  }\n}\n`,
-    );
-    const names = loopbackPlugin ? (['scratch', 'test'] as const) : (['scratch'] as const);
-    for (const name of names) await fs.writeFile(join(workDir, `${name}.volume.hcl`), SPECS[name].text);
-    say(
-      `    agent.hcl: a static host volume "cloud-img"; plugins dhv-mkdir${loopbackPlugin ? ' and dhv-loopback' : ''} in ${pluginDir}`,
-    );
-    if (loopbackSkip) say(`    skipping the dhv-loopback volume: ${loopbackSkip}`);
-
-    const open = await Agent.open(await loadAgentConfig({ config, dataDir }), {
-      onWarning: (w) => say(`    warning: ${w}`),
-    });
-    agent = open;
-
-    await step('Fingerprint the plugins', `dhv agent fingerprint ${flags}`, async () => {
-      const fingerprint = await open.fingerprint();
-      for (const [attribute, value] of Object.entries(fingerprint.attributes)) say(`    ${attribute} = ${value}`);
-      for (const s of fingerprint.skipped) say(`    skipped ${s.id}: ${s.reason}`);
-      const missing = names.map((n) => SPECS[n].pluginId).filter((id) => !fingerprint.plugins.some((p) => p.id === id));
-      if (missing.length > 0) throw new Error(`the agent did not fingerprint ${missing.join(', ')}`);
-    });
-
-    for (const name of names) {
-      const spec = `${name}.volume.hcl`;
-      await step(
-        `Create volume ${name} with ${SPECS[name].pluginId}`,
-        `dhv volume create ${join(workDir, spec)} ${flags}`,
-        async () => {
-          const { volume } = await open.createVolume(await readVolumeSpec(join(workDir, spec), 'create'));
-          report.volumes.push({
-            name,
-            pluginId: SPECS[name].pluginId,
-            id: volume.ID,
-            hostPath: volume.HostPath,
-            capacityBytes: volume.CapacityBytes,
-          });
-          say(`    ✓ ${volume.ID} ${volume.State} at ${volume.HostPath} (${formatSize(volume.CapacityBytes)})`);
-        },
-      );
-    }
-
-    await step("The node's HostVolumes", `dhv node status --json ${flags} | jq .HostVolumes`, async () => {
-      const { node } = await open.status();
-      report.hostVolumes = node.HostVolumes;
-      say(JSON.stringify(node.HostVolumes, null, 2).replace(/^/gm, '    '));
-      const expected = ['cloud-img', ...names];
-      const absent = expected.filter((n) => !(n in node.HostVolumes));
-      if (absent.length > 0) throw new Error(`HostVolumes lacks ${absent.join(', ')}`);
-    });
-
-    await step('Write a file into each volume', 'echo "hello from <name>" > <host path>/hello.txt', async () => {
-      for (const v of report.volumes) {
-        await fs.writeFile(join(v.hostPath, 'hello.txt'), `hello from ${v.name}\n`);
-        say(`    ${join(v.hostPath, 'hello.txt')}`);
-      }
-    });
-
-    await step('Restart the agent after a simulated host reboot', `dhv agent restart --reboot ${flags}`, async () => {
-      const restart = await open.restart({ reboot: true });
-      report.restart = {
+function restartAfterReboot(story: Story, agent: Agent): Promise<void> {
+  const { say } = story;
+  return story.step(
+    'Restart the agent after a simulated host reboot',
+    `dhv agent restart --reboot ${story.flags}`,
+    async () => {
+      const restart = await agent.restart({ reboot: true });
+      story.report.restart = {
         restored: restart.restored,
         failed: restart.failed,
         ...(restart.reboot ? { reboot: restart.reboot } : {}),
@@ -201,54 +248,60 @@ export async function runSeedStory(options: DemoOptions = {}): Promise<DemoRepor
       say(`    restored ${restart.restored.length} of ${restart.restored.length + restart.failed.length} volume(s)`);
       for (const f of restart.failed) say(`    ✗ ${f.volume.Name}: ${f.error.message}`);
       if (restart.failed.length > 0) throw new Error(`${restart.failed.length} volume(s) were not restored`);
-    });
+    },
+  );
+}
 
-    await step('Every volume is back, with its file', `dhv volume status ${flags}`, async () => {
-      const after = new Map((await open.volumes()).map((v: HostVolume) => [v.ID, v]));
-      for (const v of report.volumes) {
-        const now = after.get(v.id);
-        v.stateAfterRestart = now?.State ?? 'missing';
-        const text = await fs
-          .readFile(join(now?.HostPath ?? v.hostPath, 'hello.txt'), 'utf8')
-          .catch((err: Error) => `(unreadable: ${err.message})`);
-        v.fileSurvived = text === `hello from ${v.name}\n`;
-        say(
-          `    ${v.fileSurvived ? '✓' : '✗'} ${v.name} ${v.stateAfterRestart}: hello.txt says ${JSON.stringify(text.trimEnd())}`,
-        );
-      }
-      const lost = report.volumes.filter((v) => v.stateAfterRestart !== 'ready' || !v.fileSurvived);
-      if (lost.length > 0) throw new Error(`volume(s) ${lost.map((v) => v.name).join(', ')} did not come back intact`);
-      say('    ✓ every file survived the restart');
-    });
+function findFilesAfterRestart(story: Story, agent: Agent): Promise<void> {
+  return story.step('Every volume is back, with its file', `dhv volume status ${story.flags}`, async () => {
+    const after = new Map((await agent.volumes()).map((v: HostVolume) => [v.ID, v]));
+    for (const v of story.report.volumes) {
+      const now = after.get(v.id);
+      v.stateAfterRestart = now?.State ?? 'missing';
+      const text = await fs
+        .readFile(join(now?.HostPath ?? v.hostPath, 'hello.txt'), 'utf8')
+        .catch((err: Error) => `(unreadable: ${err.message})`);
+      v.fileSurvived = text === `hello from ${v.name}\n`;
+      story.say(
+        `    ${v.fileSurvived ? '✓' : '✗'} ${v.name} ${v.stateAfterRestart}: hello.txt says ${JSON.stringify(text.trimEnd())}`,
+      );
+    }
+    const lost = story.report.volumes.filter((v) => v.stateAfterRestart !== 'ready' || !v.fileSurvived);
+    if (lost.length > 0) throw new Error(`volume(s) ${lost.map((v) => v.name).join(', ')} did not come back intact`);
+    story.say('    ✓ every file survived the restart');
+  });
+}
 
-    for (const v of report.volumes) {
-      await step(`Delete volume ${v.name}`, `dhv volume delete ${v.id} ${flags}`, async () => {
-        await open.deleteVolume(v.id);
-        say(`    ✓ deleted ${v.id}`);
-      });
-    }
-    report.ok = true;
-  } catch (err) {
-    report.error = err instanceof Error ? err.message : String(err);
-  } finally {
-    options.signal?.removeEventListener('abort', onAbort);
-    if (agent) {
-      const left = options.hurry?.aborted ? [] : await agent.volumes().catch(() => []);
-      for (const v of left) if (!options.hurry?.aborted) await agent.deleteVolume(v.ID).catch(() => {});
-      await agent.shutdown();
-    }
-    // Whatever a failed step left mounted or attached goes the way a reboot takes it.
-    await releaseEverythingBelow(volumesDir).catch(() => {});
-    report.leftBehind = await leftovers(workDir, volumesDir, journal);
-    if (report.leftBehind.length > 0) report.ok = false;
+function deleteVolume(story: Story, agent: Agent, v: DemoVolume): Promise<void> {
+  return story.step(`Delete volume ${v.name}`, `dhv volume delete ${v.id} ${story.flags}`, async () => {
+    await agent.deleteVolume(v.id);
+    story.say(`    ✓ deleted ${v.id}`);
+  });
+}
+
+/** Deletes what the story left (unless hurried), releases what a failed step left mounted, and says what is left behind. */
+async function leaveNothing(
+  story: Story,
+  agent: Agent | undefined,
+  journal: CleanupJournal,
+  hurry: AbortSignal | undefined,
+): Promise<void> {
+  const { report, say } = story;
+  if (agent) {
+    const left = hurry?.aborted ? [] : await agent.volumes().catch(() => []);
+    for (const v of left) if (!hurry?.aborted) await agent.deleteVolume(v.ID).catch(() => {});
+    await agent.shutdown();
   }
+  // Whatever a failed step left mounted or attached goes the way a reboot takes it.
+  await releaseEverythingBelow(story.volumesDir).catch(() => {});
+  report.leftBehind = await leftovers(story.workDir, story.volumesDir, journal);
+  if (report.leftBehind.length > 0) report.ok = false;
   say(
     report.leftBehind.length === 0
-      ? `\n==> Nothing left behind: no mounts or loop devices under ${workDir}, and the directory is removed`
+      ? `\n==> Nothing left behind: no mounts or loop devices under ${story.workDir}, and the directory is removed`
       : `\n==> Left behind: ${report.leftBehind.join('; ')}`,
   );
   if (report.error) say(`\nDemo failed: ${report.error}`);
-  return report;
 }
 
 async function loopbackSkipReason(wanted: boolean | undefined): Promise<string | undefined> {

@@ -111,6 +111,29 @@ const VOLUME_KEYS = [
 const TASK_KEYS = ['driver', 'config', 'user', 'volume_mount', 'resources', 'kill_timeout', 'kill_signal'];
 const MOUNT_KEYS = ['volume', 'destination', 'read_only', 'propagation_mode', 'selinux_label'];
 
+/** A group's volume request, from its block in either form: `spelled` is a field's key there (`read_only` in HCL, `ReadOnly` in JSON). */
+function volumeRequest(
+  alias: string,
+  v: Body,
+  spelled: (field: keyof VolumeRequest) => string,
+  MountOptions: VolumeRequest['MountOptions'],
+): VolumeRequest {
+  return {
+    ...defaultVolumeRequest(alias),
+    Type: str(v[spelled('Type')]),
+    Source: str(v[spelled('Source')]),
+    ReadOnly: bool(v[spelled('ReadOnly')]),
+    AccessMode: str(v[spelled('AccessMode')]),
+    AttachmentMode: str(v[spelled('AttachmentMode')]),
+    PerAlloc: bool(v[spelled('PerAlloc')]),
+    Sticky: bool(v[spelled('Sticky')]),
+    MountOptions,
+  };
+}
+
+/** A field's key in a job file's HCL: `ReadOnly` is `read_only`. */
+const hclSpelling = (field: string): string => field.replace(/(?<=[a-z])[A-Z]/g, (c) => `_${c}`).toLowerCase();
+
 function fromHcl(root: Body): ReadJob {
   const jobs = labelled(root.job);
   if (jobs.length !== 1) {
@@ -132,17 +155,8 @@ function fromHcl(root: Body): ReadJob {
     const Volumes: Record<string, VolumeRequest> = {};
     for (const [alias, v] of labelled(g.volume)) {
       unmodelled.note(`${where} volume "${alias}"`, v, VOLUME_KEYS);
-      Volumes[alias] = {
-        ...defaultVolumeRequest(alias),
-        Type: str(v.type),
-        Source: str(v.source),
-        ReadOnly: bool(v.read_only),
-        AccessMode: str(v.access_mode),
-        AttachmentMode: str(v.attachment_mode),
-        PerAlloc: bool(v.per_alloc),
-        Sticky: bool(v.sticky),
-        MountOptions: v.mount_options === undefined ? null : (bodies(v.mount_options)[0] ?? {}),
-      };
+      const mountOptions = v.mount_options === undefined ? null : (bodies(v.mount_options)[0] ?? {});
+      Volumes[alias] = volumeRequest(alias, v, hclSpelling, mountOptions);
     }
     const update = bodies(g.update)[0];
     if (update) unmodelled.note(`${where} update`, update, ['canary']);
@@ -154,19 +168,7 @@ function fromHcl(root: Body): ReadJob {
       Update: update ? { Canary: num(update.canary, 0) } : null,
     };
   });
-  return {
-    job: {
-      ID: id,
-      Name: id,
-      Namespace: str(body.namespace, 'default') || 'default',
-      Type: str(body.type, 'service') || 'service',
-      TaskGroups,
-      Version: 0,
-      Stop: false,
-      SubmitTime: 0,
-    },
-    unmodelled: unmodelled.found,
-  };
+  return canonicalJob(id, id, body.namespace, body.type, TaskGroups, unmodelled);
 }
 
 function hclTask(name: string, t: Body, where: string, unmodelled: Unmodelled): Task {
@@ -210,17 +212,8 @@ function apiJob(root: Body): ReadJob {
   const TaskGroups = (Array.isArray(j.TaskGroups) ? (j.TaskGroups as Body[]) : []).map((g): TaskGroup => {
     const Volumes: Record<string, VolumeRequest> = {};
     for (const [alias, v] of Object.entries((g.Volumes ?? {}) as Record<string, Body>)) {
-      Volumes[alias] = {
-        ...defaultVolumeRequest(alias),
-        Type: str(v.Type),
-        Source: str(v.Source),
-        ReadOnly: bool(v.ReadOnly),
-        AccessMode: str(v.AccessMode),
-        AttachmentMode: str(v.AttachmentMode),
-        PerAlloc: bool(v.PerAlloc),
-        Sticky: bool(v.Sticky),
-        MountOptions: (v.MountOptions as Record<string, unknown> | null | undefined) ?? null,
-      };
+      const mountOptions = (v.MountOptions as Record<string, unknown> | null | undefined) ?? null;
+      Volumes[alias] = volumeRequest(alias, v, (field) => field, mountOptions);
     }
     const update = g.Update as Body | null | undefined;
     for (const key of ['Networks', 'Services']) if (g[key]) unmodelled.found.push(`group "${str(g.Name)}": ${key}`);
@@ -256,12 +249,24 @@ function apiJob(root: Body): ReadJob {
       Update: update ? { Canary: num(update.Canary, 0) } : null,
     };
   });
+  return canonicalJob(id, str(j.Name, id) || id, j.Namespace, j.Type, TaskGroups, unmodelled);
+}
+
+/** The job as Nomad's Canonicalize leaves it (namespace `default`, type `service`), not yet submitted. */
+function canonicalJob(
+  ID: string,
+  Name: string,
+  namespace: unknown,
+  type: unknown,
+  TaskGroups: TaskGroup[],
+  unmodelled: Unmodelled,
+): ReadJob {
   return {
     job: {
-      ID: id,
-      Name: str(j.Name, id) || id,
-      Namespace: str(j.Namespace, 'default') || 'default',
-      Type: str(j.Type, 'service') || 'service',
+      ID,
+      Name,
+      Namespace: str(namespace, 'default') || 'default',
+      Type: str(type, 'service') || 'service',
       TaskGroups,
       Version: 0,
       Stop: false,

@@ -1,21 +1,9 @@
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
-import {
-  chmod,
-  chown,
-  link,
-  lstat,
-  mkdir,
-  open,
-  readFile,
-  rename,
-  rmdir,
-  stat,
-  unlink,
-  writeFile,
-} from 'node:fs/promises';
+import { chmod, chown, link, lstat, mkdir, open, readFile, rename, rmdir, stat, unlink } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
+import { replaceFile } from '@dhv/sdk/host';
 import { DhvError } from '../errors/dhv-error.js';
 import { RECORDER_MARK, recorderSource } from './recorder-program.js';
 
@@ -173,8 +161,8 @@ export async function installRecorder(
     log,
     since: new Date().toISOString(),
   };
-  await writeDurably(paths.state, `${JSON.stringify(state, null, 2)}\n`, 0o600);
-  await writeDurably(paths.recorderTemp, source, info.mode & 0o7777);
+  await replaceFile(paths.state, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600, durable: true });
+  await replaceFile(paths.recorderTemp, source, { mode: info.mode & 0o7777, durable: true });
   await chmod(paths.recorderTemp, info.mode & 0o7777);
   await chown(paths.recorderTemp, info.uid, info.gid).catch((err: NodeJS.ErrnoException) => {
     if (err.code !== 'EPERM') throw err; // not root: the recorder is ours, as the plugin was
@@ -332,19 +320,6 @@ function sha256(bytes: Buffer): string {
 
 async function hasDigest(path: string, digest: string): Promise<boolean> {
   return sha256(await readFile(path)) === digest;
-}
-
-async function writeDurably(path: string, text: string, mode: number): Promise<void> {
-  const temp = `${path}.${process.pid}.tmp`;
-  await writeFile(temp, text, { mode, flag: 'wx' });
-  const handle = await open(temp, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await rename(temp, path);
-  await syncDir(dirname(path));
 }
 
 async function syncDir(dir: string): Promise<void> {

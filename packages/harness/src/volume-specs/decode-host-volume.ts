@@ -142,23 +142,26 @@ function decodeHostVolume(list: hcl1.ObjectList): ApiHostVolume {
   vol.RequestedCapacityMinBytes = capacity('capacity_min');
   vol.RequestedCapacityMaxBytes = capacity('capacity_max');
 
-  const constraints = hcl1.filterItems(list, 'constraint');
-  if (constraints.items.length > 0) {
-    try {
-      vol.Constraints = parseConstraints(constraints);
-    } catch (err) {
-      throw new Error(`invalid constraint: ${(err as Error).message}`, { cause: err });
-    }
-  }
-  const capabilities = hcl1.filterItems(list, 'capability');
-  if (capabilities.items.length > 0) {
-    try {
-      vol.RequestedCapabilities = parseCapabilities(capabilities);
-    } catch (err) {
-      throw new Error(`invalid capability: ${(err as Error).message}`, { cause: err });
-    }
-  }
+  const constraints = parseBlocks(list, 'constraint', parseConstraints);
+  if (constraints) vol.Constraints = constraints;
+  const capabilities = parseBlocks(list, 'capability', parseCapabilities);
+  if (capabilities) vol.RequestedCapabilities = capabilities;
   return vol;
+}
+
+/** The spec's `constraint` or `capability` blocks read by `parse`, none when there are none; an error names the block. */
+function parseBlocks<T>(
+  list: hcl1.ObjectList,
+  block: 'constraint' | 'capability',
+  parse: (items: hcl1.ObjectList) => T,
+): T | undefined {
+  const items = hcl1.filterItems(list, block);
+  if (items.items.length === 0) return undefined;
+  try {
+    return parse(items);
+  } catch (err) {
+    throw new Error(`invalid ${block}: ${(err as Error).message}`, { cause: err });
+  }
 }
 
 /** mapstructure's field lookup: the key exactly, else the first key equal to it ignoring case. */

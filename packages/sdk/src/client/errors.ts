@@ -154,8 +154,14 @@ export function pluginNotFound(
   hints: readonly string[] = [],
   operation = 'resolve',
 ): PluginError {
-  const nomadMessage = `no such plugin: ${goQuote(pluginId)}`;
-  return new PluginError('PLUGIN_NOT_FOUND', nomadMessage, { pluginId, executable, operation, nomadMessage, hints });
+  return lookupError(
+    'PLUGIN_NOT_FOUND',
+    `no such plugin: ${goQuote(pluginId)}`,
+    pluginId,
+    executable,
+    hints,
+    operation,
+  );
 }
 
 export function pluginNotExecutable(
@@ -165,11 +171,16 @@ export function pluginNotExecutable(
   operation = 'resolve',
 ): PluginError {
   const nomadMessage = `plugin not executable: ${goQuote(pluginId)}`;
-  return new PluginError('PLUGIN_NOT_EXECUTABLE', nomadMessage, {
-    pluginId,
-    executable,
-    operation,
-    nomadMessage,
-    hints,
-  });
+  return lookupError('PLUGIN_NOT_EXECUTABLE', nomadMessage, pluginId, executable, hints, operation);
+}
+
+function lookupError(
+  code: 'PLUGIN_NOT_FOUND' | 'PLUGIN_NOT_EXECUTABLE',
+  nomadMessage: string,
+  pluginId: string,
+  executable: string,
+  hints: readonly string[],
+  operation: string,
+): PluginError {
+  return new PluginError(code, nomadMessage, { pluginId, executable, operation, nomadMessage, hints });
 }

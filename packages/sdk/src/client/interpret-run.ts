@@ -71,17 +71,37 @@ function killedHolders(holders: PluginRun['outputHolders']): string {
     .join('');
 }
 
+/** Builds the run's typed error: the run's details, Nomad's message, dhv's hints and then its warnings. */
+type Fail = (
+  code: PluginErrorCode,
+  nomadMessage: string,
+  hints: string[],
+  extra?: Partial<PluginRunDetails>,
+) => PluginError;
+
 /**
  * How the agent reads a finished run: what the operation decodes to, or a typed error
- * worded as the agent words it (thrown).
+ * worded as the agent words it (thrown). The checks come in Nomad's order: the run's
+ * error before its stdout, and stdout decoded only when the run succeeded. dhv's own cap
+ * on stdout comes first, since what was cut off cannot be judged.
  */
 export function interpretRun<Op extends Operation>(
   operation: Op,
   run: PluginRun,
-  { pluginId, executable, volumeId, timeoutMs }: RunContext,
+  context: RunContext,
 ): DecodedValue[Op] {
-  const stdout = outputText(run.stdout);
-  const stderr = outputText(run.stderr);
+  const fail = failureOf(operation, run, context);
+  if (run.stdoutTruncated) throw stdoutCapped(operation, run, context, fail);
+  const runError = goRunError(run, context.executable);
+  if (runError !== undefined) throw runFailed(operation, run, context, runError, fail);
+  return decodedResponse(operation, run, context, fail);
+}
+
+function failureOf(
+  operation: Operation,
+  run: PluginRun,
+  { pluginId, executable, volumeId, timeoutMs }: RunContext,
+): Fail {
   const details: PluginRunDetails = {
     pluginId,
     executable,
@@ -89,13 +109,13 @@ export function interpretRun<Op extends Operation>(
     volumeId,
     exitCode: run.exitCode,
     signal: run.signal,
-    stdout,
-    stderr,
+    stdout: outputText(run.stdout),
+    stderr: outputText(run.stderr),
     truncated: run.stdoutTruncated || run.stderrTruncated,
     durationMs: run.durationMs,
   };
   const warnings = runWarnings(run, timeoutMs);
-  const fail = (code: PluginErrorCode, nomadMessage: string, hints: string[], extra: Partial<PluginRunDetails> = {}) =>
+  return (code, nomadMessage, hints, extra = {}) =>
     new PluginError(code, nomadMessage, {
       ...details,
       ...(run.spawnProblem ? { spawnProblem: run.spawnProblem } : {}),
@@ -103,105 +123,139 @@ export function interpretRun<Op extends Operation>(
       nomadMessage,
       hints: [...hints, ...warnings],
     });
+}
 
-  const ids = `volume ${goQuote(volumeId ?? '')} with plugin ${goQuote(pluginId)}`;
-  if (run.stdoutTruncated) {
-    const what =
-      operation === 'fingerprint'
-        ? `fingerprinting plugin ${goQuote(pluginId)}`
-        : `${operation === 'delete' ? 'deleting' : 'creating'} ${ids}`;
-    throw fail(
-      'PLUGIN_BAD_OUTPUT',
-      `error ${what}: dhv stopped reading stdout at ${formatBytes(run.stdout.length)} and killed the plugin`,
-      ['a real agent reads any amount; a response is one small JSON document (dhv caps stdout to protect itself)'],
-    );
-  }
+/** `volume "<id>" with plugin "<plugin>"`, as the agent's create and delete errors name a call. */
+function volumeWithPlugin({ volumeId, pluginId }: RunContext): string {
+  return `volume ${goQuote(volumeId ?? '')} with plugin ${goQuote(pluginId)}`;
+}
 
-  const runError = goRunError(run, executable);
-  if (runError !== undefined) {
-    const code: PluginErrorCode = run.spawnError
-      ? spawnCode(run.spawnError.code)
-      : run.timedOut
-        ? 'PLUGIN_TIMED_OUT'
-        : run.aborted
-          ? 'PLUGIN_ABORTED'
-          : 'PLUGIN_FAILED';
-    const hints = [
-      ...(run.spawnError ? spawnHints(run, executable) : []),
-      ...(run.timedOut
-        ? [
-            `the plugin ran past its ${formatMs(timeoutMs)} deadline and was killed with its whole process group (a real agent kills only the plugin, then waits for any child still holding its output)`,
-            ...loadedMachineHint(),
-          ]
-        : []),
-      ...(run.aborted ? ['cancelled: dhv was stopped while the plugin ran, and killed it'] : []),
-    ];
-    const message = decodeErrorOutput(run.stdout, operation);
-    switch (operation) {
-      case 'fingerprint':
-        // On a failed fingerprint the agent does not read stdout; dhv shows the plugin's {"error"} on its own line.
-        throw fail(
-          code,
-          `error fingerprinting plugin ${goQuote(pluginId)}: ${runError}`,
-          [
-            ...hints,
-            ...(message ? [`the plugin said: ${message} (a real agent ignores a failed fingerprint's stdout)`] : []),
-          ],
-          { pluginMessage: message, runError },
-        );
-      case 'delete':
-        throw fail(
-          code,
-          message === undefined
-            ? `error reading plugin response when deleting ${ids}: original error: ${runError}`
-            : `error deleting ${ids}: ${runError}: ${message}`,
-          hints,
-          { pluginMessage: message, runError },
-        );
-      default:
-        throw fail(code, `error creating ${ids}: ${runError}${message === undefined ? '' : `: ${message}`}`, hints, {
-          pluginMessage: message,
-          runError,
-        });
-    }
-  }
+/** dhv stopped reading stdout at its cap (a real agent reads any amount). */
+function stdoutCapped(operation: Operation, run: PluginRun, context: RunContext, fail: Fail): PluginError {
+  const what =
+    operation === 'fingerprint'
+      ? `fingerprinting plugin ${goQuote(context.pluginId)}`
+      : `${operation === 'delete' ? 'deleting' : 'creating'} ${volumeWithPlugin(context)}`;
+  return fail(
+    'PLUGIN_BAD_OUTPUT',
+    `error ${what}: dhv stopped reading stdout at ${formatBytes(run.stdout.length)} and killed the plugin`,
+    ['a real agent reads any amount; a response is one small JSON document (dhv caps stdout to protect itself)'],
+  );
+}
 
-  const shownStdout = `plugin ${pluginId}'s stdout was ${JSON.stringify(stdout.length > 200 ? `${stdout.slice(0, 200)}…` : stdout)}`;
+/** The run did not exit 0: Go's error for it, with the plugin's {"error"} where the agent reads it. */
+function runFailed(
+  operation: Operation,
+  run: PluginRun,
+  context: RunContext,
+  runError: string,
+  fail: Fail,
+): PluginError {
+  const code = runFailureCode(run);
+  const hints = runFailureHints(run, context);
+  const message = decodeErrorOutput(run.stdout, operation);
+  const ids = volumeWithPlugin(context);
   switch (operation) {
-    case 'fingerprint': {
-      const decoded = decodeFingerprintOutput(run.stdout);
-      if (!decoded.ok)
-        throw fail('PLUGIN_BAD_OUTPUT', `error parsing fingerprint output as json: ${decoded.error}`, [shownStdout]);
-      const version = decoded.value.version;
-      if (!version) {
-        throw fail(
-          'PLUGIN_BAD_OUTPUT',
-          `plugin ${goQuote(pluginId)} fingerprinted without a version: a real Nomad agent crashes here (panic: ${NIL_VERSION_PANIC})`,
-          ['dhv skips the plugin instead; print {"version": "0.0.1"} (any version go-version parses)', shownStdout],
-          { nomadPanic: NIL_VERSION_PANIC },
-        );
-      }
-      return responseValue('fingerprint', decoded.value) as DecodedValue[Op];
-    }
-    case 'create': {
-      const decoded = decodeCreateOutput(run.stdout);
-      if (!decoded.ok)
-        throw fail('PLUGIN_BAD_OUTPUT', decoded.error, [`(decoding the create response of ${ids})`, shownStdout]);
-      if (decoded.value.path === '') {
-        throw fail(
-          'PLUGIN_BAD_OUTPUT',
-          `plugin ${goQuote(pluginId)} created ${`volume ${goQuote(volumeId ?? '')}`} without a "path"`,
-          [
-            'a real Nomad agent accepts this and publishes a volume with an empty path, which no workload can mount; print {"path": "/abs/dir", "bytes": N}',
-            shownStdout,
-          ],
-        );
-      }
-      return responseValue('create', decoded.value) as DecodedValue[Op];
-    }
+    case 'fingerprint':
+      // On a failed fingerprint the agent does not read stdout; dhv shows the plugin's {"error"} on its own line.
+      return fail(
+        code,
+        `error fingerprinting plugin ${goQuote(context.pluginId)}: ${runError}`,
+        [
+          ...hints,
+          ...(message ? [`the plugin said: ${message} (a real agent ignores a failed fingerprint's stdout)`] : []),
+        ],
+        { pluginMessage: message, runError },
+      );
+    case 'delete':
+      return fail(
+        code,
+        message === undefined
+          ? `error reading plugin response when deleting ${ids}: original error: ${runError}`
+          : `error deleting ${ids}: ${runError}: ${message}`,
+        hints,
+        { pluginMessage: message, runError },
+      );
+    default:
+      return fail(code, `error creating ${ids}: ${runError}${message === undefined ? '' : `: ${message}`}`, hints, {
+        pluginMessage: message,
+        runError,
+      });
+  }
+}
+
+function runFailureCode(run: PluginRun): PluginErrorCode {
+  if (run.spawnError) return spawnCode(run.spawnError.code);
+  if (run.timedOut) return 'PLUGIN_TIMED_OUT';
+  if (run.aborted) return 'PLUGIN_ABORTED';
+  return 'PLUGIN_FAILED';
+}
+
+function runFailureHints(run: PluginRun, { executable, timeoutMs }: RunContext): string[] {
+  return [
+    ...(run.spawnError ? spawnHints(run, executable) : []),
+    ...(run.timedOut
+      ? [
+          `the plugin ran past its ${formatMs(timeoutMs)} deadline and was killed with its whole process group (a real agent kills only the plugin, then waits for any child still holding its output)`,
+          ...loadedMachineHint(),
+        ]
+      : []),
+    ...(run.aborted ? ['cancelled: dhv was stopped while the plugin ran, and killed it'] : []),
+  ];
+}
+
+/** The run succeeded: stdout decoded as Go decodes it into the operation's response, and what the agent would choke on refused. */
+function decodedResponse<Op extends Operation>(
+  operation: Op,
+  run: PluginRun,
+  context: RunContext,
+  fail: Fail,
+): DecodedValue[Op] {
+  const stdout = outputText(run.stdout);
+  const shownStdout = `plugin ${context.pluginId}'s stdout was ${JSON.stringify(stdout.length > 200 ? `${stdout.slice(0, 200)}…` : stdout)}`;
+  switch (operation) {
+    case 'fingerprint':
+      return fingerprintResponse(run, context, fail, shownStdout) as DecodedValue[Op];
+    case 'create':
+      return createResponse(run, context, fail, shownStdout) as DecodedValue[Op];
     default:
       return responseValue('delete', {}) as DecodedValue[Op];
   }
+}
+
+function fingerprintResponse(run: PluginRun, { pluginId }: RunContext, fail: Fail, shownStdout: string) {
+  const decoded = decodeFingerprintOutput(run.stdout);
+  if (!decoded.ok)
+    throw fail('PLUGIN_BAD_OUTPUT', `error parsing fingerprint output as json: ${decoded.error}`, [shownStdout]);
+  if (!decoded.value.version) {
+    throw fail(
+      'PLUGIN_BAD_OUTPUT',
+      `plugin ${goQuote(pluginId)} fingerprinted without a version: a real Nomad agent crashes here (panic: ${NIL_VERSION_PANIC})`,
+      ['dhv skips the plugin instead; print {"version": "0.0.1"} (any version go-version parses)', shownStdout],
+      { nomadPanic: NIL_VERSION_PANIC },
+    );
+  }
+  return responseValue('fingerprint', decoded.value);
+}
+
+function createResponse(run: PluginRun, context: RunContext, fail: Fail, shownStdout: string) {
+  const decoded = decodeCreateOutput(run.stdout);
+  if (!decoded.ok)
+    throw fail('PLUGIN_BAD_OUTPUT', decoded.error, [
+      `(decoding the create response of ${volumeWithPlugin(context)})`,
+      shownStdout,
+    ]);
+  if (decoded.value.path === '') {
+    throw fail(
+      'PLUGIN_BAD_OUTPUT',
+      `plugin ${goQuote(context.pluginId)} created volume ${goQuote(context.volumeId ?? '')} without a "path"`,
+      [
+        'a real Nomad agent accepts this and publishes a volume with an empty path, which no workload can mount; print {"path": "/abs/dir", "bytes": N}',
+        shownStdout,
+      ],
+    );
+  }
+  return responseValue('create', decoded.value);
 }
 
 function spawnCode(errno: string | undefined): PluginErrorCode {

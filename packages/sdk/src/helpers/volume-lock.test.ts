@@ -36,6 +36,17 @@ const printed = (child: ChildProcess, text: string) =>
     child.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes(text) && resolve()),
   );
 
+/** Another process that takes the lock and keeps it until it is killed. */
+async function lockHolder(lock: string): Promise<ChildProcess> {
+  const holder = node(`
+      import { acquireVolumeLock } from ${JSON.stringify(BUILT)};
+      await acquireVolumeLock(${JSON.stringify(lock)});
+      process.stdout.write('locked\\n');
+      setInterval(() => {}, 1000);`);
+  await printed(holder, 'locked');
+  return holder;
+}
+
 describe('withVolumeLock', () => {
   it('lets one process at a time in', async () => {
     const lock = join(dir, 'vol.lock');
@@ -63,12 +74,7 @@ describe('withVolumeLock', () => {
 
   it('waits while a live process holds the lock, and gives up when the signal aborts', async () => {
     const lock = join(dir, 'vol.lock');
-    const holder = node(`
-      import { acquireVolumeLock } from ${JSON.stringify(BUILT)};
-      await acquireVolumeLock(${JSON.stringify(lock)});
-      process.stdout.write('locked\\n');
-      setInterval(() => {}, 1000);`);
-    await printed(holder, 'locked');
+    const holder = await lockHolder(lock);
     const err = await withVolumeLock(lock, async () => 'entered', { signal: AbortSignal.timeout(200) }).catch(
       (e: unknown) => e,
     );
@@ -77,12 +83,7 @@ describe('withVolumeLock', () => {
 
   it('takes the lock over from a holder that was killed with SIGKILL', async () => {
     const lock = join(dir, 'vol.lock');
-    const holder = node(`
-      import { acquireVolumeLock } from ${JSON.stringify(BUILT)};
-      await acquireVolumeLock(${JSON.stringify(lock)});
-      process.stdout.write('locked\\n');
-      setInterval(() => {}, 1000);`);
-    await printed(holder, 'locked');
+    const holder = await lockHolder(lock);
     holder.kill('SIGKILL');
     await exited(holder);
     expect(await withVolumeLock(lock, async () => 'entered', { signal: AbortSignal.timeout(10_000) })).toBe('entered');
@@ -97,12 +98,7 @@ describe('withVolumeLock', () => {
 
   it('a free lock file a killed holder left is collectable; a held one, and a *.lock it did not make, are not', async () => {
     const lock = join(dir, 'vol.lock');
-    const killed = node(`
-      import { acquireVolumeLock } from ${JSON.stringify(BUILT)};
-      await acquireVolumeLock(${JSON.stringify(lock)});
-      process.stdout.write('locked\\n');
-      setInterval(() => {}, 1000);`);
-    await printed(killed, 'locked');
+    const killed = await lockHolder(lock);
     killed.kill('SIGKILL');
     await exited(killed);
     expect(await removeFreeLock(lock)).toBe(true);
@@ -112,12 +108,7 @@ describe('withVolumeLock', () => {
     expect(await removeFreeLock(lock)).toBe(false);
     await rm(lock);
 
-    const holder = node(`
-      import { acquireVolumeLock } from ${JSON.stringify(BUILT)};
-      await acquireVolumeLock(${JSON.stringify(lock)});
-      process.stdout.write('locked\\n');
-      setInterval(() => {}, 1000);`);
-    await printed(holder, 'locked');
+    await lockHolder(lock); // killed by afterEach
     expect(await removeFreeLock(lock)).toBe(false);
     expect(await readdir(dir)).toEqual(['vol.lock']);
   });

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { accessSync, constants, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, rmSync } from 'node:fs';
 import { mkdir, readFile, readdir, realpath, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NotAProcessError, processStartTicks, signalRecordedGroup } from '../helpers/signals.js';
 import { releaseEverythingBelow } from './teardown.js';
 import { volumesDiskFoldersBelow } from './volumes-disk.js';
+import { replaceFileSync } from '../helpers/replace-file.js';
 
 /**
  * One cleanup journal for everything a dhv process makes on the host that must not
@@ -182,9 +183,7 @@ export class CleanupJournal {
       command: this.command,
       entries: this.entries,
     };
-    // Its own name, one per process: saves are synchronous, so no two of this process's overlap.
-    const temp = `${this.file}.tmp`;
-    const write = () => writeFileSync(temp, JSON.stringify(doc), { mode: 0o600 });
+    const write = () => replaceFileSync(this.file, JSON.stringify(doc));
     try {
       if (!this.dirMade) mkdirSync(this.dir, { recursive: true, mode: 0o700 });
       this.dirMade = true;
@@ -195,7 +194,6 @@ export class CleanupJournal {
       mkdirSync(this.dir, { recursive: true, mode: 0o700 });
       write();
     }
-    renameSync(temp, this.file);
   }
 }
 

@@ -5,7 +5,8 @@ import { ENV } from '../protocol/variables.js';
 import { readMountTable, type MountEntry } from './mount-table.js';
 import { formatDeviceNumber } from '../helpers/device-number.js';
 import { PluginFailure } from '../helpers/errors.js';
-import { mkdir, readdir, readFile, realpath, rename, rmdir, stat, unlink, writeFile } from '../helpers/fs-calls.js';
+import { mkdir, readdir, readFile, realpath, rmdir, stat, unlink } from '../helpers/fs-calls.js';
+import { replaceFile } from '../helpers/replace-file.js';
 
 /**
  * The disk a plugin's volumes were created on, kept outside the volumes dir (which goes
@@ -105,19 +106,16 @@ export async function expectVolumesDisk(
 export async function keepVolumesDisk(check: VolumesDiskCheck, log: (message: string) => void): Promise<void> {
   if (check.recorded) return;
   const file = join(check.folder, `${check.volumeId}.json`);
-  const temp = `${file}.${process.pid}.tmp`;
   // Taken after the create, which may have made the volumes dir.
   const text = `${JSON.stringify(await diskOf(check.volumesDir))}\n`;
   for (let attempt = 0; ; attempt++) {
     try {
       // A delete of the folder's last volume may remove the folder in between: make it again.
       await mkdir(check.folder, { recursive: true, mode: 0o700 });
-      await writeFile(temp, text, { mode: 0o600 });
-      await rename(temp, file);
+      await replaceFile(file, text);
       return;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT' && attempt < 3) continue;
-      await unlink(temp).catch(() => {});
       log(
         `could not record the disk of ${check.volumesDir} in ${file} (${(err as Error).message}); ` +
           `a restore of volume ${check.volumeId} onto another disk will not be caught`,

@@ -8,8 +8,8 @@
  * argv[2]: JSON {runFile, stdout, stderr, argv, env, cwd, killSignal, killTimeoutMs}
  */
 import { spawn } from 'node:child_process';
-import { closeSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
-import { processStartTicks, signalProcessGroup } from '@dhv/sdk/host';
+import { openSync } from 'node:fs';
+import { processStartTicks, replaceFileSync, signalProcessGroup } from '@dhv/sdk/host';
 
 interface SupervisorSpec {
   runFile: string;
@@ -25,15 +25,7 @@ interface SupervisorSpec {
 const spec = JSON.parse(process.argv[2] ?? '{}') as SupervisorSpec;
 
 function note(value: unknown): void {
-  const temp = `${spec.runFile}.tmp-${process.pid}`;
-  const fd = openSync(temp, 'w', 0o600);
-  try {
-    writeSync(fd, JSON.stringify(value));
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(temp, spec.runFile);
+  replaceFileSync(spec.runFile, JSON.stringify(value), { durable: true });
 }
 
 const startTicks = (pid: number): number => processStartTicks(pid) ?? 0;

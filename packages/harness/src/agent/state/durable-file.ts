@@ -1,21 +1,15 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, type Stats } from 'node:fs';
-import { open, rename, unlink } from 'node:fs/promises';
-import { randomBytes } from 'node:crypto';
-import { basename, dirname, join } from 'node:path';
+import { open, unlink } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { runTool } from '@dhv/sdk';
-import { signalProcess } from '@dhv/sdk/host';
+import { PARTIAL_PREFIX, partialFileWriter, replaceFile, signalProcess } from '@dhv/sdk/host';
 
-/** Prefix of the temporary files written beside a record before it is renamed into place. */
-export const TEMP_PREFIX = '.tmp-';
+/** Prefix of the partial files written beside a record before it is renamed into place (@dhv/sdk/host's replaceFile). */
+export const TEMP_PREFIX = PARTIAL_PREFIX;
 
-/**
- * Writes a file so that a crash at any instant leaves either the old contents or the
- * new ones, never a mix: write a temporary file, fsync it, rename it over the target,
- * fsync the directory so the rename itself is on disk.
- */
+/** Replaces a file whole and durably (replaceFile), and counts the change for the crash tests. */
 export async function writeFileDurably(path: string, contents: string, mode = 0o600): Promise<void> {
-  await writeFileAtomically(path, contents, mode, true);
-  await syncDirectory(dirname(path));
+  await replaceFile(path, contents, { mode, durable: true });
   durableStep();
 }
 
@@ -38,21 +32,8 @@ export function durableStep(): void {
  * claims): a crash leaves the old contents, the new ones or none, until
  * `syncFileSystemOf` has run.
  */
-export async function writeFileAtomically(path: string, contents: string, mode = 0o600, sync = false): Promise<void> {
-  const temp = join(dirname(path), `${TEMP_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}-${basename(path)}`);
-  try {
-    const handle = await open(temp, 'wx', mode);
-    try {
-      await handle.writeFile(contents);
-      if (sync) await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, path);
-  } catch (err) {
-    await unlink(temp).catch(() => {});
-    throw err;
-  }
+export async function writeFileAtomically(path: string, contents: string, mode = 0o600): Promise<void> {
+  await replaceFile(path, contents, { mode });
 }
 
 /** Flushes everything written to the file system that holds `path` (one `sync -f`, not an fsync per file). */
@@ -82,12 +63,8 @@ export async function syncDirectory(dir: string): Promise<void> {
   }
 }
 
-/** The PID that wrote a temporary file, so leftovers of dead writers can be swept. */
-export function tempFileWriter(name: string): number | undefined {
-  if (!name.startsWith(TEMP_PREFIX)) return undefined;
-  const pid = Number(name.slice(TEMP_PREFIX.length).split('-')[0]);
-  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
-}
+/** The PID that wrote a partial file, so leftovers of dead writers can be swept. */
+export const tempFileWriter = partialFileWriter;
 
 /** A state file that is not a regular file (a FIFO would block a plain read forever). */
 export class NotARegularFileError extends Error {
