@@ -114,7 +114,12 @@ class RunWatch {
   }
 
   private readonly onDeadline = () => {
-    if (this.exited) return this.releaseOutput();
+    // It answered in time: as under the agent, a helper closing its output later is the
+    // grace's to judge, which started at its exit (without a grace, the deadline ends the wait).
+    if (this.exited) {
+      if (this.limits.outputGraceMs === undefined) this.releaseOutput();
+      return;
+    }
     this.timedOut = true;
     this.killGroup();
     this.stopWaitingSoon();

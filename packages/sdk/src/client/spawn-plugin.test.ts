@@ -55,4 +55,13 @@ describe('spawnPlugin', () => {
     expect(run.outputHolders.every((h) => h.command.endsWith('/sleep'))).toBe(true);
     for (const pid of holders) expect(running(pid)).toBe(false);
   });
+
+  it('does not call a plugin that answered before its deadline a holder of its output: a helper closing it a moment later is no fault', async () => {
+    // The plugin exits at once; its helper keeps the output 300 ms, past the 100 ms deadline.
+    const p = await dir.bash('p', '{ /bin/sleep 0.3; } &\necho done');
+    const run = await spawnPlugin(p, ['create'], {}, { timeoutMs: 100, outputGraceMs: 5_000 });
+    expect(run).toMatchObject({ exitCode: 0, timedOut: false, outputHeldOpen: false });
+    expect(run.outputHolders).toEqual([]);
+    expect(outputText(run.stdout)).toBe('done\n');
+  });
 });
