@@ -1,4 +1,5 @@
 import { tmpdir } from 'node:os';
+import { afterEach, beforeEach } from 'vitest';
 import {
   CleanupJournal,
   attachedLoopDevicesSync,
@@ -32,6 +33,19 @@ export async function tempDir(prefix = 'test', base = tmpdir()): Promise<string>
 export async function removeTempDir(dir: string | undefined): Promise<void> {
   if (!dir) return;
   await CleanupJournal.forThisProcess().removeFolder(dir);
+}
+
+/** A fresh `tempDir` for each test of the file, removed after it; the returned function gives this test's. */
+export function useTempDir(prefix: string): () => string {
+  let dir: string | undefined;
+  beforeEach(async () => {
+    dir = await tempDir(prefix);
+  });
+  afterEach(async () => {
+    await removeTempDir(dir);
+    dir = undefined;
+  });
+  return () => dir!;
 }
 
 /** Unmounts and detaches everything a test left under `dir`; returns what could not be undone. */

@@ -1,20 +1,14 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { readCheckConfig } from './config-file.js';
 import { resolveSettings } from './settings.js';
+import { useTempDir } from '../../../../test/support/kit.js';
 
-let dir: string;
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'dhv-check-config-'));
-});
-afterEach(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
+const dir = useTempDir('check-config');
 
 test('a config file declares what the plugin takes and makes: parameters, its smallest volume, its features', async () => {
-  const file = join(dir, 'check.hcl');
+  const file = join(dir(), 'check.hcl');
   await writeFile(
     file,
     [
