@@ -39,10 +39,7 @@ export const errorChecks: Check[] = [
     asks: 'the shared calls: 1 volume at the capacities given (created twice, deleted twice), a delete of a volume never created, an unknown operation, a create with an unknown parameter',
     needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
-      const failed = (await lifecycleRuns(ctx)).filter(
-        (r) => !succeeded(r.run) && !r.run.spawnError && !r.run.timedOut,
-      );
-      if (failed.length === 0) ctx.skip('no run failed, so there was no failure output to judge');
+      const failed = await failedRuns(ctx);
       const bad = failed.filter(
         (r) => outputText(r.run.stdout).trim() !== '' && decodeErrorOutput(r.run.stdout, r.run.argv[0]) === undefined,
       );
@@ -62,10 +59,7 @@ export const errorChecks: Check[] = [
     asks: 'the shared calls: 1 volume at the capacities given (created twice, deleted twice), a delete of a volume never created, an unknown operation, a create with an unknown parameter',
     needs: ['discovery.fingerprint-succeeds'],
     async run(ctx: CheckContext) {
-      const failed = (await lifecycleRuns(ctx)).filter(
-        (r) => !succeeded(r.run) && !r.run.spawnError && !r.run.timedOut,
-      );
-      if (failed.length === 0) ctx.skip('no run failed, so there was no failure output to judge');
+      const failed = await failedRuns(ctx);
       const silent = failed.filter((r) => decodeErrorOutput(r.run.stdout, r.run.argv[0]) === undefined);
       if (silent.length > 0)
         ctx.fail(
@@ -158,3 +152,10 @@ export const errorChecks: Check[] = [
     },
   },
 ];
+
+/** The shared calls that failed by the plugin's own answer (not killed, not unstartable); a skip when none did. */
+async function failedRuns(ctx: CheckContext): Promise<Awaited<ReturnType<typeof lifecycleRuns>>> {
+  const failed = (await lifecycleRuns(ctx)).filter((r) => !succeeded(r.run) && !r.run.spawnError && !r.run.timedOut);
+  if (failed.length === 0) ctx.skip('no run failed, so there was no failure output to judge');
+  return failed;
+}
