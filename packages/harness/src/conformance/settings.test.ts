@@ -71,6 +71,8 @@ describe("the explorer's budget", () => {
   it('is a number of sequences, the default unless given, whatever the time they take', () => {
     expect(resolveSettings().explore.runs).toBe(DEFAULT_EXPLORE_RUNS);
     expect(resolveSettings({ runs: 3, seed: 7 }).explore).toMatchObject({ runs: 3, seed: 7 });
+    expect(resolveSettings().explore.systematic).toBe(true);
+    expect(resolveSettings({ systematic: false }).explore.systematic).toBe(false);
     expect(() => resolveSettings({ runs: 0 })).toThrow(`runs must be a whole number from 1 to ${MAX_EXPLORE_RUNS}`);
     expect(() => resolveSettings({ runs: MAX_EXPLORE_RUNS + 1 })).toThrow(InvalidSettingsError);
   });

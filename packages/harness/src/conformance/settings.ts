@@ -28,6 +28,11 @@ export interface SettingsInput {
   seed?: number;
   /** How many random sequences the explorer runs (default DEFAULT_EXPLORE_RUNS), whatever time they take. */
   runs?: number;
+  /**
+   * Whether the explorer's systematic phase runs before the random sequences (default true).
+   * It is the same for every seed: a search of many seeds runs it once, then the others without.
+   */
+  systematic?: boolean;
   /** Replay one recipe instead of exploring, like `create db; delete db`. */
   replay?: string;
   /** What the plugin declares it does (`--supports`): a refusal of a declared feature fails, not skips. */
@@ -166,6 +171,7 @@ function exploreSettings(input: SettingsInput): SuiteSettings['explore'] {
     enabled: input.explore ?? true,
     seed: input.seed ?? Math.floor(Math.random() * 2 ** 31),
     runs: input.runs ?? DEFAULT_EXPLORE_RUNS,
+    systematic: input.systematic ?? true,
     replay,
   };
 }

@@ -86,6 +86,8 @@ export interface ExploreSettings {
   seed: number;
   /** How many random sequences run (fewer only when one breaks the model), however long they take. */
   runs: number;
+  /** Whether the systematic phase runs before them (it is the same for every seed). */
+  systematic: boolean;
   /** One given sequence instead of random ones (`dhv check --replay`). */
   replay: Step[] | undefined;
 }

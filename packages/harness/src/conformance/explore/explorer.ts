@@ -113,7 +113,20 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
     return outcome(1, found && toFinding(found, found.steps.length, verdictOf(found, undefined, labs.createTimes)));
   }
 
-  // Every class of the README's list driven on purpose first; a break there ends the search.
+  if (settings.systematic) {
+    const found = await runSystematicPhase(ctx, labs, before);
+    if (found !== undefined) return outcome(0, found);
+  }
+  const { runs, finding } = await randomSearch(ctx, settings, labs);
+  return outcome(runs, finding);
+}
+
+/** Every class of the README's list driven on purpose first; a break there ends the search. */
+async function runSystematicPhase(
+  ctx: CheckContext,
+  labs: Labs,
+  before: Pick<ExploreOutcome, 'systematic'>,
+): Promise<Finding | undefined> {
   const {
     found: planned,
     shrunkFrom,
@@ -123,9 +136,7 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
     createTimes: labs.createTimes,
   });
   before.systematic = phase;
-  if (planned !== undefined) return outcome(0, toFinding(planned.found, shrunkFrom, planned.verdict));
-  const { runs, finding } = await randomSearch(ctx, settings, labs);
-  return outcome(runs, finding);
+  return planned && toFinding(planned.found, shrunkFrom, planned.verdict);
 }
 
 /**
