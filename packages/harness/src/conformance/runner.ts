@@ -133,7 +133,15 @@ async function probeDefaultCapacity(
 ): Promise<FallbackCapacity | undefined> {
   if (!noCapacityGiven(settings) || !checks.some((c) => c.asks !== undefined) || options.signal?.aborted)
     return undefined;
-  const session = new ConformanceSession(plugin, settings, options.volumesDir, options.signal, undefined, undefined, options.hurry);
+  const session = new ConformanceSession(
+    plugin,
+    settings,
+    options.volumesDir,
+    options.signal,
+    undefined,
+    undefined,
+    options.hurry,
+  );
   let found: FallbackCapacity | undefined;
   try {
     await session.runCheck(defaultCapacityProbe((capacity) => (found = capacity)));

@@ -89,7 +89,7 @@ export interface SuiteSettings {
 /** The capacity dhv check asks for itself, because the plugin refused a create with none: why, and how much. */
 export interface FallbackCapacity {
   bytes: bigint;
-  /** Nomad's words for the refusal of the create with no capacity. */
+  /** Nomad's words for the refusal of the create with no capacity, then the end of the plugin's stderr when they leave it out. */
   refused: string;
 }
 

@@ -9,6 +9,7 @@
 
 import { formatSize } from '@dhv/sdk';
 import { PluginError } from '@dhv/sdk/client';
+import { stderrBeyond } from '../raw-run.js';
 import { capacityBound } from '../space-budget.js';
 import type { Check, CheckContext, FallbackCapacity, SuiteSettings } from '../types.js';
 
@@ -73,7 +74,8 @@ export function defaultCapacityProbe(found: (capacity: FallbackCapacity) => void
         return;
       } catch (err) {
         if (!(err instanceof PluginError) || err.code !== 'PLUGIN_FAILED') return;
-        refused = err.nomadMessage;
+        const said = stderrBeyond(err.stderr, err.nomadMessage);
+        refused = said ? `${err.nomadMessage}; the plugin's stderr ended: ${said}` : err.nomadMessage;
       }
       const bound = capacityBound(ctx.settings);
       const bytes = FALLBACK_CAPACITY < bound ? FALLBACK_CAPACITY : bound;
