@@ -325,3 +325,65 @@ describe.concurrent('dhv check holds a plugin to what it declares, and no more',
     );
   });
 });
+
+/**
+ * A plugin that needs a capacity (as Nomad's demo mkfs plugin, whose own volume spec sets
+ * capacity_min): plain dhv check, which gives none, cannot judge create.path at that default
+ * and judges everything else, the explorer included, at the capacity it falls back to.
+ */
+describe.concurrent('dhv check judges a plugin that refuses a create without a capacity at one it takes', () => {
+  const byId = (report: ConformanceReport, id: string) => report.results.find((r) => r.id === id);
+
+  test(
+    'needs-a-capacity, plain: every required check passes, create.path cannot judge and names the flags, leaving nothing behind',
+    async () => {
+      const { report, exitCode, leftovers, leftoverMounts } = await dhvCheck(join(FIXTURES, 'needs-a-capacity'), [
+        '--skip',
+        'tasks',
+      ]);
+      expect(failedRequired(report)).toEqual([]);
+      expect(report.results.filter((r) => r.status === 'skip' && r.severity === 'required').map((r) => r.id)).toEqual([
+        'create.path',
+      ]);
+      expect(byId(report, 'create.path')?.reason).toMatch(
+        /^cannot judge at dhv check's default capacity .*capacity_min is not set.* made a 64 MiB volume.*--capacity-min SIZE.*--capacity-floor SIZE/,
+      );
+      expect(report.settings.fallbackCapacity).toEqual({
+        bytes: String(64 * 1024 * 1024),
+        refused: expect.stringContaining('capacity_min is not set'),
+      });
+      expect(report.settings.capacityMin).toBe('0');
+      // The checks that need a working create judged it at 64 MiB, the explorer too.
+      expect(byId(report, 'create.idempotent')?.status).toBe('pass');
+      expect(byId(report, 'create.bytes')?.notes).toEqual(['reports 67108864 bytes (64 MiB)']);
+      const explore = report.results.filter((r) => r.area === 'explore');
+      expect(explore.length).toBeGreaterThan(0);
+      expect(explore.filter((r) => r.status !== 'pass').map((r) => [r.id, r.reason])).toEqual([]);
+      expect(exitCode).toBe(0);
+      expect(report.ok).toBe(true);
+      expect(leftovers).toEqual([]);
+      expect(leftoverMounts).toEqual([]);
+    },
+    SUITE_TIMEOUT_MS,
+  );
+
+  test(
+    'a capacity the user gave is asked as given: no fallback, with --capacity-min create.path passes and with --capacity-floor alone it fails',
+    async () => {
+      const plugin = join(FIXTURES, 'needs-a-capacity');
+      const withMin = await dhvCheck(plugin, ['--no-explore', '--only', 'create', '--capacity-min', '16MiB']);
+      expect(byId(withMin.report, 'create.path')?.status).toBe('pass');
+      expect(failedRequired(withMin.report)).toEqual([]);
+      expect(withMin.report.settings.fallbackCapacity).toBeUndefined();
+      const withFloor = await dhvCheck(plugin, ['--no-explore', '--only', 'create', '--capacity-floor', '16MiB']);
+      expect(failedRequired(withFloor.report)).toEqual(['create.path']);
+      expect(byId(withFloor.report, 'create.path')?.reason).toMatch(/capacity_min is not set/);
+      expect(withFloor.report.settings.fallbackCapacity).toBeUndefined();
+      // A plugin that takes a create without a capacity is judged at none, as always.
+      const good = await dhvCheck(join(FIXTURES, 'good-plugin'), ['--no-explore', '--only', 'create.path']);
+      expect(byId(good.report, 'create.path')?.status).toBe('pass');
+      expect(good.report.settings.fallbackCapacity).toBeUndefined();
+    },
+    SUITE_TIMEOUT_MS,
+  );
+});

@@ -1,4 +1,11 @@
+import { resolve } from 'node:path';
 import { CATALOGUE } from './catalogue/index.js';
+import {
+  defaultCapacityProbe,
+  noCapacityGiven,
+  withFallbackCapacity,
+  withoutNeedOfDefault,
+} from './catalogue/default-capacity.js';
 import { runCommands } from './config-file.js';
 import { STDIO_RELEASED, heldOutputFailure, heldOutputStop } from './held-output.js';
 import { assertPluginRunnable } from './missing-plugin.js';
@@ -8,7 +15,14 @@ import { ConformanceSession } from './session.js';
 import { RunProgress, type ProgressEvent } from './run-progress.js';
 import { InvalidSettingsError, resolveSettings, type SettingsInput } from './settings.js';
 
-import { describeCheck, type Check, type CheckResult, type ConformanceReport, type SuiteSettings } from './types.js';
+import {
+  describeCheck,
+  type Check,
+  type CheckResult,
+  type ConformanceReport,
+  type FallbackCapacity,
+  type SuiteSettings,
+} from './types.js';
 
 export type { ProgressEvent } from './run-progress.js';
 
@@ -50,14 +64,19 @@ const NOT_RUN_SPACE = `not run: the run stopped (see ${SPACE_WITHIN_BOUND})`;
 
 /** Runs the selected checks against a plugin executable and removes everything it made. */
 export async function runConformance(plugin: string, options: RunOptions = {}): Promise<ConformanceReport> {
-  const settings = resolveSettings(options);
-  const checks = withoutDisabledExplore(
+  const given = resolveSettings(options);
+  const selected = withoutDisabledExplore(
     selectChecks(withExtraChecks(options.catalogue ?? CATALOGUE, options.extraChecks), options.only, options.skip),
-    settings,
+    given,
   );
   const jobs = options.jobs ?? DEFAULT_JOBS;
   if (!Number.isInteger(jobs) || jobs < 1)
     throw new InvalidSettingsError(`jobs must be a whole number of at least 1, got ${jobs}`, 'jobs');
+  const startedAt = new Date();
+  const started = performance.now();
+  await setUp(resolve(plugin), options);
+  const settings = withFallbackCapacity(given, await probeDefaultCapacity(plugin, given, selected, options));
+  const checks = settings.fallbackCapacity === undefined ? selected : withoutNeedOfDefault(selected);
   const progress = new RunProgress(checks.length, options.onProgress);
   const session = new ConformanceSession(
     plugin,
@@ -68,9 +87,6 @@ export async function runConformance(plugin: string, options: RunOptions = {}): 
     (fault) => progress.faultFound(spaceFailure(fault), fault.checkId),
     options.hurry,
   );
-  const startedAt = new Date();
-  const started = performance.now();
-  await setUp(session, options);
   options.onStart?.(session.plugin);
   try {
     await schedule(checks, jobs, (check, index) => runOne(session, check, index, progress, options.signal));
@@ -94,14 +110,47 @@ export async function runConformance(plugin: string, options: RunOptions = {}): 
 }
 
 /** Runs setup, then finds the plugin: setup may be what makes it, so only after it can a missing plugin be told apart. */
-async function setUp(session: ConformanceSession, options: RunOptions): Promise<void> {
+async function setUp(plugin: string, options: RunOptions): Promise<void> {
   try {
     await runCommands('setup', options.setup ?? [], options.commandsCwd ?? process.cwd());
-    await assertPluginRunnable(session.plugin);
+    await assertPluginRunnable(plugin);
   } catch (err) {
     await runCommands('teardown', options.teardown ?? [], options.commandsCwd ?? process.cwd()).catch(() => {});
     throw err;
   }
+}
+
+/**
+ * When no capacity was given and some check asks for a volume: one create without a
+ * capacity, in a session of its own, and the fallback capacity when the plugin refused it
+ * (catalogue/default-capacity.ts). Whatever went wrong here, the checks find again.
+ */
+async function probeDefaultCapacity(
+  plugin: string,
+  settings: SuiteSettings,
+  checks: readonly Check[],
+  options: RunOptions,
+): Promise<FallbackCapacity | undefined> {
+  if (!noCapacityGiven(settings) || !checks.some((c) => c.asks !== undefined) || options.signal?.aborted)
+    return undefined;
+  const session = new ConformanceSession(
+    plugin,
+    settings,
+    options.volumesDir,
+    options.signal,
+    undefined,
+    undefined,
+    options.hurry,
+  );
+  let found: FallbackCapacity | undefined;
+  try {
+    await session.runCheck(defaultCapacityProbe((capacity) => (found = capacity)));
+  } catch {
+    return undefined;
+  } finally {
+    await session.close().catch(() => []);
+  }
+  return found;
 }
 
 /** Removes what the checks left, then runs teardown; what went wrong is a note on the last result. */
@@ -197,6 +246,15 @@ export function buildReport(
       parameters: settings.parameters,
       capacityMin: settings.capacityMin.toString(),
       capacityMax: settings.capacityMax.toString(),
+      ...(settings.fallbackCapacity === undefined
+        ? {}
+        : {
+            capacityMin: '0',
+            fallbackCapacity: {
+              bytes: settings.fallbackCapacity.bytes.toString(),
+              refused: settings.fallbackCapacity.refused,
+            },
+          }),
       expansionSize: settings.expansionSize.toString(),
       supports: settings.supports,
     },

@@ -73,12 +73,24 @@ export interface SuiteSettings {
   capacityMax: bigint;
   /** The smallest volume the plugin declares it makes (`--capacity-floor`); 0n: none declared. */
   capacityFloor: bigint;
+  /**
+   * Set when no capacity was given and the plugin refused a create without one but took one
+   * of `bytes` (catalogue/default-capacity.ts): capacityMin is then `bytes`, chosen by dhv check.
+   */
+  fallbackCapacity?: FallbackCapacity;
   /** The capacity_min of the larger create in create.larger-capacity and create.expands; 0n: twice the first (or 16 MiB more). */
   expansionSize: bigint;
   /** The features the plugin declares (`--supports`): refusing one of them fails. */
   supports: Feature[];
   /** The explorer's random sequences (the explore area); `enabled: false` leaves the area out. */
   explore: ExploreSettings & { enabled: boolean };
+}
+
+/** The capacity dhv check asks for itself, because the plugin refused a create with none: why, and how much. */
+export interface FallbackCapacity {
+  bytes: bigint;
+  /** Nomad's words for the refusal of the create with no capacity, then the end of the plugin's stderr when they leave it out. */
+  refused: string;
 }
 
 export interface ExploreSettings {
@@ -177,6 +189,8 @@ export interface ConformanceReport {
     parameters: Record<string, string> | null;
     capacityMin: string;
     capacityMax: string;
+    /** The capacity_min dhv check asked for where none was given, because the plugin refused none; absent otherwise. */
+    fallbackCapacity?: { bytes: string; refused: string };
     expansionSize: string;
     supports: Feature[];
   };

@@ -8,6 +8,7 @@ import type { Check, CheckContext, CreateInput } from '../types.js';
 import { markerProblem, writeMarker } from './volume-files.js';
 import { DEFAULT_CAPACITY_BOUND, capacityBound } from '../space-budget.js';
 import { NEEDS_WORKING_CREATE } from './needs-working-create.js';
+import { givenCapacityMin } from './default-capacity.js';
 
 const REF = 'PROTOCOL.md § create';
 const MiB = 1024n * 1024n;
@@ -19,7 +20,8 @@ const DEFAULT_RANGE = { min: 16n * MiB, max: 64n * MiB };
  * [floor, twice it] and a growth from the floor to twice it, never past the capacity bound.
  */
 function ownSizes(ctx: CheckContext): { min: bigint; max: bigint; growTo: bigint } {
-  const floor = ctx.settings.capacityFloor;
+  const floor =
+    ctx.settings.capacityFloor > 0n ? ctx.settings.capacityFloor : (ctx.settings.fallbackCapacity?.bytes ?? 0n);
   const bound = capacityBound(ctx.settings);
   const min = floor > DEFAULT_RANGE.min ? floor : DEFAULT_RANGE.min;
   const wantedMax = floor > 0n && 2n * floor > DEFAULT_RANGE.max ? 2n * floor : DEFAULT_RANGE.max;
@@ -117,7 +119,7 @@ export const bytesWithinCapacity: Check = {
   asks: '1 volume at the capacities given, else capacity_min 16 MiB and capacity_max 64 MiB (with --capacity-floor F: capacity_min F, capacity_max twice F)',
   needs: NEEDS_WORKING_CREATE,
   async run(ctx: CheckContext) {
-    const given = ctx.settings.capacityMin > 0n || ctx.settings.capacityMax > 0n;
+    const given = givenCapacityMin(ctx.settings) > 0n || ctx.settings.capacityMax > 0n;
     const own = ownSizes(ctx);
     const min = given ? ctx.settings.capacityMin : own.min;
     const max = given ? ctx.settings.capacityMax : own.max;
@@ -200,8 +202,8 @@ export const expands: Check = {
     // Unless sizes are given, both creates are bounded (capacity_max = capacity_min): a plugin
     // reporting its filesystem's free space is judged on the cap it applies, not on a figure
     // other processes move between the two creates.
-    const { capacityMin, capacityMax, expansionSize } = ctx.settings;
-    const bounded = capacityMin === 0n && capacityMax === 0n && expansionSize === 0n;
+    const { capacityMax, expansionSize } = ctx.settings;
+    const bounded = givenCapacityMin(ctx.settings) === 0n && capacityMax === 0n && expansionSize === 0n;
     const own = ownSizes(ctx);
     const request = bounded ? ctx.newVolume({ capacityMinBytes: own.min, capacityMaxBytes: own.min }) : ctx.newVolume();
     const first = bounded

@@ -12,6 +12,7 @@ import type { Check, CheckContext, CreateInput } from '../types.js';
 import { markerProblem, writeMarker } from './volume-files.js';
 import { OutsideSandboxError, openInsideSandbox, outsideSandboxSkip } from '../sandbox-writes.js';
 import { NEEDS_WORKING_CREATE } from './needs-working-create.js';
+import { defaultCapacityCannotJudge } from './default-capacity.js';
 import { bytesWithinCapacity, declaredParameters, expands, largerCapacity } from './create-capacity.js';
 
 const REF = 'PROTOCOL.md § create';
@@ -89,7 +90,7 @@ export const createChecks: Check[] = [
     severity: 'required',
     gradeReason:
       'the path is what workloads mount: without an existing absolute directory no allocation can use the volume',
-    asks: '1 volume at the capacities given',
+    asks: "1 volume at the capacities given (none given: none, else dhv check's fallback capacity when the plugin refuses none)",
     needs: ['environment.dhv-only'],
     async run(ctx: CheckContext) {
       const run = await rawCreate(ctx, ctx.newVolume());
@@ -106,6 +107,8 @@ export const createChecks: Check[] = [
         ctx.fail(`"path" is ${JSON.stringify(path.value)}, which is not an existing directory`);
       const outside = outsideVolumesDirWarning(path.value, ctx.volumesDir);
       if (outside !== undefined) ctx.warn(outside);
+      const fallback = ctx.settings.fallbackCapacity;
+      if (fallback !== undefined) ctx.skip(defaultCapacityCannotJudge(fallback));
     },
   },
   {
