@@ -93,7 +93,7 @@ describe.skipIf(skipRootTests('dhv check of plugins that leave loop devices and 
 
 describe.concurrent("a plugin that refuses dhv check's default capacities", () => {
   const CANNOT_JUDGE =
-    /^cannot judge: the plugin refused the capacities \[16 MiB, 64 MiB\], dhv check's default range \(.*capacity_max 67108864 is below the smallest volume this plugin makes.*\); if it needs other sizes, give dhv check capacities it makes: --capacity-min SIZE --capacity-max SIZE$/;
+    /^cannot judge: the plugin refused the capacities \[16 MiB, 64 MiB\], dhv check's own range \(.*capacity_max 67108864 is below the smallest volume this plugin makes.*\); if it makes no volume that small, declare its smallest: --capacity-floor SIZE \(or ask for sizes it makes: --capacity-min SIZE --capacity-max SIZE\)$/;
 
   test(
     'refuses-small-capacity: create.bytes-within-capacity and create.expands cannot judge it, with the flags to pass',
@@ -108,7 +108,7 @@ describe.concurrent("a plugin that refuses dhv check's default capacities", () =
       const expands = result(run, 'create.expands');
       expect(expands.status).toBe('skip');
       expect(expands.reason).toMatch(
-        /^cannot judge: the plugin refused dhv check's default 16 MiB volume .*--capacity-min SIZE --capacity-max SIZE$/,
+        /^cannot judge: the plugin refused dhv check's own 16 MiB volume .*--capacity-floor SIZE \(or ask for sizes it makes: --capacity-min SIZE --capacity-max SIZE\)$/,
       );
       expect(run.exitCode).toBe(0);
       releasedEverything(run);
