@@ -46,8 +46,12 @@ const on = (kind: 'delete' | 'restore' | 'cleanup-delete' | 'write', name: strin
 });
 const ms = (n: number) => Math.max(1, Math.round(n));
 
-/** How many restores run under the crowded mount table: a check it fools only some of the time is met within them. */
-export const CROWDED_RESTORES = 5;
+/**
+ * How many restores run under the crowded mount table: a check it fools only some of the
+ * time is met within them (the mkfs demo's, about one restore in five here: eight miss it one
+ * time in six). The create's own marker is the data they must keep.
+ */
+export const CROWDED_RESTORES = 8;
 
 /**
  * One scenario per class, aimed by the plugin's measured pace; the restore with parameters
@@ -85,7 +89,6 @@ export function scenarios(
             classes: ['restore-fails'],
             steps: [
               create('db'),
-              on('write', 'db'),
               ...Array.from({ length: CROWDED_RESTORES }, (): Step => ({
                 kind: 'restore',
                 volume: v('db'),
