@@ -17,6 +17,7 @@ describe('the systematic phase', () => {
   it('restores a volume holding data under a crowded mount table, or leaves restore-fails to the restarts where it cannot', () => {
     const crowded = scenarios(PACE, []).filter((s) => s.classes.includes('restore-fails'));
     expect(crowded.map((s) => formatRecipe(s.steps))).toEqual([
+      'create db; create web; create prod/db; create dev/db; restart; restart',
       `create db; ${Array(CROWDED_RESTORES).fill('restore db crowded').join('; ')}`,
     ]);
     const plain = scenarios(PACE, [], { crowded: false });
