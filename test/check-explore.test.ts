@@ -37,6 +37,8 @@ interface Defect {
   sometimes?: boolean;
   /** More the verdict must say. */
   says?: RegExp[];
+  /** It makes mounts, and its defect shows only under a host condition dhv makes as root. */
+  root?: boolean;
 }
 
 const DEFECTS: Record<string, Defect> = {
@@ -69,6 +71,20 @@ const DEFECTS: Record<string, Defect> = {
     stderr: /\(the plugin's stderr ended: restore-flaky-crowded: \S+ is already made\)/,
     defectClass: 'restore-fails',
     says: [/ \(it broke in [1-4] of 5 replays of this recipe: it fails some of the time, not every time\)/],
+  },
+  // A host condition (issue 37): found only by restores under a mount table crowded as a
+  // real client's, which the verdict names beside how the same restore does without it.
+  'restore-mount-tail': {
+    check: 'explore.calls-succeed',
+    root: true,
+    foundBy: 'restore-fails',
+    defectClass: 'restore-fails',
+    stderr:
+      /\(the plugin's stderr ended: restore-mount-tail: \S+ is not mounted but holds files: refusing to mount over them\)/,
+    says: [
+      /restore of db \(its saved create request again\) under a mount table of \d+ KiB \(40 extra mounts, as task tmpfs and secrets mounts make on a real client\) failed: /,
+      /; the same restore without those mounts passed 5 of 5 times: the size of the mount table decides it/,
+    ],
   },
   // The three classes the random search reached only by luck (issue 37), each found by the
   // systematic phase's scenario for it: a kill at a point of the plugin's own create time,
@@ -169,7 +185,8 @@ describe.concurrent(`the correct stateful plugins pass the explorer with ${SEEDS
 // one stops there.
 describe.concurrent('dhv check finds every sequence-only defect, and nothing else, and shrinks it', () => {
   for (const [name, defect] of Object.entries(DEFECTS)) {
-    test(
+    // Skipped, not passed, as another user: only root makes mounts.
+    (defect.root && process.getuid?.() !== 0 ? test.skip : test)(
       `${name}: passes every required catalogue check, fails ${defect.check} ${defect.foundBy ? `by the ${defect.foundBy} scenario` : `in the systematic phase or within the default ${DEFAULT_EXPLORE_RUNS} sequences`}, in at most ${MAX_RECIPE_STEPS} steps${defect.racy || defect.sometimes ? '' : ', replayable'}, named ${defect.defectClass}`,
       // A racy defect breaks only when the timing repeats, so a search may miss it once: one
       // retry, of the same seed, for those alone. Every other one breaks at the same sequence

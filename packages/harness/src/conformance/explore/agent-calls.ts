@@ -1,4 +1,12 @@
-import { buildEnvironment, fingerprintRequest, PluginError, type PluginRun } from '@dhv/sdk/client';
+import { basename } from 'node:path';
+import {
+  buildEnvironment,
+  fingerprintRequest,
+  judgeRun,
+  outputText,
+  PluginError,
+  type PluginRun,
+} from '@dhv/sdk/client';
 import { AGENT_TIMEOUT_MS } from '@dhv/sdk/plugin';
 import { describeRun, lastLines, stderrBeyond, succeeded } from '../raw-run.js';
 import type { CheckContext, CreateInput, DeleteInput } from '../types.js';
@@ -25,10 +33,18 @@ export class AgentCalls {
     private readonly createTimes: CreateTime[] = [],
   ) {}
 
-  /** `timed`: a new volume's first create, whose time tells the plugin's speed. */
-  async create(request: CreateInput, what: string, { timed = false } = {}): Promise<string> {
+  /**
+   * `timed`: a new volume's first create, whose time tells the plugin's speed; `executable`:
+   * a program of dhv's own that runs the plugin under a host condition (crowded-table.ts).
+   */
+  async create(
+    request: CreateInput,
+    what: string,
+    { timed = false, executable }: { timed?: boolean; executable?: string | undefined } = {},
+  ): Promise<string> {
     try {
-      const result = await this.ctx.create(request);
+      const result =
+        executable === undefined ? await this.ctx.create(request) : await this.through(executable, request);
       this.heard(what, result.stderr);
       const capacityBytes = result.bytes > 0n ? result.bytes : BigInt(request.capacityMinBytes ?? 0);
       if (timed) this.createTimes.push({ capacityBytes, durationMs: result.durationMs });
@@ -37,6 +53,25 @@ export class AgentCalls {
       if (err instanceof PluginError) throw callFailed(what, err);
       throw err;
     }
+  }
+
+  /** A create run by `executable` in the plugin's place, read as the agent reads the plugin's own. */
+  private async through(executable: string, request: CreateInput) {
+    const timeoutMs = AGENT_TIMEOUT_MS.create;
+    const run = await this.ctx.runRaw(['create'], buildEnvironment('create', request, this.ctx.plugin), {
+      executable,
+      timeoutMs,
+    });
+    const context = {
+      pluginId: basename(this.ctx.plugin),
+      executable: this.ctx.plugin,
+      volumeId: request.volumeId,
+      timeoutMs,
+    };
+    const judged = judgeRun('create', run, context);
+    if (!judged.ok) throw judged.error;
+    const { path, bytes } = judged.value;
+    return { path, bytes, stderr: outputText(run.stderr), durationMs: run.durationMs };
   }
 
   async delete(request: DeleteInput, what: string): Promise<void> {

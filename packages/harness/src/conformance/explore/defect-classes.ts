@@ -33,7 +33,7 @@ export const DEFECT_CLASSES = {
   'restore-with-parameters':
     "a restore of a volume created with non-default parameters, holding data, rebuilds it empty: each of the built-in mkdir's `mode=0700`, `uid`, `gid` (`nobody`'s as root), all three, and the user's own `--param`s (`create db mode=0700; write db; restore db`)",
   'restore-fails':
-    "a restore fails, every time or some of the time, and the volume is left off the node: a mount check that a large mount table fools (the restarts of restart-lost-update's scenario)",
+    "a restore fails, every time or some of the time, and the volume is left off the node: a mount check that a large mount table fools (`create db` and eight restores under a mount table crowded as a real client's, `restore db crowded`; as root only, else the restarts of restart-lost-update's scenario)",
   'host-resources-kept':
     'a delete succeeds but leaves a loop device or a mount of the volume on the host (every scenario ends with the delete of every volume)',
   'call-fails': "another call of a normal agent's life fails (every scenario's calls)",

@@ -1,3 +1,4 @@
+import { dirname } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { isStrictlyInside } from '@dhv/sdk';
 import { cleanupDeleteRequest, deleteRequest, restoreRequest } from '@dhv/sdk/client';
@@ -7,6 +8,8 @@ import { capacityBound } from '../space-budget.js';
 import { OutsideSandboxError, writeInsideSandbox } from '../sandbox-writes.js';
 import type { CheckContext } from '../types.js';
 import { AgentCalls } from './agent-calls.js';
+import { crowdedRestore } from './crowded-restore.js';
+import { crowding, type Crowding } from './crowded-table.js';
 import type { CreateTime } from './create-speed.js';
 import { LONG_STEM } from './pool.js';
 import { formatStep, formatVolume, type Pick, type Step, type VolumeCall, type VolumeKey } from './recipe.js';
@@ -44,6 +47,7 @@ export class VolumeLab {
   /** In the steps every run ends with, which the history leaves out. */
   private ending = false;
   private fillCount = 0;
+  private crowded: Promise<Crowding | undefined> | undefined;
 
   constructor(
     private readonly ctx: CheckContext,
@@ -209,10 +213,12 @@ export class VolumeLab {
         return this.killedCreate(call.volume, call.killAtMs);
       case 'restore': {
         const volume = this.book.get(call.volume)!;
-        const path = await this.agent.create(
-          restoreRequest(volume.request),
-          `restore of ${label} (its saved create request again)`,
-        );
+        const path = call.crowded
+          ? await crowdedRestore(this.agent, volume.request, label, await this.crowding())
+          : await this.agent.create(
+              restoreRequest(volume.request),
+              `restore of ${label} (its saved create request again)`,
+            );
         if (path !== volume.path)
           throw new Violation(
             'explore.volumes-survive',
@@ -261,6 +267,12 @@ export class VolumeLab {
     const first = run.timedOut ? `one ${killed}` : succeeded(run) ? 'one that answered' : 'one that failed';
     this.calls++;
     return this.becomeLive(volume, await this.agent.create(volume.request, `create of ${label} after ${first}`), label);
+  }
+
+  /** The program that runs the plugin under a crowded mount table, made at the first restore that asks for it. */
+  private crowding(): Promise<Crowding | undefined> {
+    this.crowded ??= crowding(dirname(this.volumesDir), this.ctx.plugin);
+    return this.crowded;
   }
 
   /** VOLUME_DATA's files, beside the marker; a volume outside the sandbox is left as it is. */

@@ -19,6 +19,15 @@ describe('replay recipes', () => {
     expect(steps[4]).toMatchObject({ large: true, parameters: { label: 'a b;c' } });
   });
 
+  it('carry a restore run under a crowded mount table', () => {
+    expect(parseRecipe('restore prod/db crowded')).toEqual([
+      { kind: 'restore', volume: { namespace: 'prod', name: 'db' }, crowded: true },
+    ]);
+    expect(formatRecipe(parseRecipe('create db; restore db crowded; restore db'))).toBe(
+      'create db; restore db crowded; restore db',
+    );
+  });
+
   it('name the namespace only when it is not default', () => {
     expect(parseRecipe('delete dev/db; delete db')).toEqual([
       { kind: 'delete', volume: { namespace: 'dev', name: 'db' } },
@@ -36,6 +45,7 @@ describe('replay recipes', () => {
     ['create db after 40ms', /one of calls run at once/],
     ['kill-create db at soon', /time in milliseconds/],
     ['create db mode', /parameters, e.g./],
+    ['restore db crowdd', /"crowded" to run it under a crowded mount table/],
   ])('refuse %j, saying why', (recipe, why) => {
     expect(() => parseRecipe(recipe)).toThrow(RecipeError);
     expect(() => parseRecipe(recipe)).toThrow(why);

@@ -11,13 +11,14 @@
  * `parameters`: given to the create beside the user's (`create db mode=0700`); `killAtMs`:
  * when a killed create is killed (`kill-create db at 900ms`; KILL_AFTER_MS when not given);
  * `startAfterMs`: of calls run at once, how long after the others this one starts
- * (`delete db + create web after 40ms`). Generated steps may aim at "the n-th volume the
+ * (`delete db + create web after 40ms`); `crowded`: a restore run under a mount table crowded
+ * as a real client's is (`restore db crowded`, crowded-table.ts). Generated steps may aim at "the n-th volume the
  * agent knows" (a Pick) instead of a name, so that deletes and restores mostly hit live
  * volumes; a step is resolved to names before it runs.
  */
 export type VolumeCall<V = VolumeKey> = (
   | { kind: 'create'; volume: V; large: boolean; parameters?: Record<string, string> }
-  | { kind: 'restore'; volume: V }
+  | { kind: 'restore'; volume: V; crowded?: boolean }
   | { kind: 'delete'; volume: V }
   | { kind: 'cleanup-delete'; volume: V }
   | { kind: 'kill-create'; volume: V; killAtMs?: number }
@@ -70,6 +71,8 @@ export function formatStep(step: Step): string {
       return `kill-create ${formatVolume(step.volume)}${step.killAtMs === undefined ? '' : ` at ${step.killAtMs}ms`}${after(step)}`;
     case 'write':
       return `write ${formatVolume(step.volume)}`;
+    case 'restore':
+      return `restore ${formatVolume(step.volume)}${step.crowded ? ' crowded' : ''}${after(step)}`;
     default:
       return `${step.kind} ${formatVolume(step.volume)}${after(step)}`;
   }
@@ -144,7 +147,12 @@ function parseCall(text: string): VolumeCall {
     const parameters = parseParameters(words.slice(large ? 3 : 2), text);
     return { kind, volume, large, ...(parameters === undefined ? {} : { parameters }), ...timing };
   }
-  if (words.length !== 2) throw new RecipeError(`"${text}": give one volume name, e.g. "${kind} db"`);
+  if (kind === 'restore' && words.length === 3 && words[2] === 'crowded')
+    return { kind, volume, crowded: true, ...timing };
+  if (words.length !== 2)
+    throw new RecipeError(
+      `"${text}": give one volume name, e.g. "${kind} db"${kind === 'restore' ? ', and "crowded" to run it under a crowded mount table' : ''}`,
+    );
   if (kind === 'kill-create') return { kind, volume, ...(killAtMs === undefined ? {} : { killAtMs }), ...timing };
   return { kind, volume, ...timing };
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFECT_CLASSES, JUDGED_BY_EVERY_SCENARIO } from './defect-classes.js';
-import { KILL_POINTS, mkdirParameterSets, scenarios } from './scenarios.js';
+import { CROWDED_RESTORES, KILL_POINTS, mkdirParameterSets, scenarios } from './scenarios.js';
 import { formatRecipe, parseRecipe } from './recipe.js';
 
 const PACE = { createMs: 200, deleteWithDataMs: 90 };
@@ -12,6 +12,19 @@ describe('the systematic phase', () => {
     const covered = new Set(all.flatMap((s) => s.classes));
     expect(JUDGED_BY_EVERY_SCENARIO.filter((c) => covered.has(c))).toEqual([]);
     expect([...covered, ...JUDGED_BY_EVERY_SCENARIO].sort()).toEqual(Object.keys(DEFECT_CLASSES).sort());
+  });
+
+  it('restores a volume holding data under a crowded mount table, or leaves restore-fails to the restarts where it cannot', () => {
+    const crowded = scenarios(PACE, []).filter((s) => s.classes.includes('restore-fails'));
+    expect(crowded.map((s) => formatRecipe(s.steps))).toEqual([
+      'create db; create web; create prod/db; create dev/db; restart; restart',
+      `create db; ${Array(CROWDED_RESTORES).fill('restore db crowded').join('; ')}`,
+    ]);
+    const plain = scenarios(PACE, [], { crowded: false });
+    expect(plain.filter((s) => s.classes.includes('restore-fails')).map((s) => s.classes)).toEqual([
+      ['restart-lost-update', 'restore-fails'],
+    ]);
+    expect(plain.some((s) => s.steps.some((step) => step.kind === 'restore' && step.crowded))).toBe(false);
   });
 
   it('kills creates at points of the plugin own create time, each followed by a retry, a delete and a create', () => {
