@@ -127,6 +127,30 @@ describe.concurrent('dhv check interrupted', () => {
     expect(await readdir(scratch)).toEqual([]);
     expect(await readdir(journal).catch(() => [])).toEqual([]);
   }, 120_000);
+
+  test('after kill -9, the next dhv command with --json says so in its document, and its stderr stays one document', async ({
+    onTestFinished,
+  }) => {
+    const { plugin, scratch, journal, env, child, done } = await checkInCreate(onTestFinished);
+    for (const deadline = Date.now() + 15_000; !journalLists(journal, '"kind":"process-group"');) {
+      if (Date.now() > deadline) throw new Error(`no process group in the journal ${journal} within 15 s`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    child.kill('SIGKILL');
+    await done;
+    const pids = await recordedPids(`${plugin}.pids`);
+
+    // A command that fails, so that its error document is what stderr holds.
+    const next = await runDhv(['volume', 'status', '--json', '--data-dir', join(scratch, 'no-data-dir')], { env });
+    expect(next.exitCode).toBe(1);
+    const { error } = JSON.parse(next.stderr) as { error: { code: string; warnings?: string[] } };
+    expect(error.code).toBe('DATA_DIR_MISSING');
+    expect(error.warnings).toEqual([
+      expect.stringMatching(new RegExp(`^finished the cleanup of \`.*check ${plugin} .*\` \\(process ${child.pid}, `)),
+    ]);
+    expect(await survivors(pids)).toEqual([]);
+    expect(await readdir(journal).catch(() => [])).toEqual([]);
+  }, 120_000);
 });
 
 describe.concurrent('dhv plugin run interrupted', () => {

@@ -146,10 +146,17 @@ export abstract class DhvCommand extends Command {
     return agent;
   }
 
-  /** Before any command runs: finishes what a dhv killed outright left in its cleanup journal, and says so. */
+  /**
+   * Before any command runs: finishes what a dhv killed outright left in its cleanup journal,
+   * and says so: on stderr, or with --json among the warnings the error document carries
+   * (stderr then holds that one document, which a line of text before it would break).
+   */
   override async init(): Promise<void> {
     await super.init();
-    for (const line of await finishOrphanedJournals().catch(() => [])) process.stderr.write(`dhv: ${line}\n`);
+    for (const line of await finishOrphanedJournals().catch(() => [])) {
+      if (this.jsonOutput) this.heldWarnings.push(line);
+      else process.stderr.write(`dhv: ${line}\n`);
+    }
   }
 
   protected override async catch(err: Interfaces.CommandError): Promise<never> {
