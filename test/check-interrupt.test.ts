@@ -103,13 +103,7 @@ describe.concurrent('dhv check interrupted', () => {
   }) => {
     const { plugin, scratch, journal, env, child, done } = await checkInCreate(onTestFinished);
     const [sandbox] = await readdir(scratch);
-    // A process group is journalled just after its plugin starts (it has no ID before): kill after that.
-    for (const deadline = Date.now() + 15_000; !journalLists(journal, '"kind":"process-group"');) {
-      if (Date.now() > deadline) throw new Error(`no process group in the journal ${journal} within 15 s`);
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    child.kill('SIGKILL');
-    await done;
+    await killOnceJournalled(journal, child, done);
     // Left behind: the plugin, still waiting, and the run's folder.
     const pids = await recordedPids(`${plugin}.pids`);
     expect(await survivors(pids, 0)).toEqual(pids);
@@ -132,12 +126,7 @@ describe.concurrent('dhv check interrupted', () => {
     onTestFinished,
   }) => {
     const { plugin, scratch, journal, env, child, done } = await checkInCreate(onTestFinished);
-    for (const deadline = Date.now() + 15_000; !journalLists(journal, '"kind":"process-group"');) {
-      if (Date.now() > deadline) throw new Error(`no process group in the journal ${journal} within 15 s`);
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    child.kill('SIGKILL');
-    await done;
+    await killOnceJournalled(journal, child, done);
     const pids = await recordedPids(`${plugin}.pids`);
 
     // A command that fails, so that its error document is what stderr holds.
@@ -388,4 +377,17 @@ function journalLists(dir: string, text: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * Kills dhv outright (kill -9) once its plugin's process group is in its journal: a group is
+ * journalled just after its plugin starts (it has no ID before).
+ */
+async function killOnceJournalled(journal: string, child: ChildProcess, done: Promise<unknown>): Promise<void> {
+  for (const deadline = Date.now() + 15_000; !journalLists(journal, '"kind":"process-group"');) {
+    if (Date.now() > deadline) throw new Error(`no process group in the journal ${journal} within 15 s`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  child.kill('SIGKILL');
+  await done;
 }

@@ -1,3 +1,5 @@
+import { shellQuote } from './helpers/shell-quote.js';
+
 /**
  * Where a plugin's launcher looks for node, after the node it was built with. A Nomad
  * agent runs plugins with no PATH, so `#!/usr/bin/env node` finds nothing outside
@@ -51,8 +53,4 @@ export function launcherHeader(
     '#!/bin/sh',
     `':' //; for n in ${words}; do [ -f "$n" ] && [ -x "$n" ] && { ${answer}exec "$n" ${flags}"$0" "$@"; }; done; printf '%s\\n' ${shellQuote(error)}; exit 127`,
   ].join('\n');
-}
-
-function shellQuote(text: string): string {
-  return `'${text.replaceAll("'", "'\\''")}'`;
 }

@@ -3,6 +3,7 @@ import { constants } from 'node:fs';
 import { basename, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BUILTIN_MKDIR_ID } from '@dhv/sdk/client';
+import { shellQuote } from '@dhv/sdk/host';
 import { Agent, EXEC_DEFAULT_CAPS, type Allocation, type HostVolume } from '../agent/agent.js';
 import { DEFAULT_KILL_SIGNAL, DEFAULT_KILL_TIMEOUT_NS, defaultVolumeRequest, type Job } from '../jobs/job-spec.js';
 import type { CheckContext } from './types.js';
@@ -65,7 +66,7 @@ export class TaskClient {
     const own = basename(ctx.plugin);
     const pluginId = own === BUILTIN_MKDIR_ID ? 'dhv-check-plugin' : own;
     const wrapper = join(pluginDir, pluginId);
-    await writeFile(wrapper, `#!/bin/sh\nexec '${ctx.plugin.replaceAll("'", `'\\''`)}' "$@"\n`);
+    await writeFile(wrapper, `#!/bin/sh\nexec ${shellQuote(ctx.plugin)} "$@"\n`);
     await chmod(wrapper, 0o755);
     const agent = await Agent.open({
       dataDir: join(root, 'data'),

@@ -34,6 +34,7 @@ export {
   type LoopDevice,
 } from './loop-devices.js';
 export { formatDeviceNumber } from '../helpers/device-number.js';
+export { shellQuote } from '../helpers/shell-quote.js';
 export { replaceFile, replaceFileSync, PARTIAL_PREFIX, partialFileWriter } from '../helpers/replace-file.js';
 export {
   NotAProcessError,

@@ -4,15 +4,13 @@ import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 import { encodeJson, isUuid } from '@dhv/sdk';
 import { decodeJson } from '@dhv/sdk/client';
-import { processExists } from '@dhv/sdk/host';
+import { PARTIAL_PREFIX, partialFileWriter, processExists } from '@dhv/sdk/host';
 import { AgentError } from '../../errors/agent-error.js';
 import {
   NotARegularFileError,
-  TEMP_PREFIX,
   readRegularFile,
   readSmallRegularFileSync,
   removeFileDurably,
-  tempFileWriter,
   syncFileSystemOf,
   writeFileAtomically,
   writeFileDurably,
@@ -280,7 +278,7 @@ export class ClientState {
         file: this.dir,
       });
     }
-    return names.filter((n) => n.endsWith('.json') && !n.startsWith(TEMP_PREFIX)).sort();
+    return names.filter((n) => n.endsWith('.json') && !n.startsWith(PARTIAL_PREFIX)).sort();
   }
 
   private async readRecord(file: string, expectedId: string): Promise<VolumeRecord | undefined> {
@@ -349,9 +347,9 @@ async function staleTempFilesIn(dir: string): Promise<string[]> {
     return [];
   }
   return names
-    .filter((n) => n.startsWith(TEMP_PREFIX))
+    .filter((n) => n.startsWith(PARTIAL_PREFIX))
     .filter((n) => {
-      const pid = tempFileWriter(n);
+      const pid = partialFileWriter(n);
       return pid === undefined || !processExists(pid);
     })
     .map((n) => join(dir, n));

@@ -2,10 +2,7 @@ import { closeSync, constants, fstatSync, openSync, readFileSync, readSync, type
 import { open, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { runTool } from '@dhv/sdk';
-import { PARTIAL_PREFIX, partialFileWriter, replaceFile, signalProcess } from '@dhv/sdk/host';
-
-/** Prefix of the partial files written beside a record before it is renamed into place (@dhv/sdk/host's replaceFile). */
-export const TEMP_PREFIX = PARTIAL_PREFIX;
+import { replaceFile, signalProcess } from '@dhv/sdk/host';
 
 /** Replaces a file whole and durably (replaceFile), and counts the change for the crash tests. */
 export async function writeFileDurably(path: string, contents: string, mode = 0o600): Promise<void> {
@@ -62,9 +59,6 @@ export async function syncDirectory(dir: string): Promise<void> {
     await handle.close();
   }
 }
-
-/** The PID that wrote a partial file, so leftovers of dead writers can be swept. */
-export const tempFileWriter = partialFileWriter;
 
 /** A state file that is not a regular file (a FIFO would block a plain read forever). */
 export class NotARegularFileError extends Error {

@@ -3,8 +3,8 @@ import { lstat, mkdir, readdir, readlink, rename, symlink, unlink } from 'node:f
 import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { isUuid, removeFreeLock } from '@dhv/sdk';
+import { PARTIAL_PREFIX } from '@dhv/sdk/host';
 import {
-  TEMP_PREFIX,
   durableStep,
   readRegularFile,
   removeFileDurably,
@@ -259,7 +259,7 @@ export class NameClaims {
   private async link(key: string, id: string, name: string, kept = false): Promise<void> {
     const encoded = Buffer.from(name).toString('base64url');
     const target = `${id}${kept ? KEPT_MARK : keptName(name) !== undefined ? '.' : ''}${keptName(name) !== undefined ? encoded : ''}`;
-    const temp = join(this.dir, `${TEMP_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}-${key}`);
+    const temp = join(this.dir, `${PARTIAL_PREFIX}${process.pid}-${randomBytes(4).toString('hex')}-${key}`);
     await symlink(target, temp);
     try {
       await rename(temp, join(this.dir, key));
@@ -300,7 +300,7 @@ export class NameClaims {
     const names = await readdir(this.dir).catch(() => [] as string[]);
     const out = new Map<string, ClaimEntry>();
     for (const file of names) {
-      if (file.startsWith(TEMP_PREFIX)) continue;
+      if (file.startsWith(PARTIAL_PREFIX)) continue;
       const claim = file.endsWith(LEGACY_SUFFIX) ? await this.readLegacy(file) : readTarget(join(this.dir, file));
       if (claim)
         out.set(file.endsWith(LEGACY_SUFFIX) ? file.slice(0, -LEGACY_SUFFIX.length) : file, { ...claim, file });

@@ -8,6 +8,7 @@ import {
   describeMount,
   entriesAt,
   formatDeviceNumber,
+  PARTIAL_PREFIX,
   readMountTable,
   sameFilesystem,
   type LoopDevice,
@@ -18,7 +19,6 @@ import type { VolumeRecord } from './client-state.js';
 import { stateLayout } from './layout.js';
 import { stampOf, type StateIndex } from './state-index.js';
 import {
-  TEMP_PREFIX,
   readRegularFile,
   readSmallRegularFileSync,
   removeFileDurably,
@@ -135,7 +135,7 @@ export class VolumeDisks {
       // No record yet: every volume is met for the first time.
     }
     for (const name of names) {
-      if (!name.endsWith('.json') || name.startsWith(TEMP_PREFIX)) continue;
+      if (!name.endsWith('.json') || name.startsWith(PARTIAL_PREFIX)) continue;
       try {
         read.set(
           name.slice(0, -'.json'.length),
@@ -146,7 +146,7 @@ export class VolumeDisks {
       }
     }
     // A file that did not load is no record here but is still a file: the folder is noted only when every one loaded.
-    if (read.size === names.filter((n) => n.endsWith('.json') && !n.startsWith(TEMP_PREFIX)).length)
+    if (read.size === names.filter((n) => n.endsWith('.json') && !n.startsWith(PARTIAL_PREFIX)).length)
       this.index?.note('disks', stamp, () => indexedDisks(read));
     else this.index?.forget('disks');
     return new RestoreDisks(this.dir, volumesDir, read, now, this.index);

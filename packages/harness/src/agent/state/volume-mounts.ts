@@ -4,13 +4,14 @@ import {
   entriesAt,
   entriesAtOrBelow,
   identityOf,
+  PARTIAL_PREFIX,
   readMountTable,
   sameFilesystem,
   type MountEntry,
   type MountIdentity,
 } from '@dhv/sdk/host';
 import { stateLayout } from './layout.js';
-import { TEMP_PREFIX, readRegularFile, removeFileDurably, writeFileDurably } from './durable-file.js';
+import { readRegularFile, removeFileDurably, writeFileDurably } from './durable-file.js';
 
 /**
  * The mounts each volume's plugin made, by identity (mount ID, device, place): those that
@@ -41,7 +42,7 @@ export class VolumeMounts {
     const out = new Map<string, MountIdentity[]>();
     const names = await readdir(this.dir).catch(() => [] as string[]);
     for (const name of names) {
-      if (!name.endsWith('.json') || name.startsWith(TEMP_PREFIX)) continue;
+      if (!name.endsWith('.json') || name.startsWith(PARTIAL_PREFIX)) continue;
       const id = name.slice(0, -'.json'.length);
       const mounts = await this.get(id);
       if (mounts.length > 0) out.set(id, mounts);

@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
-import { access, mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { findTool } from '@dhv/sdk/plugin';
+import { shellQuote } from '@dhv/sdk/host';
 
 /**
  * A host condition of a real client: a mount table of many kilobytes (every task's tmpfs and
@@ -16,27 +18,13 @@ export const CROWD_MOUNTS = 40;
 const TOOLS = ['unshare', 'mount', 'mkdir', 'env'] as const;
 type Tools = Record<(typeof TOOLS)[number], string>;
 
-const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
-
 /** Where each tool is, by absolute path (a plugin runs with no PATH); undefined when one is missing. */
-async function findTools(): Promise<Tools | undefined> {
-  const found: Partial<Tools> = {};
-  for (const tool of TOOLS) {
-    for (const dir of ['/usr/bin', '/bin']) {
-      const path = join(dir, tool);
-      if (
-        await access(path).then(
-          () => true,
-          () => false,
-        )
-      ) {
-        found[tool] = path;
-        break;
-      }
-    }
-    if (found[tool] === undefined) return undefined;
+function findTools(): Tools | undefined {
+  try {
+    return Object.fromEntries(TOOLS.map((tool) => [tool, findTool(tool)])) as Tools;
+  } catch {
+    return undefined;
   }
-  return found as Tools;
 }
 
 /**
@@ -45,7 +33,7 @@ async function findTools(): Promise<Tools | undefined> {
  * folder of the sandbox; one tmpfs holds the mount points, so nothing is written on the host.
  */
 function wrapper(tools: Tools, crowd: string, program: string): string {
-  const point = `${quote(crowd)}/alloc/"$(printf '%08x-5eed-4a11-8c0d-%012x' $i $i)"/task-with-a-long-name-$i/secrets`;
+  const point = `${shellQuote(crowd)}/alloc/"$(printf '%08x-5eed-4a11-8c0d-%012x' $i $i)"/task-with-a-long-name-$i/secrets`;
   return [
     '#!/bin/sh',
     `# dhv check: the call below runs under a mount table crowded with ${CROWD_MOUNTS} more mounts, in a mount namespace of its own.`,
@@ -54,14 +42,14 @@ function wrapper(tools: Tools, crowd: string, program: string): string {
     'fi',
     'shift',
     'set -e',
-    `${tools.mount} -t tmpfs -o size=1m dhv-crowd ${quote(crowd)}`,
+    `${tools.mount} -t tmpfs -o size=1m dhv-crowd ${shellQuote(crowd)}`,
     'i=1',
     `while [ $i -lt ${CROWD_MOUNTS} ]; do`,
     `  ${tools.mkdir} -p ${point}`,
     `  ${tools.mount} -t tmpfs -o size=64k,noexec,nosuid,nodev dhv-crowd ${point}`,
     '  i=$((i + 1))',
     'done',
-    `exec ${tools.env} -u PWD ${quote(program)} "$@"`,
+    `exec ${tools.env} -u PWD ${shellQuote(program)} "$@"`,
     '',
   ].join('\n');
 }
@@ -80,7 +68,7 @@ export interface Crowding {
  */
 export async function crowding(dir: string, plugin: string): Promise<Crowding | undefined> {
   if (process.getuid?.() !== 0) return undefined;
-  const tools = await findTools();
+  const tools = findTools();
   if (tools === undefined) return undefined;
   const crowd = join(dir, 'crowd');
   await mkdir(crowd, { recursive: true });
