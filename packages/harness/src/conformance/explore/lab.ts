@@ -10,7 +10,9 @@ import type { CheckContext } from '../types.js';
 import { AgentCalls } from './agent-calls.js';
 import { crowdedRestore } from './crowded-restore.js';
 import { crowding, type Crowding } from './crowded-table.js';
+import { conditionWords, volumesDirUnder } from './host-conditions.js';
 import type { CreateTime } from './create-speed.js';
+import type { KillEvent } from './kill-events.js';
 import { LONG_STEM } from './pool.js';
 import { formatStep, formatVolume, type Pick, type Step, type VolumeCall, type VolumeKey } from './recipe.js';
 import { RECOMMENDED_EXPLORE_CHECK } from './verdicts.js';
@@ -48,16 +50,21 @@ export class VolumeLab {
   private ending = false;
   private fillCount = 0;
   private crowded: Promise<Crowding | undefined> | undefined;
+  /** The host condition the volumes dir was made under (a `volumes-dir` step), as a verdict names it. */
+  private condition: string | undefined;
+  /** The run's own folder, which discard removes: a `volumes-dir` step makes the volumes dir below it. */
+  private readonly root: string;
 
   constructor(
     private readonly ctx: CheckContext,
-    readonly volumesDir: string,
+    public volumesDir: string,
     private readonly runNumber: number,
     /** Whether a cosmetic break ends the run (when it is the one being shrunk). */
     private readonly stopAtCosmetic = false,
     private readonly endWith: Ending = 'full',
   ) {
     this.agent = new AgentCalls(ctx, this.createTimes);
+    this.root = volumesDir;
   }
 
   /** The step with its picks turned into names, or undefined when it cannot run now (VolumeBook.resolve). */
@@ -85,6 +92,7 @@ export class VolumeLab {
       await this.runSteps(step);
     } catch (err) {
       if (err instanceof Violation) {
+        if (this.condition !== undefined && !err.message.includes(this.condition)) err.message += `, ${this.condition}`;
         err.step ??= step;
         // A failed call's message carries its own (stderr ''); else the calls of the step that broke the model.
         err.stderr ??=
@@ -138,6 +146,10 @@ export class VolumeLab {
       case 'write':
         await this.writeData(this.book.get(step.volume)!);
         break;
+      case 'volumes-dir':
+        this.volumesDir = await volumesDirUnder(step.condition, this.root);
+        this.condition = await conditionWords(step.condition, this.volumesDir);
+        break;
       default:
         await this.call(step);
     }
@@ -180,7 +192,7 @@ export class VolumeLab {
     for (const volume of this.book.volumes.values()) {
       await this.ctx.delete(deleteRequest(volume.request, volume.path ?? '')).catch(() => undefined);
     }
-    return forceRemove(this.volumesDir);
+    return forceRemove(this.root);
   }
 
   /**
@@ -210,7 +222,7 @@ export class VolumeLab {
         return;
       }
       case 'kill-create':
-        return this.killedCreate(call.volume, call.killAtMs);
+        return this.killedCreate(call.volume, call.killAt ?? call.killAtMs);
       case 'restore': {
         const volume = this.book.get(call.volume)!;
         const path = call.crowded
@@ -258,13 +270,16 @@ export class VolumeLab {
    * one is made whether or not the first answered in time (then it is a restore's create),
    * so that a seed makes the same calls however loaded the machine is.
    */
-  private async killedCreate(key: VolumeKey, killAtMs: number | undefined): Promise<void> {
+  private async killedCreate(key: VolumeKey, killAt: number | KillEvent | undefined): Promise<void> {
     const label = formatVolume(key);
     const volume = this.newVolume(key, false);
     volume.state = 'uncertain';
-    const run = await this.agent.killedCreate(volume.request, killAtMs);
-    const killed = killAtMs === undefined ? 'was killed' : `was killed at ${killAtMs} ms`;
-    const first = run.timedOut ? `one ${killed}` : succeeded(run) ? 'one that answered' : 'one that failed';
+    const { run, killed } =
+      typeof killAt === 'string'
+        ? await this.agent.killedAtEvent(volume.request, killAt, this.volumesDir)
+        : await this.agent.killedCreate(volume.request, killAt);
+    const when = killAt === undefined ? '' : typeof killAt === 'string' ? ` at its first ${killAt}` : ` at ${killAt} ms`;
+    const first = killed ? `one killed${when}` : succeeded(run) ? 'one that answered' : 'one that failed';
     this.calls++;
     return this.becomeLive(volume, await this.agent.create(volume.request, `create of ${label} after ${first}`), label);
   }

@@ -1,6 +1,8 @@
 import { LONG_STEM } from './pool.js';
 import type { DefectClass } from './defect-classes.js';
 import type { Step, VolumeCall, VolumeKey } from './recipe.js';
+import type { VolumesDirCondition } from './host-conditions.js';
+import { KILL_EVENTS } from './kill-events.js';
 
 export interface Scenario {
   /** The classes it is built to expose; a scenario may serve two whose calls are the same. */
@@ -62,7 +64,14 @@ export const CROWDED_RESTORES = 8;
 export function scenarios(
   pace: PluginPace,
   parameterSets: Record<string, string>[],
-  { crowded }: { crowded: boolean } = { crowded: true },
+  {
+    crowded,
+    volumesDirs,
+  }: {
+    crowded: boolean;
+    /** The volumes dir conditions this host can make (host-conditions.ts). */
+    volumesDirs: readonly VolumesDirCondition[];
+  } = { crowded: true, volumesDirs: ['long', 'other-fs'] },
 ): Scenario[] {
   return [
     { classes: ['slot-reuse'], steps: [create('db'), create('web'), on('delete', 'db'), create('db-1')] },
@@ -104,6 +113,10 @@ export function scenarios(
       steps: [create('db'), create('db', 'prod'), on('cleanup-delete', 'db'), { kind: 'restart' }],
     },
     { classes: ['name-truncation'], steps: [create(`${LONG_STEM}a`), create(`${LONG_STEM}b`)] },
+    ...volumesDirs.map((condition): Scenario => ({
+      classes: [condition === 'long' ? 'long-volumes-dir' : 'volumes-dir-other-fs'],
+      steps: [{ kind: 'volumes-dir', condition }, ...UNDER_A_CONDITION],
+    })),
     ...parameterSets.map((parameters): Scenario => ({
       classes: ['restore-with-parameters'],
       steps: [{ kind: 'create', volume: v('db'), large: false, parameters }, on('write', 'db'), on('restore', 'db')],
@@ -120,6 +133,9 @@ export function scenarios(
       steps: [{ kind: 'kill-create', volume: v('db') }, on('delete', 'db'), create('db')],
       alone: true,
     },
+    // Aimed by what the plugin does, not by time, it may run beside another; and first, as
+    // its kills are where the plugin's own steps are, where a kill by time lands by chance.
+    { classes: ['killed-create-part-way'], steps: killedAtEvents() },
     { classes: ['killed-create-part-way'], steps: killedPartWay(pace), alone: true },
     { classes: ['delete-overlaps-create'], steps: deleteOverlapsCreate(pace), alone: true },
   ];
@@ -134,6 +150,24 @@ function killedPartWay(pace: PluginPace): Step[] {
       on('delete', name),
       create(name),
     ] satisfies Step[];
+  });
+}
+
+/** The calls a volumes dir made under a host condition is put through: every kind a volume's life has. */
+const UNDER_A_CONDITION: Step[] = [
+  create('db'),
+  create('web'),
+  on('write', 'db'),
+  on('restore', 'db'),
+  on('delete', 'web'),
+  create('db-1'),
+];
+
+/** At each of KILL_EVENTS (its first write, rename, mount) a create killed, then as killedPartWay. */
+function killedAtEvents(): Step[] {
+  return KILL_EVENTS.flatMap((event, i) => {
+    const name = ['db', 'web', 'db-1'][i]!;
+    return [{ kind: 'kill-create', volume: v(name), killAt: event }, on('delete', name), create(name)] satisfies Step[];
   });
 }
 

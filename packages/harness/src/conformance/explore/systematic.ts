@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { CheckContext } from '../types.js';
 import { crowding } from './crowded-table.js';
+import { conditionUnavailable, VOLUMES_DIR_CONDITIONS } from './host-conditions.js';
 import type { Ending, VolumeLab } from './lab.js';
 import type { Step, VolumeKey } from './recipe.js';
 import type { DefectClass } from './defect-classes.js';
@@ -58,7 +59,12 @@ export async function systematicPhase(
     ctx.note(
       "the restores under a crowded mount table were left out (restore-fails is then judged by the restarts alone): they run in a mount namespace of dhv's own, as root only",
     );
-  const all = first === undefined ? scenarios(pace, parameterSets(ctx), { crowded }) : [];
+  const volumesDirs = VOLUMES_DIR_CONDITIONS.filter((condition) => {
+    const why = conditionUnavailable(condition);
+    if (why !== undefined && first === undefined) ctx.note(`the volumes-dir ${condition} scenario was left out: ${why}`);
+    return why === undefined;
+  });
+  const all = first === undefined ? scenarios(pace, parameterSets(ctx), { crowded, volumesDirs }) : [];
   let ran = 0;
   for (const batch of batches(all)) {
     ctx.signal.throwIfAborted();
