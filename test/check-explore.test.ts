@@ -108,13 +108,13 @@ const DEFECTS: Record<string, Defect> = {
     defectClass: 'restore-with-parameters',
   },
   // A kill at the plugin's own first write (issue 37): its damage lies between its first write
-  // and a step 30 ms later, long before the first of the kills by time (10 % of its 1.4 s).
+  // and a step 100 ms later, long before the first of the kills by time (10 % of its 2 s).
   'record-before-folder': {
     check: 'explore.calls-succeed',
     racy: true,
     foundBy: 'killed-create-part-way',
     defectClass: 'killed-create-part-way',
-    says: [/ after one killed at its first write failed: /, /--replay 'kill-create db at write'/],
+    says: [/ after one was killed at its first write failed: /, /--replay 'kill-create db at write'/],
   },
   // Host conditions of a real client's volumes dir (issue 37), each found only by the scenario
   // that makes it, and named in the verdict.
@@ -122,7 +122,8 @@ const DEFECTS: Record<string, Defect> = {
     check: 'explore.calls-succeed',
     foundBy: 'long-volumes-dir',
     defectClass: 'long-volumes-dir',
-    stderr: /\(the plugin's stderr ended: fixed-record: \S+ is held by volume \S+\), when the volumes dir's path is 255 characters long \(a volume's about 292\), as a client's deep data dir makes it/,
+    stderr:
+      /\(the plugin's stderr ended: fixed-record: \S+ is held by volume \S+\), when the volumes dir's path is 255 characters long \(a volume's about 292\), as a client's deep data dir makes it/,
     says: [/--replay 'volumes-dir long; create db; create web'/],
   },
   'build-in-tmp': {

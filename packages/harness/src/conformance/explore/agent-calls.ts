@@ -89,24 +89,27 @@ export class AgentCalls {
     if (said) this.said.push({ what, stderr: said });
   }
 
-  /** A create killed `killAtMs` (default KILL_AFTER_MS) after it started, left unjudged: the agent gave up on it. */
-  async killedCreate(request: CreateInput, killAtMs = KILL_AFTER_MS): Promise<{ run: PluginRun; killed: boolean }> {
+  /**
+   * A create killed `killAt` ms (default KILL_AFTER_MS) after it started, or at the plugin's own
+   * first `killAt` seen in its volumes dir (killedAtEvent); left unjudged: the agent gave up on it.
+   */
+  async killedCreate(
+    request: CreateInput,
+    killAt: number | KillEvent = KILL_AFTER_MS,
+  ): Promise<{ run: PluginRun; killed: boolean }> {
+    if (typeof killAt === 'string') return this.killedAtEvent(request, killAt);
     const run = await this.ctx.runRaw(['create'], buildEnvironment('create', request, this.ctx.plugin), {
-      timeoutMs: Math.max(1, killAtMs),
+      timeoutMs: Math.max(1, killAt),
     });
     return { run, killed: run.timedOut };
   }
 
   /**
-   * A create killed as soon as `event` of its own is seen in `volumesDir` (kill-events.ts),
-   * left unjudged; one in which it is never seen runs to its end, within the agent's deadline.
+   * A create killed as soon as `event` of its own is seen in its volumes dir (kill-events.ts);
+   * one in which it is never seen runs to its end, within the agent's deadline.
    */
-  async killedAtEvent(
-    request: CreateInput,
-    event: KillEvent,
-    volumesDir: string,
-  ): Promise<{ run: PluginRun; killed: boolean }> {
-    const watch = await watchFor(event, volumesDir);
+  private async killedAtEvent(request: CreateInput, event: KillEvent): Promise<{ run: PluginRun; killed: boolean }> {
+    const watch = await watchFor(event, request.volumesDir);
     try {
       const run = await this.ctx.runRaw(['create'], buildEnvironment('create', request, this.ctx.plugin), {
         timeoutMs: AGENT_TIMEOUT_MS.create,

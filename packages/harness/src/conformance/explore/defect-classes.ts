@@ -29,7 +29,7 @@ export const DEFECT_CLASSES = {
   'fingerprint-scan': 'a fingerprint that grows with the volumes and misses its 1 s deadline (`fill 11; fingerprint`)',
   'name-truncation': 'names cut to 64 characters, so two long names share a directory (two names of 72 characters)',
   'long-volumes-dir':
-    "a volumes dir whose path is long, as a client's deep data dir makes it, breaks a call or mixes volumes: a fixed-width field, a 108-byte socket path, a column cut short (`volumes-dir long; create db; create web; write db; restore db; delete web; create db-1`, a volumes dir of 255 characters)",
+    "a volumes dir whose path is long, as a client's deep data dir makes it, breaks a call or mixes volumes: a fixed-width field, a 108-byte socket path, a column cut short (`volumes-dir long; create db; create web; write db; restore db; delete web`, a volumes dir of 255 characters)",
   'volumes-dir-other-fs':
     'a volumes dir on another filesystem than /tmp breaks a plugin that builds a volume under /tmp and renames or links it into place, which fails with EXDEV (the same calls after `volumes-dir other-fs`: a tmpfs dhv mounts at the volumes dir; as root only)',
   'delete-overlaps-create':
@@ -82,7 +82,9 @@ function callFailed(steps: readonly Step[], at: BrokenAt | undefined): DefectCla
   const kill = steps.flatMap(callsOf).find((c) => c.kind === 'kill-create' && sameVolume(c, call));
   if (call.kind === 'kill-create' || kill !== undefined) {
     const killed = kill?.kind === 'kill-create' ? kill : call.kind === 'kill-create' ? call : undefined;
-    return killed?.killAtMs === undefined && killed?.killAt === undefined ? 'killed-create-lock' : 'killed-create-part-way';
+    return killed?.killAtMs === undefined && killed?.killAt === undefined
+      ? 'killed-create-lock'
+      : 'killed-create-part-way';
   }
   if (call.kind === 'restore') return 'restore-fails';
   if (call.kind !== 'create') return 'call-fails';

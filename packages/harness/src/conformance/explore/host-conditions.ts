@@ -1,11 +1,13 @@
 import { mkdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { mount } from '@dhv/sdk/host';
+import type { VolumesDirCondition } from './recipe.js';
 import { StepNotPossible } from './violation.js';
 
 /**
- * Host conditions of a real client's volumes dir that a fresh sandbox lacks, each made by
- * dhv for one run (`volumes-dir CONDITION`, before any volume):
+ * Host conditions of a real client's volumes dir that a fresh sandbox lacks
+ * (VOLUMES_DIR_CONDITIONS), each made by dhv for one run (`volumes-dir CONDITION`, before any
+ * volume):
  * - `long`: a path of LONG_VOLUMES_DIR characters, as a client's `/opt/nomad/data/...` with a
  *   deep data dir makes it: a volume's path (the dir, a slash, a UUID) is then past the 108
  *   bytes of a unix socket's path, past a 256-byte buffer, and wider than any column a tool
@@ -17,9 +19,6 @@ import { StepNotPossible } from './violation.js';
  *   table, not in a namespace of dhv's own: the plugin's calls, their mounts and dhv's look at
  *   the volumes must all see one tree. As root only: no one else may mount.
  */
-export const VOLUMES_DIR_CONDITIONS = ['long', 'other-fs'] as const;
-export type VolumesDirCondition = (typeof VOLUMES_DIR_CONDITIONS)[number];
-
 export const LONG_VOLUMES_DIR = 255;
 /** The other filesystem's size: volumes on it hold markers, VOLUME_DATA and sparse images. */
 const OTHER_FS_SIZE = '512m';

@@ -274,12 +274,10 @@ export class VolumeLab {
     const label = formatVolume(key);
     const volume = this.newVolume(key, false);
     volume.state = 'uncertain';
-    const { run, killed } =
-      typeof killAt === 'string'
-        ? await this.agent.killedAtEvent(volume.request, killAt, this.volumesDir)
-        : await this.agent.killedCreate(volume.request, killAt);
-    const when = killAt === undefined ? '' : typeof killAt === 'string' ? ` at its first ${killAt}` : ` at ${killAt} ms`;
-    const first = killed ? `one killed${when}` : succeeded(run) ? 'one that answered' : 'one that failed';
+    const { run, killed } = await this.agent.killedCreate(volume.request, killAt);
+    const when =
+      killAt === undefined ? '' : ` at ${typeof killAt === 'string' ? `its first ${killAt}` : `${killAt} ms`}`;
+    const first = killed ? `one was killed${when}` : succeeded(run) ? 'one that answered' : 'one that failed';
     this.calls++;
     return this.becomeLive(volume, await this.agent.create(volume.request, `create of ${label} after ${first}`), label);
   }

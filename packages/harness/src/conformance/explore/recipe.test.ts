@@ -29,8 +29,7 @@ describe('replay recipes', () => {
   });
 
   it("carry kills at the plugin's own first write, rename and mount, and a volumes dir made under a host condition", () => {
-    const recipe =
-      'volumes-dir long; kill-create db at write; create web + kill-create prod/db at mount after 5ms';
+    const recipe = 'volumes-dir long; kill-create db at write; create web + kill-create prod/db at mount after 5ms';
     const steps = parseRecipe(`volumes-dir other-fs; ${recipe.slice('volumes-dir long; '.length)}`);
     expect(steps[0]).toEqual({ kind: 'volumes-dir', condition: 'other-fs' });
     expect(steps[1]).toEqual({ kind: 'kill-create', volume: { namespace: 'default', name: 'db' }, killAt: 'write' });

@@ -1,5 +1,4 @@
 import { KILL_EVENTS, type KillEvent } from './kill-events.js';
-import { VOLUMES_DIR_CONDITIONS, type VolumesDirCondition } from './host-conditions.js';
 
 /**
  * The steps of an exploration, in the words of a replay recipe: one step per agent
@@ -52,6 +51,10 @@ export interface VolumeKey {
   namespace: string;
   name: string;
 }
+
+/** The host conditions a run's volumes dir can be made under (host-conditions.ts). */
+export const VOLUMES_DIR_CONDITIONS = ['long', 'other-fs'] as const;
+export type VolumesDirCondition = (typeof VOLUMES_DIR_CONDITIONS)[number];
 
 const DEFAULT_NAMESPACE = 'default';
 const CALL_KINDS = ['create', 'restore', 'delete', 'cleanup-delete', 'kill-create'] as const;

@@ -1,7 +1,6 @@
 import { LONG_STEM } from './pool.js';
 import type { DefectClass } from './defect-classes.js';
-import type { Step, VolumeCall, VolumeKey } from './recipe.js';
-import type { VolumesDirCondition } from './host-conditions.js';
+import type { Step, VolumeCall, VolumeKey, VolumesDirCondition } from './recipe.js';
 import { KILL_EVENTS } from './kill-events.js';
 
 export interface Scenario {
@@ -160,7 +159,6 @@ const UNDER_A_CONDITION: Step[] = [
   on('write', 'db'),
   on('restore', 'db'),
   on('delete', 'web'),
-  create('db-1'),
 ];
 
 /** At each of KILL_EVENTS (its first write, rename, mount) a create killed, then as killedPartWay. */

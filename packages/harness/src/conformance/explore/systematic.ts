@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import type { CheckContext } from '../types.js';
 import { crowding } from './crowded-table.js';
-import { conditionUnavailable, VOLUMES_DIR_CONDITIONS } from './host-conditions.js';
+import { conditionUnavailable } from './host-conditions.js';
 import type { Ending, VolumeLab } from './lab.js';
-import type { Step, VolumeKey } from './recipe.js';
+import { VOLUMES_DIR_CONDITIONS, type Step, type VolumeKey } from './recipe.js';
 import type { DefectClass } from './defect-classes.js';
 import { mkdirParameterSets, scenarios, type PluginPace, type Scenario } from './scenarios.js';
 import type { CreateTime } from './create-speed.js';
@@ -61,7 +61,8 @@ export async function systematicPhase(
     );
   const volumesDirs = VOLUMES_DIR_CONDITIONS.filter((condition) => {
     const why = conditionUnavailable(condition);
-    if (why !== undefined && first === undefined) ctx.note(`the volumes-dir ${condition} scenario was left out: ${why}`);
+    if (why !== undefined && first === undefined)
+      ctx.note(`the volumes-dir ${condition} scenario was left out: ${why}`);
     return why === undefined;
   });
   const all = first === undefined ? scenarios(pace, parameterSets(ctx), { crowded, volumesDirs }) : [];
