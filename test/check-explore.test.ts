@@ -114,7 +114,7 @@ const DEFECTS: Record<string, Defect> = {
     racy: true,
     foundBy: 'killed-create-part-way',
     defectClass: 'killed-create-part-way',
-    says: [/ after one was killed at its first write failed: /, /--replay 'kill-create db at write'/],
+    says: [/--replay 'kill-create db at write'/],
   },
   // Host conditions of a real client's volumes dir (issue 37), each found only by the scenario
   // that makes it, and named in the verdict.
