@@ -1,7 +1,7 @@
 import { LONG_STEM } from './pool.js';
 import type { DefectClass } from './defect-classes.js';
 import type { Step, VolumeCall, VolumeKey, VolumesDirCondition } from './recipe.js';
-import { KILL_EVENTS } from './kill-events.js';
+import { KILL_EVENTS, type KillEvent } from './kill-events.js';
 
 export interface Scenario {
   /** The classes it is built to expose; a scenario may serve two whose calls are the same. */
@@ -121,6 +121,9 @@ export function scenarios(
       steps: [{ kind: 'create', volume: v('db'), large: false, parameters }, on('write', 'db'), on('restore', 'db')],
       probe: true,
     })),
+    // Aimed by what the plugin does, not by time, they run beside others; and before the kills
+    // by time, as they land where the plugin's own steps are, where a kill by time lands by chance.
+    ...KILL_EVENTS.map((event): Scenario => ({ classes: ['killed-create-part-way'], steps: killedAt(event) })),
     // The eleventh volume, then a fingerprint with eleven.
     {
       classes: ['string-order', 'fingerprint-scan'],
@@ -132,9 +135,6 @@ export function scenarios(
       steps: [{ kind: 'kill-create', volume: v('db') }, on('delete', 'db'), create('db')],
       alone: true,
     },
-    // Aimed by what the plugin does, not by time, it may run beside another; and first, as
-    // its kills are where the plugin's own steps are, where a kill by time lands by chance.
-    { classes: ['killed-create-part-way'], steps: killedAtEvents() },
     { classes: ['killed-create-part-way'], steps: killedPartWay(pace), alone: true },
     { classes: ['delete-overlaps-create'], steps: deleteOverlapsCreate(pace), alone: true },
   ];
@@ -161,12 +161,9 @@ const UNDER_A_CONDITION: Step[] = [
   on('delete', 'web'),
 ];
 
-/** At each of KILL_EVENTS (its first write, rename, mount) a create killed, then as killedPartWay. */
-function killedAtEvents(): Step[] {
-  return KILL_EVENTS.flatMap((event, i) => {
-    const name = ['db', 'web', 'db-1'][i]!;
-    return [{ kind: 'kill-create', volume: v(name), killAt: event }, on('delete', name), create(name)] satisfies Step[];
-  });
+/** A create killed at the plugin's first `event` (kill-events.ts), then as killedPartWay. */
+function killedAt(event: KillEvent): Step[] {
+  return [{ kind: 'kill-create', volume: v('db'), killAt: event }, on('delete', 'db'), create('db')];
 }
 
 /**
