@@ -56,7 +56,10 @@ describe('replay recipes', () => {
     ['create db mode', /parameters, e.g./],
     ['restore db crowdd', /"crowded" to run it under a crowded mount table/],
     ['volumes-dir short', /volumes-dir takes one of long, other-fs/],
-    ['kill-create db at umount', /time in milliseconds/],
+    [
+      'kill-create db at umount',
+      /time in milliseconds at the end, e.g. "at 40ms", or the plugin's first write, rename, mount/,
+    ],
   ])('refuse %j, saying why', (recipe, why) => {
     expect(() => parseRecipe(recipe)).toThrow(RecipeError);
     expect(() => parseRecipe(recipe)).toThrow(why);

@@ -208,7 +208,9 @@ function takeMs(words: string[], word: string, text: string): number | undefined
   if (at < 2) return undefined;
   const ms = /^(\d+)ms$/.exec(words[at + 1] ?? '');
   if (at !== words.length - 2 || ms === null)
-    throw new RecipeError(`"${text}": "${word}" takes a time in milliseconds at the end, e.g. "${word} 40ms"`);
+    throw new RecipeError(
+      `"${text}": "${word}" takes a time in milliseconds at the end, e.g. "${word} 40ms"${word === 'at' ? `, or the plugin's first ${KILL_EVENTS.join(', ')}` : ''}`,
+    );
   words.splice(at, 2);
   return Number(ms[1]);
 }
