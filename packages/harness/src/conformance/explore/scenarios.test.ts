@@ -43,6 +43,9 @@ describe('the systematic phase', () => {
       ['write', 'rename', 'mount'].map((event) => `kill-create db at ${event}; delete db; create db`),
     );
     expect(killed.slice(0, 3).every((s) => !s.alone)).toBe(true);
+    const all = scenarios(PACE, []);
+    const lock = all.findIndex((s) => s.classes.includes('killed-create-lock'));
+    expect(all.indexOf(killed[0]!)).toBe(lock + 1);
   });
 
   it('puts a volumes dir made under each host condition this host can make through a volume life', () => {
