@@ -48,7 +48,7 @@ async function inRunDir<T>(prefix: string, body: (dir: string) => Promise<T>): P
 // Side by side: independent plugins, each run in a folder of its own.
 describe.concurrent('dhv check passes the reference plugins, as the docs run it', () => {
   test.skipIf(skipNamespace)(
-    "dhv-mkdir passes every required check: the README's Quick start and the harness README's checks",
+    "dhv-mkdir passes every required check: the README's and the harness README's checks of it",
     async () => {
       const blocks = blocksRunBy(FILE).filter((b) => !isLoopback(b));
       expect(blocks.map((b) => b.page)).toEqual(['README.md', 'packages/harness/README.md']);
