@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { CheckContext } from '../types.js';
-import { crowding } from './crowded-table.js';
+import { canCrowd } from './crowded-table.js';
 import type { Ending, VolumeLab } from './lab.js';
 import type { Step, VolumeKey } from './recipe.js';
 import type { DefectClass } from './defect-classes.js';
@@ -53,7 +53,7 @@ export async function systematicPhase(
   let first: { found: LabFinding; classes: DefectClass[] } | undefined =
     measuring && !isCosmetic(measuring) ? { found: measuring, classes: [] } : undefined;
   let cosmetic = measuring && isCosmetic(measuring) ? { found: measuring, classes: [] as DefectClass[] } : undefined;
-  const crowded = first === undefined && (await crowding(join(ctx.sandbox, 'crowded-probe'), ctx.plugin)) !== undefined;
+  const crowded = first === undefined && (await canCrowd(join(ctx.sandbox, 'crowded-probe'), ctx.plugin));
   if (first === undefined && !crowded)
     ctx.note(
       "the restores under a crowded mount table were left out (restore-fails is then judged by the restarts alone): they run in a mount namespace of dhv's own, as root only",
