@@ -19,6 +19,8 @@ import { shellQuote } from '@dhv/sdk/host';
  */
 const TASK_MOUNTS = 40;
 const COPIES = 10;
+/** The source every one of them is listed with (a bind keeps its tmpfs's). */
+const SOURCE = 'dhv-crowd';
 
 const TOOLS = ['unshare', 'nsenter', 'mount', 'mkdir', 'env'] as const;
 type Tools = Record<(typeof TOOLS)[number], string>;
@@ -45,9 +47,9 @@ function holder(tools: Tools, crowd: string): string {
   const copies = Array.from({ length: COPIES - 1 }, (_, i) => shellQuote(`${crowd}/${i + 2}`));
   return [
     'set -e',
-    `${tools.mount} -t tmpfs -o size=1m dhv-crowd ${shellQuote(crowd)}`,
+    `${tools.mount} -t tmpfs -o size=1m ${SOURCE} ${shellQuote(crowd)}`,
     `${tools.mkdir} -p ${[...tasks, ...copies].join(' ')}`,
-    ...tasks.map((point) => `${tools.mount} -t tmpfs -o size=64k,noexec,nosuid,nodev dhv-crowd ${point}`),
+    ...tasks.map((point) => `${tools.mount} -t tmpfs -o size=64k,noexec,nosuid,nodev ${SOURCE} ${point}`),
     ...copies.map((copy) => `${tools.mount} --rbind ${shellQuote(`${crowd}/1`)} ${copy}`),
     'echo ready',
     'read -r _ || true',
@@ -73,7 +75,7 @@ export interface Crowding {
   executable: string;
   /** How many bytes the crowded table prints (/proc/self/mounts, as `mount` lists it), measured once it is made. */
   tableBytes: number;
-  /** How many more mounts it has than the host's table. */
+  /** How many mounts dhv added to it. */
   extraMounts: number;
   /** Ends the namespace and every mount in it; waits until it is gone. */
   end(): Promise<void>;
@@ -98,8 +100,7 @@ export async function crowding(dir: string, plugin: string): Promise<Crowding | 
   if (!(await isReady(child)) || child.pid === undefined) return void (await end());
   try {
     const table = await readFile(`/proc/${child.pid}/mounts`, 'utf8');
-    const lines = (text: string) => text.split('\n').filter(Boolean).length;
-    const extraMounts = lines(table) - lines(await readFile('/proc/self/mounts', 'utf8'));
+    const extraMounts = table.split('\n').filter((line) => line.startsWith(`${SOURCE} `)).length;
     const executable = join(dir, 'crowded-plugin');
     await writeFile(executable, wrapper(tools, child.pid, plugin), { mode: 0o755 });
     return { executable, tableBytes: Buffer.byteLength(table), extraMounts, end };
