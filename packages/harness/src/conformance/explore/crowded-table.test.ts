@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { crowding, crowdedWords, type Crowding } from './crowded-table.js';
+import { loopDevices, skipUnless, tool } from '../../../../../test/support/kit.js';
 
 const asRoot = process.getuid?.() === 0;
 const mountsOf = async () => (await readFile('/proc/self/mountinfo', 'utf8')).split('\n').filter(Boolean);
@@ -53,6 +54,35 @@ describe('a crowded mount table', () => {
     await expect(ns()).rejects.toThrow();
     expect((await mountsOf()).filter((line) => line.includes(dir))).toEqual([]);
   });
+
+  it.skipIf(skipUnless('a crowded table beside loop mounts', loopDevices(), tool('mkfs.ext4', 'e2fsprogs')))(
+    "holds no copy of the host's loop mounts outside its lab, which would block their deletes while it lives",
+    async () => {
+      dir = await mkdtemp(join(tmpdir(), 'dhv-crowded-'));
+      const exec = promisify(execFile);
+      const image = join(dir, 'image');
+      await exec('truncate', ['-s', '8M', image]);
+      await exec('mkfs.ext4', ['-q', image]);
+      const outside = join(dir, 'outside');
+      const inside = join(dir, 'lab', 'volumes', 'v');
+      await Promise.all([mkdir(outside), mkdir(inside, { recursive: true })]);
+      await exec('mount', ['-o', 'loop', image, outside]);
+      try {
+        await exec('mount', ['--bind', outside, inside]);
+        try {
+          made = (await crowding(join(dir, 'lab'), '/bin/cat'))!;
+          const points = (await run(made, ['/proc/self/mountinfo'])).split('\n').map((line) => line.split(' ')[4]);
+          expect(points).toContain(inside);
+          expect(points).not.toContain(outside);
+        } finally {
+          await made?.end();
+          await exec('umount', [inside]);
+        }
+      } finally {
+        await exec('umount', [outside]);
+      }
+    },
+  );
 
   it('is named in a verdict by its size, its mounts and what makes them on a real client', () => {
     expect(crowdedWords({ tableBytes: 70 * 1024 + 100, extraMounts: 410 })).toBe(

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { findTool } from '@dhv/sdk/plugin';
-import { shellQuote } from '@dhv/sdk/host';
+import { dropLoopMountCopies, shellQuote } from '@dhv/sdk/host';
 
 /**
  * A host condition of a real client: a mount table of many kilobytes (every task's tmpfs and
@@ -22,7 +22,7 @@ const COPIES = 10;
 /** The source every one of them is listed with (a bind keeps its tmpfs's). */
 const SOURCE = 'dhv-crowd';
 
-const TOOLS = ['unshare', 'nsenter', 'mount', 'mkdir', 'env'] as const;
+const TOOLS = ['unshare', 'nsenter', 'mount', 'umount', 'mkdir', 'env', 'sed'] as const;
 type Tools = Record<(typeof TOOLS)[number], string>;
 
 /** Where each tool is, by absolute path (a plugin runs with no PATH); undefined when one is missing. */
@@ -35,17 +35,20 @@ function findTools(): Tools | undefined {
 }
 
 /**
- * The namespace's first process: it makes the mounts, says so, and holds the namespace
- * until its stdin closes (end(), or dhv's own end, however it ends). `crowd` is an empty
- * folder of the sandbox; one tmpfs holds the mount points, so nothing is written on the host.
+ * The namespace's first process: it drops its copies of the host's loop mounts outside
+ * `lab` (they would block the host's deletes while it lives), makes the mounts, says so, and
+ * holds the namespace until its stdin closes (end(), or dhv's own end, however it ends).
+ * `crowd` is an empty folder of the sandbox; one tmpfs holds the mount points, so nothing
+ * is written on the host.
  */
-function holder(tools: Tools, crowd: string): string {
+function holder(tools: Tools, lab: string, crowd: string): string {
   const hex = (n: number, width: number) => n.toString(16).padStart(width, '0');
   const tasks = Array.from({ length: TASK_MOUNTS }, (_, i) =>
     shellQuote(`${crowd}/1/alloc/${hex(i, 8)}-5eed-4a11-8c0d-${hex(i, 12)}/task-with-a-long-name-${i}/secrets`),
   );
   const copies = Array.from({ length: COPIES - 1 }, (_, i) => shellQuote(`${crowd}/${i + 2}`));
   return [
+    dropLoopMountCopies({ keep: [lab], tools }),
     'set -e',
     `${tools.mount} -t tmpfs -o size=1m ${SOURCE} ${shellQuote(crowd)}`,
     `${tools.mkdir} -p ${[...tasks, ...copies].join(' ')}`,
@@ -92,10 +95,16 @@ export async function crowding(dir: string, plugin: string): Promise<Crowding | 
   if (tools === undefined) return undefined;
   const crowd = join(dir, 'crowd');
   await mkdir(crowd, { recursive: true });
-  const child = spawn(tools.unshare, ['--mount', '--propagation', 'private', '/bin/sh', '-c', holder(tools, crowd)], {
-    env: {},
-    stdio: ['pipe', 'pipe', 'ignore'],
-  });
+  // A slave of the host's mounts: where they are shared (systemd's default), an unmount on the
+  // host takes the namespace's copy with it, and nothing mounted here reaches the host.
+  const child = spawn(
+    tools.unshare,
+    ['--mount', '--propagation', 'slave', '/bin/sh', '-c', holder(tools, dir, crowd)],
+    {
+      env: {},
+      stdio: ['pipe', 'pipe', 'ignore'],
+    },
+  );
   const end = () => ended(child);
   if (!(await isReady(child)) || child.pid === undefined) return void (await end());
   try {
