@@ -16,9 +16,9 @@ import {
   idOf,
   keyOf,
   runSections,
-  writeStandIns,
   type Block,
 } from './support/docs-blocks.js';
+import { writeStandIns } from './support/docs-stand-ins.js';
 import { REPO_ROOT, loopDevices, skipUnless, tool, removeTempDir, tempDir } from './support/kit.js';
 
 /**
@@ -27,7 +27,7 @@ import { REPO_ROOT, loopDevices, skipUnless, tool, removeTempDir, tempDir } from
  * `npm run build` in the copy's root are done already and do nothing; everything else is
  * the real npm), the pages side by side, and a section marked `run in: a checkout of its
  * own` in a copy of its own beside the rest of its page. What runs elsewhere (the one-file
- * install, the SDK page's project) is RUN_ELSEWHERE, and counted here.
+ * install, the SDK page's project, the reference plugins' checks) is RUN_ELSEWHERE, and counted here.
  */
 
 const ALL = ALL_BLOCKS;

@@ -4,7 +4,9 @@ import { releaseEverythingBelow } from '@dhv/sdk/host';
 import { execa } from 'execa';
 import fs from 'fs-extra';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { blocksRunBy, expectSectionsRan, runSections, writeStandIns } from './support/docs-blocks.js';
+import { blocksRunBy, expectSectionsRan, runSections, runTmp, type BlockRun } from './support/docs-blocks.js';
+import { writeStandIns } from './support/docs-stand-ins.js';
+import { leftoversIn, textReports } from './support/check-cli.js';
 import { registryCa, tempDir } from './support/kit.js';
 
 /**
@@ -347,13 +349,29 @@ describe('the packed packages, installed together outside the repo', () => {
       expect(Object.keys(PLANS).filter((key) => !ts.some((e) => keyOf(e) === key))).toEqual([]);
     });
 
+    /**
+     * Its `npx dhv check dist/scratch` (the docs' two explorer sequences) is also the judgement of the
+     * page's first example: every required check passes, the cleanup delete included, and dhv check
+     * leaves nothing in its TMPDIR, the run's own.
+     */
     it.sequential(
-      `runs the SDK README as written in the installed project: ${SDK_PAGE.length} block(s)`,
+      `runs the SDK README as written in the installed project: ${SDK_PAGE.length} block(s), its example passing every required check`,
       async () => {
         const bin = join(work, 'bin');
         await writeStandIns(bin);
-        const run = { dir: join(work, 'sdk-page'), checkout: project, bin, namespace: false };
-        expectSectionsRan(await runSections(SDK_PAGE, run), SDK_PAGE, expect);
+        const run: BlockRun = { dir: join(work, 'sdk-page'), checkout: project, bin, namespace: false };
+        const results = await runSections(SDK_PAGE, run);
+        expectSectionsRan(results, SDK_PAGE, expect);
+        const output = results.map((r) => r.output).join('\n');
+        const reports = textReports(output);
+        expect(reports, output).toHaveLength(1);
+        expect(reports[0]!.requiredFailed, reports[0]!.verdict).toBe(0);
+        expect(reports[0]!.passed, output).toContain('delete.cleanup-call');
+        expect(await leftoversIn(runTmp(run), { tmpdir: true })).toEqual({
+          leftovers: [],
+          leftoverMounts: [],
+          leftoverLoopDevices: [],
+        });
       },
       300_000,
     );

@@ -9,10 +9,10 @@ import {
   runPrefix,
   runSections,
   userEnv,
-  writeStandIns,
   type BlockRun,
   type SectionResult,
 } from './support/docs-blocks.js';
+import { writeStandIns } from './support/docs-stand-ins.js';
 import { REPO_ROOT, tempDir, removeTempDir } from './support/kit.js';
 
 /**

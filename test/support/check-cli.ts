@@ -35,13 +35,53 @@ export async function dhvCheck(plugin: string, args: string[] = []): Promise<Che
       exitCode: code ?? 1,
       report: JSON.parse(stdout) as ConformanceReport,
       stderr,
-      leftovers: await readdir(scratch),
-      leftoverMounts: mountPointsAtOrBelow(scratch),
-      leftoverLoopDevices: loopDeviceNamesBackedBelow(scratch),
+      ...(await leftoversIn(scratch)),
     };
   } finally {
     await removeTempDir(scratch);
   }
+}
+
+/**
+ * What is left in `dir`, where `dhv check` made its run root, after the run: must be nothing. In its
+ * --volumes-dir, every entry; in its TMPDIR, which others write into too, its run roots (`dhv-check-*`).
+ */
+export async function leftoversIn(
+  dir: string,
+  { tmpdir = false } = {},
+): Promise<Pick<CheckRun, 'leftovers' | 'leftoverMounts' | 'leftoverLoopDevices'>> {
+  return {
+    leftovers: (await readdir(dir)).filter((name) => !tmpdir || name.startsWith('dhv-check-')),
+    leftoverMounts: mountPointsAtOrBelow(dir),
+    leftoverLoopDevices: loopDeviceNamesBackedBelow(dir),
+  };
+}
+
+/** One report of `dhv check` as a person reads it (no --json): its closing lines, and the checks it marked PASS. */
+export interface TextReport {
+  /** "N passed, M required failed, ...". */
+  summary: string;
+  requiredFailed: number;
+  /** "OK: ..." or "FAILED: required checks failed: ID, ...". */
+  verdict: string;
+  passed: string[];
+}
+
+/** The reports of every `dhv check` without --json in `output` (a docs example's), in order. */
+export function textReports(output: string): TextReport[] {
+  const reports: TextReport[] = [];
+  let passed: string[] = [];
+  const lines = output.split('\n');
+  for (const [i, line] of lines.entries()) {
+    const pass = /^\s*(?:\[\d+\/\d+\] )?PASS {1,2}(\S+)/.exec(line);
+    if (pass) passed.push(pass[1]!);
+    const summary = /^(\d+) passed, (\d+) required failed, /.exec(line);
+    if (!summary) continue;
+    const verdict = lines.slice(i + 1).find((l) => /^(OK|FAILED|INTERRUPTED)\b/.test(l)) ?? '(no verdict line)';
+    reports.push({ summary: line, requiredFailed: Number(summary[2]), verdict, passed });
+    passed = [];
+  }
+  return reports;
 }
 
 export function failedRequired(report: ConformanceReport): string[] {

@@ -34,6 +34,12 @@ export interface Upserted {
  */
 export async function createVolume(agent: AgentParts, spec: VolumeSpec): Promise<Upserted> {
   const facts = await agent.facts();
+  // Looked up before the locks, not under them: the runner makes the plugin's pipes while this
+  // process waits for its locks (ProcessRunner.lookup), instead of after.
+  const pluginInDir = agent.runner.lookup(agent.config.pluginDir, spec.pluginId).then(
+    () => true,
+    () => false,
+  );
   return holdingVolumeOf(agent, spec, 'creating', async (id) => {
     const existing = await updateRules(agent, spec);
     const problem = placementProblem(spec, {
@@ -42,10 +48,7 @@ export async function createVolume(agent: AgentParts, spec: VolumeSpec): Promise
       description: describeNode(agent.config),
       facts: await withoutDeleted(agent, facts, [spec.name]),
       pluginDir: agent.config.pluginDir,
-      pluginInDir: await agent.runner.lookup(agent.config.pluginDir, spec.pluginId).then(
-        () => true,
-        () => false,
-      ),
+      pluginInDir: await pluginInDir,
       updating: existing !== undefined,
     });
     if (problem) throw problem;

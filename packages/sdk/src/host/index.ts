@@ -35,6 +35,7 @@ export {
 } from './loop-devices.js';
 export { formatDeviceNumber } from '../helpers/device-number.js';
 export { shellQuote } from '../helpers/shell-quote.js';
+export { dropLoopMountCopies, type LoopCopiesToDrop } from './namespace-copies.js';
 export { replaceFile, replaceFileSync, PARTIAL_PREFIX, partialFileWriter } from '../helpers/replace-file.js';
 export {
   NotAProcessError,

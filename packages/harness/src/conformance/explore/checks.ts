@@ -1,5 +1,5 @@
 import type { Check, CheckContext } from '../types.js';
-import { explore, type ExploreOutcome } from './explorer.js';
+import { explore, type ExploreOutcome, type Finding } from './explorer.js';
 import { KILL_AFTER_MS } from './agent-calls.js';
 import { StepNotPossible } from './violation.js';
 import { MARKER_FILE } from './volume-disk.js';
@@ -63,32 +63,48 @@ export const exploreChecks = (needs: readonly string[]): Check[] =>
         .catch((err: unknown) =>
           err instanceof StepNotPossible ? ctx.skip(`the replay recipe: ${err.message}`) : Promise.reject(err),
         );
-      const { finding } = outcome;
-      if (finding === undefined || (finding.checkId !== id && finding.checkId === RECOMMENDED_EXPLORE_CHECK))
-        return void ctx.note(describeSearch(outcome));
-      if (finding.checkId !== id)
-        ctx.skip(`the exploration stopped at a failure of ${finding.checkId}, so this was not judged to the end`);
-      finding.steps.forEach((step, i) => ctx.note(`${i + 1}. ${formatStep(step)}`));
-      ctx.note(describeSearch(outcome));
-      const recipe = formatRecipe(finding.steps);
-      const shrunk =
-        outcome.replayed || finding.shrunkFrom === finding.steps.length ? '' : ` (shrunk from ${finding.shrunkFrom})`;
-      const { replays, details } = finding.verdict;
-      ctx.fail(
-        [
-          `${finding.message}${replaysWords(replays)}, after ${finding.steps.length === 1 ? 'this step' : `these ${finding.steps.length} steps`}${shrunk}; replay: dhv check ${ctx.plugin} --replay '${recipe}'`,
-          ...details,
-        ].join('\n'),
-      );
+      const own = outcome.findings.filter((f) => f.checkId === id);
+      const others = [
+        ...new Set(outcome.findings.map((f) => f.checkId).filter((c) => c !== id && c !== RECOMMENDED_EXPLORE_CHECK)),
+      ];
+      if (own.length === 0 && others.length === 0) return void ctx.note(describeSearch(outcome));
+      if (own.length === 0)
+        ctx.skip(`the exploration stopped at a failure of ${others.join(' and ')}, so this was not judged to the end`);
+      for (const [i, finding] of own.entries()) {
+        if (own.length > 1) ctx.note(`finding ${i + 1} of ${own.length}, ${finding.verdict.defectClass}:`);
+        finding.steps.forEach((step, n) => ctx.note(`${n + 1}. ${formatStep(step)}`));
+        const found = foundBy(finding);
+        if (found !== undefined && own.length > 1) ctx.note(found);
+      }
+      ctx.note(describeSearch(outcome, own.length === 1 ? foundBy(own[0]!) : undefined));
+      ctx.fail(own.map((finding) => failure(finding, outcome.replayed, ctx.plugin)).join('\n\n'));
     },
   }));
 
-function describeSearch(outcome: ExploreOutcome): string {
+/** A finding as its check's failure says it: Nomad's words, how often, its recipe and how to replay it, then its verdict. */
+function failure(finding: Finding, replayed: boolean, plugin: string): string {
+  const recipe = formatRecipe(finding.steps);
+  const shrunk = replayed || finding.shrunkFrom === finding.steps.length ? '' : ` (shrunk from ${finding.shrunkFrom})`;
+  const { replays, details } = finding.verdict;
+  return [
+    `${finding.message}${replaysWords(replays)}, after ${finding.steps.length === 1 ? 'this step' : `these ${finding.steps.length} steps`}${shrunk}; replay: dhv check ${plugin} --replay '${recipe}'`,
+    ...details,
+  ].join('\n');
+}
+
+/** Which of the systematic phase's scenarios found it; undefined for a random sequence's. */
+function foundBy(finding: Finding): string | undefined {
+  if (finding.scenario === undefined) return undefined;
+  return `found by the systematic phase's ${finding.scenario.length > 0 ? `scenario for ${finding.scenario.join(' and ')}` : 'measurement of the plugin'}`;
+}
+
+/** What the search did; `found`: foundBy of the one finding this check reports, when the phase found it. */
+function describeSearch(outcome: ExploreOutcome, found?: string): string {
   const seconds = (outcome.durationMs / 1000).toFixed(1);
   if (outcome.replayed) return `replayed one sequence (${outcome.calls} calls) in ${seconds} s`;
   const phase = outcome.systematic;
-  if (phase !== undefined && outcome.finding !== undefined && outcome.runs === 0)
-    return `found by the systematic phase's ${phase.classes.length > 0 ? `scenario for ${phase.classes.join(' and ')}` : 'measurement of the plugin'} (${phase.scenarios} scenarios, ${outcome.calls} calls in ${seconds} s, shrinking included), before any random sequence`;
+  if (phase !== undefined && outcome.findings.length > 0 && outcome.runs === 0)
+    return `${found ?? "found by the systematic phase's scenarios"} (${phase.scenarios} scenarios, ${outcome.calls} calls in ${seconds} s, shrinking included), before any random sequence`;
   const planned =
     phase === undefined
       ? ''

@@ -8,6 +8,7 @@ import { VolumeLab, type Ending } from './lab.js';
 import { Violation } from './violation.js';
 import type { Step } from './recipe.js';
 import type { CreateTime } from './create-speed.js';
+import type { DefectClass } from './defect-classes.js';
 import { systematicPhase, type SystematicOutcome } from './systematic.js';
 import { settle, verdictOf, type Verdict } from './verdict-detail.js';
 import { RECOMMENDED_EXPLORE_CHECK, type ExploreCheckId } from './verdicts.js';
@@ -20,6 +21,8 @@ export interface Finding {
   /** How many steps the first failing sequence had, before shrinking. */
   shrunkFrom: number;
   verdict: Verdict;
+  /** The classes of the systematic scenario that found it ([] for the measurement of the plugin's pace); undefined when a random sequence did. */
+  scenario?: DefectClass[];
 }
 
 export interface ExploreOutcome {
@@ -30,9 +33,10 @@ export interface ExploreOutcome {
   calls: number;
   durationMs: number;
   replayed: boolean;
-  finding: Finding | undefined;
+  /** Each distinct break found: the systematic phase's (one per check and class), else the random search's one. */
+  findings: Finding[];
   /** The systematic phase, run before the random sequences (not on a replay). */
-  systematic?: Omit<SystematicOutcome, 'found' | 'shrunkFrom'>;
+  systematic?: Omit<SystematicOutcome, 'findings'>;
 }
 
 type RunFinding = { violation: Violation; steps: Step[] };
@@ -97,28 +101,31 @@ export async function explore(ctx: CheckContext, settings: ExploreSettings): Pro
   setMaxListeners(64, ctx.signal);
   const labs = new Labs(ctx);
   const before: Pick<ExploreOutcome, 'systematic'> = {};
-  const outcome = (runs: number, finding: Finding | undefined): ExploreOutcome => ({
+  const outcome = (runs: number, findings: Finding[]): ExploreOutcome => ({
     seed: settings.seed,
     runs,
     calls: labs.calls,
     durationMs: performance.now() - started,
     replayed: settings.replay !== undefined,
-    finding,
+    findings,
     ...(before.systematic === undefined ? {} : { systematic: before.systematic }),
   });
 
   if (settings.replay !== undefined) {
     // A cosmetic break does not end a replay: the recipe may lead on to a worse one.
     const found = await labs.replay(settings.replay, false);
-    return outcome(1, found && toFinding(found, found.steps.length, verdictOf(found, undefined, labs.createTimes)));
+    return outcome(
+      1,
+      found ? [toFinding(found, found.steps.length, verdictOf(found, undefined, labs.createTimes))] : [],
+    );
   }
 
   if (settings.systematic) {
     const found = await runSystematicPhase(ctx, labs, before);
-    if (found !== undefined) return outcome(0, found);
+    if (found.length > 0) return outcome(0, found);
   }
   const { runs, finding } = await randomSearch(ctx, settings, labs);
-  return outcome(runs, finding);
+  return outcome(runs, finding === undefined ? [] : [finding]);
 }
 
 /** Every class of the README's list driven on purpose first; a break there ends the search. */
@@ -126,17 +133,13 @@ async function runSystematicPhase(
   ctx: CheckContext,
   labs: Labs,
   before: Pick<ExploreOutcome, 'systematic'>,
-): Promise<Finding | undefined> {
-  const {
-    found: planned,
-    shrunkFrom,
-    ...phase
-  } = await systematicPhase(ctx, labs.run, {
+): Promise<Finding[]> {
+  const { findings, ...phase } = await systematicPhase(ctx, labs.run, {
     replays: TIGHTEN_REPLAYS,
     createTimes: labs.createTimes,
   });
   before.systematic = phase;
-  return planned && toFinding(planned.found, shrunkFrom, planned.verdict);
+  return findings.map((f) => ({ ...toFinding(f.found, f.shrunkFrom, f.verdict), scenario: f.classes }));
 }
 
 /**

@@ -8,8 +8,7 @@ import { capacityBound } from '../space-budget.js';
 import { OutsideSandboxError, writeInsideSandbox } from '../sandbox-writes.js';
 import type { CheckContext } from '../types.js';
 import { AgentCalls } from './agent-calls.js';
-import { crowdedRestore } from './crowded-restore.js';
-import { crowding, type Crowding } from './crowded-table.js';
+import { CrowdedRestores } from './crowded-restore.js';
 import { conditionWords, volumesDirUnder } from './host-conditions.js';
 import type { CreateTime } from './create-speed.js';
 import type { KillEvent } from './kill-events.js';
@@ -49,7 +48,7 @@ export class VolumeLab {
   /** In the steps every run ends with, which the history leaves out. */
   private ending = false;
   private fillCount = 0;
-  private crowded: Promise<Crowding | undefined> | undefined;
+  private readonly crowded: CrowdedRestores;
   /** The host condition the volumes dir was made under (a `volumes-dir` step), as a verdict names it. */
   private condition: string | undefined;
   /** The run's own folder, which discard removes: a `volumes-dir` step makes the volumes dir below it. */
@@ -64,6 +63,7 @@ export class VolumeLab {
     private readonly endWith: Ending = 'full',
   ) {
     this.agent = new AgentCalls(ctx, this.createTimes);
+    this.crowded = new CrowdedRestores(dirname(volumesDir), ctx.plugin);
     this.root = volumesDir;
   }
 
@@ -86,6 +86,7 @@ export class VolumeLab {
 
   async run(step: Step): Promise<void> {
     if (!this.book.canRun(step)) throw new StepNotPossible(`"${formatStep(step)}" cannot run: ${whyNot(step)}`);
+    if (step.kind !== 'restore' || !step.crowded) await this.crowded.end();
     if (!this.ending) this.history.push(step);
     this.agent.said.length = 0;
     try {
@@ -189,6 +190,7 @@ export class VolumeLab {
 
   /** Best effort, after a run however it ended: deletes the volumes the agent still knows, then removes the volumes dir. */
   async discard(): Promise<string[]> {
+    await this.crowded.end();
     for (const volume of this.book.volumes.values()) {
       await this.ctx.delete(deleteRequest(volume.request, volume.path ?? '')).catch(() => undefined);
     }
@@ -226,7 +228,7 @@ export class VolumeLab {
       case 'restore': {
         const volume = this.book.get(call.volume)!;
         const path = call.crowded
-          ? await crowdedRestore(this.agent, volume.request, label, await this.crowding())
+          ? await this.crowded.restore(this.agent, volume.request, label)
           : await this.agent.create(
               restoreRequest(volume.request),
               `restore of ${label} (its saved create request again)`,
@@ -280,12 +282,6 @@ export class VolumeLab {
     const first = killed ? `one was killed${when}` : succeeded(run) ? 'one that answered' : 'one that failed';
     this.calls++;
     return this.becomeLive(volume, await this.agent.create(volume.request, `create of ${label} after ${first}`), label);
-  }
-
-  /** The program that runs the plugin under a crowded mount table, made at the first restore that asks for it. */
-  private crowding(): Promise<Crowding | undefined> {
-    this.crowded ??= crowding(dirname(this.volumesDir), this.ctx.plugin);
-    return this.crowded;
   }
 
   /** VOLUME_DATA's files, beside the marker; a volume outside the sandbox is left as it is. */

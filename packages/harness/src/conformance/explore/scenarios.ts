@@ -49,8 +49,8 @@ const ms = (n: number) => Math.max(1, Math.round(n));
 
 /**
  * How many restores run under the crowded mount table: a check it fools only some of the
- * time is met within them (the mkfs demo's, about one restore in five here: eight miss it one
- * time in six). The create's own marker is the data they must keep.
+ * time is met within them (the mkfs demo's fails about nine restores in ten under that table:
+ * eight all pass about once in 10^8). The create's own marker is the data they must keep.
  */
 export const CROWDED_RESTORES = 8;
 

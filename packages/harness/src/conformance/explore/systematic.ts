@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import type { CheckContext } from '../types.js';
-import { crowding } from './crowded-table.js';
+import { canCrowd } from './crowded-table.js';
 import { conditionUnavailable } from './host-conditions.js';
 import type { Ending, VolumeLab } from './lab.js';
 import { VOLUMES_DIR_CONDITIONS, type Step, type VolumeKey } from './recipe.js';
-import type { DefectClass } from './defect-classes.js';
+import { classify, type DefectClass } from './defect-classes.js';
 import { mkdirParameterSets, scenarios, type PluginPace, type Scenario } from './scenarios.js';
 import type { CreateTime } from './create-speed.js';
 import { settle, type Verdict } from './verdict-detail.js';
@@ -20,13 +20,19 @@ export type RunLab = (
   ending: Ending,
 ) => Promise<LabFinding | undefined>;
 
-export interface SystematicOutcome {
-  /** The first required break, tightened; else the first cosmetic one, tightened; with its verdict. */
-  found: { found: LabFinding; verdict: Verdict } | undefined;
+/** A break the phase found, tightened, with its verdict. */
+export interface SystematicFinding {
+  found: LabFinding;
+  verdict: Verdict;
   /** The steps of the scenario that broke, as run, before tightening. */
   shrunkFrom: number;
-  /** The classes of the scenario that broke. */
+  /** The classes of the scenario that broke ([] for the measurement of the plugin's pace). */
   classes: DefectClass[];
+}
+
+export interface SystematicOutcome {
+  /** Each distinct break (one per check and class), the required ones first, in the scenarios' order. */
+  findings: SystematicFinding[];
   /** Scenarios run (the pace's measurement not counted). */
   scenarios: number;
   /** Scenarios that did not apply: the plugin refused what their first step asked for. */
@@ -40,8 +46,9 @@ const MEASURED = ['alpha', 'bravo', 'charlie'];
 /**
  * The systematic phase: the plugin's pace measured (three creates, a delete of a volume
  * holding data), then each scenario of the README's classes in a lab of its own, ending
- * with every volume's delete. The first scenario with a required break ends the phase; it
- * is tightened by at most `replays` replays, as the random search's breaks are.
+ * with every volume's delete. Every scenario runs, whatever broke before it; each distinct
+ * break (DistinctBreaks) is tightened by at most `replays` replays, as the random search's
+ * breaks are. A required break in the measurement ends the phase before any scenario.
  */
 export async function systematicPhase(
   ctx: CheckContext,
@@ -51,10 +58,10 @@ export async function systematicPhase(
   const pace: PluginPace = { createMs: 0, deleteWithDataMs: 0 };
   const measuring = await runLab((lab) => measurePace(lab, pace), false, 'deletes');
   const refused: string[] = [];
-  let first: { found: LabFinding; classes: DefectClass[] } | undefined =
-    measuring && !isCosmetic(measuring) ? { found: measuring, classes: [] } : undefined;
-  let cosmetic = measuring && isCosmetic(measuring) ? { found: measuring, classes: [] as DefectClass[] } : undefined;
-  const crowded = first === undefined && (await crowding(join(ctx.sandbox, 'crowded-probe'), ctx.plugin)) !== undefined;
+  const broken = new DistinctBreaks();
+  if (measuring) broken.add(measuring, []);
+  const first = broken.required();
+  const crowded = first === undefined && (await canCrowd(join(ctx.sandbox, 'crowded-probe'), ctx.plugin));
   if (first === undefined && !crowded)
     ctx.note(
       "the restores under a crowded mount table were left out (restore-fails is then judged by the restarts alone): they run in a mount namespace of dhv's own, as root only",
@@ -67,34 +74,36 @@ export async function systematicPhase(
   });
   const all = first === undefined ? scenarios(pace, parameterSets(ctx), { crowded, volumesDirs }) : [];
   let ran = 0;
+  // Every scenario, whatever broke before it: a plugin with two defects shows both in one run.
   for (const batch of batches(all)) {
     ctx.signal.throwIfAborted();
     ran += batch.length;
     const results = await Promise.all(batch.map((scenario) => runScenario(scenario, runLab)));
-    // In the scenarios' order, whichever answered first: the same plugin gets the same verdict.
+    // In the scenarios' order, whichever answered first: the same plugin gets the same verdicts.
     for (const [i, found] of results.entries()) {
       const scenario = batch[i]!;
       if (found === undefined) continue;
       if (scenario.probe && found.steps.length === 1 && found.violation.checkId === 'explore.calls-succeed')
         refused.push(`${describe(scenario)}: ${found.violation.message}`);
-      else if (isCosmetic(found)) cosmetic ??= { found, classes: scenario.classes };
-      else first ??= { found, classes: scenario.classes };
+      else broken.add(found, scenario.classes);
     }
-    if (first !== undefined) break;
   }
-  const chosen = first ?? cosmetic;
-  if (chosen === undefined) return { found: undefined, shrunkFrom: 0, classes: [], scenarios: ran, refused };
-  const target = chosen.found.violation.checkId;
-  const replay = (recipe: readonly Step[]) =>
-    runLab(
-      async (lab) => {
-        for (const step of recipe) await lab.runWherePossible(step);
-      },
-      target === RECOMMENDED_EXPLORE_CHECK,
-      'deletes',
-    );
-  const found = await settle(chosen.found, replay, { replays, createTimes, classes: chosen.classes });
-  return { found, shrunkFrom: chosen.found.steps.length, classes: chosen.classes, scenarios: ran, refused };
+  const findings: SystematicFinding[] = [];
+  for (const { found, classes } of broken.all()) {
+    ctx.signal.throwIfAborted();
+    const target = found.violation.checkId;
+    const replay = (recipe: readonly Step[]) =>
+      runLab(
+        async (lab) => {
+          for (const step of recipe) await lab.runWherePossible(step);
+        },
+        target === RECOMMENDED_EXPLORE_CHECK,
+        'deletes',
+      );
+    const settled = await settle(found, replay, { replays, createTimes, classes });
+    findings.push({ ...settled, shrunkFrom: found.steps.length, classes });
+  }
+  return { findings, scenarios: ran, refused };
 }
 
 /** Scenarios run two at a time (a run is a fresh volumes dir), but those that judge by time alone. */
@@ -142,7 +151,32 @@ function parameterSets(ctx: CheckContext): Record<string, string>[] {
   return Object.keys(own).length > 0 ? [own, ...mkdir] : mkdir;
 }
 
-const isCosmetic = (found: LabFinding) => found.violation.checkId === RECOMMENDED_EXPLORE_CHECK;
+/**
+ * The breaks of a run, one per check and the class the break itself shows (classify, not
+ * the scenario's: one defect met by several scenarios is one finding), the first seen of
+ * each. A retry that fails after a killed create is one defect wherever the kill fell.
+ */
+class DistinctBreaks {
+  private readonly seen = new Map<string, { found: LabFinding; classes: DefectClass[] }>();
+
+  add(found: LabFinding, classes: DefectClass[]): void {
+    const { checkId } = found.violation;
+    const shown = classify(checkId, found.steps, found.violation);
+    const key = `${checkId} ${shown === 'killed-create-lock' ? 'killed-create-part-way' : shown}`;
+    if (!this.seen.has(key)) this.seen.set(key, { found, classes });
+  }
+
+  required(): LabFinding | undefined {
+    return this.all().find(({ found }) => found.violation.checkId !== RECOMMENDED_EXPLORE_CHECK)?.found;
+  }
+
+  /** The required breaks first: a leftover is reported beside them, never before. */
+  all(): { found: LabFinding; classes: DefectClass[] }[] {
+    const breaks = [...this.seen.values()];
+    const cosmetic = (b: { found: LabFinding }) => b.found.violation.checkId === RECOMMENDED_EXPLORE_CHECK;
+    return [...breaks.filter((b) => !cosmetic(b)), ...breaks.filter(cosmetic)];
+  }
+}
 
 function describe(scenario: Scenario): string {
   return `the ${scenario.classes.join(' and ')} scenario`;
