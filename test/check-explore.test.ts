@@ -107,6 +107,36 @@ const DEFECTS: Record<string, Defect> = {
     foundBy: 'restore-with-parameters',
     defectClass: 'restore-with-parameters',
   },
+  // A kill at the plugin's own first write (issue 37): its damage lies between its first write
+  // and a step 100 ms later, long before the first of the kills by time (10 % of its 2 s).
+  'record-before-folder': {
+    check: 'explore.calls-succeed',
+    racy: true,
+    foundBy: 'killed-create-part-way',
+    defectClass: 'killed-create-part-way',
+    says: [/--replay 'kill-create db at write'/],
+  },
+  // Host conditions of a real client's volumes dir (issue 37), each found only by the scenario
+  // that makes it, and named in the verdict.
+  'fixed-record': {
+    check: 'explore.calls-succeed',
+    foundBy: 'long-volumes-dir',
+    defectClass: 'long-volumes-dir',
+    stderr:
+      /\(the plugin's stderr ended: fixed-record: \S+ is held by volume \S+\), when the volumes dir's path is 255 characters long \(a volume's about 292\), as a client's deep data dir makes it/,
+    says: [/--replay 'volumes-dir long; create db; create web'/],
+  },
+  'build-in-tmp': {
+    check: 'explore.calls-succeed',
+    root: true,
+    foundBy: 'volumes-dir-other-fs',
+    defectClass: 'volumes-dir-other-fs',
+    stderr: /\(the plugin's stderr ended: build-in-tmp: rename \S+ to \S+: Invalid cross-device link\)/,
+    says: [
+      /, when the volumes dir is on another filesystem than \/tmp \(device \d+, \/tmp's \d+\): a tmpfs dhv mounted there/,
+      /--replay 'volumes-dir other-fs; create db'/,
+    ],
+  },
 };
 const CORRECT = ['registry-ok', 'slots-ok', 'name-guard-ok'];
 const MAX_RECIPE_STEPS = 5;

@@ -189,7 +189,11 @@ function rawRuns(
         cwd: options.cwd ?? session.workDir,
         timeoutMs: options.timeoutMs ?? AGENT_TIMEOUT_MS.create,
         outputGraceMs: options.outputGraceMs ?? HELD_OUTPUT_GRACE_MS,
-        signal: AbortSignal.any([phase.cleaning ? session.hurry : scope.signal, tooBig]),
+        signal: AbortSignal.any([
+          phase.cleaning ? session.hurry : scope.signal,
+          tooBig,
+          ...(options.signal ? [options.signal] : []),
+        ]),
       }),
     );
     session.notice(argv[0] ?? '(no operation)', run, scope);

@@ -146,9 +146,10 @@ export interface CheckContext {
     /**
      * `outputGraceMs`: how long the output may stay open after the plugin exits (default: the
      * deadline); `executable`: a program of the check's own in the plugin's place (one that
-     * runs the plugin as some agent would), given the same argv and environment.
+     * runs the plugin as some agent would), given the same argv and environment; `signal`:
+     * kills it (its process group) when aborted, as the agent does past a deadline.
      */
-    options?: { cwd?: string; timeoutMs?: number; outputGraceMs?: number; executable?: string },
+    options?: { cwd?: string; timeoutMs?: number; outputGraceMs?: number; executable?: string; signal?: AbortSignal },
   ): Promise<PluginRun>;
 
   /** Registers cleanup to run after the check, whatever happens; the last registered runs first. */

@@ -11,6 +11,7 @@ import { AGENT_TIMEOUT_MS } from '@dhv/sdk/plugin';
 import { describeRun, lastLines, stderrBeyond, succeeded } from '../raw-run.js';
 import type { CheckContext, CreateInput, DeleteInput } from '../types.js';
 import type { CreateTime } from './create-speed.js';
+import { watchFor, type KillEvent } from './kill-events.js';
 import { Violation } from './violation.js';
 
 /** A create is killed this long after it starts: "at its deadline", without waiting the agent's 60 s. */
@@ -88,11 +89,36 @@ export class AgentCalls {
     if (said) this.said.push({ what, stderr: said });
   }
 
-  /** A create killed `killAtMs` (default KILL_AFTER_MS) after it started, left unjudged: the agent gave up on it. */
-  killedCreate(request: CreateInput, killAtMs = KILL_AFTER_MS): Promise<PluginRun> {
-    return this.ctx.runRaw(['create'], buildEnvironment('create', request, this.ctx.plugin), {
-      timeoutMs: Math.max(1, killAtMs),
+  /**
+   * A create killed `killAt` ms (default KILL_AFTER_MS) after it started, or at the plugin's own
+   * first `killAt` seen in its volumes dir (killedAtEvent); left unjudged: the agent gave up on it.
+   */
+  async killedCreate(
+    request: CreateInput,
+    killAt: number | KillEvent = KILL_AFTER_MS,
+  ): Promise<{ run: PluginRun; killed: boolean }> {
+    if (typeof killAt === 'string') return this.killedAtEvent(request, killAt);
+    const run = await this.ctx.runRaw(['create'], buildEnvironment('create', request, this.ctx.plugin), {
+      timeoutMs: Math.max(1, killAt),
     });
+    return { run, killed: run.timedOut };
+  }
+
+  /**
+   * A create killed as soon as `event` of its own is seen in its volumes dir (kill-events.ts);
+   * one in which it is never seen runs to its end, within the agent's deadline.
+   */
+  private async killedAtEvent(request: CreateInput, event: KillEvent): Promise<{ run: PluginRun; killed: boolean }> {
+    const watch = await watchFor(event, request.volumesDir);
+    try {
+      const run = await this.ctx.runRaw(['create'], buildEnvironment('create', request, this.ctx.plugin), {
+        timeoutMs: AGENT_TIMEOUT_MS.create,
+        signal: watch.seen,
+      });
+      return { run, killed: watch.seen.aborted || run.timedOut };
+    } finally {
+      watch.stop();
+    }
   }
 
   /** The fingerprint within the agent's deadline, tried FINGERPRINT_TRIES times; `live`: the volumes it is made with. */

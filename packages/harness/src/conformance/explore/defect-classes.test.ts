@@ -33,6 +33,18 @@ describe('the defect classes', () => {
     );
   });
 
+  it('name a break whose recipe keeps a host condition by that condition, and a kill at an event as part way', () => {
+    expect(classOf('explore.calls-succeed', 'volumes-dir long; create db; create web', 'create web')).toBe(
+      'long-volumes-dir',
+    );
+    expect(classOf('explore.volumes-survive', 'volumes-dir other-fs; create db; restore db', 'restore db')).toBe(
+      'volumes-dir-other-fs',
+    );
+    expect(classOf('explore.calls-succeed', 'kill-create db at write', 'kill-create db at write')).toBe(
+      'killed-create-part-way',
+    );
+  });
+
   it('name a failed create by what came before it', () => {
     expect(classOf('explore.calls-succeed', 'create db; delete db; create db', 'create db')).toBe('guard-leak');
     expect(classOf('explore.calls-succeed', 'create db-backup; create db', 'create db')).toBe('guard-prefix');

@@ -23,11 +23,15 @@ export const DEFECT_CLASSES = {
   'killed-create-lock':
     "a create killed at the agent's deadline leaves a lock an EXIT trap never released, which blocks its retry (`kill-create db; delete db; create db`)",
   'killed-create-part-way':
-    'a create killed early, half way or just before it answers leaves what blocks its retry (a half-written image): at each of the three kill points, the retry, a delete and a create of the same name',
+    'a create killed early, half way or just before it answers leaves what blocks its retry (a half-written image): at each of the three kill points, the retry, a delete and a create of the same name; the same at its first write, rename and mount, where they can be seen (`kill-create db at write; delete db; create db`)',
   'cleanup-wipes-records':
     "the cleanup delete's empty name and namespace wiping other volumes or every record (`create db; create prod/db; cleanup-delete db; restart`)",
   'fingerprint-scan': 'a fingerprint that grows with the volumes and misses its 1 s deadline (`fill 11; fingerprint`)',
   'name-truncation': 'names cut to 64 characters, so two long names share a directory (two names of 72 characters)',
+  'long-volumes-dir':
+    "a volumes dir whose path is long, as a client's deep data dir makes it, breaks a call or mixes volumes: a fixed-width field, a 108-byte socket path, a column cut short (`volumes-dir long; create db; create web; write db; restore db; delete web`, a volumes dir of 255 characters)",
+  'volumes-dir-other-fs':
+    'a volumes dir on another filesystem than /tmp breaks a plugin that builds a volume under /tmp and renames or links it into place, which fails with EXDEV (the same calls after `volumes-dir other-fs`: a tmpfs dhv mounts at the volumes dir; as root only)',
   'delete-overlaps-create':
     'a delete of a volume holding data overlapped with a create of another volume in its namespace, both ways round, removes the new one with the namespace folder (`create prod/db; write prod/db; delete prod/db + create prod/web after 40ms`)',
   'restore-with-parameters':
@@ -53,6 +57,9 @@ export interface BrokenAt {
 
 /** The class of a break of `checkId`, from where it broke and the recipe that led there. */
 export function classify(checkId: ExploreCheckId, steps: readonly Step[], at: BrokenAt | undefined): DefectClass {
+  // A recipe is tightened until every step is needed: a host condition in it decided the break.
+  const condition = steps.find((step) => step.kind === 'volumes-dir');
+  if (condition !== undefined) return condition.condition === 'long' ? 'long-volumes-dir' : 'volumes-dir-other-fs';
   switch (checkId) {
     case 'explore.volumes-distinct':
       return steps.flatMap(callsOf).some((c) => c.volume.name.length > 64) ? 'name-truncation' : 'slot-reuse';
@@ -74,9 +81,10 @@ function callFailed(steps: readonly Step[], at: BrokenAt | undefined): DefectCla
   if (call === undefined) return 'call-fails';
   const kill = steps.flatMap(callsOf).find((c) => c.kind === 'kill-create' && sameVolume(c, call));
   if (call.kind === 'kill-create' || kill !== undefined) {
-    const killAtMs =
-      kill?.kind === 'kill-create' ? kill.killAtMs : call.kind === 'kill-create' ? call.killAtMs : undefined;
-    return killAtMs === undefined ? 'killed-create-lock' : 'killed-create-part-way';
+    const killed = kill?.kind === 'kill-create' ? kill : call.kind === 'kill-create' ? call : undefined;
+    return killed?.killAtMs === undefined && killed?.killAt === undefined
+      ? 'killed-create-lock'
+      : 'killed-create-part-way';
   }
   if (call.kind === 'restore') return 'restore-fails';
   if (call.kind !== 'create') return 'call-fails';

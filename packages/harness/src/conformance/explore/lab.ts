@@ -9,7 +9,9 @@ import { OutsideSandboxError, writeInsideSandbox } from '../sandbox-writes.js';
 import type { CheckContext } from '../types.js';
 import { AgentCalls } from './agent-calls.js';
 import { CrowdedRestores } from './crowded-restore.js';
+import { conditionWords, volumesDirUnder } from './host-conditions.js';
 import type { CreateTime } from './create-speed.js';
+import type { KillEvent } from './kill-events.js';
 import { LONG_STEM } from './pool.js';
 import { formatStep, formatVolume, type Pick, type Step, type VolumeCall, type VolumeKey } from './recipe.js';
 import { RECOMMENDED_EXPLORE_CHECK } from './verdicts.js';
@@ -47,10 +49,14 @@ export class VolumeLab {
   private ending = false;
   private fillCount = 0;
   private readonly crowded: CrowdedRestores;
+  /** The host condition the volumes dir was made under (a `volumes-dir` step), as a verdict names it. */
+  private condition: string | undefined;
+  /** The run's own folder, which discard removes: a `volumes-dir` step makes the volumes dir below it. */
+  private readonly root: string;
 
   constructor(
     private readonly ctx: CheckContext,
-    readonly volumesDir: string,
+    public volumesDir: string,
     private readonly runNumber: number,
     /** Whether a cosmetic break ends the run (when it is the one being shrunk). */
     private readonly stopAtCosmetic = false,
@@ -58,6 +64,7 @@ export class VolumeLab {
   ) {
     this.agent = new AgentCalls(ctx, this.createTimes);
     this.crowded = new CrowdedRestores(dirname(volumesDir), ctx.plugin);
+    this.root = volumesDir;
   }
 
   /** The step with its picks turned into names, or undefined when it cannot run now (VolumeBook.resolve). */
@@ -86,6 +93,7 @@ export class VolumeLab {
       await this.runSteps(step);
     } catch (err) {
       if (err instanceof Violation) {
+        if (this.condition !== undefined && !err.message.includes(this.condition)) err.message += `, ${this.condition}`;
         err.step ??= step;
         // A failed call's message carries its own (stderr ''); else the calls of the step that broke the model.
         err.stderr ??=
@@ -139,6 +147,10 @@ export class VolumeLab {
       case 'write':
         await this.writeData(this.book.get(step.volume)!);
         break;
+      case 'volumes-dir':
+        this.volumesDir = await volumesDirUnder(step.condition, this.root);
+        this.condition = await conditionWords(step.condition, this.volumesDir);
+        break;
       default:
         await this.call(step);
     }
@@ -182,7 +194,7 @@ export class VolumeLab {
     for (const volume of this.book.volumes.values()) {
       await this.ctx.delete(deleteRequest(volume.request, volume.path ?? '')).catch(() => undefined);
     }
-    return forceRemove(this.volumesDir);
+    return forceRemove(this.root);
   }
 
   /**
@@ -212,7 +224,7 @@ export class VolumeLab {
         return;
       }
       case 'kill-create':
-        return this.killedCreate(call.volume, call.killAtMs);
+        return this.killedCreate(call.volume, call.killAt ?? call.killAtMs);
       case 'restore': {
         const volume = this.book.get(call.volume)!;
         const path = call.crowded
@@ -260,13 +272,14 @@ export class VolumeLab {
    * one is made whether or not the first answered in time (then it is a restore's create),
    * so that a seed makes the same calls however loaded the machine is.
    */
-  private async killedCreate(key: VolumeKey, killAtMs: number | undefined): Promise<void> {
+  private async killedCreate(key: VolumeKey, killAt: number | KillEvent | undefined): Promise<void> {
     const label = formatVolume(key);
     const volume = this.newVolume(key, false);
     volume.state = 'uncertain';
-    const run = await this.agent.killedCreate(volume.request, killAtMs);
-    const killed = killAtMs === undefined ? 'was killed' : `was killed at ${killAtMs} ms`;
-    const first = run.timedOut ? `one ${killed}` : succeeded(run) ? 'one that answered' : 'one that failed';
+    const { run, killed } = await this.agent.killedCreate(volume.request, killAt);
+    const when =
+      killAt === undefined ? '' : ` at ${typeof killAt === 'string' ? `its first ${killAt}` : `${killAt} ms`}`;
+    const first = killed ? `one was killed${when}` : succeeded(run) ? 'one that answered' : 'one that failed';
     this.calls++;
     return this.becomeLive(volume, await this.agent.create(volume.request, `create of ${label} after ${first}`), label);
   }

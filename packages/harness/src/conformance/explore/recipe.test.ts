@@ -28,6 +28,15 @@ describe('replay recipes', () => {
     );
   });
 
+  it("carry kills at the plugin's own first write, rename and mount, and a volumes dir made under a host condition", () => {
+    const recipe = 'volumes-dir long; kill-create db at write; create web + kill-create prod/db at mount after 5ms';
+    const steps = parseRecipe(`volumes-dir other-fs; ${recipe.slice('volumes-dir long; '.length)}`);
+    expect(steps[0]).toEqual({ kind: 'volumes-dir', condition: 'other-fs' });
+    expect(steps[1]).toEqual({ kind: 'kill-create', volume: { namespace: 'default', name: 'db' }, killAt: 'write' });
+    expect(parseRecipe('kill-create web at rename')[0]).toMatchObject({ killAt: 'rename' });
+    expect(formatRecipe(parseRecipe(recipe))).toBe(recipe);
+  });
+
   it('name the namespace only when it is not default', () => {
     expect(parseRecipe('delete dev/db; delete db')).toEqual([
       { kind: 'delete', volume: { namespace: 'dev', name: 'db' } },
@@ -46,6 +55,11 @@ describe('replay recipes', () => {
     ['kill-create db at soon', /time in milliseconds/],
     ['create db mode', /parameters, e.g./],
     ['restore db crowdd', /"crowded" to run it under a crowded mount table/],
+    ['volumes-dir short', /volumes-dir takes one of long, other-fs/],
+    [
+      'kill-create db at umount',
+      /time in milliseconds at the end, e.g. "at 40ms", or the plugin's first write, rename, mount/,
+    ],
   ])('refuse %j, saying why', (recipe, why) => {
     expect(() => parseRecipe(recipe)).toThrow(RecipeError);
     expect(() => parseRecipe(recipe)).toThrow(why);

@@ -1,3 +1,5 @@
+import { KILL_EVENTS, type KillEvent } from './kill-events.js';
+
 /**
  * The steps of an exploration, in the words of a replay recipe: one step per agent
  * action, separated by `;`, calls run at once joined by `+`. A volume is written as its
@@ -12,7 +14,9 @@
  * when a killed create is killed (`kill-create db at 900ms`; KILL_AFTER_MS when not given);
  * `startAfterMs`: of calls run at once, how long after the others this one starts
  * (`delete db + create web after 40ms`); `crowded`: a restore run under a mount table crowded
- * as a real client's is (`restore db crowded`, crowded-table.ts). Generated steps may aim at "the n-th volume the
+ * as a real client's is (`restore db crowded`, crowded-table.ts); `killAt`: a killed create
+ * killed at the first sign of a step of its own (kill-events.ts: `kill-create db at rename`),
+ * not at a time. Generated steps may aim at "the n-th volume the
  * agent knows" (a Pick) instead of a name, so that deletes and restores mostly hit live
  * volumes; a step is resolved to names before it runs.
  */
@@ -21,7 +25,7 @@ export type VolumeCall<V = VolumeKey> = (
   | { kind: 'restore'; volume: V; crowded?: boolean }
   | { kind: 'delete'; volume: V }
   | { kind: 'cleanup-delete'; volume: V }
-  | { kind: 'kill-create'; volume: V; killAtMs?: number }
+  | { kind: 'kill-create'; volume: V; killAtMs?: number; killAt?: KillEvent }
 ) & { startAfterMs?: number };
 
 export type Step<V = VolumeKey> =
@@ -34,7 +38,9 @@ export type Step<V = VolumeKey> =
   | { kind: 'fill'; count: number }
   | { kind: 'fingerprint' }
   /** Files written into a live volume (VOLUME_DATA), as a workload fills it: a delete then has data to remove. */
-  | { kind: 'write'; volume: V };
+  | { kind: 'write'; volume: V }
+  /** The run's volumes dir made under a host condition (host-conditions.ts), before any volume: `volumes-dir long`. */
+  | { kind: 'volumes-dir'; condition: VolumesDirCondition };
 
 /** The `index`-th (modulo their number) of the volumes a call can aim at. */
 export interface Pick {
@@ -46,9 +52,13 @@ export interface VolumeKey {
   name: string;
 }
 
+/** The host conditions a run's volumes dir can be made under (host-conditions.ts). */
+export const VOLUMES_DIR_CONDITIONS = ['long', 'other-fs'] as const;
+export type VolumesDirCondition = (typeof VOLUMES_DIR_CONDITIONS)[number];
+
 const DEFAULT_NAMESPACE = 'default';
 const CALL_KINDS = ['create', 'restore', 'delete', 'cleanup-delete', 'kill-create'] as const;
-const STEP_WORDS = [...CALL_KINDS, 'write', 'restart', 'fill N', 'fingerprint'];
+const STEP_WORDS = [...CALL_KINDS, 'write', 'restart', 'fill N', 'fingerprint', 'volumes-dir CONDITION'];
 
 export class RecipeError extends Error {}
 
@@ -68,7 +78,9 @@ export function formatStep(step: Step): string {
     case 'create':
       return `create ${formatVolume(step.volume)}${step.large ? ' large' : ''}${formatParameters(step.parameters)}${after(step)}`;
     case 'kill-create':
-      return `kill-create ${formatVolume(step.volume)}${step.killAtMs === undefined ? '' : ` at ${step.killAtMs}ms`}${after(step)}`;
+      return `kill-create ${formatVolume(step.volume)}${killPoint(step)}${after(step)}`;
+    case 'volumes-dir':
+      return `volumes-dir ${step.condition}`;
     case 'write':
       return `write ${formatVolume(step.volume)}`;
     case 'restore':
@@ -76,6 +88,11 @@ export function formatStep(step: Step): string {
     default:
       return `${step.kind} ${formatVolume(step.volume)}${after(step)}`;
   }
+}
+
+function killPoint(call: VolumeCall & { kind: 'kill-create' }): string {
+  if (call.killAt !== undefined) return ` at ${call.killAt}`;
+  return call.killAtMs === undefined ? '' : ` at ${call.killAtMs}ms`;
 }
 
 const after = (call: VolumeCall) => (call.startAfterMs === undefined ? '' : ` after ${call.startAfterMs}ms`);
@@ -121,6 +138,12 @@ function parseStep(text: string): Step {
       throw new RecipeError(`"${text}": fill takes a number of volumes, e.g. "fill 10"`);
     return { kind: 'fill', count };
   }
+  if (words[0] === 'volumes-dir') {
+    const condition = VOLUMES_DIR_CONDITIONS.find((c) => c === words[1]);
+    if (words.length !== 2 || condition === undefined)
+      throw new RecipeError(`"${text}": volumes-dir takes one of ${VOLUMES_DIR_CONDITIONS.join(', ')}`);
+    return { kind: 'volumes-dir', condition };
+  }
   if (words[0] === 'write') {
     if (words.length !== 2) throw new RecipeError(`"${text}": give one volume name, e.g. "write db"`);
     return { kind: 'write', volume: parseVolume(words[1]!, text) };
@@ -138,7 +161,8 @@ function parseCall(text: string): VolumeCall {
   const kind = CALL_KINDS.find((k) => k === words[0]);
   if (kind === undefined) throw new RecipeError(`"${text}": unknown step; steps are ${STEP_WORDS.join(', ')}`);
   const startAfterMs = takeMs(words, 'after', text);
-  const killAtMs = kind === 'kill-create' ? takeMs(words, 'at', text) : undefined;
+  const killAt = kind === 'kill-create' ? takeKillEvent(words) : undefined;
+  const killAtMs = kind === 'kill-create' && killAt === undefined ? takeMs(words, 'at', text) : undefined;
   const timing = startAfterMs === undefined ? {} : { startAfterMs };
   if (words.length < 2) throw new RecipeError(`"${text}": give one volume name, e.g. "${kind} db"`);
   const volume = parseVolume(words[1]!, text);
@@ -153,7 +177,14 @@ function parseCall(text: string): VolumeCall {
     throw new RecipeError(
       `"${text}": give one volume name, e.g. "${kind} db"${kind === 'restore' ? ', and "crowded" to run it under a crowded mount table' : ''}`,
     );
-  if (kind === 'kill-create') return { kind, volume, ...(killAtMs === undefined ? {} : { killAtMs }), ...timing };
+  if (kind === 'kill-create')
+    return {
+      kind,
+      volume,
+      ...(killAtMs === undefined ? {} : { killAtMs }),
+      ...(killAt === undefined ? {} : { killAt }),
+      ...timing,
+    };
   return { kind, volume, ...timing };
 }
 
@@ -163,13 +194,23 @@ function parseVolume(word: string, text: string): VolumeKey {
   return { namespace, name };
 }
 
+/** Removes a trailing `at write` (or another of KILL_EVENTS) from `words` and returns the event. */
+function takeKillEvent(words: string[]): KillEvent | undefined {
+  const event = KILL_EVENTS.find((e) => e === words.at(-1));
+  if (event === undefined || words.length < 4 || words.at(-2) !== 'at') return undefined;
+  words.splice(-2, 2);
+  return event;
+}
+
 /** Removes a trailing `<word> <N>ms` from `words` and returns N. */
 function takeMs(words: string[], word: string, text: string): number | undefined {
   const at = words.lastIndexOf(word);
   if (at < 2) return undefined;
   const ms = /^(\d+)ms$/.exec(words[at + 1] ?? '');
   if (at !== words.length - 2 || ms === null)
-    throw new RecipeError(`"${text}": "${word}" takes a time in milliseconds at the end, e.g. "${word} 40ms"`);
+    throw new RecipeError(
+      `"${text}": "${word}" takes a time in milliseconds at the end, e.g. "${word} 40ms"${word === 'at' ? `, or the plugin's first ${KILL_EVENTS.join(', ')}` : ''}`,
+    );
   words.splice(at, 2);
   return Number(ms[1]);
 }

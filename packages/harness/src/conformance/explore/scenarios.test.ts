@@ -20,7 +20,7 @@ describe('the systematic phase', () => {
       'create db; create web; create prod/db; create dev/db; restart; restart',
       `create db; ${Array(CROWDED_RESTORES).fill('restore db crowded').join('; ')}`,
     ]);
-    const plain = scenarios(PACE, [], { crowded: false });
+    const plain = scenarios(PACE, [], { crowded: false, volumesDirs: [] });
     expect(plain.filter((s) => s.classes.includes('restore-fails')).map((s) => s.classes)).toEqual([
       ['restart-lost-update', 'restore-fails'],
     ]);
@@ -28,13 +28,37 @@ describe('the systematic phase', () => {
   });
 
   it('kills creates at points of the plugin own create time, each followed by a retry, a delete and a create', () => {
-    const killed = scenarios(PACE, []).find((s) => s.classes.includes('killed-create-part-way'))!;
+    const killed = scenarios(PACE, []).filter((s) => s.classes.includes('killed-create-part-way'))[3]!;
     expect(formatRecipe(killed.steps)).toBe(
       KILL_POINTS.map((p, i) => {
         const name = ['db', 'web', 'db-1'][i];
         return `kill-create ${name} at ${PACE.createMs * p}ms; delete ${name}; create ${name}`;
       }).join('; '),
     );
+  });
+
+  it("kills creates at the plugin's own first write, rename and mount, each followed by a delete and a create, before the kills by time", () => {
+    const killed = scenarios(PACE, []).filter((s) => s.classes.includes('killed-create-part-way'));
+    expect(killed.map((s) => formatRecipe(s.steps)).slice(0, 3)).toEqual(
+      ['write', 'rename', 'mount'].map((event) => `kill-create db at ${event}; delete db; create db`),
+    );
+    expect(killed.slice(0, 3).every((s) => !s.alone)).toBe(true);
+    const all = scenarios(PACE, []);
+    const lock = all.findIndex((s) => s.classes.includes('killed-create-lock'));
+    expect(formatRecipe(all[lock + 1]!.steps)).toBe('kill-create db at write; delete db; create db');
+  });
+
+  it('puts a volumes dir made under each host condition this host can make through a volume life', () => {
+    const underConditions = (volumesDirs: ('long' | 'other-fs')[]) =>
+      scenarios(PACE, [], { crowded: true, volumesDirs })
+        .filter((s) => s.steps[0]?.kind === 'volumes-dir')
+        .map((s) => [s.classes, formatRecipe(s.steps)]);
+    const calls = 'create db; create web; write db; restore db; delete web';
+    expect(underConditions(['long', 'other-fs'])).toEqual([
+      [['long-volumes-dir'], `volumes-dir long; ${calls}`],
+      [['volumes-dir-other-fs'], `volumes-dir other-fs; ${calls}`],
+    ]);
+    expect(underConditions(['long'])).toEqual([[['long-volumes-dir'], `volumes-dir long; ${calls}`]]);
   });
 
   it('overlaps a delete holding data with a create in its namespace, both ways round', () => {

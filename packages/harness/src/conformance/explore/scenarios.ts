@@ -1,6 +1,7 @@
 import { LONG_STEM } from './pool.js';
 import type { DefectClass } from './defect-classes.js';
-import type { Step, VolumeCall, VolumeKey } from './recipe.js';
+import type { Step, VolumeCall, VolumeKey, VolumesDirCondition } from './recipe.js';
+import { KILL_EVENTS, type KillEvent } from './kill-events.js';
 
 export interface Scenario {
   /** The classes it is built to expose; a scenario may serve two whose calls are the same. */
@@ -62,7 +63,14 @@ export const CROWDED_RESTORES = 8;
 export function scenarios(
   pace: PluginPace,
   parameterSets: Record<string, string>[],
-  { crowded }: { crowded: boolean } = { crowded: true },
+  {
+    crowded,
+    volumesDirs,
+  }: {
+    crowded: boolean;
+    /** The volumes dir conditions this host can make (host-conditions.ts). */
+    volumesDirs: readonly VolumesDirCondition[];
+  } = { crowded: true, volumesDirs: ['long', 'other-fs'] },
 ): Scenario[] {
   return [
     { classes: ['slot-reuse'], steps: [create('db'), create('web'), on('delete', 'db'), create('db-1')] },
@@ -104,6 +112,10 @@ export function scenarios(
       steps: [create('db'), create('db', 'prod'), on('cleanup-delete', 'db'), { kind: 'restart' }],
     },
     { classes: ['name-truncation'], steps: [create(`${LONG_STEM}a`), create(`${LONG_STEM}b`)] },
+    ...volumesDirs.map((condition): Scenario => ({
+      classes: [condition === 'long' ? 'long-volumes-dir' : 'volumes-dir-other-fs'],
+      steps: [{ kind: 'volumes-dir', condition }, ...UNDER_A_CONDITION],
+    })),
     ...parameterSets.map((parameters): Scenario => ({
       classes: ['restore-with-parameters'],
       steps: [{ kind: 'create', volume: v('db'), large: false, parameters }, on('write', 'db'), on('restore', 'db')],
@@ -120,6 +132,10 @@ export function scenarios(
       steps: [{ kind: 'kill-create', volume: v('db') }, on('delete', 'db'), create('db')],
       alone: true,
     },
+    // Aimed by what the plugin does, not by time, they run beside each other; after the kill at
+    // the deadline (a lock it leaves is that class's), before the kills by time, as they land
+    // where the plugin's own steps are, where a kill by time lands by chance.
+    ...KILL_EVENTS.map((event): Scenario => ({ classes: ['killed-create-part-way'], steps: killedAt(event) })),
     { classes: ['killed-create-part-way'], steps: killedPartWay(pace), alone: true },
     { classes: ['delete-overlaps-create'], steps: deleteOverlapsCreate(pace), alone: true },
   ];
@@ -135,6 +151,20 @@ function killedPartWay(pace: PluginPace): Step[] {
       create(name),
     ] satisfies Step[];
   });
+}
+
+/** The calls a volumes dir made under a host condition is put through: every kind a volume's life has. */
+const UNDER_A_CONDITION: Step[] = [
+  create('db'),
+  create('web'),
+  on('write', 'db'),
+  on('restore', 'db'),
+  on('delete', 'web'),
+];
+
+/** A create killed at the plugin's first `event` (kill-events.ts), then as killedPartWay. */
+function killedAt(event: KillEvent): Step[] {
+  return [{ kind: 'kill-create', volume: v('db'), killAt: event }, on('delete', 'db'), create('db')];
 }
 
 /**

@@ -1,8 +1,9 @@
 import { join } from 'node:path';
 import type { CheckContext } from '../types.js';
 import { canCrowd } from './crowded-table.js';
+import { conditionUnavailable } from './host-conditions.js';
 import type { Ending, VolumeLab } from './lab.js';
-import type { Step, VolumeKey } from './recipe.js';
+import { VOLUMES_DIR_CONDITIONS, type Step, type VolumeKey } from './recipe.js';
 import { classify, type DefectClass } from './defect-classes.js';
 import { mkdirParameterSets, scenarios, type PluginPace, type Scenario } from './scenarios.js';
 import type { CreateTime } from './create-speed.js';
@@ -65,7 +66,13 @@ export async function systematicPhase(
     ctx.note(
       "the restores under a crowded mount table were left out (restore-fails is then judged by the restarts alone): they run in a mount namespace of dhv's own, as root only",
     );
-  const all = first === undefined ? scenarios(pace, parameterSets(ctx), { crowded }) : [];
+  const volumesDirs = VOLUMES_DIR_CONDITIONS.filter((condition) => {
+    const why = conditionUnavailable(condition);
+    if (why !== undefined && first === undefined)
+      ctx.note(`the volumes-dir ${condition} scenario was left out: ${why}`);
+    return why === undefined;
+  });
+  const all = first === undefined ? scenarios(pace, parameterSets(ctx), { crowded, volumesDirs }) : [];
   let ran = 0;
   // Every scenario, whatever broke before it: a plugin with two defects shows both in one run.
   for (const batch of batches(all)) {

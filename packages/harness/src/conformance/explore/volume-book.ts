@@ -66,7 +66,7 @@ export class VolumeBook {
       }
       return { kind: 'together', calls };
     }
-    if (step.kind === 'restart' || step.kind === 'fill' || step.kind === 'fingerprint')
+    if (step.kind === 'restart' || step.kind === 'fill' || step.kind === 'fingerprint' || step.kind === 'volumes-dir')
       return this.canRun(step) ? step : undefined;
     if (step.kind === 'write') {
       const { volume } = step;
@@ -86,6 +86,8 @@ export class VolumeBook {
         return this.live().length + step.count <= MAX_LIVE;
       case 'fingerprint':
         return true;
+      case 'volumes-dir':
+        return this.everMade.length === 0;
       case 'create':
         return this.get(step.volume)?.state !== 'live';
       case 'kill-create':
@@ -135,6 +137,7 @@ export class VolumeBook {
 export function whyNot(step: Step): string {
   if (step.kind === 'restart') return 'no volume is live';
   if (step.kind === 'together') return 'one of its calls cannot';
+  if (step.kind === 'volumes-dir') return 'the volumes dir is chosen before any volume is made';
   if (step.kind === 'create' || step.kind === 'kill-create') return 'the volume already exists';
   return 'no such volume';
 }
