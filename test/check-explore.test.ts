@@ -126,6 +126,15 @@ const DEFECTS: Record<string, Defect> = {
       /\(the plugin's stderr ended: fixed-record: \S+ is held by volume \S+\), when the volumes dir's path is 255 characters long \(a volume's about 292\), as a client's deep data dir makes it/,
     says: [/--replay 'volumes-dir long; create db; create web'/],
   },
+  'sweeps-strangers': {
+    check: 'explore.volumes-survive',
+    foundBy: 'volumes-dir-shared',
+    defectClass: 'volumes-dir-shared',
+    says: [
+      /another plugin's volume \S+ in the volumes dir \(\S+\) is gone, when the volumes dir holds 24 volumes of other plugins/,
+      /--replay 'volumes-dir shared; create db; restore db'/,
+    ],
+  },
   'build-in-tmp': {
     check: 'explore.calls-succeed',
     root: true,

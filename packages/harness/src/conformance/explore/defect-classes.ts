@@ -1,4 +1,4 @@
-import type { Step, VolumeCall } from './recipe.js';
+import type { Step, VolumeCall, VolumesDirCondition } from './recipe.js';
 import type { ExploreCheckId } from './verdicts.js';
 
 /**
@@ -32,6 +32,8 @@ export const DEFECT_CLASSES = {
     "a volumes dir whose path is long, as a client's deep data dir makes it, breaks a call or mixes volumes: a fixed-width field, a 108-byte socket path, a column cut short (`volumes-dir long; create db; create web; write db; restore db; delete web`, a volumes dir of 255 characters)",
   'volumes-dir-other-fs':
     'a volumes dir on another filesystem than /tmp breaks a plugin that builds a volume under /tmp and renames or links it into place, which fails with EXDEV (the same calls after `volumes-dir other-fs`: a tmpfs dhv mounts at the volumes dir; as root only)',
+  'volumes-dir-shared':
+    "a volumes dir that holds other plugins' volumes, as a client's does, breaks a call, or a call removes or changes one of them: a sweep of folders the plugin has no record of, a count of the dir's entries (the same calls after `volumes-dir shared`: 24 folders named by volume IDs, each holding a file)",
   'delete-overlaps-create':
     'a delete of a volume holding data overlapped with a create of another volume in its namespace, both ways round, removes the new one with the namespace folder (`create prod/db; write prod/db; delete prod/db + create prod/web after 40ms`)',
   'restore-with-parameters':
@@ -46,6 +48,13 @@ export const DEFECT_CLASSES = {
 } as const;
 export type DefectClass = keyof typeof DEFECT_CLASSES;
 
+/** The class each host condition of the volumes dir (`volumes-dir CONDITION`) drives. */
+export const CONDITION_CLASSES: Record<VolumesDirCondition, DefectClass> = {
+  long: 'long-volumes-dir',
+  'other-fs': 'volumes-dir-other-fs',
+  shared: 'volumes-dir-shared',
+};
+
 /** The classes no scenario of their own drives: every scenario's calls and deletes judge them. */
 export const JUDGED_BY_EVERY_SCENARIO: readonly DefectClass[] = ['host-resources-kept', 'call-fails', 'leftovers'];
 
@@ -59,7 +68,7 @@ export interface BrokenAt {
 export function classify(checkId: ExploreCheckId, steps: readonly Step[], at: BrokenAt | undefined): DefectClass {
   // A recipe is tightened until every step is needed: a host condition in it decided the break.
   const condition = steps.find((step) => step.kind === 'volumes-dir');
-  if (condition !== undefined) return condition.condition === 'long' ? 'long-volumes-dir' : 'volumes-dir-other-fs';
+  if (condition !== undefined) return CONDITION_CLASSES[condition.condition];
   switch (checkId) {
     case 'explore.volumes-distinct':
       return steps.flatMap(callsOf).some((c) => c.volume.name.length > 64) ? 'name-truncation' : 'slot-reuse';

@@ -1,4 +1,4 @@
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { mount } from '@dhv/sdk/host';
 import type { VolumesDirCondition } from './recipe.js';
@@ -17,9 +17,17 @@ import { StepNotPossible } from './violation.js';
  *   rename(2) or a link then fails with EXDEV). The mount is inside the check's sandbox and is
  *   undone with it (forceRemove, and the cleanup journal should dhv die). It is on the host's
  *   table, not in a namespace of dhv's own: the plugin's calls, their mounts and dhv's look at
- *   the volumes must all see one tree. As root only: no one else may mount.
+ *   the volumes must all see one tree. As root only: no one else may mount;
+ * - `shared`: NEIGHBOURS volumes of other plugins already in the dir, as on a client where the
+ *   built-in mkdir and other plugins share the volumes dir: folders named by their volume IDs,
+ *   each holding a file. A call must work beside them and leave every one as it was.
  */
 export const LONG_VOLUMES_DIR = 255;
+/** How many volumes of other plugins a shared volumes dir holds. */
+export const NEIGHBOURS = 24;
+/** The file each neighbour holds: its own ID. */
+const NEIGHBOUR_FILE = 'owner';
+
 /** The other filesystem's size: volumes on it hold markers, VOLUME_DATA and sparse images. */
 const OTHER_FS_SIZE = '512m';
 
@@ -39,10 +47,36 @@ export async function volumesDirUnder(condition: VolumesDirCondition, base: stri
     await mkdir(dir, { recursive: true });
     return dir;
   }
+  if (condition === 'shared') {
+    const dir = join(base, 'shared');
+    for (const id of neighbourIds()) {
+      await mkdir(join(dir, id), { recursive: true, mode: 0o700 });
+      await writeFile(join(dir, id, NEIGHBOUR_FILE), id);
+    }
+    return dir;
+  }
   const dir = join(base, 'other-fs');
   await mkdir(dir);
   await mount('dhv-other-fs', dir, 'tmpfs', [`size=${OTHER_FS_SIZE}`, 'mode=0755']);
   return dir;
+}
+
+/** The other plugins' volume IDs: UUIDs, as the agent's, that no volume of the run's has. */
+function neighbourIds(): string[] {
+  return Array.from(
+    { length: NEIGHBOURS },
+    (_, i) => `0e1a5b0c-${(i + 1).toString(16).padStart(4, '0')}-4000-8000-0000000000aa`,
+  );
+}
+
+/** What a call did to the other plugins' volumes of a `shared` volumes dir, in words; undefined when every one is as it was. */
+export async function neighbourHarmed(dir: string): Promise<string | undefined> {
+  for (const id of neighbourIds()) {
+    const held = await readFile(join(dir, id, NEIGHBOUR_FILE), 'utf8').catch(() => undefined);
+    if (held !== id)
+      return `another plugin's volume ${id} in the volumes dir (${join(dir, id)}) is ${held === undefined ? 'gone' : 'changed'}`;
+  }
+  return undefined;
 }
 
 /** `base` and folders of a client's data dir below it, to exactly `length` characters. */
@@ -57,6 +91,8 @@ function longPath(base: string, length: number): string {
 
 /** The condition as a verdict names it. */
 export async function conditionWords(condition: VolumesDirCondition, dir: string): Promise<string> {
+  if (condition === 'shared')
+    return `when the volumes dir holds ${NEIGHBOURS} volumes of other plugins (folders named by their IDs, as the built-in mkdir makes them)`;
   if (condition === 'long')
     return `when the volumes dir's path is ${dir.length} characters long (a volume's about ${dir.length + 37}), as a client's deep data dir makes it`;
   // The agent gives a plugin no TMPDIR: its temporary files go to /tmp.

@@ -9,7 +9,7 @@ import { OutsideSandboxError, writeInsideSandbox } from '../sandbox-writes.js';
 import type { CheckContext } from '../types.js';
 import { AgentCalls } from './agent-calls.js';
 import { CrowdedRestores } from './crowded-restore.js';
-import { conditionWords, volumesDirUnder } from './host-conditions.js';
+import { conditionWords, neighbourHarmed, volumesDirUnder } from './host-conditions.js';
 import type { CreateTime } from './create-speed.js';
 import type { KillEvent } from './kill-events.js';
 import { LONG_STEM } from './pool.js';
@@ -51,6 +51,8 @@ export class VolumeLab {
   private readonly crowded: CrowdedRestores;
   /** The host condition the volumes dir was made under (a `volumes-dir` step), as a verdict names it. */
   private condition: string | undefined;
+  /** The volumes dir holds other plugins' volumes (`volumes-dir shared`), which every call must leave as they were. */
+  private shared = false;
   /** The run's own folder, which discard removes: a `volumes-dir` step makes the volumes dir below it. */
   private readonly root: string;
 
@@ -150,6 +152,7 @@ export class VolumeLab {
       case 'volumes-dir':
         this.volumesDir = await volumesDirUnder(step.condition, this.root);
         this.condition = await conditionWords(step.condition, this.volumesDir);
+        this.shared = step.condition === 'shared';
         break;
       default:
         await this.call(step);
@@ -357,6 +360,8 @@ export class VolumeLab {
 
   /** The model: every live volume's path is a directory of its own, and holds what was written into it. */
   private async checkVolumes(): Promise<void> {
+    const harmed = this.shared ? await neighbourHarmed(this.volumesDir) : undefined;
+    if (harmed !== undefined) throw new Violation('explore.volumes-survive', harmed);
     const live = this.book.live();
     for (const [i, a] of live.entries()) {
       for (const b of live.slice(i + 1)) {

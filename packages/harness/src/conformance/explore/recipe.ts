@@ -53,7 +53,7 @@ export interface VolumeKey {
 }
 
 /** The host conditions a run's volumes dir can be made under (host-conditions.ts). */
-export const VOLUMES_DIR_CONDITIONS = ['long', 'other-fs'] as const;
+export const VOLUMES_DIR_CONDITIONS = ['long', 'other-fs', 'shared'] as const;
 export type VolumesDirCondition = (typeof VOLUMES_DIR_CONDITIONS)[number];
 
 const DEFAULT_NAMESPACE = 'default';

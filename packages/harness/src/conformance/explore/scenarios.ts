@@ -1,6 +1,12 @@
 import { LONG_STEM } from './pool.js';
-import type { DefectClass } from './defect-classes.js';
-import type { Step, VolumeCall, VolumeKey, VolumesDirCondition } from './recipe.js';
+import { CONDITION_CLASSES, type DefectClass } from './defect-classes.js';
+import {
+  VOLUMES_DIR_CONDITIONS,
+  type Step,
+  type VolumeCall,
+  type VolumeKey,
+  type VolumesDirCondition,
+} from './recipe.js';
 import { KILL_EVENTS, type KillEvent } from './kill-events.js';
 
 export interface Scenario {
@@ -70,7 +76,7 @@ export function scenarios(
     crowded: boolean;
     /** The volumes dir conditions this host can make (host-conditions.ts). */
     volumesDirs: readonly VolumesDirCondition[];
-  } = { crowded: true, volumesDirs: ['long', 'other-fs'] },
+  } = { crowded: true, volumesDirs: VOLUMES_DIR_CONDITIONS },
 ): Scenario[] {
   return [
     { classes: ['slot-reuse'], steps: [create('db'), create('web'), on('delete', 'db'), create('db-1')] },
@@ -113,7 +119,7 @@ export function scenarios(
     },
     { classes: ['name-truncation'], steps: [create(`${LONG_STEM}a`), create(`${LONG_STEM}b`)] },
     ...volumesDirs.map((condition): Scenario => ({
-      classes: [condition === 'long' ? 'long-volumes-dir' : 'volumes-dir-other-fs'],
+      classes: [CONDITION_CLASSES[condition]],
       steps: [{ kind: 'volumes-dir', condition }, ...UNDER_A_CONDITION],
     })),
     ...parameterSets.map((parameters): Scenario => ({
