@@ -38,8 +38,25 @@ export function conditionUnavailable(condition: VolumesDirCondition): string | u
   return undefined;
 }
 
-/** Makes the volumes dir of `condition` below `base` (a fresh run's volumes dir) and returns it. */
-export async function volumesDirUnder(condition: VolumesDirCondition, base: string): Promise<string> {
+/** A volumes dir made under a condition: where it is, the condition in a verdict's words, and what a call did to it. */
+export interface ConditionedVolumesDir {
+  dir: string;
+  words: string;
+  /** What the calls so far did to what the condition put in the dir, in words; undefined when it is as it was. */
+  harm(): Promise<string | undefined>;
+}
+
+/** Makes the volumes dir of `condition` below `base` (a fresh run's volumes dir). */
+export async function volumesDirUnder(condition: VolumesDirCondition, base: string): Promise<ConditionedVolumesDir> {
+  const dir = await makeVolumesDir(condition, base);
+  return {
+    dir,
+    words: await conditionWords(condition, dir),
+    harm: async () => (condition === 'shared' ? neighbourHarmed(dir) : undefined),
+  };
+}
+
+async function makeVolumesDir(condition: VolumesDirCondition, base: string): Promise<string> {
   const why = conditionUnavailable(condition);
   if (why !== undefined) throw new StepNotPossible(`"volumes-dir ${condition}" cannot run here: ${why}`);
   if (condition === 'long') {
@@ -69,8 +86,8 @@ function neighbourIds(): string[] {
   );
 }
 
-/** What a call did to the other plugins' volumes of a `shared` volumes dir, in words; undefined when every one is as it was. */
-export async function neighbourHarmed(dir: string): Promise<string | undefined> {
+/** What the calls did to the other plugins' volumes of a `shared` volumes dir, in words; undefined when each is as it was. */
+async function neighbourHarmed(dir: string): Promise<string | undefined> {
   for (const id of neighbourIds()) {
     const held = await readFile(join(dir, id, NEIGHBOUR_FILE), 'utf8').catch(() => undefined);
     if (held !== id)
@@ -90,7 +107,7 @@ function longPath(base: string, length: number): string {
 }
 
 /** The condition as a verdict names it. */
-export async function conditionWords(condition: VolumesDirCondition, dir: string): Promise<string> {
+async function conditionWords(condition: VolumesDirCondition, dir: string): Promise<string> {
   if (condition === 'shared')
     return `when the volumes dir holds ${NEIGHBOURS} volumes of other plugins (folders named by their IDs, as the built-in mkdir makes them)`;
   if (condition === 'long')

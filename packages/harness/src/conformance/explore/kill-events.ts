@@ -58,13 +58,24 @@ async function mountIdsBelow(dir: string): Promise<Set<number>> {
   return new Set(entriesAtOrBelow(table, dir).map((m) => m.mountId));
 }
 
+/** Reads the table every MOUNT_POLL_MS after the last read ended: a slow read on a busy host never piles up. */
 function watchMounts(volumesDir: string, controller: AbortController, fire: () => void, old: Set<number>): EventWatch {
-  const timer = setInterval(() => {
-    void mountIdsBelow(volumesDir).then((now) => {
-      if (!controller.signal.aborted && [...now].some((id) => !old.has(id))) fire();
-    });
-  }, MOUNT_POLL_MS);
-  return { seen: controller.signal, stop: () => clearInterval(timer) };
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const poll = async () => {
+    const now = await mountIdsBelow(volumesDir);
+    if (stopped || controller.signal.aborted) return;
+    if ([...now].some((id) => !old.has(id))) return fire();
+    timer = setTimeout(() => void poll(), MOUNT_POLL_MS);
+  };
+  timer = setTimeout(() => void poll(), MOUNT_POLL_MS);
+  return {
+    seen: controller.signal,
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
 }
 
 /** The entries of `dir` and of the folders in it, by inode. */

@@ -9,7 +9,7 @@ import { OutsideSandboxError, writeInsideSandbox } from '../sandbox-writes.js';
 import type { CheckContext } from '../types.js';
 import { AgentCalls } from './agent-calls.js';
 import { CrowdedRestores } from './crowded-restore.js';
-import { conditionWords, neighbourHarmed, volumesDirUnder } from './host-conditions.js';
+import { volumesDirUnder, type ConditionedVolumesDir } from './host-conditions.js';
 import type { CreateTime } from './create-speed.js';
 import type { KillEvent } from './kill-events.js';
 import { LONG_STEM } from './pool.js';
@@ -49,10 +49,8 @@ export class VolumeLab {
   private ending = false;
   private fillCount = 0;
   private readonly crowded: CrowdedRestores;
-  /** The host condition the volumes dir was made under (a `volumes-dir` step), as a verdict names it. */
-  private condition: string | undefined;
-  /** The volumes dir holds other plugins' volumes (`volumes-dir shared`), which every call must leave as they were. */
-  private shared = false;
+  /** The host condition the volumes dir was made under (a `volumes-dir` step). */
+  private condition: ConditionedVolumesDir | undefined;
   /** The run's own folder, which discard removes: a `volumes-dir` step makes the volumes dir below it. */
   private readonly root: string;
 
@@ -95,7 +93,8 @@ export class VolumeLab {
       await this.runSteps(step);
     } catch (err) {
       if (err instanceof Violation) {
-        if (this.condition !== undefined && !err.message.includes(this.condition)) err.message += `, ${this.condition}`;
+        const condition = this.condition?.words;
+        if (condition !== undefined && !err.message.includes(condition)) err.message += `, ${condition}`;
         err.step ??= step;
         // A failed call's message carries its own (stderr ''); else the calls of the step that broke the model.
         err.stderr ??=
@@ -150,9 +149,8 @@ export class VolumeLab {
         await this.writeData(this.book.get(step.volume)!);
         break;
       case 'volumes-dir':
-        this.volumesDir = await volumesDirUnder(step.condition, this.root);
-        this.condition = await conditionWords(step.condition, this.volumesDir);
-        this.shared = step.condition === 'shared';
+        this.condition = await volumesDirUnder(step.condition, this.root);
+        this.volumesDir = this.condition.dir;
         break;
       default:
         await this.call(step);
@@ -360,7 +358,7 @@ export class VolumeLab {
 
   /** The model: every live volume's path is a directory of its own, and holds what was written into it. */
   private async checkVolumes(): Promise<void> {
-    const harmed = this.shared ? await neighbourHarmed(this.volumesDir) : undefined;
+    const harmed = await this.condition?.harm();
     if (harmed !== undefined) throw new Violation('explore.volumes-survive', harmed);
     const live = this.book.live();
     for (const [i, a] of live.entries()) {
