@@ -3,7 +3,6 @@ import { dirname, join } from 'node:path';
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 import { encodeJson, isUuid } from '@dhv/sdk';
-import { decodeJson } from '@dhv/sdk/client';
 import { PARTIAL_PREFIX, partialFileWriter, processExists } from '@dhv/sdk/host';
 import { AgentError } from '../../errors/agent-error.js';
 import {
@@ -18,8 +17,8 @@ import {
 import { ACCESS_MODES, ATTACHMENT_MODES } from '../../volume-specs/volume-spec.js';
 import { stateLayout } from './layout.js';
 import { stampOf, type StateIndex } from './state-index.js';
-import { BYTE_COUNT_FIELDS, indexedRecords, reviveRecords } from './record-index.js';
-import { fileStampOf, filesUnchanged } from './record-stamps.js';
+import { decodeRecord, indexedRecords, recordsById, reviveRecords, type IndexedFile } from './record-index.js';
+import { fileStampOf, filesUnchanged, sameStamp } from './record-stamps.js';
 
 /**
  * The client state of the host volume manager. Nomad keeps it in its state DB, bucket
@@ -102,6 +101,8 @@ export interface DamagedRecord {
 export interface ClientStateScan {
   records: VolumeRecord[];
   damaged: DamagedRecord[];
+  /** How many record files were read: the others the state index held as their files are. */
+  filesRead: number;
 }
 
 export function isRegistered(record: VolumeRecord): boolean {
@@ -110,11 +111,15 @@ export function isRegistered(record: VolumeRecord): boolean {
 
 /** How many record files are read between turns of the event loop while loading. */
 const READ_BATCH = 500;
+/** Record files a scan read, beyond which it writes what it read into the state index. */
+const REFRESH_AFTER_READS = 16;
 
 export class ClientState {
   readonly dir: string;
   /** The records last revived from the index, by the index's items they came from. */
   private revived: { items: unknown[]; records: VolumeRecord[] } | undefined;
+  /** The same, by ID with their files' stamps, for a scan of a folder that changed since. */
+  private lastKnown: { items: unknown[]; byId: ReadonlyMap<string, IndexedFile<VolumeRecord>> | undefined } | undefined;
 
   constructor(
     private readonly dataDir: string,
@@ -197,13 +202,15 @@ export class ClientState {
    */
   async scan(): Promise<ClientStateScan> {
     const indexed = this.fromIndex();
-    if (indexed) return { records: [...indexed], damaged: [] };
+    if (indexed) return { records: [...indexed], damaged: [], filesRead: 0 };
     // Taken before the files are read: a change while they are read makes the noted stamp stale, never wrong.
     const stamp = stampOf(this.dir);
     const names = await this.entries();
+    const known = this.lastIndexed();
     const records: VolumeRecord[] = [];
     const files: number[] = [];
     const damaged: DamagedRecord[] = [];
+    let read = 0;
     // Thousands of small files read synchronously beat the same reads queued on libuv's
     // four threads several times over; batches keep the event loop turning in between.
     for (let i = 0; i < names.length; i += READ_BATCH) {
@@ -211,6 +218,14 @@ export class ClientState {
         const file = join(this.dir, name);
         const id = name.slice(0, -'.json'.length);
         const fileStamp = fileStampOf(file);
+        // A file the index read, not written since, holds what the index keeps of it.
+        const same = known?.get(id);
+        if (same && sameStamp(same.stamp, fileStamp)) {
+          records.push(same.record);
+          files.push(...fileStamp);
+          continue;
+        }
+        read++;
         try {
           const record = this.parseRecord(file, id, this.readTextSync(file));
           if (record) {
@@ -225,8 +240,21 @@ export class ClientState {
       await new Promise((r) => setImmediate(r));
     }
     // An index without the damaged files would vouch for a folder that holds them.
-    if (damaged.length === 0) this.index?.note('records', stamp, () => indexedRecords(records, files));
-    return { records, damaged };
+    if (damaged.length === 0) {
+      this.index?.note('records', stamp, () => indexedRecords(records, files));
+      // Creates since the last restart each add a file the index lacks: once a few are read
+      // at every scan, the index takes them, and the next create reads only its own.
+      if (read >= REFRESH_AFTER_READS) await this.index?.refresh('records', indexedRecords(records, files));
+    }
+    return { records, damaged, filesRead: read };
+  }
+
+  /** The records the index last held, by ID, each with its file's stamp then (see `scan`). */
+  private lastIndexed(): ReadonlyMap<string, IndexedFile<VolumeRecord>> | undefined {
+    const items = this.index?.lastRead('records');
+    if (!items) return undefined;
+    if (this.lastKnown?.items !== items) this.lastKnown = { items, byId: recordsById<VolumeRecord>(items) };
+    return this.lastKnown.byId;
   }
 
   /**
@@ -353,26 +381,4 @@ async function staleTempFilesIn(dir: string): Promise<string[]> {
       return pid === undefined || !processExists(pid);
     })
     .map((n) => join(dir, n));
-}
-
-/**
- * A record's JSON: plain `JSON.parse` when no number in it is long enough to lose precision
- * as a double (every record of a volume under 1 PB), its three byte counts then made
- * bigints; the SDK's exact decoder otherwise. A restore of 10,000 records spends a second
- * in the exact decoder and a tenth of that here.
- */
-function decodeRecord(text: string): unknown {
-  if (/[0-9]{16}/.test(text)) return decodeJson(text);
-  let raw: { CreateReq?: Record<string, unknown>; Volume?: Record<string, unknown> };
-  try {
-    raw = JSON.parse(text) as typeof raw;
-  } catch {
-    return decodeJson(text); // its error says where the text goes wrong
-  }
-  const toBigInt = (holder: Record<string, unknown> | undefined, key: string) => {
-    if (holder && typeof holder[key] === 'number' && Number.isSafeInteger(holder[key]))
-      holder[key] = BigInt(holder[key]);
-  };
-  if (raw && typeof raw === 'object') for (const { part, key } of BYTE_COUNT_FIELDS) toBigInt(raw[part], key);
-  return raw;
 }

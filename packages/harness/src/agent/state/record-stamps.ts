@@ -33,3 +33,8 @@ export function filesUnchanged(dir: string, records: readonly { ID: string }[], 
   }
   return true;
 }
+
+/** Whether two stamps (as `fileStampOf` gives them) are of the same file as it was. */
+export function sameStamp(a: readonly number[], b: readonly number[]): boolean {
+  return a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[0] !== -1;
+}

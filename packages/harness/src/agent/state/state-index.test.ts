@@ -134,6 +134,28 @@ describe('the state index', () => {
     expect((await new AgentStore(dataDir).records.list())[0]!.CreateReq.Name).toBe('vol-1e1d454Y');
   });
 
+  it('spares a scan after creates the records it holds: only new or changed files are read, and it takes them in', async () => {
+    const ids = Array.from({ length: 20 }, (_, i) => `${String(i).padStart(8, '0')}-14f9-2515-8502-24d46291717d`);
+    await restartWith(dataDir);
+    const creates = new AgentStore(dataDir);
+    for (const id of ids.slice(0, 17)) await creates.records.put(record(id));
+    // Creates since the restart: every file is new to the index, which takes them in.
+    expect((await new AgentStore(dataDir).records.scan()).filesRead).toBe(17);
+
+    const more = new AgentStore(dataDir);
+    await more.records.put(record(ids[17]!));
+    // Rewritten in place, as dhv never does: its file's stamp changed, so it is read again.
+    const handle = await open(more.records.fileOf(ids[0]!), 'r+');
+    await handle.write(encodeJson(record(ids[0]!, 'vol-0000000X')) + '\n', 0);
+    await handle.close();
+    await more.records.remove(ids[1]!);
+    const { records, filesRead } = await new AgentStore(dataDir).records.scan();
+    expect(filesRead).toBe(2);
+    expect(records.map((r) => r.ID)).toEqual([ids[0], ...ids.slice(2, 18)]);
+    expect(records[0]!.CreateReq.Name).toBe('vol-0000000X');
+    expect(records).toEqual(await new ClientState(dataDir).list());
+  });
+
   it('is ignored when it does not load, and written again by the next restart', async () => {
     const first = await restartWith(dataDir);
     await first.records.put(record(IDS[0]!));

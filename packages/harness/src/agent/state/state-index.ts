@@ -76,6 +76,8 @@ export interface SectionState {
 export class StateIndex {
   private loaded: { identity: string; ctimeNs: bigint; file: IndexFile } | undefined | null = null;
   private readonly current = new Map<SectionName, SectionState>();
+  /** A restart began here: only its `save` writes the index. */
+  private restarting = false;
 
   constructor(private readonly file: string) {}
 
@@ -113,6 +115,37 @@ export class StateIndex {
     return this.trusted(name, dir) !== undefined;
   }
 
+  /**
+   * The items of `name` as the index last held them, whatever its folder holds now: for a
+   * section whose owner checks each item against its own file before it uses it, and
+   * lists the folder itself (the records: a create that added one file need not read all).
+   */
+  lastRead(name: SectionName): unknown[] | undefined {
+    const items = this.load()?.file.Sections[name]?.Items;
+    return Array.isArray(items) ? items : undefined;
+  }
+
+  /**
+   * Writes section `name` into the index as `items`, with no folder stamp (so it is never
+   * trusted whole, only item by item through `lastRead`), the other sections as they are.
+   * Safe without the agent held exclusive: a writer that loses a race to another loses
+   * only cache. Not during a restart, whose `save` writes every section with its stamp.
+   */
+  async refresh(name: SectionName, items: unknown[]): Promise<void> {
+    if (this.restarting) return;
+    const loaded = this.load();
+    const file: IndexFile = {
+      Version: VERSION,
+      Sections: { ...loaded?.file.Sections, [name]: { Stamp: null, Items: items } },
+    };
+    try {
+      await writeFileAtomically(this.file, JSON.stringify(file));
+    } catch {
+      // No index: the next reader reads the files.
+    }
+    this.loaded = null;
+  }
+
   /** Section `name` of the index when its folder `dir` is as it was when it was read, noted as this process's. */
   private trusted(name: SectionName, dir: string): Section | undefined {
     const index = this.load();
@@ -144,6 +177,7 @@ export class StateIndex {
   /** Forgets everything noted: a restart starts from what is on disk. */
   begin(): void {
     this.current.clear();
+    this.restarting = true;
   }
 
   /**
