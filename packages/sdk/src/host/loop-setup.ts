@@ -19,6 +19,19 @@ const stderrOf = (err: unknown) => String((err as PluginFailure).details?.stderr
  * device is ENOLOOP (saying how to get more), any other failure ELOOPATTACH.
  */
 export async function attachLoopDevice(imagePath: string, options: HostCallOptions = {}): Promise<string> {
+  const before = new Set((await loopDevicesBackedBy(imagePath)).map((l) => l.device));
+  try {
+    return await attachToFreeDevice(imagePath, options);
+  } catch (err) {
+    // A losetup killed by the signal may have attached the image before it died: what it
+    // attached is detached again, or the device would hold the image with no one to know.
+    for (const { device } of await loopDevicesBackedBy(imagePath))
+      if (!before.has(device)) await detachLoopDevice(device).catch(() => {});
+    throw err;
+  }
+}
+
+async function attachToFreeDevice(imagePath: string, options: HostCallOptions): Promise<string> {
   let lastError: unknown;
   for (let attempt = 1; attempt <= ATTACH_ATTEMPTS; attempt++) {
     try {
