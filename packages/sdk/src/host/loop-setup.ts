@@ -25,7 +25,7 @@ export async function attachLoopDevice(imagePath: string, options: HostCallOptio
   } catch (err) {
     // A losetup killed by the signal may have attached the image before it died: what it
     // attached is detached again, or the device would hold the image with no one to know.
-    for (const { device } of await loopDevicesBackedBy(imagePath))
+    for (const { device } of await loopDevicesBackedBy(imagePath).catch(() => []))
       if (!before.has(device)) await detachLoopDevice(device).catch(() => {});
     throw err;
   }

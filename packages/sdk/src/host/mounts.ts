@@ -22,7 +22,8 @@ export async function mount(
   } catch (err) {
     // A mount killed by the signal may have mounted before it died: what it mounted is
     // unmounted again, or the caller's undo would find its mount point busy.
-    if (before) for (const m of await mountsAt(path)) if (!before.has(m.mountId)) await unmount(path).catch(() => {});
+    const after = before ? await mountsAt(path).catch(() => []) : [];
+    for (const m of after) if (!before?.has(m.mountId)) await unmount(path).catch(() => {});
     throw err;
   }
 }
