@@ -62,13 +62,23 @@ describe.skipIf(skipRootTests('dhv-loopback killed host tools'))(
      * it that fails (ext4's online resize, where the kernel refuses it) and every call after
      * it (the undo's `losetup --detach`, say) are the real tool's.
      */
-    const wrapper = (real: string, done: string) =>
+    const stalling = (real: string, done: string) =>
       [
         '#!/bin/sh',
         `[ ! -e ${shellQuote(done)} ] || exec ${shellQuote(real)} "$@"`,
         `${shellQuote(real)} "$@" || exit`,
         `: > ${shellQuote(done)}`,
         `exec ${shellQuote(toolPath('sleep')!)} 600`,
+        '',
+      ].join('\n');
+    /** A wrapper that fails the first call, as a kernel that refuses ext4's online resize does; the rest are the real tool's. */
+    const refusing = (real: string, refused: string) =>
+      [
+        '#!/bin/sh',
+        `[ -e ${shellQuote(refused)} ] && exec ${shellQuote(real)} "$@"`,
+        `: > ${shellQuote(refused)}`,
+        "echo 'refused by the test' >&2",
+        'exit 1',
         '',
       ].join('\n');
 
@@ -108,21 +118,25 @@ describe.skipIf(skipRootTests('dhv-loopback killed host tools'))(
     };
 
     /**
-     * A private mount namespace, held until `release`, in which `tool` is the wrapper;
-     * `create` runs the built plugin's create in it, `root` reaches a path as the namespace
-     * sees it, and `mounts` is what it has mounted under the volumes dir.
+     * A private mount namespace, held until `release`, in which `stalled` is the stalling
+     * wrapper (and `refused`, when named, the refusing one); `create` runs the built plugin's
+     * create in it, `root` reaches a path as the namespace sees it, and `mounts` is what it
+     * has mounted under the volumes dir.
      */
-    async function namespaceWithWrapped(tool: string) {
-      const [real, fake, ready] = [`${work}/real-${tool}`, `${work}/${tool}`, `${work}/ready`];
-      const found = findTool(tool);
-      await writeFile(real, '');
-      await writeFile(fake, wrapper(real, `${work}/${tool}.done`), { mode: 0o755 });
+    async function namespaceWithWrapped(stalled: string, refused?: string) {
       const q = shellQuote;
       const bind = `${q(toolPath('mount')!)} --bind`;
+      const binds: string[] = [];
+      for (const [tool, wrapper] of [[stalled, stalling], ...(refused ? [[refused, refusing]] : [])] as const) {
+        const [real, fake, found] = [`${work}/real-${tool}`, `${work}/${tool}`, findTool(tool)];
+        await writeFile(real, '');
+        await writeFile(fake, wrapper(real, `${work}/${tool}.done`), { mode: 0o755 });
+        binds.push(`${bind} ${q(found)} ${q(real)}`, `${bind} ${q(fake)} ${q(found)}`);
+      }
+      const ready = `${work}/ready`;
       const script = [
         'set -e',
-        `${bind} ${q(found)} ${q(real)}`,
-        `${bind} ${q(fake)} ${q(found)}`,
+        ...binds,
         `: > ${q(ready)}`,
         // Held until the test has judged the namespace: its mounts go with its last process.
         'read -r _ || true',
@@ -137,7 +151,7 @@ describe.skipIf(skipRootTests('dhv-loopback killed host tools'))(
             [toolPath('nsenter')!, [`--target=${pid}`, '--mount', '--', plugin, 'create']],
             buildEnvironment('create', asked, plugin),
           ),
-        done: `${work}/${tool}.done`,
+        done: `${work}/${stalled}.done`,
         root: (path: string) => `/proc/${pid}/root${path}`,
         mounts: async () =>
           entriesAtOrBelow(await readMountTable(`/proc/${pid}/mountinfo`), await realpath(volumesDir)).map(
@@ -216,6 +230,29 @@ describe.skipIf(skipRootTests('dhv-loopback killed host tools'))(
       expect({ status: again.status, answer: again.stdout, kept }, again.stderr).toEqual({
         status: 0,
         answer: `{"path":${JSON.stringify(path)},"bytes":${128n * MIB}}\n`,
+        kept: 'kept',
+      });
+    }, 120_000);
+
+    it('mounts the volume again when a killed umount had unmounted it to grow ext4 offline', async () => {
+      const id = randomUUID();
+      const ns = await namespaceWithWrapped('umount', 'resize2fs');
+      const made = await ns.create(request(id)).exited;
+      expect(made.status, made.stderr).toBe(0);
+      const path = join(volumesDir, id);
+      await writeFile(ns.root(`${path}/keep`), 'kept');
+
+      const { stderr, ...run } = await stoppedAfterWork(ns, request(id, 128n * MIB));
+      const left = {
+        ...run,
+        mountsInNamespace: await ns.mounts(),
+        kept: await readFile(ns.root(`${path}/keep`), 'utf8').catch(String),
+      };
+      await ns.release();
+      expect(left, stderr).toEqual({
+        status: 1,
+        answer: expect.stringMatching(STOPPED),
+        mountsInNamespace: [`${path} (${loopDevicesBackedBelowSync(volumesDir)[0]?.device})`],
         kept: 'kept',
       });
     }, 120_000);

@@ -2,6 +2,7 @@ import { open } from 'node:fs/promises';
 import { diskSpace } from '../helpers/disk-space.js';
 import { PluginFailure } from '../helpers/errors.js';
 import { hostTool, type HostCallOptions } from './host-tools.js';
+import { mountsAt } from './mount-table.js';
 import { mount, unmount, VolumeBusyError } from './mounts.js';
 
 export const FILESYSTEMS = ['ext4', 'xfs'] as const;
@@ -126,9 +127,13 @@ async function growOnlineOrOffline(v: MountedFilesystem, options: HostCallOption
         },
       );
     }
+    const mountedBefore = (await mountsAt(v.mountPath)).length;
     try {
       await unmount(v.mountPath, options);
     } catch (busy) {
+      // A umount killed by the signal once it had unmounted: mounted again, as the caller had it.
+      if ((await mountsAt(v.mountPath).catch(() => [])).length < mountedBefore)
+        await mount(v.device, v.mountPath, v.fs, v.mountOptions ?? []);
       throw new PluginFailure(
         'EEXPANDBUSY',
         `cannot ${what}: its ext4 filesystem cannot grow while mounted (${firstLine(online)}), ` +
