@@ -127,7 +127,9 @@ describe.skipIf(skipRootTests('dhv-loopback killed host tools'))(
       const q = shellQuote;
       const bind = `${q(toolPath('mount')!)} --bind`;
       const binds: string[] = [];
-      for (const [tool, wrapper] of [[stalled, stalling], ...(refused ? [[refused, refusing]] : [])] as const) {
+      const wrappers: [string, (real: string, marker: string) => string][] = [[stalled, stalling]];
+      if (refused) wrappers.push([refused, refusing]);
+      for (const [tool, wrapper] of wrappers) {
         const [real, fake, found] = [`${work}/real-${tool}`, `${work}/${tool}`, findTool(tool)];
         await writeFile(real, '');
         await writeFile(fake, wrapper(real, `${work}/${tool}.done`), { mode: 0o755 });
