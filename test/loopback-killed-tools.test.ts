@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readFile, realpath, stat, statfs, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -85,13 +86,7 @@ describe.skipIf(skipRootTests('dhv-loopback killed host tools'))(
     /** Waits for `file` to exist while `alive` holds. */
     const waitFor = async (file: string, what: string, alive: () => boolean) => {
       for (const deadline = Date.now() + 60_000; ; await new Promise((r) => setTimeout(r, 20))) {
-        if (
-          await stat(file).then(
-            () => true,
-            () => false,
-          )
-        )
-          return;
+        if (existsSync(file)) return;
         if (!alive() || Date.now() > deadline) throw new Error(`${what} never happened (${file} is missing)`);
       }
     };
