@@ -16,7 +16,9 @@ const stderrOf = (err: unknown) => String((err as PluginFailure).details?.stderr
  * Attaches `imagePath` to a free loop device and returns the device. `losetup --find` can
  * hand one free device to two processes at once: the loser fails with "busy" and tries
  * again, and the winner checks the device it got really is backed by its image. No free
- * device is ENOLOOP (saying how to get more), any other failure ELOOPATTACH.
+ * device is ENOLOOP (saying how to get more), any other failure ELOOPATTACH. A failure
+ * detaches every device the image gained meanwhile: the caller holds the volume's lock, or
+ * another process's attach of the same image in that moment would go too.
  */
 export async function attachLoopDevice(imagePath: string, options: HostCallOptions = {}): Promise<string> {
   const before = new Set((await loopDevicesBackedBy(imagePath)).map((l) => l.device));
