@@ -1,5 +1,5 @@
 import { access, writeFile } from 'node:fs/promises';
-import { formatSize, type HandlerContext } from '@dhv/sdk/plugin';
+import { PluginFailure, formatSize, type HandlerContext } from '@dhv/sdk/plugin';
 import {
   checkRoom,
   growFilesystem,
@@ -52,7 +52,15 @@ export async function expandVolume(e: Expansion, step: HandlerContext['step'], s
   await refreshLoopCapacity(e.device, { signal });
 
   await step('grow-filesystem', async () => {
-    await growFilesystem(e, { signal, what: `grow ${e.mountPath} from ${formatSize(e.from)} to ${formatSize(e.to)}` });
+    await growFilesystem(e, {
+      signal,
+      what: `grow ${e.mountPath} from ${formatSize(e.from)} to ${formatSize(e.to)}`,
+    }).catch((err: unknown) => {
+      // Grown before its tool was killed: shrinking the image now would cut the filesystem
+      // short. The marker stays, and the next create finishes the growth.
+      if (err instanceof PluginFailure && err.details.filesystemGrown === true) filesystemGrown = true;
+      throw err;
+    });
     filesystemGrown = true;
     await removeFile(marker);
   });

@@ -1,3 +1,7 @@
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { findTool, runTool, SYSTEM_DIRS } from './system-tools.js';
 import { PluginFailure } from './errors.js';
@@ -57,5 +61,24 @@ describe('runTool', () => {
     const run = runTool('sleep', ['30'], { signal: controller.signal });
     controller.abort();
     await expect(run).rejects.toMatchObject({ code: 'ETOOLFAILED' });
+  });
+
+  it('starts no tool once the signal has fired, and fails as a tool stopped by it does', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'dhv-run-tool-'));
+    try {
+      const stopped = new AbortController();
+      const running = runTool('sleep', ['30'], { signal: stopped.signal });
+      stopped.abort();
+      const midway = await running.catch((e: unknown) => e);
+      const err = await runTool('touch', [join(dir, 'made')], { signal: stopped.signal }).catch((e: unknown) => e);
+      // A tool node started would have run by now.
+      await new Promise((r) => setTimeout(r, 200));
+      expect(existsSync(join(dir, 'made'))).toBe(false);
+      expect((midway as Error).message).toBe('sleep 30 failed (The operation was aborted): no output');
+      expect((err as Error).message).toBe(`touch ${join(dir, 'made')} failed (The operation was aborted): no output`);
+      expect(err).toMatchObject({ code: 'ETOOLFAILED', details: { tool: 'touch', exitCode: undefined, stderr: '' } });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

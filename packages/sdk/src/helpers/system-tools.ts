@@ -60,6 +60,21 @@ export interface RunToolOptions {
   debianPackage?: string;
 }
 
+function toolFailure(
+  name: string,
+  args: readonly string[],
+  why: string,
+  output: string,
+  details: { exitCode?: number | undefined; stderr: string },
+): PluginFailure {
+  return new PluginFailure('ETOOLFAILED', `${name} ${args.join(' ')} failed (${why}): ${output || 'no output'}`, {
+    tool: name,
+    args,
+    exitCode: details.exitCode,
+    stderr: details.stderr,
+  });
+}
+
 /** Runs a system tool without a shell; a failure throws with the command, exit status and stderr. */
 export async function runTool(
   name: string,
@@ -68,6 +83,8 @@ export async function runTool(
 ): Promise<ToolResult> {
   checkToolFault(name);
   const file = findTool(name, options.debianPackage);
+  // Node would start the tool and kill it a moment later, which may be after it did its work.
+  if (options.signal?.aborted) throw toolFailure(name, args, 'The operation was aborted', '', { stderr: '' });
   const { execFile } = await loadChildProcess();
   return new Promise((resolve, reject) => {
     execFile(
@@ -77,17 +94,14 @@ export async function runTool(
       (err, stdout, stderr) => {
         if (!err) return resolve({ stdout, stderr });
         const status = (err as { code?: unknown }).code;
-        const why = typeof status === 'number' ? `exit status ${status}` : err.message;
+        const exitCode = typeof status === 'number' ? status : undefined;
         reject(
-          new PluginFailure(
-            'ETOOLFAILED',
-            `${name} ${args.join(' ')} failed (${why}): ${stderr.trim() || stdout.trim() || 'no output'}`,
-            {
-              tool: name,
-              args,
-              exitCode: typeof status === 'number' ? status : undefined,
-              stderr,
-            },
+          toolFailure(
+            name,
+            args,
+            exitCode === undefined ? err.message : `exit status ${exitCode}`,
+            stderr.trim() || stdout.trim(),
+            { exitCode, stderr },
           ),
         );
       },

@@ -1,6 +1,8 @@
 import { open } from 'node:fs/promises';
+import { diskSpace } from '../helpers/disk-space.js';
 import { PluginFailure } from '../helpers/errors.js';
 import { hostTool, type HostCallOptions } from './host-tools.js';
+import { mountsAt } from './mount-table.js';
 import { mount, unmount, VolumeBusyError } from './mounts.js';
 
 export const FILESYSTEMS = ['ext4', 'xfs'] as const;
@@ -84,12 +86,32 @@ export interface MountedFilesystem {
  * where the kernel allows (xfs always, ext4 through resize2fs), else, for ext4, unmounted
  * for a moment and mounted again. Growing to the size it already has does nothing.
  * Failures are EEXPAND, or EEXPANDBUSY when ext4 must go offline and the volume is in use;
- * `what` (`grow /srv/v from 1 GiB to 2 GiB`) starts their message.
+ * `what` (`grow /srv/v from 1 GiB to 2 GiB`) starts their message. A failure after the
+ * filesystem changed size anyway (resize2fs killed by the signal once it had grown it)
+ * carries `details.filesystemGrown`: the device must then keep its new size.
  */
 export async function growFilesystem(
   v: MountedFilesystem,
   options: HostCallOptions & { what?: string } = {},
 ): Promise<void> {
+  const before = (await diskSpace(v.mountPath)).size;
+  try {
+    await growOnlineOrOffline(v, options);
+  } catch (err) {
+    const after = await diskSpace(v.mountPath).then(
+      (space) => space.size,
+      () => undefined,
+    );
+    if (after === before) throw err;
+    const failure = err instanceof PluginFailure ? err : undefined;
+    throw new PluginFailure(failure?.code ?? 'EEXPAND', err instanceof Error ? err.message : String(err), {
+      ...failure?.details,
+      filesystemGrown: true,
+    });
+  }
+}
+
+async function growOnlineOrOffline(v: MountedFilesystem, options: HostCallOptions & { what?: string }): Promise<void> {
   const what = options.what ?? `grow the ${v.fs} filesystem at ${v.mountPath}`;
   try {
     if (v.fs === 'xfs') await hostTool('xfs_growfs', [v.mountPath], options);
@@ -105,9 +127,13 @@ export async function growFilesystem(
         },
       );
     }
+    const mountedBefore = (await mountsAt(v.mountPath)).length;
     try {
       await unmount(v.mountPath, options);
     } catch (busy) {
+      // A umount killed by the signal once it had unmounted: mounted again, as the caller had it.
+      if ((await mountsAt(v.mountPath).catch(() => [])).length < mountedBefore)
+        await mount(v.device, v.mountPath, v.fs, v.mountOptions ?? []);
       throw new PluginFailure(
         'EEXPANDBUSY',
         `cannot ${what}: its ext4 filesystem cannot grow while mounted (${firstLine(online)}), ` +

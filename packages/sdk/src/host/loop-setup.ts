@@ -16,9 +16,24 @@ const stderrOf = (err: unknown) => String((err as PluginFailure).details?.stderr
  * Attaches `imagePath` to a free loop device and returns the device. `losetup --find` can
  * hand one free device to two processes at once: the loser fails with "busy" and tries
  * again, and the winner checks the device it got really is backed by its image. No free
- * device is ENOLOOP (saying how to get more), any other failure ELOOPATTACH.
+ * device is ENOLOOP (saying how to get more), any other failure ELOOPATTACH. A failure
+ * detaches every device the image gained meanwhile: the caller holds the volume's lock, or
+ * another process's attach of the same image in that moment would go too.
  */
 export async function attachLoopDevice(imagePath: string, options: HostCallOptions = {}): Promise<string> {
+  const before = new Set((await loopDevicesBackedBy(imagePath)).map((l) => l.device));
+  try {
+    return await attachToFreeDevice(imagePath, options);
+  } catch (err) {
+    // A losetup killed by the signal may have attached the image before it died: what it
+    // attached is detached again, or the device would hold the image with no one to know.
+    for (const { device } of await loopDevicesBackedBy(imagePath).catch(() => []))
+      if (!before.has(device)) await detachLoopDevice(device).catch(() => {});
+    throw err;
+  }
+}
+
+async function attachToFreeDevice(imagePath: string, options: HostCallOptions): Promise<string> {
   let lastError: unknown;
   for (let attempt = 1; attempt <= ATTACH_ATTEMPTS; attempt++) {
     try {

@@ -2,7 +2,7 @@ import { readdir, readFile, readlink } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PluginFailure } from '../helpers/errors.js';
 import { hostTool, type HostCallOptions } from './host-tools.js';
-import { canonicalPath, parseMountinfo, readMountTable, type MountEntry } from './mount-table.js';
+import { canonicalPath, mountsAt, parseMountinfo, readMountTable, type MountEntry } from './mount-table.js';
 
 /** Mounts `source` (a device, or an image with the `loop` option) at `path`: `mount -t <fsType> [-o <options>]`. */
 export async function mount(
@@ -12,11 +12,20 @@ export async function mount(
   options: readonly string[] = [],
   callOptions: HostCallOptions = {},
 ): Promise<void> {
-  await hostTool(
-    'mount',
-    ['-t', fsType, ...(options.length > 0 ? ['-o', options.join(',')] : []), source, path],
-    callOptions,
-  );
+  const before = callOptions.signal ? new Set((await mountsAt(path)).map((m) => m.mountId)) : undefined;
+  try {
+    await hostTool(
+      'mount',
+      ['-t', fsType, ...(options.length > 0 ? ['-o', options.join(',')] : []), source, path],
+      callOptions,
+    );
+  } catch (err) {
+    // A mount killed by the signal may have mounted before it died: what it mounted is
+    // unmounted again, or the caller's undo would find its mount point busy.
+    const after = before ? await mountsAt(path).catch(() => []) : [];
+    for (const m of after) if (!before?.has(m.mountId)) await unmount(path).catch(() => {});
+    throw err;
+  }
 }
 
 /**

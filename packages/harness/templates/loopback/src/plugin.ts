@@ -1,5 +1,5 @@
 import { mkdir, rename, rm, rmdir, stat } from 'node:fs/promises';
-import { acquireVolumeLock, definePlugin, expectCreatedPath, pickCapacity, volumePath, withVolumeLock } from '@dhv/sdk/plugin';
+import { PluginFailure, acquireVolumeLock, definePlugin, expectCreatedPath, pickCapacity, volumePath, withVolumeLock } from '@dhv/sdk/plugin';
 import * as host from '@dhv/sdk/host';
 
 // {{pluginId}}: each volume is an ext4 filesystem in a sparse image, loop-mounted at `<volumes dir>/<id>`, as root. A create
@@ -37,10 +37,14 @@ export default definePlugin({
       ctx.undo(`mount ${path}`, () => host.unmount(path));
     }
     if (current !== undefined && size > current) {
+      let grown = false; // the filesystem grew although growFilesystem failed (resize2fs killed late): the image keeps its size
       await host.resizeImage(image, size);
-      ctx.undo(`grow ${image}`, () => host.resizeImage(image, current).then(() => host.refreshLoopCapacity(device)));
+      ctx.undo(`grow ${image}`, async () => { if (!grown) await host.resizeImage(image, current).then(() => host.refreshLoopCapacity(device)); });
       await host.refreshLoopCapacity(device, { signal });
-      await host.growFilesystem({ fs: 'ext4', device, mountPath: path }, { signal }); // offline when it must
+      await host.growFilesystem({ fs: 'ext4', device, mountPath: path }, { signal }).catch((err: unknown) => { // offline when it must
+        grown = err instanceof PluginFailure && err.details.filesystemGrown === true;
+        throw err;
+      });
     }
     await release();
     return { path, bytes: current !== undefined && current > size ? current : size };
