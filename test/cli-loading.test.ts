@@ -196,6 +196,31 @@ describe('dhv start-up', () => {
   });
 });
 
+describe('dhv started as a program', () => {
+  it('starts node without NODE_EXTRA_CA_CERTS, which node would read at its start, and gives it back to what dhv runs', async () => {
+    const env = { ...process.env, NODE_EXTRA_CA_CERTS: join(dir, 'no-such-ca.pem') };
+    // Node says when it read the file and could not load it: the check can fail.
+    const plain = await execa(process.execPath, ['-e', '0'], { env, reject: false });
+    expect(plain.stderr).toContain('Warning: Ignoring extra certs from');
+    const run = await execa(DHV_BIN, ['--version'], { env, reject: false });
+    expect(run.exitCode).toBe(0);
+    expect(run.stderr).toBe('');
+    expect(run.stdout).toMatch(/^@dhv\/harness\/\S+ linux-x64 node-v/);
+    const restored = await execa(
+      process.execPath,
+      [
+        '-e',
+        `require(${JSON.stringify(join(HARNESS, 'bin/start.js'))}); console.log(JSON.stringify([process.env.NODE_EXTRA_CA_CERTS, process.env.DHV_NODE_EXTRA_CA_CERTS]))`,
+      ],
+      {
+        env: { ...process.env, NODE_EXTRA_CA_CERTS: undefined, DHV_NODE_EXTRA_CA_CERTS: '/etc/x.pem' },
+        extendEnv: false,
+      },
+    );
+    expect(JSON.parse(restored.stdout)).toEqual(['/etc/x.pem', null]);
+  });
+});
+
 describe('the lean start-up of the commands a user scripts', () => {
   let agent: TempAgent;
   beforeEach(async () => {

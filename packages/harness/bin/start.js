@@ -15,6 +15,12 @@ const { loadBundle } = require('./load-bundle.cjs');
 
 const VERSION_FLAGS = new Set(['--version', '-v']);
 
+// Set aside by run.js's launcher line: the programs dhv runs (npm) get it back.
+if (process.env.DHV_NODE_EXTRA_CA_CERTS !== undefined) {
+  process.env.NODE_EXTRA_CA_CERTS = process.env.DHV_NODE_EXTRA_CA_CERTS;
+  delete process.env.DHV_NODE_EXTRA_CA_CERTS;
+}
+
 /**
  * dhv runs from its bundle (dist/cli/<id>/, made by the build with the manifest that points
  * at it): oclif loads only the module of the command that runs, and the manifest carries
