@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -75,6 +76,21 @@ describe('the volumes dir disk record', () => {
     ]);
     await forgetVolumesDisk(plugin, volumesDir, id);
     expect(existsSync(volumesDiskFolder(plugin, volumesDir))).toBe(false);
+  });
+
+  it("is gone with the last delete also when a killed create left its record's temporary file, and a live writer's stays", async () => {
+    const { id } = await created();
+    const folder = volumesDiskFolder(plugin, volumesDir);
+    // What replaceFile leaves when its process is killed mid-write: one of a dead process, one of this live one.
+    const dead = spawnSync('/bin/true').pid!;
+    await writeFile(join(folder, `.tmp-${dead}-0a0b0c0d-${randomUUID()}.json.partial`), '');
+    const live = join(folder, `.tmp-${process.pid}-0a0b0c0d-${randomUUID()}.json.partial`);
+    await writeFile(live, '');
+    await forgetVolumesDisk(plugin, volumesDir, id);
+    expect(readdirSync(folder)).toEqual([live.slice(folder.length + 1)]);
+    await rm(live);
+    await forgetVolumesDisk(plugin, volumesDir, id);
+    expect(existsSync(folder)).toBe(false);
   });
 
   it('refuses a volumes dir on another mount point, for the volume and for a new one, naming both disks', async () => {

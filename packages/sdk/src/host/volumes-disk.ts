@@ -6,7 +6,8 @@ import { readMountTable, type MountEntry } from './mount-table.js';
 import { formatDeviceNumber } from '../helpers/device-number.js';
 import { PluginFailure } from '../helpers/errors.js';
 import { mkdir, readdir, readFile, realpath, rmdir, stat, unlink } from '../helpers/fs-calls.js';
-import { replaceFile } from '../helpers/replace-file.js';
+import { partialFileWriter, replaceFile } from '../helpers/replace-file.js';
+import { processExists } from '../helpers/signals.js';
 
 /**
  * The disk a plugin's volumes were created on, kept outside the volumes dir (which goes
@@ -129,6 +130,12 @@ export async function keepVolumesDisk(check: VolumesDiskCheck, log: (message: st
 export async function forgetVolumesDisk(pluginName: string, volumesDir: string, volumeId: string): Promise<void> {
   const folder = volumesDiskFolder(pluginName, await canonicalDir(volumesDir));
   await unlink(join(folder, `${volumeId}.json`)).catch(() => {});
+  // A create killed while it wrote its record leaves the record's temporary file: with its
+  // writer gone it holds nothing, and it would keep the folder for ever.
+  for (const name of await readdir(folder).catch(() => [] as string[])) {
+    const writer = partialFileWriter(name);
+    if (writer !== undefined && !processExists(writer)) await unlink(join(folder, name)).catch(() => {});
+  }
   await rmdir(folder).catch(() => {}); // kept while other volumes (or a create) still use it
 }
 
