@@ -37,10 +37,12 @@ export default defineConfig({
     // The reference plugins record their volumes dirs' disks outside them; tests' records go at the end.
     // By its absolute path: a project made inside the checkout (the docs' `dhv init my-plugin`) that
     // has no vitest config of its own is run with this one, from its own root.
-    // Before the run, the cleanup journals killed test processes of an earlier run left.
+    // Before the run, the cleanup journals killed test processes of an earlier run left; after
+    // it, the CLI bundles its rebuilds replaced.
     globalSetup: [
       fileURLToPath(new URL('./test/support/global-disk-records.ts', import.meta.url)),
       fileURLToPath(new URL('./test/support/global-orphaned-journals.ts', import.meta.url)),
+      fileURLToPath(new URL('./test/support/global-cli-bundles.ts', import.meta.url)),
     ],
     // DHV_TEST_CPU=<file> records each file's processor time there (bench/test-times.mjs reads it);
     // each file's end releases what its tests made through the cleanup journal and left.
