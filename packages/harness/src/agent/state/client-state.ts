@@ -17,7 +17,8 @@ import {
 import { ACCESS_MODES, ATTACHMENT_MODES } from '../../volume-specs/volume-spec.js';
 import { stateLayout } from './layout.js';
 import { stampOf, type StateIndex } from './state-index.js';
-import { decodeRecord, indexedRecords, recordsById, reviveRecords, type IndexedFile } from './record-index.js';
+import { indexedRecords, recordsById, reviveRecords, type IndexedFile } from './record-index.js';
+import { decodeRecord } from './record-file.js';
 import { fileStampOf, filesUnchanged, sameStamp } from './record-stamps.js';
 
 /**
