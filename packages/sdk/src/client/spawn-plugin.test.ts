@@ -57,9 +57,10 @@ describe('spawnPlugin', () => {
   });
 
   it('does not call a plugin that answered before its deadline a holder of its output: a helper closing it a moment later is no fault', async () => {
-    // The plugin exits at once; its helper keeps the output 300 ms, past the 100 ms deadline.
-    const p = await dir.bash('p', '{ /bin/sleep 0.3; } &\necho done');
-    const run = await spawnPlugin(p, ['create'], {}, { timeoutMs: 100, outputGraceMs: 5_000 });
+    // The plugin exits at once; its helper keeps the output 2.5 s, past the 1.5 s deadline (a bash
+    // start alone took more than 100 ms at load 17, when this deadline was 100 ms).
+    const p = await dir.bash('p', '{ /bin/sleep 2.5; } &\necho done');
+    const run = await spawnPlugin(p, ['create'], {}, { timeoutMs: 1_500, outputGraceMs: 5_000 });
     expect(run).toMatchObject({ exitCode: 0, timedOut: false, outputHeldOpen: false });
     expect(run.outputHolders).toEqual([]);
     expect(outputText(run.stdout)).toBe('done\n');
