@@ -10,9 +10,10 @@ import { DHV_BIN as dhv, registryCa, REPO_ROOT as repo, skipRootTests, tempDir }
  * The whole author's path as typed: `dhv init` with no flags for every template, a plain
  * `npm install`, build, type-check, and the result run the way a Nomad agent does.
  * `dhv init` packs the SDK and harness into the project itself, so @dhv/* never come from
- * a registry: the first project's install fills a private npm cache with the third-party
- * packages, the second installs with `--offline` from it, and the third shares the
- * second's node_modules (they have the same dependencies).
+ * a registry: the first project's install takes the third-party packages from the user's npm
+ * cache (from the registry where it lacks them, which fills it), the second installs with
+ * `--offline` from that cache, and the third shares the second's node_modules (they have the
+ * same dependencies).
  *
  * `dhv check` of a generated project, and its `npm test`, are the docs' examples, which run
  * them as written (test/docs-examples.test.ts, test/packaging-tarball.test.ts): the minimal
@@ -92,9 +93,8 @@ describe('dhv init with no flags, npm install, build, check: every template, off
 
   beforeAll(async () => {
     work = await tempDir('authoring-e2e');
-    const cache = join(work, 'npm-cache');
     const npmInstall = (cwd: string, mode: '--prefer-offline' | '--offline') =>
-      run('npm', ['install', mode, '--cache', cache, '--no-audit', '--no-fund', '--loglevel=error'], { cwd });
+      run('npm', ['install', mode, '--no-audit', '--no-fund', '--loglevel=error'], { cwd });
 
     await Promise.all(
       TEMPLATES.map(async (template) => {
@@ -110,7 +110,7 @@ describe('dhv init with no flags, npm install, build, check: every template, off
 
     expectSuccess(
       await npmInstall(projects.get('mkdir')!, '--prefer-offline'),
-      'npm install (filling the private cache)',
+      'npm install (filling the npm cache where it lacks a package)',
     );
     const minimal = projects.get('minimal')!;
     expectSuccess(await npmInstall(minimal, '--offline'), 'npm install --offline');

@@ -162,8 +162,12 @@ describe('the packed packages, installed together outside the repo', () => {
   let work: string;
   let project: string;
   const packs = new Map<string, PackEntry>();
-  const dhv = (args: string[], cwd = project) =>
-    execa('npx', ['--no-install', 'dhv', ...args], { cwd, env: childEnv, extendEnv: false, reject: false });
+  // The dhv that `npx dhv` runs in the project (its node_modules/.bin first on PATH), without npm's own start.
+  const dhv = (args: string[], cwd = project) => {
+    const bin = join(project, 'node_modules/.bin');
+    const env = { ...childEnv, PATH: `${bin}:${process.env.PATH ?? ''}` };
+    return execa(join(bin, 'dhv'), args, { cwd, env, extendEnv: false, reject: false });
+  };
 
   beforeAll(async () => {
     work = await tempDir('packaging');
