@@ -88,9 +88,20 @@ describe.concurrent('dhv-harness-<version>.tgz, as the README installs it, with 
 
   it('is upgraded in place by npm install -g of a newer dhv-harness-<version>.tgz, as the README says', async () => {
     const prefix = join(work, 'upgrade-prefix');
-    const env = { ...userEnv, npm_config_prefix: prefix, npm_config_cache: join(work, 'upgrade-cache') };
+    // No audit, as in the README's section: npm's audit in offline mode can wait for ever (npm/cli#4368),
+    // and once (a CI run of 8e4740e) this install sat 600 s idle, with no socket and no child.
+    const env = {
+      ...userEnv,
+      npm_config_prefix: prefix,
+      npm_config_cache: join(work, 'upgrade-cache'),
+      npm_config_audit: 'false',
+      npm_config_fund: 'false',
+      npm_config_update_notifier: 'false',
+    };
     const host = join(work, 'host');
-    const npm = (args: string[]) => execa('npm', args, { cwd: host, env, extendEnv: false, reject: false });
+    // A hang fails here, with npm's output, long before the test's own timeout.
+    const npm = (args: string[]) =>
+      execa('npm', args, { cwd: host, env, extendEnv: false, reject: false, timeout: 240_000 });
     // The install to upgrade: the one the README's section made with npm install -g (that install is
     // judged above), copied as it is rather than made again by npm (about 11 CPU-s).
     await execa('cp', ['-a', runPrefix(run), prefix]);
@@ -109,7 +120,9 @@ describe.concurrent('dhv-harness-<version>.tgz, as the README installs it, with 
     // Gzip's fastest level: npm reads any, and the default one took about a CPU-s more for these 48 MB.
     await execa('tar', ['-I', 'gzip -1', '-cf', join(host, 'dhv-harness-0.1.1.tgz'), '-C', next, 'package']);
     const upgrade = await npm(['install', '-g', './dhv-harness-0.1.1.tgz', '--offline']);
-    expect(upgrade.exitCode, upgrade.stderr).toBe(0);
+    expect(upgrade.exitCode, `${upgrade.timedOut ? 'npm was still running after 240 s: ' : ''}${upgrade.stderr}`).toBe(
+      0,
+    );
     const version = await execa(join(prefix, 'bin/dhv'), ['--version'], {
       env: userEnv,
       extendEnv: false,
