@@ -63,7 +63,7 @@ describe.concurrent('dhv check passes the reference plugins, as the docs run it'
         const reports = textReports(output);
         expect(reports, output).toHaveLength(3);
         for (const r of reports) expect(r.requiredFailed, `${r.summary}\n${r.verdict}`).toBe(0);
-        // ./my-plugin is dhv-mkdir behind a launcher: its whole report, as JSON.
+        // ./my-plugin is the bash fixture good-plugin (docs-blocks.ts, PREPARED): its whole report, as JSON.
         const report = JSON.parse(await readFile(join(run.checkout, 'report.json'), 'utf8')) as ConformanceReport;
         expect(report.results.some((r) => r.id.startsWith('explore.'))).toBe(true);
         expect(failedRequired(report)).toEqual([]);

@@ -155,7 +155,9 @@ export const PREPARED: Record<string, string> = {
     'mkdir -p /opt/plugins && cp packages/plugin-loopback/dist/dhv-loopback /opt/plugins/',
     MY_PLUGIN,
   ].join('\n'),
-  'packages/harness/README.md: npm run build': MY_PLUGIN,
+  // The checks of "a plugin at ./my-plugin": the bash fixture that passes every check (dhv-mkdir's own
+  // whole check is the line above them; a second one of the same plugin was 24 CPU-s, this 8).
+  'packages/harness/README.md: npm run build': 'cp packages/harness/fixtures/good-plugin my-plugin',
 };
 
 /**
