@@ -54,7 +54,8 @@ export interface SpaceTaken {
  * Synchronous: it runs after every plugin call and every SPACE_POLL_MS during one, and a
  * sandbox holds a few dozen entries (MAX_ENTRIES at most), so each call's own lstat costs
  * less than a round trip through libuv's threadpool would add to it (a wakeup of a worker
- * and of the event loop, per entry).
+ * and of the event loop, per entry). Its recursion is as deep as the sandbox's folders,
+ * which PATH_MAX bounds: a path past it cannot be lstat'd, and is not entered.
  */
 export function spaceTaken(dir: string): SpaceTaken {
   const root = lstatOrNothing(dir);
