@@ -3,12 +3,12 @@ import { basename, join, relative, sep } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   atOrBelow,
-  attachedLoopDevices,
+  attachedLoopDevicesSync,
   deepestFirst,
   describeMount,
   detachLoopDevice,
   inScope,
-  readMountTable,
+  readMountTableSync,
   unmount,
   type LoopDevice,
   type MountEntry,
@@ -57,9 +57,13 @@ async function someClearing(loops: readonly LoopDevice[]): Promise<boolean> {
   return flags.some((flag) => flag.trim() === '1');
 }
 
-async function hostState(): Promise<HostState> {
-  const [table, loops] = await Promise.all([readMountTable(), attachedLoopDevices()]);
-  return { table, loops };
+/**
+ * Read synchronously: both are made by the kernel as they are read, never waiting on a disk,
+ * and a look comes before and after every delete (the loop devices are a file each, each a
+ * few round trips through libuv's threadpool when read asynchronously).
+ */
+function hostState(): HostState {
+  return { table: readMountTableSync(), loops: attachedLoopDevicesSync() };
 }
 
 /**
@@ -130,12 +134,12 @@ export class BeforeDelete {
   ) {}
 
   static async take(scope: TeardownScope, volume: VolumeTrace): Promise<BeforeDelete> {
-    return new BeforeDelete(scope, volume, await VolumeOnHost.look(scope, volume, await hostState()));
+    return new BeforeDelete(scope, volume, await VolumeOnHost.look(scope, volume, hostState()));
   }
 
   /** What the successful delete left of the volume, each released by dhv check now. */
   async afterDelete(): Promise<Leftover[]> {
-    let now = await VolumeOnHost.look(this.scope, this.volume, await hostState(), this.before);
+    let now = await VolumeOnHost.look(this.scope, this.volume, hostState(), this.before);
     // A device detached while still open (the last close of an unmount, a killed mkfs) is
     // only marked to clear at its last close: it lets go a moment after the delete returns.
     for (
@@ -144,7 +148,7 @@ export class BeforeDelete {
       waited += 50
     ) {
       await sleep(50);
-      now = await VolumeOnHost.look(this.scope, this.volume, await hostState(), this.before);
+      now = await VolumeOnHost.look(this.scope, this.volume, hostState(), this.before);
     }
     const after = `after the delete of volume ${this.volume.volumeId} succeeded,`;
     // Only what was the volume's before the delete: a device attached since is another call's.
@@ -168,7 +172,7 @@ export class BeforeDelete {
 export async function afterFailedCreate(scope: TeardownScope, volume: VolumeTrace): Promise<Leftover[]> {
   // By its ID only: a create may rightly fail because its name is another volume's, whose folder that is.
   const byId = { ...volume, volumeName: '' };
-  const now = await VolumeOnHost.look(scope, byId, await hostState());
+  const now = await VolumeOnHost.look(scope, byId, hostState());
   const left = `the failed create of volume ${volume.volumeId} left`;
   const never = 'the agent never calls delete after a failed create, so';
   const found = await release(volume.volumeId, 'failed create', now.mounts, now.loops, {

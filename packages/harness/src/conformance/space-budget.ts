@@ -1,4 +1,4 @@
-import { lstat, readdir } from 'node:fs/promises';
+import { lstatSync, readdirSync, type BigIntStats } from 'node:fs';
 import { join } from 'node:path';
 import { formatSize } from '@dhv/sdk';
 import { ENV } from '@dhv/sdk/plugin';
@@ -50,29 +50,52 @@ export interface SpaceTaken {
  * The blocks allocated to every file in `dir` on `dir`'s own filesystem, as `du -x` counts
  * them: a loop-mounted volume counts through its image file, and a mount point inside is
  * not entered (what is written there is not the disk the sandbox is on).
+ *
+ * Synchronous: it runs after every plugin call and every SPACE_POLL_MS during one, and a
+ * sandbox holds a few dozen entries (MAX_ENTRIES at most), so each call's own lstat costs
+ * less than a round trip through libuv's threadpool would add to it (a wakeup of a worker
+ * and of the event loop, per entry). Its recursion is as deep as the sandbox's folders,
+ * which PATH_MAX bounds: a path past it cannot be lstat'd, and is not entered.
  */
-export async function spaceTaken(dir: string): Promise<SpaceTaken> {
-  const root = await lstat(dir, { bigint: true }).catch(() => undefined);
+export function spaceTaken(dir: string): SpaceTaken {
+  const root = lstatOrNothing(dir);
   if (root === undefined) return { bytes: 0n, largest: [] };
   let bytes = 0n;
   let entries = 0;
   const files: Array<{ path: string; bytes: bigint }> = [];
-  const walk = async (current: string): Promise<void> => {
-    const names = await readdir(current).catch(() => [] as string[]);
-    for (const name of names) {
+  const walk = (current: string): void => {
+    for (const name of namesIn(current)) {
       if (++entries > MAX_ENTRIES) return;
       const path = join(current, name);
-      const s = await lstat(path, { bigint: true }).catch(() => undefined);
+      const s = lstatOrNothing(path);
       if (s === undefined || s.dev !== root.dev) continue;
       const taken = s.blocks * 512n;
       bytes += taken;
-      if (s.isDirectory()) await walk(path);
+      if (s.isDirectory()) walk(path);
       else if (taken > 0n) files.push({ path, bytes: taken });
     }
   };
-  await walk(dir);
+  walk(dir);
   files.sort((a, b) => (b.bytes > a.bytes ? 1 : b.bytes < a.bytes ? -1 : 0));
   return { bytes, largest: files.slice(0, 3) };
+}
+
+/** A folder's names; none when it cannot be read (gone meanwhile, not a folder, no permission). */
+function namesIn(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/** An entry's lstat; nothing when it cannot be had (removed meanwhile, no permission). */
+function lstatOrNothing(path: string): BigIntStats | undefined {
+  try {
+    return lstatSync(path, { bigint: true, throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
 }
 
 /** The check whose requirement a space fault breaks, whichever check ran into it. */
@@ -136,7 +159,7 @@ export class SandboxSpace {
       return await run(stop.signal);
     } finally {
       this.running.delete(stop);
-      await this.measure(operation);
+      this.measure(operation);
     }
   }
 
@@ -162,16 +185,16 @@ export class SandboxSpace {
     while (this.running.size > 0) {
       await new Promise((resolve) => setTimeout(resolve, SPACE_POLL_MS));
       if (this.running.size === 0) break;
-      await this.measure(operation);
+      this.measure(operation);
     }
     this.polling = undefined;
   }
 
-  private async measure(operation: string): Promise<void> {
+  private measure(operation: string): void {
     if (this.fault !== undefined) return;
-    const taken = await spaceTaken(this.dir);
+    const taken = spaceTaken(this.dir);
     const limitBytes = this.limitBytes;
-    if (taken.bytes <= limitBytes || this.fault !== undefined) return;
+    if (taken.bytes <= limitBytes) return;
     this.fault = { checkId: this.checkId, operation, sandbox: this.dir, limitBytes, taken };
     for (const stop of this.running) stop.abort();
     this.onFault(this.fault);

@@ -34,6 +34,8 @@ export interface PipeEnds {
 const SPARE = 16;
 /** A factory that did not produce its pipes within this long has failed (a process limit, a hung /proc). */
 const FACTORY_TIMEOUT_MS = 5_000;
+/** The longest wait between two looks at the factory's stages (the first is 1 ms, each next twice as long). */
+const MAX_LOOK_PAUSE_MS = 4;
 
 const pool: PipeEnds[] = [];
 let refill: Promise<void> | undefined;
@@ -136,11 +138,13 @@ async function makePipes(count: number): Promise<PipeEnds[]> {
     if (shellPid === undefined) throw new Error('could not start /bin/sh to make pipes');
     const ours = new Set(pipesHeldBy('self'));
     const deadline = performance.now() + FACTORY_TIMEOUT_MS;
-    for (;;) {
+    // The shell forks its stages one by one: a few are there within a millisecond (what one
+    // create waits for), a batch of spares takes tens, each look a read of /proc on the way.
+    for (let pause = 1; ; pause = Math.min(pause * 2, MAX_LOOK_PAUSE_MS)) {
       const made = openPipesOf(shellPid, count, ours);
       if (made) return made;
       if (performance.now() > deadline) throw new Error(`no pipes from /bin/sh within ${FACTORY_TIMEOUT_MS} ms`);
-      await new Promise((r) => setTimeout(r, 1));
+      await new Promise((r) => setTimeout(r, pause));
     }
   } finally {
     if (shellPid !== undefined) signalProcessGroup(shellPid, 'SIGKILL');

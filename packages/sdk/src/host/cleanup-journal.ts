@@ -7,6 +7,7 @@ import { NotAProcessError, processStartTicks, signalRecordedGroup } from '../hel
 import { releaseEverythingBelow } from './teardown.js';
 import { volumesDiskFoldersBelow } from './volumes-disk.js';
 import { replaceFileSync } from '../helpers/replace-file.js';
+import { JournalRewrite } from './journal-rewrite.js';
 
 /**
  * One cleanup journal for everything a dhv process makes on the host that must not
@@ -63,6 +64,8 @@ export class CleanupJournal {
   private readonly startTime: string;
   /** Whether its folder was made (once; again only if it was removed). */
   private dirMade = false;
+  /** The file once written whole, open for the next versions to be written over it. */
+  private readonly rewrite = new JournalRewrite();
 
   private constructor(
     private readonly dir: string,
@@ -170,10 +173,12 @@ export class CleanupJournal {
 
   /**
    * Writes the journal (or removes it when empty), synchronously: a few hundred bytes, and
-   * a process group is on disk before the plugin can do anything worth cleaning up.
+   * a process group is on disk before the plugin can do anything worth cleaning up. The
+   * first version is a new file; the next are written over it in place (JournalRewrite).
    */
   private save(): void {
     if (this.entries.length === 0) {
+      this.rewrite.close();
       rmSync(this.file, { force: true });
       return;
     }
@@ -183,7 +188,12 @@ export class CleanupJournal {
       command: this.command,
       entries: this.entries,
     };
-    const write = () => replaceFileSync(this.file, JSON.stringify(doc));
+    const text = JSON.stringify(doc);
+    if (this.rewrite.write(text)) return;
+    const write = () => {
+      replaceFileSync(this.file, text);
+      this.rewrite.opened(this.file, text);
+    };
     try {
       if (!this.dirMade) mkdirSync(this.dir, { recursive: true, mode: 0o700 });
       this.dirMade = true;

@@ -1,5 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { readdir, readFile, realpath, stat } from '../helpers/fs-calls.js';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { realpath, stat } from '../helpers/fs-calls.js';
 import { formatDeviceNumber } from '../helpers/device-number.js';
 
 export interface LoopDevice {
@@ -23,17 +23,12 @@ const byDevice = (a: LoopDevice, b: LoopDevice) => Number(a.device.slice(9)) - N
 
 /**
  * Every attached loop device, from /sys/block/loopN/loop/backing_file (only attached
- * devices have one); never by guessing a device name. [] where sysfs is not mounted.
+ * devices have one); never by guessing a device name. [] where sysfs is not mounted. Read
+ * synchronously all the same: sysfs never waits on a disk, and a host has dozens of loop
+ * devices, each file a few round trips through libuv's threadpool when read asynchronously.
  */
 export async function attachedLoopDevices(): Promise<LoopDevice[]> {
-  const names = (await readdir(SYS_BLOCK).catch(() => [] as string[])).filter(isLoop);
-  const found = await Promise.all(
-    names.map(async (name) => {
-      const text = await readFile(`${SYS_BLOCK}/${name}/loop/backing_file`, 'utf8').catch(() => undefined);
-      return text === undefined ? undefined : parseBacking(name, text);
-    }),
-  );
-  return found.filter((l): l is LoopDevice => l !== undefined).sort(byDevice);
+  return attachedLoopDevicesSync();
 }
 
 export function attachedLoopDevicesSync(): LoopDevice[] {
@@ -45,10 +40,13 @@ export function attachedLoopDevicesSync(): LoopDevice[] {
     return [];
   }
   for (const name of names) {
+    const file = `${SYS_BLOCK}/${name}/loop/backing_file`;
+    // Most of a host's loop devices are not attached: asked first, so that each costs no exception.
+    if (!existsSync(file)) continue;
     try {
-      found.push(parseBacking(name, readFileSync(`${SYS_BLOCK}/${name}/loop/backing_file`, 'utf8')));
+      found.push(parseBacking(name, readFileSync(file, 'utf8')));
     } catch {
-      // not attached
+      // detached meanwhile
     }
   }
   return found.sort(byDevice);

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { readFile, realpath, stat } from '../helpers/fs-calls.js';
+import { realpath, stat } from '../helpers/fs-calls.js';
 import { basename, dirname } from 'node:path';
 
 /** One line of /proc/<pid>/mountinfo (proc(5)), paths decoded. */
@@ -112,15 +112,20 @@ export function parseMountinfo(text: string): MountEntry[] {
   return entries;
 }
 
-/** The mount table of this process's mount namespace; [] where /proc is not mounted. */
+/**
+ * The mount table of this process's mount namespace; [] where /proc is not mounted. Read
+ * synchronously all the same: the kernel writes it out as it is read, never waiting on a
+ * disk, and a read through libuv's threadpool is four round trips (open, fstat, read,
+ * close), each a wakeup of a worker and of the event loop, for every one of the hundreds
+ * of looks a `dhv check` takes.
+ */
 export async function readMountTable(file = MOUNTINFO): Promise<MountEntry[]> {
-  // latin1 keeps every byte as one character until unescapeMountField decodes UTF-8.
-  const text = await readFile(file, 'latin1').catch(() => undefined);
-  return text === undefined ? [] : parseMountinfo(text);
+  return readMountTableSync(file);
 }
 
 export function readMountTableSync(file = MOUNTINFO): MountEntry[] {
   try {
+    // latin1 keeps every byte as one character until unescapeMountField decodes UTF-8.
     return parseMountinfo(readFileSync(file, 'latin1'));
   } catch {
     return [];

@@ -24,7 +24,7 @@ export const safetyChecks: Check[] = [
       const request = ctx.newVolume();
       await ctx.provision(request);
       // The watch itself fails the check past the bound; here only what was taken is told.
-      const taken = await spaceTaken(ctx.sandbox);
+      const taken = spaceTaken(ctx.sandbox);
       const [min, max] = [BigInt(request.capacityMinBytes ?? 0), BigInt(request.capacityMaxBytes ?? 0)];
       const allowed = max > 0n ? max : min > 0n ? min : capacityBound(ctx.settings);
       ctx.note(`took ${sizeWords(taken.bytes)} for a volume allowed ${sizeWords(allowed)}`);
