@@ -10,6 +10,7 @@ import {
   type ConformanceReport,
 } from '@dhv/harness';
 import { SUITE_TIMEOUT_MS as CHECK_TIMEOUT_MS, dhvCheck, failedRequired } from './support/check-cli.js';
+import { CORRECT_STATEFUL, expectPassesSeeds } from './support/explore-seeds.js';
 import { HARNESS_FIXTURES as FIXTURES, removeTempDir, runDhv, tempDir } from './support/kit.js';
 
 /**
@@ -147,14 +148,17 @@ const DEFECTS: Record<string, Defect> = {
     ],
   },
 };
-const CORRECT = ['registry-ok', 'slots-ok', 'name-guard-ok'];
 const MAX_RECIPE_STEPS = 5;
 /**
- * Seeds per correct plugin, two random sequences each (issue 37: each correct plugin passes
- * 20 seeds). The systematic phase is the same for every seed, so it runs with the first
- * seed only. Every seed runs the same sequences on any machine at any load.
+ * Seeds per correct plugin here: seed 1 runs the systematic phase (every class's scenario,
+ * the same for every seed), seeds 1..3 six random sequences, three times plain `dhv check`'s.
+ * An explorer that calls a correct plugin broken shows there: bench/TESTS.md's false alarm
+ * (two live volumes whose names share their first four characters), put back by hand, failed
+ * every plugin in the systematic phase, and again in the random sequences of seed 2 and of
+ * seed 3 alone. The twenty seeds of issue 37, the breadth, are the soak's
+ * (test/soak/explore-seeds.test.ts), which CI runs before `npm test`.
  */
-const SEEDS = 20;
+const SEEDS = 3;
 
 /**
  * Each search runs a fixed number of sequences whatever the time they take, so its time
@@ -188,35 +192,11 @@ const recipeOf = (result: CheckResult) => /--replay '([^']*)'/.exec(result.reaso
 const explored = (report: ConformanceReport) => report.results.filter((r) => r.area === 'explore');
 const EXPLORE_CHECKS = CATALOGUE.filter((c) => c.area === 'explore').map((c) => c.id);
 
-/** Seeds run at once for one correct plugin: each run is its own folder in the volumes dir. */
-const LANES = 2;
-
-// First, the longest: twenty seeds each.
 describe.concurrent(`the correct stateful plugins pass the explorer with ${SEEDS} different seeds`, () => {
-  for (const name of CORRECT) {
+  for (const name of CORRECT_STATEFUL) {
     test(
       `${name} passes every explore check for seeds 1..${SEEDS}`,
-      async () => {
-        const { plugin, volumesDir } = await fixtureCopy(name);
-        const lanes = Array.from({ length: LANES }, async (_, lane) => {
-          for (let seed = lane + 1; seed <= SEEDS; seed += LANES) {
-            // Two sequences each, however long they take; the systematic phase once.
-            const systematic = seed === 1;
-            const report = await runConformance(plugin, { only: ['explore'], seed, runs: 2, systematic, volumesDir });
-            const bad = explored(report).filter((r) => r.status !== 'pass');
-            expect(
-              bad.map((r) => `seed ${seed}: ${r.id}: ${r.reason ?? ''}`),
-              report.stopped,
-            ).toEqual([]);
-            expect(explored(report)).toHaveLength(EXPLORE_CHECKS.length);
-            const said = explored(report)
-              .flatMap((r) => r.notes)
-              .join(' ');
-            expect(said.includes('systematic scenarios, one per defect class'), said).toBe(systematic);
-          }
-        });
-        await Promise.all(lanes);
-      },
+      () => expectPassesSeeds(name, SEEDS),
       SUITE_TIMEOUT_MS,
     );
   }
