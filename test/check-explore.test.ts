@@ -378,7 +378,10 @@ test.concurrent(
       volumesDir,
       only: ['explore'],
       seed: SEED,
-      // The API's wiring is the subject here, not the budget: a few sequences, however long they take.
+      // The API's wiring is the subject here, not the search: the random sequences alone (the
+      // list above judges the systematic phase on this fixture), a few, however long they take.
+      // With this seed the second breaks it.
+      systematic: false,
       runs: 5,
       describe: (_name, body) => body(),
       test: (name, body) => void tests.push({ name, body }),
