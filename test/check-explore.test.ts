@@ -10,6 +10,7 @@ import {
   type ConformanceReport,
 } from '@dhv/harness';
 import { SUITE_TIMEOUT_MS as CHECK_TIMEOUT_MS, dhvCheck, failedRequired } from './support/check-cli.js';
+import { CORRECT_STATEFUL, expectPassesSeeds } from './support/explore-seeds.js';
 import { HARNESS_FIXTURES as FIXTURES, removeTempDir, runDhv, tempDir } from './support/kit.js';
 
 /**
@@ -39,6 +40,8 @@ interface Defect {
   says?: RegExp[];
   /** It makes mounts, and its defect shows only under a host condition dhv makes as root. */
   root?: boolean;
+  /** Judged through the command line: `dhv check --json` as a user runs it, then `--replay` of the recipe it printed. */
+  cli?: boolean;
 }
 
 const DEFECTS: Record<string, Defect> = {
@@ -47,7 +50,7 @@ const DEFECTS: Record<string, Defect> = {
   'guard-leaks': { check: 'explore.calls-succeed', defectClass: 'guard-leak' },
   'guard-prefix': { check: 'explore.calls-succeed', defectClass: 'guard-prefix' },
   'delete-prefix-sweep': { check: 'explore.volumes-survive', defectClass: 'delete-prefix-sweep' },
-  'restore-rebuilds': { check: 'explore.volumes-survive', defectClass: 'restore-rebuilds' },
+  'restore-rebuilds': { check: 'explore.volumes-survive', defectClass: 'restore-rebuilds', cli: true },
   'restart-lost-update': { check: 'explore.volumes-survive', racy: true, defectClass: 'restart-lost-update' },
   'killed-create-lock': {
     check: 'explore.calls-succeed',
@@ -147,14 +150,17 @@ const DEFECTS: Record<string, Defect> = {
     ],
   },
 };
-const CORRECT = ['registry-ok', 'slots-ok', 'name-guard-ok'];
 const MAX_RECIPE_STEPS = 5;
 /**
- * Seeds per correct plugin, two random sequences each (issue 37: each correct plugin passes
- * 20 seeds). The systematic phase is the same for every seed, so it runs with the first
- * seed only. Every seed runs the same sequences on any machine at any load.
+ * Seeds per correct plugin here: seed 1 runs the systematic phase (every class's scenario,
+ * the same for every seed), seeds 1..3 six random sequences, three times plain `dhv check`'s.
+ * An explorer that calls a correct plugin broken shows there: bench/TESTS.md's false alarm
+ * (two live volumes whose names share their first four characters), put back by hand, failed
+ * every plugin in the systematic phase, and again in the random sequences of seed 2 and of
+ * seed 3 alone. The twenty seeds of issue 37, the breadth, are the soak's
+ * (test/soak/explore-seeds.test.ts), which CI runs before `npm test`.
  */
-const SEEDS = 20;
+const SEEDS = 3;
 
 /**
  * Each search runs a fixed number of sequences whatever the time they take, so its time
@@ -188,35 +194,11 @@ const recipeOf = (result: CheckResult) => /--replay '([^']*)'/.exec(result.reaso
 const explored = (report: ConformanceReport) => report.results.filter((r) => r.area === 'explore');
 const EXPLORE_CHECKS = CATALOGUE.filter((c) => c.area === 'explore').map((c) => c.id);
 
-/** Seeds run at once for one correct plugin: each run is its own folder in the volumes dir. */
-const LANES = 2;
-
-// First, the longest: twenty seeds each.
 describe.concurrent(`the correct stateful plugins pass the explorer with ${SEEDS} different seeds`, () => {
-  for (const name of CORRECT) {
+  for (const name of CORRECT_STATEFUL) {
     test(
       `${name} passes every explore check for seeds 1..${SEEDS}`,
-      async () => {
-        const { plugin, volumesDir } = await fixtureCopy(name);
-        const lanes = Array.from({ length: LANES }, async (_, lane) => {
-          for (let seed = lane + 1; seed <= SEEDS; seed += LANES) {
-            // Two sequences each, however long they take; the systematic phase once.
-            const systematic = seed === 1;
-            const report = await runConformance(plugin, { only: ['explore'], seed, runs: 2, systematic, volumesDir });
-            const bad = explored(report).filter((r) => r.status !== 'pass');
-            expect(
-              bad.map((r) => `seed ${seed}: ${r.id}: ${r.reason ?? ''}`),
-              report.stopped,
-            ).toEqual([]);
-            expect(explored(report)).toHaveLength(EXPLORE_CHECKS.length);
-            const said = explored(report)
-              .flatMap((r) => r.notes)
-              .join(' ');
-            expect(said.includes('systematic scenarios, one per defect class'), said).toBe(systematic);
-          }
-        });
-        await Promise.all(lanes);
-      },
+      () => expectPassesSeeds(name, SEEDS),
       SUITE_TIMEOUT_MS,
     );
   }
@@ -230,32 +212,18 @@ describe.concurrent('dhv check finds every sequence-only defect, and nothing els
   for (const [name, defect] of Object.entries(DEFECTS)) {
     // Skipped, not passed, as another user: only root makes mounts.
     (defect.root && process.getuid?.() !== 0 ? test.skip : test)(
-      `${name}: passes every required catalogue check, fails ${defect.check} ${defect.foundBy ? `by the ${defect.foundBy} scenario` : `in the systematic phase or within the default ${DEFAULT_EXPLORE_RUNS} sequences`}, in at most ${MAX_RECIPE_STEPS} steps${defect.racy || defect.sometimes ? '' : ', replayable'}, named ${defect.defectClass}`,
+      `${name}: passes every required catalogue check, fails ${defect.check} ${defect.foundBy ? `by the ${defect.foundBy} scenario` : `in the systematic phase or within the default ${DEFAULT_EXPLORE_RUNS} sequences`}, in at most ${MAX_RECIPE_STEPS} steps${defect.racy || defect.sometimes ? '' : ', replayable'}, named ${defect.defectClass}${defect.cli ? ', on the command line' : ''}`,
       // A racy defect breaks only when the timing repeats, so a search may miss it once: one
       // retry, of the same seed, for those alone. Every other one breaks at the same sequence
       // whatever the load: a miss is a defect of the explorer.
       { timeout: SUITE_TIMEOUT_MS, retry: defect.racy ? 1 : 0 },
       async () => {
         const { plugin, volumesDir } = await fixtureCopy(name);
+        if (defect.cli) return checkOnCommandLine(plugin, defect);
         // The catalogue and the explorer, as plain `dhv check` runs them but for the seed.
         // The tasks checks (real jobs, seconds each) are judged in test/check-tasks.test.ts.
         const report = await runConformance(plugin, { seed: SEED, volumesDir, skip: ['tasks'] });
-        const found = report.results.find((r) => r.id === defect.check)!;
-        expect(failedRequired(report), `${found.reason ?? ''} ${found.notes.join(' | ')}`).toEqual([defect.check]);
-        expect(report.ok).toBe(false);
-        const steps = recipeSteps(found);
-        expect(steps.length).toBeGreaterThan(0);
-        expect(steps.length, steps.join('; ')).toBeLessThanOrEqual(MAX_RECIPE_STEPS);
-        expect(found.reason).toContain(`dhv check ${plugin} --replay '`);
-        // Found by a systematic scenario, which names its class, or by a random sequence of the seed.
-        const notes = found.notes.join(' ');
-        expect(notes).toMatch(new RegExp(`seed ${SEED}|found by the systematic phase's scenario for `));
-        if (defect.foundBy) expect(notes).toContain(`found by the systematic phase's scenario for ${defect.foundBy}`);
-        if (defect.stderr) expect(found.reason).toMatch(defect.stderr);
-        expect(found.reason).toContain(`\ndefect class ${defect.defectClass}: `);
-        for (const says of defect.says ?? []) expect(found.reason).toMatch(says);
-        expect(found.reason).not.toMatch(/for ever\b/);
-
+        const found = expectFound(report, plugin, defect);
         // One replay of a defect that breaks some of the time may pass.
         if (!defect.racy && !defect.sometimes) {
           const replay = await runConformance(plugin, { only: ['explore'], replay: recipeOf(found), volumesDir });
@@ -266,6 +234,48 @@ describe.concurrent('dhv check finds every sequence-only defect, and nothing els
     );
   }
 });
+
+/** The report's verdict on a defect: it alone fails, found, shrunk and named as its entry says. */
+function expectFound(report: ConformanceReport, plugin: string, defect: Defect): CheckResult {
+  const found = report.results.find((r) => r.id === defect.check)!;
+  expect(failedRequired(report), `${found.reason ?? ''} ${found.notes.join(' | ')}`).toEqual([defect.check]);
+  expect(report.ok).toBe(false);
+  const steps = recipeSteps(found);
+  expect(steps.length).toBeGreaterThan(0);
+  expect(steps.length, steps.join('; ')).toBeLessThanOrEqual(MAX_RECIPE_STEPS);
+  expect(found.reason).toContain(`dhv check ${plugin} --replay '`);
+  // Found by a systematic scenario, which names its class, or by a random sequence of the seed.
+  const notes = found.notes.join(' ');
+  expect(notes).toMatch(new RegExp(`seed ${SEED}|found by the systematic phase's scenario for `));
+  if (defect.foundBy) expect(notes).toContain(`found by the systematic phase's scenario for ${defect.foundBy}`);
+  if (defect.stderr) expect(found.reason).toMatch(defect.stderr);
+  expect(found.reason).toContain(`\ndefect class ${defect.defectClass}: `);
+  for (const says of defect.says ?? []) expect(found.reason).toMatch(says);
+  expect(found.reason).not.toMatch(/for ever\b/);
+  return found;
+}
+
+/**
+ * The command line's front door: plain `dhv check` (the catalogue, then the explorer) exits 1
+ * with the verdict the in-process runs give, and `--replay` of the recipe it printed runs just
+ * that sequence and fails the same check.
+ */
+async function checkOnCommandLine(plugin: string, defect: Defect): Promise<void> {
+  const run = await dhvCheck(plugin, ['--seed', String(SEED), '--skip', 'tasks']);
+  expect(run.exitCode).toBe(1);
+  expect(run.report.results.filter((r) => r.area !== 'explore').length).toBeGreaterThan(30);
+  expect(run.leftovers).toEqual([]);
+  const recipe = recipeOf(expectFound(run.report, plugin, defect));
+  expect(recipe).toBeDefined();
+
+  const replay = await dhvCheck(plugin, ['--replay', recipe!]);
+  expect(replay.exitCode).toBe(1);
+  expect(replay.report.results.every((r) => r.area === 'explore')).toBe(true);
+  expect(failedRequired(replay.report)).toEqual([defect.check]);
+  const notes = replay.report.results.find((r) => r.id === defect.check)?.notes ?? [];
+  expect(notes.some((n) => n.startsWith('replayed one sequence'))).toBe(true);
+  expect(replay.leftovers).toEqual([]);
+}
 
 // Issue 37: Nomad's demo mkfs plugin has two defects (a killed create's retry, a restore a
 // crowded mount table fails), and a run that reported one showed them in different runs.
@@ -329,30 +339,6 @@ describe.concurrent('plugins that work under a real Nomad agent pass the explore
 });
 
 describe.concurrent('dhv check on the command line', () => {
-  test(
-    'dhv check explores, prints a replayable recipe, and --replay runs just that sequence',
-    async () => {
-      const plugin = join(STATEFUL, 'restore-rebuilds');
-      const check = 'explore.volumes-survive';
-      // Its second sequence breaks it, within the default number, as for every defect above.
-      const run = await dhvCheck(plugin, ['--seed', String(SEED), '--skip', 'tasks']);
-      expect(run.exitCode).toBe(1);
-      expect(failedRequired(run.report)).toEqual([check]);
-      expect(run.report.results.filter((r) => r.area !== 'explore').length).toBeGreaterThan(30);
-      expect(run.leftovers).toEqual([]);
-      const recipe = recipeOf(run.report.results.find((r) => r.id === check)!);
-      expect(recipe).toBeDefined();
-
-      const replay = await dhvCheck(plugin, ['--replay', recipe!]);
-      expect(replay.exitCode).toBe(1);
-      expect(replay.report.results.every((r) => r.area === 'explore')).toBe(true);
-      expect(failedRequired(replay.report)).toEqual([check]);
-      const notes = replay.report.results.find((r) => r.id === check)?.notes ?? [];
-      expect(notes.some((n) => n.startsWith('replayed one sequence'))).toBe(true);
-    },
-    SUITE_TIMEOUT_MS,
-  );
-
   test('--no-explore leaves the explore checks out, and a bad recipe is a usage error', async () => {
     const plugin = join(FIXTURES, 'good-plugin');
     const quick = await dhvCheck(plugin, ['--only', 'discovery', '--no-explore']);
@@ -392,7 +378,10 @@ test.concurrent(
       volumesDir,
       only: ['explore'],
       seed: SEED,
-      // The API's wiring is the subject here, not the budget: a few sequences, however long they take.
+      // The API's wiring is the subject here, not the search: the random sequences alone (the
+      // list above judges the systematic phase on this fixture), a few, however long they take.
+      // With this seed the second breaks it.
+      systematic: false,
       runs: 5,
       describe: (_name, body) => body(),
       test: (name, body) => void tests.push({ name, body }),
