@@ -19,9 +19,10 @@ import { testSeed } from './support/seed.js';
 
 const SEED = testSeed('DHV_CORPUS_SEED', 20261129, 'test/reliability-bad-input.test.ts');
 /**
- * Cases per plugin beyond one of each kind of fault (each case's variations around its fault
- * are seeded, and CI's seed is fresh every run): none by default; the soak
- * (test/soak/bad-input-soak.test.ts) runs the corpus at 200, its seeded random cases added.
+ * The corpus's size per plugin: one case of each kind of fault, then seeded random ones up to
+ * this many (each case's variations around its fault are seeded, and CI's seed is fresh every
+ * run). By default no more than one of each; the soak (test/soak/bad-input-soak.test.ts)
+ * runs 200.
  */
 const CASES_PER_PLUGIN = Number(process.env.DHV_CORPUS_CASES ?? 0);
 const REPLAY = `DHV_CORPUS_SEED=${SEED}${CASES_PER_PLUGIN > 0 ? ` DHV_CORPUS_CASES=${CASES_PER_PLUGIN}` : ''}`;
