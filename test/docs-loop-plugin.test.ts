@@ -49,7 +49,9 @@ describe("docs/authoring.md's loop-backed plugin", () => {
   });
 
   test('its undo tests pass, run by vitest in the project as the page says', async () => {
-    const run = await execa('npx', ['vitest', 'run', '--root', project, '--reporter', 'verbose'], {
+    // The vitest `npx vitest` finds from the project (the checkout's), without npm's start.
+    const vitest = join(REPO_ROOT, 'node_modules/.bin/vitest');
+    const run = await execa(process.execPath, [vitest, 'run', '--root', project, '--reporter', 'verbose'], {
       cwd: project,
       reject: false,
       env: { CI: '1' },

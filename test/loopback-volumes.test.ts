@@ -344,14 +344,15 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
     expect(mountsAtOrBelowSync(volumesDir)).toHaveLength(1);
   });
 
-  it('leaves no loop device and no mount behind after 50 create/delete cycles', async () => {
+  // A leak of any one cycle shows after it; the soak (test/soak) repeats the same volume 50 times.
+  it('leaves no loop device and no mount behind after 5 create/delete cycles of the same volume', async () => {
     const id = randomUUID();
-    for (let cycle = 0; cycle < 50; cycle++) {
+    for (let cycle = 0; cycle < 5; cycle++) {
       await create(id, { capacityMinBytes: 32n * MIB });
       await remove(id);
     }
     expect(await inventory(volumesDir)).toEqual(NOTHING);
-  }, 300_000);
+  });
 
   it('sets mode, uid and gid on the filesystem root and mounts with the allowed mount_options', async () => {
     const id = randomUUID();

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +18,7 @@ import { median } from '../support/median.js';
 
 /**
  * The soak: 100 create/delete cycles of dhv-loopback, 8 at a time, through the
- * SDK's client as an agent runs them. Nothing may be left (loop device, mount, image,
+ * SDK's client as an agent runs them, and 50 of one volume one after another. Nothing may be left (loop device, mount, image,
  * directory), and the time per cycle must not grow: the first and last quarters'
  * medians are printed, and only a generous sanity bound is asserted.
  * It runs only when asked (DHV_SOAK=1), so `npm test` stays quick: `npm run test:soak`
@@ -95,4 +96,20 @@ describe.skipIf(
     // Only a sanity bound: a leak that made every cycle slower would show far beyond it.
     expect(last).toBeLessThan(first * 5 + 2_000);
   }, 900_000);
+
+  // npm test's loopback-volumes repeats one volume 5 times; here, the breadth.
+  it('leaves nothing behind after 50 create/delete cycles of the same volume, one after another', async () => {
+    const sameDir = join(sandbox, 'same-volume');
+    const request = { volumesDir: sameDir, volumeName: 'soak-same', volumeId: randomUUID(), nodeId: 'soak-node' };
+    for (let cycle = 0; cycle < 50; cycle++) {
+      const created = await runAsDhv(executable, 'create', { ...request, capacityMinBytes: 32 * MiB });
+      expect(created.path).toBe(join(sameDir, request.volumeId));
+      await runAsDhv(executable, 'delete', { ...request, createdPath: created.path });
+    }
+    expect(loopDeviceNamesBackedBelow(sameDir)).toEqual([]);
+    expect(mountPointsAtOrBelow(sameDir)).toEqual([]);
+    const left = await readdir(sameDir);
+    expect(left.filter((n) => n !== '.dhv-loopback')).toEqual([]);
+    if (left.includes('.dhv-loopback')) expect(await readdir(join(sameDir, '.dhv-loopback'))).toEqual([]);
+  }, 300_000);
 });
