@@ -10,7 +10,7 @@ export const MARKER_NAME = '.dhv-check-marker';
 export async function writeMarker(ctx: CheckContext, volumePath: string): Promise<string> {
   const content = randomBytes(12).toString('hex');
   try {
-    await writeInsideSandbox(ctx.sandboxScope, volumePath, MARKER_NAME, content);
+    writeInsideSandbox(ctx.sandboxScope, volumePath, MARKER_NAME, content);
   } catch (err) {
     if (err instanceof OutsideSandboxError) ctx.skip(outsideSandboxSkip(err));
     ctx.fail(`could not write a file into the created volume ${volumePath}: ${(err as Error).message}`);

@@ -122,7 +122,7 @@ export class VolumeLab {
         // Only now, with every call of the step answered: a create beside the delete may
         // rightly have been given the path the delete had just freed.
         for (const volume of deleted)
-          if ((await isDirectory(volume.path!)) && !this.book.claimedByOther(volume)) this.reportLeft(volume);
+          if (isDirectory(volume.path!) && !this.book.claimedByOther(volume)) this.reportLeft(volume);
         break;
       }
       case 'restart': {
@@ -146,7 +146,7 @@ export class VolumeLab {
         await this.agent.fingerprint(this.book.live().length);
         break;
       case 'write':
-        await this.writeData(this.book.get(step.volume)!);
+        this.writeData(this.book.get(step.volume)!);
         break;
       case 'volumes-dir':
         this.condition = await volumesDirUnder(step.condition, this.root);
@@ -177,8 +177,8 @@ export class VolumeLab {
     const { everMade } = this.book;
     const names = new Set(everMade.flatMap((v) => [v.request.volumeId, v.request.volumeName]));
     const left = [
-      ...(await existing(everMade.flatMap((v) => (v.path === undefined ? [] : [v.path])))),
-      ...(await namedBelow(this.volumesDir, names)),
+      ...existing(everMade.flatMap((v) => (v.path === undefined ? [] : [v.path]))),
+      ...namedBelow(this.volumesDir, names),
     ];
     if (left.length > 0)
       this.report(
@@ -221,7 +221,7 @@ export class VolumeLab {
         const known = this.book.get(call.volume);
         const volume = known ?? this.newVolume(call.volume, call.large, call.parameters);
         const path = await this.agent.create(volume.request, `create of ${label}`, { timed: known === undefined });
-        await this.becomeLive(volume, path, label);
+        this.becomeLive(volume, path, label);
         return;
       }
       case 'kill-create':
@@ -248,9 +248,9 @@ export class VolumeLab {
         await this.agent.delete(deleteRequest(volume.request, volume.path ?? ''), `delete of ${label}`);
         this.book.forget(volume);
         this.judgeReleased(volume, `delete of ${label}`);
-        if (volume.path === undefined || !(await isDirectory(volume.path))) return;
+        if (volume.path === undefined || !isDirectory(volume.path)) return;
         // Its own data still there is left behind whatever runs beside it.
-        if (beside !== undefined && (await markerIn(volume.path)) !== volume.request.volumeId) beside.push(volume);
+        if (beside !== undefined && markerIn(volume.path) !== volume.request.volumeId) beside.push(volume);
         else if (!this.book.claimedByOther(volume)) this.reportLeft(volume);
         return;
       }
@@ -282,15 +282,15 @@ export class VolumeLab {
       killAt === undefined ? '' : ` at ${typeof killAt === 'string' ? `its first ${killAt}` : `${killAt} ms`}`;
     const first = killed ? `one was killed${when}` : succeeded(run) ? 'one that answered' : 'one that failed';
     this.calls++;
-    return this.becomeLive(volume, await this.agent.create(volume.request, `create of ${label} after ${first}`), label);
+    this.becomeLive(volume, await this.agent.create(volume.request, `create of ${label} after ${first}`), label);
   }
 
   /** VOLUME_DATA's files, beside the marker; a volume outside the sandbox is left as it is. */
-  private async writeData(volume: Volume): Promise<void> {
+  private writeData(volume: Volume): void {
     if (volume.unmarked) return;
     const content = 'x'.repeat(VOLUME_DATA.bytes);
     for (let i = 0; i < VOLUME_DATA.files; i++)
-      await writeInsideSandbox(this.ctx.sandboxScope, volume.path!, `data-${i}`, content);
+      writeInsideSandbox(this.ctx.sandboxScope, volume.path!, `data-${i}`, content);
   }
 
   private newVolume(key: VolumeKey, large: boolean, parameters?: Record<string, string>): Volume {
@@ -316,18 +316,18 @@ export class VolumeLab {
     return volume;
   }
 
-  private async becomeLive(volume: Volume, path: string, label: string): Promise<void> {
+  private becomeLive(volume: Volume, path: string, label: string): void {
     volume.path = path;
     volume.state = 'live';
-    if (!(await isDirectory(path)))
+    if (!isDirectory(path))
       throw new Violation('explore.calls-succeed', `the create of ${label} returned ${path}, which is not a directory`);
     // A deleted volume's data in a new volume's folder: its delete left it, whichever of the
     // two calls (run at once) was answered first. A live one's is judged by checkVolumes.
-    const found = await markerIn(path);
+    const found = markerIn(path);
     const owner = found === undefined ? undefined : this.book.everMade.find((v) => v.request.volumeId === found);
     if (owner !== undefined && owner !== volume && this.book.deleted.has(found!)) this.reportLeft(owner, label);
     try {
-      await writeInsideSandbox(this.ctx.sandboxScope, path, MARKER_FILE, volume.request.volumeId);
+      writeInsideSandbox(this.ctx.sandboxScope, path, MARKER_FILE, volume.request.volumeId);
       volume.unmarked = false;
     } catch (err) {
       if (!(err instanceof OutsideSandboxError)) throw err;
@@ -372,9 +372,9 @@ export class VolumeLab {
     }
     for (const volume of live) {
       const label = formatVolume(volume.key);
-      if (!(await isDirectory(volume.path!)))
+      if (!isDirectory(volume.path!))
         throw new Violation('explore.volumes-survive', `${label}'s path ${volume.path} is gone`);
-      const marker = await markerIn(volume.path!);
+      const marker = markerIn(volume.path!);
       if (!volume.unmarked && marker !== volume.request.volumeId)
         throw new Violation(
           'explore.volumes-survive',
