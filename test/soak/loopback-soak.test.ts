@@ -14,6 +14,7 @@ import {
   removeTempDir,
 } from '../support/kit.js';
 import { mapLimit } from '../support/map-limit.js';
+import { soakRequested } from '../support/soak.js';
 import { median } from '../support/median.js';
 
 /**
@@ -24,8 +25,6 @@ import { median } from '../support/median.js';
  * It runs only when asked (DHV_SOAK=1), so `npm test` stays quick: `npm run test:soak`
  * (DHV_SOAK=1 vitest run test/soak), which .ci/run calls before `npm test`.
  */
-
-const soakRequested = process.env.DHV_SOAK === '1';
 
 const CYCLES = Number(process.env.DHV_SOAK_CYCLES ?? 100);
 const PARALLEL = 8;
