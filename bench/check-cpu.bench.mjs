@@ -8,7 +8,7 @@
 // the same rounds, taking turns with this tree's:
 //
 //   DHV_BENCH_CHECK_CPU_BASE=/tmp/base node bench/run.mjs check-cpu
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { cp, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -43,7 +43,7 @@ const CHECKS = [
 ];
 
 export default async function run(lib) {
-  const others = (process.env.DHV_BENCH_CHECK_CPU_BASE ?? '').split(':').filter(Boolean);
+  const others = lib.otherTrees('DHV_BENCH_CHECK_CPU_BASE');
   const trees = [HERE, ...others];
   const dir = await lib.makeScratch('check-cpu');
   try {
@@ -63,7 +63,7 @@ export default async function run(lib) {
         }
       }
       const labelOf = (i) =>
-        `${i === 0 ? 'this tree' : 'other tree'} (${commitOf(trees[i])}): ${check.label}, dhv's CPU per plugin call`;
+        `${i === 0 ? 'this tree' : 'other tree'} (${lib.commitOf(trees[i])}): ${check.label}, dhv's CPU per plugin call`;
       for (const i of trees.keys())
         rows.push({
           label: labelOf(i),
@@ -87,11 +87,6 @@ export default async function run(lib) {
   } finally {
     await lib.removeScratch(dir);
   }
-}
-
-function commitOf(tree) {
-  const head = spawnSync('git', ['-C', tree, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' });
-  return head.status === 0 ? head.stdout.trim() : tree;
 }
 
 /** One `dhv check` of `tree`: dhv's own CPU in ms and the plugin calls it started. Its verdict is not judged. */

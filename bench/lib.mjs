@@ -1,6 +1,6 @@
 // What every benchmark gets: whole-process timing of built executables, the exact
 // environment a Nomad agent gives a plugin, and small statistics helpers.
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdir, readFile, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -114,4 +114,15 @@ export function min(samples) {
 
 export function max(samples) {
   return sorted(samples).at(-1);
+}
+
+/** The built dhv trees of other commits a comparing benchmark is given: `variable`, colon-separated. */
+export function otherTrees(variable) {
+  return (process.env[variable] ?? '').split(':').filter(Boolean);
+}
+
+/** A tree's commit, short, or its path when it is no git checkout (a `git archive` of one). */
+export function commitOf(tree) {
+  const head = spawnSync('git', ['-C', tree, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' });
+  return head.status === 0 ? head.stdout.trim() : tree;
 }

@@ -17,7 +17,7 @@ const VOLUMES = 10_000;
 const ROUNDS = Number(process.env.DHV_BENCH_RESTART_ROUNDS ?? 9);
 
 export default async function run(lib) {
-  const others = (process.env.DHV_BENCH_RESTART_BASE ?? '').split(':').filter(Boolean);
+  const others = lib.otherTrees('DHV_BENCH_RESTART_BASE');
   const trees = [HERE, ...others];
   const dir = await lib.makeScratch('restart-cpu');
   try {
@@ -42,7 +42,7 @@ export default async function run(lib) {
         'Trees other than this one come from DHV_BENCH_RESTART_BASE (built worktrees of other commits), and are named by their commit.',
       // The first other tree, when there is one, is the baseline the others are compared with.
       rows: trees.map((tree, i) => ({
-        label: `${i === 0 ? 'this tree' : 'other tree'} (${commitOf(tree)}): CPU of dhv agent restart --json`,
+        label: `${i === 0 ? 'this tree' : 'other tree'} (${lib.commitOf(tree)}): CPU of dhv agent restart --json`,
         samplesMs: samples[i],
         ...(i === 1 ? { baseline: true } : {}),
       })),
@@ -50,11 +50,6 @@ export default async function run(lib) {
   } finally {
     await lib.removeScratch(dir);
   }
-}
-
-function commitOf(tree) {
-  const head = spawnSync('git', ['-C', tree, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' });
-  return head.status === 0 ? head.stdout.trim() : tree;
 }
 
 /** Seeds `dataDir` with `VOLUMES` built-in volumes through `tree`'s own store; returns `dataDir`. */
