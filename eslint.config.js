@@ -80,6 +80,24 @@ export default tseslint.config(
     },
   },
   {
+    // Every command also runs from its lean bundle, where bin/lite-oclif.mjs stands in for
+    // oclif's Command: it has log, logToStderr, exit and parse, not oclif's warn and error,
+    // which would throw there "is not a function" at the moment they are needed. A command
+    // warns with warnLine and fails by throwing (DhvCommand).
+    files: ['packages/harness/src/commands/**/*.ts'],
+    ignores: ['**/*.test.ts', 'packages/harness/src/commands/help.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "MemberExpression[object.type='ThisExpression'][property.name=/^(warn|error|debug|toErrorJson)$/]",
+          message:
+            "oclif's Command members are not in the lean start-up's (bin/lite-oclif.mjs): warn with this.warnLine, fail by throwing",
+        },
+      ],
+    },
+  },
+  {
     // Files with one job each (issue 33): a file past 400 lines, or a function past 80, mixes
     // jobs or steps. Every line counts for a file (what wc -l says); a function's blank and
     // comment lines do not, so a comment saying why is never the reason to split one.

@@ -29,7 +29,10 @@ afterEach(async () => {
  * The modules a `dhv` run loads, as resolved: ES modules seen through a loader hook, and
  * CommonJS ones (the bundle's command modules are) through a preload that watches require.
  */
-async function modulesImportedBy(args: string[]): Promise<{ exitCode: number | null; modules: string[] }> {
+async function modulesImportedBy(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ exitCode: number | null; modules: string[] }> {
   const hook = join(dir, 'hook.mjs');
   await writeFile(
     hook,
@@ -50,7 +53,7 @@ async function modulesImportedBy(args: string[]): Promise<{ exitCode: number | n
   );
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--require', requires, '--import', register, DHV_BIN, ...args], {
-      env: { ...process.env, NO_COLOR: '1', DHV_DATA_DIR: join(dir, 'data') },
+      env: { ...process.env, NO_COLOR: '1', DHV_DATA_DIR: join(dir, 'data'), ...env },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';
@@ -91,8 +94,9 @@ async function commandModules(modules: string[]): Promise<string[]> {
 
 describe('dhv start-up', () => {
   it('imports the module of the command that runs and no other command', async () => {
-    // A command without a lean bundle of its own: oclif runs it from the bundle.
-    const claims = await modulesImportedBy(['volume', 'claim', 'list']);
+    // Through oclif (help, and any line the lean start-up leaves to it; DHV_LEAN=0 sends it
+    // all): oclif runs the command from the bundle.
+    const claims = await modulesImportedBy(['volume', 'claim', 'list'], { DHV_LEAN: '0' });
     expect(claims.exitCode).toBe(0);
     expect(await commandModules(claims.modules)).toEqual(['volume/claim/list']);
     // From the bundle alone: no compiled module of the harness is loaded as it is.
@@ -103,7 +107,7 @@ describe('dhv start-up', () => {
     expect(claims.modules.some((m) => /\/node_modules\/(fast-check|esbuild)\//.test(m))).toBe(false);
   });
 
-  it('runs a read-only command from its lean bundle, without oclif, and gives oclif what it must answer', async () => {
+  it('runs a command from the lean bundle, without oclif, and gives oclif what it must answer', async () => {
     const status = await modulesImportedBy(['volume', 'status']);
     expect(status.exitCode).toBe(0);
     // Neither oclif's command module nor any module of the harness: the lean bundle is all.
@@ -120,6 +124,15 @@ describe('dhv start-up', () => {
     expect(restart.exitCode).toBe(0);
     expect(await commandModules(restart.modules)).toEqual([]);
     expect(restart.modules.filter((m) => m.startsWith(join(HARNESS, 'dist/')))).toEqual([]);
+    // Every command but help has one: dhv check too, with flags given many times and --no-explore.
+    const check = await modulesImportedBy([
+      'check',
+      join(HARNESS, 'fixtures/good-plugin'),
+      ...['--only', 'discovery', '--skip', 'explore', '--no-explore', '--json'],
+    ]);
+    expect(check.exitCode).toBe(0);
+    expect(await commandModules(check.modules)).toEqual([]);
+    expect(check.modules.filter((m) => m.startsWith(join(HARNESS, 'dist/')))).toEqual([]);
     // A line the lean parser does not read as oclif would (a flag it does not know, help) goes to oclif.
     const unknown = await modulesImportedBy(['volume', 'status', '--no-such-flag']);
     expect(unknown.exitCode).toBe(2);

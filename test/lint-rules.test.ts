@@ -266,6 +266,16 @@ describe("the runner's door in ESLint (npm run lint:eslint)", () => {
     );
   });
 
+  it("fails a command calling oclif's warn or error, which the lean start-up's Command has not", async () => {
+    const command = (call: string) =>
+      `export class C {\n  warnLine(_m: string): void {}\n  run(): void {\n    ${call};\n  }\n}\n`;
+    const path = 'packages/harness/src/commands/volume/planted.ts';
+    expect(await restricted(path, command("this.warn('x')"))).toEqual(['no-restricted-syntax']);
+    expect(await restricted(path, command("this.error('x')"))).toEqual(['no-restricted-syntax']);
+    expect(await restricted(path, command("this.warnLine('x')"))).toEqual([]);
+    expect(await restricted('packages/harness/src/agent/planted.ts', command("this.warn('x')"))).toEqual([]);
+  });
+
   it("lets only the harness's process runner make a ProcessRunner, so every plugin group reaches the cleanup journal", async () => {
     const making = "import { ProcessRunner } from '@dhv/sdk/client';\nexport const r = new ProcessRunner();\n";
     expect(await restricted('packages/harness/src/conformance/session.ts', making)).toEqual(['no-restricted-imports']);

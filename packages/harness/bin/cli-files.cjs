@@ -53,7 +53,7 @@ function moduleInBundle(file) {
   return `${file}.cjs`;
 }
 
-/** A lean command's bundle (bin/build-cli.mjs, LEAN), as a path in the bundle's folder. */
+/** A lean command's bundle (bin/build-cli.mjs, leanCommands), as a path in the bundle's folder. */
 function leanModule(id) {
   return `lean/${id.split(':').join('-')}.cjs`;
 }

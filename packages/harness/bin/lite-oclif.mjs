@@ -11,8 +11,8 @@ import { maybeWsl, userAgent } from './cli-files.cjs';
 /** Any of these anywhere on the command line: oclif answers (help, version), not the lean path. */
 const OCLIF_ONLY = new Set(['--help', '-h', '-help', '--version', '-v']);
 /** Flag settings whose meaning this parser does not model: a command with one goes to oclif. */
-const UNMODELLED = ['multiple', 'relationships', 'exclusive', 'dependsOn', 'exactlyOne', 'atLeastOne', 'aliases'];
-const UNMODELLED_MORE = ['charAliases', 'deprecated', 'deprecateAliases', 'allowNo', 'delimiter'];
+const UNMODELLED = ['relationships', 'dependsOn', 'exactlyOne', 'atLeastOne', 'aliases', 'charAliases'];
+const UNMODELLED_MORE = ['deprecated', 'deprecateAliases', 'delimiter', 'allowStdin'];
 
 // oclif's: a closed pipe (`dhv volume status | head -1`) is not an error.
 process.stdout.on('error', (err) => {
@@ -138,6 +138,18 @@ export const Args = {
   string: (options = {}) => ({ parse: async (input) => input, ...options }),
 };
 
+/**
+ * oclif's progress line as it prints it where it draws no spinner: `message...` on stderr,
+ * then ` done` (or the status given) when the work ends. dhv shows it only to a person
+ * watching a terminal.
+ */
+export const ux = {
+  action: {
+    start: (message) => void process.stderr.write(`${message}...`),
+    stop: (status = 'done') => void process.stderr.write(` ${status}\n`),
+  },
+};
+
 const JSON_FLAG = Flags.boolean({ description: 'Format output as json.', helpGroup: 'GLOBAL' });
 
 function allFlags(options) {
@@ -154,44 +166,28 @@ export async function parseSimple(argv, options) {
   if (defs.some((flag) => [...UNMODELLED, ...UNMODELLED_MORE].some((key) => flag[key]))) return undefined;
   const argDefs = Object.entries(options.args ?? {});
   if (argDefs.some(([, arg]) => arg.options)) return undefined;
-  const byChar = new Map(Object.entries(flags).flatMap(([name, flag]) => (flag.char ? [[flag.char, name]] : [])));
-  const given = new Map();
-  const positional = [];
-  for (let i = 0; i < argv.length; i++) {
-    const token = argv[i];
-    if (token === '--' || OCLIF_ONLY.has(token)) return undefined;
-    if (!token.startsWith('-') || token === '-') {
-      positional.push(token);
-      continue;
-    }
-    const long = /^--([^=]+)(?:=(.*))?$/s.exec(token);
-    const name = long ? long[1] : token.length === 2 ? byChar.get(token[1]) : undefined;
-    const flag = name === undefined ? undefined : Object.hasOwn(flags, name) ? flags[name] : undefined;
-    if (flag === undefined || given.has(name)) return undefined;
-    let value = long ? long[2] : undefined;
-    if (flag.type === 'boolean') {
-      if (value !== undefined) return undefined;
-      given.set(name, true);
-      continue;
-    }
-    if (value === undefined) value = argv[++i];
-    if (value === undefined || value === '' || value.startsWith('-')) return undefined;
-    given.set(name, value);
-  }
+  const line = readLine(argv, flags);
+  if (line === undefined) return undefined;
+  const { given, positional } = line;
   if (options.strict !== false && positional.length > argDefs.length) return undefined;
   try {
     const values = {};
     const fromDefault = [];
     for (const [name, flag] of Object.entries(flags)) {
       const input = given.get(name);
-      if (input !== undefined) values[name] = await parseOption(flag, input);
+      if (input !== undefined)
+        values[name] = flag.multiple
+          ? await Promise.all(input.map((one) => parseOption(flag, one)))
+          : await parseOption(flag, input);
       else if (flag.env && process.env[flag.env]) {
-        if (flag.type === 'boolean') return undefined;
+        if (flag.type === 'boolean' || flag.multiple) return undefined;
         values[name] = await parseOption(flag, process.env[flag.env]);
       } else if (flag.default !== undefined) fromDefault.push([name, flag]);
       else if (flag.required) return undefined;
     }
+    // oclif refuses two exclusive flags that were both given (on the line or in the environment), in its words.
     const chosen = { ...values };
+    if (Object.keys(chosen).some((name) => flags[name].exclusive?.some((other) => other in chosen))) return undefined;
     for (const [name, flag] of fromDefault)
       values[name] =
         typeof flag.default === 'function' ? await flag.default({ flags: chosen, options: flag }) : flag.default;
@@ -208,6 +204,53 @@ export async function parseSimple(argv, options) {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The line's flags (name → input: `true`, or `false` for `--no-<name>` where the flag
+ * allows it, a string, or an array of strings for a flag given many times) and its other
+ * words; undefined for a line oclif reads otherwise or refuses: an unknown flag, one given
+ * twice that takes one value, a value that starts with a dash, `--`, a help flag, or a word
+ * after a greedy flag that takes many values (oclif counts it as one more value of that flag).
+ */
+function readLine(argv, flags) {
+  const byChar = new Map(Object.entries(flags).flatMap(([name, flag]) => (flag.char ? [[flag.char, name]] : [])));
+  const known = (name) => (name !== undefined && Object.hasOwn(flags, name) ? flags[name] : undefined);
+  const given = new Map();
+  const positional = [];
+  // oclif's current flag: the last that took a value, whatever booleans came after it.
+  let lastOption;
+  for (let i = 0; i < argv.length; i++) {
+    const token = argv[i];
+    if (token === '--' || OCLIF_ONLY.has(token)) return undefined;
+    if (!token.startsWith('-') || token === '-') {
+      if (lastOption?.multiple && !lastOption.multipleNonGreedy) return undefined;
+      positional.push(token);
+      continue;
+    }
+    const long = /^--([^=]+)(?:=(.*))?$/s.exec(token);
+    let name = long ? long[1] : token.length === 2 ? byChar.get(token[1]) : undefined;
+    let flag = known(name);
+    let negated = false;
+    if (flag === undefined && long && name.startsWith('no-') && known(name.slice(3))?.allowNo) {
+      name = name.slice(3);
+      flag = flags[name];
+      negated = true;
+    }
+    if (flag === undefined || (given.has(name) && !(flag.multiple && flag.type !== 'boolean'))) return undefined;
+    let value = long ? long[2] : undefined;
+    if (flag.type === 'boolean') {
+      if (value !== undefined) return undefined;
+      given.set(name, !negated);
+      continue;
+    }
+    if (negated) return undefined;
+    if (value === undefined) value = argv[++i];
+    if (value === undefined || value === '' || value.startsWith('-')) return undefined;
+    lastOption = flag;
+    given.set(name, flag.multiple ? [...(given.get(name) ?? []), value] : value);
+  }
+  return { given, positional };
 }
 
 async function parseOption(flag, input) {

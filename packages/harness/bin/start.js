@@ -24,7 +24,7 @@ if (process.env.DHV_NODE_EXTRA_CA_CERTS !== undefined) {
 /**
  * dhv runs from its bundle (dist/cli/<id>/, made by the build with the manifest that points
  * at it): oclif loads only the module of the command that runs, and the manifest carries
- * every command's help. A command with a lean bundle of its own (bin/build-cli.mjs, LEAN)
+ * every command's help. A command with a lean bundle of its own (all but help; bin/build-cli.mjs)
  * runs from it, without oclif, when bin/lite-oclif.mjs reads its command line as oclif
  * would. Without a usable bundle dhv runs the compiled files as they are, from the explicit
  * list in package.json (dist/commands/index.js, which imports them all).

@@ -81,7 +81,7 @@ With --sea the plugin is built into a Node single executable application instead
           : `runs ${result.node}, else the first node in ${result.searchPath.length - 1} usual places`;
     this.log(`Built ${result.outfile} (${formatSize(result.bytes)}, ${what})`);
     if (result.version !== null) this.log(`fingerprint under the agent's environment: version ${result.version}`);
-    for (const warning of result.warnings) this.warn(warning);
+    for (const warning of result.warnings) this.warnLine(warning);
     // `kind` heads the document: the build's kind of executable is its `format`.
     const { kind: format, ...rest } = result;
     return dhvDocument('BuildResult', { ...rest, format });
