@@ -1,9 +1,9 @@
-// What a read-only dhv command needs of @oclif/core, for its lean bundle (bin/build-cli.mjs):
-// the Command base class, Flags and Args, and a runner. oclif itself (its config, plugins,
-// help, parser and their packages) is most of what `dhv volume status` used to load; here a
-// command runs without it when its command line is one this parser reads exactly as oclif's
-// does: flags it knows, each once, values that do not start with a dash, no more arguments
-// than it takes. Anything else (help, a usage mistake oclif words, a flag this parser does not
+// What a dhv command needs of @oclif/core, for its lean bundle (bin/build-cli.mjs): the
+// Command base class, Flags and Args, oclif's progress line, and a runner. oclif itself (its
+// config, plugins, help, parser and their packages) is most of what `dhv volume status` used
+// to load; here a command runs without it when its command line is one this parser reads
+// exactly as oclif's does (test/cli-lean-parser.test.ts): flags it knows, each once unless it
+// takes many values, values that do not start with a dash, no more arguments than it takes. Anything else (help, a usage mistake oclif words, a flag this parser does not
 // model) goes to oclif through `fallBack`, before the command has run any of its own code.
 import { format, inspect } from 'node:util';
 import { maybeWsl, userAgent } from './cli-files.cjs';
