@@ -110,16 +110,18 @@ async function makeManifest(pjson) {
 }
 
 /**
- * Commands that run only through oclif: help (oclif's own help class). Every other command
- * also gets a lean bundle of its own: its code and bin/lite-oclif.mjs in place of
- * @oclif/core (the Command base class, Flags, Args and a parser), a fifth of the main bundle.
- * bin/start.js runs one when the command line names it and lite-oclif reads that line as
- * oclif would; else the main bundle runs, through oclif, whose start-up costs each run about
- * 0.1 s of CPU more (more than a 10,000-volume restart's fifth). One bundle of every lean
- * command would be smaller on disk, but it loaded 20 ms slower for each command than its own.
- * A command that asks @oclif/core for more than lite-oclif has fails the build.
+ * Commands that run only through oclif: help (oclif's own help class), and the author's
+ * commands, whose start-up is a small part of the seconds they take (init, build, demo,
+ * record, replay) and whose bundles are the largest. Every other command also gets a lean
+ * bundle of its own: its code and bin/lite-oclif.mjs in place of @oclif/core (the Command
+ * base class, Flags, Args and a parser). bin/start.js runs one when the command line names
+ * it and lite-oclif reads that line as oclif would; else the main bundle runs, through oclif,
+ * whose start-up costs each run about 0.06 s of CPU more. One bundle for every lean command
+ * would be smaller, but each command loaded 20 ms slower from it than from its own (esbuild
+ * wraps every module a lazily required command reaches). A command that asks @oclif/core for
+ * more than lite-oclif has fails the build.
  */
-const THROUGH_OCLIF = new Set(['help']);
+const THROUGH_OCLIF = new Set(['help', 'init', 'build', 'demo', 'record', 'replay']);
 const leanCommands = (commands) => Object.keys(commands).filter((id) => !THROUGH_OCLIF.has(id));
 const LITE_OCLIF = join(ROOT, 'bin', 'lite-oclif.mjs');
 /**
@@ -199,10 +201,10 @@ async function bundle(commands, hooks) {
           loader: 'js',
         },
         outfile: join(temp, leanModule(commandId)),
-        // Whitespace and syntax only: each command's copy of the code it shares with the others
-        // costs the package less, and names in a stack trace stay (the map says where).
-        minifyWhitespace: true,
-        minifySyntax: true,
+        // Each command's copy of the code it shares with the others costs the package less;
+        // names in a stack trace stay (DHV_LEAN=0 runs the command from the main bundle).
+        minify: true,
+        keepNames: true,
         alias: { '@oclif/core': LITE_OCLIF },
         banner: { js: BANNER + LAZY_BANNER },
         plugins: [],

@@ -1,5 +1,5 @@
 // What a dhv command needs of @oclif/core, for its lean bundle (bin/build-cli.mjs): the
-// Command base class, Flags and Args, oclif's progress line, and a runner. oclif itself (its
+// Command base class, Flags and Args, and a runner. oclif itself (its
 // config, plugins, help, parser and their packages) is most of what `dhv volume status` used
 // to load; here a command runs without it when its command line is one this parser reads
 // exactly as oclif's does (test/cli-lean-parser.test.ts): flags it knows, each once unless it
@@ -11,7 +11,7 @@ import { maybeWsl, userAgent } from './cli-files.cjs';
 /** Any of these anywhere on the command line: oclif answers (help, version), not the lean path. */
 const OCLIF_ONLY = new Set(['--help', '-h', '-help', '--version', '-v']);
 /** Flag settings whose meaning this parser does not model: a command with one goes to oclif. */
-const UNMODELLED = ['relationships', 'dependsOn', 'exactlyOne', 'atLeastOne', 'aliases', 'charAliases'];
+const UNMODELLED = ['relationships', 'exclusive', 'dependsOn', 'exactlyOne', 'atLeastOne', 'aliases', 'charAliases'];
 const UNMODELLED_MORE = ['deprecated', 'deprecateAliases', 'delimiter', 'allowStdin'];
 
 // oclif's: a closed pipe (`dhv volume status | head -1`) is not an error.
@@ -138,18 +138,6 @@ export const Args = {
   string: (options = {}) => ({ parse: async (input) => input, ...options }),
 };
 
-/**
- * oclif's progress line as it prints it where it draws no spinner: `message...` on stderr,
- * then ` done` (or the status given) when the work ends. dhv shows it only to a person
- * watching a terminal.
- */
-export const ux = {
-  action: {
-    start: (message) => void process.stderr.write(`${message}...`),
-    stop: (status = 'done') => void process.stderr.write(` ${status}\n`),
-  },
-};
-
 const JSON_FLAG = Flags.boolean({ description: 'Format output as json.', helpGroup: 'GLOBAL' });
 
 function allFlags(options) {
@@ -185,9 +173,7 @@ export async function parseSimple(argv, options) {
       } else if (flag.default !== undefined) fromDefault.push([name, flag]);
       else if (flag.required) return undefined;
     }
-    // oclif refuses two exclusive flags that were both given (on the line or in the environment), in its words.
     const chosen = { ...values };
-    if (Object.keys(chosen).some((name) => flags[name].exclusive?.some((other) => other in chosen))) return undefined;
     for (const [name, flag] of fromDefault)
       values[name] =
         typeof flag.default === 'function' ? await flag.default({ flags: chosen, options: flag }) : flag.default;
