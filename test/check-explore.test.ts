@@ -1,4 +1,4 @@
-import { copyFile, readdir } from 'node:fs/promises';
+import { copyFile, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import {
@@ -172,7 +172,12 @@ const SEEDS = 3;
 const SUITE_TIMEOUT_MS = 2.5 * CHECK_TIMEOUT_MS;
 
 const scratch: string[] = [];
+/** What a fixture copy may leave in /tmp when the explorer kills its create: `<name>.<its inode>.` (build-in-tmp). */
+const stagePrefixes: string[] = [];
 afterAll(async () => {
+  const inTmp = await readdir('/tmp');
+  const stages = inTmp.filter((entry) => stagePrefixes.some((prefix) => entry.startsWith(prefix)));
+  await Promise.all(stages.map((entry) => rm(join('/tmp', entry), { recursive: true, force: true })));
   await Promise.all(scratch.map((dir) => removeTempDir(dir)));
 });
 
@@ -182,6 +187,7 @@ async function fixtureCopy(name: string): Promise<{ plugin: string; volumesDir: 
   scratch.push(dir);
   const plugin = join(dir, name);
   await copyFile(join(STATEFUL, name), plugin);
+  stagePrefixes.push(`${name}.${(await stat(plugin)).ino}.`);
   return { plugin, volumesDir: join(dir, 'runs') };
 }
 
