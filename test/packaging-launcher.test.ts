@@ -32,9 +32,10 @@ function startWithNodeOnlyAt(plugin: string, nodeAt: string | undefined, operati
     // Fresh tmpfs over the places a node is put back, so nothing is written to the host.
     'mount -t tmpfs tmpfs /usr/local/bin',
     'mount -t tmpfs tmpfs /opt',
-    // Keep a way to reach the real node for the bind mount below, before hiding it.
-    `real=$(mktemp -d)`,
-    `mount -t tmpfs tmpfs "$real" && touch "$real/node" && mount --bind ${q(process.execPath)} "$real/node"`,
+    // Keep a way to reach the real node for the bind mount below, before hiding it: in the
+    // fresh /opt (a hidden folder, which no launcher path names), so nothing is left in /tmp.
+    'real=/opt/.real-node',
+    `mkdir "$real" && touch "$real/node" && mount --bind ${q(process.execPath)} "$real/node"`,
     ...NODES.map((path) => `if [ -e ${q(path)} ]; then mount --bind /dev/null ${q(path)}; fi`),
     ...(nodeAt
       ? [`mkdir -p "$(dirname ${q(nodeAt)})" && touch ${q(nodeAt)}`, `mount --bind "$real/node" ${q(nodeAt)}`]
