@@ -116,10 +116,10 @@ async function makeManifest(pjson) {
  * bundle of its own: its code and bin/lite-oclif.mjs in place of @oclif/core (the Command
  * base class, Flags, Args and a parser). bin/start.js runs one when the command line names
  * it and lite-oclif reads that line as oclif would; else the main bundle runs, through oclif,
- * whose start-up costs each run about 0.05 s of CPU more (bench/cli-start.bench.mjs). One bundle for every lean command
- * would be smaller, but each command loaded 20 ms slower from it than from its own (esbuild
- * wraps every module a lazily required command reaches). A command that asks @oclif/core for
- * more than lite-oclif has fails the build.
+ * whose start-up costs each run about 0.05 s of CPU more (bench/cli-start.bench.mjs). One
+ * bundle for every lean command would be smaller, but each command loaded 20 ms slower from
+ * it than from its own (esbuild wraps every module a lazily required command reaches). A
+ * command that asks @oclif/core for more than lite-oclif has fails the build.
  */
 const THROUGH_OCLIF = new Set(['help', 'init', 'build', 'demo', 'record', 'replay']);
 const leanCommands = (commands) => Object.keys(commands).filter((id) => !THROUGH_OCLIF.has(id));
