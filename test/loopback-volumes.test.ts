@@ -223,6 +223,47 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
     expect(mountsAtOrBelowSync(volumesDir).map((m) => m.mountPoint)).toEqual([path]);
   });
 
+  it('grows an ext4 volume offline once the copy a new mount namespace holds is dropped, as a task start drops it', async () => {
+    const id = randomUUID();
+    const parameters = { mount_options: 'ro' };
+    const { path } = await create(id, { capacityMinBytes: 256n * MIB, parameters });
+    const sizeBefore = await filesystemBytes(path);
+    const setUp = spawn(
+      ...inPrivateMountNamespace(
+        'echo ready; /bin/sleep 0.4; /usr/bin/umount -l "$0"; exec /bin/sleep 600',
+        [path],
+        [path],
+      ),
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    children.push(setUp);
+    await once(setUp.stdout!, 'data');
+    expect(await readFile(`/proc/${setUp.pid}/mountinfo`, 'utf8')).toContain(` ${path} `);
+
+    const grown = await create(id, { capacityMinBytes: 512n * MIB, parameters });
+    expect(grown.bytes).toBe(512n * MIB);
+    expect(await filesystemBytes(path)).toBeGreaterThan(sizeBefore + 200n * MIB);
+  });
+
+  it('refuses to grow offline a volume another mount namespace keeps mounted, naming its process, and keeps it as it was', async () => {
+    const id = randomUUID();
+    const parameters = { mount_options: 'ro' };
+    const { path } = await create(id, { capacityMinBytes: 256n * MIB, parameters });
+    const container = spawn(...inPrivateMountNamespace('echo ready && exec /bin/sleep 600', [], [path]), {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    children.push(container);
+    await once(container.stdout!, 'data');
+
+    const err = await failure(create(id, { capacityMinBytes: 512n * MIB, parameters }));
+    expect(err.pluginMessage).toContain(
+      `it is still mounted in the mount namespace of process ${container.pid} (at ${path}), so it cannot grow offline`,
+    );
+    expect(BigInt((await stat(imageOf(id))).size)).toBe(256n * MIB);
+    expect(mountsAtOrBelowSync(volumesDir).map((m) => m.mountPoint)).toEqual([path]);
+    expect(mountsAtOrBelowSync(volumesDir)[0]!.options).toContain('ro');
+  });
+
   it('deletes: unmounts, detaches, removes the image and the mount point; a second delete succeeds too', async () => {
     const id = randomUUID();
     await create(id);

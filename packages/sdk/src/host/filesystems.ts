@@ -2,8 +2,9 @@ import { open } from 'node:fs/promises';
 import { diskSpace } from '../helpers/disk-space.js';
 import { PluginFailure } from '../helpers/errors.js';
 import { hostTool, type HostCallOptions } from './host-tools.js';
+import { deviceNumberOf } from './loop-devices.js';
 import { mountsAt } from './mount-table.js';
-import { mount, unmount, VolumeBusyError } from './mounts.js';
+import { lastingMountsInOtherNamespaces, mount, unmount, VolumeBusyError } from './mounts.js';
 
 export const FILESYSTEMS = ['ext4', 'xfs'] as const;
 export type FilesystemType = (typeof FILESYSTEMS)[number];
@@ -145,6 +146,7 @@ async function growOnlineOrOffline(v: MountedFilesystem, options: HostCallOption
     }
   }
   try {
+    await offlineAlone(v, what, options);
     await hostTool('e2fsck', ['-f', '-p', v.device], options).catch((err: unknown) => {
       const exitCode = exitCodeOf(err);
       if (exitCode !== 1 && exitCode !== 2) throw err;
@@ -153,4 +155,20 @@ async function growOnlineOrOffline(v: MountedFilesystem, options: HostCallOption
   } finally {
     await mount(v.device, v.mountPath, v.fs, v.mountOptions ?? []);
   }
+}
+
+/**
+ * Unmounted here, the filesystem may still be mounted in another mount namespace: one made a
+ * moment ago (a task starting) holds a copy of every mount until it drops them, and e2fsck
+ * would refuse the device as in use. Grows once such copies are gone, within the grace a
+ * delete gives them; else says which process holds it (the caller mounts it again).
+ */
+async function offlineAlone(v: MountedFilesystem, what: string, options: HostCallOptions): Promise<void> {
+  const held = await lastingMountsInOtherNamespaces(new Set([await deviceNumberOf(v.device)]), options);
+  if (held.length === 0) return;
+  throw new PluginFailure(
+    'EEXPANDBUSY',
+    `cannot ${what}: its ext4 filesystem cannot grow while mounted, and it is still mounted in the mount namespace of process ${held[0]!.pid} (at ${held[0]!.mountPoint}), so it cannot grow offline; stop the workloads using it and try again`,
+    { mountPath: v.mountPath },
+  );
 }
