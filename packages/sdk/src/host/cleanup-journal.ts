@@ -3,7 +3,7 @@ import { accessSync, constants, mkdirSync, rmSync } from 'node:fs';
 import { mkdir, readFile, readdir, realpath, rm } from 'node:fs/promises';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NotAProcessError, processStartTicks, signalRecordedGroup } from '../helpers/signals.js';
+import { NotAProcessError, processStartTicks, signalRecordedGroup, stoppedRunning } from '../helpers/signals.js';
 import { releaseEverythingBelow } from './teardown.js';
 import { volumesDiskFoldersBelow } from './volumes-disk.js';
 import { replaceFileSync } from '../helpers/replace-file.js';
@@ -233,6 +233,9 @@ export function releaseJournalOnCrash(say: (line: string) => void): void {
 
 /** Kills a process group only while it is the one recorded; a journal entry naming no group (damaged) is passed over. */
 /** Whether the group was there to kill. */
+/** How long the finisher waits for the groups it killed to go before it releases their folders. */
+const KILLED_GONE_MS = 2_000;
+
 function killGroup(pgid: number, startTime: string): boolean {
   try {
     return signalRecordedGroup(pgid, Number(startTime), 'SIGKILL');
@@ -277,11 +280,16 @@ export async function finishOrphanedJournals(): Promise<string[]> {
     if (doc.pid === process.pid || startTimeOf(doc.pid) === doc.startTime) continue;
     const done: string[] = [];
     const problems: string[] = [];
+    const killed: number[] = [];
     for (const entry of doc.entries) {
       if (entry.kind !== 'process-group') continue;
       // A group struck off in memory only (forgetProcessGroup) may be listed long gone: not said.
-      if (killGroup(entry.pgid, entry.startTime)) done.push(`killed process group ${entry.pgid}`);
+      if (!killGroup(entry.pgid, entry.startTime)) continue;
+      killed.push(entry.pgid);
+      done.push(`killed process group ${entry.pgid}`);
     }
+    // A SIGKILL takes effect after it is sent: the folders are released once the groups' leaders are gone.
+    await stoppedRunning(killed, KILLED_GONE_MS);
     for (const entry of doc.entries) {
       if (entry.kind !== 'folder') continue;
       const left = await releaseFolder(entry.path, entry.canonical);
