@@ -63,6 +63,24 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
     });
   const imageOf = (id: string) => join(volumesDir, '.dhv-loopback', `${id}.img`);
   const failure = (promise: Promise<unknown>) => expectPluginError(promise);
+
+  /**
+   * A new mount namespace as a runtime's set-up makes it: a copy of every mount, `path`'s
+   * among them, until it drops the ones it does not keep, 0.4 s later.
+   */
+  async function namespaceDroppingCopyOf(path: string): Promise<void> {
+    const setUp = spawn(
+      ...inPrivateMountNamespace(
+        'echo ready; /bin/sleep 0.4; /usr/bin/umount -l "$0"; exec /bin/sleep 600',
+        [path],
+        [path],
+      ),
+      { stdio: ['ignore', 'pipe', 'ignore'] },
+    );
+    children.push(setUp);
+    await once(setUp.stdout!, 'data');
+    expect(await readFile(`/proc/${setUp.pid}/mountinfo`, 'utf8')).toContain(` ${path} `);
+  }
   const filesystemBytes = async (path: string) => {
     const s = await statfs(path, { bigint: true });
     return s.blocks * s.bsize;
@@ -228,17 +246,7 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
     const parameters = { mount_options: 'ro' };
     const { path } = await create(id, { capacityMinBytes: 256n * MIB, parameters });
     const sizeBefore = await filesystemBytes(path);
-    const setUp = spawn(
-      ...inPrivateMountNamespace(
-        'echo ready; /bin/sleep 0.4; /usr/bin/umount -l "$0"; exec /bin/sleep 600',
-        [path],
-        [path],
-      ),
-      { stdio: ['ignore', 'pipe', 'ignore'] },
-    );
-    children.push(setUp);
-    await once(setUp.stdout!, 'data');
-    expect(await readFile(`/proc/${setUp.pid}/mountinfo`, 'utf8')).toContain(` ${path} `);
+    await namespaceDroppingCopyOf(path);
 
     const grown = await create(id, { capacityMinBytes: 512n * MIB, parameters });
     expect(grown.bytes).toBe(512n * MIB);
@@ -328,18 +336,7 @@ describe.skipIf(skipRootTests('dhv-loopback on real loop devices'))('dhv-loopbac
   it('deletes a volume whose copy another mount namespace drops a moment later, as a container set-up does', async () => {
     const id = randomUUID();
     const { path } = await create(id, { capacityMinBytes: 32n * MIB });
-    // A runtime's new namespace holds a copy of every mount until its set-up drops the ones it does not keep.
-    const setUp = spawn(
-      ...inPrivateMountNamespace(
-        'echo ready; /bin/sleep 0.4; /usr/bin/umount -l "$0"; exec /bin/sleep 600',
-        [path],
-        [path],
-      ),
-      { stdio: ['ignore', 'pipe', 'ignore'] },
-    );
-    children.push(setUp);
-    await once(setUp.stdout!, 'data');
-    expect(await readFile(`/proc/${setUp.pid}/mountinfo`, 'utf8')).toContain(` ${path} `);
+    await namespaceDroppingCopyOf(path);
 
     await remove(id);
     expect(await inventory(volumesDir)).toEqual(NOTHING);
