@@ -288,6 +288,23 @@ describe('the lean start-up of the commands a user scripts', () => {
       });
     }
   });
+
+  it("reads no missing argument from a piped stdin, on either path, as Nomad's CLI never does", async () => {
+    // A script's loop input is not a volume ID: oclif would take it as one.
+    for (const lean of ['1', '0']) {
+      const run = await runDhv(['volume', 'status', '-json', '--data-dir', agent.dataDir], {
+        cwd: agent.dir,
+        input: 'nope\n',
+        env: { DHV_DATA_DIR: undefined, DHV_LEAN: lean },
+      });
+      expect({ lean, exitCode: run.exitCode, stderr: run.stderr, stdout: run.stdout.trim() }).toEqual({
+        lean,
+        exitCode: 0,
+        stderr: '',
+        stdout: '[]',
+      });
+    }
+  });
 });
 
 /** `agent.dhv(...line)` with the lean start-up turned off (DHV_LEAN=0): what oclif does. */

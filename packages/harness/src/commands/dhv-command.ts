@@ -33,7 +33,17 @@ export abstract class DhvCommand extends Command {
   ): Promise<Interfaces.ParserOutput<F, B, A>> {
     const input = options ?? (this.ctor as unknown as Interfaces.Input<F, B, A>);
     const flags = { ...input.baseFlags, ...input.flags, ...(input.enableJsonFlag === false ? {} : { json: true }) };
-    return super.parse(options, nomadSpelling(argv, flags));
+    // oclif would take a missing argument from a piped stdin (a script's loop input as a
+    // volume ID); Nomad's CLI, and the lean start-up, never read one from there.
+    const args = Object.fromEntries(
+      Object.entries(input.args ?? {}).map(([name, arg]) => [name, { ...arg, ignoreStdin: true }]),
+    ) as typeof input.args;
+    // Named one by one: a command class's inherited statics (enableJsonFlag) are not its own to spread.
+    const { baseFlags, enableJsonFlag, strict } = input;
+    return super.parse(
+      { ...input, flags: input.flags, baseFlags, enableJsonFlag, strict, args },
+      nomadSpelling(argv, flags),
+    );
   }
 
   protected print(text: string): void {
