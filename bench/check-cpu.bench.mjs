@@ -17,21 +17,15 @@ const HERE = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
 const ROUNDS = Number(process.env.DHV_BENCH_CHECK_CPU_ROUNDS ?? 3);
 const OPERATIONS = new Set(['create', 'delete', 'fingerprint']);
 
-/** Written at the dhv process's exit: its own CPU, and how many plugin calls it started. */
-const USAGE_HOOK = `
+/** Counts the plugin calls the dhv process starts (bench/lib.mjs's hook writes them with its CPU). */
+const COUNT_CALLS = `
 const childProcess = require('node:child_process');
-const fs = require('node:fs');
 let calls = 0;
 const spawnOne = childProcess.ChildProcess.prototype.spawn;
 childProcess.ChildProcess.prototype.spawn = function (options) {
   if (${JSON.stringify([...OPERATIONS])}.includes(options?.args?.[1])) calls++;
   return spawnOne.call(this, options);
-};
-process.on('exit', () => {
-  const { userCPUTime, systemCPUTime } = process.resourceUsage();
-  fs.writeFileSync(process.env.DHV_BENCH_USAGE_FILE, JSON.stringify({ cpuMs: (userCPUTime + systemCPUTime) / 1000, calls }));
-});
-`;
+};`;
 
 const CHECKS = [
   {
@@ -48,7 +42,7 @@ export default async function run(lib) {
   const dir = await lib.makeScratch('check-cpu');
   try {
     const hook = join(dir, 'usage.cjs');
-    await writeFile(hook, USAGE_HOOK);
+    await writeFile(hook, lib.ownCpuHook({ prelude: COUNT_CALLS, fields: ['calls'] }));
     const rows = [];
     for (const check of CHECKS) {
       const samples = trees.map(() => []);

@@ -13,14 +13,6 @@ const DHV = join(ROOT, 'packages/harness/bin/run.js');
 const FIXTURE = join(ROOT, 'packages/harness/fixtures/good-plugin');
 const ROUNDS = Number(process.env.DHV_BENCH_CLI_START_ROUNDS ?? 15);
 
-/** Written at the dhv process's exit: its own CPU. */
-const USAGE_HOOK = `
-process.on('exit', () => {
-  const { userCPUTime, systemCPUTime } = process.resourceUsage();
-  require('node:fs').writeFileSync(process.env.DHV_BENCH_USAGE_FILE, String((userCPUTime + systemCPUTime) / 1000));
-});
-`;
-
 const LINES = {
   'volume status': ['volume', 'status'],
   'volume delete <a name no volume has>': ['volume', 'delete', 'nope'],
@@ -35,7 +27,7 @@ export default async function run(lib) {
     const dataDir = join(dir, 'data');
     await mkdir(join(dataDir, 'host_volume_plugins'), { recursive: true });
     const hook = join(dir, 'usage.cjs');
-    await writeFile(hook, USAGE_HOOK);
+    await writeFile(hook, lib.ownCpuHook());
     const usageFile = join(dir, 'usage');
     const env = { ...process.env, NO_COLOR: '1', DHV_DATA_DIR: dataDir, DHV_BENCH_USAGE_FILE: usageFile };
     delete env.NODE_EXTRA_CA_CERTS; // read at every node start: not dhv's cost
@@ -49,11 +41,11 @@ export default async function run(lib) {
         child.on('error', fail);
         child.on('close', done);
       });
-      return Number(await readFile(usageFile, 'utf8'));
+      return JSON.parse(await readFile(usageFile, 'utf8')).cpuMs;
     };
     const samples = Object.fromEntries(
       Object.keys(LINES).flatMap((line) => [
-        [`${line}`, []],
+        [line, []],
         [`${line} (oclif)`, []],
       ]),
     );

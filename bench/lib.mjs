@@ -126,3 +126,19 @@ export function commitOf(tree) {
   const head = spawnSync('git', ['-C', tree, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' });
   return head.status === 0 ? head.stdout.trim() : tree;
 }
+
+/**
+ * The source of a `--require` hook that writes, at the process's exit, its own CPU (user +
+ * system, in ms, its threads included and its children not) as `{"cpuMs": ...}` to the file
+ * DHV_BENCH_USAGE_FILE names. `prelude` runs first; `fields` names its variables the
+ * document carries too.
+ */
+export function ownCpuHook({ prelude = '', fields = [] } = {}) {
+  return `${prelude}
+process.on('exit', () => {
+  const { userCPUTime, systemCPUTime } = process.resourceUsage();
+  const usage = { cpuMs: (userCPUTime + systemCPUTime) / 1000, ${fields.join(', ')} };
+  require('node:fs').writeFileSync(process.env.DHV_BENCH_USAGE_FILE, JSON.stringify(usage));
+});
+`;
+}

@@ -1,10 +1,11 @@
 // What a dhv command needs of @oclif/core, for its lean bundle (bin/build-cli.mjs): the
-// Command base class, Flags and Args, and a runner. oclif itself (its
-// config, plugins, help, parser and their packages) is most of what `dhv volume status` used
-// to load; here a command runs without it when its command line is one this parser reads
-// exactly as oclif's does (test/cli-lean-parser.test.ts): flags it knows, each once unless it
-// takes many values, values that do not start with a dash, no more arguments than it takes. Anything else (help, a usage mistake oclif words, a flag this parser does not
-// model) goes to oclif through `fallBack`, before the command has run any of its own code.
+// Command base class, Flags and Args, and a runner. oclif itself (its config, plugins, help,
+// parser and their packages) is most of what `dhv volume status` used to load; here a command
+// runs without it when its command line is one this parser reads exactly as oclif's does
+// (test/cli-lean-parser.test.ts): flags it knows, each once unless it takes many values,
+// values that do not start with a dash, no more arguments than it takes. Anything else (help,
+// a usage mistake oclif words, a flag this parser does not model) goes to oclif through
+// `fallBack`, before the command has run any of its own code.
 import { format, inspect } from 'node:util';
 import { maybeWsl, userAgent } from './cli-files.cjs';
 
@@ -223,7 +224,7 @@ function readLine(argv, flags) {
       flag = flags[name];
       negated = true;
     }
-    if (flag === undefined || (given.has(name) && !(flag.multiple && flag.type !== 'boolean'))) return undefined;
+    if (flag === undefined || (given.has(name) && !flag.multiple)) return undefined;
     let value = long ? long[2] : undefined;
     if (flag.type === 'boolean') {
       if (value !== undefined) return undefined;

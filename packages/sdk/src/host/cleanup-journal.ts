@@ -231,11 +231,13 @@ export function releaseJournalOnCrash(say: (line: string) => void): void {
   process.on('unhandledRejection', onCrash);
 }
 
-/** Kills a process group only while it is the one recorded; a journal entry naming no group (damaged) is passed over. */
-/** Whether the group was there to kill. */
 /** How long the finisher waits for the groups it killed to go before it releases their folders. */
 const KILLED_GONE_MS = 2_000;
 
+/**
+ * Kills a process group only while it is the one recorded; a journal entry naming no group
+ * (damaged) is passed over. Whether the group was there to kill.
+ */
 function killGroup(pgid: number, startTime: string): boolean {
   try {
     return signalRecordedGroup(pgid, Number(startTime), 'SIGKILL');
