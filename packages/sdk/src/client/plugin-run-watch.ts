@@ -166,11 +166,12 @@ class RunWatch {
     // Nothing the plugin started may outlive the call; what still ran is said, since an agent would leave it.
     const leftRunning = this.stillRunning();
     if (this.exited) this.killGroup();
-    const killedHolders = [...new Set(this.outputHolders.map((h) => h.pid))];
+    const killed = [...new Set([...this.outputHolders, ...leftRunning].map((p) => p.pid))];
     const result = this.record(leftRunning);
-    // The holders were killed: the run is over once they are gone, not merely signalled.
-    if (killedHolders.length === 0) this.resolve(result);
-    else void stoppedRunning(killedHolders, KILL_WAIT_MS).then(() => this.resolve(result));
+    // The run is over once what it killed is gone, not merely signalled: a SIGKILL takes effect
+    // when the process is next scheduled, and a caller that says "killed" must be right.
+    if (killed.length === 0) this.resolve(result);
+    else void stoppedRunning(killed, KILL_WAIT_MS).then(() => this.resolve(result));
   }
 
   /** The group's processes still running after a clean exit with the output closed. */

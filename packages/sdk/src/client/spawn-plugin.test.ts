@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { spawnPlugin } from './spawn-plugin.js';
 import { outputText } from './plugin-run.js';
@@ -54,6 +55,30 @@ describe('spawnPlugin', () => {
     expect(new Set(run.outputHolders.map((h) => h.pid)).size).toBe(2);
     expect(run.outputHolders.every((h) => h.command.endsWith('/sleep'))).toBe(true);
     for (const pid of holders) expect(running(pid)).toBe(false);
+  });
+
+  it('is over once what the plugin left running in its group is gone, not when it was signalled', async () => {
+    // A SIGKILL takes effect when the process is next scheduled: a leftover of the idle class
+    // beside a busy loop on the same CPU dies tens of milliseconds to a second after it.
+    const hog = spawn('/usr/bin/taskset', ['-c', '0', '/bin/sh', '-c', 'while :; do :; done'], { stdio: 'ignore' });
+    try {
+      const p = await dir.bash(
+        'p',
+        [
+          '/usr/bin/taskset -c 0 /usr/bin/chrt --idle 0 /bin/sleep 600 </dev/null >/dev/null 2>&1 &',
+          'for ((i = 0; i < 100000; i++)); do read -r _ comm _ </proc/$!/stat && [[ "$comm" == "(sleep)" ]] && break; done',
+          'echo done',
+        ].join('\n'),
+      );
+      for (let i = 0; i < 3; i++) {
+        const run = await spawnPlugin(p, ['delete'], {}, { timeoutMs: 60_000 });
+        for (const left of run.leftRunning ?? []) holders.add(left.pid);
+        expect(run.leftRunning?.map((left) => left.command)).toEqual(['/usr/bin/sleep']);
+        expect(run.leftRunning!.filter((left) => running(left.pid))).toEqual([]);
+      }
+    } finally {
+      hog.kill('SIGKILL');
+    }
   });
 
   it('does not call a plugin that answered before its deadline a holder of its output: a helper closing it a moment later is no fault', async () => {
