@@ -4,7 +4,7 @@ import { PluginFailure } from '../helpers/errors.js';
 import { hostTool, type HostCallOptions } from './host-tools.js';
 import { deviceNumberOf } from './loop-devices.js';
 import { mountsAt } from './mount-table.js';
-import { lastingMountsInOtherNamespaces, mount, unmount, VolumeBusyError } from './mounts.js';
+import { deviceReleased, lastingMountsInOtherNamespaces, mount, unmount, VolumeBusyError } from './mounts.js';
 
 export const FILESYSTEMS = ['ext4', 'xfs'] as const;
 export type FilesystemType = (typeof FILESYSTEMS)[number];
@@ -165,10 +165,16 @@ async function growOnlineOrOffline(v: MountedFilesystem, options: HostCallOption
  */
 async function offlineAlone(v: MountedFilesystem, what: string, options: HostCallOptions): Promise<void> {
   const held = await lastingMountsInOtherNamespaces(new Set([await deviceNumberOf(v.device)]), options);
-  if (held.length === 0) return;
+  if (held.length > 0)
+    throw new PluginFailure(
+      'EEXPANDBUSY',
+      `cannot ${what}: its ext4 filesystem cannot grow while mounted, and it is still mounted in the mount namespace of process ${held[0]!.pid} (at ${held[0]!.mountPoint}), so it cannot grow offline; stop the workloads using it and try again`,
+      { mountPath: v.mountPath },
+    );
+  if (await deviceReleased(v.device, options)) return;
   throw new PluginFailure(
     'EEXPANDBUSY',
-    `cannot ${what}: its ext4 filesystem cannot grow while mounted, and it is still mounted in the mount namespace of process ${held[0]!.pid} (at ${held[0]!.mountPoint}), so it cannot grow offline; stop the workloads using it and try again`,
+    `cannot ${what}: its ext4 filesystem cannot grow while mounted, and ${v.device} is still in use once unmounted (a program holds it open exclusively, or a mount of it is still being released), so it cannot grow offline; stop what uses it and try again`,
     { mountPath: v.mountPath },
   );
 }

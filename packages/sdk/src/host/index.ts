@@ -90,6 +90,7 @@ export {
 export {
   NAMESPACE_SETUP_GRACE_MS,
   VolumeBusyError,
+  deviceReleased,
   lastingMountsInOtherNamespaces,
   mount,
   mountsElsewhere,

@@ -1,3 +1,4 @@
+import { closeSync, constants, openSync } from 'node:fs';
 import { readdir, readFile, readlink } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { PluginFailure } from '../helpers/errors.js';
@@ -121,4 +122,24 @@ export async function lastingMountsInOtherNamespaces(
     held = await mountsInOtherNamespaces(devices);
   }
   return held;
+}
+
+/**
+ * Whether `device` opens exclusively (nothing mounts it, nothing holds it open so) within the
+ * grace above: the kernel releases the last copy of a mount in a namespace that just ended a
+ * moment after the namespace is gone from /proc, and a tool that needs the device to itself
+ * (e2fsck, resize2fs offline) would find it in use. An error other than EBUSY is the tool's to say.
+ */
+export async function deviceReleased(device: string, options: HostCallOptions = {}): Promise<boolean> {
+  const deadline = Date.now() + NAMESPACE_SETUP_GRACE_MS;
+  for (;;) {
+    try {
+      closeSync(openSync(device, constants.O_RDONLY | constants.O_EXCL));
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EBUSY') return true;
+    }
+    if (Date.now() >= deadline) return false;
+    await sleep(RECHECK_MS, undefined, options.signal ? { signal: options.signal } : {});
+  }
 }
