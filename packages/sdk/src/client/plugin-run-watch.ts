@@ -6,6 +6,8 @@ import { processGroupExists, signalProcessGroup, stoppedRunning } from '../helpe
 
 /** How long to wait for killed processes to let go of the pipes before returning without them. */
 const KILL_WAIT_MS = 2_000;
+/** How long a process of the group that closed its output may take to end before it counts as left running. */
+const EXITING_MS = 250;
 
 /** The limits a started run is held to. */
 export interface RunLimits {
@@ -163,22 +165,44 @@ class RunWatch {
     for (const t of this.timers) clearTimeout(t);
     this.limits.signal?.removeEventListener('abort', this.onAbort);
     for (const s of this.run.output.streams) s.destroy();
+    void this.settle();
+  }
+
+  private async settle(): Promise<void> {
     // Nothing the plugin started may outlive the call; what still ran is said, since an agent would leave it.
-    const leftRunning = this.stillRunning();
+    const leftRunning = await this.stillRunning();
     if (this.exited) this.killGroup();
-    const killed = [...new Set([...this.outputHolders, ...leftRunning].map((p) => p.pid))];
     const result = this.record(leftRunning);
     // The run is over once what it killed is gone, not merely signalled: a SIGKILL takes effect
-    // when the process is next scheduled, and a caller that says "killed" must be right.
-    if (killed.length === 0) this.resolve(result);
-    else void stoppedRunning(killed, KILL_WAIT_MS).then(() => this.resolve(result));
+    // when the process is next scheduled, and until then a killed helper may hold what the
+    // next call needs (a device, a lock), and a caller that says "killed" would be wrong.
+    const killed = this.killedProcesses(leftRunning);
+    if (killed.length > 0) await stoppedRunning(killed, KILL_WAIT_MS);
+    this.resolve(result);
+  }
+
+  /** The processes this run killed that may still be dying: its output's holders, and its group once signalled. */
+  private killedProcesses(leftRunning: readonly LeftRunning[]): number[] {
+    const pid = this.run.child.pid;
+    const groupKilled = this.exited || this.timedOut || this.aborted || this.outputHeldOpen;
+    const group = groupKilled && pid !== undefined && processGroupExists(pid) ? liveProcessesOfGroup(pid) : [];
+    return [...new Set([...this.outputHolders, ...leftRunning, ...group].map((p) => p.pid))];
   }
 
   /** The group's processes still running after a clean exit with the output closed. */
-  private stillRunning(): LeftRunning[] {
+  private async stillRunning(): Promise<LeftRunning[]> {
     const pid = this.run.child.pid;
     const clean = this.exited && !this.outputHeldOpen && !this.timedOut && !this.aborted;
-    return clean && pid !== undefined && processGroupExists(pid) ? liveProcessesOfGroup(pid) : [];
+    const found = clean && pid !== undefined && processGroupExists(pid) ? liveProcessesOfGroup(pid) : [];
+    if (found.length === 0) return [];
+    // A helper closes its output on its way out, a moment before it is a zombie: not a leftover.
+    const still = new Set(
+      await stoppedRunning(
+        found.map((p) => p.pid),
+        EXITING_MS,
+      ),
+    );
+    return found.filter((p) => still.has(p.pid));
   }
 
   private record(leftRunning: LeftRunning[]): PluginRun {

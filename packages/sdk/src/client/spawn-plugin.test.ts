@@ -81,6 +81,50 @@ describe('spawnPlugin', () => {
     }
   });
 
+  it('does not call a helper a leftover that closed the output on its way out', async () => {
+    // Its output closes as it exits, a moment before it is a zombie; of the idle class beside a
+    // busy loop on its CPU, that moment lasts.
+    const hog = spawn('/usr/bin/taskset', ['-c', '0', '/bin/sh', '-c', 'while :; do :; done'], { stdio: 'ignore' });
+    try {
+      const p = await dir.bash(
+        'p',
+        "/usr/bin/taskset -c 0 /usr/bin/chrt --idle 0 /bin/sh -c 'echo late >&2' &\necho done",
+      );
+      for (let i = 0; i < 10; i++) {
+        const run = await spawnPlugin(p, ['fingerprint'], {}, { timeoutMs: 60_000 });
+        expect(outputText(run.stderr)).toBe('late\n');
+        expect(run.leftRunning ?? []).toEqual([]);
+      }
+    } finally {
+      hog.kill('SIGKILL');
+    }
+  });
+
+  it('is over once the group it killed at the deadline is gone, not when it was signalled', async () => {
+    // As above: the plugin's helper, of the idle class beside a busy loop, dies late (the
+    // explorer's next create found a killed create's e2fsck still holding the device).
+    const hog = spawn('/usr/bin/taskset', ['-c', '0', '/bin/sh', '-c', 'while :; do :; done'], { stdio: 'ignore' });
+    try {
+      const p = await dir.bash(
+        'p',
+        [
+          '/usr/bin/taskset -c 0 /usr/bin/chrt --idle 0 /bin/sleep 600 </dev/null >/dev/null 2>&1 &',
+          'echo $! >"$0.helper"',
+          'exec /bin/sleep 600',
+        ].join('\n'),
+      );
+      for (let i = 0; i < 3; i++) {
+        const run = await spawnPlugin(p, ['create'], {}, { timeoutMs: 1_000 });
+        const helper = Number(readFileSync(`${p}.helper`, 'utf8'));
+        holders.add(helper);
+        expect(run.timedOut).toBe(true);
+        expect(running(helper)).toBe(false);
+      }
+    } finally {
+      hog.kill('SIGKILL');
+    }
+  });
+
   it('does not call a plugin that answered before its deadline a holder of its output: a helper closing it a moment later is no fault', async () => {
     // The plugin exits at once; its helper keeps the output 2.5 s, past the 1.5 s deadline (a bash
     // start alone took more than 100 ms at load 17, when this deadline was 100 ms).
