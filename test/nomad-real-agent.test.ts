@@ -266,7 +266,7 @@ describe('the scenarios recorded on a real agent, step by step', () => {
       scenario.steps.forEach((step, i) => {
         const id = `${file}#${i}`;
         it(`step ${i}: ${step.note ?? step.run}`, async () => {
-          const run = await sandbox!.sh(step.run);
+          const run = await sandbox!.step(step);
           // IDs are numbered as first seen: seen in either stream first, so that a short ID in
           // stdout whose whole form only stderr printed is still known.
           for (const [ph, out, err] of [

@@ -47,13 +47,21 @@ const firstLine = (err: unknown) => (err instanceof Error ? err.message : String
  * Checks an unmounted filesystem before it is mounted again (after a reboot, say). e2fsck
  * -p repairs what is safe to repair (its exits 1 and 2 say it did); xfs repairs itself by
  * replaying its log at mount, so xfs_repair only looks (-n), and a log waiting to be
- * replayed is not an error. Anything else is EFSCHECK, naming the command to repair by hand.
+ * replayed is not an error. Anything else is EFSCHECK, naming the command to repair by hand,
+ * or saying the device is in use when it did not open exclusively within the grace.
  */
 export async function checkFilesystem(
   fs: FilesystemType,
   device: string,
   options: HostCallOptions = {},
 ): Promise<void> {
+  // A killed call's helper or a namespace that just ended may hold it a moment longer (mounts.ts).
+  if (!(await deviceReleased(device, options)))
+    throw new PluginFailure(
+      'EFSCHECK',
+      `the ${fs} filesystem on ${device} was not checked, so it was not mounted: the device is in use (mounted elsewhere, or open exclusively); stop what uses it and try again`,
+      { device },
+    );
   try {
     if (fs === 'ext4') await hostTool('e2fsck', ['-p', device], options);
     else await hostTool('xfs_repair', ['-n', device], options);
