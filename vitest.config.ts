@@ -15,6 +15,7 @@ const IN_PROCESS = [
   'test/sdk-bench-lib.test.ts',
   'test/go-homes.test.ts',
   'test/jobs-claims-in-process.test.ts',
+  'test/jobs-lifecycle-in-process.test.ts',
 ];
 
 /**

@@ -116,6 +116,21 @@ describe('sticky claims written at placement', () => {
     expect((await stickyClaims(records, 'default')).map((c) => c.ID)).toEqual([first!.ID]);
   });
 
+  it('an allocation stopped by the same update is still live to Nomad (its plan writes the new one first): a new ID', async () => {
+    const tg = group({ data: { Source: 'data', Sticky: true } });
+    const job = jobWith(tg);
+    await records.putJob({ Job: job, FailedTGAllocs: {}, BlockedEval: '' });
+    const old = await placed(job, tg);
+    await records.putAlloc({ ...old, DesiredStatus: 'stop', ClientStatus: 'complete' });
+    const [first] = await stickyClaims(records, 'default');
+    const replacement = { ...newAllocation(job, tg, 'app.web[0]', 'eval', 'node') };
+    await records.putAlloc(replacement);
+    await claimStickyVolumes(records, job, tg, replacement, node, new Set([old.ID]));
+    const [claim] = await stickyClaims(records, 'default');
+    expect(claim).toMatchObject({ AllocID: replacement.ID, CreateIndex: 1, ModifyIndex: 2 });
+    expect(claim!.ID).not.toBe(first!.ID);
+  });
+
   it('while the claiming allocation still lives, or once it is garbage collected, the row gets a new ID', async () => {
     const tg = group({ data: { Source: 'data', Sticky: true } });
     const job = jobWith(tg);
