@@ -5,7 +5,7 @@ import { processStartTicks } from '@dhv/sdk/host';
 import { removeTempDir, tempDir } from '../../../../../test/support/kit.js';
 import { defaultVolumeRequest, type Job, type TaskGroup } from '../../jobs/job-spec.js';
 import { AgentStore } from '../state/store.js';
-import type { AllocRecord, JobRecords, TaskRun } from '../state/job-records.js';
+import type { AllocRecord, JobRecord, JobRecords, TaskRun } from '../state/job-records.js';
 import { jobStatusOf, withClientStatus } from './alloc-status.js';
 import { newAllocation } from './placement.js';
 
@@ -176,7 +176,7 @@ describe("an allocation's client status, from its tasks' supervisors", () => {
 });
 
 describe("a job's status from its allocations, as nomad job status shows it", () => {
-  const record = (over: { Stop?: boolean; failed?: boolean } = {}) => ({
+  const record = (over: { Stop?: boolean; failed?: boolean } = {}): JobRecord => ({
     Job: { ...job, Stop: over.Stop ?? false },
     FailedTGAllocs: over.failed
       ? { g: { ConstraintFiltered: { 'missing compatible host volumes': 1 }, CoalescedFailures: 0 } }

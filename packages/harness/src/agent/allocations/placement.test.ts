@@ -85,7 +85,7 @@ function viewAfterFailure(
 ) {
   return nodeViewOf(
     {
-      hostVolumes: new Map([['data', { ID: 'vol-b', Path: '/v/b', ReadOnly: false }]]),
+      hostVolumes: new Map([['data', { Name: 'data', ID: 'vol-b', Path: '/v/b', ReadOnly: false }]]),
       volumes,
       allocs,
       jobs: [record(claims)],
@@ -118,7 +118,7 @@ describe("the scheduler's unmet sticky claims", () => {
   it('a live allocation of the same job and group meets the claim; terminal ones are not proposed', () => {
     const view = viewAfterFailure([claim('old', 'vol-a')], [alloc('old', 'complete'), alloc('new', 'running')]);
     expect([...view.unmetClaims!]).toEqual([]);
-    expect(view.proposed.map((a) => a.ID)).toEqual(['new']);
+    expect((view.proposed as AllocRecord[]).map((a) => a.ID)).toEqual(['new']);
     const otherGroup = viewAfterFailure(
       [claim('old', 'vol-a')],
       [alloc('old', 'lost'), alloc('x', 'pending', { TaskGroup: 'db' })],
