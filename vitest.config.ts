@@ -14,6 +14,8 @@ const IN_PROCESS = [
   'test/nomad-plugin-exec.test.ts',
   'test/sdk-bench-lib.test.ts',
   'test/go-homes.test.ts',
+  'test/jobs-claims-in-process.test.ts',
+  'test/jobs-lifecycle-in-process.test.ts',
 ];
 
 /**

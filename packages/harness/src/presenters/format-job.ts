@@ -8,20 +8,34 @@ export type AllocRow = Pick<
   'ID' | 'NodeID' | 'TaskGroup' | 'JobVersion' | 'DesiredStatus' | 'ClientStatus' | 'CreateTime' | 'ModifyTime'
 >;
 
-/** Nomad's `prettyTimeDiff`: rounded to the second, its two largest non-zero periods: `12s ago`, `1m5s ago`, `2h3m ago`. */
+/**
+ * Nomad's `prettyTimeDiff`: each time rounded to the second, its two largest non-zero periods
+ * (days count to 30, months to 12): `12s ago`, `1m5s ago`, `2h3m ago`, `1mo15d ago`; a time
+ * after now is `from now`.
+ */
 export function ago(nanos: number, now = Date.now()): string {
-  let u = Math.max(0, Math.round(now / 1000) - Math.round(nanos / 1e9));
+  const diff = Math.round(now / 1000) - Math.round(nanos / 1e9);
+  const suffix = diff < 0 ? 'from now' : 'ago';
+  let u = Math.abs(diff);
   const parts: string[] = [];
-  const secs = u % 60;
-  if (secs > 0) parts.push(`${secs}s`);
-  u = Math.floor(u / 60);
-  if (u % 60 > 0) parts.push(`${u % 60}m`);
-  u = Math.floor(u / 60);
-  if (u % 24 > 0) parts.push(`${u % 24}h`);
-  u = Math.floor(u / 24);
-  if (u > 0) parts.push(`${u}d`);
-  if (parts.length === 0) return '0s ago';
-  return `${parts.slice(-2).reverse().join('')} ago`;
+  for (const [unit, size] of [
+    ['s', 60],
+    ['m', 60],
+    ['h', 24],
+    ['d', 30],
+    ['mo', 12],
+  ] as const) {
+    if (u % size > 0) parts.push(`${u % size}${unit}`);
+    u = Math.floor(u / size);
+  }
+  if (u > 0) parts.push(`${u}y`);
+  if (parts.length === 0) return `0s ${suffix}`;
+  return `${parts.slice(-2).reverse().join('')} ${suffix}`;
+}
+
+/** Nomad's `formatTime` of Unix nanoseconds: RFC 3339 to the second (dhv's in UTC). */
+export function formatTime(nanos: number): string {
+  return new Date(nanos / 1e6).toISOString().replace(/\.\d+Z$/, 'Z');
 }
 
 /** The allocation table of `nomad job status` and `nomad volume status`. */
@@ -56,7 +70,7 @@ export function placementFailures(failed: JobRecord['FailedTGAllocs']): string {
 
 /** What `nomad job run`'s monitor says about an evaluation, in its Info (`==> `) and Output (four spaces) lines. */
 export function runMonitor(report: JobRunReport, now = new Date()): string {
-  const t = now.toISOString().replace(/\.\d+Z$/, 'Z');
+  const t = formatTime(now.getTime() * 1e6);
   const e = report.evalId.slice(0, 8);
   const lines = [`==> ${t}: Monitoring evaluation "${e}"`, `    ${t}: Evaluation triggered by job "${report.job.ID}"`];
   for (const a of report.placed)
@@ -69,7 +83,9 @@ export function runMonitor(report: JobRunReport, now = new Date()): string {
   } else {
     lines.push(`==> ${t}: Evaluation "${e}" finished with status "complete" but failed to place all allocations:`);
     for (const f of report.failures) lines.push(...failureLines(f, t));
-    lines.push(`    ${t}: Evaluation "${e}" waiting for additional capacity to place remainder`);
+    lines.push(
+      `    ${t}: Evaluation "${report.blockedEval.slice(0, 8)}" waiting for additional capacity to place remainder`,
+    );
   }
   for (const a of report.placed)
     lines.push(`    ${t}: Allocation "${a.ID.slice(0, 8)}" status "${a.ClientStatus}" (${a.ClientDescription})`);
@@ -91,7 +107,7 @@ export function jobStatus(record: JobRecord, allocs: readonly Allocation[], opti
     keyValues([
       ['ID', j.ID],
       ['Name', j.Name],
-      ['Submit Date', new Date(j.SubmitTime / 1e6).toISOString()],
+      ['Submit Date', formatTime(j.SubmitTime)],
       ['Type', j.Type],
       ['Priority', '50'],
       ['Datacenters', '*'],
@@ -132,7 +148,7 @@ export function allocStatus(a: Allocation): string {
       `Task "${name}" is "${t.State}"\nRecent Events:\n` +
         columns(
           ['Time', 'Type', 'Description'],
-          [...t.Events].reverse().map((e) => [new Date(e.Time / 1e6).toISOString(), e.Type, e.DisplayMessage]),
+          [...t.Events].reverse().map((e) => [formatTime(e.Time), e.Type, e.DisplayMessage]),
         ),
     );
   }

@@ -1,3 +1,4 @@
+import { constants } from 'node:os';
 import { isRunningProcess } from '@dhv/sdk/host';
 import type { AllocRecord, ClientStatus, JobRecord, JobRecords, TaskRun } from '../state/job-records.js';
 import { event } from './task-runner.js';
@@ -51,17 +52,21 @@ export async function withClientStatus(records: JobRecords, record: AllocRecord)
       changed = true;
     }
     if (run.exit) {
-      const code = run.exit.code ?? 0;
-      const signal = run.exit.signal ?? '';
+      const signal = run.exit.signal ? (constants.signals[run.exit.signal as NodeJS.Signals] ?? 0) : 0;
+      // Nomad's executor: a task a signal ended exits 128 plus the signal's number, as a shell reports it.
+      const code = signal > 0 ? 128 + signal : (run.exit.code ?? 0);
       const stopped = alloc.DesiredStatus === 'stop';
       state.Events.push(
         stopped
           ? event('Killed', 'Task successfully killed')
-          : event('Terminated', `Exit Code: ${code}${signal ? `, Signal: ${signal}` : ''}`, { ExitCode: code }),
+          : event('Terminated', `Exit Code: ${code}${signal ? `, Signal: ${signal}` : ''}`, {
+              ExitCode: code,
+              Signal: signal,
+            }),
       );
       Object.assign(state, {
         State: 'dead',
-        Failed: !stopped && (code !== 0 || signal !== ''),
+        Failed: !stopped && code !== 0,
         FinishedAt: run.exit.finishedAt,
       });
       changed = true;

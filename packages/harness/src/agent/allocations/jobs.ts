@@ -92,11 +92,9 @@ export class Jobs {
     for (const a of live)
       if (keep.has(a.Name) && a.JobVersion !== registered.Version)
         await this.records.putAlloc({ ...(await this.records.alloc(a.ID))!, JobVersion: registered.Version });
-    await this.stopAllocs(
-      live.filter((a) => !keep.has(a.Name)),
-      'alloc is being updated due to job update',
-    );
-    return this.evaluate(registered, keep, evalId);
+    const replaced = live.filter((a) => !keep.has(a.Name));
+    await this.stopAllocs(replaced, 'alloc is being updated due to job update');
+    return this.evaluate(registered, keep, evalId, new Set(replaced.map((a) => a.ID)));
   }
 
   /**
@@ -121,8 +119,16 @@ export class Jobs {
     return reports;
   }
 
-  /** One evaluation: every allocation of the job not in `keep` placed, the failures kept on the job, what was placed started. */
-  private async evaluate(registered: Job, keep: ReadonlySet<string>, evalId: string): Promise<JobRunReport> {
+  /**
+   * One evaluation: every allocation of the job not in `keep` placed, the failures kept on
+   * the job, what was placed started. `replaced`: the allocations this update stopped.
+   */
+  private async evaluate(
+    registered: Job,
+    keep: ReadonlySet<string>,
+    evalId: string,
+    replaced: ReadonlySet<string> = new Set(),
+  ): Promise<JobRunReport> {
     const previous = await this.records.job(registered.Namespace, registered.ID);
     const jobRecord: JobRecord = {
       Job: registered,
@@ -137,7 +143,7 @@ export class Jobs {
       for (let index = 0; index < tg.Count; index++) {
         const name = allocName(registered, tg.Name, index);
         if (keep.has(name)) continue;
-        const outcome = await this.place(registered, tg, name, evalId);
+        const outcome = await this.place(registered, tg, name, evalId, replaced);
         if (typeof outcome === 'string') {
           const f = failures.find((x) => x.group === tg.Name);
           if (f) f.count++;
@@ -162,7 +168,13 @@ export class Jobs {
    * delete of that volume either ran before and the node no longer has it, or runs after
    * and sees the pending allocation as a user.
    */
-  private async place(job: Job, tg: TaskGroup, name: string, evalId: string): Promise<Allocation | string> {
+  private async place(
+    job: Job,
+    tg: TaskGroup,
+    name: string,
+    evalId: string,
+    replaced: ReadonlySet<string>,
+  ): Promise<Allocation | string> {
     const sources = [
       ...new Set(
         Object.values(tg.Volumes)
@@ -177,7 +189,7 @@ export class Jobs {
       if (problem) return problem;
       const alloc = newAllocation(job, tg, name, evalId, this.ctx.nodeId);
       await this.records.putAlloc(alloc);
-      await claimStickyVolumes(this.records, job, tg, alloc, view);
+      await claimStickyVolumes(this.records, job, tg, alloc, view, replaced);
       return alloc;
     };
     return sources.length === 1

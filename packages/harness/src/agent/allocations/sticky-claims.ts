@@ -10,7 +10,9 @@ import { isTerminal } from './alloc-status.js';
 /**
  * Nomad writes a sticky claim when a new allocation with a sticky request is placed: one
  * row per namespace, job, group and volume ID; a row whose allocation is terminal is taken
- * over with its ID, one whose allocation still lives gets a new ID.
+ * over with its ID, one whose allocation still lives gets a new ID. `replaced`: the
+ * allocations the same update stops, still live to Nomad here (its plan writes the new
+ * allocations before it stops the old).
  */
 export async function claimStickyVolumes(
   records: JobRecords,
@@ -18,6 +20,7 @@ export async function claimStickyVolumes(
   tg: TaskGroup,
   alloc: AllocRecord,
   view: NodeView,
+  replaced: ReadonlySet<string> = new Set(),
 ): Promise<void> {
   const sticky = Object.values(tg.Volumes).filter((v) => v.Type === 'host' && v.Sticky);
   if (sticky.length === 0) return;
@@ -31,7 +34,10 @@ export async function claimStickyVolumes(
     const at = claims.findIndex((c) => c.TaskGroupName === tg.Name && c.VolumeID === volumeId);
     const previous = at >= 0 ? claims[at]! : undefined;
     const previousAlloc = previous && (await records.alloc(previous.AllocID));
-    const takeOver = previousAlloc && (isTerminal(previousAlloc) || previousAlloc.DesiredStatus === 'stop');
+    const takeOver =
+      previousAlloc &&
+      !replaced.has(previousAlloc.ID) &&
+      (isTerminal(previousAlloc) || previousAlloc.DesiredStatus === 'stop');
     const claim = {
       ID: previous && takeOver ? previous.ID : randomUUID(),
       Namespace: job.Namespace,

@@ -2,7 +2,7 @@ import { Args, Flags } from '@oclif/core';
 import { AgentError } from '../../errors/agent-error.js';
 import { DhvCommand, agentFlags } from '../dhv-command.js';
 import { columns } from '../../presenters/columns.js';
-import { jobStatus } from '../../presenters/format-job.js';
+import { formatTime, jobStatus } from '../../presenters/format-job.js';
 import { namespaceFlag } from '../volume/namespace.js';
 import { nomadSpelling } from '../volume/nomad-flags.js';
 
@@ -44,7 +44,7 @@ export default class JobStatus extends DhvCommand {
               r.Job.Type,
               '50',
               live ? 'running' : r.Job.Stop ? 'dead' : 'pending',
-              new Date(r.Job.SubmitTime / 1e6).toISOString(),
+              formatTime(r.Job.SubmitTime),
             ];
           }),
         ),
