@@ -1,14 +1,13 @@
 import { chmod, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { replayText } from '../presenters/format-record.js';
 import type { RecordedCall } from './recorded-call.js';
 import { replayTrace } from './replay.js';
 import { removeTempDir, tempDir } from '../../../../test/support/kit.js';
 
 /**
  * `dhv replay` in process: a trace written as `dhv record` writes it, replayed against small
- * bash builds of the plugin; the report and its text are what the command prints.
+ * bash builds of the plugin; the report is what the command prints (presenters/format-record.test.ts: its text).
  */
 
 let dir = '';
@@ -109,8 +108,8 @@ describe('a replay', () => {
     expect(report).toMatchObject({ pluginId: 'odd', calls: 3, same: 3, differ: 0, differing: [], recordedMs: 15 });
     expect(report.cleanupProblems).toEqual([]);
     expect(await readdir(sandboxes)).toEqual([]);
-    expect(replayText(report).split('\n')[0]).toBe(`Replayed 3 call(s) of odd against ${builds.odd}: 3 same, 0 differ`);
-    expect(replayText(report).split('\n')[1]).toMatch(/^The plugin ran \d+\.\d\d s; when recorded, 0\.01 s$/);
+    expect(report.plugin).toBe(builds.odd);
+    expect(report.pluginMs).toBeGreaterThan(0);
   });
 
   it('names each field a changed build answers differently, as bytes and as the agent reads them', async () => {
@@ -145,26 +144,7 @@ describe('a replay', () => {
         ],
       },
     ]);
-    const text = replayText(report).split('\n');
-    expect(text[0]).toBe(`Replayed 3 call(s) of odd against ${builds.changed}: 1 same, 2 differ`);
-    expect(text.slice(2)).toEqual([
-      '',
-      'Call 1 (line 1): fingerprint',
-      '  stdout:',
-      '    recorded: "{\\"version\\": \\"1.0.0\\"}\\n"',
-      '    replayed: "{\\"version\\": \\"1.1.0\\"}\\n"',
-      '  version:',
-      '    recorded: "1.0.0"',
-      '    replayed: "1.1.0"',
-      '',
-      `Call 3 (line 3): delete ${VOLUME_ID}`,
-      '  exit:',
-      '    recorded: "exit 3"',
-      '    replayed: "exit 0"',
-      '  error:',
-      `    recorded: "error reading plugin response when deleting volume \\"${VOLUME_ID}\\" with plugin \\"odd\\": original error: exit status 3"`,
-      '    replayed: "(none)"',
-    ]);
+    expect([report.same, report.differ]).toEqual([1, 2]);
 
     // What the agent only logs can be left out: stderr, and here stdout and version too.
     const ignoring = await replayTrace({ trace, plugin: builds.changed!, tmpDir: dir, ignore: ['stdout', 'version'] });
@@ -178,15 +158,7 @@ describe('a replay', () => {
     const report = await replayTrace({ trace, plugin: builds.odd!, tmpDir: dir });
     expect(report).toMatchObject({ pluginId: 'odd', calls: 1, same: 1, otherPlugins: { other: 2 } });
     expect(report.skipped).toEqual(['line 4: not JSON (a line cut short?)']);
-    expect(
-      replayText({ ...report, recordedMs: null })
-        .split('\n')
-        .slice(1),
-    ).toEqual([
-      expect.stringMatching(/^The plugin ran \d+\.\d\d s$/),
-      'Left out: 2 call(s) of other (--id names another plugin)',
-      'Skipped line 4: not JSON (a line cut short?)',
-    ]);
+    expect(report.recordedMs).toBe(4);
 
     await expect(replayTrace({ trace, plugin: builds.build!, tmpDir: dir })).rejects.toThrow(
       'the trace has calls of 2 plugins (other, odd); name the one to replay with --id',
