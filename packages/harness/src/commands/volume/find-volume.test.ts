@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from '../../agent/agent.js';
 import { loadAgentConfig } from '../../config/agent-config.js';
 import { readVolumeSpec } from '../../volume-specs/volume-spec.js';
@@ -15,7 +15,8 @@ import { removeTempDir, tempDir } from '../../../../../test/support/kit.js';
 let dir = '';
 let agent: Agent;
 const ids: Record<string, string> = {};
-beforeEach(async () => {
+// Every test only reads: one agent and its two volumes serve them all.
+beforeAll(async () => {
   dir = await tempDir('find-volume');
   agent = await Agent.open(await loadAgentConfig({ dataDir: join(dir, 'data'), env: {} }));
   for (const name of ['data', 'database']) {
@@ -24,7 +25,7 @@ beforeEach(async () => {
     ids[name] = (await agent.createVolume(await readVolumeSpec(file, 'create'))).volume.ID;
   }
 });
-afterEach(async () => {
+afterAll(async () => {
   await agent.shutdown();
   await removeTempDir(dir);
 });
