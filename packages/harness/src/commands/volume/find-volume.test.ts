@@ -40,7 +40,10 @@ describe('the volume a command names', () => {
   });
 
   it("is refused with Nomad's table of the matches when a prefix names several", async () => {
-    const err = await findVolume(agent, 'dat', 'default', { command: 'status' }).catch(
+    const err = await findVolume(agent, 'dat', 'default', { command: 'status' }).then(
+      () => {
+        throw new Error('a prefix of two volumes was taken as one');
+      },
       (e: Error & { code: string }) => e,
     );
     expect(err).toMatchObject({ code: 'VOLUME_ID_AMBIGUOUS' });
