@@ -66,10 +66,11 @@ export const describeMount = (m: Omit<MountIdentity, 'rootBirth'>) =>
 
 /**
  * Undoes the kernel's escaping: every byte it escapes (space, tab, newline, backslash)
- * is written as `\ooo`, and the bytes of a path are UTF-8.
+ * is written as `\ooo`, and the bytes of a path are UTF-8. The field is the table's bytes
+ * read as latin1; every other byte (a name's UTF-8 included) is written as it is.
  */
 export function unescapeMountField(field: string): string {
-  if (!field.includes('\\')) return field;
+  if (!/[\\\x80-\xff]/.test(field)) return field;
   const bytes = Buffer.from(
     field.replace(/\\([0-7]{3})/g, (_m, octal: string) => String.fromCharCode(Number.parseInt(octal, 8) & 0xff)),
     'latin1',

@@ -1,3 +1,4 @@
+import { goQuote } from '@dhv/sdk/client';
 import { AgentError } from '../../errors/agent-error.js';
 import { multierrorText } from '../../go/multierror.js';
 import { DEFAULT_NAMESPACE, NAMESPACE_NAME } from '../state/namespace-records.js';
@@ -12,12 +13,12 @@ const REGION = 'global';
 export function refuseInvalidNamespace(name: string, description: string): void {
   const problems: string[] = [];
   if (!NAMESPACE_NAME.test(name))
-    problems.push(`invalid name ${JSON.stringify(name)}. Must match regex ${NAMESPACE_NAME.source}`);
+    problems.push(`invalid name ${goQuote(name)}. Must match regex ${NAMESPACE_NAME.source}`);
   if (description.length > MAX_DESCRIPTION) problems.push(`description longer than ${MAX_DESCRIPTION}`);
   if (problems.length === 0) return;
   throw new AgentError(
     'NAMESPACE_INVALID',
-    `Invalid namespace ${JSON.stringify(name)}: ${multierrorText(problems).trimEnd()}\nA name is 1 to 128 letters, digits and dashes; a description at most ${MAX_DESCRIPTION} characters.`,
+    `Invalid namespace ${goQuote(name)}: ${multierrorText(problems).trimEnd()}\nA name is 1 to 128 letters, digits and dashes; a description at most ${MAX_DESCRIPTION} characters.`,
     { namespace: name, problems },
   );
 }
@@ -26,14 +27,14 @@ export function refuseInvalidNamespace(name: string, description: string): void 
 export function noSuchNamespaceForVolume(namespace: string): AgentError {
   return new AgentError(
     'NAMESPACE_NOT_FOUND',
-    `volume validation failed: no such namespace ${JSON.stringify(namespace)}\n${applyHint(namespace)}`,
+    `volume validation failed: no such namespace ${goQuote(namespace)}\n${applyHint(namespace)}`,
     { namespace },
   );
 }
 
 /** The register validator's words for a job in a namespace that does not exist (one problem of Nomad's multierror). */
 export function noSuchNamespaceForJob(jobId: string, namespace: string): string {
-  return `job ${JSON.stringify(jobId)} is in nonexistent namespace ${JSON.stringify(namespace)}`;
+  return `job ${goQuote(jobId)} is in nonexistent namespace ${goQuote(namespace)}`;
 }
 
 function applyHint(namespace: string): string {
@@ -66,8 +67,8 @@ export function refuseNamespaceDelete(name: string, exists: boolean, use: Namesp
   }
   const problems: string[] = [];
   const where = `in regions: [${REGION}]`;
-  if (use.nonTerminalJobs) problems.push(`namespace ${JSON.stringify(name)} has non-terminal jobs ${where}`);
-  if (use.nonTerminalAllocs) problems.push(`namespace ${JSON.stringify(name)} has non-terminal allocations ${where}`);
+  if (use.nonTerminalJobs) problems.push(`namespace ${goQuote(name)} has non-terminal jobs ${where}`);
+  if (use.nonTerminalAllocs) problems.push(`namespace ${goQuote(name)} has non-terminal allocations ${where}`);
   if (problems.length === 0) return;
   throw new AgentError(
     'NAMESPACE_IN_USE',

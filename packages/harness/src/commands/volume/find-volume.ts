@@ -1,3 +1,4 @@
+import { goQuote } from '@dhv/sdk/client';
 import type { Agent } from '../../agent/agent.js';
 import { lookupVolume } from '../../agent/volume-lookup.js';
 import type { HostVolume } from '../../agent/volume-view.js';
@@ -35,7 +36,7 @@ export async function findVolume(
   }[command];
   throw new AgentError(
     'VOLUME_NOT_FOUND',
-    `${context}: no volumes with prefix or ID ${JSON.stringify(ref)} found\n` +
+    `${context}: no volumes with prefix or ID ${goQuote(ref)} found\n` +
       `Run dhv volume status to list the volumes of namespace "${namespace}" (-namespace '*' lists every namespace).`,
     { ref, namespace },
   );
