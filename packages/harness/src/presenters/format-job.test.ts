@@ -5,7 +5,7 @@ import type { Allocation } from '../agent/allocations/alloc-status.js';
 import type { JobRunReport } from '../agent/allocations/jobs.js';
 import type { JobRecord } from '../agent/state/job-records.js';
 import type { Job } from '../jobs/job-spec.js';
-import { ago, allocStatus, allocTable, jobStatus, placementFailures, runMonitor } from './format-job.js';
+import { ago, allocStatus, allocTable, jobStatus, placementFailures, runMonitor, stopMonitor } from './format-job.js';
 
 /** `nomad job run`, `job status` and `alloc status` output, against Nomad's command/ code and what a real agent printed. */
 
@@ -112,6 +112,15 @@ describe('nomad job run’s monitor', () => {
       '    2026-12-07T12:00:00Z: Evaluation status changed: "pending" -> "complete"',
       '==> 2026-12-07T12:00:00Z: Evaluation "11111111" finished with status "complete"',
       '    2026-12-07T12:00:00Z: Allocation "0b2c4e6f" status "running" (Tasks are running)',
+    ]);
+  });
+
+  it("says of a stop what Nomad's monitor says of its evaluation, to the second", () => {
+    expect(stopMonitor('11111111-2222-3333-4444-555555555555', 'app', at).split('\n')).toEqual([
+      '==> 2026-12-07T12:00:00Z: Monitoring evaluation "11111111"',
+      '    2026-12-07T12:00:00Z: Evaluation triggered by job "app"',
+      '    2026-12-07T12:00:00Z: Evaluation status changed: "pending" -> "complete"',
+      '==> 2026-12-07T12:00:00Z: Evaluation "11111111" finished with status "complete"',
     ]);
   });
 

@@ -92,6 +92,18 @@ export function runMonitor(report: JobRunReport, now = new Date()): string {
   return lines.join('\n');
 }
 
+/** What `nomad job stop`'s monitor says about the stop's evaluation. */
+export function stopMonitor(evalId: string, job: string, now = new Date()): string {
+  const t = formatTime(now.getTime() * 1e6);
+  const e = evalId.slice(0, 8);
+  return [
+    `==> ${t}: Monitoring evaluation "${e}"`,
+    `    ${t}: Evaluation triggered by job "${job}"`,
+    `    ${t}: Evaluation status changed: "pending" -> "complete"`,
+    `==> ${t}: Evaluation "${e}" finished with status "complete"`,
+  ].join('\n');
+}
+
 function failureLines(f: PlacementFailure, t: string): string[] {
   return [
     `    ${t}: Task Group "${f.group}" (failed to place ${f.count} ${f.count === 1 ? 'allocation' : 'allocations'}):`,

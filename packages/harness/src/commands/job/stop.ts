@@ -1,4 +1,5 @@
 import { dhvDocument } from '../../presenters/dhv-document.js';
+import { stopMonitor } from '../../presenters/format-job.js';
 import { Args, Flags } from '@oclif/core';
 import { DhvCommand, agentFlags } from '../dhv-command.js';
 import { namespaceFlag } from '../volume/namespace.js';
@@ -26,14 +27,6 @@ export default class JobStop extends DhvCommand {
     const { evalId, stopped } = await jobs.stop(flags.namespace, args.job, { purge: flags.purge });
     if (this.jsonOutput) return this.printJson(dhvDocument('JobStopResult', { EvalID: evalId, Allocations: stopped }));
     if (flags.detach) return this.print(evalId);
-    const t = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
-    this.print(
-      [
-        `==> ${t}: Monitoring evaluation "${evalId.slice(0, 8)}"`,
-        `    ${t}: Evaluation triggered by job "${args.job}"`,
-        `    ${t}: Evaluation status changed: "pending" -> "complete"`,
-        `==> ${t}: Evaluation "${evalId.slice(0, 8)}" finished with status "complete"`,
-      ].join('\n'),
-    );
+    this.print(stopMonitor(evalId, args.job));
   }
 }
