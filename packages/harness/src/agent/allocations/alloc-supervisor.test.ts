@@ -81,7 +81,8 @@ describe("a task's supervisor", () => {
     const { runFile, stdout, stderr, run } = await supervise([
       '/bin/sh',
       '-c',
-      'echo "$X $(pwd)"; echo oops >&2; exit 4',
+      // Still running when the supervisor reads its start time (a zombie has none to read).
+      '/bin/sleep 0.5; echo "$X $(pwd)"; echo oops >&2; exit 4',
     ]);
     expect(run).toMatchObject({ supervisorPid: process.pid, supervisorStartTicks: processStartTicks(process.pid) });
     expect(run.startTicks).toBeGreaterThan(0);
