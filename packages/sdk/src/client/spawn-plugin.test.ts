@@ -1,5 +1,4 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { spawnPlugin } from './spawn-plugin.js';
 import { outputText } from './plugin-run.js';
@@ -30,6 +29,12 @@ function running(pid: number): boolean {
   }
 }
 
+/**
+ * A SIGKILL takes effect once the process has let go of its memory: `BIG_SLEEPER`, a helper that
+ * holds 256 MiB, is still running some 40 ms after it (an idle one, a fraction of a millisecond).
+ */
+const BIG_SLEEPER = `/usr/bin/perl -e '$x = "x" x (256 * 1048576); sleep 600' </dev/null >/dev/null 2>&1 &`;
+
 describe('spawnPlugin', () => {
   it('records the argv and environment given, and the output as the bytes written', async () => {
     const p = await dir.bash('p', 'printf "%s \\xff" "$1"; printf "%s" "$DHV_X" >&2');
@@ -58,70 +63,31 @@ describe('spawnPlugin', () => {
   });
 
   it('is over once what the plugin left running in its group is gone, not when it was signalled', async () => {
-    // A SIGKILL takes effect when the process is next scheduled: a leftover of the idle class
-    // beside a busy loop on the same CPU dies tens of milliseconds to a second after it.
-    const hog = spawn('/usr/bin/taskset', ['-c', '0', '/bin/sh', '-c', 'while :; do :; done'], { stdio: 'ignore' });
-    try {
-      const p = await dir.bash(
-        'p',
-        [
-          '/usr/bin/taskset -c 0 /usr/bin/chrt --idle 0 /bin/sleep 600 </dev/null >/dev/null 2>&1 &',
-          'for ((i = 0; i < 100000; i++)); do read -r _ comm _ </proc/$!/stat && [[ "$comm" == "(sleep)" ]] && break; done',
-          'echo done',
-        ].join('\n'),
-      );
-      for (let i = 0; i < 3; i++) {
-        const run = await spawnPlugin(p, ['delete'], {}, { timeoutMs: 60_000 });
-        for (const left of run.leftRunning ?? []) holders.add(left.pid);
-        expect(run.leftRunning?.map((left) => left.command)).toEqual(['/usr/bin/sleep']);
-        expect(run.leftRunning!.filter((left) => running(left.pid))).toEqual([]);
-      }
-    } finally {
-      hog.kill('SIGKILL');
-    }
-  });
-
-  it('does not call a helper a leftover that closed the output on its way out', async () => {
-    // Its output closes as it exits, a moment before it is a zombie; of the idle class beside a
-    // busy loop on its CPU, that moment lasts.
-    const hog = spawn('/usr/bin/taskset', ['-c', '0', '/bin/sh', '-c', 'while :; do :; done'], { stdio: 'ignore' });
-    try {
-      const p = await dir.bash(
-        'p',
-        "/usr/bin/taskset -c 0 /usr/bin/chrt --idle 0 /bin/sh -c 'echo late >&2' &\necho done",
-      );
-      for (let i = 0; i < 10; i++) {
-        const run = await spawnPlugin(p, ['fingerprint'], {}, { timeoutMs: 60_000 });
-        expect(outputText(run.stderr)).toBe('late\n');
-        expect(run.leftRunning ?? []).toEqual([]);
-      }
-    } finally {
-      hog.kill('SIGKILL');
+    const p = await dir.bash(
+      'p',
+      [
+        BIG_SLEEPER,
+        // Out once it holds the memory (statm's second field: resident pages).
+        'for ((i = 0; i < 1000000; i++)); do read -r _ rss _ </proc/$!/statm && ((rss > 60000)) && break; done',
+        'echo done',
+      ].join('\n'),
+    );
+    for (let i = 0; i < 2; i++) {
+      const run = await spawnPlugin(p, ['delete'], {}, { timeoutMs: 60_000 });
+      for (const left of run.leftRunning ?? []) holders.add(left.pid);
+      expect(run.leftRunning?.map((left) => left.command)).toEqual(['/usr/bin/perl']);
+      expect(run.leftRunning!.filter((left) => running(left.pid))).toEqual([]);
     }
   });
 
   it('is over once the group it killed at the deadline is gone, not when it was signalled', async () => {
-    // As above: the plugin's helper, of the idle class beside a busy loop, dies late (the
-    // explorer's next create found a killed create's e2fsck still holding the device).
-    const hog = spawn('/usr/bin/taskset', ['-c', '0', '/bin/sh', '-c', 'while :; do :; done'], { stdio: 'ignore' });
-    try {
-      const p = await dir.bash(
-        'p',
-        [
-          '/usr/bin/taskset -c 0 /usr/bin/chrt --idle 0 /bin/sleep 600 </dev/null >/dev/null 2>&1 &',
-          'echo $! >"$0.helper"',
-          'exec /bin/sleep 600',
-        ].join('\n'),
-      );
-      for (let i = 0; i < 3; i++) {
-        const run = await spawnPlugin(p, ['create'], {}, { timeoutMs: 1_000 });
-        const helper = Number(readFileSync(`${p}.helper`, 'utf8'));
-        holders.add(helper);
-        expect(run.timedOut).toBe(true);
-        expect(running(helper)).toBe(false);
-      }
-    } finally {
-      hog.kill('SIGKILL');
+    const p = await dir.bash('p', [BIG_SLEEPER, 'echo $! >"$0.helper"', 'exec /bin/sleep 600'].join('\n'));
+    for (let i = 0; i < 2; i++) {
+      const run = await spawnPlugin(p, ['create'], {}, { timeoutMs: 1_000 });
+      const helper = Number(readFileSync(`${p}.helper`, 'utf8'));
+      holders.add(helper);
+      expect(run.timedOut).toBe(true);
+      expect(running(helper)).toBe(false);
     }
   });
 
