@@ -133,8 +133,8 @@ describe('agent fingerprint, as dhv agent fingerprint prints it', () => {
         'ID       Reason',
         'broken   error fingerprinting plugin "broken": exit status 1',
         `crasher  ${crash}`,
-        'dhv skips the plugin instead; print {"version": "0.0.1"} (any version go-version parses)',
-        `plugin crasher's stdout was "{}\\n"`,
+        '         dhv skips the plugin instead; print {"version": "0.0.1"} (any version go-version parses)',
+        `         plugin crasher's stdout was "{}\\n"`,
       ].join('\n'),
       [
         'Agent Log',

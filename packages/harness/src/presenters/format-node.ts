@@ -103,8 +103,9 @@ function logLine(line: NonNullable<NonNullable<Fingerprint['logs']>[number]>, pl
 }
 
 function skippedTable(skipped: Fingerprint['skipped']): string {
+  // A reason of several lines goes on under its own column.
   return columns(
     ['ID', 'Reason'],
-    skipped.map((s) => [s.id, s.reason]),
+    skipped.flatMap((s) => s.reason.split('\n').map((line, i) => [i === 0 ? s.id : '', line])),
   );
 }
