@@ -2,8 +2,9 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { processStartTicks } from '@dhv/sdk/host';
+import { jobOf, taskOf } from '../../../../../test/support/job-fixtures.js';
 import { removeTempDir, tempDir } from '../../../../../test/support/kit.js';
-import { defaultVolumeRequest, type Job, type TaskGroup } from '../../jobs/job-spec.js';
+import { defaultVolumeRequest, type TaskGroup } from '../../jobs/job-spec.js';
 import { AgentStore } from '../state/store.js';
 import type { AllocRecord, JobRecord, JobRecords, TaskRun } from '../state/job-records.js';
 import { jobStatusOf, withClientStatus } from './alloc-status.js';
@@ -26,30 +27,10 @@ const tg: TaskGroup = {
   Name: 'g',
   Count: 1,
   Volumes: { data: { ...defaultVolumeRequest('data'), Type: 'host', Source: 'data' } },
-  Tasks: [
-    {
-      Name: 't',
-      Driver: 'raw_exec',
-      User: '',
-      Config: { command: '/bin/true' },
-      VolumeMounts: [],
-      Resources: { CPU: 50, MemoryMB: 32 },
-      KillTimeout: 5e9,
-      KillSignal: 'SIGINT',
-    },
-  ],
+  Tasks: [taskOf()],
   Update: null,
 };
-const job: Job = {
-  ID: 'j',
-  Name: 'j',
-  Namespace: 'default',
-  Type: 'service',
-  TaskGroups: [tg],
-  Version: 0,
-  Stop: false,
-  SubmitTime: 0,
-};
+const job = jobOf([tg]);
 
 /** This test's own process: it runs. The same PID with another start time: a process that is gone. */
 const alive = () => ({ pid: process.pid, startTicks: processStartTicks(process.pid)! });

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { defaultVolumeRequest, type Job, type TaskGroup } from '../../jobs/job-spec.js';
+import { jobOf, taskOf } from '../../../../../test/support/job-fixtures.js';
+import { defaultVolumeRequest, type TaskGroup } from '../../jobs/job-spec.js';
 import { MISSING_HOST_VOLUMES, infeasibility, type ServerHostVolume } from '../../jobs/host-volume-checker.js';
 import type { AllocRecord, ClientStatus, JobRecord, StickyClaim } from '../state/job-records.js';
 import { newAllocation, nodeViewOf } from './placement.js';
@@ -11,40 +12,10 @@ const tg: TaskGroup = {
   Name: 'web',
   Count: 1,
   Volumes: { data: { ...defaultVolumeRequest('data'), Type: 'host', Source: 'data', Sticky: true } },
-  Tasks: [
-    {
-      Name: 'server',
-      Driver: 'raw_exec',
-      User: '',
-      Config: { command: '/bin/true' },
-      VolumeMounts: [],
-      Resources: { CPU: 50, MemoryMB: 32 },
-      KillTimeout: 5e9,
-      KillSignal: 'SIGINT',
-    },
-    {
-      Name: 'sidecar',
-      Driver: 'raw_exec',
-      User: '',
-      Config: {},
-      VolumeMounts: [],
-      Resources: { CPU: 1, MemoryMB: 1 },
-      KillTimeout: 5e9,
-      KillSignal: 'SIGINT',
-    },
-  ],
+  Tasks: [taskOf({ Name: 'server' }), taskOf({ Name: 'sidecar', Config: {}, Resources: { CPU: 1, MemoryMB: 1 } })],
   Update: null,
 };
-const job: Job = {
-  ID: 'app',
-  Name: 'app',
-  Namespace: 'default',
-  Type: 'service',
-  TaskGroups: [tg],
-  Version: 3,
-  Stop: false,
-  SubmitTime: 0,
-};
+const job = jobOf([tg], { ID: 'app', Name: 'app', Version: 3 });
 
 const volume = (ID: string, Name: string, Namespace = 'default'): ServerHostVolume => ({
   ID,

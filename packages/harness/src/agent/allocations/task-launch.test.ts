@@ -1,20 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import type { Task } from '../../jobs/job-spec.js';
+import { taskOf } from '../../../../../test/support/job-fixtures.js';
 import { EXEC_DEFAULT_CAPS, execArgv, hostArgv, lookupAccount } from './task-launch.js';
 
 /** How a task's command line is built: the `exec` driver's isolation as root, or the host as it is. */
 
-const task: Task = {
-  Name: 't',
-  Driver: 'exec',
-  User: '',
-  Config: { command: '/bin/sh', args: ['-c', 'id -u'] },
-  VolumeMounts: [],
-  Resources: { CPU: 50, MemoryMB: 32 },
-  KillTimeout: 5e9,
-  KillSignal: 'SIGINT',
-};
+const task = taskOf({ Driver: 'exec', Config: { command: '/bin/sh', args: ['-c', 'id -u'] } });
 
 describe('accounts, as the exec driver looks its user up', () => {
   it('finds a user by name or by UID in /etc/passwd, and nothing for a name that is not there', () => {

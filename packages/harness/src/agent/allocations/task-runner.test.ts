@@ -1,21 +1,17 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { taskOf } from '../../../../../test/support/job-fixtures.js';
 import { defaultVolumeRequest, type Job, type Task, type TaskGroup } from '../../jobs/job-spec.js';
 import { prestart, type TaskStartRequest } from './task-runner.js';
 import { EXEC_DEFAULT_CAPS, execTaskCaps } from './task-launch.js';
 
-const task = (over: Partial<Task> = {}): Task => ({
-  Name: 't',
-  Driver: 'exec',
-  User: '',
-  Config: { command: '/bin/true' },
-  VolumeMounts: [
-    { Volume: 'data', Destination: '/srv/data', ReadOnly: false, PropagationMode: 'private', SELinuxLabel: '' },
-  ],
-  Resources: { CPU: 50, MemoryMB: 32 },
-  KillTimeout: 5e9,
-  KillSignal: 'SIGINT',
-  ...over,
-});
+const task = (over: Partial<Task> = {}): Task =>
+  taskOf({
+    Driver: 'exec',
+    VolumeMounts: [
+      { Volume: 'data', Destination: '/srv/data', ReadOnly: false, PropagationMode: 'private', SELinuxLabel: '' },
+    ],
+    ...over,
+  });
 
 function request(t: Task, { perAlloc = false, readOnly = false, volumes = ['data'] } = {}): TaskStartRequest {
   const group: TaskGroup = {
