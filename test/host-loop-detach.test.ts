@@ -20,14 +20,20 @@ afterEach(async () => {
   await removeTempDir(dir);
 });
 
+/** An 8 MiB image in this test's folder, attached to a loop device the test detaches after it. */
+async function attachedImage(): Promise<string> {
+  const image = join(dir!, 'disk.img');
+  await writeFile(image, '');
+  await truncate(image, 8 * 1024 * 1024);
+  const device = losetup('--find', '--show', image);
+  attached.push(device);
+  return device;
+}
+
 describe.skipIf(skipRootTests("the SDK's loop-device detach"))("the SDK's detachLoopDevice (root)", () => {
   it('is done when someone else detached the device since it was listed, and still fails for a device that is not a loop device', async () => {
     dir = await tempDir('detach');
-    const image = join(dir, 'disk.img');
-    await writeFile(image, '');
-    await truncate(image, 8 * 1024 * 1024);
-    const device = losetup('--find', '--show', image);
-    attached.push(device);
+    const device = await attachedImage();
     losetup('--detach', device);
     await expect(detachLoopDevice(device)).resolves.toBeUndefined();
     await expect(detachLoopDevice(join(dir, 'no-such-device'))).rejects.toThrow(/losetup/);
@@ -35,11 +41,7 @@ describe.skipIf(skipRootTests("the SDK's loop-device detach"))("the SDK's detach
 
   it('says a device is released once a brief exclusive holder lets go (e2fsck would have found it in use), and not while one lasts', async () => {
     dir = await tempDir('released');
-    const image = join(dir, 'disk.img');
-    await writeFile(image, '');
-    await truncate(image, 8 * 1024 * 1024);
-    const device = losetup('--find', '--show', image);
-    attached.push(device);
+    const device = await attachedImage();
     // What a mount in a namespace that just ended is for a moment: the device held exclusively, mounted nowhere.
     const holdFor = (seconds: number) =>
       new Promise<ReturnType<typeof spawn>>((resolve, reject) => {

@@ -4,6 +4,7 @@ import { chmod, copyFile, link, mkdir, readdir, readFile, rename, stat, writeFil
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { signalProcess } from '@dhv/sdk/host';
+import { BASH_PLUGIN } from './support/awkward-plugin.js';
 import { builtPlugin, removeTempDir, runDhv, skipUnless, tempDir, tool } from './support/kit.js';
 import { processAlive as alive } from './support/processes.js';
 
@@ -82,24 +83,6 @@ function deleteEnv(agentDir: string, volumeId = VOLUME_ID): Record<string, strin
     DHV_PARAMETERS: c.DHV_PARAMETERS!,
   };
 }
-
-/** A bash plugin whose answers are awkward to pass on: bytes that are not UTF-8, exit 3, death by a signal. */
-const BASH_PLUGIN = (version: string, deleteExit: number) => `#!/bin/bash
-case "$1" in
-  fingerprint) printf '{"version": "${version}"}\\n' ;;
-  create)
-    /bin/mkdir -p "$DHV_VOLUMES_DIR/$DHV_VOLUME_ID"
-    printf 'raw \\377\\376 bytes\\n' >&2
-    printf '{"path": "%s/%s", "bytes": 1048576}' "$DHV_VOLUMES_DIR" "$DHV_VOLUME_ID" ;;
-  delete) echo "cannot delete $DHV_VOLUME_ID" >&2; exit ${deleteExit} ;;
-  die) kill -TERM $$ ;;
-  wait)
-    trap 'echo "got TERM" >> "$DHV_VOLUMES_DIR/signals"; kill $! 2>/dev/null; exit 7' TERM
-    read -t 60 _ < "$DHV_VOLUMES_DIR/gate" >/dev/null 2>&1 &
-    echo $$ > "$DHV_VOLUMES_DIR/pid"
-    wait $! ;;
-esac
-`;
 
 async function pluginDir(): Promise<{ agentDir: string; plugins: string }> {
   const agentDir = await newDir();

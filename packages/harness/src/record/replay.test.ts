@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RecordedCall } from './recorded-call.js';
 import { replayTrace } from './replay.js';
+import { BASH_PLUGIN } from '../../../../test/support/awkward-plugin.js';
 import { removeTempDir, tempDir } from '../../../../test/support/kit.js';
 
 /**
@@ -19,18 +20,6 @@ afterEach(async () => {
 const VOLUME_ID = '1e1d4540-14f9-2515-8502-24d46291717d';
 /** Where the recorded agent kept its volumes: a replay maps it into its sandbox and back. */
 const VOLUMES = '/srv/nomad/host_volumes';
-
-/** A build of the plugin: its fingerprint version and its delete's exit status vary. */
-const plugin = (version: string, deleteExit: number) => `#!/bin/bash
-case "$1" in
-  fingerprint) printf '{"version": "${version}"}\\n' ;;
-  create)
-    /bin/mkdir -p "$DHV_VOLUMES_DIR/$DHV_VOLUME_ID"
-    printf 'raw \\377\\376 bytes\\n' >&2
-    printf '{"path": "%s/%s", "bytes": 1048576}' "$DHV_VOLUMES_DIR" "$DHV_VOLUME_ID" ;;
-  delete) echo "cannot delete $DHV_VOLUME_ID" >&2; exit ${deleteExit} ;;
-esac
-`;
 
 const env = (operation: string): Record<string, string> => ({
   DHV_OPERATION: operation,
@@ -100,7 +89,7 @@ describe('a replay', () => {
   it('finds no difference against the build that was recorded, and leaves no sandbox', async () => {
     const { trace, builds } = await setUp(
       recorded.map((c) => JSON.stringify(c)),
-      { odd: plugin('1.0.0', 3) },
+      { odd: BASH_PLUGIN('1.0.0', 3) },
     );
     const sandboxes = join(dir, 'tmp');
     await mkdir(sandboxes);
@@ -115,7 +104,7 @@ describe('a replay', () => {
   it('names each field a changed build answers differently, as bytes and as the agent reads them', async () => {
     const { trace, builds } = await setUp(
       recorded.map((c) => JSON.stringify(c)),
-      { changed: plugin('1.1.0', 0) },
+      { changed: BASH_PLUGIN('1.1.0', 0) },
     );
     const report = await replayTrace({ trace, plugin: builds.changed!, tmpDir: dir });
     expect(report.differing).toEqual([
@@ -154,7 +143,7 @@ describe('a replay', () => {
   it("replays one plugin of several, by its file's name or --id, and says what it left out and skipped", async () => {
     const other = { ...recorded[0]!, plugin: 'other' };
     const lines = [JSON.stringify(other), JSON.stringify(recorded[0]), JSON.stringify(other), '{"plugin": "odd", "ar'];
-    const { trace, builds } = await setUp(lines, { odd: plugin('1.0.0', 3), build: plugin('1.0.0', 3) });
+    const { trace, builds } = await setUp(lines, { odd: BASH_PLUGIN('1.0.0', 3), build: BASH_PLUGIN('1.0.0', 3) });
     const report = await replayTrace({ trace, plugin: builds.odd!, tmpDir: dir });
     expect(report).toMatchObject({ pluginId: 'odd', calls: 1, same: 1, otherPlugins: { other: 2 } });
     expect(report.skipped).toEqual(['line 4: not JSON (a line cut short?)']);
@@ -171,7 +160,7 @@ describe('a replay', () => {
   });
 
   it('refuses a plugin it cannot run, and a trace with no call, as usage mistakes', async () => {
-    const { trace, builds } = await setUp([], { odd: plugin('1.0.0', 3) });
+    const { trace, builds } = await setUp([], { odd: BASH_PLUGIN('1.0.0', 3) });
     await expect(replayTrace({ trace, plugin: builds.odd!, tmpDir: dir })).rejects.toMatchObject({
       code: 'TRACE_NO_PLUGIN',
       message: 'the trace holds no plugin call',
@@ -188,7 +177,7 @@ describe('a replay', () => {
   it('stops at an abort between calls, and still removes its sandbox', async () => {
     const { trace, builds } = await setUp(
       recorded.map((c) => JSON.stringify(c)),
-      { odd: plugin('1.0.0', 3) },
+      { odd: BASH_PLUGIN('1.0.0', 3) },
     );
     const controller = new AbortController();
     controller.abort(new Error('stopped'));
