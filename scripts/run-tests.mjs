@@ -2,11 +2,13 @@
 // Runs vitest with the arguments given, then prints what the machine lacked for the tests
 // that skipped, the slowest files, and one plain closing line ("tests: N passed, N failed,
 // N skipped") that CI systems read, keeping vitest's exit code. DHV_TEST_REPORT=<file> keeps
-// vitest's JSON report (every file's and test's duration) there.
+// vitest's JSON report (every file's and test's duration) there. The run's temporary files
+// go to a tmpfs folder of its own (scripts/suite-tmpdir.mjs says why), removed at its end.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { tmpdir } from 'node:os';
+import { finishSuiteTmpdir, suiteTmpdir } from './suite-tmpdir.mjs';
 
 const keptReport = process.env.DHV_TEST_REPORT;
 const report = keptReport || join(tmpdir(), `dhv-vitest-${process.pid}.json`);
@@ -15,14 +17,21 @@ const skipLog = join(tmpdir(), `dhv-skips-${process.pid}.log`);
 // on the 2-core machine the suite is timed on): set aside for the run, and given back by
 // test/support/registry-env.ts to what reaches the npm registry.
 const { NODE_EXTRA_CA_CERTS: extraCa, ...env } = process.env;
+const runTmp = suiteTmpdir();
 const vitest = spawnSync(
   'npx',
   ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)],
   {
     stdio: 'inherit',
-    env: { ...env, DHV_SKIP_LOG: skipLog, ...(extraCa ? { DHV_TEST_NODE_EXTRA_CA_CERTS: extraCa } : {}) },
+    env: {
+      ...env,
+      DHV_SKIP_LOG: skipLog,
+      ...(runTmp ? { TMPDIR: runTmp.dir } : {}),
+      ...(extraCa ? { DHV_TEST_NODE_EXTRA_CA_CERTS: extraCa } : {}),
+    },
   },
 );
+const tmpLines = runTmp ? finishSuiteTmpdir(runTmp) : [];
 let summary = 'tests: no report was written';
 let slowest = [];
 try {
@@ -55,5 +64,6 @@ if (slowest.length > 0) {
   console.log('\nSlowest files:');
   for (const { file, seconds } of slowest) console.log(`  ${seconds.toFixed(1).padStart(7)} s  ${file}`);
 }
+if (tmpLines.length > 0) console.log(`\n${tmpLines.join('\n')}`);
 console.log(summary);
 process.exit(vitest.status ?? 1);

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, readdir, stat, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, test } from 'vitest';
@@ -277,7 +278,10 @@ describe.concurrent('dhv build', () => {
     const made = await workFolders();
     expect(made).toEqual([expect.stringMatching(/^\.dhv-build-/)]);
     const recorded = (await readdir(journal)).map((f) => readFileSync(join(journal, f), 'utf8')).join('\n');
-    const bundled = /"path":"(\/tmp\/dhv-build-[^"]+)"/.exec(recorded)?.[1];
+    // dhv build's own work folder, in its TMPDIR (the suite's, scripts/suite-tmpdir.mjs).
+    const bundled = [...recorded.matchAll(/"path":"([^"]+)"/g)]
+      .map((m) => m[1]!)
+      .find((path) => path.startsWith(join(tmpdir(), 'dhv-build-')));
     expect(bundled).toBeDefined();
 
     const next = await execa(process.execPath, [dhv, 'check', '--list'], { env, reject: false });

@@ -1,4 +1,5 @@
 import { copyFile, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, test } from 'vitest';
 import {
@@ -42,6 +43,8 @@ interface Defect {
   root?: boolean;
   /** Judged through the command line: `dhv check --json` as a user runs it, then `--replay` of the recipe it printed. */
   cli?: boolean;
+  /** Its volumes dir must be on the filesystem of /tmp, where it builds its volumes (the suite's TMPDIR may be another). */
+  volumesDirInTmp?: boolean;
 }
 
 const DEFECTS: Record<string, Defect> = {
@@ -141,6 +144,7 @@ const DEFECTS: Record<string, Defect> = {
   'build-in-tmp': {
     check: 'explore.calls-succeed',
     root: true,
+    volumesDirInTmp: true,
     foundBy: 'volumes-dir-other-fs',
     defectClass: 'volumes-dir-other-fs',
     stderr: /\(the plugin's stderr ended: build-in-tmp: rename \S+ to \S+: Invalid cross-device link\)/,
@@ -182,8 +186,8 @@ afterAll(async () => {
 });
 
 /** A copy of the fixture in a fresh directory (fingerprint-scans keeps its index beside itself) and a volumes dir. */
-async function fixtureCopy(name: string): Promise<{ plugin: string; volumesDir: string }> {
-  const dir = await tempDir(`explore-${name}`);
+async function fixtureCopy(name: string, base = tmpdir()): Promise<{ plugin: string; volumesDir: string }> {
+  const dir = await tempDir(`explore-${name}`, base);
   scratch.push(dir);
   const plugin = join(dir, name);
   await copyFile(join(STATEFUL, name), plugin);
@@ -224,7 +228,7 @@ describe.concurrent('dhv check finds every sequence-only defect, and nothing els
       // whatever the load: a miss is a defect of the explorer.
       { timeout: SUITE_TIMEOUT_MS, retry: defect.racy ? 1 : 0 },
       async () => {
-        const { plugin, volumesDir } = await fixtureCopy(name);
+        const { plugin, volumesDir } = await fixtureCopy(name, defect.volumesDirInTmp ? '/tmp' : undefined);
         if (defect.cli) return checkOnCommandLine(plugin, defect);
         // The catalogue and the explorer, as plain `dhv check` runs them but for the seed.
         // The tasks checks (real jobs, seconds each) are judged in test/check-tasks.test.ts.

@@ -11,6 +11,7 @@ import {
   expectSectionsRan,
   runSections,
   runTmp,
+  runsBase,
   type Block,
   type BlockRun,
 } from './support/docs-blocks.js';
@@ -36,7 +37,7 @@ const skipNamespace = skipUnless(
 );
 
 async function inRunDir<T>(prefix: string, body: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await tempDir(prefix, '/var/tmp');
+  const dir = await tempDir(prefix, runsBase());
   try {
     return await body(dir);
   } finally {

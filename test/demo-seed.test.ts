@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
+import { rm, rmdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { runSeedStory } from '@dhv/harness';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { DHV_BIN, REPO_ROOT, rootTestsUnavailable, skipUnless } from './support/kit.js';
-import { asNobodyInCheckoutView, checkoutViewForOtherUser, makeView } from './support/other-user.js';
+import { NOBODY, asNobodyInCheckoutView, checkoutViewForOtherUser, makeView } from './support/other-user.js';
 
 function demo(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return run(process.execPath, [DHV_BIN, 'demo', ...args]);
@@ -78,6 +79,9 @@ describe('dhv demo', () => {
     async () => {
       // The checkout may sit in a private folder: nobody runs it through a bind mount at a world-reachable path.
       const view = await makeView();
+      // Where a user's dhv keeps its cleanup journal (CleanupJournal): nobody's, made by this run unless it was there.
+      const journal = join(tmpdir(), `dhv-cleanup-journal-${NOBODY.uid}`);
+      const journalWasThere = existsSync(journal);
       try {
         const asNobody = await run(
           ...asNobodyInCheckoutView(view, [process.execPath, join(view, relative(REPO_ROOT, DHV_BIN)), 'demo']),
@@ -90,6 +94,7 @@ describe('dhv demo', () => {
         expect(asNobody.stdout).toMatch(/==> Nothing left behind/);
       } finally {
         await rm(view, { recursive: true, force: true });
+        if (!journalWasThere) await rmdir(journal).catch(() => {});
       }
     },
     DEMO_TIMEOUT_MS,

@@ -16,6 +16,7 @@ import {
   idOf,
   keyOf,
   runSections,
+  runsBase,
   type Block,
 } from './support/docs-blocks.js';
 import { writeStandIns } from './support/docs-stand-ins.js';
@@ -54,8 +55,7 @@ let sandbox: string;
 let bin: string;
 
 beforeAll(async () => {
-  // Not under /tmp: each run's own /tmp is bound over it.
-  sandbox = await tempDir('docs-examples', '/var/tmp');
+  sandbox = await tempDir('docs-examples', runsBase());
   bin = join(sandbox, 'bin');
   await writeStandIns(bin);
   await fs.ensureDir(join(sandbox, 'memo'));

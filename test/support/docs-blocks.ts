@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import fs from 'fs-extra';
@@ -161,14 +162,15 @@ export const PREPARED: Record<string, string> = {
 };
 
 /**
- * The environment of a user's shell: none of vitest's or npm run's settings; and, as a CI job
+ * The environment of a user's shell: none of vitest's or npm run's settings, nor the suite's
+ * TMPDIR (scripts/suite-tmpdir.mjs: a run's /tmp is its own, and what goes there is judged); and, as a CI job
  * might set it, two explorer sequences for every `dhv check` an example runs: an example
  * proves its commands work, and the explorer's own verdicts are tested in check-explore.
  */
 export const userEnv = {
   ...Object.fromEntries(
     Object.entries(process.env).filter(
-      ([key]) => !/^(npm_|VITEST|NODE_OPTIONS$|NODE_ENV$|FORCE_COLOR$|DHV_)/i.test(key),
+      ([key]) => !/^(npm_|VITEST|NODE_OPTIONS$|NODE_ENV$|FORCE_COLOR$|DHV_|TMPDIR$)/i.test(key),
     ),
   ),
   ...registryCa(),
@@ -251,6 +253,15 @@ function runBash(text: string, root: string, env: Record<string, string>, namesp
     ['sh', root, text, realpathSync(REPO_ROOT)],
   );
   return execa(command, args, options);
+}
+
+/**
+ * Where a test makes the folders of its runs: the suite's TMPDIR, or /var/tmp when that is
+ * /tmp or below it, since each run's own /tmp is bound over /tmp.
+ */
+export function runsBase(): string {
+  const base = tmpdir();
+  return base === '/tmp' || base.startsWith('/tmp/') ? '/var/tmp' : base;
 }
 
 /** Where one run of blocks happens: its own folder, root of /opt, /srv, /tmp, npm prefix, and the checkout it starts in. */
