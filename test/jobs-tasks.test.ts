@@ -1,13 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import { copyFile, mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect } from 'vitest';
 import { mountsAtOrBelow } from '@dhv/sdk/host';
-import { killTasks } from './support/job-tasks.js';
-import { testWithAgent, type TempAgent } from './support/dhv-agent.js';
-import { builtPlugin, root, skipUnless, tool } from './support/kit.js';
-import { mountLoopDisk, releaseLoopDisk } from './support/loop-disk.js';
+import { expectEventually, expectForeignLoopDiskFreed, withJobs } from './support/job-tasks.js';
+import type { TempAgent } from './support/dhv-agent.js';
+import { root, skipUnless, tool } from './support/kit.js';
 
 interface Scenario {
   files: Record<string, string>;
@@ -16,20 +14,6 @@ const vectors = (name: string) =>
   JSON.parse(readFileSync(new URL(`./vectors/real-agent/${name}`, import.meta.url), 'utf8')) as Scenario;
 const seedFlow = vectors('01-seed-flow-mkdir.json');
 const claims = vectors('03-claims.json');
-
-/** A test with an agent of its own whose plugin dir holds dhv-mkdir, its tasks killed after it. */
-function withJobs(config?: (dir: string) => string) {
-  return testWithAgent(config ? { config } : {}).extend<{ jobs: TempAgent }>({
-    jobs: async ({ agent }, use) => {
-      await copyFile(builtPlugin('dhv-mkdir'), join(agent.pluginDir, 'dhv-mkdir'));
-      try {
-        await use(agent);
-      } finally {
-        await killTasks(agent.dataDir);
-      }
-    },
-  });
-}
 
 const it = withJobs();
 
@@ -113,33 +97,7 @@ describe
     }) => {
       // A loop-mounted disk of the host's, unmounted and detached while the task runs: the task's
       // namespace must not keep its filesystem, so the kernel lets the device go.
-      const foreign = join(jobs.dir, 'foreign-mount');
-      await mkdir(foreign);
-      const disk = mountLoopDisk(join(jobs.dir, 'foreign.img'), foreign, 16 * 1024 * 1024);
-      try {
-        const job = [
-          'job "looker" {',
-          '  type = "service"',
-          '  group "g" {',
-          '    task "t" {',
-          '      driver = "exec"',
-          `      config {\n        command = "/bin/sh"\n        args = ["-c", "echo started; exec sleep 300"]\n      }`,
-          '    }',
-          '  }',
-          '}',
-          '',
-        ].join('\n');
-        expect((await jobs.dhv('job', 'run', await jobs.file('looker.hcl', job))).exitCode).toBe(0);
-        await expectEventually(async () => (await jobs.dhv('alloc', 'logs', '-job', 'looker')).stdout === 'started\n');
-        execFileSync('/usr/bin/umount', [foreign]);
-        execFileSync('/usr/sbin/losetup', ['--detach', disk.device]);
-        const backing = `/sys/block/${basename(disk.device)}/loop/backing_file`;
-        await expectEventually(async () => !existsSync(backing));
-        expect((await jobs.dhv('job', 'stop', '-purge', 'looker')).exitCode).toBe(0);
-      } finally {
-        await jobs.dhv('job', 'stop', '-purge', 'looker');
-        releaseLoopDisk(disk);
-      }
+      await expectForeignLoopDiskFreed(jobs, jobs.dir);
     });
 
     it('a read_only mount is read-only in the kernel: the task sees ro and its write fails', async ({ jobs }) => {
@@ -350,11 +308,3 @@ describe.skipIf(
     },
   );
 });
-
-async function expectEventually(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 400; i++) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  expect(await check()).toBe(true);
-}

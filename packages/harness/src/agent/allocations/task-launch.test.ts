@@ -25,16 +25,17 @@ describe("an exec task's command line", () => {
   const argv = execArgv(task, '/alloc/t', mounts, { name: 'nobody', uid: 65534, gid: 65534 }, EXEC_DEFAULT_CAPS);
 
   it('runs the setup in a private mount namespace, then the task as its user with only the driver’s capabilities', () => {
-    expect(argv.slice(0, 7)).toEqual([
+    expect(argv.slice(0, 8)).toEqual([
       '/usr/bin/unshare',
       '--mount',
+      '--ipc',
       '--propagation',
       'private',
       '--',
       '/bin/sh',
       '-c',
     ]);
-    expect(argv.slice(8)).toEqual([
+    expect(argv.slice(9)).toEqual([
       'dhv-exec',
       '/alloc/t',
       '2',
@@ -53,10 +54,12 @@ describe("an exec task's command line", () => {
   });
 
   it('has a setup script the shell parses, which remounts a read-only volume read-only and pivots the root', () => {
-    const script = argv[7]!;
+    const script = argv[8]!;
     expect(() => execFileSync('/bin/sh', ['-n', '-c', script])).not.toThrow();
     expect(script).toContain('if [ "$3" = ro ]; then mount -o remount,bind,ro "$root$2"; fi');
     expect(script).toContain('pivot_root . .host');
+    // The task's /dev is built, never bound from the host's (whose /dev/shm and what is below it it would share).
+    expect(script).not.toMatch(/mount --r?bind \/dev\b/);
     expect(script).toMatch(/exec \/usr\/bin\/setpriv --reuid="\$uid" --regid="\$gid" --init-groups .* -- "\$@"\n$/);
   });
 });

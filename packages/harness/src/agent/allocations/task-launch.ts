@@ -59,13 +59,16 @@ export function lookupAccount(name: string): Account | undefined {
 }
 
 /**
- * Sets up the task's root in its own mount namespace (everything it mounts goes when the
- * task's last process does): a tmpfs at the task root, the host's `/usr` and `/etc`
- * read-only and the top-level links into them, `/dev`, `/proc`, a fresh `/tmp`, then each
- * volume bind-mounted at its destination (read-only remounted when asked, so the kernel
- * enforces it); then the root is pivoted there and the host's mounts are detached, so the
- * task holds no other mount (an unmounted loop volume elsewhere is freed while it runs, as
- * under Nomad's exec driver); then the task's user with the driver's capabilities.
+ * Sets up the task's root in its own mount and IPC namespaces (everything it mounts goes when
+ * the task's last process does): a tmpfs at the task root, the host's `/usr` and `/etc`
+ * read-only and the top-level links into them, `/proc`, a fresh `/tmp`, and a `/dev` of its own
+ * as Nomad's exec driver builds it: a tmpfs holding the six device nodes libcontainer allows, a
+ * new devpts behind `/dev/ptmx`, a 64 MiB `/dev/shm` (Nomad's default `shm_size`) and the
+ * task's mqueue (a bind of the host's `/dev` would share its `/dev/shm` and pin what is mounted
+ * below it). Then each volume is bind-mounted at its destination (read-only remounted when
+ * asked, so the kernel enforces it); then the root is pivoted there and the host's mounts are
+ * detached, so the task holds no other mount (an unmounted loop volume elsewhere is freed while
+ * it runs, as under Nomad's exec driver); then the task's user with the driver's capabilities.
  */
 const EXEC_SETUP = `set -e
 root=$1; n=$2; shift 2
@@ -76,7 +79,15 @@ for l in bin sbin lib lib32 lib64 libx32; do
   elif [ -d "/$l" ]; then mkdir -p "$root/$l"; mount --rbind "/$l" "$root/$l"; mount -o remount,bind,ro "$root/$l"; fi
 done
 mkdir -p "$root/dev" "$root/proc" "$root/tmp"; chmod 1777 "$root/tmp"
-mount --rbind /dev "$root/dev"
+dev=$root/dev; mount -t tmpfs -o nosuid,strictatime,mode=0755 dhv-dev "$dev"
+node() { mknod -m 0666 "$dev/$1" c "$2" "$3"; }
+node null 1 3; node zero 1 5; node full 1 7; node random 1 8; node urandom 1 9; node tty 5 0
+mkdir "$dev/pts" "$dev/shm" "$dev/mqueue"
+mount -t devpts -o nosuid,noexec,newinstance,ptmxmode=0666,mode=0620,gid=5 devpts "$dev/pts"
+ln -s pts/ptmx "$dev/ptmx"
+mount -t tmpfs -o nosuid,nodev,noexec,mode=1777,size=64m shm "$dev/shm"
+mount -t mqueue -o nosuid,nodev,noexec mqueue "$dev/mqueue"
+ln -s /proc/self/fd "$dev/fd"; ln -s /proc/self/fd/0 "$dev/stdin"; ln -s /proc/self/fd/1 "$dev/stdout"; ln -s /proc/self/fd/2 "$dev/stderr"
 mount -t proc proc "$root/proc"
 while [ "$n" -gt 0 ]; do
   mkdir -p "$root$2"; mount --bind "$1" "$root$2"
@@ -102,6 +113,7 @@ export function execArgv(
   return [
     '/usr/bin/unshare',
     '--mount',
+    '--ipc',
     '--propagation',
     'private',
     '--',
