@@ -11,7 +11,6 @@ import {
   expectSectionsRan,
   runSections,
   runTmp,
-  runsBase,
   type Block,
   type BlockRun,
 } from './support/docs-blocks.js';
@@ -37,7 +36,7 @@ const skipNamespace = skipUnless(
 );
 
 async function inRunDir<T>(prefix: string, body: (dir: string) => Promise<T>): Promise<T> {
-  const dir = await tempDir(prefix, runsBase());
+  const dir = await tempDir(prefix, '/var/tmp');
   try {
     return await body(dir);
   } finally {

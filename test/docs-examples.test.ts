@@ -16,7 +16,6 @@ import {
   idOf,
   keyOf,
   runSections,
-  runsBase,
   type Block,
 } from './support/docs-blocks.js';
 import { writeStandIns } from './support/docs-stand-ins.js';
@@ -55,7 +54,11 @@ let sandbox: string;
 let bin: string;
 
 beforeAll(async () => {
-  sandbox = await tempDir('docs-examples', runsBase());
+  // Not under /tmp, where each run's own /tmp is bound. On the root disk, not the suite's tmpfs: the kernel
+  // names a loop device's image, attached in a block's namespace that is gone, by its path from the root of
+  // its filesystem, which is the path here only on / (on the tmpfs it lacks /dev/shm, and the clean-up
+  // would not know the device for one of its own).
+  sandbox = await tempDir('docs-examples', '/var/tmp');
   bin = join(sandbox, 'bin');
   await writeStandIns(bin);
   await fs.ensureDir(join(sandbox, 'memo'));

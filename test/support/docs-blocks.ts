@@ -1,5 +1,4 @@
 import { existsSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import fs from 'fs-extra';
@@ -253,15 +252,6 @@ function runBash(text: string, root: string, env: Record<string, string>, namesp
     ['sh', root, text, realpathSync(REPO_ROOT)],
   );
   return execa(command, args, options);
-}
-
-/**
- * Where a test makes the folders of its runs: the suite's TMPDIR, or /var/tmp when that is
- * /tmp or below it, since each run's own /tmp is bound over /tmp.
- */
-export function runsBase(): string {
-  const base = tmpdir();
-  return base === '/tmp' || base.startsWith('/tmp/') ? '/var/tmp' : base;
 }
 
 /** Where one run of blocks happens: its own folder, root of /opt, /srv, /tmp, npm prefix, and the checkout it starts in. */
