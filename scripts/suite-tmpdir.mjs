@@ -11,9 +11,10 @@
 //
 // DHV_TEST_TMPDIR=<dir> gives the run that folder instead (`DHV_TEST_TMPDIR=/tmp` for the
 // machine's own): it is used as it is and never removed.
-import { chmodSync, mkdtempSync, readdirSync, rmSync, statfsSync } from 'node:fs';
-import { join } from 'node:path';
-import { attachedLoopDevicesSync, entriesAtOrBelow, processExists, readMountTableSync } from '@dhv/sdk/host';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, statfsSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { entriesAtOrBelow, formatDeviceNumber, processExists, readMountTableSync } from '@dhv/sdk/host';
 
 const SHM = '/dev/shm';
 const TMPFS_MAGIC = 0x01021994;
@@ -75,8 +76,25 @@ function removeStaleRuns() {
 /** Mounts at or below `dir` and loop devices backed by a file below it, in words. */
 function holdersBelow(dir) {
   const mounts = entriesAtOrBelow(readMountTableSync(), dir).map((m) => `mounted at ${m.mountPoint}`);
-  const loops = attachedLoopDevicesSync()
-    .filter((l) => l.backingFile.startsWith(`${dir}/`))
-    .map((l) => `${l.device} backed by ${l.backingFile}`);
-  return [...mounts, ...loops];
+  return [...mounts, ...loopDevicesBackedBelow(dir)];
+}
+
+/**
+ * Loop devices whose image is below `dir`. The kernel names an image attached through a mount
+ * that is gone (a namespace's) by its path below that mount's root: for an image on `dir`'s
+ * filesystem, a path through the folder's unique name, or one found below `dir`, counts too.
+ */
+function loopDevicesBackedBelow(dir) {
+  const listed = spawnSync('losetup', ['--list', '--json', '--output', 'NAME,BACK-FILE,BACK-MAJ:MIN'], {
+    encoding: 'utf8',
+  });
+  if (listed.status !== 0 || !existsSync(dir)) return [];
+  const device = formatDeviceNumber(statSync(dir).dev);
+  return JSON.parse(listed.stdout)
+    .loopdevices.filter(({ 'back-file': file, 'back-maj:min': backing }) => {
+      const path = (file ?? '').replace(/ \(deleted\)$/, '');
+      if (path.startsWith(`${dir}/`)) return true;
+      return backing?.trim() === device && (path.includes(`/${basename(dir)}/`) || existsSync(join(dir, path)));
+    })
+    .map(({ name, 'back-file': file }) => `${name} backed by ${file}`);
 }
