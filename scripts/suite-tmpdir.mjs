@@ -85,7 +85,7 @@ function holdersBelow(dir) {
  * filesystem, a path through the folder's unique name, or one found below `dir`, counts too.
  */
 function loopDevicesBackedBelow(dir) {
-  const listed = spawnSync('losetup', ['--list', '--json', '--output', 'NAME,BACK-FILE,BACK-MAJ:MIN'], {
+  const listed = spawnSync('/usr/sbin/losetup', ['--list', '--json', '--output', 'NAME,BACK-FILE,BACK-MAJ:MIN'], {
     encoding: 'utf8',
   });
   if (listed.status !== 0 || !existsSync(dir)) return [];
