@@ -18,6 +18,9 @@ const skipLog = join(tmpdir(), `dhv-skips-${process.pid}.log`);
 // test/support/registry-env.ts to what reaches the npm registry.
 const { NODE_EXTRA_CA_CERTS: extraCa, ...env } = process.env;
 const runTmp = suiteTmpdir();
+// A Ctrl-C reaches vitest too, which stops its tests and exits: this runner waits for that and
+// then removes the run's TMPDIR (up to 0.7 GB of memory on its tmpfs), however often it is pressed.
+if (runTmp?.own) process.on('SIGINT', () => {});
 const vitest = spawnSync(
   'npx',
   ['vitest', 'run', '--reporter=default', '--reporter=json', `--outputFile.json=${report}`, ...process.argv.slice(2)],
